@@ -1,0 +1,125 @@
+# traceboard — a plain, explicit Makefile.
+#   make            build build/traceboard
+#   make run        install missing Debian packages, build, start with demo data
+#   make test       install test dependencies, build, run every test suite
+#   make asan       the C tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      ingest and query benchmarks (figures, not pass/fail)
+#   make fuzz       build the libFuzzer targets (clang)
+#   make clean
+
+CC      ?= cc
+PKGS    := libmicrohttpd jansson sqlite3 zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN    := -Wall -Wextra -Wpedantic -Wstrict-prototypes -Wshadow -Wno-unused-parameter
+APP_CFLAGS := -std=c11 -D_GNU_SOURCE -Iinclude $(WARN) $(PKG_CFLAGS) -MMD -MP
+ifdef CI
+APP_CFLAGS += -Werror
+endif
+CFLAGS  ?= -O2 -g
+LDLIBS  := $(PKG_LIBS) -lpthread -lm
+
+BUILD   ?= build
+
+# Reading order (see README "Source map").
+SRCS := \
+	server/err.c server/xmalloc.c server/log.c server/fsutil.c server/config.c \
+	server/model.c server/instream.c server/jtok.c \
+	server/importer.c server/import_chrome.c \
+	server/sorter.c server/rundb.c server/catalog.c server/ingest.c server/cli.c \
+	server/mpart.c server/assets.c server/http.c server/routes.c server/api_runs.c
+
+OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o
+LIB  := $(BUILD)/libtraceboard.a
+BIN  := $(BUILD)/traceboard
+
+UNIT_SRCS := $(wildcard tests/unit/*_test.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzz.c)
+FUZZ_REPLAY := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz-replay/%)
+WEB_FILES := $(shell find web -type f 2>/dev/null | sort)
+
+.PHONY: all run test check unit asan ubsan bench fuzz clean deps test-deps serve demo
+all: $(BIN)
+
+$(BUILD)/obj/%.o: server/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(APP_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/assets_gen.c: $(WEB_FILES) server/gen_assets.sh
+	@mkdir -p $(BUILD)
+	sh server/gen_assets.sh web > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/assets_gen.o: $(BUILD)/assets_gen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(APP_CFLAGS) $(CFLAGS) -Wno-overlength-strings -c $< -o $@
+
+$(LIB): $(OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(BUILD)/obj/main.o $(LIB)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/main.o: server/main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(APP_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(APP_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/tools/%: tests/tools/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(APP_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(LIB) $(LDLIBS)
+
+# Fuzz targets replayed over their corpora by a tiny main (no libFuzzer needed).
+$(BUILD)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(APP_CFLAGS) $(CFLAGS) -Itests -o $@ $< tests/fuzz/replay_main.c $(LIB) $(LDLIBS)
+
+unit: $(UNIT_BINS) $(FUZZ_REPLAY) $(TOOL_BINS) $(BIN)
+
+-include $(OBJS:.o=.d) $(BUILD)/obj/main.d
+
+# --- set-up -------------------------------------------------------------------
+DEBS_BUILD := gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libjansson-dev zlib1g-dev
+DEBS_TEST  := $(DEBS_BUILD) clang nodejs npm chromium python3 sqlite3 libclang-rt-14-dev
+
+deps:
+	@sh tests/deps.sh $(DEBS_BUILD)
+
+test-deps:
+	@sh tests/deps.sh $(DEBS_TEST)
+	@test -d tests/node_modules/playwright-core || (cd tests && npm install --no-audit --no-fund --silent)
+
+run: deps
+	$(MAKE) $(BIN)
+	$(BIN) serve --data-dir ./data --demo tests/data/demo
+
+test: test-deps
+	$(MAKE) unit
+	sh tests/run.sh $(BUILD)
+
+check: test
+
+# Sanitizer builds go to their own folder so they never mix with normal objects.
+asan:
+	$(MAKE) BUILD=build-asan CC=clang CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" LDFLAGS="-fsanitize=address,undefined" unit
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TB_SKIP_BROWSER=1 sh tests/run.sh build-asan
+
+ubsan: asan
+
+bench: $(BIN) $(TOOL_BINS)
+	sh tests/bench.sh $(BUILD)
+
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" $(LIB)
+	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
+	  clang $(APP_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -Itests -o build-fuzz/$$n $$f build-fuzz/libtraceboard.a $(LDLIBS) || exit 1; \
+	  echo "built build-fuzz/$$n"; done
+
+clean:
+	rm -rf build build-asan build-fuzz

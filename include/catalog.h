@@ -1,0 +1,77 @@
+/*
+ * catalog.h — the catalog database (DATA/catalog.db): the list of runs.
+ *
+ * A run is visible to users if and only if it has a row here; ingest inserts
+ * that row as its very last step, after the run's own database is complete
+ * and moved into DATA/runs/<id>/. catalog_open() removes run folders that
+ * have no row (the remains of a crash between the two steps).
+ *
+ * Owns one SQLite connection in WAL mode guarded by a mutex, so every
+ * function may be called from any thread. Strings returned inside json_t
+ * objects are owned by those objects; every json_t * returned is a new
+ * reference owned by the caller (json_decref when done).
+ */
+#ifndef TB_CATALOG_H
+#define TB_CATALOG_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct catalog;
+
+/* Run ids are 16 lowercase hex characters. */
+#define CATALOG_ID_LEN 16
+
+struct catalog_run {
+    char id[CATALOG_ID_LEN + 1];
+    const char *name;       /* borrowed for the call */
+    int64_t created;        /* unix seconds */
+    int ranks;
+    const char *gpu;        /* "" when no GPU */
+    int64_t bytes;          /* sum of source file sizes */
+    int64_t events;
+    int warnings;           /* import notes that users should see */
+    const char *files_json; /* JSON array [{name, bytes, rank}] */
+    const char *tags_json;  /* JSON array of strings */
+};
+
+/* Opens (creating if needed) DATA/catalog.db and cleans orphans.
+ * OUT *out: owned by caller, release with catalog_close. */
+int catalog_open(const char *data_dir, struct catalog **out, struct err *e);
+void catalog_close(struct catalog *c);
+
+/* Makes a fresh random run id (not yet in the catalog). */
+void catalog_new_id(char out[CATALOG_ID_LEN + 1]);
+
+/* 1 if s is a syntactically valid run id (guards paths built from ids). */
+int catalog_id_valid(const char *s);
+
+/* Inserts a committed run. */
+int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e);
+
+/* All runs, newest first: JSON array of run objects (owned by caller). */
+int catalog_list(struct catalog *c, json_t **out, struct err *e);
+
+/* One run as a JSON object (owned by caller); ERR_NOT_FOUND if absent. */
+int catalog_get(struct catalog *c, const char *id, json_t **out, struct err *e);
+
+/* Updates name and/or tags (NULL = unchanged). tags is a JSON array of
+ * strings (borrowed). ERR_NOT_FOUND / ERR_INVALID. */
+int catalog_update(struct catalog *c, const char *id, const char *name, json_t *tags, struct err *e);
+
+/* Removes the row, then the run folder. ERR_NOT_FOUND if absent. */
+int catalog_delete(struct catalog *c, const char *id, struct err *e);
+
+/* The --logdir watcher's memory: 1 when path was imported with this size
+ * and mtime; catalog_logdir_mark records it (run_id may be "" for a file
+ * that failed, so it is not retried until it changes). */
+int catalog_logdir_seen(struct catalog *c, const char *path, int64_t size, int64_t mtime);
+int catalog_logdir_mark(struct catalog *c, const char *path, int64_t size, int64_t mtime, const char *run_id,
+                        struct err *e);
+
+/* Path of a run's folder: DATA/runs/<id> (owned by caller). */
+char *catalog_run_dir(struct catalog *c, const char *id);
+
+#endif

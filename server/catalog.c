@@ -1,0 +1,371 @@
+#define LOG_MODULE "catalog"
+#include "catalog.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#define CATALOG_VERSION 2
+
+struct catalog {
+    sqlite3 *db;
+    pthread_mutex_t mu;
+    char *data_dir;
+    char *runs_dir;
+};
+
+/* Numbered migrations: entry i brings user_version from i to i+1. */
+static const char *const migrations[] = {
+    "CREATE TABLE runs(id TEXT PRIMARY KEY, name TEXT NOT NULL, created INTEGER NOT NULL,"
+    " status TEXT NOT NULL DEFAULT 'ready', ranks INTEGER, gpu TEXT, bytes INTEGER, events INTEGER,"
+    " warnings INTEGER, files TEXT, tags TEXT);"
+    "CREATE INDEX runs_created ON runs(created);",
+    "CREATE TABLE logdir_seen(path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, run_id TEXT);",
+};
+
+static int db_fail(struct catalog *c, struct err *e, const char *what)
+{
+    int rc = sqlite3_errcode(c->db);
+    int code = rc == SQLITE_FULL || rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_IOERR
+                   ? ERR_NOSPACE
+                   : ERR_DB;
+    return err_set(e, code, "catalog %s: %s", what, sqlite3_errmsg(c->db));
+}
+
+static int migrate(struct catalog *c, struct err *e)
+{
+    sqlite3_stmt *st;
+    int ver = 0;
+    if (sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) return db_fail(c, e, "open");
+    if (sqlite3_step(st) == SQLITE_ROW) ver = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (ver > CATALOG_VERSION)
+        return err_set(e, ERR_DB, "the catalog was written by a newer traceboard (version %d)", ver);
+    for (; ver < CATALOG_VERSION; ver++) {
+        char pragma[64];
+        char *msg = NULL;
+        snprintf(pragma, sizeof pragma, "PRAGMA user_version=%d", ver + 1);
+        if (sqlite3_exec(c->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(c->db, migrations[ver], NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(c->db, pragma, NULL, NULL, &msg) != SQLITE_OK ||
+            sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+            err_set(e, ERR_DB, "catalog migration %d: %s", ver + 1, msg ? msg : "?");
+            sqlite3_free(msg);
+            sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+            return e->code;
+        }
+    }
+    return 0;
+}
+
+/* Removes run folders without a catalog row: what a crash between moving a
+ * finished run into place and inserting its row leaves behind. */
+static void clean_orphans(struct catalog *c)
+{
+    DIR *d = opendir(c->runs_dir);
+    struct dirent *de;
+    sqlite3_stmt *st;
+    if (!d) return;
+    if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM runs WHERE id=?", -1, &st, NULL) != SQLITE_OK) {
+        closedir(d);
+        return;
+    }
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.') continue;
+        sqlite3_bind_text(st, 1, de->d_name, -1, SQLITE_STATIC);
+        int found = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_reset(st);
+        if (found) continue;
+        char *p = xasprintf("%s/%s", c->runs_dir, de->d_name);
+        struct err e;
+        LOG_WARN("removing %s: a run folder without a catalog entry (interrupted ingest)", p);
+        if (fsutil_rmtree(p, &e) != 0) LOG_WARN("%s", e.msg);
+        free(p);
+    }
+    sqlite3_finalize(st);
+    closedir(d);
+}
+
+int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
+{
+    struct catalog *c = xcalloc(1, sizeof *c);
+    char *path;
+    char *msg = NULL;
+
+    c->data_dir = xstrdup(data_dir);
+    c->runs_dir = xasprintf("%s/runs", data_dir);
+    pthread_mutex_init(&c->mu, NULL);
+    if (fsutil_mkdirs(c->runs_dir, e) != 0) {
+        catalog_close(c);
+        return e->code;
+    }
+    path = xasprintf("%s/catalog.db", data_dir);
+    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+        SQLITE_OK) {
+        err_set(e, ERR_IO, "cannot open %s: %s", path, c->db ? sqlite3_errmsg(c->db) : "out of memory");
+        free(path);
+        catalog_close(c);
+        return e->code;
+    }
+    free(path);
+    sqlite3_busy_timeout(c->db, 5000);
+    if (sqlite3_exec(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", NULL,
+                     NULL, &msg) != SQLITE_OK) {
+        /* a read-only data folder: keep serving what is there */
+        LOG_WARN("catalog: %s (continuing read-only)", msg ? msg : "?");
+        sqlite3_free(msg);
+    }
+    if (migrate(c, e) != 0) {
+        catalog_close(c);
+        return e->code;
+    }
+    clean_orphans(c);
+    *out = c;
+    return 0;
+}
+
+void catalog_close(struct catalog *c)
+{
+    if (!c) return;
+    if (c->db) sqlite3_close(c->db);
+    pthread_mutex_destroy(&c->mu);
+    free(c->data_dir);
+    free(c->runs_dir);
+    free(c);
+}
+
+void catalog_new_id(char out[CATALOG_ID_LEN + 1])
+{
+    unsigned char b[CATALOG_ID_LEN / 2];
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
+        /* getrandom cannot fail for small sizes after boot; be safe anyway */
+        for (size_t i = 0; i < sizeof b; i++) b[i] = (unsigned char)(rand() ^ (int)getpid());
+    }
+    for (size_t i = 0; i < sizeof b; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
+    out[CATALOG_ID_LEN] = '\0';
+}
+
+int catalog_id_valid(const char *s)
+{
+    size_t i;
+    if (!s) return 0;
+    for (i = 0; s[i]; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    return i == CATALOG_ID_LEN;
+}
+
+char *catalog_run_dir(struct catalog *c, const char *id)
+{
+    return xasprintf("%s/%s", c->runs_dir, id);
+}
+
+int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db,
+                           "INSERT INTO runs(id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags)"
+                           " VALUES(?,?,?,'ready',?,?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = db_fail(c, e, "insert");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, r->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, r->created);
+    sqlite3_bind_int(st, 4, r->ranks);
+    sqlite3_bind_text(st, 5, r->gpu ? r->gpu : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, r->bytes);
+    sqlite3_bind_int64(st, 7, r->events);
+    sqlite3_bind_int(st, 8, r->warnings);
+    sqlite3_bind_text(st, 9, r->files_json ? r->files_json : "[]", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 10, r->tags_json ? r->tags_json : "[]", -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "insert");
+    sqlite3_finalize(st);
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+static json_t *col_json(sqlite3_stmt *st, int i)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    json_t *j = t ? json_loads(t, 0, NULL) : NULL;
+    return j ? j : json_array();
+}
+
+static json_t *row_json(sqlite3_stmt *st)
+{
+    const char *id = (const char *)sqlite3_column_text(st, 0);
+    json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:i,s:s,s:I,s:I,s:i}", "id", id, "name",
+                          (const char *)sqlite3_column_text(st, 1), "created",
+                          (json_int_t)sqlite3_column_int64(st, 2), "status", (const char *)sqlite3_column_text(st, 3),
+                          "ranks", sqlite3_column_int(st, 4), "gpu",
+                          sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "", "bytes",
+                          (json_int_t)sqlite3_column_int64(st, 6), "events", (json_int_t)sqlite3_column_int64(st, 7),
+                          "warnings", sqlite3_column_int(st, 8));
+    json_object_set_new(o, "files", col_json(st, 9));
+    json_object_set_new(o, "tags", col_json(st, 10));
+    char url[64];
+    snprintf(url, sizeof url, "./?run=%s", id);
+    json_object_set_new(o, "url", json_string(url));
+    return o;
+}
+
+#define RUN_COLS "id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags"
+
+int catalog_list(struct catalog *c, json_t **out, struct err *e)
+{
+    sqlite3_stmt *st;
+    json_t *arr = json_array();
+    int rc = 0;
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db, "SELECT " RUN_COLS " FROM runs ORDER BY created DESC, rowid DESC", -1, &st,
+                           NULL) != SQLITE_OK) {
+        rc = db_fail(c, e, "list");
+        goto out;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) json_array_append_new(arr, row_json(st));
+    sqlite3_finalize(st);
+out:
+    pthread_mutex_unlock(&c->mu);
+    if (rc) {
+        json_decref(arr);
+        return rc;
+    }
+    *out = arr;
+    return 0;
+}
+
+int catalog_get(struct catalog *c, const char *id, json_t **out, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db, "SELECT " RUN_COLS " FROM runs WHERE id=?", -1, &st, NULL) != SQLITE_OK) {
+        rc = db_fail(c, e, "get");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) *out = row_json(st);
+    else rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
+    sqlite3_finalize(st);
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int catalog_update(struct catalog *c, const char *id, const char *name, json_t *tags, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    char *tags_text = NULL;
+
+    if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
+    if (name && (name[0] == '\0' || strlen(name) > 200))
+        return err_set(e, ERR_INVALID, "a run name must have 1 to 200 characters");
+    if (tags) {
+        size_t i;
+        json_t *t;
+        if (!json_is_array(tags)) return err_set(e, ERR_INVALID, "tags must be an array of strings");
+        if (json_array_size(tags) > 32) return err_set(e, ERR_INVALID, "at most 32 tags");
+        json_array_foreach(tags, i, t) {
+            if (!json_is_string(t) || json_string_length(t) == 0 || json_string_length(t) > 64)
+                return err_set(e, ERR_INVALID, "each tag must be a string of 1 to 64 characters");
+        }
+        tags_text = json_dumps(tags, JSON_COMPACT);
+    }
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db, "UPDATE runs SET name=coalesce(?, name), tags=coalesce(?, tags) WHERE id=?", -1,
+                           &st, NULL) != SQLITE_OK) {
+        rc = db_fail(c, e, "update");
+        goto out;
+    }
+    if (name) sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (tags_text) sqlite3_bind_text(st, 2, tags_text, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "update");
+    else if (sqlite3_changes(c->db) == 0) rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
+    sqlite3_finalize(st);
+out:
+    pthread_mutex_unlock(&c->mu);
+    free(tags_text);
+    return rc;
+}
+
+int catalog_delete(struct catalog *c, const char *id, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db, "DELETE FROM runs WHERE id=?", -1, &st, NULL) != SQLITE_OK) {
+        rc = db_fail(c, e, "delete");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "delete");
+    else if (sqlite3_changes(c->db) == 0) rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
+    sqlite3_finalize(st);
+out:
+    pthread_mutex_unlock(&c->mu);
+    if (rc == 0) {
+        /* The row is gone, so the run is invisible; the folder goes next
+         * (and is collected at the next start if this fails). */
+        char *dir = catalog_run_dir(c, id);
+        struct err e2;
+        if (fsutil_rmtree(dir, &e2) != 0) LOG_WARN("%s", e2.msg);
+        free(dir);
+    }
+    return rc;
+}
+
+int catalog_logdir_seen(struct catalog *c, const char *path, int64_t size, int64_t mtime)
+{
+    sqlite3_stmt *st;
+    int seen = 0;
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM logdir_seen WHERE path=? AND size=? AND mtime=?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, size);
+        sqlite3_bind_int64(st, 3, mtime);
+        seen = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return seen;
+}
+
+int catalog_logdir_mark(struct catalog *c, const char *path, int64_t size, int64_t mtime, const char *run_id,
+                        struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO logdir_seen(path,size,mtime,run_id) VALUES(?,?,?,?)", -1,
+                           &st, NULL) != SQLITE_OK) {
+        rc = db_fail(c, e, "logdir");
+    } else {
+        sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, size);
+        sqlite3_bind_int64(st, 3, mtime);
+        sqlite3_bind_text(st, 4, run_id, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "logdir");
+        sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}

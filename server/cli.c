@@ -1,0 +1,411 @@
+#define LOG_MODULE "cli"
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "log.h"
+#include "rundb.h"
+#include "xmalloc.h"
+
+/* ---------------------------------------------------------------------- */
+/* finding traces                                                         */
+
+static int is_trace_name(const char *n)
+{
+    size_t l = strlen(n);
+    if (n[0] == '.') return 0;
+    int json = (l > 5 && strcmp(n + l - 5, ".json") == 0) || (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
+    return json && strstr(n, "trace") != NULL;
+}
+
+struct group {
+    char *name;   /* run name */
+    char **paths;
+    int n;
+};
+
+struct groups {
+    struct group *g;
+    int n;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Collects run groups under dir (depth-limited): files directly in a folder
+ * form one run named after the folder (relative to the root). */
+static void scan_dir(const char *dir, const char *rel, int depth, struct groups *out)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char **files = NULL, **subs = NULL;
+    int nf = 0, ns = 0;
+    if (!d) return;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.') continue;
+        char *p = xasprintf("%s/%s", dir, de->d_name);
+        struct stat st;
+        if (stat(p, &st) != 0) {
+            free(p);
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            subs = xrealloc(subs, sizeof *subs * (size_t)(ns + 1));
+            subs[ns++] = xstrdup(de->d_name);
+        } else if (S_ISREG(st.st_mode) && is_trace_name(de->d_name)) {
+            files = xrealloc(files, sizeof *files * (size_t)(nf + 1));
+            files[nf++] = xstrdup(p);
+        }
+        free(p);
+    }
+    closedir(d);
+    if (nf) {
+        qsort(files, (size_t)nf, sizeof *files, cmp_str);
+        out->g = xrealloc(out->g, sizeof *out->g * (size_t)(out->n + 1));
+        char *dn = xstrdup(dir);
+        size_t dl = strlen(dn);
+        while (dl > 1 && dn[dl - 1] == '/') dn[--dl] = '\0';
+        const char *base = strrchr(dn, '/');
+        out->g[out->n].name = xstrdup(rel[0] ? rel : base ? base + 1 : dn);
+        free(dn);
+        out->g[out->n].paths = files;
+        out->g[out->n].n = nf;
+        out->n++;
+    } else {
+        free(files);
+    }
+    qsort(subs, (size_t)ns, sizeof *subs, cmp_str);
+    for (int i = 0; i < ns; i++) {
+        if (depth < 4) {
+            char *p = xasprintf("%s/%s", dir, subs[i]);
+            char *r = rel[0] ? xasprintf("%s/%s", rel, subs[i]) : xstrdup(subs[i]);
+            scan_dir(p, r, depth + 1, out);
+            free(p);
+            free(r);
+        }
+        free(subs[i]);
+    }
+    free(subs);
+}
+
+static void groups_free(struct groups *gs)
+{
+    for (int i = 0; i < gs->n; i++) {
+        for (int j = 0; j < gs->g[i].n; j++) free(gs->g[i].paths[j]);
+        free(gs->g[i].paths);
+        free(gs->g[i].name);
+    }
+    free(gs->g);
+    gs->g = NULL;
+    gs->n = 0;
+}
+
+static int import_group(struct catalog *cat, const struct config *cfg, const struct group *g, int use_name,
+                        char run_id[CATALOG_ID_LEN + 1], struct err *e)
+{
+    struct ingest_file *files = xcalloc((size_t)g->n, sizeof *files);
+    for (int i = 0; i < g->n; i++) {
+        files[i].path = g->paths[i];
+        files[i].name = g->paths[i];
+        files[i].owned = 0;
+    }
+    struct ingest_request req = { use_name ? g->name : NULL, files, g->n, NULL };
+    int rc = ingest_run(cat, cfg, &req, NULL, run_id, e);
+    free(files);
+    return rc;
+}
+
+int cli_import(const struct config *cfg, char **paths, int npaths)
+{
+    struct catalog *cat;
+    struct err e;
+    int failed = 0;
+
+    if (npaths == 0) {
+        fprintf(stderr, "traceboard import: give trace files or folders to import\n");
+        return 2;
+    }
+    if (catalog_open(cfg->data_dir, &cat, &e) != 0) {
+        fprintf(stderr, "traceboard: %s\n", e.msg);
+        return 1;
+    }
+    for (int i = 0; i < npaths; i++) {
+        struct stat st;
+        struct groups gs = { 0 };
+        if (stat(paths[i], &st) != 0) {
+            fprintf(stderr, "traceboard import: %s: %s\n", paths[i], strerror(errno));
+            failed++;
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            scan_dir(paths[i], "", 0, &gs);
+            if (!gs.n) {
+                fprintf(stderr, "traceboard import: %s: no trace files (*trace*.json[.gz]) found\n", paths[i]);
+                failed++;
+            }
+        } else {
+            gs.g = xcalloc(1, sizeof *gs.g);
+            gs.g[0].name = xstrdup(paths[i]);
+            gs.g[0].paths = xcalloc(1, sizeof(char *));
+            gs.g[0].paths[0] = xstrdup(paths[i]);
+            gs.g[0].n = 1;
+            gs.n = 1;
+        }
+        for (int k = 0; k < gs.n; k++) {
+            char id[CATALOG_ID_LEN + 1];
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            if (import_group(cat, cfg, &gs.g[k], S_ISDIR(st.st_mode), id, &e) != 0) {
+                fprintf(stderr, "traceboard import: %s\n", e.msg);
+                failed++;
+                continue;
+            }
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            printf("imported %s as run %s (%d file%s) in %.2f s\n", gs.g[k].name, id, gs.g[k].n,
+                   gs.g[k].n == 1 ? "" : "s", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+        }
+        groups_free(&gs);
+    }
+    catalog_close(cat);
+    return failed ? 1 : 0;
+}
+
+void cli_import_demo(struct catalog *cat, const struct config *cfg, const char *dir)
+{
+    json_t *runs = NULL;
+    struct err e;
+    struct groups gs = { 0 };
+
+    if (catalog_list(cat, &runs, &e) != 0) return;
+    size_t have = json_array_size(runs);
+    json_decref(runs);
+    if (have) return;
+    scan_dir(dir, "", 0, &gs);
+    for (int k = 0; k < gs.n; k++) {
+        char id[CATALOG_ID_LEN + 1];
+        if (import_group(cat, cfg, &gs.g[k], 1, id, &e) != 0) LOG_WARN("demo %s: %s", gs.g[k].name, e.msg);
+        else LOG_INFO("demo run %s imported as %s", gs.g[k].name, id);
+    }
+    groups_free(&gs);
+}
+
+void cli_print_url(const struct app *app, int port)
+{
+    const char *host = app->cfg.bind;
+    int v6 = strchr(host, ':') != NULL;
+    if (strcmp(host, "0.0.0.0") == 0) host = "127.0.0.1";
+    printf("traceboard is serving %s on %s:%d\n", app->cfg.data_dir, app->cfg.bind, port);
+    if (app->token[0])
+        printf("open: http://%s%s%s:%d%s/?token=%s\n", v6 ? "[" : "", host, v6 ? "]" : "", port, app->cfg.base_path,
+               app->token);
+    else
+        printf("open: http://%s%s%s:%d%s/  (no token: --no-auth)\n", v6 ? "[" : "", host, v6 ? "]" : "", port,
+               app->cfg.base_path);
+    printf("from your laptop: ssh -L %d:localhost:%d <this host>, then open the URL above\n", port, port);
+    fflush(stdout);
+}
+
+/* ---------------------------------------------------------------------- */
+/* analyze (the analysis issue extends this)                              */
+
+int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, int npaths)
+{
+    struct config tmp = *cfg;
+    char dir[] = "/tmp/traceboard-analyze-XXXXXX";
+    int json = 0, rc = 0;
+    struct catalog *cat;
+    struct err e;
+
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--json") == 0) json = 1;
+    if (npaths == 0) {
+        fprintf(stderr, "traceboard analyze: give a trace, several rank files, or a folder\n");
+        return 2;
+    }
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "traceboard analyze: cannot create a temporary folder: %s\n", strerror(errno));
+        return 1;
+    }
+    snprintf(tmp.data_dir, sizeof tmp.data_dir, "%s", dir);
+    tmp.keep_sources = 0;
+    if (catalog_open(dir, &cat, &e) != 0) {
+        fprintf(stderr, "traceboard analyze: %s\n", e.msg);
+        return 1;
+    }
+    struct group g = { "analyze", NULL, 0 };
+    struct groups gs = { 0 };
+    for (int i = 0; i < npaths; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0) {
+            fprintf(stderr, "traceboard analyze: %s: %s\n", paths[i], strerror(errno));
+            rc = 1;
+            goto out;
+        }
+        if (S_ISDIR(st.st_mode)) scan_dir(paths[i], "", 0, &gs);
+        else {
+            g.paths = xrealloc(g.paths, sizeof *g.paths * (size_t)(g.n + 1));
+            g.paths[g.n++] = xstrdup(paths[i]);
+        }
+    }
+    for (int k = 0; k < gs.n; k++)
+        for (int j = 0; j < gs.g[k].n; j++) {
+            g.paths = xrealloc(g.paths, sizeof *g.paths * (size_t)(g.n + 1));
+            g.paths[g.n++] = xstrdup(gs.g[k].paths[j]);
+        }
+    if (g.n == 0) {
+        fprintf(stderr, "traceboard analyze: no trace files found\n");
+        rc = 1;
+        goto out;
+    }
+    char id[CATALOG_ID_LEN + 1];
+    if (import_group(cat, &tmp, &g, 0, id, &e) != 0) {
+        fprintf(stderr, "traceboard analyze: %s\n", e.msg);
+        rc = 1;
+        goto out;
+    }
+    json_t *run = NULL, *info = NULL;
+    char *dbp = xasprintf("%s/runs/%s/run.db", dir, id);
+    if (catalog_get(cat, id, &run, &e) == 0 && rundb_info(dbp, &info, &e) == 0) {
+        json_object_set_new(run, "info", info);
+        if (json) {
+            json_dumpf(run, stdout, JSON_INDENT(1));
+            printf("\n");
+        } else {
+            size_t i;
+            json_t *rk;
+            printf("run %s: %d rank(s), %lld events\n", json_string_value(json_object_get(run, "name")),
+                   (int)json_integer_value(json_object_get(run, "ranks")),
+                   (long long)json_integer_value(json_object_get(run, "events")));
+            json_array_foreach(json_object_get(info, "ranks"), i, rk) {
+                json_t *dev = json_object_get(rk, "device");
+                printf("  rank %lld  %s  %s\n", (long long)json_integer_value(json_object_get(rk, "rank")),
+                       json_string_value(json_object_get(rk, "file")),
+                       dev ? json_string_value(json_object_get(dev, "name")) : "(no GPU)");
+            }
+        }
+    } else {
+        fprintf(stderr, "traceboard analyze: %s\n", e.msg);
+        rc = 1;
+    }
+    json_decref(run);
+    free(dbp);
+out:
+    for (int j = 0; j < g.n; j++) free(g.paths[j]);
+    free(g.paths);
+    groups_free(&gs);
+    catalog_close(cat);
+    struct err ignore;
+    fsutil_rmtree(dir, &ignore);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* --logdir watcher                                                       */
+
+struct cli_logdir {
+    struct app *app;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stop;
+};
+
+/* A group is ready when every file is unchanged for a few seconds (a
+ * profiler may still be writing it) and at least one is new. */
+static void logdir_scan(struct cli_logdir *ld)
+{
+    struct groups gs = { 0 };
+    struct app *app = ld->app;
+    time_t now = time(NULL);
+
+    scan_dir(app->cfg.logdir, "", 0, &gs);
+    for (int k = 0; k < gs.n; k++) {
+        struct group *g = &gs.g[k];
+        int fresh = 0, settled = 1;
+        for (int j = 0; j < g->n; j++) {
+            struct stat st;
+            if (stat(g->paths[j], &st) != 0) {
+                settled = 0;
+                break;
+            }
+            if (now - st.st_mtime < 3) settled = 0;
+            if (!catalog_logdir_seen(app->cat, g->paths[j], st.st_size, st.st_mtime)) fresh = 1;
+        }
+        if (!fresh || !settled) continue;
+        struct ingest_file *files = xcalloc((size_t)g->n, sizeof *files);
+        for (int j = 0; j < g->n; j++) {
+            files[j].path = g->paths[j];
+            files[j].name = g->paths[j];
+        }
+        struct ingest_request req = { g->name, files, g->n, NULL };
+        struct err e;
+        int job;
+        char id[CATALOG_ID_LEN + 1] = "";
+        if (ingest_submit(app->ing, &req, &job, &e) != 0 || ingest_wait(app->ing, job, id, &e) != 0)
+            LOG_WARN("logdir %s: %s", g->name, e.msg);
+        else LOG_INFO("logdir: imported %s as run %s", g->name, id);
+        for (int j = 0; j < g->n; j++) {
+            struct stat st;
+            if (stat(g->paths[j], &st) == 0) catalog_logdir_mark(app->cat, g->paths[j], st.st_size, st.st_mtime, id, &e);
+        }
+        free(files);
+    }
+    groups_free(&gs);
+}
+
+static void *logdir_main(void *arg)
+{
+    struct cli_logdir *ld = arg;
+    pthread_mutex_lock(&ld->mu);
+    while (!ld->stop) {
+        pthread_mutex_unlock(&ld->mu);
+        logdir_scan(ld);
+        pthread_mutex_lock(&ld->mu);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += ld->app->cfg.logdir_interval > 0 ? ld->app->cfg.logdir_interval : 10;
+        while (!ld->stop && pthread_cond_timedwait(&ld->cv, &ld->mu, &until) == 0) {
+        }
+    }
+    pthread_mutex_unlock(&ld->mu);
+    return NULL;
+}
+
+struct cli_logdir *cli_logdir_start(struct app *app)
+{
+    struct cli_logdir *ld = xcalloc(1, sizeof *ld);
+    ld->app = app;
+    pthread_mutex_init(&ld->mu, NULL);
+    pthread_cond_init(&ld->cv, NULL);
+    if (pthread_create(&ld->th, NULL, logdir_main, ld) != 0) {
+        LOG_ERROR("cannot start the logdir watcher");
+        free(ld);
+        return NULL;
+    }
+    LOG_INFO("watching %s for new traces every %d s", app->cfg.logdir, app->cfg.logdir_interval);
+    return ld;
+}
+
+void cli_logdir_stop(struct cli_logdir *ld)
+{
+    if (!ld) return;
+    pthread_mutex_lock(&ld->mu);
+    ld->stop = 1;
+    pthread_cond_signal(&ld->cv);
+    pthread_mutex_unlock(&ld->mu);
+    pthread_join(ld->th, NULL);
+    pthread_mutex_destroy(&ld->mu);
+    pthread_cond_destroy(&ld->cv);
+    free(ld);
+}

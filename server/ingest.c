@@ -1,0 +1,615 @@
+#define LOG_MODULE "ingest"
+#include "ingest.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsutil.h"
+#include "importer.h"
+#include "log.h"
+#include "rundb.h"
+#include "xmalloc.h"
+
+/* ====================================================================== */
+/* Naming: ranks and run names from file names                            */
+/* ====================================================================== */
+
+/* The rank written in a file name: rank3, rank-3, rank_3, worker3. -1 if none. */
+static int rank_from_name(const char *name)
+{
+    static const char *keys[] = { "rank", "worker" };
+    for (size_t k = 0; k < 2; k++) {
+        const char *p = name;
+        while ((p = strstr(p, keys[k])) != NULL) {
+            const char *d = p + strlen(keys[k]);
+            if (*d == '-' || *d == '_') d++;
+            if (isdigit((unsigned char)*d)) {
+                long r = strtol(d, NULL, 10);
+                if (r >= 0 && r < 1000000) return (int)r;
+            }
+            p++;
+        }
+    }
+    return -1;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* "rank0.1795344527679083192.pt.trace.json.gz" -> "rank0" ; several files of
+ * one job lose their rank part too. Owned by caller. */
+static char *run_name_from_files(const struct ingest_file *files, int n)
+{
+    char *s = xstrdup(base_name(files[0].name));
+    static const char *suffixes[] = { ".gz", ".json", ".trace", ".pt" };
+    for (int again = 1; again;) {
+        again = 0;
+        for (size_t i = 0; i < 4; i++) {
+            size_t l = strlen(s), k = strlen(suffixes[i]);
+            if (l > k && strcmp(s + l - k, suffixes[i]) == 0) {
+                s[l - k] = '\0';
+                again = 1;
+            }
+        }
+    }
+    /* a trailing ".<digits>" is the profiler's span timestamp */
+    char *dot = strrchr(s, '.');
+    if (dot && dot[1] && strspn(dot + 1, "0123456789") == strlen(dot + 1)) *dot = '\0';
+    if (n > 1) {
+        /* drop the rank token: "job_rank0" -> "job" */
+        static const char *keys[] = { "rank", "worker" };
+        for (size_t k = 0; k < 2; k++) {
+            char *p = strstr(s, keys[k]);
+            if (!p) continue;
+            char *d = p + strlen(keys[k]);
+            if (*d == '-' || *d == '_') d++;
+            while (isdigit((unsigned char)*d)) d++;
+            memmove(p, d, strlen(d) + 1);
+        }
+        size_t l = strlen(s);
+        while (l && (s[l - 1] == '_' || s[l - 1] == '-' || s[l - 1] == '.')) s[--l] = '\0';
+        while (s[0] == '_' || s[0] == '-' || s[0] == '.') memmove(s, s + 1, strlen(s));
+        if (!s[0]) {
+            /* "dir/rank0.json", "dir/rank1.json": the folder names the job */
+            const char *slash = strrchr(files[0].name, '/');
+            free(s);
+            if (slash && slash != files[0].name) {
+                const char *b = slash;
+                while (b > files[0].name && b[-1] != '/') b--;
+                s = xstrndup(b, (size_t)(slash - b));
+            } else {
+                s = xasprintf("%d-rank run", n);
+            }
+        }
+    }
+    if (!s[0]) {
+        free(s);
+        s = xstrdup("run");
+    }
+    return s;
+}
+
+/* File names become path components of src/: keep them boring. */
+static char *safe_file_name(const char *name)
+{
+    char *s = xstrdup(base_name(name));
+    for (char *c = s; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '.' || *c == '-' || *c == '_')) *c = '_';
+    if (s[0] == '.' || !s[0]) {
+        char *t = xasprintf("trace%s", s);
+        free(s);
+        s = t;
+    }
+    return s;
+}
+
+/* ====================================================================== */
+/* The synchronous ingest                                                 */
+/* ====================================================================== */
+
+struct progress_link {
+    struct ingest_progress *p;
+    pthread_mutex_t *mu;
+    uint64_t base; /* raw bytes of the files already done */
+};
+
+static void on_phase(void *arg, const char *phase)
+{
+    struct progress_link *l = arg;
+    if (!l->p) return;
+    if (l->mu) pthread_mutex_lock(l->mu);
+    l->p->phase = phase;
+    if (l->mu) pthread_mutex_unlock(l->mu);
+}
+
+static void on_progress(void *arg, uint64_t raw_done, uint64_t events)
+{
+    struct progress_link *l = arg;
+    if (!l->p) return;
+    if (l->mu) pthread_mutex_lock(l->mu);
+    l->p->bytes_done = l->base + raw_done;
+    l->p->events = events;
+    l->p->phase = "parse";
+    if (l->mu) pthread_mutex_unlock(l->mu);
+}
+
+struct rank_order {
+    int idx, rank;
+};
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const struct rank_order *x = a, *y = b;
+    return x->rank - y->rank;
+}
+
+/* Ranks from file names when every file has a distinct one, else by order. */
+static void assign_ranks(const struct ingest_request *req, struct rank_order *out)
+{
+    int ok = 1;
+    for (int i = 0; i < req->nfiles; i++) {
+        out[i].idx = i;
+        out[i].rank = req->nfiles > 1 ? rank_from_name(base_name(req->files[i].name)) : 0;
+        if (out[i].rank < 0) ok = 0;
+        for (int j = 0; ok && j < i; j++)
+            if (out[j].rank == out[i].rank) ok = 0;
+    }
+    if (!ok)
+        for (int i = 0; i < req->nfiles; i++) out[i].rank = i;
+    qsort(out, (size_t)req->nfiles, sizeof *out, cmp_rank);
+}
+
+static int ingest_run_locked(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
+                             struct ingest_progress *progress, pthread_mutex_t *mu,
+                             char run_id[CATALOG_ID_LEN + 1], struct err *e)
+{
+    char id[CATALOG_ID_LEN + 1];
+    char *tmp_root = xasprintf("%s/tmp", cfg->data_dir);
+    char *tmp_dir = NULL, *db_path = NULL, *src_dir = NULL, *final_dir = NULL;
+    struct rundb_writer *w = NULL;
+    struct rank_order *order = NULL;
+    json_t *files = json_array(), *info = NULL;
+    char *name = NULL, *files_text = NULL, *tags_text = NULL;
+    struct progress_link link = { progress, mu, 0 };
+    int rc = 0;
+    uint64_t total = 0, events = 0;
+
+    if (req->nfiles <= 0) {
+        rc = err_set(e, ERR_INVALID, "no trace file was given");
+        goto out;
+    }
+    if (req->nfiles > 4096) {
+        rc = err_set(e, ERR_INVALID, "too many files in one run (%d, at most 4096)", req->nfiles);
+        goto out;
+    }
+    for (int i = 0; i < req->nfiles; i++) {
+        int64_t sz = fsutil_file_size(req->files[i].path);
+        if (sz < 0) {
+            rc = err_set(e, ERR_NOT_FOUND, "%s: not a readable file", req->files[i].name);
+            goto out;
+        }
+        total += (uint64_t)sz;
+    }
+    if (progress) {
+        if (mu) pthread_mutex_lock(mu);
+        progress->bytes_total = total;
+        progress->phase = "parse";
+        if (mu) pthread_mutex_unlock(mu);
+    }
+    catalog_new_id(id);
+    tmp_dir = xasprintf("%s/%s", tmp_root, id);
+    db_path = xasprintf("%s/run.db", tmp_dir);
+    src_dir = xasprintf("%s/src", tmp_dir);
+    if ((rc = fsutil_mkdirs(src_dir, e)) != 0) goto out;
+    if ((rc = rundb_create(db_path, cfg->sort_memory, tmp_dir, &w, e)) != 0) goto out;
+    rundb_set_phase_hook(w, on_phase, &link);
+
+    order = xmalloc(sizeof *order * (size_t)req->nfiles);
+    assign_ranks(req, order);
+    struct instream_limits lim = { cfg->inflate_limit, cfg->inflate_ratio };
+    for (int i = 0; i < req->nfiles; i++) {
+        const struct ingest_file *f = &req->files[order[i].idx];
+        int64_t sz = fsutil_file_size(f->path);
+        struct import_ctx ctx = { on_progress, &link, 64u << 20, NULL };
+        struct tb_rank_stats st;
+
+        if ((rc = rundb_begin_rank(w, order[i].rank, base_name(f->name), sz, e)) != 0) goto out;
+        if ((rc = importer_import_file(f->path, base_name(f->name), &lim, w, &ctx, e)) != 0) goto out;
+        if ((rc = rundb_finish_rank(w, &st, e)) != 0) goto out;
+        events += st.events;
+        link.base += (uint64_t)sz;
+        json_array_append_new(files, json_pack("{s:s,s:I,s:i,s:s}", "name", base_name(f->name), "bytes",
+                                               (json_int_t)sz, "rank", order[i].rank, "format",
+                                               ctx.format ? ctx.format : "?"));
+    }
+    rc = rundb_close_writer(w, e);
+    w = NULL;
+    if (rc) goto out;
+
+    on_phase(&link, "commit");
+    /* Keep the sources for download: uploads move, other files are copied. */
+    if (cfg->keep_sources) {
+        for (int i = 0; i < req->nfiles; i++) {
+            const struct ingest_file *f = &req->files[order[i].idx];
+            char *safe = safe_file_name(f->name);
+            char *dst = xasprintf("%s/%d-%s", src_dir, order[i].rank, safe);
+            rc = f->owned ? fsutil_move(f->path, dst, e) : fsutil_link_or_copy(f->path, dst, e);
+            free(safe);
+            free(dst);
+            if (rc) goto out;
+        }
+    }
+    if ((rc = rundb_info(db_path, &info, e)) != 0) goto out;
+    if ((rc = fsutil_fsync_path(db_path, e)) != 0) goto out;
+
+    final_dir = catalog_run_dir(cat, id);
+    if (rename(tmp_dir, final_dir) != 0) {
+        int en = errno;
+        rc = err_set(e, fsutil_errno_code(en), "cannot move the run into place: %s", strerror(en));
+        goto out;
+    }
+    free(tmp_dir);
+    tmp_dir = NULL; /* from here on the folder is the run's */
+    {
+        char *runs_dir = xasprintf("%s/runs", cfg->data_dir);
+        struct err ignore;
+        fsutil_fsync_path(runs_dir, &ignore);
+        free(runs_dir);
+    }
+
+    struct catalog_run r;
+    memset(&r, 0, sizeof r);
+    memcpy(r.id, id, sizeof r.id);
+    name = req->run_name && req->run_name[0] ? xstrndup(req->run_name, 200) : run_name_from_files(req->files, req->nfiles);
+    r.name = name;
+    r.created = (int64_t)time(NULL);
+    r.ranks = req->nfiles;
+    r.bytes = (int64_t)total;
+    r.events = (int64_t)events;
+    json_t *ranks = json_object_get(info, "ranks"), *rk;
+    size_t ri;
+    r.gpu = "";
+    json_array_foreach(ranks, ri, rk) {
+        json_t *dev = json_object_get(rk, "device");
+        const char *g = json_string_value(json_object_get(dev, "name"));
+        if (g && g[0] && !r.gpu[0]) r.gpu = g;
+        json_t *notes = json_object_get(rk, "notes"), *nt;
+        size_t ni;
+        json_array_foreach(notes, ni, nt) {
+            const char *lvl = json_string_value(json_object_get(nt, "level"));
+            if (lvl && strcmp(lvl, "info") != 0) r.warnings++;
+        }
+    }
+    files_text = json_dumps(files, JSON_COMPACT);
+    tags_text = req->tags && json_is_array(req->tags) ? json_dumps(req->tags, JSON_COMPACT) : NULL;
+    r.files_json = files_text;
+    r.tags_json = tags_text;
+    if ((rc = catalog_insert(cat, &r, e)) != 0) {
+        struct err ignore;
+        fsutil_rmtree(final_dir, &ignore);
+        goto out;
+    }
+    memcpy(run_id, id, CATALOG_ID_LEN + 1);
+    LOG_INFO("run %s (%s): %d rank(s), %llu events, %llu bytes", id, name, req->nfiles, (unsigned long long)events,
+             (unsigned long long)total);
+out:
+    if (w) rundb_abort(w);
+    if (tmp_dir) {
+        struct err ignore;
+        fsutil_rmtree(tmp_dir, &ignore);
+    }
+    if (rc) {
+        /* uploads belong to the job: remove them on failure too */
+        for (int i = 0; i < req->nfiles; i++)
+            if (req->files[i].owned) unlink(req->files[i].path);
+    }
+    json_decref(files);
+    json_decref(info);
+    free(order);
+    free(name);
+    free(files_text);
+    free(tags_text);
+    free(tmp_root);
+    free(tmp_dir);
+    free(db_path);
+    free(src_dir);
+    free(final_dir);
+    return rc;
+}
+
+int ingest_run(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
+               struct ingest_progress *progress, char run_id[CATALOG_ID_LEN + 1], struct err *e)
+{
+    return ingest_run_locked(cat, cfg, req, progress, NULL, run_id, e);
+}
+
+char *ingest_upload_dir(const struct config *cfg, struct err *e)
+{
+    char *root = xasprintf("%s/tmp", cfg->data_dir);
+    if (fsutil_mkdirs(root, e) != 0) {
+        free(root);
+        return NULL;
+    }
+    char *tmpl = xasprintf("%s/upload-XXXXXX", root);
+    free(root);
+    if (!mkdtemp(tmpl)) {
+        int en = errno;
+        err_set(e, fsutil_errno_code(en), "cannot create an upload folder: %s", strerror(en));
+        free(tmpl);
+        return NULL;
+    }
+    return tmpl;
+}
+
+/* ====================================================================== */
+/* The service: a queue and worker threads                                */
+/* ====================================================================== */
+
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE, JOB_FAILED };
+static const char *const job_state_names[] = { "queued", "running", "done", "failed" };
+
+struct job {
+    int id;
+    enum job_state state;
+    char *name;
+    struct ingest_file *files;
+    int nfiles;
+    json_t *tags;
+    struct ingest_progress progress;
+    char run_id[CATALOG_ID_LEN + 1];
+    struct err err;
+    time_t ended;
+    struct job *next;  /* all jobs, newest first */
+};
+
+struct ingest_service {
+    struct catalog *cat;
+    const struct config *cfg;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    struct job *jobs;
+    int next_id;
+    int stopping;
+    pthread_t *threads;
+    int nthreads;
+};
+
+#define KEEP_FINISHED 64
+
+static void job_free(struct job *j)
+{
+    for (int i = 0; i < j->nfiles; i++) {
+        free((char *)j->files[i].path);
+        free((char *)j->files[i].name);
+    }
+    free(j->files);
+    free(j->name);
+    json_decref(j->tags);
+    free(j);
+}
+
+/* Drops the oldest finished jobs beyond KEEP_FINISHED. Caller holds mu. */
+static void prune(struct ingest_service *s)
+{
+    int kept = 0;
+    for (struct job **pp = &s->jobs; *pp;) {
+        struct job *j = *pp;
+        if (j->state == JOB_DONE || j->state == JOB_FAILED) {
+            if (++kept > KEEP_FINISHED) {
+                *pp = j->next;
+                job_free(j);
+                continue;
+            }
+        }
+        pp = &j->next;
+    }
+}
+
+static void *worker(void *arg)
+{
+    struct ingest_service *s = arg;
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        struct job *pick = NULL;
+        for (struct job *j = s->jobs; j; j = j->next)
+            if (j->state == JOB_QUEUED) pick = j; /* oldest queued: the list is newest first */
+        if (!pick) {
+            if (s->stopping) break;
+            pthread_cond_wait(&s->work, &s->mu);
+            continue;
+        }
+        pick->state = JOB_RUNNING;
+        pick->progress.phase = "parse";
+        pthread_mutex_unlock(&s->mu);
+
+        struct ingest_request req = { pick->name, pick->files, pick->nfiles, pick->tags };
+        char run_id[CATALOG_ID_LEN + 1] = "";
+        struct err e;
+        err_clear(&e);
+        int rc = ingest_run_locked(s->cat, s->cfg, &req, &pick->progress, &s->mu, run_id, &e);
+        if (rc) LOG_WARN("job %d failed: %s", pick->id, e.msg);
+
+        pthread_mutex_lock(&s->mu);
+        pick->state = rc ? JOB_FAILED : JOB_DONE;
+        pick->err = e;
+        if (!rc) memcpy(pick->run_id, run_id, sizeof run_id);
+        pick->ended = time(NULL);
+        pick->progress.phase = rc ? "failed" : "done";
+        if (!rc) pick->progress.bytes_done = pick->progress.bytes_total;
+        pthread_cond_broadcast(&s->done);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+int ingest_service_start(struct catalog *cat, const struct config *cfg, struct ingest_service **out, struct err *e)
+{
+    struct ingest_service *s = xcalloc(1, sizeof *s);
+    char *tmp = xasprintf("%s/tmp", cfg->data_dir);
+
+    /* Whatever is in tmp belonged to ingests that never committed. */
+    struct err ignore;
+    fsutil_rmtree(tmp, &ignore);
+    if (fsutil_mkdirs(tmp, e) != 0) LOG_WARN("%s (uploads will fail until fixed)", e->msg);
+    free(tmp);
+    s->cat = cat;
+    s->cfg = cfg;
+    s->next_id = 1;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->work, NULL);
+    pthread_cond_init(&s->done, NULL);
+    s->nthreads = cfg->ingest_workers > 0 ? cfg->ingest_workers : 1;
+    s->threads = xcalloc((size_t)s->nthreads, sizeof *s->threads);
+    for (int i = 0; i < s->nthreads; i++) {
+        if (pthread_create(&s->threads[i], NULL, worker, s) != 0) {
+            s->nthreads = i;
+            ingest_service_stop(s);
+            return err_set(e, ERR_INTERNAL, "cannot start ingest threads");
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+void ingest_service_stop(struct ingest_service *s)
+{
+    if (!s) return;
+    pthread_mutex_lock(&s->mu);
+    s->stopping = 1;
+    /* queued jobs will not run: fail them so waiters wake up */
+    for (struct job *j = s->jobs; j; j = j->next) {
+        if (j->state == JOB_QUEUED) {
+            j->state = JOB_FAILED;
+            err_set(&j->err, ERR_INTERNAL, "the server is shutting down");
+            for (int i = 0; i < j->nfiles; i++)
+                if (j->files[i].owned) unlink(j->files[i].path);
+        }
+    }
+    pthread_cond_broadcast(&s->work);
+    pthread_cond_broadcast(&s->done);
+    pthread_mutex_unlock(&s->mu);
+    for (int i = 0; i < s->nthreads; i++) pthread_join(s->threads[i], NULL);
+    while (s->jobs) {
+        struct job *j = s->jobs;
+        s->jobs = j->next;
+        job_free(j);
+    }
+    free(s->threads);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->work);
+    pthread_cond_destroy(&s->done);
+    free(s);
+}
+
+int ingest_submit(struct ingest_service *s, const struct ingest_request *req, int *job_id, struct err *e)
+{
+    if (req->nfiles <= 0) return err_set(e, ERR_INVALID, "no trace file was given");
+    struct job *j = xcalloc(1, sizeof *j);
+    j->name = req->run_name && req->run_name[0] ? xstrdup(req->run_name) : NULL;
+    j->nfiles = req->nfiles;
+    j->files = xcalloc((size_t)req->nfiles, sizeof *j->files);
+    for (int i = 0; i < req->nfiles; i++) {
+        j->files[i].path = xstrdup(req->files[i].path);
+        j->files[i].name = xstrdup(req->files[i].name);
+        j->files[i].owned = req->files[i].owned;
+    }
+    if (req->tags) j->tags = json_incref(req->tags);
+    j->progress.phase = "queued";
+    pthread_mutex_lock(&s->mu);
+    if (s->stopping) {
+        pthread_mutex_unlock(&s->mu);
+        job_free(j);
+        return err_set(e, ERR_INTERNAL, "the server is shutting down");
+    }
+    j->id = s->next_id++;
+    j->next = s->jobs;
+    s->jobs = j;
+    *job_id = j->id;
+    prune(s);
+    pthread_cond_signal(&s->work);
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+static struct job *find_job(struct ingest_service *s, int id)
+{
+    for (struct job *j = s->jobs; j; j = j->next)
+        if (j->id == id) return j;
+    return NULL;
+}
+
+int ingest_wait(struct ingest_service *s, int job_id, char run_id[CATALOG_ID_LEN + 1], struct err *e)
+{
+    int rc;
+    pthread_mutex_lock(&s->mu);
+    struct job *j = find_job(s, job_id);
+    while (j && (j->state == JOB_QUEUED || j->state == JOB_RUNNING)) {
+        pthread_cond_wait(&s->done, &s->mu);
+        j = find_job(s, job_id);
+    }
+    if (!j) rc = err_set(e, ERR_NOT_FOUND, "no ingest job %d", job_id);
+    else if (j->state == JOB_FAILED) {
+        *e = j->err;
+        rc = j->err.code ? j->err.code : ERR_INTERNAL;
+    } else {
+        memcpy(run_id, j->run_id, CATALOG_ID_LEN + 1);
+        rc = 0;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* Caller holds mu. */
+static json_t *job_json(const struct job *j)
+{
+    json_t *o = json_pack("{s:i,s:s,s:s,s:I,s:I,s:I}", "id", j->id, "state", job_state_names[j->state], "phase",
+                          j->progress.phase ? j->progress.phase : "queued", "bytes_done",
+                          (json_int_t)j->progress.bytes_done, "bytes_total", (json_int_t)j->progress.bytes_total,
+                          "events", (json_int_t)j->progress.events);
+    json_object_set_new(o, "name", j->name ? json_string(j->name) : json_string(j->files[0].name));
+    json_object_set_new(o, "files", json_integer(j->nfiles));
+    if (j->state == JOB_DONE) {
+        char url[64];
+        snprintf(url, sizeof url, "./?run=%s", j->run_id);
+        json_object_set_new(o, "run_id", json_string(j->run_id));
+        json_object_set_new(o, "url", json_string(url));
+    }
+    if (j->state == JOB_FAILED)
+        json_object_set_new(o, "error", json_pack("{s:s,s:s,s:i}", "code", err_code_name(j->err.code), "message",
+                                                  j->err.msg, "status", err_http_status(j->err.code)));
+    return o;
+}
+
+int ingest_job_json(struct ingest_service *s, int job_id, json_t **out, struct err *e)
+{
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    struct job *j = find_job(s, job_id);
+    if (j) *out = job_json(j);
+    else rc = err_set(e, ERR_NOT_FOUND, "no ingest job %d (finished jobs are forgotten after a while)", job_id);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+json_t *ingest_jobs_json(struct ingest_service *s)
+{
+    json_t *arr = json_array();
+    time_t now = time(NULL);
+    pthread_mutex_lock(&s->mu);
+    for (struct job *j = s->jobs; j; j = j->next) {
+        if (j->state == JOB_DONE) continue;
+        if (j->state == JOB_FAILED && now - j->ended > 3600) continue;
+        json_array_append_new(arr, job_json(j));
+    }
+    pthread_mutex_unlock(&s->mu);
+    return arr;
+}

@@ -1,0 +1,970 @@
+#define LOG_MODULE "rundb"
+#include "rundb.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jtok.h"
+#include "log.h"
+#include "sorter.h"
+#include "xmalloc.h"
+
+#define RUNDB_SCHEMA_VERSION 1
+
+/* ====================================================================== */
+/* Schema                                                                 */
+/* ====================================================================== */
+
+static const char schema_sql[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+    "CREATE TABLE rank(rank INTEGER PRIMARY KEY, file TEXT, bytes INTEGER, format TEXT, base_ns INTEGER,"
+    " t0 INTEGER, t1 INTEGER, device TEXT, distributed TEXT, header TEXT, stats TEXT);"
+    "CREATE TABLE str(id INTEGER PRIMARY KEY, s TEXT NOT NULL);"
+    "CREATE TABLE track(id INTEGER PRIMARY KEY, rank INTEGER, kind INTEGER, pid TEXT, tid TEXT, name TEXT,"
+    " pname TEXT, device INTEGER, stream INTEGER, sort INTEGER, max_depth INTEGER, nslices INTEGER,"
+    " first_slice INTEGER, last_slice INTEGER);"
+    "CREATE TABLE slice(id INTEGER PRIMARY KEY, track INTEGER, ts INTEGER, dur INTEGER, depth INTEGER,"
+    " parent INTEGER, name INTEGER, cat INTEGER, kind INTEGER, corr INTEGER, ext INTEGER, args TEXT);"
+    "CREATE TABLE flow(id INTEGER PRIMARY KEY, rank INTEGER, cat INTEGER, name INTEGER, fid TEXT, ph TEXT,"
+    " bp TEXT, track INTEGER, ts INTEGER);"
+    "CREATE TABLE instant(id INTEGER PRIMARY KEY, track INTEGER, ts INTEGER, name INTEGER, cat INTEGER,"
+    " scope TEXT, args TEXT);"
+    "CREATE TABLE counter(id INTEGER PRIMARY KEY, rank INTEGER, track INTEGER, name INTEGER, ts INTEGER,"
+    " value REAL);"
+    "CREATE TABLE mem(id INTEGER PRIMARY KEY, rank INTEGER, track INTEGER, ts INTEGER, dev_type INTEGER,"
+    " dev_id INTEGER, addr INTEGER, bytes INTEGER, total_alloc INTEGER, total_reserved INTEGER);"
+    "CREATE TABLE note(rank INTEGER, level TEXT, reason TEXT, count INTEGER, example TEXT);";
+
+/* Built after the bulk load: building an index once is far cheaper than
+ * maintaining it row by row. */
+static const char index_sql[] =
+    "CREATE INDEX slice_track_ts ON slice(track, ts);"
+    "CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0;"
+    "CREATE INDEX flow_track_ts ON flow(track, ts);"
+    "CREATE INDEX mem_rank_ts ON mem(rank, ts);"
+    "CREATE INDEX instant_track_ts ON instant(track, ts);"
+    "CREATE INDEX counter_rank_name_ts ON counter(rank, name, ts);";
+
+/* ====================================================================== */
+/* Writer state                                                           */
+/* ====================================================================== */
+
+struct strmap {
+    uint64_t *hash;   /* 0 = empty slot */
+    uint32_t *id;
+    uint64_t *off;    /* offset in arena: [u32 len][bytes] */
+    size_t cap, n;
+    char *arena;
+    size_t arena_len, arena_cap;
+};
+
+struct track {
+    uint32_t id;
+    int rank;
+    enum tb_track_kind kind;
+    char *pid, *tid, *name;
+    int64_t sort;
+    int has_sort;
+    int max_depth;
+    uint64_t nslices;
+    int64_t first_slice, last_slice;
+};
+
+struct trackmap {
+    uint64_t *hash;
+    uint32_t *idx;    /* index into tracks + 1; 0 = empty */
+    size_t cap;
+};
+
+struct pname {
+    char *pid, *name;
+};
+
+struct note {
+    int rank;
+    enum tb_note_level level;
+    char *reason, *example;
+    uint64_t count;
+};
+
+/* What a slice carries through the sorter besides its key. */
+struct slice_payload {
+    uint32_t name, cat;
+    int64_t corr, ext;
+    uint32_t kind;
+    uint32_t args_len;
+    /* args bytes follow */
+};
+
+struct rundb_writer {
+    sqlite3 *db;
+    sqlite3_stmt *ins_str, *ins_slice, *ins_flow, *ins_instant, *ins_counter, *ins_mem, *ins_track, *ins_rank,
+        *ins_note, *upd_rank_header;
+    struct strmap strs;
+    uint32_t next_str;
+    struct track *tracks;
+    size_t ntracks, tracks_cap;
+    size_t rank_first_track;  /* tracks of the current rank start here */
+    struct trackmap tmap;
+    struct pname *pnames;
+    size_t npnames;
+    struct note *notes;
+    size_t nnotes;
+    struct sorter *sorter;
+    size_t sort_memory;
+    char tmp_dir[1024];
+    uint64_t seq;
+    int64_t next_slice_id;
+    int rank;
+    int in_rank;
+    struct tb_rank_stats stats;
+    int64_t t0, t1;
+    char *payload_buf;
+    size_t payload_cap;
+    void (*phase_hook)(void *, const char *);
+    void *phase_ctx;
+};
+
+static int db_err(struct rundb_writer *w, struct err *e, const char *what)
+{
+    int rc = sqlite3_errcode(w->db);
+    int code = (rc == SQLITE_FULL || rc == SQLITE_READONLY || rc == SQLITE_IOERR) ? ERR_NOSPACE : ERR_DB;
+    return err_set(e, code, "%s: %s", what, sqlite3_errmsg(w->db));
+}
+
+static uint64_t hash_bytes(const char *s, size_t n, uint64_t seed)
+{
+    /* FNV-1a, widened; good enough for interning and never 0. */
+    uint64_t h = 1469598103934665603ULL ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h ? h : 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* strings                                                                */
+
+static void strmap_grow(struct strmap *m)
+{
+    size_t ncap = m->cap ? m->cap * 2 : 4096;
+    uint64_t *nh = xcalloc(ncap, sizeof *nh);
+    uint32_t *ni = xmalloc(ncap * sizeof *ni);
+    uint64_t *no = xmalloc(ncap * sizeof *no);
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->hash[i]) continue;
+        size_t j = m->hash[i] & (ncap - 1);
+        while (nh[j]) j = (j + 1) & (ncap - 1);
+        nh[j] = m->hash[i];
+        ni[j] = m->id[i];
+        no[j] = m->off[i];
+    }
+    free(m->hash);
+    free(m->id);
+    free(m->off);
+    m->hash = nh;
+    m->id = ni;
+    m->off = no;
+    m->cap = ncap;
+}
+
+uint32_t rundb_intern(struct rundb_writer *w, const char *s, size_t n)
+{
+    struct strmap *m = &w->strs;
+    uint64_t h = hash_bytes(s, n, 0);
+
+    if ((m->n + 1) * 4 > m->cap * 3) strmap_grow(m);
+    size_t j = h & (m->cap - 1);
+    while (m->hash[j]) {
+        if (m->hash[j] == h) {
+            const char *p = m->arena + m->off[j];
+            uint32_t len;
+            memcpy(&len, p, 4);
+            if (len == n && memcmp(p + 4, s, n) == 0) return m->id[j];
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    /* new string: repair UTF-8 before it is stored anywhere */
+    if (m->arena_len + n + 4 > m->arena_cap) {
+        m->arena_cap = (m->arena_cap + n + 4) * 2;
+        m->arena = xrealloc(m->arena, m->arena_cap);
+    }
+    uint32_t len = (uint32_t)n;
+    memcpy(m->arena + m->arena_len, &len, 4);
+    char *dst = m->arena + m->arena_len + 4;
+    jtok_utf8_copy(s, n, dst);
+    m->hash[j] = h;
+    m->id[j] = ++w->next_str;
+    m->off[j] = m->arena_len;
+    m->arena_len += n + 4;
+    m->n++;
+
+    sqlite3_bind_int64(w->ins_str, 1, w->next_str);
+    sqlite3_bind_text(w->ins_str, 2, dst, (int)n, SQLITE_STATIC);
+    if (sqlite3_step(w->ins_str) != SQLITE_DONE) LOG_ERROR("string insert failed: %s", sqlite3_errmsg(w->db));
+    sqlite3_reset(w->ins_str);
+    return w->next_str;
+}
+
+/* ---------------------------------------------------------------------- */
+/* tracks                                                                 */
+
+/* "0042" stays as written; the point is that 7 and "7" meet. */
+static void trackmap_grow(struct rundb_writer *w)
+{
+    struct trackmap *m = &w->tmap;
+    size_t ncap = m->cap ? m->cap * 2 : 256;
+    uint64_t *nh = xcalloc(ncap, sizeof *nh);
+    uint32_t *ni = xcalloc(ncap, sizeof *ni);
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->idx[i]) continue;
+        size_t j = m->hash[i] & (ncap - 1);
+        while (ni[j]) j = (j + 1) & (ncap - 1);
+        nh[j] = m->hash[i];
+        ni[j] = m->idx[i];
+    }
+    free(m->hash);
+    free(m->idx);
+    m->hash = nh;
+    m->idx = ni;
+    m->cap = ncap;
+}
+
+uint32_t rundb_track(struct rundb_writer *w, const char *pid, size_t pid_n, const char *tid, size_t tid_n)
+{
+    uint64_t h = hash_bytes(tid, tid_n, hash_bytes(pid, pid_n, (uint64_t)w->rank));
+    struct trackmap *m = &w->tmap;
+
+    if ((w->ntracks - w->rank_first_track + 1) * 2 > m->cap) trackmap_grow(w);
+    size_t j = h & (m->cap - 1);
+    while (m->idx[j]) {
+        if (m->hash[j] == h) {
+            struct track *t = &w->tracks[m->idx[j] - 1];
+            if (strlen(t->pid) == pid_n && memcmp(t->pid, pid, pid_n) == 0 && strlen(t->tid) == tid_n &&
+                memcmp(t->tid, tid, tid_n) == 0)
+                return t->id;
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (w->ntracks == w->tracks_cap) {
+        w->tracks_cap = w->tracks_cap ? w->tracks_cap * 2 : 64;
+        w->tracks = xrealloc(w->tracks, sizeof *w->tracks * w->tracks_cap);
+    }
+    struct track *t = &w->tracks[w->ntracks++];
+    memset(t, 0, sizeof *t);
+    t->id = (uint32_t)w->ntracks; /* 1-based and equal to index + 1 */
+    t->rank = w->rank;
+    t->kind = TB_TRACK_CPU;
+    t->pid = xstrndup(pid, pid_n);
+    t->tid = xstrndup(tid, tid_n);
+    jtok_utf8_copy(t->pid, pid_n, t->pid);
+    jtok_utf8_copy(t->tid, tid_n, t->tid);
+    t->first_slice = -1;
+    m->hash[j] = h;
+    m->idx[j] = t->id;
+    return t->id;
+}
+
+static struct track *track_get(struct rundb_writer *w, uint32_t id)
+{
+    return id >= 1 && id <= w->ntracks ? &w->tracks[id - 1] : NULL;
+}
+
+void rundb_track_set_kind(struct rundb_writer *w, uint32_t track, enum tb_track_kind kind)
+{
+    struct track *t = track_get(w, track);
+    if (t) t->kind = kind;
+}
+
+void rundb_track_set_name(struct rundb_writer *w, uint32_t track, const char *name, size_t n)
+{
+    struct track *t = track_get(w, track);
+    if (!t) return;
+    free(t->name);
+    t->name = xstrndup(name, n);
+    jtok_utf8_copy(t->name, n, t->name);
+}
+
+void rundb_track_set_sort(struct rundb_writer *w, uint32_t track, int64_t sort)
+{
+    struct track *t = track_get(w, track);
+    if (!t) return;
+    t->sort = sort;
+    t->has_sort = 1;
+}
+
+void rundb_process_set_name(struct rundb_writer *w, const char *pid, size_t pid_n, const char *name, size_t n)
+{
+    for (size_t i = 0; i < w->npnames; i++) {
+        if (strlen(w->pnames[i].pid) == pid_n && memcmp(w->pnames[i].pid, pid, pid_n) == 0) {
+            free(w->pnames[i].name);
+            w->pnames[i].name = xstrndup(name, n);
+            jtok_utf8_copy(w->pnames[i].name, n, w->pnames[i].name);
+            return;
+        }
+    }
+    w->pnames = xrealloc(w->pnames, sizeof *w->pnames * (w->npnames + 1));
+    w->pnames[w->npnames].pid = xstrndup(pid, pid_n);
+    w->pnames[w->npnames].name = xstrndup(name, n);
+    jtok_utf8_copy(w->pnames[w->npnames].name, n, w->pnames[w->npnames].name);
+    w->npnames++;
+}
+
+/* ---------------------------------------------------------------------- */
+/* create                                                                 */
+
+static int prep(struct rundb_writer *w, sqlite3_stmt **st, const char *sql, struct err *e)
+{
+    if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return db_err(w, e, "prepare");
+    return 0;
+}
+
+int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, struct rundb_writer **out,
+                 struct err *e)
+{
+    struct rundb_writer *w = xcalloc(1, sizeof *w);
+    char *msg = NULL;
+
+    w->sort_memory = sort_memory ? (size_t)sort_memory : (64u << 20);
+    snprintf(w->tmp_dir, sizeof w->tmp_dir, "%s", tmp_dir ? tmp_dir : "/tmp");
+    w->next_slice_id = 1;
+    if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX |
+                                          SQLITE_OPEN_EXCLUSIVE,
+                        NULL) != SQLITE_OK) {
+        err_set(e, ERR_IO, "cannot create %s: %s", path, w->db ? sqlite3_errmsg(w->db) : "out of memory");
+        rundb_abort(w);
+        return e->code;
+    }
+    /* The file is private until ingest commits it by renaming its folder,
+     * so nothing is gained by journaling the bulk load. */
+    if (sqlite3_exec(w->db,
+                     "PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                     "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-32768; PRAGMA temp_store=FILE;",
+                     NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(w->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(w->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
+        err_set(e, ERR_DB, "cannot initialise the run database: %s", msg ? msg : "?");
+        sqlite3_free(msg);
+        rundb_abort(w);
+        return e->code;
+    }
+    if (prep(w, &w->ins_str, "INSERT INTO str(id, s) VALUES(?,?)", e) ||
+        prep(w, &w->ins_slice,
+             "INSERT INTO slice(id,track,ts,dur,depth,parent,name,cat,kind,corr,ext,args)"
+             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+             e) ||
+        prep(w, &w->ins_flow, "INSERT INTO flow(rank,cat,name,fid,ph,bp,track,ts) VALUES(?,?,?,?,?,?,?,?)", e) ||
+        prep(w, &w->ins_instant, "INSERT INTO instant(track,ts,name,cat,scope,args) VALUES(?,?,?,?,?,?)", e) ||
+        prep(w, &w->ins_counter, "INSERT INTO counter(rank,track,name,ts,value) VALUES(?,?,?,?,?)", e) ||
+        prep(w, &w->ins_mem,
+             "INSERT INTO mem(rank,track,ts,dev_type,dev_id,addr,bytes,total_alloc,total_reserved)"
+             " VALUES(?,?,?,?,?,?,?,?,?)",
+             e) ||
+        prep(w, &w->ins_track,
+             "INSERT INTO track(id,rank,kind,pid,tid,name,pname,device,stream,sort,max_depth,nslices,"
+             "first_slice,last_slice) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+             e) ||
+        prep(w, &w->ins_rank, "INSERT INTO rank(rank,file,bytes) VALUES(?,?,?)", e) ||
+        prep(w, &w->ins_note, "INSERT INTO note(rank,level,reason,count,example) VALUES(?,?,?,?,?)", e) ||
+        prep(w, &w->upd_rank_header,
+             "UPDATE rank SET format=?, base_ns=?, device=?, distributed=?, header=? WHERE rank=?", e)) {
+        rundb_abort(w);
+        return e->code;
+    }
+    *out = w;
+    return 0;
+}
+
+void rundb_set_phase_hook(struct rundb_writer *w, void (*hook)(void *ctx, const char *phase), void *ctx)
+{
+    w->phase_hook = hook;
+    w->phase_ctx = ctx;
+}
+
+static void phase(struct rundb_writer *w, const char *name)
+{
+    if (w->phase_hook) w->phase_hook(w->phase_ctx, name);
+}
+
+int rundb_begin_rank(struct rundb_writer *w, int rank, const char *file, int64_t bytes, struct err *e)
+{
+    if (w->in_rank) return err_set(e, ERR_INTERNAL, "rundb_begin_rank while a rank is open");
+    w->rank = rank;
+    w->in_rank = 1;
+    w->rank_first_track = w->ntracks;
+    free(w->tmap.hash);
+    free(w->tmap.idx);
+    memset(&w->tmap, 0, sizeof w->tmap);
+    for (size_t i = 0; i < w->npnames; i++) {
+        free(w->pnames[i].pid);
+        free(w->pnames[i].name);
+    }
+    free(w->pnames);
+    w->pnames = NULL;
+    w->npnames = 0;
+    memset(&w->stats, 0, sizeof w->stats);
+    w->t0 = INT64_MAX;
+    w->t1 = INT64_MIN;
+    w->sorter = sorter_new(w->sort_memory, w->tmp_dir);
+    sqlite3_bind_int(w->ins_rank, 1, rank);
+    sqlite3_bind_text(w->ins_rank, 2, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(w->ins_rank, 3, bytes);
+    int rc = sqlite3_step(w->ins_rank);
+    sqlite3_reset(w->ins_rank);
+    if (rc != SQLITE_DONE) {
+        if (rc == SQLITE_CONSTRAINT) return err_set(e, ERR_INVALID, "two trace files claim rank %d", rank);
+        return db_err(w, e, "rank insert");
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* rows                                                                   */
+
+int rundb_add_slice(struct rundb_writer *w, const struct tb_slice *s, struct err *e)
+{
+    size_t need = sizeof(struct slice_payload) + s->args_len;
+    if (need > UINT32_MAX) return err_set(e, ERR_TOO_LARGE, "an event's args are larger than 4 GiB");
+    if (need > w->payload_cap) {
+        w->payload_cap = need * 2;
+        w->payload_buf = xrealloc(w->payload_buf, w->payload_cap);
+    }
+    struct slice_payload *p = (struct slice_payload *)w->payload_buf;
+    p->name = s->name;
+    p->cat = s->cat;
+    p->corr = s->corr;
+    p->ext = s->ext;
+    p->kind = (uint32_t)s->kind;
+    p->args_len = (uint32_t)s->args_len;
+    if (s->args_len) jtok_utf8_copy(s->args, s->args_len, (char *)(p + 1));
+    struct sorter_key k = { s->track, s->ts, s->dur, w->seq++ };
+    if (s->ts < w->t0) w->t0 = s->ts;
+    if (s->ts + s->dur > w->t1) w->t1 = s->ts + s->dur;
+    w->stats.slices++;
+    if ((unsigned)s->kind < TB_K_COUNT) w->stats.by_kind[s->kind]++;
+    return sorter_add(w->sorter, &k, p, (uint32_t)need, e);
+}
+
+static int step_done(struct rundb_writer *w, sqlite3_stmt *st, struct err *e, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : db_err(w, e, what);
+}
+
+int rundb_add_flow(struct rundb_writer *w, const struct tb_flow *f, struct err *e)
+{
+    char ph[2] = { f->ph, 0 }, bp[2] = { f->bp, 0 };
+    sqlite3_bind_int(w->ins_flow, 1, w->rank);
+    sqlite3_bind_int64(w->ins_flow, 2, f->cat);
+    sqlite3_bind_int64(w->ins_flow, 3, f->name);
+    sqlite3_bind_text(w->ins_flow, 4, f->fid, (int)f->fid_len, SQLITE_STATIC);
+    sqlite3_bind_text(w->ins_flow, 5, ph, 1, SQLITE_TRANSIENT);
+    if (f->bp) sqlite3_bind_text(w->ins_flow, 6, bp, 1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(w->ins_flow, 6);
+    sqlite3_bind_int64(w->ins_flow, 7, f->track);
+    sqlite3_bind_int64(w->ins_flow, 8, f->ts);
+    w->stats.flows++;
+    return step_done(w, w->ins_flow, e, "flow insert");
+}
+
+int rundb_add_instant(struct rundb_writer *w, const struct tb_instant *i, struct err *e)
+{
+    char sc[2] = { i->scope ? i->scope : 't', 0 };
+    sqlite3_bind_int64(w->ins_instant, 1, i->track);
+    sqlite3_bind_int64(w->ins_instant, 2, i->ts);
+    sqlite3_bind_int64(w->ins_instant, 3, i->name);
+    sqlite3_bind_int64(w->ins_instant, 4, i->cat);
+    sqlite3_bind_text(w->ins_instant, 5, sc, 1, SQLITE_TRANSIENT);
+    if (i->args_len) {
+        char *tmp = xmalloc(i->args_len);
+        jtok_utf8_copy(i->args, i->args_len, tmp);
+        sqlite3_bind_text(w->ins_instant, 6, tmp, (int)i->args_len, free);
+    } else {
+        sqlite3_bind_null(w->ins_instant, 6);
+    }
+    w->stats.instants++;
+    return step_done(w, w->ins_instant, e, "instant insert");
+}
+
+int rundb_add_counter(struct rundb_writer *w, const struct tb_counter *c, struct err *e)
+{
+    sqlite3_bind_int(w->ins_counter, 1, w->rank);
+    sqlite3_bind_int64(w->ins_counter, 2, c->track);
+    sqlite3_bind_int64(w->ins_counter, 3, c->name);
+    sqlite3_bind_int64(w->ins_counter, 4, c->ts);
+    sqlite3_bind_double(w->ins_counter, 5, c->value);
+    w->stats.counters++;
+    return step_done(w, w->ins_counter, e, "counter insert");
+}
+
+int rundb_add_mem(struct rundb_writer *w, const struct tb_mem *m, struct err *e)
+{
+    sqlite3_bind_int(w->ins_mem, 1, w->rank);
+    sqlite3_bind_int64(w->ins_mem, 2, m->track);
+    sqlite3_bind_int64(w->ins_mem, 3, m->ts);
+    sqlite3_bind_int(w->ins_mem, 4, m->dev_type);
+    sqlite3_bind_int(w->ins_mem, 5, m->dev_id);
+    sqlite3_bind_int64(w->ins_mem, 6, m->addr);
+    sqlite3_bind_int64(w->ins_mem, 7, m->bytes);
+    if (m->total_alloc >= 0) sqlite3_bind_int64(w->ins_mem, 8, m->total_alloc);
+    else sqlite3_bind_null(w->ins_mem, 8);
+    if (m->total_reserved >= 0) sqlite3_bind_int64(w->ins_mem, 9, m->total_reserved);
+    else sqlite3_bind_null(w->ins_mem, 9);
+    w->stats.mems++;
+    return step_done(w, w->ins_mem, e, "memory event insert");
+}
+
+void rundb_note(struct rundb_writer *w, enum tb_note_level level, const char *reason, const char *example)
+{
+    if (level == TB_NOTE_DROPPED) w->stats.dropped++;
+    if (level == TB_NOTE_REPAIRED) w->stats.repaired++;
+    for (size_t i = 0; i < w->nnotes; i++) {
+        struct note *n = &w->notes[i];
+        if (n->rank == w->rank && n->level == level && strcmp(n->reason, reason) == 0) {
+            n->count++;
+            return;
+        }
+    }
+    w->notes = xrealloc(w->notes, sizeof *w->notes * (w->nnotes + 1));
+    struct note *n = &w->notes[w->nnotes++];
+    n->rank = w->rank;
+    n->level = level;
+    n->reason = xstrdup(reason);
+    n->example = example ? xstrndup(example, strnlen(example, 300)) : NULL;
+    if (n->example) jtok_utf8_copy(n->example, strlen(n->example), n->example);
+    n->count = 1;
+}
+
+/* ---------------------------------------------------------------------- */
+/* rank header                                                            */
+
+/* The device a rank ran on: deviceProperties lists every GPU of the node,
+ * so pick the entry whose id matches the busiest GPU track's pid. */
+static json_t *pick_device(struct rundb_writer *w, json_t *header)
+{
+    json_t *props = json_object_get(header, "deviceProperties");
+    if (!json_is_array(props) || json_array_size(props) == 0) {
+        /* 2021 tb_plugin test input spells it computeProperties */
+        props = json_object_get(header, "computeProperties");
+        if (!json_is_array(props) || json_array_size(props) == 0) return NULL;
+    }
+    long best_dev = -1;
+    uint64_t best_n = 0;
+    for (size_t i = w->rank_first_track; i < w->ntracks; i++) {
+        struct track *t = &w->tracks[i];
+        char *end;
+        long dev;
+        if (t->kind != TB_TRACK_GPU) continue;
+        dev = strtol(t->pid, &end, 10);
+        if (*end || end == t->pid) continue;
+        if (t->nslices > best_n || best_dev < 0) {
+            best_n = t->nslices;
+            best_dev = dev;
+        }
+    }
+    size_t i;
+    json_t *d;
+    json_array_foreach(props, i, d) {
+        json_t *id = json_object_get(d, "id");
+        if (best_dev >= 0 && json_is_integer(id) && json_integer_value(id) == best_dev) return d;
+    }
+    return best_dev >= 0 ? NULL : json_array_get(props, 0);
+}
+
+int rundb_set_rank_header(struct rundb_writer *w, json_t *header, const char *format, int64_t base_ns,
+                          struct err *e)
+{
+    char *text = header ? json_dumps(header, JSON_COMPACT) : NULL;
+    json_t *dist = header ? json_object_get(header, "distributedInfo") : NULL;
+    char *dtext = json_is_object(dist) ? json_dumps(dist, JSON_COMPACT) : NULL;
+
+    sqlite3_bind_text(w->upd_rank_header, 1, format, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(w->upd_rank_header, 2, base_ns);
+    sqlite3_bind_null(w->upd_rank_header, 3); /* device: chosen in finish_rank once GPU tracks are known */
+    if (dtext) sqlite3_bind_text(w->upd_rank_header, 4, dtext, -1, free);
+    else sqlite3_bind_null(w->upd_rank_header, 4);
+    if (text) sqlite3_bind_text(w->upd_rank_header, 5, text, -1, free);
+    else sqlite3_bind_null(w->upd_rank_header, 5);
+    sqlite3_bind_int(w->upd_rank_header, 6, w->rank);
+    return step_done(w, w->upd_rank_header, e, "rank header");
+}
+
+/* ---------------------------------------------------------------------- */
+/* finishing a rank: drain the sorter into clustered slice rows           */
+
+struct open_slice {
+    int64_t end, id;
+};
+
+static int drain_slices(struct rundb_writer *w, struct err *e)
+{
+    struct open_slice *stack = NULL;
+    size_t sp = 0, scap = 0;
+    uint32_t cur_track = 0;
+    struct sorter_key k;
+    const void *pl;
+    uint32_t n;
+    int rc;
+    uint64_t misnested = 0;
+
+    phase(w, "sort");
+    if (sorter_finish(w->sorter, e) != 0) return e->code;
+    phase(w, "write");
+    while ((rc = sorter_next(w->sorter, &k, &pl, &n, e)) == 1) {
+        const struct slice_payload *p = pl;
+        struct track *t = track_get(w, k.track);
+        int64_t id = w->next_slice_id++;
+
+        if (k.track != cur_track) {
+            cur_track = k.track;
+            sp = 0;
+        }
+        while (sp && stack[sp - 1].end <= k.ts) sp--;
+        if (sp && k.ts + k.dur > stack[sp - 1].end) misnested++;
+        if (sp == scap) {
+            scap = scap ? scap * 2 : 64;
+            stack = xrealloc(stack, sizeof *stack * scap);
+        }
+        sqlite3_stmt *st = w->ins_slice;
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, k.track);
+        sqlite3_bind_int64(st, 3, k.ts);
+        sqlite3_bind_int64(st, 4, k.dur);
+        sqlite3_bind_int(st, 5, (int)sp);
+        if (sp) sqlite3_bind_int64(st, 6, stack[sp - 1].id);
+        else sqlite3_bind_null(st, 6);
+        sqlite3_bind_int64(st, 7, p->name);
+        if (p->cat) sqlite3_bind_int64(st, 8, p->cat);
+        else sqlite3_bind_null(st, 8);
+        sqlite3_bind_int(st, 9, (int)p->kind);
+        sqlite3_bind_int64(st, 10, p->corr);
+        sqlite3_bind_int64(st, 11, p->ext);
+        if (p->args_len) sqlite3_bind_text(st, 12, (const char *)(p + 1), (int)p->args_len, SQLITE_STATIC);
+        else sqlite3_bind_null(st, 12);
+        if (step_done(w, st, e, "slice insert") != 0) {
+            free(stack);
+            return e->code;
+        }
+        stack[sp].end = k.ts + k.dur;
+        stack[sp].id = id;
+        sp++;
+        if (t) {
+            if ((int)sp - 1 > t->max_depth) t->max_depth = (int)sp - 1;
+            t->nslices++;
+            if (t->first_slice < 0) t->first_slice = id;
+            t->last_slice = id;
+        }
+    }
+    free(stack);
+    if (rc < 0) return rc;
+    if (misnested) {
+        char ex[96];
+        snprintf(ex, sizeof ex, "%llu slices", (unsigned long long)misnested);
+        rundb_note(w, TB_NOTE_INFO, "slices that end after their enclosing slice (drawn one level deeper)", ex);
+    }
+    sorter_free(w->sorter);
+    w->sorter = NULL;
+    return 0;
+}
+
+static int write_tracks(struct rundb_writer *w, struct err *e)
+{
+    for (size_t i = w->rank_first_track; i < w->ntracks; i++) {
+        struct track *t = &w->tracks[i];
+        sqlite3_stmt *st = w->ins_track;
+        const char *pname = NULL;
+        char *end;
+        long dev, stream;
+
+        for (size_t j = 0; j < w->npnames; j++)
+            if (strcmp(w->pnames[j].pid, t->pid) == 0) pname = w->pnames[j].name;
+        sqlite3_bind_int64(st, 1, t->id);
+        sqlite3_bind_int(st, 2, t->rank);
+        sqlite3_bind_int(st, 3, (int)t->kind);
+        sqlite3_bind_text(st, 4, t->pid, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, t->tid, -1, SQLITE_STATIC);
+        if (t->name) sqlite3_bind_text(st, 6, t->name, -1, SQLITE_STATIC);
+        else sqlite3_bind_null(st, 6);
+        if (pname) sqlite3_bind_text(st, 7, pname, -1, SQLITE_STATIC);
+        else sqlite3_bind_null(st, 7);
+        dev = strtol(t->pid, &end, 10);
+        if (t->kind == TB_TRACK_GPU && *end == '\0' && end != t->pid) sqlite3_bind_int64(st, 8, dev);
+        else sqlite3_bind_null(st, 8);
+        /* GPU tids are numbers or "stream 7" */
+        const char *sdig = t->tid;
+        if (strncmp(sdig, "stream ", 7) == 0) sdig += 7;
+        stream = strtol(sdig, &end, 10);
+        if (t->kind == TB_TRACK_GPU && end != sdig) sqlite3_bind_int64(st, 9, stream);
+        else sqlite3_bind_null(st, 9);
+        if (t->has_sort) sqlite3_bind_int64(st, 10, t->sort);
+        else sqlite3_bind_null(st, 10);
+        sqlite3_bind_int(st, 11, t->max_depth);
+        sqlite3_bind_int64(st, 12, (int64_t)t->nslices);
+        if (t->first_slice >= 0) {
+            sqlite3_bind_int64(st, 13, t->first_slice);
+            sqlite3_bind_int64(st, 14, t->last_slice);
+        } else {
+            sqlite3_bind_null(st, 13);
+            sqlite3_bind_null(st, 14);
+        }
+        if (step_done(w, st, e, "track insert") != 0) return e->code;
+    }
+    return 0;
+}
+
+static int write_notes(struct rundb_writer *w, struct err *e)
+{
+    static const char *levels[] = { "info", "repaired", "dropped" };
+    for (size_t i = 0; i < w->nnotes; i++) {
+        struct note *n = &w->notes[i];
+        if (n->rank != w->rank) continue;
+        sqlite3_bind_int(w->ins_note, 1, n->rank);
+        sqlite3_bind_text(w->ins_note, 2, levels[n->level], -1, SQLITE_STATIC);
+        sqlite3_bind_text(w->ins_note, 3, n->reason, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(w->ins_note, 4, (int64_t)n->count);
+        if (n->example) sqlite3_bind_text(w->ins_note, 5, n->example, -1, SQLITE_STATIC);
+        else sqlite3_bind_null(w->ins_note, 5);
+        if (step_done(w, w->ins_note, e, "note insert") != 0) return e->code;
+    }
+    return 0;
+}
+
+static json_t *stats_json(const struct tb_rank_stats *s)
+{
+    json_t *by = json_object();
+    for (int k = 0; k < TB_K_COUNT; k++)
+        if (s->by_kind[k]) json_object_set_new(by, tb_kind_name((enum tb_kind)k), json_integer((json_int_t)s->by_kind[k]));
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "events", (json_int_t)s->events, "slices",
+                     (json_int_t)s->slices, "flows", (json_int_t)s->flows, "instants", (json_int_t)s->instants,
+                     "counters", (json_int_t)s->counters, "mems", (json_int_t)s->mems, "metadata",
+                     (json_int_t)s->metadata, "dropped", (json_int_t)s->dropped, "repaired",
+                     (json_int_t)s->repaired, "by_kind", by);
+}
+
+int rundb_finish_rank(struct rundb_writer *w, struct tb_rank_stats *stats, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+
+    if (!w->in_rank) return err_set(e, ERR_INTERNAL, "rundb_finish_rank without a rank");
+    if (drain_slices(w, e) != 0 || write_tracks(w, e) != 0 || write_notes(w, e) != 0) return e->code;
+
+    /* device: now that GPU tracks know their sizes */
+    json_t *header = NULL;
+    if (sqlite3_prepare_v2(w->db, "SELECT header FROM rank WHERE rank=?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int(st, 1, w->rank);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            header = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+        sqlite3_finalize(st);
+    }
+    json_t *dev = header ? pick_device(w, header) : NULL;
+    char *dtext = dev ? json_dumps(dev, JSON_COMPACT) : NULL;
+    json_t *sj = stats_json(&w->stats);
+    char *stext = json_dumps(sj, JSON_COMPACT);
+    json_decref(sj);
+    json_decref(header);
+    if (sqlite3_prepare_v2(w->db, "UPDATE rank SET device=?, stats=?, t0=?, t1=? WHERE rank=?", -1, &st, NULL) !=
+        SQLITE_OK) {
+        free(dtext);
+        free(stext);
+        return db_err(w, e, "rank update");
+    }
+    if (dtext) sqlite3_bind_text(st, 1, dtext, -1, free);
+    else sqlite3_bind_null(st, 1);
+    sqlite3_bind_text(st, 2, stext, -1, free);
+    if (w->t0 <= w->t1) {
+        sqlite3_bind_int64(st, 3, w->t0);
+        sqlite3_bind_int64(st, 4, w->t1);
+    }
+    sqlite3_bind_int(st, 5, w->rank);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_err(w, e, "rank update");
+    if (stats) *stats = w->stats;
+    w->in_rank = 0;
+    return 0;
+}
+
+/* Bumps the events counter; the importer calls it once per event read. */
+void rundb_count_event(struct rundb_writer *w, int metadata)
+{
+    w->stats.events++;
+    if (metadata) w->stats.metadata++;
+}
+
+/* ---------------------------------------------------------------------- */
+/* close                                                                  */
+
+static void free_writer(struct rundb_writer *w)
+{
+    sqlite3_stmt *sts[] = { w->ins_str,     w->ins_slice, w->ins_flow,  w->ins_instant, w->ins_counter,
+                            w->ins_mem,     w->ins_track, w->ins_rank,  w->ins_note,    w->upd_rank_header };
+    for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) sqlite3_finalize(sts[i]);
+    if (w->db) sqlite3_close(w->db);
+    free(w->strs.hash);
+    free(w->strs.id);
+    free(w->strs.off);
+    free(w->strs.arena);
+    for (size_t i = 0; i < w->ntracks; i++) {
+        free(w->tracks[i].pid);
+        free(w->tracks[i].tid);
+        free(w->tracks[i].name);
+    }
+    free(w->tracks);
+    free(w->tmap.hash);
+    free(w->tmap.idx);
+    for (size_t i = 0; i < w->npnames; i++) {
+        free(w->pnames[i].pid);
+        free(w->pnames[i].name);
+    }
+    free(w->pnames);
+    for (size_t i = 0; i < w->nnotes; i++) {
+        free(w->notes[i].reason);
+        free(w->notes[i].example);
+    }
+    free(w->notes);
+    sorter_free(w->sorter);
+    free(w->payload_buf);
+    free(w);
+}
+
+void rundb_abort(struct rundb_writer *w)
+{
+    if (w) free_writer(w);
+}
+
+int rundb_close_writer(struct rundb_writer *w, struct err *e)
+{
+    char *msg = NULL;
+    char ver[32];
+    int rc = 0;
+
+    if (w->in_rank) {
+        rc = err_set(e, ERR_INTERNAL, "rundb_close_writer with an unfinished rank");
+        goto out;
+    }
+    phase(w, "index");
+    snprintf(ver, sizeof ver, "%d", RUNDB_SCHEMA_VERSION);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(w->db, "INSERT INTO meta(key, value) VALUES('schema_version', ?)", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, ver, -1, SQLITE_STATIC);
+        sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_exec(w->db, index_sql, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(w->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+        int code = sqlite3_errcode(w->db) == SQLITE_FULL ? ERR_NOSPACE : ERR_DB;
+        rc = err_set(e, code, "cannot finish the run database: %s", msg ? msg : "?");
+        sqlite3_free(msg);
+        goto out;
+    }
+    /* Readers get WAL so a later writer (analyses) never blocks them. */
+    if (sqlite3_exec(w->db, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL; PRAGMA user_version=1;", NULL,
+                     NULL, &msg) != SQLITE_OK) {
+        rc = err_set(e, ERR_DB, "cannot switch the run database to WAL: %s", msg ? msg : "?");
+        sqlite3_free(msg);
+    }
+out:
+    free_writer(w);
+    return rc;
+}
+
+/* ====================================================================== */
+/* Readers                                                                */
+/* ====================================================================== */
+
+static json_t *col_json(sqlite3_stmt *st, int i)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    json_t *j = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+    return j ? j : json_null();
+}
+
+int rundb_open_ro(const char *db_path, sqlite3 **out, struct err *e)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        err_set(e, ERR_NOT_FOUND, "cannot open run database: %s", db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return e->code;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    *out = db;
+    return 0;
+}
+
+int rundb_info(const char *db_path, json_t **out, struct err *e)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st = NULL, *nt = NULL;
+    json_t *ranks = json_array();
+
+    if (rundb_open_ro(db_path, &db, e) != 0) {
+        json_decref(ranks);
+        return e->code;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT rank, file, bytes, format, base_ns, t0, t1, device, distributed, stats"
+                           " FROM rank ORDER BY rank",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT level, reason, count, example FROM note WHERE rank=? ORDER BY rowid", -1,
+                           &nt, NULL) != SQLITE_OK) {
+        err_set(e, ERR_DB, "run database: %s", sqlite3_errmsg(db));
+        goto fail;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        json_t *notes = json_array();
+        int rank = sqlite3_column_int(st, 0);
+        sqlite3_bind_int(nt, 1, rank);
+        while (sqlite3_step(nt) == SQLITE_ROW) {
+            json_array_append_new(
+                notes, json_pack("{s:s,s:s,s:I,s:s?}", "level", (const char *)sqlite3_column_text(nt, 0), "reason",
+                                 (const char *)sqlite3_column_text(nt, 1), "count",
+                                 (json_int_t)sqlite3_column_int64(nt, 2), "example",
+                                 (const char *)sqlite3_column_text(nt, 3)));
+        }
+        sqlite3_reset(nt);
+        json_t *r = json_pack("{s:i,s:s?,s:I,s:s?,s:I}", "rank", rank, "file",
+                              (const char *)sqlite3_column_text(st, 1), "bytes",
+                              (json_int_t)sqlite3_column_int64(st, 2), "format",
+                              (const char *)sqlite3_column_text(st, 3), "base_ns",
+                              (json_int_t)sqlite3_column_int64(st, 4));
+        json_object_set_new(r, "t0_ns", sqlite3_column_type(st, 5) == SQLITE_NULL
+                                            ? json_null()
+                                            : json_integer(sqlite3_column_int64(st, 5)));
+        json_object_set_new(r, "t1_ns", sqlite3_column_type(st, 6) == SQLITE_NULL
+                                            ? json_null()
+                                            : json_integer(sqlite3_column_int64(st, 6)));
+        json_object_set_new(r, "device", col_json(st, 7));
+        json_object_set_new(r, "distributed", col_json(st, 8));
+        json_object_set_new(r, "stats", col_json(st, 9));
+        json_object_set_new(r, "notes", notes);
+        json_array_append_new(ranks, r);
+    }
+    sqlite3_finalize(st);
+    sqlite3_finalize(nt);
+    st = nt = NULL;
+    json_int_t ntracks = 0, nslices = 0;
+    if (sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM track), (SELECT max(id) FROM slice)", -1, &st,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+        ntracks = sqlite3_column_int64(st, 0);
+        nslices = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    *out = json_pack("{s:o,s:I,s:I}", "ranks", ranks, "tracks", ntracks, "slices", nslices);
+    return 0;
+fail:
+    sqlite3_finalize(st);
+    sqlite3_finalize(nt);
+    sqlite3_close(db);
+    json_decref(ranks);
+    return e->code;
+}

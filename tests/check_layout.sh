@@ -1,0 +1,40 @@
+#!/bin/sh
+# check_layout.sh — the code-layout habits of docs/style.md, checked:
+#  - every server/*.c except main.c has include/<mod>.h opening with a
+#    comment of at least 5 lines;
+#  - every server/*.c and web/js/**/*.js is named in README.md's source map;
+#  - every server/*.c has tests/unit/<mod>_test.c, except the modules listed
+#    in INTEGRATION_ONLY, which the HTTP integration tests drive;
+#  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare
+#    outside store modules (rundb.c, catalog.c); no MHD_queue_response
+#    outside http.c; no raw malloc outside xmalloc.c.
+INTEGRATION_ONLY="main http api_runs cli"
+pass=0; fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "layout: $*"; }
+for c in server/*.c; do
+    m=$(basename "$c" .c)
+    [ "$m" = main ] && continue
+    h=include/$m.h
+    if [ ! -f "$h" ]; then bad "$c has no $h"; continue; fi
+    n=$(awk 'NR==1 && !/^\/\*/ {exit} {print} /\*\// {exit}' "$h" | wc -l)
+    if [ "$n" -ge 5 ]; then ok; else bad "$h must open with a design comment of 5+ lines"; fi
+done
+for f in server/*.c $(find web/js -name '*.js' 2>/dev/null | sort); do
+    if grep -q "$f" README.md 2>/dev/null; then ok; else bad "README.md source map does not mention $f"; fi
+done
+for c in server/*.c; do
+    m=$(basename "$c" .c)
+    case " $INTEGRATION_ONLY " in *" $m "*) ok; continue;; esac
+    if [ -f "tests/unit/${m}_test.c" ]; then ok; else bad "no tests/unit/${m}_test.c for $c"; fi
+done
+x=$(grep -nE '\b(exit|abort)\s*\(' server/*.c | grep -vE '^server/(main|xmalloc)\.c:')
+if [ -z "$x" ]; then ok; else bad "exit/abort outside main.c/xmalloc.c: $x"; fi
+x=$(grep -n 'sqlite3_prepare' server/*.c | grep -vE '^server/(rundb|catalog|store_[a-z_]*)\.c:')
+if [ -z "$x" ]; then ok; else bad "SQL outside the store modules: $x"; fi
+x=$(grep -n 'MHD_queue_response' server/*.c | grep -v '^server/http\.c:')
+if [ -z "$x" ]; then ok; else bad "MHD_queue_response outside http.c: $x"; fi
+x=$(grep -nE '[^x_]malloc\(' server/*.c | grep -v '^server/xmalloc\.c:')
+if [ -z "$x" ]; then ok; else bad "raw malloc outside xmalloc.c: $x"; fi
+echo "layout: $pass passed, $fail failed"
+[ "$fail" = 0 ]

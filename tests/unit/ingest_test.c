@@ -1,0 +1,159 @@
+/* ingest_test — a real trace becomes a committed run; failures leave
+ * nothing behind; the service runs jobs and reports them. */
+#include "ingest.h"
+#include "fsutil.h"
+#include "harness.h"
+#include "rundb.h"
+#include "xmalloc.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[] = "/tmp/tb_ingest_XXXXXX";
+static struct config cfg;
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+    if (!d) return -1;
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.') n++;
+    closedir(d);
+    return n;
+}
+
+static void test_sync_ingest_multi_rank(void)
+{
+    struct catalog *cat;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    const char *dir = "tests/data/demo/ddp_gloo_4ranks";
+    DIR *d = opendir(dir);
+    REQUIRE(d != NULL);
+    struct ingest_file files[8];
+    char *paths[8];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < 8) {
+        if (de->d_name[0] == '.') continue;
+        paths[n] = xasprintf("%s/%s", dir, de->d_name);
+        files[n].path = paths[n];
+        files[n].name = paths[n];
+        files[n].owned = 0;
+        n++;
+    }
+    closedir(d);
+    REQUIRE(n == 4);
+    struct ingest_request req = { NULL, files, n, NULL };
+    struct ingest_progress pr = { 0 };
+    char id[CATALOG_ID_LEN + 1];
+    REQUIRE(ingest_run(cat, &cfg, &req, &pr, id, &e) == 0);
+    CHECK(pr.bytes_total > 0);
+    json_t *run;
+    REQUIRE(catalog_get(cat, id, &run, &e) == 0);
+    CHECK_EQ_INT(json_integer_value(json_object_get(run, "ranks")), 4);
+    CHECK_EQ_STR(json_string_value(json_object_get(run, "name")), "ddp_gloo_4ranks");
+    json_decref(run);
+    char *db = xasprintf("%s/runs/%s/run.db", root, id);
+    json_t *info;
+    REQUIRE(rundb_info(db, &info, &e) == 0);
+    json_t *ranks = json_object_get(info, "ranks");
+    CHECK_EQ_INT(json_array_size(ranks), 4);
+    for (int r = 0; r < 4; r++) {
+        json_t *rk = json_array_get(ranks, (size_t)r);
+        char want[32];
+        snprintf(want, sizeof want, "rank%d.", r);
+        /* ranks come from the file names, not the directory order */
+        CHECK(strncmp(json_string_value(json_object_get(rk, "file")), want, strlen(want)) == 0);
+    }
+    json_decref(info);
+    free(db);
+    char *src = xasprintf("%s/runs/%s/src", root, id);
+    CHECK_EQ_INT(count_entries(src), 4); /* sources kept for download */
+    free(src);
+    for (int i = 0; i < n; i++) free(paths[i]);
+    catalog_close(cat);
+}
+
+static void test_failure_leaves_nothing(void)
+{
+    struct catalog *cat;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    char *upload = ingest_upload_dir(&cfg, &e);
+    REQUIRE(upload != NULL);
+    char *bad = xasprintf("%s/rank0.json", upload);
+    FILE *f = fopen(bad, "w");
+    fputs("{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"dur\":2} {oops", f);
+    fclose(f);
+    struct ingest_file file = { bad, "rank0.json", 1 };
+    struct ingest_request req = { "broken", &file, 1, NULL };
+    char id[CATALOG_ID_LEN + 1];
+    CHECK_EQ_INT(ingest_run(cat, &cfg, &req, NULL, id, &e), ERR_INVALID);
+    CHECK(strstr(e.msg, "rank0.json") != NULL);
+    CHECK(access(bad, F_OK) != 0); /* the owned upload is removed */
+    char *tmp = xasprintf("%s/tmp", root);
+    CHECK_EQ_INT(count_entries(tmp), 1); /* only the (now empty) upload folder */
+    json_t *list;
+    REQUIRE(catalog_list(cat, &list, &e) == 0);
+    CHECK_EQ_INT(json_array_size(list), 1); /* only the earlier good run */
+    json_decref(list);
+    free(tmp);
+    free(bad);
+    free(upload);
+    catalog_close(cat);
+}
+
+static void test_service_jobs(void)
+{
+    struct catalog *cat;
+    struct ingest_service *svc;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    REQUIRE(ingest_service_start(cat, &cfg, &svc, &e) == 0);
+    char *tmp = xasprintf("%s/tmp", root);
+    CHECK_EQ_INT(count_entries(tmp), 0); /* start-up cleaned the debris */
+    free(tmp);
+    struct ingest_file ok = { "tests/data/demo/matmul_amp/matmul_amp.1795344374941025894.pt.trace.json.gz",
+                              "matmul_amp.1795344374941025894.pt.trace.json.gz", 0 };
+    struct ingest_file missing = { "/nonexistent/trace.json", "trace.json", 0 };
+    struct ingest_request r1 = { NULL, &ok, 1, NULL }, r2 = { NULL, &missing, 1, NULL };
+    int j1, j2;
+    REQUIRE(ingest_submit(svc, &r1, &j1, &e) == 0);
+    REQUIRE(ingest_submit(svc, &r2, &j2, &e) == 0);
+    char id[CATALOG_ID_LEN + 1];
+    CHECK_EQ_INT(ingest_wait(svc, j1, id, &e), 0);
+    CHECK(catalog_id_valid(id));
+    CHECK(ingest_wait(svc, j2, id, &e) != 0);
+    json_t *j;
+    REQUIRE(ingest_job_json(svc, j1, &j, &e) == 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "state")), "done");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "name")), "matmul_amp.1795344374941025894.pt.trace.json.gz");
+    json_decref(j);
+    REQUIRE(ingest_job_json(svc, j2, &j, &e) == 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "state")), "failed");
+    CHECK(json_object_get(json_object_get(j, "error"), "message") != NULL);
+    json_decref(j);
+    json_t *active = ingest_jobs_json(svc);
+    CHECK_EQ_INT(json_array_size(active), 1); /* the failure stays visible for a while */
+    json_decref(active);
+    CHECK_EQ_INT(ingest_job_json(svc, 999, &j, &e), ERR_NOT_FOUND);
+    ingest_service_stop(svc);
+    catalog_close(cat);
+}
+
+int main(void)
+{
+    if (!mkdtemp(root)) return 1;
+    config_defaults(&cfg);
+    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", root);
+    RUN(test_sync_ingest_multi_rank);
+    RUN(test_failure_leaves_nothing);
+    RUN(test_service_jobs);
+    struct err e;
+    fsutil_rmtree(root, &e);
+    return harness_done("ingest_test");
+}
