@@ -20,7 +20,7 @@ void *xcalloc(size_t n, size_t size);    /* owned by caller */
 void *xrealloc(void *p, size_t n);       /* owned by caller */
 char *xstrdup(const char *s);            /* owned by caller */
 char *xstrndup(const char *s, size_t n); /* owned by caller, NUL-terminated */
-char *xasprintf(const char *fmt, ...)    /* owned by caller */
+char *xasprintf(const char *fmt, ...) /* owned by caller */
     __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -120,11 +120,25 @@ struct progress_link {
     struct ingest_progress *p;
     pthread_mutex_t *mu;
     uint64_t base; /* raw bytes of the files already done */
+    double t_phase;
+    const char *phase;
 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static void on_phase(void *arg, const char *phase)
 {
     struct progress_link *l = arg;
+    double t = now_s();
+    /* phase timings are what `make bench` and a slow ingest need explained */
+    if (l->phase) LOG_DEBUG("phase %s took %.3f s", l->phase, t - l->t_phase);
+    l->phase = phase;
+    l->t_phase = t;
     if (!l->p) return;
     if (l->mu) pthread_mutex_lock(l->mu);
     l->p->phase = phase;
@@ -179,7 +193,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     struct rank_order *order = NULL;
     json_t *files = json_array(), *info = NULL;
     char *name = NULL, *files_text = NULL, *tags_text = NULL;
-    struct progress_link link = { progress, mu, 0 };
+    struct progress_link link = { progress, mu, 0, now_s(), "parse" };
     int rc = 0;
     uint64_t total = 0, events = 0;
 
@@ -227,6 +241,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         if ((rc = rundb_finish_rank(w, &st, e)) != 0) goto out;
         events += st.events;
         link.base += (uint64_t)sz;
+        on_phase(&link, "parse");
         json_array_append_new(files, json_pack("{s:s,s:I,s:i,s:s}", "name", base_name(f->name), "bytes",
                                                (json_int_t)sz, "rank", order[i].rank, "format",
                                                ctx.format ? ctx.format : "?"));
@@ -299,6 +314,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         goto out;
     }
     memcpy(run_id, id, CATALOG_ID_LEN + 1);
+    on_phase(&link, "done");
     LOG_INFO("run %s (%s): %d rank(s), %llu events, %llu bytes", id, name, req->nfiles, (unsigned long long)events,
              (unsigned long long)total);
 out:

@@ -2,6 +2,7 @@
 #include "rundb.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,10 +100,32 @@ struct slice_payload {
     /* args bytes follow */
 };
 
+#define BG_CHUNK ((size_t)1 << 20)
+#define BG_QUEUE 8
+
+struct bg_chunk {
+    char *buf;
+    size_t len, cap;
+};
+
 struct rundb_writer {
     sqlite3 *db;
+    /* background writer: the parsing thread fills cur_buf with ops and
+     * queues it; bg_main applies them to SQLite and the sorter */
+    pthread_t bg_thread;
+    int bg_started;
+    pthread_mutex_t bg_mu;
+    pthread_cond_t bg_get, bg_put, bg_idle;
+    struct bg_chunk bg_q[BG_QUEUE];
+    int bg_head, bg_count, bg_busy, bg_stop;
+    char *bg_free[BG_QUEUE + 2];
+    int bg_nfree;
+    struct err bg_err;        /* first writer error, under bg_mu */
+    volatile int bg_err_seen; /* hint only: read without the lock */
+    char *cur_buf;
+    size_t cur_len, cur_cap;
     sqlite3_stmt *ins_str, *ins_slice, *ins_flow, *ins_instant, *ins_counter, *ins_mem, *ins_track, *ins_rank,
-        *ins_note, *upd_rank_header;
+        *ins_note;
     struct strmap strs;
     uint32_t next_str;
     struct track *tracks;
@@ -122,11 +145,19 @@ struct rundb_writer {
     int in_rank;
     struct tb_rank_stats stats;
     int64_t t0, t1;
+    json_t *rank_header;      /* the importer's header, until finish_rank */
+    const char *rank_format;  /* static */
+    int64_t rank_base_ns;
     char *payload_buf;
     size_t payload_cap;
     void (*phase_hook)(void *, const char *);
     void *phase_ctx;
 };
+
+static void bg_push(struct rundb_writer *w);
+static void *bg_main(void *arg);
+static int bg_barrier(struct rundb_writer *w, struct err *e);
+static int bg_failed(struct rundb_writer *w, struct err *e);
 
 static int db_err(struct rundb_writer *w, struct err *e, const char *what)
 {
@@ -144,6 +175,62 @@ static uint64_t hash_bytes(const char *s, size_t n, uint64_t seed)
         h *= 1099511628211ULL;
     }
     return h ? h : 1;
+}
+
+/* Rows travel to the background writer as ops in 1 MiB chunks: the parsing
+ * thread never waits for SQLite, and SQLite never waits for parsing. */
+enum op_type { OP_STR = 1, OP_SLICE, OP_FLOW, OP_INSTANT, OP_COUNTER, OP_MEM };
+
+struct op_hdr {
+    uint32_t type, len; /* len: payload bytes after the header */
+};
+
+struct op_flow {
+    int32_t rank;
+    uint32_t cat, name, track;
+    int64_t ts;
+    char ph, bp;
+    uint32_t fid_len;
+};
+
+struct op_instant {
+    uint32_t track, name, cat;
+    char scope;
+    int64_t ts;
+    uint32_t args_len;
+};
+
+struct op_counter {
+    int32_t rank;
+    struct tb_counter c;
+};
+
+struct op_mem {
+    int32_t rank;
+    struct tb_mem m;
+};
+
+#define OP_ALIGN(n) (((n) + 7) & ~(size_t)7)
+
+/* Reserves room for one op in the current chunk; returns where its payload
+ * goes. May hand the full chunk to the writer thread first. */
+static char *emit(struct rundb_writer *w, enum op_type type, size_t len)
+{
+    size_t need = sizeof(struct op_hdr) + OP_ALIGN(len);
+    if (w->cur_len + need > w->cur_cap) {
+        bg_push(w);
+        if (need > w->cur_cap) {
+            /* one op larger than a chunk: a buffer of its own, freed after use */
+            free(w->cur_buf);
+            w->cur_cap = need;
+            w->cur_buf = xmalloc(need);
+        }
+    }
+    struct op_hdr *h = (struct op_hdr *)(w->cur_buf + w->cur_len);
+    h->type = type;
+    h->len = (uint32_t)len;
+    w->cur_len += need;
+    return (char *)(h + 1);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -203,10 +290,10 @@ uint32_t rundb_intern(struct rundb_writer *w, const char *s, size_t n)
     m->arena_len += n + 4;
     m->n++;
 
-    sqlite3_bind_int64(w->ins_str, 1, w->next_str);
-    sqlite3_bind_text(w->ins_str, 2, dst, (int)n, SQLITE_STATIC);
-    if (sqlite3_step(w->ins_str) != SQLITE_DONE) LOG_ERROR("string insert failed: %s", sqlite3_errmsg(w->db));
-    sqlite3_reset(w->ins_str);
+    char *o = emit(w, OP_STR, 4 + n);
+    uint32_t nid = w->next_str;
+    memcpy(o, &nid, 4);
+    memcpy(o + 4, dst, n);
     return w->next_str;
 }
 
@@ -370,12 +457,22 @@ int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, st
              "first_slice,last_slice) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
              e) ||
         prep(w, &w->ins_rank, "INSERT INTO rank(rank,file,bytes) VALUES(?,?,?)", e) ||
-        prep(w, &w->ins_note, "INSERT INTO note(rank,level,reason,count,example) VALUES(?,?,?,?,?)", e) ||
-        prep(w, &w->upd_rank_header,
-             "UPDATE rank SET format=?, base_ns=?, device=?, distributed=?, header=? WHERE rank=?", e)) {
+        prep(w, &w->ins_note, "INSERT INTO note(rank,level,reason,count,example) VALUES(?,?,?,?,?)", e)) {
         rundb_abort(w);
         return e->code;
     }
+    pthread_mutex_init(&w->bg_mu, NULL);
+    pthread_cond_init(&w->bg_get, NULL);
+    pthread_cond_init(&w->bg_put, NULL);
+    pthread_cond_init(&w->bg_idle, NULL);
+    w->cur_buf = xmalloc(BG_CHUNK);
+    w->cur_cap = BG_CHUNK;
+    if (pthread_create(&w->bg_thread, NULL, bg_main, w) != 0) {
+        err_set(e, ERR_INTERNAL, "cannot start the database writer thread");
+        rundb_abort(w);
+        return e->code;
+    }
+    w->bg_started = 1;
     *out = w;
     return 0;
 }
@@ -394,6 +491,7 @@ static void phase(struct rundb_writer *w, const char *name)
 int rundb_begin_rank(struct rundb_writer *w, int rank, const char *file, int64_t bytes, struct err *e)
 {
     if (w->in_rank) return err_set(e, ERR_INTERNAL, "rundb_begin_rank while a rank is open");
+    if (bg_barrier(w, e) != 0) return e->code;
     w->rank = rank;
     w->in_rank = 1;
     w->rank_first_track = w->ntracks;
@@ -428,26 +526,26 @@ int rundb_begin_rank(struct rundb_writer *w, int rank, const char *file, int64_t
 
 int rundb_add_slice(struct rundb_writer *w, const struct tb_slice *s, struct err *e)
 {
-    size_t need = sizeof(struct slice_payload) + s->args_len;
-    if (need > UINT32_MAX) return err_set(e, ERR_TOO_LARGE, "an event's args are larger than 4 GiB");
-    if (need > w->payload_cap) {
-        w->payload_cap = need * 2;
-        w->payload_buf = xrealloc(w->payload_buf, w->payload_cap);
-    }
-    struct slice_payload *p = (struct slice_payload *)w->payload_buf;
-    p->name = s->name;
-    p->cat = s->cat;
-    p->corr = s->corr;
-    p->ext = s->ext;
-    p->kind = (uint32_t)s->kind;
-    p->args_len = (uint32_t)s->args_len;
-    if (s->args_len) jtok_utf8_copy(s->args, s->args_len, (char *)(p + 1));
+    size_t need = sizeof(struct sorter_key) + sizeof(struct slice_payload) + s->args_len;
+    if (need > UINT32_MAX / 2) return err_set(e, ERR_TOO_LARGE, "an event's args are larger than 2 GiB");
+    if (bg_failed(w, e)) return e->code;
+    char *o = emit(w, OP_SLICE, need);
     struct sorter_key k = { s->track, s->ts, s->dur, w->seq++ };
+    memcpy(o, &k, sizeof k);
+    struct slice_payload p;
+    p.name = s->name;
+    p.cat = s->cat;
+    p.corr = s->corr;
+    p.ext = s->ext;
+    p.kind = (uint32_t)s->kind;
+    p.args_len = (uint32_t)s->args_len;
+    memcpy(o + sizeof k, &p, sizeof p);
+    if (s->args_len) jtok_utf8_copy(s->args, s->args_len, o + sizeof k + sizeof p);
     if (s->ts < w->t0) w->t0 = s->ts;
     if (s->ts + s->dur > w->t1) w->t1 = s->ts + s->dur;
     w->stats.slices++;
     if ((unsigned)s->kind < TB_K_COUNT) w->stats.by_kind[s->kind]++;
-    return sorter_add(w->sorter, &k, p, (uint32_t)need, e);
+    return 0;
 }
 
 static int step_done(struct rundb_writer *w, sqlite3_stmt *st, struct err *e, const char *what)
@@ -459,65 +557,212 @@ static int step_done(struct rundb_writer *w, sqlite3_stmt *st, struct err *e, co
 
 int rundb_add_flow(struct rundb_writer *w, const struct tb_flow *f, struct err *e)
 {
-    char ph[2] = { f->ph, 0 }, bp[2] = { f->bp, 0 };
-    sqlite3_bind_int(w->ins_flow, 1, w->rank);
-    sqlite3_bind_int64(w->ins_flow, 2, f->cat);
-    sqlite3_bind_int64(w->ins_flow, 3, f->name);
-    sqlite3_bind_text(w->ins_flow, 4, f->fid, (int)f->fid_len, SQLITE_STATIC);
-    sqlite3_bind_text(w->ins_flow, 5, ph, 1, SQLITE_TRANSIENT);
-    if (f->bp) sqlite3_bind_text(w->ins_flow, 6, bp, 1, SQLITE_TRANSIENT);
-    else sqlite3_bind_null(w->ins_flow, 6);
-    sqlite3_bind_int64(w->ins_flow, 7, f->track);
-    sqlite3_bind_int64(w->ins_flow, 8, f->ts);
+    if (bg_failed(w, e)) return e->code;
+    struct op_flow o = { w->rank, f->cat, f->name, f->track, f->ts, f->ph, f->bp, (uint32_t)f->fid_len };
+    char *d = emit(w, OP_FLOW, sizeof o + f->fid_len);
+    memcpy(d, &o, sizeof o);
+    jtok_utf8_copy(f->fid, f->fid_len, d + sizeof o);
     w->stats.flows++;
-    return step_done(w, w->ins_flow, e, "flow insert");
+    return 0;
 }
 
 int rundb_add_instant(struct rundb_writer *w, const struct tb_instant *i, struct err *e)
 {
-    char sc[2] = { i->scope ? i->scope : 't', 0 };
-    sqlite3_bind_int64(w->ins_instant, 1, i->track);
-    sqlite3_bind_int64(w->ins_instant, 2, i->ts);
-    sqlite3_bind_int64(w->ins_instant, 3, i->name);
-    sqlite3_bind_int64(w->ins_instant, 4, i->cat);
-    sqlite3_bind_text(w->ins_instant, 5, sc, 1, SQLITE_TRANSIENT);
-    if (i->args_len) {
-        char *tmp = xmalloc(i->args_len);
-        jtok_utf8_copy(i->args, i->args_len, tmp);
-        sqlite3_bind_text(w->ins_instant, 6, tmp, (int)i->args_len, free);
-    } else {
-        sqlite3_bind_null(w->ins_instant, 6);
-    }
+    if (bg_failed(w, e)) return e->code;
+    struct op_instant o = { i->track, i->name, i->cat, i->scope ? i->scope : 't', i->ts, (uint32_t)i->args_len };
+    char *d = emit(w, OP_INSTANT, sizeof o + i->args_len);
+    memcpy(d, &o, sizeof o);
+    if (i->args_len) jtok_utf8_copy(i->args, i->args_len, d + sizeof o);
     w->stats.instants++;
-    return step_done(w, w->ins_instant, e, "instant insert");
+    return 0;
 }
 
 int rundb_add_counter(struct rundb_writer *w, const struct tb_counter *c, struct err *e)
 {
-    sqlite3_bind_int(w->ins_counter, 1, w->rank);
-    sqlite3_bind_int64(w->ins_counter, 2, c->track);
-    sqlite3_bind_int64(w->ins_counter, 3, c->name);
-    sqlite3_bind_int64(w->ins_counter, 4, c->ts);
-    sqlite3_bind_double(w->ins_counter, 5, c->value);
+    if (bg_failed(w, e)) return e->code;
+    struct op_counter o = { w->rank, *c };
+    memcpy(emit(w, OP_COUNTER, sizeof o), &o, sizeof o);
     w->stats.counters++;
-    return step_done(w, w->ins_counter, e, "counter insert");
+    return 0;
 }
 
 int rundb_add_mem(struct rundb_writer *w, const struct tb_mem *m, struct err *e)
 {
-    sqlite3_bind_int(w->ins_mem, 1, w->rank);
-    sqlite3_bind_int64(w->ins_mem, 2, m->track);
-    sqlite3_bind_int64(w->ins_mem, 3, m->ts);
-    sqlite3_bind_int(w->ins_mem, 4, m->dev_type);
-    sqlite3_bind_int(w->ins_mem, 5, m->dev_id);
-    sqlite3_bind_int64(w->ins_mem, 6, m->addr);
-    sqlite3_bind_int64(w->ins_mem, 7, m->bytes);
-    if (m->total_alloc >= 0) sqlite3_bind_int64(w->ins_mem, 8, m->total_alloc);
-    else sqlite3_bind_null(w->ins_mem, 8);
-    if (m->total_reserved >= 0) sqlite3_bind_int64(w->ins_mem, 9, m->total_reserved);
-    else sqlite3_bind_null(w->ins_mem, 9);
+    if (bg_failed(w, e)) return e->code;
+    struct op_mem o = { w->rank, *m };
+    memcpy(emit(w, OP_MEM, sizeof o), &o, sizeof o);
     w->stats.mems++;
-    return step_done(w, w->ins_mem, e, "memory event insert");
+    return 0;
+}
+
+/* --- the writer thread's side ------------------------------------------ */
+
+static int apply_op(struct rundb_writer *w, const struct op_hdr *h, const char *d, struct err *e)
+{
+    switch (h->type) {
+    case OP_STR: {
+        uint32_t id;
+        memcpy(&id, d, 4);
+        sqlite3_bind_int64(w->ins_str, 1, id);
+        sqlite3_bind_text(w->ins_str, 2, d + 4, (int)(h->len - 4), SQLITE_STATIC);
+        return step_done(w, w->ins_str, e, "string insert");
+    }
+    case OP_SLICE: {
+        struct sorter_key k;
+        memcpy(&k, d, sizeof k);
+        return sorter_add(w->sorter, &k, d + sizeof k, h->len - (uint32_t)sizeof k, e);
+    }
+    case OP_FLOW: {
+        struct op_flow o;
+        char ph[2], bp[2];
+        memcpy(&o, d, sizeof o);
+        ph[0] = o.ph;
+        ph[1] = 0;
+        bp[0] = o.bp;
+        bp[1] = 0;
+        sqlite3_stmt *st = w->ins_flow;
+        sqlite3_bind_int(st, 1, o.rank);
+        sqlite3_bind_int64(st, 2, o.cat);
+        sqlite3_bind_int64(st, 3, o.name);
+        sqlite3_bind_text(st, 4, d + sizeof o, (int)o.fid_len, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, ph, 1, SQLITE_TRANSIENT);
+        if (o.bp) sqlite3_bind_text(st, 6, bp, 1, SQLITE_TRANSIENT);
+        else sqlite3_bind_null(st, 6);
+        sqlite3_bind_int64(st, 7, o.track);
+        sqlite3_bind_int64(st, 8, o.ts);
+        return step_done(w, st, e, "flow insert");
+    }
+    case OP_INSTANT: {
+        struct op_instant o;
+        char sc[2];
+        memcpy(&o, d, sizeof o);
+        sc[0] = o.scope;
+        sc[1] = 0;
+        sqlite3_stmt *st = w->ins_instant;
+        sqlite3_bind_int64(st, 1, o.track);
+        sqlite3_bind_int64(st, 2, o.ts);
+        sqlite3_bind_int64(st, 3, o.name);
+        sqlite3_bind_int64(st, 4, o.cat);
+        sqlite3_bind_text(st, 5, sc, 1, SQLITE_TRANSIENT);
+        if (o.args_len) sqlite3_bind_text(st, 6, d + sizeof o, (int)o.args_len, SQLITE_STATIC);
+        else sqlite3_bind_null(st, 6);
+        return step_done(w, st, e, "instant insert");
+    }
+    case OP_COUNTER: {
+        struct op_counter o;
+        memcpy(&o, d, sizeof o);
+        sqlite3_stmt *st = w->ins_counter;
+        sqlite3_bind_int(st, 1, o.rank);
+        sqlite3_bind_int64(st, 2, o.c.track);
+        sqlite3_bind_int64(st, 3, o.c.name);
+        sqlite3_bind_int64(st, 4, o.c.ts);
+        sqlite3_bind_double(st, 5, o.c.value);
+        return step_done(w, st, e, "counter insert");
+    }
+    case OP_MEM: {
+        struct op_mem o;
+        memcpy(&o, d, sizeof o);
+        sqlite3_stmt *st = w->ins_mem;
+        sqlite3_bind_int(st, 1, o.rank);
+        sqlite3_bind_int64(st, 2, o.m.track);
+        sqlite3_bind_int64(st, 3, o.m.ts);
+        sqlite3_bind_int(st, 4, o.m.dev_type);
+        sqlite3_bind_int(st, 5, o.m.dev_id);
+        sqlite3_bind_int64(st, 6, o.m.addr);
+        sqlite3_bind_int64(st, 7, o.m.bytes);
+        if (o.m.total_alloc >= 0) sqlite3_bind_int64(st, 8, o.m.total_alloc);
+        else sqlite3_bind_null(st, 8);
+        if (o.m.total_reserved >= 0) sqlite3_bind_int64(st, 9, o.m.total_reserved);
+        else sqlite3_bind_null(st, 9);
+        return step_done(w, st, e, "memory event insert");
+    }
+    }
+    return err_set(e, ERR_INTERNAL, "unknown writer op %u", h->type);
+}
+
+static void *bg_main(void *arg)
+{
+    struct rundb_writer *w = arg;
+    pthread_mutex_lock(&w->bg_mu);
+    for (;;) {
+        while (w->bg_count == 0 && !w->bg_stop) {
+            w->bg_busy = 0;
+            pthread_cond_broadcast(&w->bg_idle);
+            pthread_cond_wait(&w->bg_get, &w->bg_mu);
+        }
+        if (w->bg_count == 0 && w->bg_stop) break;
+        struct bg_chunk c = w->bg_q[w->bg_head];
+        w->bg_head = (w->bg_head + 1) % BG_QUEUE;
+        w->bg_count--;
+        w->bg_busy = 1;
+        int failed = w->bg_err.code != 0;
+        pthread_cond_signal(&w->bg_put);
+        pthread_mutex_unlock(&w->bg_mu);
+
+        struct err e;
+        err_clear(&e);
+        for (size_t off = 0; !failed && off < c.len;) {
+            const struct op_hdr *h = (const struct op_hdr *)(c.buf + off);
+            if (apply_op(w, h, (const char *)(h + 1), &e) != 0) failed = 1;
+            off += sizeof *h + OP_ALIGN(h->len);
+        }
+
+        pthread_mutex_lock(&w->bg_mu);
+        if (failed && e.code && !w->bg_err.code) {
+            w->bg_err = e;
+            w->bg_err_seen = 1;
+        }
+        if (c.cap == BG_CHUNK && w->bg_nfree < BG_QUEUE + 2) w->bg_free[w->bg_nfree++] = c.buf;
+        else free(c.buf);
+    }
+    w->bg_busy = 0;
+    pthread_cond_broadcast(&w->bg_idle);
+    pthread_mutex_unlock(&w->bg_mu);
+    return NULL;
+}
+
+/* Hands the current chunk to the writer (waiting while the queue is full)
+ * and starts a fresh one. */
+static void bg_push(struct rundb_writer *w)
+{
+    if (w->cur_len == 0) return;
+    pthread_mutex_lock(&w->bg_mu);
+    while (w->bg_count == BG_QUEUE) pthread_cond_wait(&w->bg_put, &w->bg_mu);
+    struct bg_chunk c = { w->cur_buf, w->cur_len, w->cur_cap };
+    w->bg_q[(w->bg_head + w->bg_count) % BG_QUEUE] = c;
+    w->bg_count++;
+    pthread_cond_signal(&w->bg_get);
+    char *fresh = w->bg_nfree ? w->bg_free[--w->bg_nfree] : NULL;
+    pthread_mutex_unlock(&w->bg_mu);
+    w->cur_buf = fresh ? fresh : xmalloc(BG_CHUNK);
+    w->cur_cap = BG_CHUNK;
+    w->cur_len = 0;
+}
+
+/* Waits until the writer has applied everything emitted so far. After it
+ * returns the caller may use the connection: the writer is idle. */
+static int bg_barrier(struct rundb_writer *w, struct err *e)
+{
+    bg_push(w);
+    pthread_mutex_lock(&w->bg_mu);
+    while (w->bg_count > 0 || w->bg_busy) pthread_cond_wait(&w->bg_idle, &w->bg_mu);
+    int rc = 0;
+    if (w->bg_err.code) {
+        *e = w->bg_err;
+        rc = e->code;
+    }
+    pthread_mutex_unlock(&w->bg_mu);
+    return rc;
+}
+
+/* Cheap check of an earlier writer failure, so parsing stops early. */
+static int bg_failed(struct rundb_writer *w, struct err *e)
+{
+    if (!w->bg_err_seen) return 0;
+    pthread_mutex_lock(&w->bg_mu);
+    *e = w->bg_err;
+    pthread_mutex_unlock(&w->bg_mu);
+    return 1;
 }
 
 void rundb_note(struct rundb_writer *w, enum tb_note_level level, const char *reason, const char *example)
@@ -580,19 +825,14 @@ static json_t *pick_device(struct rundb_writer *w, json_t *header)
 int rundb_set_rank_header(struct rundb_writer *w, json_t *header, const char *format, int64_t base_ns,
                           struct err *e)
 {
-    char *text = header ? json_dumps(header, JSON_COMPACT) : NULL;
-    json_t *dist = header ? json_object_get(header, "distributedInfo") : NULL;
-    char *dtext = json_is_object(dist) ? json_dumps(dist, JSON_COMPACT) : NULL;
-
-    sqlite3_bind_text(w->upd_rank_header, 1, format, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(w->upd_rank_header, 2, base_ns);
-    sqlite3_bind_null(w->upd_rank_header, 3); /* device: chosen in finish_rank once GPU tracks are known */
-    if (dtext) sqlite3_bind_text(w->upd_rank_header, 4, dtext, -1, free);
-    else sqlite3_bind_null(w->upd_rank_header, 4);
-    if (text) sqlite3_bind_text(w->upd_rank_header, 5, text, -1, free);
-    else sqlite3_bind_null(w->upd_rank_header, 5);
-    sqlite3_bind_int(w->upd_rank_header, 6, w->rank);
-    return step_done(w, w->upd_rank_header, e, "rank header");
+    (void)e;
+    /* kept until rundb_finish_rank: the connection belongs to the writer
+     * thread while the rank is being parsed */
+    json_decref(w->rank_header);
+    w->rank_header = header ? json_incref(header) : NULL;
+    w->rank_format = format;
+    w->rank_base_ns = base_ns;
+    return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -752,39 +992,44 @@ int rundb_finish_rank(struct rundb_writer *w, struct tb_rank_stats *stats, struc
     sqlite3_stmt *st = NULL;
 
     if (!w->in_rank) return err_set(e, ERR_INTERNAL, "rundb_finish_rank without a rank");
+    if (bg_barrier(w, e) != 0) return e->code;
     if (drain_slices(w, e) != 0 || write_tracks(w, e) != 0 || write_notes(w, e) != 0) return e->code;
 
-    /* device: now that GPU tracks know their sizes */
-    json_t *header = NULL;
-    if (sqlite3_prepare_v2(w->db, "SELECT header FROM rank WHERE rank=?", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int(st, 1, w->rank);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-            header = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-        sqlite3_finalize(st);
-    }
+    json_t *header = w->rank_header;
+    json_t *dist = header ? json_object_get(header, "distributedInfo") : NULL;
     json_t *dev = header ? pick_device(w, header) : NULL;
+    char *htext = header ? json_dumps(header, JSON_COMPACT) : NULL;
+    char *disttext = json_is_object(dist) ? json_dumps(dist, JSON_COMPACT) : NULL;
     char *dtext = dev ? json_dumps(dev, JSON_COMPACT) : NULL;
     json_t *sj = stats_json(&w->stats);
     char *stext = json_dumps(sj, JSON_COMPACT);
     json_decref(sj);
-    json_decref(header);
-    if (sqlite3_prepare_v2(w->db, "UPDATE rank SET device=?, stats=?, t0=?, t1=? WHERE rank=?", -1, &st, NULL) !=
-        SQLITE_OK) {
+    if (sqlite3_prepare_v2(w->db,
+                           "UPDATE rank SET format=?, base_ns=?, device=?, distributed=?, header=?, stats=?,"
+                           " t0=?, t1=? WHERE rank=?",
+                           -1, &st, NULL) != SQLITE_OK) {
+        free(htext);
+        free(disttext);
         free(dtext);
         free(stext);
         return db_err(w, e, "rank update");
     }
-    if (dtext) sqlite3_bind_text(st, 1, dtext, -1, free);
-    else sqlite3_bind_null(st, 1);
-    sqlite3_bind_text(st, 2, stext, -1, free);
+    sqlite3_bind_text(st, 1, w->rank_format ? w->rank_format : "?", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, w->rank_base_ns);
+    if (dtext) sqlite3_bind_text(st, 3, dtext, -1, free);
+    if (disttext) sqlite3_bind_text(st, 4, disttext, -1, free);
+    if (htext) sqlite3_bind_text(st, 5, htext, -1, free);
+    sqlite3_bind_text(st, 6, stext, -1, free);
     if (w->t0 <= w->t1) {
-        sqlite3_bind_int64(st, 3, w->t0);
-        sqlite3_bind_int64(st, 4, w->t1);
+        sqlite3_bind_int64(st, 7, w->t0);
+        sqlite3_bind_int64(st, 8, w->t1);
     }
-    sqlite3_bind_int(st, 5, w->rank);
+    sqlite3_bind_int(st, 9, w->rank);
     int rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return db_err(w, e, "rank update");
+    json_decref(w->rank_header);
+    w->rank_header = NULL;
     if (stats) *stats = w->stats;
     w->in_rank = 0;
     return 0;
@@ -802,8 +1047,24 @@ void rundb_count_event(struct rundb_writer *w, int metadata)
 
 static void free_writer(struct rundb_writer *w)
 {
+    if (w->bg_started) {
+        pthread_mutex_lock(&w->bg_mu);
+        w->bg_stop = 1;
+        pthread_cond_signal(&w->bg_get);
+        pthread_mutex_unlock(&w->bg_mu);
+        pthread_join(w->bg_thread, NULL);
+        /* chunks the writer never took */
+        for (int i = 0; i < w->bg_count; i++) free(w->bg_q[(w->bg_head + i) % BG_QUEUE].buf);
+        for (int i = 0; i < w->bg_nfree; i++) free(w->bg_free[i]);
+        pthread_mutex_destroy(&w->bg_mu);
+        pthread_cond_destroy(&w->bg_get);
+        pthread_cond_destroy(&w->bg_put);
+        pthread_cond_destroy(&w->bg_idle);
+    }
+    free(w->cur_buf);
+    json_decref(w->rank_header);
     sqlite3_stmt *sts[] = { w->ins_str,     w->ins_slice, w->ins_flow,  w->ins_instant, w->ins_counter,
-                            w->ins_mem,     w->ins_track, w->ins_rank,  w->ins_note,    w->upd_rank_header };
+                            w->ins_mem,     w->ins_track, w->ins_rank,  w->ins_note };
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) sqlite3_finalize(sts[i]);
     if (w->db) sqlite3_close(w->db);
     free(w->strs.hash);
@@ -846,6 +1107,10 @@ int rundb_close_writer(struct rundb_writer *w, struct err *e)
 
     if (w->in_rank) {
         rc = err_set(e, ERR_INTERNAL, "rundb_close_writer with an unfinished rank");
+        goto out;
+    }
+    if (bg_barrier(w, e) != 0) {
+        rc = e->code;
         goto out;
     }
     phase(w, "index");
