@@ -262,6 +262,14 @@ static void strmap_grow(struct strmap *m)
 uint32_t rundb_intern(struct rundb_writer *w, const char *s, size_t n)
 {
     struct strmap *m = &w->strs;
+    char *fixed = NULL;
+
+    /* Key on the repaired text, so the same bad bytes find the same id. */
+    if (!jtok_utf8_valid(s, n)) {
+        fixed = xmalloc(n ? n : 1);
+        jtok_utf8_copy(s, n, fixed);
+        s = fixed;
+    }
     uint64_t h = hash_bytes(s, n, 0);
 
     if ((m->n + 1) * 4 > m->cap * 3) strmap_grow(m);
@@ -271,7 +279,10 @@ uint32_t rundb_intern(struct rundb_writer *w, const char *s, size_t n)
             const char *p = m->arena + m->off[j];
             uint32_t len;
             memcpy(&len, p, 4);
-            if (len == n && memcmp(p + 4, s, n) == 0) return m->id[j];
+            if (len == n && memcmp(p + 4, s, n) == 0) {
+                free(fixed);
+                return m->id[j];
+            }
         }
         j = (j + 1) & (m->cap - 1);
     }
@@ -283,7 +294,8 @@ uint32_t rundb_intern(struct rundb_writer *w, const char *s, size_t n)
     uint32_t len = (uint32_t)n;
     memcpy(m->arena + m->arena_len, &len, 4);
     char *dst = m->arena + m->arena_len + 4;
-    jtok_utf8_copy(s, n, dst);
+    memcpy(dst, s, n);
+    free(fixed);
     m->hash[j] = h;
     m->id[j] = ++w->next_str;
     m->off[j] = m->arena_len;
@@ -492,6 +504,15 @@ int rundb_begin_rank(struct rundb_writer *w, int rank, const char *file, int64_t
 {
     if (w->in_rank) return err_set(e, ERR_INTERNAL, "rundb_begin_rank while a rank is open");
     if (bg_barrier(w, e) != 0) return e->code;
+    sqlite3_bind_int(w->ins_rank, 1, rank);
+    sqlite3_bind_text(w->ins_rank, 2, file, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(w->ins_rank, 3, bytes);
+    int rc = sqlite3_step(w->ins_rank);
+    sqlite3_reset(w->ins_rank);
+    if (rc != SQLITE_DONE) {
+        if (rc == SQLITE_CONSTRAINT) return err_set(e, ERR_INVALID, "two trace files claim rank %d", rank);
+        return db_err(w, e, "rank insert");
+    }
     w->rank = rank;
     w->in_rank = 1;
     w->rank_first_track = w->ntracks;
@@ -509,15 +530,6 @@ int rundb_begin_rank(struct rundb_writer *w, int rank, const char *file, int64_t
     w->t0 = INT64_MAX;
     w->t1 = INT64_MIN;
     w->sorter = sorter_new(w->sort_memory, w->tmp_dir);
-    sqlite3_bind_int(w->ins_rank, 1, rank);
-    sqlite3_bind_text(w->ins_rank, 2, file, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int64(w->ins_rank, 3, bytes);
-    int rc = sqlite3_step(w->ins_rank);
-    sqlite3_reset(w->ins_rank);
-    if (rc != SQLITE_DONE) {
-        if (rc == SQLITE_CONSTRAINT) return err_set(e, ERR_INVALID, "two trace files claim rank %d", rank);
-        return db_err(w, e, "rank insert");
-    }
     return 0;
 }
 
