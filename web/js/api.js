@@ -1,0 +1,326 @@
+// @ts-check
+/**
+ * api.js — the only module that talks to the server (fetch and XHR).
+ *
+ * Every path is relative to the page ("./api/runs"), so the app works under
+ * a reverse-proxy base path. Requests other than GET carry the header
+ * `X-Traceboard-CSRF: 1`, which the server requires for cookie-
+ * authenticated writes (a cross-site form cannot set it). Responses are
+ * JSON; a failure becomes an ApiError whose message is the server's
+ * `error.message` (from `{"error": {"code", "message"}}`), else the HTTP
+ * status text, so views can show err.message as is.
+ *
+ * Dev fixture pages (web/dev/) call installMock() before the app starts;
+ * the mock answers requests instead of the network.
+ */
+
+/**
+ * @typedef {object} RunFile
+ * @property {string} name
+ * @property {number} bytes
+ * @property {number} rank
+ */
+
+/**
+ * @typedef {object} Run
+ * @property {string} id
+ * @property {string} name
+ * @property {number} created  unix seconds
+ * @property {string} status
+ * @property {number} ranks
+ * @property {string} gpu      "" when no GPU was recorded
+ * @property {number} bytes    sum of the source files' sizes
+ * @property {number} events
+ * @property {number} warnings import notes users should see
+ * @property {RunFile[]} files
+ * @property {string[]} tags
+ */
+
+/**
+ * @typedef {object} JobError
+ * @property {string} code
+ * @property {string} message
+ */
+
+/**
+ * @typedef {object} Job
+ * @property {number} id
+ * @property {'queued' | 'running' | 'done' | 'failed'} state
+ * @property {string} phase  queued | parse | sort | index | analyze | commit
+ * @property {string} name
+ * @property {number} bytes_done
+ * @property {number} bytes_total
+ * @property {number} events
+ * @property {string} [run_id]
+ * @property {JobError} [error]
+ */
+
+/**
+ * @typedef {object} Note
+ * @property {'info' | 'repaired' | 'dropped'} level
+ * @property {string} reason
+ * @property {number} count
+ * @property {string} [example]
+ */
+
+/**
+ * @typedef {object} RankStats
+ * @property {number} events
+ * @property {number} slices
+ * @property {number} flows
+ * @property {number} instants
+ * @property {number} counters
+ * @property {number} mems
+ * @property {number} metadata
+ * @property {number} dropped
+ * @property {number} repaired
+ * @property {Record<string, number>} by_kind
+ */
+
+/**
+ * @typedef {object} RankInfo
+ * @property {number} rank
+ * @property {string} file
+ * @property {number} bytes
+ * @property {string} format
+ * @property {Record<string, unknown> | null} device        CUDA device properties
+ * @property {Record<string, unknown> | null} distributed   e.g. {backend, rank, world_size}
+ * @property {number} t0_ns
+ * @property {number} t1_ns
+ * @property {number} base_ns
+ * @property {RankStats} stats
+ * @property {Note[]} notes
+ */
+
+/**
+ * @typedef {object} RunInfo
+ * @property {RankInfo[]} ranks
+ * @property {number} tracks
+ * @property {number} slices
+ */
+
+/** @typedef {Run & {info: RunInfo}} RunDetail */
+
+/** Error from the server (status > 0) or the network (status 0). */
+export class ApiError extends Error {
+    /**
+     * @param {string} message shown to users
+     * @param {number} status HTTP status, 0 for network failures
+     * @param {string} code server error code ("not_found" …), "network", "aborted" or "http"
+     */
+    constructor(message, status, code) {
+        super(message);
+        this.name = 'ApiError';
+        this.status = status;
+        this.code = code;
+    }
+}
+
+/** Header the server demands on every write. */
+export const CSRF_HEADER = 'X-Traceboard-CSRF';
+
+/**
+ * A dev-page stand-in for the server. Return a value (or a promise of one)
+ * to answer the request with it, throw an ApiError to fail it, or return
+ * undefined to let it go to the network.
+ * @typedef {(method: string, path: string, body: unknown) => unknown} MockHandler
+ */
+
+/** @type {MockHandler | null} */
+let mock = null;
+
+/**
+ * Dev fixture pages only: answers requests from handler.
+ * @param {MockHandler | null} handler
+ */
+export function installMock(handler) {
+    mock = handler;
+}
+
+/**
+ * Builds an ApiError from a failed response's status and body text.
+ * @param {number} status
+ * @param {string} statusText
+ * @param {string} text
+ * @returns {ApiError}
+ */
+export function errorFromResponse(status, statusText, text) {
+    let message = '';
+    let code = 'http';
+    try {
+        const body = JSON.parse(text);
+        if (body && body.error && typeof body.error.message === 'string') {
+            message = body.error.message;
+            if (typeof body.error.code === 'string') code = body.error.code;
+        }
+    } catch {
+        // not JSON (a proxy's HTML error page): fall back to the status
+    }
+    if (!message) message = statusText ? `${status} ${statusText}` : `HTTP error ${status}`;
+    return new ApiError(message, status, code);
+}
+
+/**
+ * Sends one request and returns the parsed JSON answer (null when empty).
+ * @param {string} method
+ * @param {string} path relative, e.g. "./api/runs"
+ * @param {unknown} [body] sent as JSON when not undefined
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<any>}
+ */
+export async function request(method, path, body, signal) {
+    if (mock) {
+        const answer = await mock(method, path, body);
+        if (answer !== undefined) return answer;
+    }
+    /** @type {Record<string, string>} */
+    const headers = { Accept: 'application/json' };
+    if (method !== 'GET' && method !== 'HEAD') headers[CSRF_HEADER] = '1';
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    let res;
+    try {
+        res = await fetch(path, {
+            method,
+            headers,
+            body: body === undefined ? undefined : JSON.stringify(body),
+            credentials: 'same-origin',
+            cache: 'no-store',
+            signal,
+        });
+    } catch (e) {
+        if (e instanceof DOMException && e.name === 'AbortError') throw new ApiError('Request cancelled', 0, 'aborted');
+        throw new ApiError('Cannot reach the traceboard server. Is it running, and is the SSH tunnel up?', 0, 'network');
+    }
+    const text = await res.text();
+    if (!res.ok) throw errorFromResponse(res.status, res.statusText, text);
+    if (!text) return null;
+    try {
+        return JSON.parse(text);
+    } catch {
+        throw new ApiError(`The server sent a response that is not JSON (${path})`, res.status, 'bad_response');
+    }
+}
+
+/**
+ * @param {string} id
+ * @returns {string}
+ */
+const runPath = (id) => './api/runs/' + encodeURIComponent(id);
+
+/**
+ * Runs (newest first) and the ingest jobs still worth showing.
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<{runs: Run[], jobs: Job[]}>}
+ */
+export async function listRuns(signal) {
+    const r = await request('GET', './api/runs', undefined, signal);
+    return { runs: (r && r.runs) || [], jobs: (r && r.jobs) || [] };
+}
+
+/**
+ * One run with its import information.
+ * @param {string} id
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<RunDetail>}
+ */
+export function getRun(id, signal) {
+    return request('GET', runPath(id), undefined, signal);
+}
+
+/**
+ * Changes a run's name and/or tags.
+ * @param {string} id
+ * @param {{name?: string, tags?: string[]}} patch
+ * @returns {Promise<Run | null>} the updated run if the server returns it
+ */
+export function updateRun(id, patch) {
+    return request('PATCH', runPath(id), patch);
+}
+
+/**
+ * Deletes a run and its stored data.
+ * @param {string} id
+ * @returns {Promise<unknown>}
+ */
+export function deleteRun(id) {
+    return request('DELETE', runPath(id));
+}
+
+/**
+ * One ingest job's progress.
+ * @param {number} job
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Job>}
+ */
+export function getJob(job, signal) {
+    return request('GET', './api/jobs/' + encodeURIComponent(String(job)), undefined, signal);
+}
+
+/**
+ * Any JSON document by relative URL (dev fixture pages load fixtures so).
+ * @param {string} url
+ * @returns {Promise<any>}
+ */
+export function getJson(url) {
+    return request('GET', url);
+}
+
+/**
+ * @typedef {object} UploadOptions
+ * @property {string} [name] run name; empty = the server derives one
+ * @property {(loaded: number, total: number) => void} [onProgress] bytes sent so far
+ * @property {AbortSignal} [signal]
+ */
+
+/**
+ * Uploads trace files (one run; several files = one rank each) as
+ * multipart/form-data to ./api/runs?async=1: a text field `name` when given,
+ * then one `file` field per file. Uses XHR because fetch cannot report
+ * upload progress. Resolves with the server's 202 answer {job, url}.
+ * @param {File[]} files
+ * @param {UploadOptions} [opts]
+ * @returns {Promise<{job: number, url?: string}>}
+ */
+export function uploadRun(files, opts = {}) {
+    const form = new FormData();
+    if (opts.name) form.append('name', opts.name);
+    for (const f of files) form.append('file', f, f.name);
+    if (mock) {
+        return Promise.resolve(mock('POST', './api/runs?async=1', { files, name: opts.name, onProgress: opts.onProgress })).then(
+            (a) => /** @type {{job: number, url?: string}} */ (a),
+        );
+    }
+    return new Promise((resolve, reject) => {
+        const xhr = new XMLHttpRequest();
+        xhr.open('POST', './api/runs?async=1');
+        xhr.setRequestHeader(CSRF_HEADER, '1');
+        xhr.setRequestHeader('Accept', 'application/json');
+        if (opts.onProgress) {
+            const cb = opts.onProgress;
+            xhr.upload.addEventListener('progress', (ev) => cb(ev.loaded, ev.lengthComputable ? ev.total : 0));
+        }
+        xhr.addEventListener('load', () => {
+            if (xhr.status >= 200 && xhr.status < 300) {
+                try {
+                    resolve(JSON.parse(xhr.responseText));
+                } catch {
+                    reject(new ApiError('The server accepted the upload but its answer is not JSON', xhr.status, 'bad_response'));
+                }
+            } else {
+                reject(errorFromResponse(xhr.status, xhr.statusText, xhr.responseText));
+            }
+        });
+        xhr.addEventListener('error', () =>
+            reject(new ApiError('The upload failed: the connection to the server was lost', 0, 'network')),
+        );
+        xhr.addEventListener('abort', () => reject(new ApiError('Upload cancelled', 0, 'aborted')));
+        if (opts.signal) {
+            if (opts.signal.aborted) {
+                reject(new ApiError('Upload cancelled', 0, 'aborted'));
+                return;
+            }
+            opts.signal.addEventListener('abort', () => xhr.abort());
+        }
+        xhr.send(form);
+    });
+}

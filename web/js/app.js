@@ -1,0 +1,66 @@
+// @ts-check
+/**
+ * app.js — the entry point (index.html loads only this module).
+ *
+ * Owns the one store ({route}) and the mounted view. The router reports
+ * every route; a route with a new identity (routeKey: another page, run or
+ * job) unmounts the current view and mounts the view for it, while a route
+ * that only changes tabs, rank or filters is just stored, and the mounted
+ * view re-renders from its store subscription. Views come from the VIEWS
+ * table: adding a page is one module plus one line here.
+ *
+ * Also reports any unhandled promise rejection as an error toast, so a
+ * failed request is never silent.
+ */
+
+import { C } from './classes.js';
+import { clear, toast } from './dom.js';
+import { makeRoute, routeKey, startRouter } from './router.js';
+import { createStore } from './state.js';
+import * as jobView from './views/job.js';
+import * as runView from './views/run.js';
+import * as runsView from './views/runs.js';
+
+/**
+ * @typedef {object} View
+ * @property {(root: HTMLElement, store: import('./state.js').AppStore) => void} mount
+ * @property {() => void} unmount
+ */
+
+/** @type {Record<import('./router.js').ViewName, View>} */
+const VIEWS = { runs: runsView, run: runView, job: jobView };
+
+const root = document.getElementById('tb-main') || document.body;
+/** @type {import('./state.js').AppStore} */
+const store = createStore({ route: makeRoute() });
+/** @type {View | null} */
+let view = null;
+let key = '';
+
+/** @param {import('./router.js').Route} route */
+function show(route) {
+    const nextKey = routeKey(route);
+    if (nextKey === key && view) {
+        store.set({ route });
+        return;
+    }
+    if (view) view.unmount();
+    clear(root);
+    key = nextKey;
+    store.set({ route });
+    view = VIEWS[route.view];
+    view.mount(root, store);
+    window.scrollTo(0, 0);
+    for (const a of document.querySelectorAll('.' + C.navLink)) {
+        if (!(a instanceof HTMLAnchorElement)) continue;
+        if (route.view === 'runs' && a.dataset.nav === 'runs') a.setAttribute('aria-current', 'page');
+        else a.removeAttribute('aria-current');
+    }
+}
+
+window.addEventListener('unhandledrejection', (ev) => {
+    const r = ev.reason;
+    toast(r instanceof Error ? r.message : String(r), { kind: 'error' });
+});
+
+startRouter(show);

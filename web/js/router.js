@@ -1,0 +1,203 @@
+// @ts-check
+/**
+ * router.js — the URL query string is the view state.
+ *
+ *   ./                         runs list      (&q=filter, &sort=[-]column)
+ *   ./?run=<id>                run page       (&view=<tab>, &rank=<n>)
+ *   ./?job=<n>                 ingest job progress
+ *   anything else              runs list (the address is rewritten to ./)
+ *
+ * Pure half (no DOM; tested under node): parseRoute() turns a query string
+ * into a Route, buildUrl() turns a Route back into a relative URL. Every
+ * URL is relative ("./?run=…") so the app works under any base path.
+ *
+ * Browser half: startRouter() reports the current Route and every later
+ * change (navigate(), popstate, clicks on same-page links) to one callback.
+ * navigate() pushes a history entry by default (switching views) and
+ * replaces the current one with {replace: true} (filters, rank, redirects).
+ * On start the address is rewritten to its canonical form with
+ * replaceState, which also drops parameters we do not own (e.g. a `token`
+ * the server may have accepted on the first load).
+ */
+
+/** @typedef {'runs' | 'run' | 'job'} ViewName */
+
+/**
+ * @typedef {object} Route
+ * @property {ViewName} view  which page
+ * @property {string | null} run   run id (view "run")
+ * @property {number | null} job   ingest job number (view "job")
+ * @property {string} tab   run page tab, one of TABS ids (URL parameter `view`)
+ * @property {number | null} rank  selected rank on the run page; null = all
+ * @property {string} q     runs list filter text
+ * @property {string} sort  runs list sort key ("" = default, "-" prefix = descending)
+ */
+
+/**
+ * Run page tabs in display order; `live` tabs have content, the others show
+ * a "coming soon" placeholder.
+ * @type {ReadonlyArray<{id: string, label: string, live: boolean}>}
+ */
+export const TABS = Object.freeze([
+    { id: 'overview', label: 'Overview', live: false },
+    { id: 'operators', label: 'Operators', live: false },
+    { id: 'kernels', label: 'Kernels', live: false },
+    { id: 'memory', label: 'Memory', live: false },
+    { id: 'timeline', label: 'Timeline', live: false },
+    { id: 'ranks', label: 'Ranks', live: false },
+    { id: 'info', label: 'Info', live: true },
+]);
+
+/** Tab shown when the URL names none (or an unknown one). */
+export const DEFAULT_TAB = 'info';
+
+/** Columns the runs list can be sorted by (URL `sort`, optional "-" prefix). */
+export const SORT_KEYS = Object.freeze(['name', 'created', 'ranks', 'gpu', 'bytes', 'events', 'status']);
+
+const RUN_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
+const JOB_RE = /^[1-9][0-9]{0,9}$/;
+const RANK_RE = /^(0|[1-9][0-9]{0,5})$/;
+const Q_MAX = 200;
+
+/**
+ * A Route with every field at its default, merged with `fields`.
+ * @param {Partial<Route>} [fields]
+ * @returns {Route}
+ */
+export function makeRoute(fields = {}) {
+    return { view: 'runs', run: null, job: null, tab: DEFAULT_TAB, rank: null, q: '', sort: '', ...fields };
+}
+
+/**
+ * Parses a query string ("?run=abc&view=info", with or without "?").
+ * Invalid or unknown values fall back to defaults; never throws.
+ * @param {string} search
+ * @returns {Route}
+ */
+export function parseRoute(search) {
+    const p = new URLSearchParams(search);
+    const run = p.get('run');
+    if (run !== null && RUN_ID_RE.test(run)) {
+        const tabParam = (p.get('view') || '').toLowerCase();
+        const tab = TABS.some((t) => t.id === tabParam) ? tabParam : DEFAULT_TAB;
+        const rankParam = p.get('rank');
+        const rank = rankParam !== null && RANK_RE.test(rankParam) ? Number(rankParam) : null;
+        return makeRoute({ view: 'run', run, tab, rank });
+    }
+    const job = p.get('job');
+    if (job !== null && JOB_RE.test(job)) return makeRoute({ view: 'job', job: Number(job) });
+    const q = (p.get('q') || '').slice(0, Q_MAX);
+    const sortParam = p.get('sort') || '';
+    const sort = SORT_KEYS.includes(sortParam.replace(/^-/, '')) ? sortParam : '';
+    return makeRoute({ q, sort });
+}
+
+/**
+ * The canonical relative URL of a route: "./", "./?q=gpt&sort=-bytes",
+ * "./?run=ID&view=memory&rank=2", "./?job=7". Defaults are left out.
+ * @param {Partial<Route>} fields missing fields take their defaults
+ * @returns {string}
+ */
+export function buildUrl(fields) {
+    const r = makeRoute(fields);
+    const p = new URLSearchParams();
+    if (r.view === 'run' && r.run) {
+        p.set('run', r.run);
+        if (r.tab && r.tab !== DEFAULT_TAB) p.set('view', r.tab);
+        if (r.rank !== null && r.rank >= 0) p.set('rank', String(r.rank));
+    } else if (r.view === 'job' && r.job !== null) {
+        p.set('job', String(r.job));
+    } else {
+        if (r.q) p.set('q', r.q);
+        if (r.sort) p.set('sort', r.sort);
+    }
+    const qs = p.toString();
+    return qs ? './?' + qs : './';
+}
+
+/**
+ * Identity of the page a route shows: two routes with the same key are the
+ * same mounted view (only tabs, rank or filters differ).
+ * @param {Route} r
+ * @returns {string}
+ */
+export function routeKey(r) {
+    if (r.view === 'run') return 'run:' + r.run;
+    if (r.view === 'job') return 'job:' + r.job;
+    return 'runs';
+}
+
+// --- browser half -----------------------------------------------------------
+
+/** @type {((route: Route) => void) | null} */
+let onRoute = null;
+
+/**
+ * Resolves a relative URL against the current address. "./?…" names this
+ * document: when the page was loaded by file name (…/index.html, or a dev
+ * fixture page such as dev/runs.html) that file name is kept.
+ * @param {string} url
+ * @returns {URL}
+ */
+function resolve(url) {
+    const abs = new URL(url, location.href);
+    const dir = location.pathname.replace(/[^/]*$/, '');
+    if (abs.origin === location.origin && abs.pathname === dir) abs.pathname = location.pathname;
+    return abs;
+}
+
+/** @returns {Route} the route of the current address */
+export function currentRoute() {
+    return parseRoute(location.search);
+}
+
+/**
+ * Goes to a route or relative URL. Pushes a history entry unless
+ * opts.replace. Reports the new route even if the URL did not change.
+ * @param {Partial<Route> | string} target
+ * @param {{replace?: boolean}} [opts]
+ */
+export function navigate(target, opts = {}) {
+    const abs = resolve(typeof target === 'string' ? target : buildUrl(target));
+    if (opts.replace || abs.href === location.href) history.replaceState(null, '', abs.href);
+    else history.pushState(null, '', abs.href);
+    if (onRoute) onRoute(parseRoute(abs.search));
+}
+
+/** @param {MouseEvent} ev */
+function onClick(ev) {
+    if (ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+    const a = ev.target instanceof Element ? ev.target.closest('a[href]') : null;
+    if (!(a instanceof HTMLAnchorElement) || a.target || a.hasAttribute('download')) return;
+    const url = resolve(a.href);
+    if (url.origin !== location.origin || url.pathname !== location.pathname) return;
+    if (url.hash && url.search === location.search) return; // in-page anchor
+    ev.preventDefault();
+    navigate(url.href);
+}
+
+function onPopState() {
+    if (onRoute) onRoute(currentRoute());
+}
+
+/**
+ * Starts routing: canonicalizes the address, reports the current route,
+ * then every change. Returns a function that stops it.
+ * @param {(route: Route) => void} callback
+ * @returns {() => void}
+ */
+export function startRouter(callback) {
+    onRoute = callback;
+    window.addEventListener('popstate', onPopState);
+    document.addEventListener('click', onClick);
+    const route = currentRoute();
+    const canonical = resolve(buildUrl(route));
+    canonical.hash = location.hash;
+    if (canonical.href !== location.href) history.replaceState(null, '', canonical.href);
+    callback(route);
+    return () => {
+        onRoute = null;
+        window.removeEventListener('popstate', onPopState);
+        document.removeEventListener('click', onClick);
+    };
+}

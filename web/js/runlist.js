@@ -1,0 +1,159 @@
+// @ts-check
+/**
+ * runlist.js — pure logic of the runs list: filtering, sorting, tag
+ * parsing and job progress arithmetic. No DOM; tested under node by
+ * tests/web/runlist.test.mjs. views/runs.js and views/job.js render what
+ * these functions decide.
+ */
+
+/** @typedef {import('./api.js').Run} Run */
+/** @typedef {import('./api.js').Job} Job */
+
+/** Most tags a run may carry and longest tag, as enforced when parsing. */
+export const TAG_MAX = 32;
+export const TAG_LEN_MAX = 64;
+
+/**
+ * Tags typed as "a, b ,, a" -> ["a", "b"]: split on commas, trimmed, empty
+ * and duplicate entries dropped, order kept. Throws an Error with a
+ * user-facing message when there are too many or one is too long.
+ * @param {string} text
+ * @returns {string[]}
+ */
+export function parseTags(text) {
+    /** @type {string[]} */
+    const out = [];
+    for (const part of text.split(',')) {
+        const t = part.trim().replace(/\s+/g, ' ');
+        if (!t || out.includes(t)) continue;
+        if (t.length > TAG_LEN_MAX) throw new Error(`Tag too long (at most ${TAG_LEN_MAX} characters): ${t.slice(0, 20)}…`);
+        out.push(t);
+    }
+    if (out.length > TAG_MAX) throw new Error(`Too many tags (at most ${TAG_MAX})`);
+    return out;
+}
+
+/**
+ * Runs matching every whitespace-separated word of q (case-insensitive) in
+ * the name, id, GPU, status, tags or file names. Empty q keeps all.
+ * @param {Run[]} runs
+ * @param {string} q
+ * @returns {Run[]}
+ */
+export function filterRuns(runs, q) {
+    const words = q.toLowerCase().split(/\s+/).filter(Boolean);
+    if (!words.length) return runs;
+    return runs.filter((r) => {
+        const hay = [r.name, r.id, r.gpu, r.status, ...(r.tags || []), ...(r.files || []).map((f) => f.name)]
+            .join('\n')
+            .toLowerCase();
+        return words.every((w) => hay.includes(w));
+    });
+}
+
+/** Sort keys whose first click sorts descending (numbers and dates). */
+export const DESC_FIRST = Object.freeze(['created', 'ranks', 'bytes', 'events']);
+
+/**
+ * Runs sorted by key ("name", "-bytes" …; "" keeps the server's order,
+ * newest first). Stable; text compares case-insensitively, with numbers
+ * inside names in numeric order ("run2" < "run10").
+ * @param {Run[]} runs
+ * @param {string} sort
+ * @returns {Run[]}
+ */
+export function sortRuns(runs, sort) {
+    if (!sort) return runs;
+    const desc = sort.startsWith('-');
+    const key = /** @type {keyof Run} */ (desc ? sort.slice(1) : sort);
+    const coll = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+    const sign = desc ? -1 : 1;
+    return runs
+        .map((r, i) => ({ r, i }))
+        .sort((a, b) => {
+            const x = a.r[key];
+            const y = b.r[key];
+            let c;
+            if (typeof x === 'number' && typeof y === 'number') c = x - y;
+            else c = coll.compare(String(x ?? ''), String(y ?? ''));
+            return c * sign || a.i - b.i;
+        })
+        .map((e) => e.r);
+}
+
+/**
+ * The sort value after clicking a column header: a new column starts in
+ * its natural direction, clicking the current one flips it.
+ * @param {string} current current sort ("" = default: newest first)
+ * @param {string} key column clicked
+ * @returns {string}
+ */
+export function nextSort(current, key) {
+    const effective = current || '-created';
+    if (effective === key) return '-' + key;
+    if (effective === '-' + key) return key;
+    return DESC_FIRST.includes(key) ? '-' + key : key;
+}
+
+/** Ingest phases in order, with what each means to a user. */
+export const PHASES = Object.freeze([
+    { id: 'queued', label: 'Queued', doing: 'Waiting for an ingest worker' },
+    { id: 'parse', label: 'Parse', doing: 'Reading events' },
+    { id: 'sort', label: 'Sort', doing: 'Sorting slices' },
+    { id: 'index', label: 'Index', doing: 'Building indexes' },
+    { id: 'analyze', label: 'Analyze', doing: 'Running analyses' },
+    { id: 'commit', label: 'Commit', doing: 'Saving the run' },
+]);
+
+/**
+ * Position of a job's phase in PHASES (-1 if unknown). A done job is past
+ * the last phase.
+ * @param {Pick<Job, 'state' | 'phase'>} job
+ * @returns {number}
+ */
+export function phaseIndex(job) {
+    if (job.state === 'done') return PHASES.length;
+    return PHASES.findIndex((p) => p.id === job.phase);
+}
+
+/**
+ * Fraction of a job's progress bar: bytes read while parsing; null (busy,
+ * amount unknown) in the phases after parsing; 0 while queued; 1 when done.
+ * @param {Job} job
+ * @returns {number | null}
+ */
+export function jobFraction(job) {
+    if (job.state === 'done') return 1;
+    if (job.state === 'queued' || job.phase === 'queued') return 0;
+    if (job.phase === 'parse' || job.state === 'failed') {
+        return job.bytes_total > 0 ? Math.min(1, job.bytes_done / job.bytes_total) : null;
+    }
+    return null;
+}
+
+/**
+ * Whether a list of jobs still has work under way (so the page polls).
+ * @param {Job[]} jobs
+ * @returns {boolean}
+ */
+export function anyActive(jobs) {
+    return jobs.some((j) => j.state === 'queued' || j.state === 'running');
+}
+
+/** File names the uploader accepts (Kineto/Chrome JSON, maybe gzipped). */
+export const ACCEPT = '.json,.gz';
+
+/**
+ * Splits picked or dropped files into those we upload and those we skip.
+ * @template {{name: string}} F
+ * @param {F[]} files
+ * @returns {{ok: F[], skipped: F[]}}
+ */
+export function splitAccepted(files) {
+    /** @type {F[]} */
+    const ok = [];
+    /** @type {F[]} */
+    const skipped = [];
+    for (const f of files) (/\.(json|gz)$/i.test(f.name) ? ok : skipped).push(f);
+    return { ok, skipped };
+}
