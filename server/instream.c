@@ -31,9 +31,11 @@ struct instream {
 static int raw_fill(struct instream *s, const unsigned char **p, size_t *n, struct err *e)
 {
     if (s->fd < 0) {
+        /* in pieces: zlib's avail_in is 32-bit, a buffer may be larger */
         *p = s->mem + s->mem_pos;
         *n = s->mem_len - s->mem_pos;
-        s->mem_pos = s->mem_len;
+        if (*n > RAW_CHUNK) *n = RAW_CHUNK;
+        s->mem_pos += *n;
         return 0;
     }
     for (;;) {
@@ -150,8 +152,8 @@ int instream_read(struct instream *s, void *buf, size_t cap, size_t *got, struct
     while (s->z.avail_out > 0) {
         int rc;
         if (s->z.avail_in == 0) {
-            const unsigned char *p;
-            size_t n;
+            const unsigned char *p = NULL;
+            size_t n = 0;
             if (raw_fill(s, &p, &n, e) != 0) return e->code;
             if (n == 0) {
                 if (!s->z_end && s->z.total_in > 0)
