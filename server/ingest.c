@@ -323,10 +323,17 @@ out:
         struct err ignore;
         fsutil_rmtree(tmp_dir, &ignore);
     }
-    if (rc) {
-        /* uploads belong to the job: remove them on failure too */
-        for (int i = 0; i < req->nfiles; i++)
-            if (req->files[i].owned) unlink(req->files[i].path);
+    /* Uploads belong to the job: whatever was not moved into the run goes,
+     * and so does the upload folder once it is empty. */
+    for (int i = 0; i < req->nfiles; i++) {
+        if (!req->files[i].owned) continue;
+        unlink(req->files[i].path);
+        char *dir = xstrdup(req->files[i].path), *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            rmdir(dir); /* fails harmlessly while other files remain */
+        }
+        free(dir);
     }
     json_decref(files);
     json_decref(info);

@@ -19,14 +19,14 @@
 #include "http.h"
 #include "ingest.h"
 #include "log.h"
+#include "version.h"
 #include "xmalloc.h"
 
-#define VERSION "0.1.0"
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "traceboard " VERSION " — a dashboard for deep-learning profiler traces\n\n"
+            "traceboard " TRACEBOARD_VERSION " — a dashboard for deep-learning profiler traces\n\n"
             "usage:\n"
             "  traceboard serve   [options]            start the web server\n"
             "  traceboard import  [options] PATH...    import trace files or folders as runs\n"
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("traceboard %s\n", VERSION);
+        printf("traceboard %s\n", TRACEBOARD_VERSION);
         return 0;
     }
     /* Other users share login nodes: everything we create is ours only. */

@@ -8,7 +8,7 @@
 #  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare
 #    outside store modules (rundb.c, catalog.c); no MHD_queue_response
 #    outside http.c; no raw malloc outside xmalloc.c.
-INTEGRATION_ONLY="main http api_runs cli"
+INTEGRATION_ONLY="main api_runs cli"
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }

@@ -96,7 +96,7 @@ static void test_failure_leaves_nothing(void)
     CHECK(strstr(e.msg, "rank0.json") != NULL);
     CHECK(access(bad, F_OK) != 0); /* the owned upload is removed */
     char *tmp = xasprintf("%s/tmp", root);
-    CHECK_EQ_INT(count_entries(tmp), 1); /* only the (now empty) upload folder */
+    CHECK_EQ_INT(count_entries(tmp), 0); /* the upload folder went with its file */
     json_t *list;
     REQUIRE(catalog_list(cat, &list, &e) == 0);
     CHECK_EQ_INT(json_array_size(list), 1); /* only the earlier good run */
