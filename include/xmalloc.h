@@ -19,7 +19,8 @@ void *xmalloc(size_t n);                 /* owned by caller */
 void *xcalloc(size_t n, size_t size);    /* owned by caller */
 void *xrealloc(void *p, size_t n);       /* owned by caller */
 char *xstrdup(const char *s);            /* owned by caller */
-char *xstrndup(const char *s, size_t n); /* owned by caller, NUL-terminated */
+char *xstrndup(const char *s, size_t n); /* owned by caller: at most n bytes of s, NUL-terminated */
+char *xmemdup0(const void *s, size_t n); /* owned by caller: exactly n bytes + a NUL */
 char *xasprintf(const char *fmt, ...) /* owned by caller */
     __attribute__((format(printf, 1, 2)));
 

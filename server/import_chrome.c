@@ -224,7 +224,7 @@ static int do_begin(struct chrome *c, const struct ev *ev, int64_t ts)
     b->name = ev->name.type != JT_NONE ? intern_val(c, &ev->name) : c->unnamed;
     b->track = ev_track(c, ev);
     b->ts = ts;
-    b->args = ev->args.type == JT_OBJECT ? xstrndup(ev->args.p, ev->args.n) : NULL;
+    b->args = ev->args.type == JT_OBJECT ? xmemdup0(ev->args.p, ev->args.n) : NULL;
     b->args_len = ev->args.type == JT_OBJECT ? ev->args.n : 0;
     return 0;
 }
@@ -235,8 +235,10 @@ static int do_end(struct chrome *c, const struct ev *ev, int64_t ts, struct err 
     for (size_t i = c->nb; i-- > 0;) {
         struct open_b *b = &c->bstack[i];
         if (b->track != track) continue;
-        struct tb_slice s = { b->track, b->name, b->cat, b->kind, b->ts, ts >= b->ts ? ts - b->ts : 0,
-                              0,        0,       b->args, b->args_len };
+        /* the difference of two int64 times may not fit one: saturate */
+        uint64_t span = ts >= b->ts ? (uint64_t)ts - (uint64_t)b->ts : 0;
+        int64_t dur = span > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)span;
+        struct tb_slice s = { b->track, b->name, b->cat, b->kind, b->ts, dur, 0, 0, b->args, b->args_len };
         if (tb_kind_is_gpu(s.kind)) rundb_track_set_kind(c->w, s.track, TB_TRACK_GPU);
         int rc = rundb_add_slice(c->w, &s, e);
         free(b->args);
@@ -294,7 +296,7 @@ static int do_counter(struct chrome *c, const struct ev *ev, int64_t ts, struct 
     struct err ie;
     uint32_t track = ev_track(c, ev);
     if (ev->name.type == JT_STRING) nn = str_decode(c, &ev->name, &nm);
-    char *name = xstrndup(nm, nn);
+    char *name = xmemdup0(nm, nn);
     int rc = 0;
     while (rc == 0 && jtok_span_next_member(&cur, end, &k, &v, &ie) == 1) {
         double d;
@@ -324,7 +326,7 @@ static int do_metadata(struct chrome *c, const struct ev *ev)
         const char *ps, *s;
         size_t pn;
         id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
-        char *pid = xstrndup(ps, pn);
+        char *pid = xmemdup0(ps, pn);
         size_t n = str_decode(c, &name, &s);
         rundb_process_set_name(c->w, pid, pn, s, n);
         free(pid);
@@ -480,7 +482,7 @@ static int header_member(struct chrome *c, const char *key, size_t kn, const cha
 {
     json_error_t je;
     json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
-    char *k = xstrndup(key, kn);
+    char *k = xmemdup0(key, kn);
     if (!v) {
         /* NaN/Infinity or broken UTF-8 in a header field: keep the trace */
         rundb_note(c->w, TB_NOTE_REPAIRED, "header field that is not strict JSON: ignored", k);
@@ -595,7 +597,8 @@ static int chrome_import(struct import_src *src, struct rundb_writer *w, struct 
     if (c.nb) {
         char ex[64];
         snprintf(ex, sizeof ex, "%zu events", c.nb);
-        rundb_note(w, TB_NOTE_DROPPED, "'B' events never closed by an 'E'", ex);
+        /* one note per event, so stats.dropped counts each of them */
+        for (size_t i = 0; i < c.nb; i++) rundb_note(w, TB_NOTE_DROPPED, "'B' events never closed by an 'E'", ex);
     }
     if (c.events == 0) rundb_note(w, TB_NOTE_INFO, "the trace has no events", NULL);
 

@@ -134,9 +134,9 @@ int importer_import_file(const char *path, const char *display_name, const struc
         head_n += got;
     }
     if (head_n == 0) {
+        int gz = instream_is_gzip(in); /* read before the close frees it */
         instream_close(in);
-        return err_set(e, ERR_INVALID, "%s: the file is empty%s", display_name,
-                       instream_is_gzip(in) ? " once decompressed" : "");
+        return err_set(e, ERR_INVALID, "%s: the file is empty%s", display_name, gz ? " once decompressed" : "");
     }
 
     struct import_probe p;

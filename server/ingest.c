@@ -85,7 +85,7 @@ static char *run_name_from_files(const struct ingest_file *files, int n)
             if (slash && slash != files[0].name) {
                 const char *b = slash;
                 while (b > files[0].name && b[-1] != '/') b--;
-                s = xstrndup(b, (size_t)(slash - b));
+                s = xmemdup0(b, (size_t)(slash - b));
             } else {
                 s = xasprintf("%d-rank run", n);
             }

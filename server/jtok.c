@@ -166,6 +166,10 @@ int jtok_value_extent(struct jtok *t, const char **p, size_t *n, int *truncated,
         return err_set(e, ERR_INVALID, "the file is truncated at byte %llu: expected a value",
                        (unsigned long long)jtok_offset(t));
     }
+    if (c == ',' || c == ']' || c == '}')
+        /* a delimiter where a value belongs ("[1,,2]", "[,]"): never an empty value */
+        return err_set(e, ERR_INVALID, "invalid JSON at byte %llu: expected a value, found '%c'",
+                       (unsigned long long)jtok_offset(t), c);
     for (;;) {
         scan_step(t->buf + t->pos, t->len - t->pos, &s);
         if (s.done) break;
@@ -349,11 +353,15 @@ int jtok_str_eq(const struct jtok_val *v, const char *lit)
     size_t n = strlen(lit);
     if (v->type != JT_STRING) return 0;
     if (!v->escaped) return v->n == n && memcmp(v->p, lit, n) == 0;
-    if (v->n < n) return 0;
-    char tmp[256];
-    if (v->n > sizeof tmp) return 0;
+    /* every escape decodes to at least one byte per 6 written, so a longer
+     * text cannot equal lit; shorter ones are decoded and compared */
+    if (v->n < n || v->n > 6 * n + 6) return 0;
+    char stack[256];
+    char *tmp = v->n <= sizeof stack ? stack : xmalloc(v->n);
     size_t m = jtok_unescape(v->p, v->n, tmp);
-    return m == n && memcmp(tmp, lit, n) == 0;
+    int eq = m == n && memcmp(tmp, lit, n) == 0;
+    if (tmp != stack) free(tmp);
+    return eq;
 }
 
 /* --- strings ------------------------------------------------------------ */

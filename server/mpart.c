@@ -234,7 +234,7 @@ static char *trimmed_dup(const char *s)
     s = skip_ws(s);
     end = s + strlen(s);
     while (end > s && (end[-1] == ' ' || end[-1] == '\t')) end--;
-    return xstrndup(s, (size_t)(end - s));
+    return xmemdup0(s, (size_t)(end - s));
 }
 
 /* Parses Content-Disposition: form-data; name=..; filename=.. into p. */

@@ -67,6 +67,7 @@ struct track {
     int rank;
     enum tb_track_kind kind;
     char *pid, *tid, *name;
+    size_t pid_n, tid_n;  /* pid/tid may hold NUL bytes: compare by length */
     int64_t sort;
     int has_sort;
     int max_depth;
@@ -335,17 +336,33 @@ static void trackmap_grow(struct rundb_writer *w)
 
 uint32_t rundb_track(struct rundb_writer *w, const char *pid, size_t pid_n, const char *tid, size_t tid_n)
 {
-    uint64_t h = hash_bytes(tid, tid_n, hash_bytes(pid, pid_n, (uint64_t)w->rank));
     struct trackmap *m = &w->tmap;
+    char *pfix = NULL, *tfix = NULL;
+    uint32_t id = 0;
 
+    /* Key on the repaired text, as rundb_intern does: the stored pid/tid
+     * are repaired, so the same bad bytes must find the same track. */
+    if (!jtok_utf8_valid(pid, pid_n)) {
+        pfix = xmalloc(pid_n);
+        jtok_utf8_copy(pid, pid_n, pfix);
+        pid = pfix;
+    }
+    if (!jtok_utf8_valid(tid, tid_n)) {
+        tfix = xmalloc(tid_n);
+        jtok_utf8_copy(tid, tid_n, tfix);
+        tid = tfix;
+    }
+    uint64_t h = hash_bytes(tid, tid_n, hash_bytes(pid, pid_n, (uint64_t)w->rank));
     if ((w->ntracks - w->rank_first_track + 1) * 2 > m->cap) trackmap_grow(w);
     size_t j = h & (m->cap - 1);
     while (m->idx[j]) {
         if (m->hash[j] == h) {
             struct track *t = &w->tracks[m->idx[j] - 1];
-            if (strlen(t->pid) == pid_n && memcmp(t->pid, pid, pid_n) == 0 && strlen(t->tid) == tid_n &&
-                memcmp(t->tid, tid, tid_n) == 0)
-                return t->id;
+            if (t->pid_n == pid_n && memcmp(t->pid, pid, pid_n) == 0 && t->tid_n == tid_n &&
+                memcmp(t->tid, tid, tid_n) == 0) {
+                id = t->id;
+                goto out;
+            }
         }
         j = (j + 1) & (m->cap - 1);
     }
@@ -358,14 +375,18 @@ uint32_t rundb_track(struct rundb_writer *w, const char *pid, size_t pid_n, cons
     t->id = (uint32_t)w->ntracks; /* 1-based and equal to index + 1 */
     t->rank = w->rank;
     t->kind = TB_TRACK_CPU;
-    t->pid = xstrndup(pid, pid_n);
-    t->tid = xstrndup(tid, tid_n);
-    jtok_utf8_copy(t->pid, pid_n, t->pid);
-    jtok_utf8_copy(t->tid, tid_n, t->tid);
+    t->pid = xmemdup0(pid, pid_n);
+    t->tid = xmemdup0(tid, tid_n);
+    t->pid_n = pid_n;
+    t->tid_n = tid_n;
     t->first_slice = -1;
     m->hash[j] = h;
     m->idx[j] = t->id;
-    return t->id;
+    id = t->id;
+out:
+    free(pfix);
+    free(tfix);
+    return id;
 }
 
 static struct track *track_get(struct rundb_writer *w, uint32_t id)
@@ -384,7 +405,7 @@ void rundb_track_set_name(struct rundb_writer *w, uint32_t track, const char *na
     struct track *t = track_get(w, track);
     if (!t) return;
     free(t->name);
-    t->name = xstrndup(name, n);
+    t->name = xmemdup0(name, n);
     jtok_utf8_copy(t->name, n, t->name);
 }
 
@@ -401,14 +422,14 @@ void rundb_process_set_name(struct rundb_writer *w, const char *pid, size_t pid_
     for (size_t i = 0; i < w->npnames; i++) {
         if (strlen(w->pnames[i].pid) == pid_n && memcmp(w->pnames[i].pid, pid, pid_n) == 0) {
             free(w->pnames[i].name);
-            w->pnames[i].name = xstrndup(name, n);
+            w->pnames[i].name = xmemdup0(name, n);
             jtok_utf8_copy(w->pnames[i].name, n, w->pnames[i].name);
             return;
         }
     }
     w->pnames = xrealloc(w->pnames, sizeof *w->pnames * (w->npnames + 1));
-    w->pnames[w->npnames].pid = xstrndup(pid, pid_n);
-    w->pnames[w->npnames].name = xstrndup(name, n);
+    w->pnames[w->npnames].pid = xmemdup0(pid, pid_n);
+    w->pnames[w->npnames].name = xmemdup0(name, n);
     jtok_utf8_copy(w->pnames[w->npnames].name, n, w->pnames[w->npnames].name);
     w->npnames++;
 }
@@ -541,8 +562,14 @@ int rundb_add_slice(struct rundb_writer *w, const struct tb_slice *s, struct err
     size_t need = sizeof(struct sorter_key) + sizeof(struct slice_payload) + s->args_len;
     if (need > UINT32_MAX / 2) return err_set(e, ERR_TOO_LARGE, "an event's args are larger than 2 GiB");
     if (bg_failed(w, e)) return e->code;
+    /* ts + dur must stay an int64 everywhere (sort key, nesting, t1) */
+    int64_t dur = s->dur < 0 ? 0 : s->dur;
+    if (s->ts > 0 && dur > INT64_MAX - s->ts) {
+        dur = INT64_MAX - s->ts;
+        rundb_note(w, TB_NOTE_REPAIRED, "slice ending past the largest representable time: cut there", NULL);
+    }
     char *o = emit(w, OP_SLICE, need);
-    struct sorter_key k = { s->track, s->ts, s->dur, w->seq++ };
+    struct sorter_key k = { s->track, s->ts, dur, w->seq++ };
     memcpy(o, &k, sizeof k);
     struct slice_payload p;
     p.name = s->name;
@@ -554,7 +581,7 @@ int rundb_add_slice(struct rundb_writer *w, const struct tb_slice *s, struct err
     memcpy(o + sizeof k, &p, sizeof p);
     if (s->args_len) jtok_utf8_copy(s->args, s->args_len, o + sizeof k + sizeof p);
     if (s->ts < w->t0) w->t0 = s->ts;
-    if (s->ts + s->dur > w->t1) w->t1 = s->ts + s->dur;
+    if (s->ts + dur > w->t1) w->t1 = s->ts + dur;
     w->stats.slices++;
     if ((unsigned)s->kind < TB_K_COUNT) w->stats.by_kind[s->kind]++;
     return 0;

@@ -223,7 +223,8 @@ int sorter_finish(struct sorter *s, struct err *e)
 {
     s->finished = 1;
     if (s->nruns == 0) {
-        qsort(s->idx, s->nidx, sizeof *s->idx, rec_cmp);
+        /* idx is NULL when nothing was added: qsort's pointer must not be */
+        if (s->nidx) qsort(s->idx, s->nidx, sizeof *s->idx, rec_cmp);
         s->walk = 0;
         return 0;
     }

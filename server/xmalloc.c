@@ -40,6 +40,16 @@ char *xstrdup(const char *s)
 
 char *xstrndup(const char *s, size_t n)
 {
+    char *p;
+    n = strnlen(s, n); /* like strndup: never reads past the terminator */
+    p = xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *xmemdup0(const void *s, size_t n)
+{
     char *p = xmalloc(n + 1);
     memcpy(p, s, n);
     p[n] = '\0';

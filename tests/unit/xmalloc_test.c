@@ -10,6 +10,12 @@ static void test_wrappers(void)
     s = xstrndup("hello world", 5);
     CHECK_EQ_STR(s, "hello");
     free(s);
+    s = xstrndup("hi", 200); /* never reads past the terminator */
+    CHECK_EQ_STR(s, "hi");
+    free(s);
+    s = xmemdup0("a\0b", 3); /* exact bytes, NULs included */
+    CHECK(s[0] == 'a' && s[1] == '\0' && s[2] == 'b' && s[3] == '\0');
+    free(s);
     s = xasprintf("%d-%s", 42, "x");
     CHECK_EQ_STR(s, "42-x");
     free(s);
