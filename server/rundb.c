@@ -42,7 +42,9 @@ static const char schema_sql[] =
 /* Built after the bulk load: building an index once is far cheaper than
  * maintaining it row by row. */
 static const char index_sql[] =
-    "CREATE INDEX slice_track_ts ON slice(track, ts);"
+    /* No (track, ts) index on slice: ids already follow (track, ts), and
+     * track.first_slice/last_slice bound each track's id range, so a time
+     * range is found by binary search on id (rundb_slice_at). */
     "CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0;"
     "CREATE INDEX flow_track_ts ON flow(track, ts);"
     "CREATE INDEX mem_rank_ts ON mem(rank, ts);"
