@@ -1,9 +1,17 @@
 #!/bin/sh
-# deps.sh PKG... — install the Debian packages that are missing, or say how.
-# Used by `make run` and `make test`; idempotent and quiet when all is there.
+# deps.sh ITEM... — install the Debian packages that are missing, or say how.
+# An ITEM is a package name, or CMD:PACKAGE when a command on the PATH is
+# enough (a Node.js from elsewhere satisfies "node:nodejs" without Debian's
+# nodejs package, whose npm would conflict with it). Used by `make run` and
+# `make test`; idempotent and quiet when all is there.
 missing=""
-for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+for item in "$@"; do
+    case "$item" in
+    *:*) cmd=${item%%:*}; pkg=${item#*:}
+         command -v "$cmd" >/dev/null 2>&1 && continue ;;
+    *)   pkg=$item ;;
+    esac
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing="$missing $pkg"
 done
 [ -z "$missing" ] && exit 0
 echo "traceboard: missing Debian packages:$missing"
