@@ -534,11 +534,24 @@ static int chrome_import(struct import_src *src, struct rundb_writer *w, struct 
                              (unsigned long long)jtok_offset(&t));
                 goto out;
             }
-            if ((rc = jtok_value_extent(&t, &kp, &kn, &tr, e)) != 0) goto out;
+            if ((rc = jtok_value_extent(&t, &kp, &kn, &tr, e)) != 0) {
+                /* cut inside a member name after the events: keep them */
+                if (tr && saw_events) {
+                    truncated = 1;
+                    rc = 0;
+                    break;
+                }
+                goto out;
+            }
             char key[64];
             size_t klen = kn - 2 < sizeof key ? kn - 2 : sizeof key - 1;
             memcpy(key, kp + 1, klen);
             key[klen] = '\0';
+            if ((rc = jtok_peek(&t, &ch, e)) != 0) goto out;
+            if (ch < 0 && saw_events) { /* cut right after a member name */
+                truncated = 1;
+                break;
+            }
             if ((rc = jtok_expect(&t, ':', "':'", e)) != 0) goto out;
             if (strcmp(key, "traceEvents") == 0) {
                 saw_events = 1;

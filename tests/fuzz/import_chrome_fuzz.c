@@ -1,0 +1,83 @@
+/* import_chrome_fuzz.c — the importer front door (importer_import_file:
+ * gzip detection, format probes, the Chrome/Kineto importer) into a fresh
+ * run database. The input is written to a file in a private temp folder,
+ * imported as rank 0, the run is finished and closed (or aborted on an
+ * error), and the folder is removed.
+ * Invariants: an error has a code and a message; on success the rows in the
+ * database match the rank's stats, no event is counted twice (every stat
+ * but counters, which are one row per series, adds up to at most the
+ * events read), no slice has a negative duration, and every child lies on
+ * its parent's track, one level deeper, starting inside it. Leaks are
+ * caught by LeakSanitizer. */
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsutil.h"
+#include "importer.h"
+#include "rundb.h"
+
+static long q(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    long v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) abort();
+    if (sqlite3_step(st) == SQLITE_ROW) v = (long)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void check_db(const char *path, const struct tb_rank_stats *s)
+{
+    sqlite3 *db;
+    struct err e;
+    if (rundb_open_ro(path, &db, &e) != 0) abort();
+    if (q(db, "SELECT count(*) FROM slice") != (long)s->slices || q(db, "SELECT count(*) FROM flow") != (long)s->flows ||
+        q(db, "SELECT count(*) FROM instant") != (long)s->instants ||
+        q(db, "SELECT count(*) FROM counter") != (long)s->counters || q(db, "SELECT count(*) FROM mem") != (long)s->mems)
+        abort();
+    if (q(db, "SELECT json_extract(stats,'$.events') FROM rank") != (long)s->events) abort();
+    if (q(db, "SELECT count(*) FROM slice WHERE dur < 0") != 0) abort();
+    if (q(db, "SELECT count(*) FROM slice c JOIN slice p ON p.id=c.parent WHERE p.track != c.track"
+              " OR c.depth != p.depth + 1 OR c.ts < p.ts OR c.ts >= p.ts + p.dur") != 0)
+        abort();
+    sqlite3_close(db);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+    const char *base = getenv("TMPDIR");
+    char dir[512], file[600], db[600];
+    struct rundb_writer *w;
+    struct err e;
+    struct instream_limits lim = { 64u << 20, 200 };
+    struct import_ctx ctx = { NULL, NULL, 1u << 20, NULL };
+    struct tb_rank_stats st;
+    int rc;
+
+    snprintf(dir, sizeof dir, "%s/import_chrome_fuzz-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(dir)) abort();
+    snprintf(file, sizeof file, "%s/in.json", dir);
+    snprintf(db, sizeof db, "%s/run.db", dir);
+    FILE *f = fopen(file, "wb");
+    if (!f || (n && fwrite(d, 1, n, f) != n) || fclose(f) != 0) abort();
+
+    if (rundb_create(db, 1u << 20, dir, &w, &e) != 0) abort();
+    if (rundb_begin_rank(w, 0, "in.json", (int64_t)n, &e) != 0) abort();
+    rc = importer_import_file(file, "in.json", &lim, w, &ctx, &e);
+    if (rc == 0) rc = rundb_finish_rank(w, &st, &e);
+    if (rc != 0) {
+        if (rc != e.code || rc >= 0 || !e.msg[0]) abort();
+        if (rc != ERR_INVALID && rc != ERR_UNSUPPORTED && rc != ERR_TOO_LARGE) abort(); /* never I/O or a bug */
+        rundb_abort(w);
+    } else {
+        if (!ctx.format) abort();
+        if (st.slices + st.flows + st.instants + st.mems + st.metadata + st.dropped > st.events) abort();
+        if (rundb_close_writer(w, &e) != 0) abort();
+        check_db(db, &st);
+    }
+    if (fsutil_rmtree(dir, &e) != 0) abort();
+    return 0;
+}
