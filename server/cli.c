@@ -85,7 +85,7 @@ static void scan_dir(const char *dir, const char *rel, int depth, struct groups 
     } else {
         free(files);
     }
-    qsort(subs, (size_t)ns, sizeof *subs, cmp_str);
+    if (ns) qsort(subs, (size_t)ns, sizeof *subs, cmp_str); /* qsort(NULL, 0) is undefined */
     for (int i = 0; i < ns; i++) {
         if (depth < 4) {
             char *p = xasprintf("%s/%s", dir, subs[i]);
