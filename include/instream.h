@@ -9,7 +9,9 @@
  * after at most that much work, never by exhausting memory or disk.
  *
  * An instream is used by one thread. It owns its fd (file mode) or borrows
- * the caller's buffer (memory mode, which must outlive it).
+ * the caller's buffer (memory mode, which must outlive it). A gzip file is
+ * inflated ahead of the reader on a thread of its own, a few 1 MiB blocks
+ * at a time; memory mode inflates on the caller's thread.
  */
 #ifndef TB_INSTREAM_H
 #define TB_INSTREAM_H

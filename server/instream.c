@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +16,15 @@
 #define RAW_CHUNK (256 * 1024)
 #define RATIO_GRACE ((uint64_t)64 << 20)
 
+#define ZBLOCK ((size_t)1 << 20)
+#define ZBLOCKS 3
+
+struct zblock {
+    size_t len, pos;
+    struct err err;             /* the error that ended the stream, if any */
+    char data[];
+};
+
 struct instream {
     int fd;                     /* -1 in memory mode */
     const unsigned char *mem;   /* memory mode: borrowed */
@@ -26,7 +36,18 @@ struct instream {
     z_stream z;
     unsigned char magic[16];
     size_t magic_n;
+    /* file-mode gzip: the inflater thread and its blocks (see zthread_main) */
+    int zthread_on, zstop;
+    pthread_t zthread;
+    pthread_mutex_t zmu;
+    pthread_cond_t zcv;
+    struct zblock *blocks[ZBLOCKS];
+    struct zblock *freeq[ZBLOCKS], *readyq[ZBLOCKS], *cur;
+    int nfree, nready, rhead;
+    uint64_t raw_seen;          /* raw_consumed as of the last block, under zmu */
 };
+
+static void *zthread_main(void *arg);
 
 static int raw_fill(struct instream *s, const unsigned char **p, size_t *n, struct err *e)
 {
@@ -89,6 +110,23 @@ int instream_open_file(const char *path, const struct instream_limits *lim, stru
         return e->code;
     }
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    if (s->gzip) {
+        pthread_mutex_init(&s->zmu, NULL);
+        pthread_cond_init(&s->zcv, NULL);
+        for (int i = 0; i < ZBLOCKS; i++) {
+            s->blocks[i] = xmalloc(sizeof(struct zblock) + ZBLOCK);
+            s->freeq[s->nfree++] = s->blocks[i];
+        }
+        if (pthread_create(&s->zthread, NULL, zthread_main, s) == 0) {
+            s->zthread_on = 1;
+        } else {
+            /* no thread: inflate on the caller's thread, as in memory mode */
+            for (int i = 0; i < ZBLOCKS; i++) free(s->blocks[i]);
+            s->nfree = 0;
+            pthread_mutex_destroy(&s->zmu);
+            pthread_cond_destroy(&s->zcv);
+        }
+    }
     *out = s;
     return 0;
 }
@@ -123,30 +161,113 @@ static int check_limits(struct instream *s, struct err *e)
     return 0;
 }
 
+/* Inflates up to cap bytes on the calling thread. */
+static int inflate_some(struct instream *s, void *buf, size_t cap, size_t *got, struct err *e);
+
+/* --- the inflater thread ------------------------------------------------ */
+
+/* Decompression is the slowest stage of a gzipped import after parsing, so
+ * in file mode it runs on its own thread, filling whole blocks ahead of the
+ * parser. Blocks cycle between the free list and the ready queue. */
+static void *zthread_main(void *arg)
+{
+    struct instream *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->zmu);
+        while (!s->zstop && s->nfree == 0) pthread_cond_wait(&s->zcv, &s->zmu);
+        if (s->zstop) {
+            pthread_mutex_unlock(&s->zmu);
+            break;
+        }
+        struct zblock *b = s->freeq[--s->nfree];
+        pthread_mutex_unlock(&s->zmu);
+
+        size_t got = 0, fill = 0;
+        err_clear(&b->err);
+        /* fill the block completely unless the stream ends or fails */
+        while (fill < ZBLOCK) {
+            if (inflate_some(s, b->data + fill, ZBLOCK - fill, &got, &b->err) != 0) break;
+            if (got == 0) break;
+            fill += got;
+        }
+        b->len = fill;
+        b->pos = 0;
+        int last = b->err.code != 0 || fill < ZBLOCK;
+
+        pthread_mutex_lock(&s->zmu);
+        s->readyq[(s->rhead + s->nready) % ZBLOCKS] = b;
+        s->nready++;
+        s->raw_seen = s->raw_consumed;
+        pthread_cond_broadcast(&s->zcv);
+        pthread_mutex_unlock(&s->zmu);
+        if (last) break;
+    }
+    return NULL;
+}
+
+static int zthread_read(struct instream *s, void *buf, size_t cap, size_t *got, struct err *e)
+{
+    for (;;) {
+        if (s->cur && s->cur->pos < s->cur->len) {
+            size_t n = s->cur->len - s->cur->pos;
+            if (n > cap) n = cap;
+            memcpy(buf, s->cur->data + s->cur->pos, n);
+            s->cur->pos += n;
+            *got = n;
+            return 0;
+        }
+        if (s->cur) {
+            if (s->cur->err.code) {
+                *e = s->cur->err;
+                return e->code;
+            }
+            if (s->cur->len < ZBLOCK) { /* the short block was the last */
+                *got = 0;
+                return 0;
+            }
+        }
+        pthread_mutex_lock(&s->zmu);
+        if (s->cur) {
+            s->freeq[s->nfree++] = s->cur;
+            s->cur = NULL;
+            pthread_cond_broadcast(&s->zcv);
+        }
+        while (s->nready == 0) pthread_cond_wait(&s->zcv, &s->zmu);
+        s->cur = s->readyq[s->rhead];
+        s->rhead = (s->rhead + 1) % ZBLOCKS;
+        s->nready--;
+        pthread_mutex_unlock(&s->zmu);
+    }
+}
+
 int instream_read(struct instream *s, void *buf, size_t cap, size_t *got, struct err *e)
 {
     *got = 0;
-    if (!s->gzip) {
-        if (s->fd >= 0) {
-            for (;;) {
-                ssize_t r = read(s->fd, buf, cap);
-                if (r < 0 && errno == EINTR) continue;
-                if (r < 0) return err_set(e, ERR_IO, "read failed: %s", strerror(errno));
-                *got = (size_t)r;
-                break;
-            }
-        } else {
-            size_t n = s->mem_len - s->mem_pos;
-            if (n > cap) n = cap;
-            memcpy(buf, s->mem + s->mem_pos, n);
-            s->mem_pos += n;
-            *got = n;
+    if (s->zthread_on) return zthread_read(s, buf, cap, got, e);
+    if (s->gzip) return inflate_some(s, buf, cap, got, e);
+    if (s->fd >= 0) {
+        for (;;) {
+            ssize_t r = read(s->fd, buf, cap);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) return err_set(e, ERR_IO, "read failed: %s", strerror(errno));
+            *got = (size_t)r;
+            break;
         }
-        s->raw_consumed += *got;
-        s->out_total += *got;
-        return check_limits(s, e);
+    } else {
+        size_t n = s->mem_len - s->mem_pos;
+        if (n > cap) n = cap;
+        memcpy(buf, s->mem + s->mem_pos, n);
+        s->mem_pos += n;
+        *got = n;
     }
+    s->raw_consumed += *got;
+    s->out_total += *got;
+    return check_limits(s, e);
+}
 
+static int inflate_some(struct instream *s, void *buf, size_t cap, size_t *got, struct err *e)
+{
+    *got = 0;
     s->z.next_out = buf;
     s->z.avail_out = (uInt)(cap > UINT32_MAX ? UINT32_MAX : cap);
     while (s->z.avail_out > 0) {
@@ -195,7 +316,11 @@ int instream_read(struct instream *s, void *buf, size_t cap, size_t *got, struct
 
 uint64_t instream_raw_consumed(const struct instream *s)
 {
-    return s->raw_consumed;
+    if (!s->zthread_on) return s->raw_consumed;
+    pthread_mutex_lock((pthread_mutex_t *)&s->zmu);
+    uint64_t v = s->raw_seen;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->zmu);
+    return v;
 }
 
 uint64_t instream_raw_size(const struct instream *s)
@@ -217,6 +342,16 @@ const unsigned char *instream_magic(const struct instream *s, size_t *n)
 void instream_close(struct instream *s)
 {
     if (!s) return;
+    if (s->zthread_on) {
+        pthread_mutex_lock(&s->zmu);
+        s->zstop = 1;
+        pthread_cond_broadcast(&s->zcv);
+        pthread_mutex_unlock(&s->zmu);
+        pthread_join(s->zthread, NULL);
+        for (int i = 0; i < ZBLOCKS; i++) free(s->blocks[i]);
+        pthread_mutex_destroy(&s->zmu);
+        pthread_cond_destroy(&s->zcv);
+    }
     if (s->z_init) inflateEnd(&s->z);
     if (s->fd >= 0) close(s->fd);
     free(s->raw);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,7 +125,7 @@ struct rundb_writer {
     char *bg_free[BG_QUEUE + 2];
     int bg_nfree;
     struct err bg_err;        /* first writer error, under bg_mu */
-    volatile int bg_err_seen; /* hint only: read without the lock */
+    atomic_int bg_err_seen;   /* set with bg_err, read without the lock */
     char *cur_buf;
     size_t cur_len, cur_cap;
     sqlite3_stmt *ins_str, *ins_slice, *ins_flow, *ins_instant, *ins_counter, *ins_mem, *ins_track, *ins_rank,
