@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "fsutil.h"
 #include "log.h"
 #include "rundb.h"
@@ -217,21 +218,136 @@ void cli_print_url(const struct app *app, int port)
 }
 
 /* ---------------------------------------------------------------------- */
-/* analyze (the analysis issue extends this)                              */
+/* analyze                                                                */
+
+static double num(json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static void print_pct(FILE *f, json_t *v)
+{
+    if (json_is_number(v)) fprintf(f, "%6.1f %%", json_number_value(v) * 100.0);
+    else fprintf(f, "     n/a");
+}
+
+/* Names longer than w are cut with an ellipsis so the columns stay put. */
+static void print_name(FILE *f, const char *s, int w)
+{
+    int n = (int)strlen(s);
+    if (n <= w) fprintf(f, "%-*s", w, s);
+    else fprintf(f, "%.*s...", w - 3, s);
+}
+
+static void print_report(FILE *f, json_t *rep)
+{
+    json_t *run = json_object_get(rep, "run"), *rk;
+    size_t i;
+    fprintf(f, "run %s: %lld rank(s)\n", json_string_value(json_object_get(run, "name")),
+            (long long)json_integer_value(json_object_get(run, "ranks")));
+    json_array_foreach(json_object_get(rep, "ranks"), i, rk) {
+        json_t *dev = json_object_get(rk, "device");
+        fprintf(f, "\n== rank %lld", (long long)json_integer_value(json_object_get(rk, "rank")));
+        if (json_is_object(dev))
+            fprintf(f, ": %s, %.1f GiB, compute capability %s\n", json_string_value(json_object_get(dev, "name")),
+                    num(dev, "memory_bytes") / (1024.0 * 1024 * 1024),
+                    json_string_value(json_object_get(dev, "compute_capability")));
+        else fprintf(f, ": no GPU activity\n");
+        fprintf(f, "GPU utilization ");
+        print_pct(f, json_object_get(rk, "gpu_utilization"));
+        fprintf(f, "   est. SM efficiency ");
+        print_pct(f, json_object_get(rk, "sm_efficiency"));
+        fprintf(f, "   est. achieved occupancy ");
+        print_pct(f, json_object_get(rk, "achieved_occupancy"));
+        fprintf(f, "   tensor-core share of kernel time ");
+        print_pct(f, json_object_get(rk, "tensor_core_share"));
+        fprintf(f, "\n");
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(rk, "peak_memory_bytes"), k, v)
+            fprintf(f, "peak memory allocated on GPU %s: %.1f MiB\n", k, json_number_value(v) / (1024.0 * 1024));
+
+        fprintf(f, "\nstep time breakdown (ms)\n%-18s %9s", "step", "total");
+        for (int c = 0; c < 8; c++) fprintf(f, " %9.9s", analysis_categories[c]);
+        fprintf(f, "\n");
+        json_t *st;
+        size_t j;
+        json_array_foreach(json_object_get(rk, "steps"), j, st) {
+            json_t *bd = json_object_get(st, "breakdown_us");
+            print_name(f, json_string_value(json_object_get(st, "name")), 18);
+            fprintf(f, " %9.3f", num(st, "dur_us") / 1000.0);
+            for (int c = 0; c < 8; c++) fprintf(f, " %9.3f", num(bd, analysis_categories[c]) / 1000.0);
+            fprintf(f, "\n");
+        }
+        json_t *avg = json_object_get(rk, "average"), *abd = json_object_get(avg, "breakdown_us");
+        double ad = num(avg, "dur_us");
+        fprintf(f, "%-18s %9.3f", "average", ad / 1000.0);
+        for (int c = 0; c < 8; c++) fprintf(f, " %9.3f", num(abd, analysis_categories[c]) / 1000.0);
+        fprintf(f, "\n%-18s %9s", "share", "");
+        for (int c = 0; c < 8; c++)
+            fprintf(f, " %8.1f%%", ad > 0 ? num(abd, analysis_categories[c]) / ad * 100.0 : 0.0);
+        fprintf(f, "\n");
+
+        fprintf(f, "\ntop kernels%62s %8s %12s  TC\n", "", "calls", "total ms");
+        json_array_foreach(json_object_get(rk, "top_kernels"), j, st) {
+            print_name(f, json_string_value(json_object_get(st, "name")), 73);
+            fprintf(f, " %8lld %12.3f  %s\n", (long long)json_integer_value(json_object_get(st, "calls")),
+                    num(st, "total_us") / 1000.0, json_is_true(json_object_get(st, "tensor_cores")) ? "yes" : "-");
+        }
+        fprintf(f, "\ntop operators%48s %8s %12s %12s\n", "", "calls", "device ms", "host self ms");
+        json_array_foreach(json_object_get(rk, "top_operators"), j, st) {
+            print_name(f, json_string_value(json_object_get(st, "name")), 61);
+            fprintf(f, " %8lld %12.3f %12.3f\n", (long long)json_integer_value(json_object_get(st, "calls")),
+                    num(st, "device_self_us") / 1000.0, num(st, "host_self_us") / 1000.0);
+        }
+        json_array_foreach(json_object_get(rk, "notes"), j, st) fprintf(f, "note: %s\n", json_string_value(st));
+    }
+    json_t *recs = json_object_get(rep, "recommendations");
+    fprintf(f, "\nrecommendations: %s\n", json_array_size(recs) ? "" : "none");
+}
+
+/* Reads the report of a run database; run_name NULL: from the catalog row
+ * when there is none (a stored run folder given directly). */
+static int report_db(const char *db_path, const char *run_name, json_t **out, struct err *e)
+{
+    sqlite3 *db;
+    if (rundb_open_ro(db_path, &db, e) != 0) return e->code;
+    int rc = analysis_report(db, run_name, 10, out, e);
+    sqlite3_close(db);
+    return rc;
+}
 
 int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, int npaths)
 {
     struct config tmp = *cfg;
     char dir[] = "/tmp/traceboard-analyze-XXXXXX";
     int json = 0, rc = 0;
-    struct catalog *cat;
+    struct catalog *cat = NULL;
     struct err e;
+    json_t *rep = NULL;
+    struct group g = { "analyze", NULL, 0 };
+    struct groups gs = { 0 };
+    char *name = NULL;
 
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--json") == 0) json = 1;
     if (npaths == 0) {
         fprintf(stderr, "traceboard analyze: give a trace, several rank files, or a folder\n");
         return 2;
+    }
+    /* A stored run (DATA/runs/<id>/) is read as it is. */
+    if (npaths == 1) {
+        char *dbp = xasprintf("%s/run.db", paths[0]);
+        if (access(dbp, R_OK) == 0) {
+            rc = report_db(dbp, paths[0], &rep, &e);
+            free(dbp);
+            if (rc) {
+                fprintf(stderr, "traceboard analyze: %s\n", e.msg);
+                return 1;
+            }
+            goto print;
+        }
+        free(dbp);
     }
     if (!mkdtemp(dir)) {
         fprintf(stderr, "traceboard analyze: cannot create a temporary folder: %s\n", strerror(errno));
@@ -241,10 +357,9 @@ int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, i
     tmp.keep_sources = 0;
     if (catalog_open(dir, &cat, &e) != 0) {
         fprintf(stderr, "traceboard analyze: %s\n", e.msg);
-        return 1;
+        rc = 1;
+        goto out;
     }
-    struct group g = { "analyze", NULL, 0 };
-    struct groups gs = { 0 };
     for (int i = 0; i < npaths; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0) {
@@ -274,39 +389,38 @@ int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, i
         rc = 1;
         goto out;
     }
-    json_t *run = NULL, *info = NULL;
-    char *dbp = xasprintf("%s/runs/%s/run.db", dir, id);
-    if (catalog_get(cat, id, &run, &e) == 0 && rundb_info(dbp, &info, &e) == 0) {
-        json_object_set_new(run, "info", info);
-        if (json) {
-            json_dumpf(run, stdout, JSON_INDENT(1));
-            printf("\n");
-        } else {
-            size_t i;
-            json_t *rk;
-            printf("run %s: %d rank(s), %lld events\n", json_string_value(json_object_get(run, "name")),
-                   (int)json_integer_value(json_object_get(run, "ranks")),
-                   (long long)json_integer_value(json_object_get(run, "events")));
-            json_array_foreach(json_object_get(info, "ranks"), i, rk) {
-                json_t *dev = json_object_get(rk, "device");
-                printf("  rank %lld  %s  %s\n", (long long)json_integer_value(json_object_get(rk, "rank")),
-                       json_string_value(json_object_get(rk, "file")),
-                       dev ? json_string_value(json_object_get(dev, "name")) : "(no GPU)");
-            }
+    {
+        json_t *run = NULL;
+        if (catalog_get(cat, id, &run, &e) == 0)
+            name = xstrdup(json_string_value(json_object_get(run, "name")));
+        json_decref(run);
+        char *dbp = xasprintf("%s/runs/%s/run.db", dir, id);
+        rc = report_db(dbp, name, &rep, &e);
+        free(dbp);
+        if (rc) {
+            fprintf(stderr, "traceboard analyze: %s\n", e.msg);
+            rc = 1;
+            goto out;
         }
-    } else {
-        fprintf(stderr, "traceboard analyze: %s\n", e.msg);
-        rc = 1;
     }
-    json_decref(run);
-    free(dbp);
+print:
+    if (json) {
+        json_dumpf(rep, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+        printf("\n");
+    } else {
+        print_report(stdout, rep);
+    }
 out:
+    json_decref(rep);
+    free(name);
     for (int j = 0; j < g.n; j++) free(g.paths[j]);
     free(g.paths);
     groups_free(&gs);
-    catalog_close(cat);
-    struct err ignore;
-    fsutil_rmtree(dir, &ignore);
+    if (cat) {
+        catalog_close(cat);
+        struct err ignore;
+        fsutil_rmtree(dir, &ignore);
+    }
     return rc;
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "fsutil.h"
 #include "importer.h"
 #include "log.h"
@@ -182,6 +183,22 @@ static void assign_ranks(const struct ingest_request *req, struct rank_order *ou
     qsort(out, (size_t)req->nfiles, sizeof *out, cmp_rank);
 }
 
+/* Derived tables (steps, breakdown, operator and kernel tables, memory)
+ * are computed once here, before the run becomes visible. */
+static int analyse(const char *db_path, struct err *e)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        err_set(e, ERR_DB, "cannot reopen the run database: %s", db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return e->code;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    int rc = analysis_run(db, e);
+    if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
+    return rc;
+}
+
 static int ingest_run_locked(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
                              struct ingest_progress *progress, pthread_mutex_t *mu,
                              char run_id[CATALOG_ID_LEN + 1], struct err *e)
@@ -249,6 +266,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     rc = rundb_close_writer(w, e);
     w = NULL;
     if (rc) goto out;
+    on_phase(&link, "analyze");
+    if ((rc = analyse(db_path, e)) != 0) goto out;
 
     on_phase(&link, "commit");
     /* Keep the sources for download: uploads move, other files are copied. */
