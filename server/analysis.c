@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "jtok.h"
 #include "kclass.h"
 #include "log.h"
 #include "model.h"
@@ -429,22 +431,126 @@ static int db_fail(sqlite3 *db, struct err *e, const char *what)
 /* Pass 1: GPU ops                                                        */
 /* ====================================================================== */
 
+/* What the analysis reads from a kernel's args, pulled with the ingest
+ * tokenizer (fast, and it takes the NaN/Infinity that real traces hold). */
+struct kargs {
+    double bps, occ; /* < 0: absent */
+    int device;      /* < 0: absent */
+    int collective;  /* a "Collective name" arg: NCCL metadata on the kernel */
+    char *limiter;   /* occupancy.limitingFactors, owned, or NULL */
+};
+
+static double span_num(const struct jtok_val *v)
+{
+    return v->type == JT_NUMBER ? strtod(v->p, NULL) : -1.0;
+}
+
+static void kargs_scan(const char *args, size_t n, struct kargs *k)
+{
+    const char *cur = args, *end = args + n;
+    struct jtok_val key, val;
+    struct err e;
+    k->bps = k->occ = -1.0;
+    k->device = -1;
+    k->collective = 0;
+    k->limiter = NULL;
+    while (cur < end && *cur != '{') cur++;
+    if (cur == end) return;
+    cur++;
+    while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
+        if (jtok_str_eq(&key, "blocks per SM")) k->bps = span_num(&val);
+        else if (jtok_str_eq(&key, "est. achieved occupancy %")) k->occ = span_num(&val);
+        else if (jtok_str_eq(&key, "device") && val.type == JT_NUMBER) k->device = atoi(val.p);
+        else if (jtok_str_eq(&key, "Collective name")) k->collective = 1;
+        else if (jtok_str_eq(&key, "occupancy") && val.type == JT_OBJECT && !k->limiter) {
+            const char *oc = val.p + 1, *oe = val.p + val.n;
+            struct jtok_val ok, ov;
+            while (jtok_span_next_member(&oc, oe, &ok, &ov, &e) == 1) {
+                if (jtok_str_eq(&ok, "limitingFactors") && ov.type == JT_STRING && ov.n) {
+                    char *t = xmalloc(ov.n + 1);
+                    size_t m = ov.escaped ? jtok_unescape(ov.p, ov.n, t) : (memcpy(t, ov.p, ov.n), ov.n);
+                    t[m] = 0;
+                    k->limiter = t;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* The input shapes of an operator as compact JSON ("[[4,8],[8]]"), or
+ * NULL when the args have none. Owned by caller. */
+static char *op_shapes(const char *args, size_t n)
+{
+    const char *cur = args, *end = args + n;
+    struct jtok_val key, val;
+    struct err e;
+    while (cur < end && *cur != '{') cur++;
+    if (cur == end) return NULL;
+    cur++;
+    while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
+        if ((jtok_str_eq(&key, "Input Dims") || jtok_str_eq(&key, "Input dims")) && val.type == JT_ARRAY) {
+            /* drop whitespace outside strings so equal shapes group together */
+            char *out = xmalloc(val.n + 1);
+            size_t m = 0;
+            int in_str = 0;
+            for (size_t i = 0; i < val.n; i++) {
+                char ch = val.p[i];
+                if (in_str) {
+                    if (ch == '\\' && i + 1 < val.n) out[m++] = val.p[i++];
+                    else if (ch == '"') in_str = 0;
+                } else if (ch == '"') {
+                    in_str = 1;
+                } else if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') {
+                    continue;
+                }
+                out[m++] = val.p[i];
+            }
+            out[m] = 0;
+            if (m <= 2) { /* "[]" */
+                free(out);
+                return NULL;
+            }
+            return out;
+        }
+    }
+    return NULL;
+}
+
+static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, int64_t last, int device,
+                          struct err *e);
+
 static int load_gpu(struct rankctx *c, struct err *e)
 {
-    /* json_valid guards json_extract: a malformed args text must not
-     * abort the statement. */
+    /* one range query per GPU lane: ids follow (track, ts) */
+    static const char tracks_sql[] =
+        "SELECT first_slice, last_slice, device FROM track WHERE rank = ? AND kind = 1 AND nslices > 0 ORDER BY id";
     static const char sql[] =
-        "SELECT s.ts, s.dur, s.name, s.kind, s.corr, t.device,"
-        " CASE WHEN s.kind = 6 AND json_valid(s.args) THEN json_extract(s.args, '$.\"blocks per SM\"') END,"
-        " CASE WHEN s.kind = 6 AND json_valid(s.args) THEN json_extract(s.args, '$.\"est. achieved occupancy %\"') END,"
-        " CASE WHEN json_valid(s.args) THEN json_extract(s.args, '$.device') END,"
-        " CASE WHEN s.kind = 6 AND json_valid(s.args) THEN json_extract(s.args, '$.\"Collective name\"') END,"
-        " CASE WHEN s.kind = 6 AND json_valid(s.args) THEN json_extract(s.args, '$.occupancy.limitingFactors') END"
-        " FROM track t JOIN slice s ON s.id BETWEEN t.first_slice AND t.last_slice"
-        " WHERE t.rank = ? AND t.kind = 1 AND t.nslices > 0 ORDER BY t.id, s.id";
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(c->db, e, "GPU ops");
-    sqlite3_bind_int(st, 1, c->rank);
+        "SELECT ts, dur, name, kind, corr, CASE WHEN kind = 6 THEN args END FROM slice WHERE id BETWEEN ? AND ?"
+        " ORDER BY id";
+    sqlite3_stmt *tr = NULL, *st = NULL;
+    int rc = 0, src;
+    if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = db_fail(c->db, e, "GPU ops");
+        goto out;
+    }
+    sqlite3_bind_int(tr, 1, c->rank);
+    while (rc == 0 && (src = sqlite3_step(tr)) == SQLITE_ROW)
+        rc = load_gpu_track(c, st, sqlite3_column_int64(tr, 0), sqlite3_column_int64(tr, 1),
+                            sqlite3_column_type(tr, 2) == SQLITE_NULL ? 0 : sqlite3_column_int(tr, 2), e);
+    if (rc == 0 && src != SQLITE_DONE) rc = db_fail(c->db, e, "GPU lanes");
+out:
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, int64_t last, int device,
+                          struct err *e)
+{
+    sqlite3_bind_int64(st, 1, first);
+    sqlite3_bind_int64(st, 2, last);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int kind = sqlite3_column_int(st, 3);
@@ -470,22 +576,27 @@ static int load_gpu(struct rankctx *c, struct err *e)
         g->kind = (uint8_t)kind;
         g->corr = sqlite3_column_int64(st, 4);
         g->launch_ts = g->launch_end = -1;
-        g->device = sqlite3_column_type(st, 8) != SQLITE_NULL   ? sqlite3_column_int(st, 8)
-                    : sqlite3_column_type(st, 5) != SQLITE_NULL ? sqlite3_column_int(st, 5)
-                                                                : 0;
-        g->bps = sqlite3_column_type(st, 6) != SQLITE_NULL ? (float)sqlite3_column_double(st, 6) : -1.0f;
-        g->occ = sqlite3_column_type(st, 7) != SQLITE_NULL ? (float)sqlite3_column_double(st, 7) : -1.0f;
+        g->device = device;
+        g->bps = g->occ = -1.0f;
         if (kind == TB_K_KERNEL) {
-            uint8_t nf = names_get(&c->names, name)->flags;
-            g->flags = nf & (NF_TC | NF_COMM_KERNEL);
-            if (sqlite3_column_type(st, 9) != SQLITE_NULL) g->flags |= NF_COMM_KERNEL;
-            const char *lim = (const char *)sqlite3_column_text(st, 10);
-            if (lim && lim[0]) g->limiter = xstrdup(lim);
+            struct kargs ka;
+            const char *args = (const char *)sqlite3_column_text(st, 5);
+            if (args) {
+                kargs_scan(args, (size_t)sqlite3_column_bytes(st, 5), &ka);
+                if (ka.device >= 0) g->device = ka.device;
+                g->bps = (float)ka.bps;
+                g->occ = (float)ka.occ;
+                if (ka.limiter) g->limiter = ka.limiter;
+            } else {
+                ka.collective = 0;
+            }
+            g->flags = names_get(&c->names, name)->flags & (NF_TC | NF_COMM_KERNEL);
+            if (ka.collective) g->flags |= NF_COMM_KERNEL;
         }
         if (g->corr) corr_put(c, g->corr, (uint32_t)c->ng);
         c->ng++;
     }
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
     if (rc != SQLITE_DONE) return db_fail(c->db, e, "GPU ops");
     return 0;
 }
@@ -742,8 +853,8 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         f->is_op = (uint8_t)is_op;
         f->op_parent = w->top_op;
         if (is_op) {
-            const char *shape = (const char *)sqlite3_column_text(st, 7);
-            if (shape && shape[0] && strcmp(shape, "[]") != 0) f->shape = xstrdup(shape);
+            const char *args = (const char *)sqlite3_column_text(st, 7);
+            if (args) f->shape = op_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
             if (c->has_python) f->stack = python_stack(c, w);
             w->top_op = w->n;
         }
@@ -762,9 +873,7 @@ static int load_cpu(struct rankctx *c, struct err *e)
     static const char tracks_sql[] =
         "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0 ORDER BY id";
     static const char slice_sql[] =
-        "SELECT id, ts, dur, parent, name, kind, corr,"
-        " CASE WHEN kind = 1 AND json_valid(args)"
-        "  THEN coalesce(json_extract(args, '$.\"Input Dims\"'), json_extract(args, '$.\"Input dims\"')) END"
+        "SELECT id, ts, dur, parent, name, kind, corr, CASE WHEN kind = 1 THEN args END"
         " FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
     static const char mem_sql[] =
         "SELECT id, ts FROM mem WHERE rank = ? AND track = ? AND bytes > 0 ORDER BY ts, id";
@@ -1391,6 +1500,20 @@ static int write_steps(struct rankctx *c, const struct step *s, size_t n, struct
     return rc;
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void lap(int rank, const char *what, double *t)
+{
+    double n = now_s();
+    LOG_DEBUG("rank %d: %s took %.3f s", rank, what, n - *t);
+    *t = n;
+}
+
 static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct err *e)
 {
     struct rankctx c;
@@ -1410,16 +1533,25 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
         rc = db_fail(db, e, "strings");
         goto out;
     }
+    /* phase timings at debug level: what a slow ingest needs explained */
+    double t = now_s(), t0 = t;
     if ((rc = load_gpu(&c, e)) != 0) goto out;
+    lap(rank, "GPU ops", &t);
     if ((rc = load_cpu(&c, e)) != 0) goto out;
+    lap(rank, "CPU threads", &t);
     if ((rc = build_steps(&c, &steps, &nsteps)) != 0) goto out;
     breakdown(&c, steps, nsteps);
     if ((rc = write_steps(&c, steps, nsteps, e)) != 0) goto out;
+    lap(rank, "steps and breakdown", &t);
     int64_t w0 = nsteps ? steps[0].ts : 0, w1 = nsteps ? steps[nsteps - 1].end : 0;
     if ((rc = gpu_metrics(&c, header, w0, w1, e)) != 0) goto out;
     if ((rc = write_ops(&c, e)) != 0) goto out;
     if ((rc = write_kernels(&c, e)) != 0) goto out;
+    lap(rank, "metrics and tables", &t);
     if ((rc = memory(&c, summary, e)) != 0) goto out;
+    lap(rank, "memory", &t);
+    t = t0;
+    lap(rank, "all", &t);
 
     json_object_set_new(summary, "window_ns", json_pack("[I,I]", (json_int_t)w0, (json_int_t)w1));
     json_object_set_new(summary, "steps_found", json_integer((json_int_t)c.nhost));
