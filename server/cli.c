@@ -331,6 +331,8 @@ int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, i
 
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--json") == 0) json = 1;
+    /* stdout is the report; the ingest's own info lines would only clutter stderr */
+    if (strcmp(cfg->log_level, "info") == 0) log_set_level(LOG_LEVEL_WARN);
     if (npaths == 0) {
         fprintf(stderr, "traceboard analyze: give a trace, several rank files, or a folder\n");
         return 2;
