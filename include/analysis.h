@@ -27,7 +27,8 @@
  *        the trace); op is a str id of the innermost operator (0 = none).
  *   analysis(rank, summary)
  *        JSON facts: {window_ns:[t0,t1], steps_found, steps_dropped,
- *        notes:[...], peak_memory:{"<dev>":{bytes, ts}}, ...}.
+ *        notes:[...], peak_memory:{"<dev>":{bytes, ts, reserved}},
+ *        step_memory:{"<gpu>":[{end, peak} per step]} (-1: no sample)}.
  *
  * analysis_run() reads and writes through the given handle inside one
  * transaction; memory is bounded by the GPU ops of one rank (an array of

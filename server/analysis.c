@@ -1380,8 +1380,34 @@ static int put_alloc(sqlite3_stmt *ins, int rank, int dt, int di, int64_t addr, 
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-static int memory(struct rankctx *c, json_t *summary, struct err *e)
+/* Per GPU device and step: allocated memory at the step's end and its
+ * peak inside the step ({"<dev>": [{end, peak}, ...]}), what a rule needs
+ * to see memory grow from step to step. */
+struct stepmem {
+    int dev;
+    int64_t *end, *peak, last;
+};
+
+static void stepmem_note(struct stepmem **sm, size_t *nsm, size_t nsteps, int dev, int64_t total)
 {
+    size_t i = 0;
+    while (i < *nsm && (*sm)[i].dev != dev) i++;
+    if (i == *nsm) {
+        *sm = xrealloc(*sm, (*nsm + 1) * sizeof **sm);
+        (*sm)[i].dev = dev;
+        (*sm)[i].end = xcalloc(nsteps ? nsteps : 1, sizeof(int64_t));
+        (*sm)[i].peak = xcalloc(nsteps ? nsteps : 1, sizeof(int64_t));
+        for (size_t k = 0; k < nsteps; k++) (*sm)[i].end[k] = (*sm)[i].peak[k] = -1;
+        (*sm)[i].last = -1;
+        (*nsm)++;
+    }
+    (*sm)[i].last = total;
+}
+
+static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, json_t *summary, struct err *e)
+{
+    struct stepmem *sm = NULL;
+    size_t nsm = 0, cur_step = 0;
     sqlite3_stmt *st = NULL, *ins = NULL;
     struct pmap pm = { 0 };
     json_t *peaks = json_object();
@@ -1409,6 +1435,18 @@ static int memory(struct rankctx *c, json_t *summary, struct err *e)
         char key[32];
         if (dt == 0) snprintf(key, sizeof key, "cpu");
         else snprintf(key, sizeof key, "%d", di);
+        if (dt == 1 && total >= 0 && nsteps) {
+            /* close the steps this sample lies after: their end value is
+             * the last sample before it */
+            while (cur_step < nsteps && ts >= steps[cur_step].end) {
+                for (size_t k = 0; k < nsm; k++) sm[k].end[cur_step] = sm[k].last;
+                cur_step++;
+            }
+            stepmem_note(&sm, &nsm, nsteps, di, total);
+            if (cur_step < nsteps && ts >= steps[cur_step].ts)
+                for (size_t k = 0; k < nsm; k++)
+                    if (sm[k].dev == di && total > sm[k].peak[cur_step]) sm[k].peak[cur_step] = total;
+        }
         if (total >= 0) {
             json_t *p = json_object_get(peaks, key);
             if (!p) {
@@ -1450,6 +1488,21 @@ static int memory(struct rankctx *c, json_t *summary, struct err *e)
         if (p->used != 1) continue;
         if (put_alloc(ins, c->rank, p->dt, p->di, p->addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
     }
+    for (; cur_step < nsteps; cur_step++)
+        for (size_t k = 0; k < nsm; k++) sm[k].end[cur_step] = sm[k].last;
+    if (nsm) {
+        json_t *smj = json_object();
+        for (size_t k = 0; k < nsm; k++) {
+            json_t *arr = json_array();
+            for (size_t i = 0; i < nsteps; i++)
+                json_array_append_new(arr, json_pack("{s:I,s:I}", "end", (json_int_t)sm[k].end[i], "peak",
+                                                     (json_int_t)sm[k].peak[i]));
+            char key[16];
+            snprintf(key, sizeof key, "%d", sm[k].dev);
+            json_object_set_new(smj, key, arr);
+        }
+        json_object_set_new(summary, "step_memory", smj);
+    }
     json_object_set(summary, "peak_memory", peaks);
     if (double_free)
         json_object_set_new(summary, "frees_without_allocation", json_integer((json_int_t)double_free));
@@ -1457,6 +1510,11 @@ static int memory(struct rankctx *c, json_t *summary, struct err *e)
 dberr:
     rc = db_fail(c->db, e, "memory");
 out:
+    for (size_t k = 0; k < nsm; k++) {
+        free(sm[k].end);
+        free(sm[k].peak);
+    }
+    free(sm);
     json_decref(peaks);
     free(pm.v);
     sqlite3_finalize(st);
@@ -1548,7 +1606,7 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
     if ((rc = write_ops(&c, e)) != 0) goto out;
     if ((rc = write_kernels(&c, e)) != 0) goto out;
     lap(rank, "metrics and tables", &t);
-    if ((rc = memory(&c, summary, e)) != 0) goto out;
+    if ((rc = memory(&c, steps, nsteps, summary, e)) != 0) goto out;
     lap(rank, "memory", &t);
     t = t0;
     lap(rank, "all", &t);

@@ -238,6 +238,9 @@ static void test_memory_pairing(void)
     CHECK_EQ_INT(q1(db, "SELECT alloc_ts IS NULL AND bytes < 0 FROM mem_alloc WHERE addr = 3000"), 1);
     CHECK_EQ_INT(q1(db, "SELECT json_extract(summary, '$.peak_memory.\"0\".bytes') FROM analysis"), 400);
     CHECK_EQ_INT(q1(db, "SELECT json_extract(summary, '$.peak_memory.\"0\".ts') FROM analysis"), 20000);
+    /* per step: allocated at its end, and its peak */
+    CHECK_EQ_INT(q1(db, "SELECT json_extract(summary, '$.step_memory.\"0\"[0].end') FROM analysis"), 236);
+    CHECK_EQ_INT(q1(db, "SELECT json_extract(summary, '$.step_memory.\"0\"[0].peak') FROM analysis"), 400);
     sqlite3_close(db);
 }
 
