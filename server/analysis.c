@@ -1431,7 +1431,9 @@ static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, js
         int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
         int dt = sqlite3_column_int(st, 2), di = sqlite3_column_int(st, 3);
         int64_t addr = sqlite3_column_int64(st, 4), bytes = sqlite3_column_int64(st, 5);
-        int64_t total = sqlite3_column_int64(st, 6), reserved = sqlite3_column_int64(st, 7);
+        /* NULL totals (the trace did not say) must not read as 0 bytes */
+        int64_t total = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
+        int64_t reserved = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
         char key[32];
         if (dt == 0) snprintf(key, sizeof key, "cpu");
         else snprintf(key, sizeof key, "%d", di);

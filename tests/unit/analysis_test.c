@@ -244,6 +244,21 @@ static void test_memory_pairing(void)
     sqlite3_close(db);
 }
 
+/* Old traces log [memory] without running totals: pairing still works, and
+ * the peak is unknown (absent), never 0 bytes. */
+static void test_memory_without_totals(void)
+{
+    sqlite3 *db = import(CPU("user_annotation", "ProfilerStep#1", 0, 100, "") ","
+                         "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":12,"
+                         "\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":1000,\"Bytes\":100}},"
+                         "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,\"ts\":40,"
+                         "\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":1000,\"Bytes\":-100}}");
+    REQUIRE(db != NULL);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM mem_alloc WHERE free_ts IS NOT NULL"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT json_type(summary, '$.peak_memory.\"0\"') IS NULL FROM analysis"), 1);
+    sqlite3_close(db);
+}
+
 /* The report is what `analyze --json` prints: the shape. */
 static void test_report_shape(void)
 {
@@ -285,6 +300,7 @@ int main(void)
     RUN(test_gpu_metrics);
     RUN(test_operator_and_kernel_tables);
     RUN(test_memory_pairing);
+    RUN(test_memory_without_totals);
     RUN(test_report_shape);
     catalog_close(cat);
     fsutil_rmtree(root, &e);
