@@ -121,6 +121,12 @@ int http_send_json(struct MHD_Connection *conn, int status, json_t *body);
 int http_send_error(struct MHD_Connection *conn, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Sends text[0..len) (owned, freed here, also on failure) with the given
+ * Content-Type; download_name (may be NULL) makes it an attachment with
+ * that (sanitized) name. Gzipped like http_send_json. */
+int http_send_text(struct MHD_Connection *conn, int status, const char *content_type, const char *download_name,
+                   char *text, size_t len);
+
 /* http_send_error with the status and code of e->code, message e->msg. */
 int http_send_err(struct MHD_Connection *conn, const struct err *e);
 

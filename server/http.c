@@ -331,10 +331,18 @@ static char *gzip_bytes(const char *text, size_t n, size_t *out_len)
     return out;
 }
 
+static char *content_disposition(const char *name);
+
 /* Sends JSON text (owned, freed here). */
 static int send_json_text(struct MHD_Connection *conn, int status, char *text)
 {
-    size_t len = strlen(text), gz_len = 0;
+    return http_send_text(conn, status, "application/json", NULL, text, strlen(text));
+}
+
+int http_send_text(struct MHD_Connection *conn, int status, const char *content_type, const char *download_name,
+                   char *text, size_t len)
+{
+    size_t gz_len = 0;
     const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
     char *gz = len > GZIP_MIN && http_accepts_gzip(ae) ? gzip_bytes(text, len, &gz_len) : NULL;
     struct MHD_Response *resp;
@@ -349,8 +357,13 @@ static int send_json_text(struct MHD_Connection *conn, int status, char *text)
         if (!resp) free(text);
     }
     if (!resp) return 0;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
+    if (download_name) {
+        char *cd = content_disposition(download_name);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
+        free(cd);
+    }
     return queue(conn, status, resp, CACHE_NO_STORE);
 }
 

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "api_analysis.h"
 #include "api_runs.h"
 #include "catalog.h"
 
@@ -16,6 +17,11 @@ static const struct route routes[] = {
     { "PATCH", "/api/runs/{id}", api_runs_patch, NULL, 0 },
     { "DELETE", "/api/runs/{id}", api_runs_delete, NULL, 0 },
     { "GET", "/api/runs/{id}/source", api_runs_source, NULL, 0 },
+    { "GET", "/api/runs/{id}/overview", api_analysis_overview, NULL, 0 },
+    { "GET", "/api/runs/{id}/operators", api_analysis_operators, NULL, 0 },
+    { "GET", "/api/runs/{id}/kernels", api_analysis_kernels, NULL, 0 },
+    { "GET", "/api/runs/{id}/memory", api_analysis_memory, NULL, 0 },
+    { "GET", "/api/runs/{id}/memory/events", api_analysis_memory_events, NULL, 0 },
     { "GET", "/api/jobs/{n}", api_runs_job, NULL, 0 },
 };
 
