@@ -8,6 +8,13 @@
 # (dataloader_workers0). Each is imported into a fresh data folder under
 # /usr/bin/time -v; the script prints MB/s of JSON (uncompressed bytes /
 # wall seconds) and peak RSS next to the targets.
+#
+# Then the query benchmark: the largest trace file of ../shared/corpus (by
+# size on disk; the next largest when one does not import) is imported, a
+# server is started on it, and each analysis endpoint is timed over loopback
+# with curl (gzip accepted, as a browser does): median of 5 requests, next
+# to the target (<= 100 ms). Skipped when ../shared/corpus is absent.
+# TB_BENCH=import or TB_BENCH=query runs only that part.
 BUILD=${1:-build}
 BIN="$BUILD/traceboard"
 GEN="$BUILD/tools/gentrace"
@@ -17,13 +24,15 @@ SIZE=${TB_BENCH_BYTES:-1G}
 TARGET_MBS=150
 TARGET_RSS=256
 
+TARGET_MS=100
+PART=${TB_BENCH:-all}
+
 die() { echo "bench: $*" >&2; exit 1; }
 [ -x "$BIN" ] || die "$BIN not found: build it first (make)"
-[ -x /usr/bin/time ] || die "/usr/bin/time is needed (apt-get install time)"
 mkdir -p "$WORK" || die "cannot create $WORK"
 
 gen="$WORK/gentrace-$SIZE.pt.trace.json"
-if [ ! -s "$gen" ]; then
+if [ "$PART" != query ] && [ ! -s "$gen" ]; then
     [ -x "$GEN" ] || die "$GEN not found (make $GEN)"
     echo "generating $gen ..."
     "$GEN" --bytes "$SIZE" --seed 1 "$gen.tmp" && mv "$gen.tmp" "$gen" || die "gentrace failed"
@@ -60,11 +69,87 @@ bench() {
     rm -rf "$data" "$data.out" "$log"
 }
 
-echo "traceboard import benchmark ($(nproc) CPUs; $(uname -m))"
-bench "gentrace $SIZE" "$gen"
-real=$(ls "$SHARED"/traces/dataloader_workers0/*.pt.trace.json* 2>/dev/null | head -1)
-if [ -n "$real" ]; then
-    bench "dataloader_workers0" "$real"
-else
-    echo "dataloader_workers0: skipped ($SHARED/traces not found; set TB_SHARED)"
+# query_time URL: median of 5 request times in ms, or "FAILED <status>".
+query_time() {
+    times=$(for i in 1 2 3 4 5; do
+        curl -s --compressed -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $token" "$1"
+    done)
+    bad=$(echo "$times" | awk '$1 != 200 { print $1; exit }')
+    if [ -n "$bad" ]; then
+        echo "FAILED (HTTP $bad)"
+        return
+    fi
+    echo "$times" | awk '{ printf "%.3f\n", $2 * 1000 }' | sort -n | sed -n 3p
+}
+
+# The analysis endpoints on the largest corpus trace, timed over loopback.
+query_bench() {
+    if [ ! -d "$SHARED/corpus" ]; then
+        echo "query benchmark: skipped ($SHARED/corpus not found; set TB_SHARED)"
+        return 0
+    fi
+    command -v curl > /dev/null 2>&1 || { echo "query benchmark: skipped (curl not installed)"; return 0; }
+    qdata=$(mktemp -d "$WORK/query.XXXXXX") || die "mktemp failed"
+    run="" qfile=""
+    find "$SHARED/corpus" -type f \( -name '*.json.gz' -o -name '*.json' \) -printf '%s %p\n' | sort -rn |
+        head -5 | cut -d' ' -f2- > "$qdata.candidates"
+    while IFS= read -r f; do
+        if "$BIN" import --data-dir "$qdata" --log-level error "$f" > "$qdata.out" 2>&1; then
+            run=$(sed -n 's/.* as run \([0-9a-f]\{16\}\) .*/\1/p' "$qdata.out" | head -1)
+            qfile=$f
+            break
+        fi
+        echo "query benchmark: $f does not import, taking the next largest"
+    done < "$qdata.candidates"
+    if [ -z "$run" ]; then
+        echo "query benchmark: FAILED (no corpus trace imported)"
+        rm -rf "$qdata" "$qdata.candidates" "$qdata.out"
+        return 1
+    fi
+    "$BIN" serve --port 0 --data-dir "$qdata" --log-level warn > "$qdata.serve" 2>&1 &
+    spid=$!
+    url=""
+    for i in $(seq 1 100); do
+        url=$(sed -n 's/^open: \(http[^ ]*\)/\1/p' "$qdata.serve" | head -1)
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    if [ -z "$url" ]; then
+        echo "query benchmark: FAILED (server did not start)"
+        cat "$qdata.serve"
+        kill "$spid" 2> /dev/null
+        rm -rf "$qdata" "$qdata.candidates" "$qdata.out" "$qdata.serve"
+        return 1
+    fi
+    token=$(echo "$url" | sed -n 's/.*[?&]token=\([^&]*\).*/\1/p')
+    base=$(echo "$url" | sed 's/?.*//; s:/$::')
+    json_mb=$(json_bytes "$qfile" | awk '{ printf "%.1f", $1 / 1e6 }')
+    echo "query benchmark: $(basename "$qfile") ($json_mb MB JSON), run $run; median of 5 requests"
+    for path in overview operators "operators?group=shape" "operators?group=stack&q=aten&sort=name" \
+        "operators?format=csv" kernels "kernels?group=op&sort=occupancy" "kernels?format=csv" memory \
+        "memory?points=5000" "memory?device=cpu" memory/events "memory/events?sort=lifetime&q=aten" \
+        "memory/events?format=csv"; do
+        ms=$(query_time "$base/api/runs/$run/$path")
+        case "$ms" in
+        FAILED*) echo "  $path: $ms" ;;
+        *) awk -v p="$path" -v ms="$ms" -v t="$TARGET_MS" 'BEGIN {
+               printf "  %-42s %7.1f ms (target <= %d: %s)\n", p, ms, t, (ms <= t ? "ok" : "ABOVE") }' ;;
+        esac
+    done
+    kill "$spid" 2> /dev/null
+    wait "$spid" 2> /dev/null
+    rm -rf "$qdata" "$qdata.candidates" "$qdata.out" "$qdata.serve"
+}
+
+if [ "$PART" != query ]; then
+    [ -x /usr/bin/time ] || die "/usr/bin/time is needed (apt-get install time)"
+    echo "traceboard import benchmark ($(nproc) CPUs; $(uname -m))"
+    bench "gentrace $SIZE" "$gen"
+    real=$(ls "$SHARED"/traces/dataloader_workers0/*.pt.trace.json* 2>/dev/null | head -1)
+    if [ -n "$real" ]; then
+        bench "dataloader_workers0" "$real"
+    else
+        echo "dataloader_workers0: skipped ($SHARED/traces not found; set TB_SHARED)"
+    fi
 fi
+[ "$PART" = import ] || query_bench
