@@ -2,7 +2,8 @@
 // server. Screenshots go to $TB_SCREENSHOTS (default build/screenshots).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join, resolve, basename } from 'node:path';
 import { createRequire } from 'node:module';
 import { startServer, demoFiles } from '../integration/lib.mjs';
@@ -74,6 +75,220 @@ test('a multi-rank run shows its ranks; a reload keeps the view', async () => {
   await page.waitForSelector('td:has-text("rank3.")');
   assert.equal(page.url(), url);
   await page.screenshot({ path: join(SHOTS, 'run-ranks.png'), fullPage: true });
+});
+
+// --- run page analysis tabs ---------------------------------------------------------
+
+/** The id of the first run with this name. */
+async function runIdOf(name) {
+  const r = await (await srv.req('/api/runs')).json();
+  const run = r.runs.find((x) => x.name === name);
+  assert.ok(run, `run ${name} exists`);
+  return run.id;
+}
+
+/** Uploads one trace body as a new run; returns its id. */
+async function uploadTrace(name, filename, body) {
+  const res = await srv.req(`/api/runs?filename=${encodeURIComponent(filename)}&name=${encodeURIComponent(name)}`, {
+    method: 'POST', body, headers: { 'Content-Type': 'application/json' },
+  });
+  assert.equal(res.status, 201, await res.clone().text());
+  return (await res.json()).id;
+}
+
+/** Text of one column of a table (1-based). */
+function column(label, n) {
+  return page.$$eval(`table[aria-label="${label}"] tbody tr td:nth-child(${n})`, (tds) => tds.map((td) => td.textContent.trim()));
+}
+
+const num = (s) => Number(s.replace(/,/g, ''));
+const isSorted = (xs, dir) => xs.every((x, i) => i === 0 || (dir === 'asc' ? xs[i - 1] <= x : xs[i - 1] >= x));
+
+/** Clicks a sortable header and waits for the table sorted that way. */
+async function sortBy(label, key, dir) {
+  await page.click(`table[aria-label="${label}"] th button[data-sort="${key}"]`);
+  await page.waitForURL(new RegExp(`sort=${key}&order=${dir}`));
+  await page.waitForSelector(`table[aria-label="${label}"] th[aria-sort="${dir === 'asc' ? 'ascending' : 'descending'}"] button[data-sort="${key}"]`);
+}
+
+test('overview: GPU card, execution summary, a bar per step, recommendations', async () => {
+  const id = await runIdOf('matmul_amp');
+  await page.goto(`${srv.base}/?run=${id}&view=overview`);
+  await page.waitForSelector('article[aria-label="GPU 0"]');
+  try {
+    assert.equal((await page.textContent('article[aria-label="GPU 0"] h2')).trim(), 'NVIDIA H100 80GB HBM3');
+    const util = await page.textContent('article[aria-label="GPU 0"] .tb-metric >> nth=0');
+    assert.match(util, /GPU utilization\s*\d+\.\d %/);
+    assert.ok(await page.getAttribute('article[aria-label="GPU 0"] .tb-metric >> nth=0', 'title'), 'the metric has a tooltip');
+    assert.equal(await page.locator('svg.tb-chart g.tb-bar').count(), 4, 'one bar per ProfilerStep');
+    assert.ok((await page.locator('svg.tb-chart g.tb-bar rect').count()) >= 8, 'bars are stacked');
+    const rows = await page.$$eval('table[aria-label="Average step by category"] tbody tr', (trs) => trs.map((tr) => tr.textContent));
+    assert.equal(rows.length, 9, '8 categories and the step');
+    assert.match(rows.find((r) => r.startsWith('Kernel')), /Kernel\s*[\d.]+ ms\s*[\d.]+ %/);
+    assert.match(rows[8], /Step\s*[\d.]+ ms\s*100 %/);
+    assert.ok(await page.isVisible('text=No recommendations yet'));
+    assert.match(await page.textContent('.tb-stats'), /Peak memory, GPU 0\s*2\.0 GiB/);
+  } finally {
+    await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
+  }
+});
+
+test('overview of a multi-rank run follows the rank selector', async () => {
+  const id = await runIdOf('ddp_gloo_4ranks');
+  await page.goto(`${srv.base}/?run=${id}&view=overview`);
+  await page.waitForSelector('[data-rank="0"]');
+  await page.selectOption('select[aria-label="Rank"]', '2');
+  await page.waitForURL(/rank=2/);
+  await page.waitForSelector('[data-rank="2"]');
+  assert.ok(!(await page.isVisible('option:has-text("All 4 ranks")')), 'per-rank tabs offer no "all ranks"');
+  await page.screenshot({ path: join(SHOTS, 'overview-rank2.png'), fullPage: true });
+});
+
+test('operators: rows, sorting on the server, search, CSV link', async () => {
+  const id = await runIdOf('matmul_amp');
+  await page.goto(`${srv.base}/?run=${id}&view=operators`);
+  await page.waitForSelector('table[aria-label="Operators"] tbody tr td');
+  try {
+    const names = await column('Operators', 1);
+    assert.ok(names.length > 10, 'rows');
+    assert.equal(names[0], 'aten::mm', 'default: device self time, descending');
+    await sortBy('Operators', 'calls', 'desc');
+    const desc = (await column('Operators', 2)).map(num);
+    assert.ok(isSorted(desc, 'desc'), 'calls descending: ' + desc);
+    await sortBy('Operators', 'calls', 'asc');
+    const asc = (await column('Operators', 2)).map(num);
+    assert.ok(isSorted(asc, 'asc'), 'calls ascending: ' + asc);
+    assert.ok(asc[0] < desc[0], 'the order changed');
+    await page.fill('input[type=search]', 'foreach');
+    await page.waitForURL(/q=foreach/);
+    await page.waitForFunction(() => [...document.querySelectorAll('table[aria-label="Operators"] tbody tr td:first-child')].every((td) => td.textContent.includes('foreach')));
+    const href = await page.getAttribute('a:has-text("CSV")', 'href');
+    assert.match(href, /^\.\/api\/runs\/[0-9a-f]+\/operators\?.*format=csv/, 'relative CSV link');
+    assert.ok(!/offset|limit/.test(href), 'the CSV has every matching row');
+    const csv = await page.evaluate(async (u) => { const r = await fetch(u); return [r.headers.get('content-type'), await r.text()]; }, href);
+    assert.match(csv[0], /text\/csv/);
+    assert.match(csv[1], /foreach/);
+    await page.selectOption('select[aria-label="Group operators by"]', 'shape');
+    await page.waitForURL(/group=shape/);
+    await page.waitForSelector('table[aria-label="Operators"] th:has-text("Input shapes")');
+    const url = page.url();
+    await page.reload();
+    await page.waitForSelector('table[aria-label="Operators"] th:has-text("Input shapes")');
+    assert.equal(page.url(), url, 'the URL holds the state');
+    assert.equal(await page.inputValue('input[type=search]'), 'foreach');
+  } finally {
+    await page.screenshot({ path: join(SHOTS, 'operators.png'), fullPage: true });
+  }
+});
+
+test('kernels: rows with tensor cores, share and occupancy; sorting; group by operator', async () => {
+  const id = await runIdOf('matmul_amp');
+  await page.goto(`${srv.base}/?run=${id}&view=kernels`);
+  await page.waitForSelector('table[aria-label="Kernels"] tbody tr td');
+  try {
+    const rows = await column('Kernels', 1);
+    assert.ok(rows.length > 5);
+    assert.ok((await page.locator('table[aria-label="Kernels"] .tb-badge-ok:has-text("yes")').count()) >= 1, 'tensor-core kernels');
+    assert.match(await page.textContent('.tb-table-box'), /kernel time 21\.9 ms/);
+    await sortBy('Kernels', 'calls', 'desc');
+    const desc = (await column('Kernels', 2)).map(num);
+    assert.ok(isSorted(desc, 'desc'), String(desc));
+    await sortBy('Kernels', 'calls', 'asc');
+    const asc = (await column('Kernels', 2)).map(num);
+    assert.ok(isSorted(asc, 'asc') && asc[0] < desc[0], String(asc));
+    await page.selectOption('select[aria-label="Group kernels by"]', 'op');
+    await page.waitForSelector('table[aria-label="Kernels"] th:has-text("Operator")');
+    assert.ok((await column('Kernels', 2)).some((t) => t.startsWith('aten::')), 'launching operators');
+  } finally {
+    await page.screenshot({ path: join(SHOTS, 'kernels.png'), fullPage: true });
+  }
+});
+
+test('memory: the curve, drag to zoom (URL and events follow), reset', async () => {
+  const id = await runIdOf('matmul_amp');
+  await page.goto(`${srv.base}/?run=${id}&view=memory`);
+  await page.waitForSelector('.tb-memchart[data-points]');
+  await page.waitForSelector('table[aria-label="Allocations"] tbody tr td');
+  try {
+    assert.ok(Number(await page.getAttribute('.tb-memchart', 'data-points')) > 10, 'curve samples');
+    assert.match(await page.textContent('.tb-stats'), /Peak allocated, GPU 0\s*2\.0 GiB/);
+    const painted = await page.$eval('.tb-memchart canvas', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
+      return n;
+    });
+    assert.ok(painted > 1000, 'the canvas is drawn');
+    const before = num((await page.textContent('.tb-table-box .tb-toolbar .tb-nowrap')).split(' ')[0]);
+    const b = await page.locator('.tb-memchart').boundingBox();
+    await page.mouse.move(b.x + b.width * 0.3, b.y + b.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(b.x + b.width * 0.45, b.y + b.height / 2, { steps: 4 });
+    await page.mouse.up();
+    await page.waitForURL(/start=[\d.]+&end=[\d.]+/);
+    await page.waitForFunction((n) => {
+      const t = document.querySelector('.tb-table-box .tb-toolbar .tb-nowrap');
+      return t && Number(t.textContent.split(' ')[0].replace(/,/g, '')) < n;
+    }, before);
+    assert.match(await page.textContent('.tb-page .tb-toolbar'), /Window [\d.]+ ms → [\d.]+ ms/);
+    await sortBy('Allocations', 'alloc', 'desc');
+    await page.screenshot({ path: join(SHOTS, 'memory-zoomed.png'), fullPage: true });
+    await page.click('button:has-text("Reset zoom")');
+    await page.waitForURL((u) => !u.search.includes('start='));
+    await page.waitForSelector('text=Whole rank');
+  } finally {
+    await page.screenshot({ path: join(SHOTS, 'memory.png'), fullPage: true });
+  }
+});
+
+/** A tiny Kineto trace whose operator, kernel and GPU names are hostile. */
+function hostileTrace() {
+  const op = '<script>window.__pwned=1</script>aten::evil & co';
+  const kernel = 'void evil_kernel<<img src=x onerror="window.__pwned=2">, &amp;>(int)';
+  const mem = (ts, total, bytes) => ({ ph: 'i', cat: 'cpu_instant_event', s: 't', name: '[memory]', pid: 1, tid: 1, ts,
+    args: { 'Total Reserved': 2097152, 'Total Allocated': total, Bytes: bytes, 'Device Id': 0, 'Device Type': 1, Addr: 1234567 } });
+  return { op, kernel, json: JSON.stringify({
+    schemaVersion: 1,
+    deviceProperties: [{ id: 0, name: '<img src=x onerror="window.__pwned=3">GPU', totalGlobalMem: 85017493504, computeMajor: 9, computeMinor: 0, numSms: 132 }],
+    traceEvents: [
+      { ph: 'X', cat: 'user_annotation', name: 'ProfilerStep#1', pid: 1, tid: 1, ts: 1000, dur: 1000, args: {} },
+      { ph: 'X', cat: 'cpu_op', name: op, pid: 1, tid: 1, ts: 1100, dur: 300, args: { 'External id': 1 } },
+      { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts: 1150, dur: 20, args: { 'External id': 1, correlation: 7 } },
+      { ph: 'X', cat: 'kernel', name: kernel, pid: 0, tid: 7, ts: 1200, dur: 400,
+        args: { device: 0, stream: 7, correlation: 7, 'blocks per SM': 2, 'est. achieved occupancy %': 50 } },
+      mem(1120, 1048576, 1048576),
+      mem(1900, 0, -1048576),
+    ],
+  }) };
+}
+
+test('hostile operator, kernel and GPU names render as text on every tab', async () => {
+  const t = hostileTrace();
+  const id = await uploadTrace('hostile-names', 'evil.pt.trace.json', t.json);
+  const check = async (tab, texts) => {
+    await page.goto(`${srv.base}/?run=${id}&view=${tab}`);
+    for (const s of texts) await page.waitForSelector(`text=${s}`);
+    assert.equal(await page.$('main script, main img'), null, `${tab}: no element was injected`);
+    assert.equal(await page.evaluate(() => window.__pwned), undefined, `${tab}: nothing ran`);
+  };
+  await check('overview', ['<img src=x onerror="window.__pwned=3">GPU']);
+  await check('operators', [t.op]);
+  await check('kernels&group=op', [t.op]);
+  assert.equal((await column('Kernels', 1))[0], t.kernel);
+  await page.screenshot({ path: join(SHOTS, 'hostile-kernels.png'), fullPage: true });
+  await check('memory', [t.op]);
+});
+
+test('a run imported before analyses existed explains itself', { skip: !existsSync('/usr/bin/sqlite3') && 'no sqlite3 CLI' }, async () => {
+  const id = await uploadTrace('pre-analysis', 'old.pt.trace.json', hostileTrace().json);
+  execFileSync('/usr/bin/sqlite3', [join(srv.dataDir, 'runs', id, 'run.db'), 'DROP TABLE step']);
+  const seen = errors.length;
+  await page.goto(`${srv.base}/?run=${id}&view=overview`);
+  await page.waitForSelector('.tb-alert-warn:has-text("No overview for this run")');
+  assert.match(await page.textContent('.tb-alert-warn'), /imported before analysis existed/);
+  await page.screenshot({ path: join(SHOTS, 'pre-analysis.png'), fullPage: true });
+  // the browser logs the 409 response itself; that one is expected
+  for (let i = errors.length - 1; i >= seen; i--) if (/status of 409/.test(errors[i])) errors.splice(i, 1);
 });
 
 test('no script errors, no alerts', () => {

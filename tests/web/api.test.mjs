@@ -117,3 +117,42 @@ test('installMock answers instead of the network, undefined falls through', asyn
     assert.deepEqual((await api.listRuns()).jobs, [{ id: 1 }]);
     assert.equal(calls.length, 1);
 });
+
+test('analysisUrl builds relative URLs and leaves out empty parameters', () => {
+    assert.equal(api.analysisUrl('r1', 'overview'), './api/runs/r1/overview');
+    assert.equal(
+        api.analysisUrl('r1', 'kernels', { rank: 2, group: 'op', q: '', sort: null, order: undefined, offset: 0, limit: 100 }),
+        './api/runs/r1/kernels?rank=2&group=op&offset=0&limit=100',
+    );
+    assert.equal(api.analysisUrl('a/b', 'memory/events', { q: 'a&b=<c>' }), './api/runs/a%2Fb/memory/events?q=a%26b%3D%3Cc%3E');
+    assert.equal(api.analysisUrl('r1', 'operators', { format: 'csv' }), './api/runs/r1/operators?format=csv');
+});
+
+test('analysis calls GET their endpoint with the parameters', async () => {
+    answer(200, '{"rank":0}');
+    await api.getOverview('r1', null);
+    assert.equal(calls.at(-1).url, './api/runs/r1/overview');
+    await api.getOverview('r1', 3);
+    assert.equal(calls.at(-1).url, './api/runs/r1/overview?rank=3');
+    answer(200, '{"rows":[]}');
+    await api.getOperators('r1', { group: 'stack', sort: 'calls' });
+    assert.equal(calls.at(-1).url, './api/runs/r1/operators?group=stack&sort=calls');
+    await api.getKernels('r1', { q: 'gemm' });
+    assert.equal(calls.at(-1).url, './api/runs/r1/kernels?q=gemm');
+    await api.getMemory('r1', { device: 'cpu', start_us: 1.5, end_us: 2, points: 800 });
+    assert.equal(calls.at(-1).url, './api/runs/r1/memory?device=cpu&start_us=1.5&end_us=2&points=800');
+    await api.getMemoryEvents('r1', { min_bytes: 1024 });
+    assert.equal(calls.at(-1).url, './api/runs/r1/memory/events?min_bytes=1024');
+    assert.equal(calls.at(-1).init.method, 'GET');
+});
+
+test('a 409 from an analysis endpoint keeps its status and message', async () => {
+    answer(409, '{"error":{"code":"no_analysis","message":"run r1 was imported before analyses existed"}}', 'Conflict');
+    await assert.rejects(api.getOverview('r1', null), (e) => {
+        assert.ok(e instanceof api.ApiError);
+        assert.equal(e.status, 409);
+        assert.equal(e.code, 'no_analysis');
+        assert.equal(e.message, 'run r1 was imported before analyses existed');
+        return true;
+    });
+});

@@ -153,3 +153,34 @@ test('traceWallClock uses epoch timestamps as is, else adds the clock base', () 
     assert.equal(traceWallClock(sinceBoot, null), null);
     assert.equal(traceWallClock(null, base), null);
 });
+
+test('formatMicros prints µs inputs with formatDuration\'s units', async () => {
+    const { formatMicros } = await import('../../web/js/format.js');
+    assert.equal(formatMicros(850), '850 µs');
+    assert.equal(formatMicros(12345), '12.3 ms');
+    assert.equal(formatMicros(0.5), '500 ns');
+    assert.equal(formatMicros(8983.028), '8.98 ms');
+    assert.equal(formatMicros(2.5e6), '2.50 s');
+    assert.equal(formatMicros(0), '0 µs');
+    assert.equal(formatMicros(null), DASH);
+});
+
+test('formatShare prints a 0..1 fraction as a percentage', async () => {
+    const { formatShare } = await import('../../web/js/format.js');
+    assert.equal(formatShare(0.6210432), '62.1 %');
+    assert.equal(formatShare(1), '100.0 %');
+    assert.equal(formatShare(0), '0 %');
+    assert.equal(formatShare(0.0004), '<0.1 %');
+    assert.equal(formatShare(null), DASH, 'a figure the trace does not give');
+});
+
+test('formatOffset prints times relative to an origin with fixed decimals', async () => {
+    const { formatOffset } = await import('../../web/js/format.js');
+    const t0 = 4487348861012.5703;
+    assert.equal(formatOffset(t0 + 812.44, t0), '812.4 µs');
+    assert.equal(formatOffset(t0 + 12345.678, t0), '12.346 ms');
+    assert.equal(formatOffset(t0 + 4.2e6, t0), '4.2000 s');
+    assert.equal(formatOffset(t0 - 1500, t0), '-1.500 ms');
+    assert.equal(formatOffset(500), '500.0 µs', 'origin defaults to 0');
+    assert.equal(formatOffset(null, t0), DASH);
+});

@@ -107,3 +107,59 @@ test('routeKey identifies the mounted page', () => {
     assert.equal(routeKey(parseRoute('?q=x')), routeKey(parseRoute('')));
     assert.notEqual(routeKey(parseRoute('?job=1')), routeKey(parseRoute('?job=2')));
 });
+
+test('table tabs read their state; invalid values fall back to defaults', async () => {
+    const { TAB_TABLES } = await import('../../web/js/router.js');
+    const r = parseRoute('?run=abc&view=kernels&group=op&q=gemm&sort=share&order=asc&offset=200');
+    assert.deepEqual(
+        { group: r.group, q: r.q, sort: r.sort, order: r.order, offset: r.offset },
+        { group: 'op', q: 'gemm', sort: 'share', order: 'asc', offset: 200 },
+    );
+    const bad = parseRoute('?run=abc&view=kernels&group=stack&sort=host_self&order=up&offset=-5');
+    assert.deepEqual({ group: bad.group, sort: bad.sort, order: bad.order, offset: bad.offset }, { group: '', sort: '', order: '', offset: 0 });
+    assert.equal(parseRoute('?run=abc&view=operators&group=stack').group, 'stack');
+    assert.equal(parseRoute('?run=abc&view=operators&group=name').group, '', 'the default group is not stored');
+    assert.equal(parseRoute('?run=abc&view=info&q=x&sort=total').q, '', 'tabs without tables ignore table state');
+    for (const [tab, t] of Object.entries(TAB_TABLES)) {
+        for (const s of t.sorts) assert.equal(parseRoute(`?run=a&view=${tab}&sort=${s}`).sort, s, tab + ' ' + s);
+    }
+});
+
+test('the memory tab keeps device, zoom window and minimum size', () => {
+    const r = parseRoute('?run=abc&view=memory&device=cpu&start=4487348861342.787&end=4487348870391.923&min=1048576');
+    assert.equal(r.device, 'cpu');
+    assert.equal(r.start, 4487348861342.787);
+    assert.equal(r.end, 4487348870391.923);
+    assert.equal(r.min, 1048576);
+    assert.equal(parseRoute('?run=abc&view=memory&device=0').device, '0');
+    for (const bad of ['gpu', '-1', '01', '<x>']) assert.equal(parseRoute('?run=a&view=memory&device=' + bad).device, '', bad);
+    const inverted = parseRoute('?run=abc&view=memory&start=20&end=10');
+    assert.deepEqual([inverted.start, inverted.end], [null, null], 'an empty or inverted window is dropped');
+    assert.deepEqual([parseRoute('?run=a&view=memory&start=5').start], [null], 'start alone is dropped');
+    assert.equal(parseRoute('?run=a&view=memory&start=1e5&end=2e5').start, null, 'no exponents');
+    assert.equal(parseRoute('?run=a&view=kernels&start=1&end=2&device=0').start, null, 'memory only');
+});
+
+test('run page state round-trips through buildUrl, in a fixed parameter order', () => {
+    const routes = [
+        makeRoute({ view: 'run', run: 'r1', tab: 'operators', rank: 3, group: 'shape', q: 'aten::mm <x>', sort: 'calls', order: 'asc', offset: 100 }),
+        makeRoute({ view: 'run', run: 'r1', tab: 'kernels', group: 'op', sort: 'name', order: 'desc' }),
+        makeRoute({ view: 'run', run: 'r1', tab: 'memory', device: '0', start: 4487348861342.787, end: 4487348870391.923, min: 1024, sort: 'lifetime' }),
+    ];
+    for (const r of routes) assert.deepEqual(parseRoute(buildUrl(r).replace(/^\.\//, '')), r);
+    assert.equal(
+        buildUrl(routes[2]),
+        './?run=r1&view=memory&sort=lifetime&device=0&start=4487348861342.787&end=4487348870391.923&min=1024',
+    );
+    assert.equal(buildUrl({ view: 'run', run: 'r1', tab: 'overview', q: 'x', sort: 'total', start: 1, end: 2 }), './?run=r1');
+    assert.equal(buildUrl({ view: 'run', run: 'r1', tab: 'info' }), './?run=r1&view=info');
+});
+
+test('urlTime writes µs without exponent or float noise', async () => {
+    const { urlTime } = await import('../../web/js/router.js');
+    assert.equal(urlTime(4487348861342.787), '4487348861342.787');
+    assert.equal(urlTime(1716199990010000), '1716199990010000');
+    assert.equal(urlTime(0.5), '0.5');
+    assert.equal(urlTime(100), '100');
+    assert.equal(urlTime(1e-7), '0');
+});

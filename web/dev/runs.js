@@ -6,11 +6,15 @@
  * whose progress is simulated, uploads (simulated transfer, then a job that
  * turns into a run), rename, tags and delete (kept in memory until reload).
  *
+ * The run page's analysis tabs are answered by dev/analysis.js from
+ * fixtures/analysis-<run id>.json.
+ *
  * Fixture names include hostile strings (`<img src=x onerror=…>`) on
  * purpose: they must show up as text.
  */
 
 import { ApiError, getJson, installMock } from '../js/api.js';
+import { answerAnalysis } from './analysis.js';
 
 /** @typedef {import('../js/api.js').Run} Run */
 /** @typedef {import('../js/api.js').Job} Job */
@@ -53,7 +57,10 @@ let nextJob = 100;
 const runId = (path) => decodeURIComponent(path.replace('./api/runs/', ''));
 
 installMock(async (method, path, body) => {
+    if (path.startsWith('./fixtures/')) return undefined; // the fixture files themselves
     await new Promise((r) => setTimeout(r, 120)); // a little latency
+    const analysis = answerAnalysis(method, path);
+    if (analysis) return analysis;
     if (method === 'GET' && path === './api/runs') {
         return { runs: list.runs, jobs: list.jobs.map((j) => jobNow(j.id)).filter((j) => j && j.state !== 'done') };
     }

@@ -324,3 +324,226 @@ export function uploadRun(files, opts = {}) {
         xhr.send(form);
     });
 }
+
+// --- analyses (run page tabs) -------------------------------------------------
+
+/**
+ * Query parameters of an analysis request; null, undefined and "" are left
+ * out (the server applies its default).
+ * @typedef {Record<string, string | number | null | undefined>} Params
+ */
+
+/**
+ * @typedef {object} GpuSummary
+ * @property {number} device
+ * @property {string} name
+ * @property {number | null} memory_bytes
+ * @property {string} compute_capability  e.g. "9.0"
+ * @property {number} utilization  0..1, busy share of the steps' window
+ * @property {number | null} sm_efficiency       0..1, estimated
+ * @property {number | null} achieved_occupancy  0..1, estimated
+ * @property {number | null} tensor_core_share   0..1 of kernel time
+ * @property {number} kernel_us
+ */
+
+/**
+ * Step time by category (µs); the keys are Overview.categories.
+ * @typedef {Record<string, number>} Breakdown
+ */
+
+/**
+ * @typedef {object} Step
+ * @property {number} idx
+ * @property {string} name          e.g. "ProfilerStep#3"
+ * @property {number} start_us      trace clock
+ * @property {number} dur_us
+ * @property {number} host_start_us
+ * @property {number} host_dur_us
+ * @property {Breakdown} breakdown_us  adds up to dur_us
+ */
+
+/**
+ * @typedef {object} Recommendation
+ * @property {string} id
+ * @property {'info' | 'warn' | 'high' | string} severity
+ * @property {string} title
+ * @property {string} evidence
+ * @property {string} advice
+ */
+
+/**
+ * GET ./api/runs/ID/overview
+ * @typedef {object} Overview
+ * @property {number} rank
+ * @property {number[]} ranks
+ * @property {number} t0_us
+ * @property {GpuSummary[]} gpus
+ * @property {string[]} categories  breakdown keys in display order
+ * @property {Step[]} steps
+ * @property {{dur_us: number, breakdown_us: Breakdown}} average
+ * @property {Record<string, number>} peak_memory_bytes  per GPU device id
+ * @property {number | null} peak_memory_cpu_bytes
+ * @property {string[]} notes
+ * @property {Recommendation[]} recommendations
+ */
+
+/**
+ * One page of a server-side table.
+ * @template R
+ * @typedef {object} TablePage
+ * @property {number} total   rows matching the filter (all pages)
+ * @property {number} offset
+ * @property {number} limit
+ * @property {R[]} rows
+ */
+
+/**
+ * @typedef {object} OperatorRow
+ * @property {string} name
+ * @property {string} [shape]  group=shape
+ * @property {string} [stack]  group=stack
+ * @property {number} calls
+ * @property {number} host_self_us
+ * @property {number} host_total_us
+ * @property {number} device_self_us
+ * @property {number} device_total_us
+ * @property {boolean} tc_eligible
+ * @property {number | null} tc_self_share  0..1
+ */
+
+/**
+ * GET ./api/runs/ID/operators
+ * @typedef {TablePage<OperatorRow> & {rank: number, group: string, has_device: boolean,
+ *   has_shapes: boolean, has_stacks: boolean,
+ *   totals: {calls: number, host_self_us: number, device_self_us: number}}} OperatorsPage
+ */
+
+/**
+ * @typedef {object} KernelRow
+ * @property {string} name
+ * @property {string} [op]  group=op: the launching operator ("" = none)
+ * @property {number} calls
+ * @property {number} total_us
+ * @property {number} mean_us
+ * @property {number} min_us
+ * @property {number} max_us
+ * @property {number} share  total / all kernel time of the rank
+ * @property {boolean} tensor_cores
+ * @property {boolean} communication
+ * @property {number | null} blocks_per_sm
+ * @property {number | null} achieved_occupancy  0..1
+ * @property {string | null} limiter
+ */
+
+/**
+ * GET ./api/runs/ID/kernels
+ * @typedef {TablePage<KernelRow> & {rank: number, group: string, kernel_us: number, tc_us: number}} KernelsPage
+ */
+
+/**
+ * @typedef {object} MemoryDevice
+ * @property {string} id      "0" … or "cpu"
+ * @property {string} label   "GPU 0", "CPU"
+ * @property {number} peak_bytes
+ * @property {number} peak_us
+ * @property {number | null} memory_bytes  capacity
+ */
+
+/**
+ * GET ./api/runs/ID/memory: the allocated/reserved curve of one device.
+ * @typedef {object} MemoryCurve
+ * @property {number} rank
+ * @property {string} device
+ * @property {MemoryDevice[]} devices
+ * @property {number} start_us
+ * @property {number} end_us
+ * @property {{ts_us: number[], allocated: number[], reserved: number[]}} curve
+ * @property {{bytes: number, ts_us: number} | null} peak
+ * @property {{name: string, start_us: number, end_us: number}[]} steps
+ */
+
+/**
+ * @typedef {object} MemoryEventRow
+ * @property {string | null} op
+ * @property {number} bytes
+ * @property {number} addr
+ * @property {number | null} alloc_us  null: allocated before the trace began
+ * @property {number | null} free_us   null: still allocated at its end
+ * @property {number | null} lifetime_us
+ */
+
+/** @typedef {TablePage<MemoryEventRow>} MemoryEventsPage */
+
+/**
+ * Relative URL of an analysis endpoint of a run, with its query string
+ * ("./api/runs/ID/kernels?rank=1&sort=total"). Also the href of CSV links.
+ * @param {string} id run id
+ * @param {string} what endpoint below the run ("overview", "memory/events" …)
+ * @param {Params} [params]
+ * @returns {string}
+ */
+export function analysisUrl(id, what, params = {}) {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) {
+        if (v === null || v === undefined || v === '') continue;
+        p.set(k, String(v));
+    }
+    const qs = p.toString();
+    return runPath(id) + '/' + what + (qs ? '?' + qs : '');
+}
+
+/**
+ * Step breakdown, GPUs, peaks, notes and recommendations of one rank.
+ * @param {string} id
+ * @param {number | null} rank null = the lowest rank
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Overview>}
+ */
+export function getOverview(id, rank, signal) {
+    return request('GET', analysisUrl(id, 'overview', { rank }), undefined, signal);
+}
+
+/**
+ * A page of operators (params: rank, group, q, sort, order, offset, limit).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<OperatorsPage>}
+ */
+export function getOperators(id, params, signal) {
+    return request('GET', analysisUrl(id, 'operators', params), undefined, signal);
+}
+
+/**
+ * A page of GPU kernels (params: rank, group, q, sort, order, offset, limit).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<KernelsPage>}
+ */
+export function getKernels(id, params, signal) {
+    return request('GET', analysisUrl(id, 'kernels', params), undefined, signal);
+}
+
+/**
+ * The memory curve of one device (params: rank, device, start_us, end_us, points).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<MemoryCurve>}
+ */
+export function getMemory(id, params, signal) {
+    return request('GET', analysisUrl(id, 'memory', params), undefined, signal);
+}
+
+/**
+ * A page of allocations (params: rank, device, start_us, end_us, min_bytes,
+ * q, sort, order, offset, limit).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<MemoryEventsPage>}
+ */
+export function getMemoryEvents(id, params, signal) {
+    return request('GET', analysisUrl(id, 'memory/events', params), undefined, signal);
+}

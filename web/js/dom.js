@@ -73,6 +73,38 @@ export function h(tag, attrs, ...children) {
     return el;
 }
 
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/**
+ * Creates an SVG element, with the same safety rules as h(): attributes
+ * are set one by one (numbers become strings), `class` takes a list,
+ * inline handlers, `style` and HTML are refused; children are nodes or
+ * text (a <title> child with text is the element's tooltip).
+ * @template {keyof SVGElementTagNameMap} K
+ * @param {K} tag
+ * @param {Record<string, string | number | null | undefined | false | (string | false | null | undefined)[]> | null} [attrs]
+ * @param {...Child} children
+ * @returns {SVGElementTagNameMap[K]}
+ */
+export function svg(tag, attrs, ...children) {
+    const el = document.createElementNS(SVG_NS, tag);
+    if (attrs) {
+        for (const [key, val] of Object.entries(attrs)) {
+            if (val === undefined || val === null || val === false) continue;
+            if (key === 'class') {
+                const list = Array.isArray(val) ? val : [val];
+                for (const c of list) if (c) el.classList.add(.../** @type {string} */ (c).split(/\s+/).filter(Boolean));
+            } else if (key === 'style' || key === 'innerHTML' || /^on/i.test(key) || /href$/i.test(key)) {
+                throw new Error('svg(): refusing ' + key);
+            } else {
+                el.setAttribute(key, String(val));
+            }
+        }
+    }
+    append(el, children);
+    return el;
+}
+
 /**
  * Appends children (same rules as h()).
  * @param {Node} parent

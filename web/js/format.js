@@ -250,3 +250,44 @@ export function formatComputeCapability(major, minor) {
     if (!isNum(major)) return DASH;
     return major + '.' + (isNum(minor) ? minor : 0);
 }
+
+/**
+ * Duration given in microseconds (the analysis API's unit), as
+ * formatDuration: 850 -> "850 µs", 12345 -> "12.3 ms", 0.5 -> "500 ns";
+ * zero reads "0 µs".
+ * @param {number | null | undefined} us
+ * @returns {string}
+ */
+export function formatMicros(us) {
+    if (us === 0) return '0 µs';
+    return isNum(us) ? formatDuration(us * 1000) : DASH;
+}
+
+/**
+ * A fraction 0..1 as a percentage: 0.4213 -> "42.1 %", 0 -> "0 %",
+ * 0.0004 -> "<0.1 %". DASH for null (a figure the trace does not give).
+ * @param {number | null | undefined} x
+ * @returns {string}
+ */
+export function formatShare(x) {
+    return isNum(x) ? formatPercent(x, 1) : DASH;
+}
+
+/**
+ * A point in time as an offset from a reference, both in microseconds,
+ * with fixed decimals so a column of times lines up and keeps its
+ * resolution: 812.4 -> "812.4 µs", 12345.678 -> "12.346 ms",
+ * 4.2e6 -> "4.2000 s". Negative offsets keep their sign.
+ * @param {number | null | undefined} us  time
+ * @param {number} [originUs] reference (default 0)
+ * @returns {string}
+ */
+export function formatOffset(us, originUs = 0) {
+    if (!isNum(us) || !isNum(originUs)) return DASH;
+    const d = us - originUs;
+    const v = Math.abs(d);
+    const sign = d < 0 ? '-' : '';
+    if (v < 1000) return sign + v.toFixed(1) + ' µs';
+    if (v < 1e6) return sign + (v / 1e3).toFixed(3) + ' ms';
+    return sign + (v / 1e6).toFixed(4) + ' s';
+}

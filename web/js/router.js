@@ -4,6 +4,9 @@
  *
  *   ./                         runs list      (&q=filter, &sort=[-]column)
  *   ./?run=<id>                run page       (&view=<tab>, &rank=<n>)
+ *       table tabs (operators, kernels, memory) add &group= &q= &sort=
+ *       &order= &offset=; the memory tab adds &device= &start= &end=
+ *       (zoom window, µs on the trace clock) and &min= (bytes)
  *   ./?job=<n>                 ingest job progress
  *   anything else              runs list (the address is rewritten to ./)
  *
@@ -29,8 +32,16 @@
  * @property {number | null} job   ingest job number (view "job")
  * @property {string} tab   run page tab, one of TABS ids (URL parameter `view`)
  * @property {number | null} rank  selected rank on the run page; null = all
- * @property {string} q     runs list filter text
- * @property {string} sort  runs list sort key ("" = default, "-" prefix = descending)
+ * @property {string} q     runs list filter text; on a table tab, its search text
+ * @property {string} sort  runs list sort key ("" = default, "-" prefix = descending);
+ *                          on a table tab, one of TAB_TABLES[tab].sorts ("" = the server's default)
+ * @property {'' | 'asc' | 'desc'} order  table tab sort direction ("" = the server's default)
+ * @property {string} group  table tab grouping, one of TAB_TABLES[tab].groups ("" = the first)
+ * @property {number} offset table tab: first row of the page shown
+ * @property {string} device memory tab: "0", "1"… (GPU) or "cpu"; "" = the server's default
+ * @property {number | null} start memory tab zoom window start, µs on the trace clock; null = whole rank
+ * @property {number | null} end   memory tab zoom window end (start < end, or both null)
+ * @property {number} min    memory tab: smallest allocation listed, bytes (0 = all)
  */
 
 /**
@@ -39,17 +50,29 @@
  * @type {ReadonlyArray<{id: string, label: string, live: boolean}>}
  */
 export const TABS = Object.freeze([
-    { id: 'overview', label: 'Overview', live: false },
-    { id: 'operators', label: 'Operators', live: false },
-    { id: 'kernels', label: 'Kernels', live: false },
-    { id: 'memory', label: 'Memory', live: false },
+    { id: 'overview', label: 'Overview', live: true },
+    { id: 'operators', label: 'Operators', live: true },
+    { id: 'kernels', label: 'Kernels', live: true },
+    { id: 'memory', label: 'Memory', live: true },
     { id: 'timeline', label: 'Timeline', live: false },
     { id: 'ranks', label: 'Ranks', live: false },
     { id: 'info', label: 'Info', live: true },
 ]);
 
 /** Tab shown when the URL names none (or an unknown one). */
-export const DEFAULT_TAB = 'info';
+export const DEFAULT_TAB = 'overview';
+
+/**
+ * Run page tabs that show a server-side table, with the values their URL
+ * parameters may take (the analysis API's own names): `sort` keys and
+ * `group` modes, the first group being the default.
+ * @type {Readonly<Record<string, {sorts: readonly string[], groups: readonly string[]}>>}
+ */
+export const TAB_TABLES = Object.freeze({
+    operators: { sorts: ['calls', 'host_self', 'host_total', 'device_self', 'device_total', 'name'], groups: ['name', 'shape', 'stack'] },
+    kernels: { sorts: ['total', 'calls', 'mean', 'min', 'max', 'name', 'share', 'occupancy', 'blocks_per_sm'], groups: ['name', 'op'] },
+    memory: { sorts: ['bytes', 'alloc', 'free', 'lifetime', 'op'], groups: [] },
+});
 
 /** Columns the runs list can be sorted by (URL `sort`, optional "-" prefix). */
 export const SORT_KEYS = Object.freeze(['name', 'created', 'ranks', 'gpu', 'bytes', 'events', 'status']);
@@ -58,6 +81,10 @@ const RUN_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const JOB_RE = /^[1-9][0-9]{0,9}$/;
 const RANK_RE = /^(0|[1-9][0-9]{0,5})$/;
 const Q_MAX = 200;
+const OFFSET_RE = /^(0|[1-9][0-9]{0,8})$/;
+const DEVICE_RE = /^(cpu|0|[1-9][0-9]{0,2})$/;
+const TIME_RE = /^[0-9]{1,17}(\.[0-9]{1,3})?$/;
+const BYTES_RE = /^(0|[1-9][0-9]{0,15})$/;
 
 /**
  * A Route with every field at its default, merged with `fields`.
@@ -65,7 +92,11 @@ const Q_MAX = 200;
  * @returns {Route}
  */
 export function makeRoute(fields = {}) {
-    return { view: 'runs', run: null, job: null, tab: DEFAULT_TAB, rank: null, q: '', sort: '', ...fields };
+    return {
+        view: 'runs', run: null, job: null, tab: DEFAULT_TAB, rank: null, q: '', sort: '',
+        order: '', group: '', offset: 0, device: '', start: null, end: null, min: 0,
+        ...fields,
+    };
 }
 
 /**
@@ -82,7 +113,7 @@ export function parseRoute(search) {
         const tab = TABS.some((t) => t.id === tabParam) ? tabParam : DEFAULT_TAB;
         const rankParam = p.get('rank');
         const rank = rankParam !== null && RANK_RE.test(rankParam) ? Number(rankParam) : null;
-        return makeRoute({ view: 'run', run, tab, rank });
+        return makeRoute({ view: 'run', run, tab, rank, ...tabState(tab, p) });
     }
     const job = p.get('job');
     if (job !== null && JOB_RE.test(job)) return makeRoute({ view: 'job', job: Number(job) });
@@ -90,6 +121,51 @@ export function parseRoute(search) {
     const sortParam = p.get('sort') || '';
     const sort = SORT_KEYS.includes(sortParam.replace(/^-/, '')) ? sortParam : '';
     return makeRoute({ q, sort });
+}
+
+/**
+ * The table and memory parameters of a run page tab; values that are
+ * invalid for the tab are dropped (their defaults apply).
+ * @param {string} tab
+ * @param {URLSearchParams} p
+ * @returns {Partial<Route>}
+ */
+function tabState(tab, p) {
+    const t = TAB_TABLES[tab];
+    if (!t) return {};
+    /** @type {Partial<Route>} */
+    const out = {};
+    const sort = p.get('sort') || '';
+    if (t.sorts.includes(sort)) out.sort = sort;
+    const order = p.get('order');
+    if (order === 'asc' || order === 'desc') out.order = order;
+    const group = p.get('group') || '';
+    if (t.groups.includes(group) && group !== t.groups[0]) out.group = group;
+    const q = p.get('q');
+    if (q) out.q = q.slice(0, Q_MAX);
+    const offset = p.get('offset') || '';
+    if (OFFSET_RE.test(offset)) out.offset = Number(offset);
+    if (tab !== 'memory') return out;
+    const device = p.get('device') || '';
+    if (DEVICE_RE.test(device)) out.device = device;
+    const start = p.get('start') || '';
+    const end = p.get('end') || '';
+    if (TIME_RE.test(start) && TIME_RE.test(end) && Number(start) < Number(end)) {
+        out.start = Number(start);
+        out.end = Number(end);
+    }
+    const min = p.get('min') || '';
+    if (BYTES_RE.test(min)) out.min = Number(min);
+    return out;
+}
+
+/**
+ * A time in µs as written in the URL: at most 3 decimals (ns), no exponent.
+ * @param {number} us
+ * @returns {string}
+ */
+export function urlTime(us) {
+    return us.toFixed(3).replace(/\.?0+$/, '');
 }
 
 /**
@@ -105,6 +181,22 @@ export function buildUrl(fields) {
         p.set('run', r.run);
         if (r.tab && r.tab !== DEFAULT_TAB) p.set('view', r.tab);
         if (r.rank !== null && r.rank >= 0) p.set('rank', String(r.rank));
+        const t = TAB_TABLES[r.tab];
+        if (t) {
+            if (r.group && r.group !== t.groups[0] && t.groups.includes(r.group)) p.set('group', r.group);
+            if (r.q) p.set('q', r.q);
+            if (r.sort && t.sorts.includes(r.sort)) p.set('sort', r.sort);
+            if (r.order) p.set('order', r.order);
+            if (r.offset > 0) p.set('offset', String(Math.floor(r.offset)));
+        }
+        if (r.tab === 'memory') {
+            if (r.device) p.set('device', r.device);
+            if (r.start !== null && r.end !== null && r.start < r.end) {
+                p.set('start', urlTime(r.start));
+                p.set('end', urlTime(r.end));
+            }
+            if (r.min > 0) p.set('min', String(Math.floor(r.min)));
+        }
     } else if (r.view === 'job' && r.job !== null) {
         p.set('job', String(r.job));
     } else {

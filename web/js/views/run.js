@@ -6,8 +6,16 @@
  * import facts). The header shows the run's name (renamable), its facts,
  * its tags (editable) and, when the run has import notes, an amber banner
  * pointing at them. Below it, the tab bar (URL `&view=`) and, for runs with
- * several ranks, a rank selector (URL `&rank=`, replaceState). Only the
- * Info tab has content yet; the others show a "coming soon" placeholder.
+ * several ranks, a rank selector (URL `&rank=`, replaceState).
+ *
+ * Tabs: Overview, Operators, Kernels and Memory are tab view modules
+ * (TAB_VIEWS; each its own file, see tabs.js for their contract), mounted
+ * into the content box when their tab is shown and unmounted when another
+ * is; while mounted they follow route changes (rank, filters, zoom) on
+ * their own, so typing in a search box never rebuilds the tab. They show
+ * one rank: the selector offers no "all ranks" there, and no rank in the
+ * URL means the lowest. Timeline and Ranks show a "coming soon"
+ * placeholder; Info is rendered here.
  *
  * Info tab: for all ranks, a ranks summary table and every import note
  * (with its rank); then one card per rank (file, GPU, distributed setup,
@@ -34,6 +42,11 @@ import {
 } from '../format.js';
 import { TABS, buildUrl, navigate } from '../router.js';
 import { parseTags } from '../runlist.js';
+import { tabRank } from '../tabs.js';
+import * as kernelsView from './kernels.js';
+import * as memoryView from './memory.js';
+import * as operatorsView from './operators.js';
+import * as overviewView from './overview.js';
 
 /** @typedef {import('../api.js').RunDetail} RunDetail */
 /** @typedef {import('../api.js').RankInfo} RankInfo */
@@ -61,12 +74,14 @@ const STAT_ROWS = /** @type {const} */ ([
     ['dropped', 'Dropped'],
 ]);
 
+/**
+ * Tabs whose content is a view module (mounted, then following the route).
+ * @type {Readonly<Record<string, import('../tabs.js').TabView>>}
+ */
+const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView });
+
 /** What the placeholder tabs will hold (shown under "coming soon"). */
 const TAB_PLANS = /** @type {Record<string, string>} */ ({
-    overview: 'step time breakdown, GPU utilization and recommendations',
-    operators: 'host operators by self and total time, with call stacks',
-    kernels: 'GPU kernels by time, tensor-core use and launch statistics',
-    memory: 'allocated and reserved memory over time, peaks per step',
     timeline: 'a zoomable timeline of CPU threads and GPU streams',
     ranks: 'rank-to-rank comparison: stragglers and communication overlap',
 });
@@ -101,6 +116,14 @@ function createRunPage(root, store, id) {
     let destroyed = false;
     /** @type {RunDetail | null} */
     let run = null;
+    /** The tab view mounted in `content`, if any. */
+    /** @type {{tab: string, view: import('../tabs.js').TabView} | null} */
+    let mounted = null;
+
+    function unmountTab() {
+        if (mounted) mounted.view.unmount();
+        mounted = null;
+    }
 
     const back = h('a', { href: buildUrl({ view: 'runs' }) }, '← All runs');
     const head = h('div', { class: C.pageHead }, back);
@@ -143,8 +166,20 @@ function createRunPage(root, store, id) {
     function render() {
         if (!run) return;
         const route = store.get().route;
-        setTitle(run.name || run.id);
+        const tab = TABS.find((t) => t.id === route.tab);
+        setTitle(tab ? tab.label : '', run.name || run.id);
         replace(head, back, header(run), tabBar(run, route));
+        const view = TAB_VIEWS[route.tab];
+        if (view) {
+            if (mounted && mounted.tab === route.tab) return; // it follows the route itself
+            unmountTab();
+            const box = h('div', { class: C.section, dataset: { tab: route.tab } });
+            replace(content, box);
+            mounted = { tab: route.tab, view };
+            view.mount(box, { store, run });
+            return;
+        }
+        unmountTab();
         replace(content, tabContent(run, route));
     }
 
@@ -228,17 +263,18 @@ function createRunPage(root, store, id) {
      */
     function tabBar(r, route) {
         const ranks = (r.info && r.info.ranks) || [];
+        const perRank = route.tab in TAB_VIEWS;
         let selector = null;
         if (ranks.length > 1) {
             const select = h(
                 'select',
                 { class: C.select, 'aria-label': 'Rank' },
-                h('option', { value: '' }, `All ${ranks.length} ranks`),
+                perRank ? null : h('option', { value: '' }, `All ${ranks.length} ranks`),
                 ranks.map((k) => h('option', { value: String(k.rank) }, `Rank ${k.rank} — ${k.file}`)),
             );
-            select.value = route.rank === null ? '' : String(route.rank);
+            select.value = perRank ? String(tabRank(r, route)) : route.rank === null ? '' : String(route.rank);
             select.addEventListener('change', () =>
-                navigate({ ...store.get().route, rank: select.value === '' ? null : Number(select.value) }, { replace: true }),
+                navigate({ ...store.get().route, rank: select.value === '' ? null : Number(select.value), offset: 0, start: null, end: null }, { replace: true }),
             );
             selector = h('label', { class: C.field }, h('span', { class: C.label }, 'Rank'), select);
         }
@@ -249,7 +285,7 @@ function createRunPage(root, store, id) {
                 h(
                     'a',
                     {
-                        href: buildUrl({ ...route, tab: t.id }),
+                        href: buildUrl({ view: 'run', run: route.run, rank: route.rank, tab: t.id }),
                         class: [C.tab, t.id === route.tab && C.tabActive],
                         'aria-current': t.id === route.tab ? 'page' : null,
                         title: t.live ? null : 'Coming soon',
@@ -292,6 +328,7 @@ function createRunPage(root, store, id) {
             destroyed = true;
             ctrl.abort();
             unsubscribe();
+            unmountTab();
         },
     };
 }

@@ -1,0 +1,147 @@
+// @ts-check
+/**
+ * views/kernels.js — the run page's Kernels tab (`&view=kernels`): GPU
+ * kernels of one rank, from GET ./api/runs/ID/kernels.
+ *
+ * Grouped by kernel name, or by kernel name + the operator that launched
+ * it; searchable (kernel or operator name), sortable and paged on the
+ * server (table.js), with the state in the URL (&group= &q= &sort= &order=
+ * &offset=). Per row: calls, total/mean/min/max time, share of the rank's
+ * kernel time, tensor cores yes/no, blocks per SM, estimated achieved
+ * occupancy and what limits it. Kernel names are C++ templates full of
+ * <, > and &: they are text, clipped to two lines, whole in the tooltip.
+ */
+
+import * as api from '../api.js';
+import { C } from '../classes.js';
+import { h } from '../dom.js';
+import { DASH, formatMicros, formatNumber, formatPercent, formatShare } from '../format.js';
+import { TAB_TABLES } from '../router.js';
+import { createTable } from '../table.js';
+import { shareBar, updateRoute } from '../tabs.js';
+
+/** @typedef {import('../api.js').KernelRow} KernelRow */
+/** @typedef {import('../api.js').KernelsPage} KernelsPage */
+/** @typedef {import('../tabs.js').TabContext} TabContext */
+/** @typedef {import('../table.js').Column<KernelRow>} Column */
+
+const GROUPS = /** @type {const} */ ([
+    ['name', 'Kernel name'],
+    ['op', 'Kernel name + operator'],
+]);
+
+/** @type {{destroy: () => void} | null} */
+let active = null;
+
+/**
+ * @param {HTMLElement} root
+ * @param {TabContext} ctx
+ */
+export function mount(root, ctx) {
+    unmount();
+    active = createKernels(root, ctx);
+}
+
+export function unmount() {
+    if (active) active.destroy();
+    active = null;
+}
+
+/**
+ * @param {HTMLElement} root
+ * @param {TabContext} ctx
+ */
+function createKernels(root, ctx) {
+    const { store, run } = ctx;
+    const group = h('select', { class: C.select, 'aria-label': 'Group kernels by' }, GROUPS.map(([v, label]) => h('option', { value: v }, label)));
+    group.addEventListener('change', () => updateRoute(store, { group: group.value === TAB_TABLES.kernels.groups[0] ? '' : group.value, offset: 0 }));
+
+    const table = createTable({
+        label: 'Kernels',
+        noun: 'kernel',
+        placeholder: 'Filter kernels or operators',
+        controls: h('label', { class: C.field }, h('span', { class: C.label }, 'Group by'), group),
+        columns,
+        defaultSort: () => 'total',
+        load: (params, signal) => api.getKernels(run.id, params, signal),
+        csvUrl: (params) => api.analysisUrl(run.id, 'kernels', params),
+        onQuery: (patch) => updateRoute(store, patch),
+        summary: (p) =>
+            h(
+                'span',
+                null,
+                `Rank ${p.rank} · kernel time ${formatMicros(p.kernel_us)} · on tensor cores ${formatMicros(p.tc_us)} (${formatPercent(p.tc_us, p.kernel_us)})`,
+            ),
+    });
+    root.replaceChildren(table.el);
+
+    function update() {
+        const r = store.get().route;
+        group.value = r.group || TAB_TABLES.kernels.groups[0];
+        table.set({ sort: r.sort, order: r.order, q: r.q, offset: r.offset }, { rank: r.rank, group: r.group });
+    }
+    update();
+    const unsubscribe = store.subscribe((next) => {
+        const r = next.route;
+        if (r.view === 'run' && r.run === run.id && r.tab === 'kernels') update();
+    });
+    return {
+        destroy() {
+            unsubscribe();
+            table.destroy();
+        },
+    };
+}
+
+/**
+ * @param {KernelsPage | null} p
+ * @returns {Column[]}
+ */
+function columns(p) {
+    const byOp = p ? p.group === 'op' : false;
+    /** @type {(Column | null)[]} */
+    const cols = [
+        {
+            label: 'Kernel',
+            sort: 'name',
+            cls: C.mono, clamp: true,
+            cell: (r) => [r.communication ? h('span', { class: [C.badge, C.badgeInfo], title: 'communication kernel (NCCL …)' }, 'comm') : null, r.communication ? ' ' : null, r.name],
+            title: (r) => r.name,
+        },
+        byOp
+            ? { label: 'Operator', cls: C.mono, clamp: true, cell: (r) => r.op || h('span', { class: C.muted }, 'no operator'), title: (r) => r.op || null }
+            : null,
+        { label: 'Calls', sort: 'calls', num: true, cell: (r) => formatNumber(r.calls) },
+        { label: 'Total', sort: 'total', num: true, help: 'Sum of the kernel\u2019s durations', cell: (r) => formatMicros(r.total_us) },
+        { label: 'Mean', sort: 'mean', num: true, cell: (r) => formatMicros(r.mean_us) },
+        { label: 'Min', sort: 'min', num: true, cell: (r) => formatMicros(r.min_us) },
+        { label: 'Max', sort: 'max', num: true, cell: (r) => formatMicros(r.max_us) },
+        { label: 'Share of GPU time', sort: 'share', num: true, help: 'Total time as a share of all kernel time in this rank', cell: (r) => shareBar(r.share, 1) },
+        {
+            label: 'Tensor cores',
+            help: 'Whether the kernel runs on tensor cores (recognized by its name)',
+            cell: (r) => (r.tensor_cores ? h('span', { class: [C.badge, C.badgeOk] }, 'yes') : h('span', { class: [C.badge, C.badgeNeutral] }, 'no')),
+        },
+        {
+            label: 'Blocks/SM',
+            sort: 'blocks_per_sm',
+            num: true,
+            help: 'Thread blocks per streaming multiprocessor (grid size / SM count, duration-weighted); below 1 leaves SMs idle',
+            cell: (r) => (typeof r.blocks_per_sm === 'number' ? formatNumber(r.blocks_per_sm, r.blocks_per_sm < 10 ? 2 : 1) : DASH),
+        },
+        {
+            label: 'Est. occupancy',
+            sort: 'occupancy',
+            num: true,
+            help: 'Estimated achieved occupancy (Kineto\u2019s \u201cest. achieved occupancy %\u201d, duration-weighted): resident warps per SM as a share of the maximum',
+            cell: (r) => formatShare(r.achieved_occupancy),
+        },
+        {
+            label: 'Limiter',
+            help: 'What bounds the occupancy (registers, shared memory, block size), when the trace says',
+            cls: C.nowrap,
+            cell: (r) => r.limiter || h('span', { class: C.muted }, DASH),
+        },
+    ];
+    return /** @type {Column[]} */ (cols.filter(Boolean));
+}
