@@ -21,6 +21,35 @@
 
 #define CONFIG_PATH_MAX 1024
 
+/* Thresholds of the recommendation rules (rules.h; defaults from
+ * ../shared/docs/rules.md). Percentages are 0..100 as written in the file. */
+struct config_rules {
+    char off[512];            /* rule ids switched off, comma or space separated */
+    double dataloader_pct;    /* dataloader_bound: DataLoader share of the step */
+    double dataloader_high_pct;
+    double gpu_util_pct;      /* low_gpu_utilization, low_gpu_memory */
+    double launch_idle_pct;   /* kernel_launch_bound: GPU idle share of the steps */
+    double amp_eligible_pct;  /* enable_amp: TC-eligible ops' share of kernel time */
+    double amp_tc_pct;        /* enable_amp: tensor-core share of kernel time */
+    double transpose_pct;     /* layout_transposes: share of kernel time */
+    double sync_per_step;     /* excessive_host_sync: blocking calls per step */
+    double sync_pct;          /* excessive_host_sync: their share of the step */
+    double pageable_mib;      /* pageable_memcpy: MiB moved per step */
+    double pageable_pct;      /* pageable_memcpy: share of the step */
+    double low_memory_pct;    /* low_gpu_memory: peak share of the GPU's memory */
+    double memory_limit_pct;  /* memory_near_limit */
+    double growth_steps;      /* memory_growth: consecutive growing steps */
+    double growth_mib;        /* memory_growth: least total growth, MiB ... */
+    double growth_peak_pct;   /* ... or this share of the peak, the larger */
+    double comm_pct;          /* communication_heavy */
+    double overlap_comm_pct;  /* comm_not_overlapped: communication share ... */
+    double overlap_pct;       /* ... and the least share of it overlapped */
+    double straggler_pct;     /* straggler: slower than the median rank by ... */
+    double straggler_ms;      /* ... and by at least this many ms */
+    double gap_ms;            /* gpu_idle_gaps: smallest gap counted */
+    double gap_pct;           /* gpu_idle_gaps: their share of the steps */
+};
+
 struct config {
     char bind[64];                 /* listen address, default 127.0.0.1 */
     int port;                      /* default 8080; 0 = pick a free port */
@@ -41,6 +70,7 @@ struct config {
     int keep_sources;              /* keep uploaded trace files for download, default 1 */
     uint64_t sort_memory;          /* bytes of ingest sort buffer, default 64 MiB */
     char log_level[16];            /* debug|info|warn|error, default info */
+    struct config_rules rules;     /* recommendation thresholds */
 };
 
 /* Fills c with every key's default. */

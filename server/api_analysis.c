@@ -19,6 +19,7 @@
 #include "http.h"
 #include "log.h"
 #include "rundb.h"
+#include "rules.h"
 #include "xmalloc.h"
 
 #define LIMIT_DEFAULT 100
@@ -748,6 +749,16 @@ int api_analysis_overview(struct http_req *req)
         run_close(&r);
         return http_send_err(conn, &e);
     }
+    /* this rank's findings and the run's; null for a run stored before the
+     * rules existed (the page says to re-import it) */
+    json_t *recs = NULL;
+    if (rules_findings(r.db, r.rank, &recs, &e) < 0 && e.code != ERR_INVALID) {
+        json_decref(sum);
+        json_decref(out);
+        run_close(&r);
+        return http_send_err(conn, &e);
+    }
+    json_object_set_new(out, "recommendations", recs ? recs : json_null());
     run_close(&r);
     peaks = json_object();
     json_object_set_new(out, "peak_memory_cpu_bytes", json_null());
@@ -761,7 +772,6 @@ int api_analysis_overview(struct http_req *req)
     notes = json_array();
     if (json_is_array(json_object_get(sum, "notes"))) json_array_extend(notes, json_object_get(sum, "notes"));
     json_object_set_new(out, "notes", notes);
-    json_object_set_new(out, "recommendations", json_array());
     json_decref(sum);
     return http_send_json(conn, 200, out);
 }

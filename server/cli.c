@@ -15,6 +15,7 @@
 #include "fsutil.h"
 #include "log.h"
 #include "rundb.h"
+#include "rules.h"
 #include "xmalloc.h"
 
 /* ---------------------------------------------------------------------- */
@@ -304,6 +305,28 @@ static void print_report(FILE *f, json_t *rep)
     }
     json_t *recs = json_object_get(rep, "recommendations");
     fprintf(f, "\nrecommendations: %s\n", json_array_size(recs) ? "" : "none");
+    json_array_foreach(recs, i, rk) {
+        json_t *rank = json_object_get(rk, "rank"), *line;
+        size_t j;
+        fprintf(f, "\n[%s] %s (%s", json_string_value(json_object_get(rk, "severity")),
+                json_string_value(json_object_get(rk, "title")), json_string_value(json_object_get(rk, "id")));
+        if (json_is_integer(rank)) fprintf(f, ", rank %lld", (long long)json_integer_value(rank));
+        if (num(rk, "saving_us") > 0) fprintf(f, ", could save ~%.3f ms/step", num(rk, "saving_us") / 1000.0);
+        fprintf(f, ")\n");
+        json_array_foreach(json_object_get(json_object_get(rk, "evidence"), "lines"), j, line)
+            fprintf(f, "  - %s\n", json_string_value(line));
+        fprintf(f, "  advice: %s\n", json_string_value(json_object_get(rk, "advice")));
+        const char *snip = json_string_value(json_object_get(rk, "snippet"));
+        if (snip) {
+            fprintf(f, "    ");
+            for (const char *p = snip; *p; p++) {
+                fputc(*p, f);
+                if (*p == '\n') fprintf(f, "    ");
+            }
+            fputc('\n', f);
+        }
+        fprintf(f, "  docs: %s\n", json_string_value(json_object_get(rk, "doc_url")));
+    }
 }
 
 /* Reads the report of a run database; run_name NULL: from the catalog row
@@ -313,6 +336,12 @@ static int report_db(const char *db_path, const char *run_name, json_t **out, st
     sqlite3 *db;
     if (rundb_open_ro(db_path, &db, e) != 0) return e->code;
     int rc = analysis_report(db, run_name, 10, out, e);
+    json_t *recs = NULL;
+    if (rc == 0 && (rc = rules_findings(db, -1, &recs, e)) == 0) json_object_set_new(*out, "recommendations", recs);
+    if (rc) {
+        json_decref(*out);
+        *out = NULL;
+    }
     sqlite3_close(db);
     return rc;
 }

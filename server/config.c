@@ -23,7 +23,8 @@ enum config_type {
     CONFIG_U64,    /* uint64_t, plain decimal count */
     CONFIG_SIZE,   /* uint64_t bytes, suffixes K M G T (powers of 1024) */
     CONFIG_BOOL,   /* int 0/1: true/false/yes/no/on/off/1/0 */
-    CONFIG_STRING  /* char[size], NUL-terminated */
+    CONFIG_STRING, /* char[size], NUL-terminated */
+    CONFIG_REAL    /* double, decimal (no exponent), range-checked */
 };
 
 struct config_entry {
@@ -43,6 +44,7 @@ static int check_bind(const char *v, struct err *e);
 static int check_base_path(const char *v, struct err *e);
 static int check_token(const char *v, struct err *e);
 static int check_log_level(const char *v, struct err *e);
+static int check_rules_off(const char *v, struct err *e);
 
 #define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
 #define KIB ((uint64_t)1024)
@@ -87,6 +89,55 @@ static const struct config_entry config_table[] = {
       "Memory one import may use to sort events before spilling to disk." },
     { "log_level", CONFIG_STRING, FIELD(log_level), "info", 0, 0, check_log_level,
       "Least severe log messages written: debug, info, warn or error." },
+    /* Recommendation rules (docs: README "Recommendations"); applied at import. */
+    { "rules_off", CONFIG_STRING, FIELD(rules.off), "", 0, 0, check_rules_off,
+      "Recommendation rules switched off: their ids, separated by commas (e.g. \"low_gpu_memory,straggler\")." },
+    { "rule_dataloader_pct", CONFIG_REAL, FIELD(rules.dataloader_pct), "5", 0, 100, NULL,
+      "dataloader_bound fires when the DataLoader takes more than this % of the average step ..." },
+    { "rule_dataloader_high_pct", CONFIG_REAL, FIELD(rules.dataloader_high_pct), "20", 0, 100, NULL,
+      "... and is high severity from this %." },
+    { "rule_gpu_util_pct", CONFIG_REAL, FIELD(rules.gpu_util_pct), "50", 0, 100, NULL,
+      "low_gpu_utilization (and low_gpu_memory) fire below this GPU utilization %." },
+    { "rule_launch_idle_pct", CONFIG_REAL, FIELD(rules.launch_idle_pct), "30", 0, 100, NULL,
+      "kernel_launch_bound: GPU idle share of the steps above which launch overhead is looked at." },
+    { "rule_amp_eligible_pct", CONFIG_REAL, FIELD(rules.amp_eligible_pct), "10", 0, 100, NULL,
+      "enable_amp: tensor-core-eligible operators own more than this % of kernel time ..." },
+    { "rule_amp_tc_pct", CONFIG_REAL, FIELD(rules.amp_tc_pct), "10", 0, 100, NULL,
+      "... while tensor-core kernels are below this % of kernel time." },
+    { "rule_transpose_pct", CONFIG_REAL, FIELD(rules.transpose_pct), "5", 0, 100, NULL,
+      "layout_transposes: NCHW/NHWC conversion kernels above this % of kernel time." },
+    { "rule_sync_per_step", CONFIG_REAL, FIELD(rules.sync_per_step), "4", 0, 1000000, NULL,
+      "excessive_host_sync: more host-blocking calls than this per step ..." },
+    { "rule_sync_pct", CONFIG_REAL, FIELD(rules.sync_pct), "10", 0, 100, NULL,
+      "... or their time above this % of the step." },
+    { "rule_pageable_mib", CONFIG_REAL, FIELD(rules.pageable_mib), "1", 0, 1000000, NULL,
+      "pageable_memcpy: copies from/to pageable host memory moving at least this many MiB per step ..." },
+    { "rule_pageable_pct", CONFIG_REAL, FIELD(rules.pageable_pct), "1", 0, 100, NULL,
+      "... or taking at least this % of the step." },
+    { "rule_low_memory_pct", CONFIG_REAL, FIELD(rules.low_memory_pct), "20", 0, 100, NULL,
+      "low_gpu_memory: peak allocated below this % of the GPU's memory (with low utilization)." },
+    { "rule_memory_limit_pct", CONFIG_REAL, FIELD(rules.memory_limit_pct), "90", 0, 100, NULL,
+      "memory_near_limit: peak allocated above this % of the GPU's memory." },
+    { "rule_growth_steps", CONFIG_REAL, FIELD(rules.growth_steps), "3", 1, 1000, NULL,
+      "memory_growth: allocated memory grows over at least this many consecutive steps ..." },
+    { "rule_growth_mib", CONFIG_REAL, FIELD(rules.growth_mib), "64", 0, 1000000, NULL,
+      "... by more than this many MiB in all ..." },
+    { "rule_growth_peak_pct", CONFIG_REAL, FIELD(rules.growth_peak_pct), "5", 0, 100, NULL,
+      "... or this % of the peak, whichever is larger." },
+    { "rule_comm_pct", CONFIG_REAL, FIELD(rules.comm_pct), "10", 0, 100, NULL,
+      "communication_heavy: communication above this % of the step." },
+    { "rule_overlap_comm_pct", CONFIG_REAL, FIELD(rules.overlap_comm_pct), "5", 0, 100, NULL,
+      "comm_not_overlapped: communication above this % of the step ..." },
+    { "rule_overlap_pct", CONFIG_REAL, FIELD(rules.overlap_pct), "50", 0, 100, NULL,
+      "... of which less than this % overlaps computation." },
+    { "rule_straggler_pct", CONFIG_REAL, FIELD(rules.straggler_pct), "10", 0, 1000, NULL,
+      "straggler: a rank slower than the median rank by more than this % ..." },
+    { "rule_straggler_ms", CONFIG_REAL, FIELD(rules.straggler_ms), "1", 0, 1000000, NULL,
+      "... and by more than this many ms." },
+    { "rule_gap_ms", CONFIG_REAL, FIELD(rules.gap_ms), "1", 0, 1000000, NULL,
+      "gpu_idle_gaps: GPU idle gaps of at least this many ms ..." },
+    { "rule_gap_pct", CONFIG_REAL, FIELD(rules.gap_pct), "10", 0, 100, NULL,
+      "... adding up to more than this % of the steps." },
 };
 
 #define CONFIG_NKEYS (sizeof config_table / sizeof config_table[0])
@@ -131,6 +182,19 @@ static int check_token(const char *v, struct err *e)
         unsigned char c = (unsigned char)*p;
         if (!(isalnum(c) || strchr("-._~", c)))
             return err_set(e, ERR_INVALID, "may only hold letters, digits and - . _ ~");
+    }
+    return 0;
+}
+
+/* Rule ids: letters, digits and _, separated by commas or spaces (an unknown
+ * id is not an error here: config.c does not know the catalog; rules.c
+ * warns about it). */
+static int check_rules_off(const char *v, struct err *e)
+{
+    for (const char *p = v; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (!(isalnum(c) || c == '_' || c == ',' || c == ' '))
+            return err_set(e, ERR_INVALID, "'%s': rule ids separated by commas", v);
     }
     return 0;
 }
@@ -238,6 +302,17 @@ static int apply(struct config *c, const struct config_entry *ce, const char *va
             return err_set(e, ERR_INVALID, "%s: '%s' is not true or false", ce->key, value);
         *(int *)(void *)field = b;
         return 0;
+    case CONFIG_REAL: {
+        /* digits with an optional fraction: no sign, exponent, inf or nan */
+        size_t n = strspn(value, "0123456789.");
+        char *rend;
+        double d = strtod(value, &rend);
+        if (n == 0 || value[n] || rend != value + n || d < (double)ce->min || d > (double)ce->max)
+            return err_set(e, ERR_INVALID, "%s: '%s' is not a number from %llu to %llu", ce->key, value,
+                           (unsigned long long)ce->min, (unsigned long long)ce->max);
+        *(double *)(void *)field = d;
+        return 0;
+    }
     case CONFIG_STRING:
         if (strlen(value) >= ce->size)
             return err_set(e, ERR_INVALID, "%s: value longer than %zu bytes", ce->key, ce->size - 1);

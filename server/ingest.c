@@ -15,6 +15,7 @@
 #include "importer.h"
 #include "log.h"
 #include "rundb.h"
+#include "rules.h"
 #include "xmalloc.h"
 
 /* ====================================================================== */
@@ -184,8 +185,9 @@ static void assign_ranks(const struct ingest_request *req, struct rank_order *ou
 }
 
 /* Derived tables (steps, breakdown, operator and kernel tables, memory)
- * are computed once here, before the run becomes visible. */
-static int analyse(const char *db_path, struct err *e)
+ * and the recommendations drawn from them are computed once here, before
+ * the run becomes visible. */
+static int analyse(const char *db_path, const struct config_rules *rules, struct err *e)
 {
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -195,6 +197,7 @@ static int analyse(const char *db_path, struct err *e)
     }
     sqlite3_busy_timeout(db, 5000);
     int rc = analysis_run(db, e);
+    if (rc == 0) rc = rules_run(db, rules, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
 }
@@ -267,7 +270,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     w = NULL;
     if (rc) goto out;
     on_phase(&link, "analyze");
-    if ((rc = analyse(db_path, e)) != 0) goto out;
+    if ((rc = analyse(db_path, &cfg->rules, e)) != 0) goto out;
 
     on_phase(&link, "commit");
     /* Keep the sources for download: uploads move, other files are copied. */

@@ -5,10 +5,13 @@
 #  - every server/*.c and web/js/**/*.js is named in README.md's source map;
 #  - every server/*.c has tests/unit/<mod>_test.c, except the modules listed
 #    in INTEGRATION_ONLY, which the HTTP integration tests drive;
+#  - every rule server/rules/<id>.c is registered, unit-tested and documented;
 #  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare
 #    outside store modules (rundb.c, catalog.c, analysis.c: each owns its
 #    tables; api_analysis.c reads analysis.c's tables read-only, through
-#    allow-listed fragments and bound parameters); no MHD_queue_response
+#    allow-listed fragments and bound parameters; rules.c owns `finding`
+#    and, with the rules in server/rules/, reads the analysis tables
+#    read-only); no MHD_queue_response
 #    outside http.c; no raw malloc outside xmalloc.c.
 INTEGRATION_ONLY="main api_runs api_analysis cli"
 pass=0; fail=0
@@ -30,9 +33,18 @@ for c in server/*.c; do
     case " $INTEGRATION_ONLY " in *" $m "*) ok; continue;; esac
     if [ -f "tests/unit/${m}_test.c" ]; then ok; else bad "no tests/unit/${m}_test.c for $c"; fi
 done
+# A rule is one file server/rules/<id>.c plus its X(<id>) line in
+# include/rules.h; each is named in a rules*_test.c and in README.md.
+for c in server/rules/*.c; do
+    [ -f "$c" ] || continue
+    id=$(basename "$c" .c)
+    if grep -q "X($id)" include/rules.h; then ok; else bad "$c is not registered in RULES_LIST (include/rules.h)"; fi
+    if grep -qs "\"$id\"" tests/unit/rules*_test.c; then ok; else bad "no tests/unit/rules*_test.c names rule $id"; fi
+    if grep -q "\`$id\`" README.md; then ok; else bad "README.md does not describe rule $id"; fi
+done
 x=$(grep -nE '\b(exit|abort)\s*\(' server/*.c | grep -vE '^server/(main|xmalloc)\.c:')
 if [ -z "$x" ]; then ok; else bad "exit/abort outside main.c/xmalloc.c: $x"; fi
-x=$(grep -n 'sqlite3_prepare' server/*.c | grep -vE '^server/(rundb|catalog|analysis|api_analysis|store_[a-z_]*)\.c:')
+x=$(grep -n 'sqlite3_prepare' server/*.c | grep -vE '^server/(rundb|catalog|analysis|api_analysis|rules|store_[a-z_]*)\.c:')
 if [ -z "$x" ]; then ok; else bad "SQL outside the store modules: $x"; fi
 x=$(grep -n 'MHD_queue_response' server/*.c | grep -v '^server/http\.c:')
 if [ -z "$x" ]; then ok; else bad "MHD_queue_response outside http.c: $x"; fi

@@ -65,6 +65,9 @@ test('a multi-rank run shows its ranks; a reload keeps the view', async () => {
   await page.goto(srv.base + '/');
   await page.click('a:has-text("ddp_gloo_4ranks")');
   await page.waitForURL(/\?run=/);
+  // a run opens on its Overview; the Info tab lists every rank's file
+  await page.click('nav[aria-label="Run views"] a:has-text("Info")');
+  await page.waitForURL(/view=info/);
   try {
     await page.waitForSelector('td:has-text("rank3.")', { timeout: 10000 });
   } finally {
@@ -111,6 +114,30 @@ async function sortBy(label, key, dir) {
   await page.waitForSelector(`table[aria-label="${label}"] th[aria-sort="${dir === 'asc' ? 'ascending' : 'descending'}"] button[data-sort="${key}"]`);
 }
 
+test('overview: findings with evidence, advice, snippet and a link into the view that shows them', async () => {
+  const id = await runIdOf('matmul_fp32_strict');
+  await page.goto(`${srv.base}/?run=${id}`);
+  const amp = page.locator('li.tb-rec[data-id="enable_amp"]');
+  await amp.waitFor();
+  try {
+    assert.equal(await amp.getAttribute('data-severity'), 'high');
+    const text = await amp.textContent();
+    assert.match(text, /Tensor cores unused/);
+    assert.match(text, /Could save about [\d.]+ ms per step \([\d.]+ % of it\)/);
+    assert.match(text, /Matmul\/conv\/attention operators: [\d.]+ ms of [\d.]+ ms kernel time \(\d+ %\)/);
+    assert.match(await amp.locator('pre code').textContent(), /torch\.autocast/);
+    assert.match(await amp.locator('a[target="_blank"]').getAttribute('href'), /^https:\/\/pytorch\.org\//);
+    await amp.locator('a', { hasText: 'Show the kernels' }).click();
+    await page.waitForURL(/view=kernels/);
+    await page.waitForSelector('table[aria-label] tbody tr');
+    assert.match(page.url(), /group=op/);
+  } finally {
+    await page.goto(`${srv.base}/?run=${id}`);
+    await amp.waitFor();
+    await page.screenshot({ path: join(SHOTS, 'findings.png'), fullPage: true });
+  }
+});
+
 test('overview: GPU card, execution summary, a bar per step, recommendations', async () => {
   const id = await runIdOf('matmul_amp');
   await page.goto(`${srv.base}/?run=${id}&view=overview`);
@@ -126,7 +153,10 @@ test('overview: GPU card, execution summary, a bar per step, recommendations', a
     assert.equal(rows.length, 9, '8 categories and the step');
     assert.match(rows.find((r) => r.startsWith('Kernel')), /Kernel\s*[\d.]+ ms\s*[\d.]+ %/);
     assert.match(rows[8], /Step\s*[\d.]+ ms\s*100 %/);
-    assert.ok(await page.isVisible('text=No recommendations yet'));
+    // matmul_amp is the fixed scenario: no advice to use tensor cores
+    assert.equal(await page.locator('li.tb-rec[data-id="enable_amp"]').count(), 0);
+    const head = await page.$$eval('h2', (hs) => hs.map((x) => x.textContent.trim()));
+    assert.equal(head[0], 'Recommendations', 'the findings come first');
     assert.match(await page.textContent('.tb-stats'), /Peak memory, GPU 0\s*2\.0 GiB/);
   } finally {
     await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });

@@ -123,6 +123,7 @@ test('overview: steps whose parts add up, GPUs, peaks, ranks', async () => {
   assert.ok(g.kernel_us > 0);
   assert.ok(o.peak_memory_bytes['0'] > 0);
   assert.ok(Array.isArray(o.notes) && Array.isArray(o.recommendations));
+  assert.ok(!o.recommendations.some((r) => r.id === 'enable_amp'), 'AMP runs on tensor cores already');
 
   const d = await get(`/api/runs/${ddp}/overview?rank=2`);
   assert.equal(d.rank, 2);
@@ -131,6 +132,18 @@ test('overview: steps whose parts add up, GPUs, peaks, ranks', async () => {
   assert.equal(d0.rank, 0, 'rank defaults to the lowest');
   for (const s of d.steps) assert.equal(d.categories.reduce((a, c) => a + ns(s.breakdown_us[c]), 0), ns(s.dur_us));
   assert.ok(d.steps.some((s) => s.breakdown_us.communication > 0), 'DDP steps spend time in communication');
+  // a rank's findings and the run's, in the order of the time they could save
+  assert.ok(d.recommendations.length > 0);
+  for (const r of d.recommendations) {
+    assert.ok(r.rank === null || r.rank === 2, `rank ${r.rank}`);
+    for (const k of ['id', 'severity', 'title', 'advice', 'doc_url']) assert.equal(typeof r[k], 'string', k);
+    assert.ok(Array.isArray(r.evidence.lines) && r.evidence.lines.length > 0);
+    assert.ok(['high', 'medium', 'low'].includes(r.severity));
+  }
+  for (let i = 1; i < d.recommendations.length; i++)
+    assert.ok(d.recommendations[i - 1].saving_us >= d.recommendations[i].saving_us);
+  assert.ok(d.recommendations.some((r) => r.id === 'ddp_backend' && r.rank === null), 'gloo on GPUs');
+  assert.ok(d.recommendations.some((r) => r.id === 'straggler'), 'rank 2 is the straggler');
 
   const e = await get(`/api/runs/${evil}/overview`);
   assert.deepEqual(e.gpus, []);

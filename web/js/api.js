@@ -363,12 +363,18 @@ export function uploadRun(files, opts = {}) {
  */
 
 /**
+ * A finding of the rule catalog (server/rules.c), ordered by saving_us.
  * @typedef {object} Recommendation
- * @property {string} id
- * @property {'info' | 'warn' | 'high' | string} severity
+ * @property {string} id            stable rule id (catalog)
+ * @property {'high' | 'medium' | 'low'} severity
+ * @property {number | null} rank   null: about the whole run
  * @property {string} title
- * @property {string} evidence
+ * @property {{lines: string[]} & Record<string, unknown>} evidence  text with units, and the raw figures
  * @property {string} advice
+ * @property {string | null} snippet
+ * @property {string} doc_url
+ * @property {string | null} link   run-page query string that shows the evidence
+ * @property {number} saving_us     estimated saving per average step
  */
 
 /**
@@ -384,7 +390,7 @@ export function uploadRun(files, opts = {}) {
  * @property {Record<string, number>} peak_memory_bytes  per GPU device id
  * @property {number | null} peak_memory_cpu_bytes
  * @property {string[]} notes
- * @property {Recommendation[]} recommendations
+ * @property {Recommendation[] | null} recommendations  null: the run predates the rules
  */
 
 /**

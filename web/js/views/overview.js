@@ -3,12 +3,13 @@
  * views/overview.js — the run page's Overview tab (`&view=overview`): one
  * rank at a glance, from GET ./api/runs/ID/overview?rank=N.
  *
- * Top to bottom: a card per GPU (name, memory, compute capability and the
+ * Top to bottom: the recommendations; a card per GPU (name, memory, compute capability and the
  * four efficiency figures, each with a tooltip saying how it is computed);
  * headline numbers (steps, average step, peak memory); the execution
  * summary of the average step (a table with time and share per category,
  * and one horizontal bar of it); a stacked bar per step (SVG built with
- * DOM calls); the analysis notes; the recommendations.
+ * DOM calls); the analysis notes. The recommendations (findings.js)
+ * come first: they are why the page is opened.
  *
  * Mounted by views/run.js with the run already loaded; fetches again when
  * the rank in the URL changes. Every string from the trace is text.
@@ -16,9 +17,10 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { alertBox, h, replace, svg } from '../dom.js';
+import { h, replace, svg } from '../dom.js';
 import { categoryInfo, linearScale, niceTicks, stackBreakdown, timeTickLabels } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
+import { findingsList } from '../findings.js';
 import { buildUrl } from '../router.js';
 import { analysisError, section } from '../tabs.js';
 
@@ -117,6 +119,14 @@ function render(ov, route) {
     return h(
         'div',
         { class: C.page, dataset: { rank: String(ov.rank) } },
+        section(
+            'Recommendations',
+            findingsList(ov.recommendations === undefined ? [] : ov.recommendations, {
+                runId: route.run || '',
+                stepUs: ov.average ? ov.average.dur_us : null,
+                rank: ov.rank,
+            }),
+        ),
         section('GPUs', gpuCards(ov.gpus || [])),
         headline(ov, route),
         h(
@@ -138,7 +148,6 @@ function render(ov, route) {
             ),
         ),
         section('Notes', notesList(ov.notes || [])),
-        section('Recommendations', recommendations(ov.recommendations || [])),
     );
 }
 
@@ -406,41 +415,10 @@ function legend(cats) {
     );
 }
 
-// --- notes and recommendations -----------------------------------------------------
+// --- notes ---------------------------------------------------------------------------
 
 /** @param {string[]} notes */
 function notesList(notes) {
     if (!notes.length) return h('p', { class: C.muted }, 'No analysis notes for this rank.');
     return h('ul', { class: C.notes }, notes.map((n) => h('li', null, n)));
-}
-
-/** @param {import('../api.js').Recommendation[]} recs */
-function recommendations(recs) {
-    if (!recs.length) {
-        return alertBox(
-            'info',
-            'No recommendations yet',
-            'When the analysis finds something worth fixing in this rank (an input-bound step, idle GPU time, kernels without tensor cores …) it is listed here with the evidence and what to try.',
-        );
-    }
-    const order = { high: 0, warn: 1, info: 2 };
-    const sorted = [...recs].sort((a, b) => (order[/** @type {'high'} */ (a.severity)] ?? 3) - (order[/** @type {'high'} */ (b.severity)] ?? 3));
-    return h(
-        'ol',
-        { class: C.recs },
-        sorted.map((r) =>
-            h(
-                'li',
-                { class: C.rec, dataset: { id: r.id } },
-                h(
-                    'div',
-                    { class: C.recHead },
-                    h('span', { class: [C.badge, r.severity === 'high' ? C.badgeError : r.severity === 'warn' ? C.badgeWarn : C.badgeInfo] }, r.severity || 'info'),
-                    h('strong', null, r.title),
-                ),
-                r.evidence ? h('p', null, h('span', { class: C.muted }, 'Evidence: '), r.evidence) : null,
-                r.advice ? h('p', null, h('span', { class: C.muted }, 'What to try: '), r.advice) : null,
-            ),
-        ),
-    );
 }

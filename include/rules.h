@@ -1,0 +1,153 @@
+/*
+ * rules.h — recommendations: the catalog of ../shared/docs/rules.md as code.
+ * After the analysis tables are written (analysis.h), rules_run() loads the
+ * facts every rule needs once (steps with their breakdown, GPUs, memory
+ * summary of each rank), runs each registered rule, orders the findings by
+ * the time they could save and stores them in the run database:
+ *
+ *   finding(rank, ord, id, severity, saving_ns, body)
+ *        rank NULL for a finding about the whole run; ord 0.. in display
+ *        order; body is the finding as JSON (see rules_add).
+ *
+ * A rule is one file in server/rules/ defining `const struct rules_def
+ * rule_<id>` plus one X(<id>) line in RULES_LIST below. It reads the stored
+ * tables (never the trace) through ctx->db and the facts in ctx, and calls
+ * rules_add() for each thing worth fixing; thresholds come from the config
+ * (struct config_rules), so an expert can tune or switch off a rule.
+ *
+ * Invariants: findings carry numbers with units in evidence.lines, the
+ * raw figures beside them; saving_ns is an estimate per average step of
+ * the rank concerned (0 when a rule cannot estimate, e.g. memory limits).
+ * Memory: the ctx and its facts belong to rules_run(); findings built by
+ * rules_add() belong to the ctx until stored. Readers return new JSON owned
+ * by the caller.
+ */
+#ifndef TB_RULES_H
+#define TB_RULES_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "err.h"
+
+/* The registry, in evaluation order (a rule that sums up others, like
+ * low_gpu_utilization, comes after them): one X(<id>) line per rule. */
+#define RULES_LIST(X)                                                                                       \
+    X(dataloader_bound)                                                                                     \
+    X(kernel_launch_bound)                                                                                  \
+    X(gpu_idle_gaps)                                                                                        \
+    X(enable_amp)                                                                                           \
+    X(excessive_host_sync)                                                                                  \
+    X(pageable_memcpy)                                                                                      \
+    X(layout_transposes)                                                                                    \
+    X(low_gpu_memory)                                                                                       \
+    X(memory_near_limit)                                                                                    \
+    X(memory_growth)                                                                                        \
+    X(communication_heavy)                                                                                  \
+    X(comm_not_overlapped)                                                                                  \
+    X(straggler)                                                                                            \
+    X(use_ddp_not_dp)                                                                                       \
+    X(ddp_backend)                                                                                          \
+    X(low_gpu_utilization)
+
+enum rules_severity { RULES_LOW = 0, RULES_MEDIUM = 1, RULES_HIGH = 2 };
+
+/* Step-breakdown parts, in analysis_categories order. */
+enum rules_part {
+    RULES_KERNEL,
+    RULES_MEMCPY,
+    RULES_MEMSET,
+    RULES_COMM,
+    RULES_RUNTIME,
+    RULES_DATALOADER,
+    RULES_CPU_EXEC,
+    RULES_OTHER,
+    RULES_NPARTS
+};
+
+struct rules_step {
+    char name[64];
+    int64_t ts, dur;           /* stretched step, ns on the rank's clock */
+    int64_t host_ts, host_dur; /* the host ProfilerStep span */
+    int64_t part[RULES_NPARTS];
+};
+
+struct rules_gpu {
+    int device;
+    char name[128];
+    int64_t memory_bytes; /* 0: unknown */
+    double cc;            /* compute capability 9.0; 0: unknown */
+    double util, tc_share;
+    int64_t kernel_ns, tc_ns, window_ns;
+    int64_t peak_bytes; /* peak allocated; -1: unknown */
+};
+
+struct rules_rank {
+    int rank;
+    const char *framework; /* "pytorch", "jax", "tensorflow" (static) */
+    struct rules_step *steps;
+    size_t nsteps;
+    int64_t avg_dur;              /* mean step duration, ns */
+    double avg_part[RULES_NPARTS]; /* mean of each part, ns */
+    struct rules_gpu *gpus;
+    size_t ngpus;
+    const struct rules_gpu *gpu; /* the busiest GPU, NULL when none */
+    json_t *summary;             /* the analysis summary (borrowed by rules) */
+};
+
+struct rules_ctx {
+    sqlite3 *db;
+    const struct config_rules *cfg;
+    struct rules_rank *ranks;
+    size_t nranks;
+    json_t *findings; /* array, filled by rules_add */
+};
+
+struct rules_def {
+    const char *id;
+    const char *doc_url; /* documentation link */
+    /* Runs the rule over the whole run (every rank is in ctx). Returns 0
+     * or an error status; a rule that finds nothing returns 0. */
+    int (*run)(struct rules_ctx *ctx, struct err *e);
+};
+
+#define X(id) extern const struct rules_def rule_##id;
+RULES_LIST(X)
+#undef X
+
+/* Records a finding of rule `def` about `rank` (-1: the run) and returns it
+ * (owned by ctx) so the rule can add to it. evidence: {lines:[text...],
+ * <figures>...}, stolen. link: the run-page route that shows the evidence,
+ * as a query string without the run ("view=kernels&q=nchwToNhwc"), or NULL.
+ * advice: plain text; snippet: code, or NULL. The title is printf-style. */
+json_t *rules_add(struct rules_ctx *ctx, const struct rules_def *def, enum rules_severity sev, int rank,
+                  double saving_ns, json_t *evidence, const char *link, const char *advice, const char *snippet,
+                  const char *title_fmt, ...) __attribute__((format(printf, 10, 11)));
+
+/* Formats a duration in ns for evidence text ("129.7 ms", "850 µs") into
+ * buf and returns buf. */
+const char *rules_fmt_ns(double ns, char *buf, size_t n);
+/* Formats bytes ("2.0 GiB", "640 KiB") into buf and returns buf. */
+const char *rules_fmt_bytes(double bytes, char *buf, size_t n);
+
+/* The run-page route of the timeline over step s of rank r
+ * ("view=timeline&rank=R&start=US&end=US") into buf; returns buf. */
+const char *rules_link_step(const struct rules_rank *r, const struct rules_step *s, char *buf, size_t n);
+
+/* The step of r with the largest part k (or the longest step when k < 0);
+ * NULL when r has no steps. */
+const struct rules_step *rules_worst_step(const struct rules_rank *r, int k);
+
+/* Recomputes the findings of every rank of db (an open read-write handle
+ * with the analysis tables) and stores them, replacing earlier ones. */
+int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e);
+
+/* The stored findings in display order, as a JSON array of finding
+ * objects (rank: null for run-level ones). rank >= 0 keeps that rank's
+ * and the run-level findings. ERR_INVALID when db has no finding table.
+ * OUT *out: owned by caller. */
+int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e);
+
+#endif

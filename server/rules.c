@@ -1,0 +1,352 @@
+/* rules.c — the rule engine: facts loaded once, every registered rule run,
+ * findings ordered and stored (see include/rules.h). */
+#define LOG_MODULE "rules"
+#include "rules.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "xmalloc.h"
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS finding(rank INTEGER, ord INTEGER, id TEXT, severity TEXT,"
+    " saving_ns INTEGER, body TEXT);";
+
+static const char *const severity_names[] = { "low", "medium", "high" };
+
+#define X(id) &rule_##id,
+static const struct rules_def *const registry[] = { RULES_LIST(X) };
+#undef X
+#define NRULES (sizeof registry / sizeof registry[0])
+
+static int db_fail(sqlite3 *db, struct err *e, const char *what)
+{
+    int code = sqlite3_errcode(db) == SQLITE_FULL ? ERR_NOSPACE : ERR_DB;
+    return err_set(e, code, "rules: %s: %s", what, sqlite3_errmsg(db));
+}
+
+/* ---------------------------------------------------------------------- */
+/* Formatting helpers for evidence text                                     */
+/* ---------------------------------------------------------------------- */
+
+const char *rules_fmt_ns(double ns, char *buf, size_t n)
+{
+    double a = fabs(ns);
+    if (a >= 1e9) snprintf(buf, n, "%.2f s", ns / 1e9);
+    else if (a >= 1e7) snprintf(buf, n, "%.1f ms", ns / 1e6);
+    else if (a >= 1e6) snprintf(buf, n, "%.2f ms", ns / 1e6);
+    else if (a >= 1e4) snprintf(buf, n, "%.0f µs", ns / 1e3);
+    else snprintf(buf, n, "%.1f µs", ns / 1e3);
+    return buf;
+}
+
+const char *rules_fmt_bytes(double bytes, char *buf, size_t n)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = bytes;
+    int u = 0;
+    while (fabs(v) >= 1024 && u < 4) v /= 1024, u++;
+    if (u == 0) snprintf(buf, n, "%.0f B", v);
+    else snprintf(buf, n, fabs(v) >= 100 ? "%.0f %s" : "%.1f %s", v, unit[u]);
+    return buf;
+}
+
+const char *rules_link_step(const struct rules_rank *r, const struct rules_step *s, char *buf, size_t n)
+{
+    snprintf(buf, n, "view=timeline&rank=%d&start=%.3f&end=%.3f", r->rank, (double)s->ts / 1000.0,
+             (double)(s->ts + s->dur) / 1000.0);
+    return buf;
+}
+
+const struct rules_step *rules_worst_step(const struct rules_rank *r, int k)
+{
+    const struct rules_step *w = NULL;
+    for (size_t i = 0; i < r->nsteps; i++) {
+        const struct rules_step *s = &r->steps[i];
+        if (!w || (k < 0 ? s->dur > w->dur : s->part[k] > w->part[k])) w = s;
+    }
+    return w;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Findings                                                                 */
+/* ---------------------------------------------------------------------- */
+
+json_t *rules_add(struct rules_ctx *ctx, const struct rules_def *def, enum rules_severity sev, int rank,
+                  double saving_ns, json_t *evidence, const char *link, const char *advice, const char *snippet,
+                  const char *title_fmt, ...)
+{
+    char title[512];
+    va_list ap;
+    va_start(ap, title_fmt);
+    vsnprintf(title, sizeof title, title_fmt, ap);
+    va_end(ap);
+    if (!json_is_object(evidence)) {
+        json_decref(evidence);
+        evidence = json_object();
+    }
+    if (!json_is_array(json_object_get(evidence, "lines"))) json_object_set_new(evidence, "lines", json_array());
+    if (!(saving_ns >= 0)) saving_ns = 0; /* also NaN */
+    json_t *f = json_pack("{s:s,s:s,s:o,s:s,s:o,s:s,s:o,s:s?,s:o,s:f}", "id", def->id, "severity", severity_names[sev],
+                          "rank", rank >= 0 ? json_integer(rank) : json_null(), "title", title, "evidence", evidence,
+                          "advice", advice ? advice : "", "snippet", snippet ? json_string(snippet) : json_null(),
+                          "doc_url", def->doc_url, "link", link ? json_string(link) : json_null(), "saving_us",
+                          saving_ns / 1000.0);
+    json_array_append_new(ctx->findings, f);
+    return f;
+}
+
+/* Is rule id in the comma/space separated list? */
+static int listed(const char *list, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *p = list; *p;) {
+        p += strspn(p, ", ");
+        size_t m = strcspn(p, ", ");
+        if (m == n && memcmp(p, id, n) == 0) return 1;
+        p += m;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Facts                                                                    */
+/* ---------------------------------------------------------------------- */
+
+static void ranks_free(struct rules_rank *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(r[i].steps);
+        free(r[i].gpus);
+        json_decref(r[i].summary);
+    }
+    free(r);
+}
+
+static const char *framework_of(sqlite3 *db, int rank, const char *format)
+{
+    static const char *const probe =
+        "SELECT EXISTS(SELECT 1 FROM track t WHERE t.rank = ? AND (t.name LIKE '%XLA%' OR t.name LIKE '/device:%'"
+        " OR t.name LIKE '%TPU%'))";
+    sqlite3_stmt *st;
+    int jax = 0;
+    if (format && strncmp(format, "kineto", 6) == 0) return "pytorch";
+    if (sqlite3_prepare_v2(db, probe, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int(st, 1, rank);
+        jax = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return jax ? "jax" : "pytorch";
+}
+
+static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    r->framework = framework_of(db, r->rank, format);
+
+    if (sqlite3_prepare_v2(db,
+                           "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"
+                           " dataloader, cpu_exec, other FROM step WHERE rank = ? ORDER BY idx",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, e, "steps");
+    sqlite3_bind_int(st, 1, r->rank);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (r->nsteps == cap) r->steps = xrealloc(r->steps, (cap = cap ? cap * 2 : 16) * sizeof *r->steps);
+        struct rules_step *s = &r->steps[r->nsteps++];
+        memset(s, 0, sizeof *s);
+        snprintf(s->name, sizeof s->name, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
+        s->ts = sqlite3_column_int64(st, 1);
+        s->dur = sqlite3_column_int64(st, 2);
+        s->host_ts = sqlite3_column_int64(st, 3);
+        s->host_dur = sqlite3_column_int64(st, 4);
+        for (int k = 0; k < RULES_NPARTS; k++) s->part[k] = sqlite3_column_int64(st, 5 + k);
+    }
+    sqlite3_finalize(st);
+    if (r->nsteps) {
+        double sum = 0;
+        for (size_t i = 0; i < r->nsteps; i++) {
+            sum += (double)r->steps[i].dur;
+            for (int k = 0; k < RULES_NPARTS; k++) r->avg_part[k] += (double)r->steps[i].part[k];
+        }
+        r->avg_dur = (int64_t)(sum / (double)r->nsteps);
+        for (int k = 0; k < RULES_NPARTS; k++) r->avg_part[k] /= (double)r->nsteps;
+    }
+
+    if (sqlite3_prepare_v2(db, "SELECT summary FROM analysis WHERE rank = ?", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, e, "summary");
+    sqlite3_bind_int(st, 1, r->rank);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        r->summary = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+    sqlite3_finalize(st);
+    if (!r->summary) r->summary = json_object();
+
+    cap = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT device, name, memory_bytes, cc, util, tc_share, kernel_ns, tc_ns, window_ns"
+                           " FROM gpu WHERE rank = ? ORDER BY device",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, e, "gpus");
+    sqlite3_bind_int(st, 1, r->rank);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (r->ngpus == cap) r->gpus = xrealloc(r->gpus, (cap = cap ? cap * 2 : 4) * sizeof *r->gpus);
+        struct rules_gpu *g = &r->gpus[r->ngpus++];
+        memset(g, 0, sizeof *g);
+        g->device = sqlite3_column_int(st, 0);
+        snprintf(g->name, sizeof g->name, "%s", sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
+        g->memory_bytes = sqlite3_column_int64(st, 2);
+        g->cc = sqlite3_column_text(st, 3) ? atof((const char *)sqlite3_column_text(st, 3)) : 0;
+        g->util = sqlite3_column_double(st, 4);
+        g->tc_share = sqlite3_column_double(st, 5);
+        g->kernel_ns = sqlite3_column_int64(st, 6);
+        g->tc_ns = sqlite3_column_int64(st, 7);
+        g->window_ns = sqlite3_column_int64(st, 8);
+        char key[16];
+        snprintf(key, sizeof key, "%d", g->device);
+        json_t *pk = json_object_get(json_object_get(r->summary, "peak_memory"), key);
+        g->peak_bytes = pk ? json_integer_value(json_object_get(pk, "bytes")) : -1;
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < r->ngpus; i++)
+        if (!r->gpu || r->gpus[i].kernel_ns > r->gpu->kernel_ns) r->gpu = &r->gpus[i];
+    return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Engine                                                                   */
+/* ---------------------------------------------------------------------- */
+
+static int cmp_finding(const void *a, const void *b)
+{
+    json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    double sx = json_real_value(json_object_get(x, "saving_us")), sy = json_real_value(json_object_get(y, "saving_us"));
+    if (sx != sy) return sx > sy ? -1 : 1;
+    int vx = 0, vy = 0;
+    for (int k = 0; k < 3; k++) {
+        if (strcmp(json_string_value(json_object_get(x, "severity")), severity_names[k]) == 0) vx = k;
+        if (strcmp(json_string_value(json_object_get(y, "severity")), severity_names[k]) == 0) vy = k;
+    }
+    if (vx != vy) return vy - vx;
+    return strcmp(json_string_value(json_object_get(x, "id")), json_string_value(json_object_get(y, "id")));
+}
+
+static int store(sqlite3 *db, json_t *findings, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    size_t n = json_array_size(findings);
+    json_t **v = xcalloc(n ? n : 1, sizeof *v);
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) v[i] = json_array_get(findings, i);
+    if (n) qsort(v, n, sizeof *v, cmp_finding);
+    if (sqlite3_exec(db, "DELETE FROM finding", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "INSERT INTO finding(rank, ord, id, severity, saving_ns, body) VALUES(?,?,?,?,?,?)",
+                           -1, &st, NULL) != SQLITE_OK) {
+        rc = db_fail(db, e, "store");
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *rank = json_object_get(v[i], "rank");
+        char *body = json_dumps(v[i], JSON_COMPACT | JSON_REAL_PRECISION(10));
+        sqlite3_reset(st);
+        if (json_is_integer(rank)) sqlite3_bind_int64(st, 1, json_integer_value(rank));
+        else sqlite3_bind_null(st, 1);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
+        sqlite3_bind_text(st, 3, json_string_value(json_object_get(v[i], "id")), -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, json_string_value(json_object_get(v[i], "severity")), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 5, (sqlite3_int64)llround(json_real_value(json_object_get(v[i], "saving_us")) * 1000));
+        sqlite3_bind_text(st, 6, body, -1, free);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            rc = db_fail(db, e, "store");
+            goto out;
+        }
+    }
+out:
+    sqlite3_finalize(st);
+    free(v);
+    return rc;
+}
+
+int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
+{
+    struct rules_ctx ctx = { db, cfg, NULL, 0, json_array() };
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    int rc = 0;
+
+    if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_fail(db, e, "schema");
+        goto out;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT rank, format FROM rank ORDER BY rank", -1, &st, NULL) != SQLITE_OK) {
+        rc = db_fail(db, e, "ranks");
+        goto out;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (ctx.nranks == cap) ctx.ranks = xrealloc(ctx.ranks, (cap = cap ? cap * 2 : 8) * sizeof *ctx.ranks);
+        struct rules_rank *r = &ctx.ranks[ctx.nranks++];
+        memset(r, 0, sizeof *r);
+        r->rank = sqlite3_column_int(st, 0);
+        if ((rc = load_rank(db, r, (const char *)sqlite3_column_text(st, 1), e)) != 0) goto out;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+
+    for (const char *p = cfg->off; *p;) { /* a typo in rules_off must not pass silently */
+        p += strspn(p, ", ");
+        size_t m = strcspn(p, ", "), k;
+        for (k = 0; k < NRULES; k++)
+            if (strlen(registry[k]->id) == m && memcmp(registry[k]->id, p, m) == 0) break;
+        if (m && k == NRULES) LOG_WARN("rules_off names an unknown rule '%.*s'", (int)m, p);
+        p += m;
+    }
+    for (size_t k = 0; k < NRULES; k++) {
+        if (listed(cfg->off, registry[k]->id)) continue;
+        if ((rc = registry[k]->run(&ctx, e)) != 0) {
+            err_prefix(e, "rule %s", registry[k]->id);
+            goto out;
+        }
+    }
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_fail(db, e, "begin");
+        goto out;
+    }
+    rc = store(db, ctx.findings, e);
+    if (sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !rc)
+        rc = db_fail(db, e, "commit");
+out:
+    sqlite3_finalize(st);
+    ranks_free(ctx.ranks, ctx.nranks);
+    json_decref(ctx.findings);
+    return rc;
+}
+
+int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT body FROM finding WHERE ? < 0 OR rank IS NULL OR rank = ? ORDER BY ord", -1,
+                           &st, NULL) != SQLITE_OK) {
+        if (strstr(sqlite3_errmsg(db), "no such table"))
+            return err_set(e, ERR_INVALID, "this run was imported before recommendations existed; re-import it");
+        return db_fail(db, e, "findings");
+    }
+    sqlite3_bind_int(st, 1, rank);
+    sqlite3_bind_int(st, 2, rank);
+    json_t *arr = json_array();
+    int src;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *f = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+        if (f) json_array_append_new(arr, f);
+    }
+    sqlite3_finalize(st);
+    if (src != SQLITE_DONE) {
+        json_decref(arr);
+        return db_fail(db, e, "findings");
+    }
+    *out = arr;
+    return 0;
+}
