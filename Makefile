@@ -28,7 +28,7 @@ SRCS := \
 	server/model.c server/instream.c server/jtok.c \
 	server/importer.c server/import_chrome.c \
 	server/sorter.c server/rundb.c server/kclass.c server/analysis.c \
-	server/rules.c $(sort $(wildcard server/rules/*.c)) server/catalog.c server/ingest.c server/cli.c \
+	server/rules.c server/gpuscan.c $(sort $(wildcard server/rules/*.c)) server/catalog.c server/ingest.c server/cli.c \
 	server/mpart.c server/assets.c server/http.c server/routes.c server/api_runs.c server/api_analysis.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o

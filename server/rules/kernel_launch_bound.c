@@ -5,23 +5,24 @@
  * take that cost away; nothing on the GPU side does.
  *
  * How it is read, per rank, on its busiest GPU: the GPU ops of that
- * device's streams are merged in time order (one range query per stream,
- * rows streamed) and every idle stretch inside the steps is classified by
- * the op that ends it. That op was either queued before the GPU went idle
- * (its launch call began earlier: a dependency or launch latency, not the
- * host) or launched after (host-wait: the GPU had nothing to run until the
- * host issued it). Host-waits of rule_gap_ms or more are one host activity
- * holding the GPU up: gpu_idle_gaps reports them, so the two rules split
- * the host-wait time between them. In each shorter host-wait the launching
- * thread's slices say what the host did, time-weighted: framework ops,
- * CUDA launch calls and framework regions (record_function ranges such as
- * Optimizer.step or a compiled graph's wrapper) are dispatching; DataLoader
- * calls, collectives and host syncs are other causes; the rest is code the
- * profiler does not record. The wait is launch overhead when the host
- * dispatched in at least DISPATCH_MIN of it and other causes held no more
- * than half of it (the Python between ops is then part of each op's cost);
- * a wait that opens while the host is still blocked in a sync is the sync's
- * (it emptied the GPU's queue: excessive_host_sync), not the launches'.
+ * device's streams are merged in time order (gpuscan.h: one range query per
+ * stream, rows streamed) and every idle stretch inside the steps is
+ * classified by the op that ends it. That op was either queued before the
+ * GPU went idle (its launch call began earlier: a dependency or launch
+ * latency, not the host) or launched after (host-wait: the GPU had nothing
+ * to run until the host issued it). Host-waits of rule_gap_ms or more are
+ * one host activity holding the GPU up: gpu_idle_gaps reports them, so the
+ * two rules split the host-wait time between them. In each shorter
+ * host-wait the launching thread's slices say what the host did,
+ * time-weighted: framework ops, CUDA launch calls and framework regions
+ * (record_function ranges such as Optimizer.step or a compiled graph's
+ * wrapper) are dispatching; DataLoader calls, collectives and host syncs
+ * are other causes; the rest is code the profiler does not record. The wait
+ * is launch overhead when the host dispatched in at least DISPATCH_MIN of
+ * it and other causes held no more than half of it (the Python between ops
+ * is then part of each op's cost); a wait that opens while the host is
+ * still blocked in a sync is the sync's (it emptied the GPU's queue:
+ * excessive_host_sync), not the launches'.
  *
  * Fires when GPU idle is > rule_launch_idle_pct of the steps, more than
  * half of it is host-wait, and more than half of the host-wait is launch
@@ -34,14 +35,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kclass.h"
+#include "gpuscan.h"
 #include "model.h"
 #include "rules.h"
 #include "xmalloc.h"
 
-_Static_assert(TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_RUNTIME == 4 && TB_K_DRIVER == 5 &&
-                   TB_K_KERNEL == 6 && TB_K_MEMCPY == 7 && TB_K_MEMSET == 8 && TB_TRACK_GPU == 1,
-               "kind numbers used in SQL");
+_Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5, "kind numbers used in SQL");
 
 /* "Most of the idle is host-wait", "the host is mostly launching". */
 #define MOST 0.5
@@ -58,362 +57,29 @@ _Static_assert(TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_RUNTIME == 
 #define TOP_REGIONS 3
 
 /* ====================================================================== */
-/* Host activity of a slice                                               */
+/* Labels of host activity (gpuscan.h classifies and sweeps)              */
 /* ====================================================================== */
 
-/* In priority order: time inside a DataLoader call that also launches is
- * input time, a sync inside an op is sync time, and so on. */
-enum act { A_DATALOADER, A_COMM, A_SYNC, A_LAUNCH, A_OP, A_REGION, A_NONE, A_N };
-
-static const char *const act_label[A_N] = {
+static const char *const act_label[GPUSCAN_NACT] = {
     "the DataLoader", "collectives", "host syncs", "CUDA launch calls", "framework ops", "framework regions",
     "Python between ops (nothing the profiler saw)",
 };
 
-/* Runtime calls that block the host until the GPU is done (CUDA, HIP). */
-static int blocking_call(const char *s)
+/* The slice that names a stretch of activity act with these slices open
+ * (outermost first), 0 when none: the outermost slice of that activity;
+ * for a sync, the outermost op or sync; for launch, op and region time,
+ * the outermost of those (the region the host was working through). */
+static uint32_t label_of(int act, const struct gpuscan_frame *f, int n)
 {
-    static const char *const copies[] = {
-        "cudaMemcpy",      "cudaMemcpy2D",    "cudaMemcpy3D", "cudaMemcpyFromSymbol", "cudaMemcpyPeer",
-        "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "cuMemcpy",     "hipMemcpy",            "hipMemcpyWithStream",
-        "cudaFree",        "cudaFreeHost",    "cuMemFree_v2", "hipFree",
-    };
-    if (strstr(s, "Synchronize")) return 1;
-    for (size_t i = 0; i < sizeof copies / sizeof copies[0]; i++)
-        if (strcmp(s, copies[i]) == 0) return 1;
-    return 0;
-}
-
-/* The activity a slice stands for, or -1 for slices that say nothing about
- * it (the step span itself, Python frames, GPU-side events). */
-static int act_of(const char *s, int kind)
-{
-    if (kind != TB_K_CPU_OP && kind != TB_K_USER_ANNOTATION && kind != TB_K_RUNTIME && kind != TB_K_DRIVER)
-        return -1;
-    if (kind == TB_K_RUNTIME || kind == TB_K_DRIVER) return blocking_call(s) ? A_SYNC : A_LAUNCH;
-    if (kclass_profiler_step(s)) return -1;
-    if (kclass_dataloader(s)) return A_DATALOADER;
-    if (kclass_comm_op(s)) return A_COMM;
-    return kind == TB_K_CPU_OP ? A_OP : A_REGION;
-}
-
-/* Name id -> activity, cached (a direct-mapped table: a miss costs one
- * lookup in str). */
-#define NCACHE 4096
-struct names {
-    sqlite3_stmt *get; /* SELECT s FROM str WHERE id = ? */
-    uint32_t id[NCACHE];
-    int8_t kind[NCACHE], act[NCACHE];
-};
-
-static int names_act(struct names *nm, uint32_t id, int kind)
-{
-    size_t k = ((size_t)id * 2654435761u + (size_t)kind) % NCACHE;
-    if (nm->id[k] == id && nm->kind[k] == kind && id) return nm->act[k];
-    sqlite3_bind_int64(nm->get, 1, id);
-    const char *s = sqlite3_step(nm->get) == SQLITE_ROW ? (const char *)sqlite3_column_text(nm->get, 0) : NULL;
-    int a = act_of(s ? s : "", kind);
-    sqlite3_reset(nm->get);
-    nm->id[k] = id;
-    nm->kind[k] = (int8_t)kind;
-    nm->act[k] = (int8_t)a;
-    return a;
-}
-
-/* The text of name id into buf (truncated), "" when unknown. */
-static const char *names_text(struct names *nm, uint32_t id, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    sqlite3_bind_int64(nm->get, 1, id);
-    if (sqlite3_step(nm->get) == SQLITE_ROW && sqlite3_column_text(nm->get, 0))
-        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(nm->get, 0));
-    sqlite3_reset(nm->get);
-    return buf;
-}
-
-/* ====================================================================== */
-/* Host threads: a cursor per thread, moving forward in time              */
-/* ====================================================================== */
-
-struct frame {
-    int64_t end;
-    uint32_t name;
-    int8_t act;
-};
-
-struct hcur {
-    int64_t track;
-    sqlite3_stmt *st; /* the thread's slices in (ts, -dur) order */
-    int has;          /* a fetched row waits to be pushed */
-    int64_t ts, end;
-    uint32_t name;
-    int act;
-    struct frame *f; /* slices open at the cursor's time, outermost first */
-    int n, cap;
-};
-
-/* Called for each stretch of a sweep with the activity then and the slice
- * that names it (0: none). */
-typedef void (*act_fn)(void *arg, int act, uint32_t label, int64_t ns);
-
-/* Fetches the next slice that says something about host activity.
- * Returns 0 or -1 on a database error. */
-static int hcur_fetch(struct hcur *h, struct names *nm)
-{
-    int rc;
-    h->has = 0;
-    while ((rc = sqlite3_step(h->st)) == SQLITE_ROW) {
-        int a = names_act(nm, (uint32_t)sqlite3_column_int64(h->st, 3), sqlite3_column_int(h->st, 2));
-        if (a < 0) continue;
-        h->ts = sqlite3_column_int64(h->st, 0);
-        h->end = h->ts + sqlite3_column_int64(h->st, 1);
-        h->name = (uint32_t)sqlite3_column_int64(h->st, 3);
-        h->act = a;
-        h->has = 1;
-        return 0;
-    }
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
-static void hcur_push(struct hcur *h)
-{
-    if (h->n == h->cap) h->f = xrealloc(h->f, (size_t)(h->cap = h->cap ? h->cap * 2 : 32) * sizeof *h->f);
-    int64_t end = h->end;
-    /* a slice overlapping its parent's end (clock rounding) is cut there,
-     * so the stack stays ordered by end */
-    if (h->n && end > h->f[h->n - 1].end) end = h->f[h->n - 1].end;
-    h->f[h->n++] = (struct frame){ end, h->name, (int8_t)h->act };
-}
-
-/* Moves the cursor to time t (never backwards): the stack then holds the
- * slices open at t. */
-static int hcur_seek(struct hcur *h, struct names *nm, int64_t t)
-{
-    while (h->has && h->ts < t) {
-        while (h->n && h->f[h->n - 1].end <= h->ts) h->n--;
-        hcur_push(h);
-        if (hcur_fetch(h, nm) != 0) return -1;
-    }
-    while (h->n && h->f[h->n - 1].end <= t) h->n--;
-    return 0;
-}
-
-/* The activity of the stack (the highest priority present) and the slice
- * that names it: the outermost slice of that activity; for a sync, the
- * outermost op around it; for launch, op and region time, the outermost of
- * those (the region the host was working through). */
-static int stack_act(const struct hcur *h, uint32_t *label)
-{
-    int best = A_NONE;
-    for (int i = 0; i < h->n; i++)
-        if (h->f[i].act < best) best = h->f[i].act;
-    *label = 0;
-    for (int i = 0; i < h->n; i++) {
-        int a = h->f[i].act;
-        int match = best == A_DATALOADER || best == A_COMM ? a == best
-                    : best == A_SYNC                      ? a == A_SYNC || a == A_OP
-                                                          : a == A_LAUNCH || a == A_OP || a == A_REGION;
-        if (match) {
-            *label = h->f[i].name;
-            break;
-        }
-    }
-    return best;
-}
-
-/* Is a slice of activity act open at the cursor's time? */
-static int hcur_in(const struct hcur *h, int act)
-{
-    for (int i = 0; i < h->n; i++)
-        if (h->f[i].act == act) return 1;
-    return 0;
-}
-
-/* Reports the thread's activity over [a, b) to fn, stretch by stretch;
- * a is not before the end of the previous sweep. */
-static int hcur_sweep(struct hcur *h, struct names *nm, int64_t a, int64_t b, act_fn fn, void *arg)
-{
-    uint32_t label;
-    int64_t t = a;
-    if (hcur_seek(h, nm, a) != 0) return -1;
-    while (t < b) {
-        int64_t next = h->has && h->ts < b ? h->ts : b;
-        while (h->n && h->f[h->n - 1].end <= next) {
-            int64_t e = h->f[h->n - 1].end;
-            if (e > t) {
-                int act = stack_act(h, &label);
-                fn(arg, act, label, e - t);
-                t = e;
-            }
-            h->n--;
-        }
-        if (next > t) {
-            int act = stack_act(h, &label);
-            fn(arg, act, label, next - t);
-            t = next;
-        }
-        if (t >= b) break;
-        hcur_push(h);
-        if (hcur_fetch(h, nm) != 0) return -1;
+    for (int i = 0; i < n; i++) {
+        int a = f[i].act;
+        int match = act == GPUSCAN_DATALOADER || act == GPUSCAN_COMM ? a == act
+                    : act == GPUSCAN_SYNC                           ? a == GPUSCAN_SYNC || a == GPUSCAN_OP
+                                                                    : a == GPUSCAN_LAUNCH || a == GPUSCAN_OP ||
+                                                                          a == GPUSCAN_REGION;
+        if (match) return f[i].name;
     }
     return 0;
-}
-
-struct hcurs {
-    sqlite3 *db;
-    struct hcur *v;
-    size_t n;
-};
-
-/* The cursor of a thread, opened at its first slice on first use; NULL on
- * a database error. Borrowed from H. */
-static struct hcur *hcurs_get(struct hcurs *H, struct names *nm, int64_t track)
-{
-    sqlite3_stmt *q;
-    for (size_t i = 0; i < H->n; i++)
-        if (H->v[i].track == track) return &H->v[i];
-    int64_t first = 0, last = -1;
-    if (sqlite3_prepare_v2(H->db, "SELECT first_slice, last_slice FROM track WHERE id = ? AND nslices > 0", -1, &q,
-                           NULL) != SQLITE_OK)
-        return NULL;
-    sqlite3_bind_int64(q, 1, track);
-    if (sqlite3_step(q) == SQLITE_ROW) {
-        first = sqlite3_column_int64(q, 0);
-        last = sqlite3_column_int64(q, 1);
-    }
-    sqlite3_finalize(q);
-    H->v = xrealloc(H->v, (H->n + 1) * sizeof *H->v);
-    struct hcur *h = &H->v[H->n];
-    memset(h, 0, sizeof *h);
-    h->track = track;
-    if (sqlite3_prepare_v2(H->db, "SELECT ts, dur, kind, name FROM slice WHERE id BETWEEN ? AND ? ORDER BY id", -1,
-                           &h->st, NULL) != SQLITE_OK)
-        return NULL;
-    H->n++;
-    sqlite3_bind_int64(h->st, 1, first);
-    sqlite3_bind_int64(h->st, 2, last);
-    return hcur_fetch(h, nm) == 0 ? h : NULL;
-}
-
-static void hcurs_free(struct hcurs *H)
-{
-    for (size_t i = 0; i < H->n; i++) {
-        sqlite3_finalize(H->v[i].st);
-        free(H->v[i].f);
-    }
-    free(H->v);
-}
-
-/* ====================================================================== */
-/* GPU streams of one device, merged in time order                        */
-/* ====================================================================== */
-
-struct lane {
-    sqlite3_stmt *st;
-    int has;
-    int64_t ts, end, corr;
-};
-
-struct lanes {
-    struct lane *l;
-    size_t n;
-    int64_t w1; /* rows from here on are not read */
-};
-
-static int lane_fetch(struct lane *l, int64_t w1)
-{
-    int rc = sqlite3_step(l->st);
-    l->has = 0;
-    if (rc == SQLITE_ROW) {
-        l->ts = sqlite3_column_int64(l->st, 0);
-        l->end = l->ts + sqlite3_column_int64(l->st, 1);
-        l->corr = sqlite3_column_int64(l->st, 2);
-        l->has = l->ts < w1;
-        return 0;
-    }
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
-/* First slice id in [lo, hi] starting at or after ts (hi + 1: none); ids
- * follow (track, ts), so this is a binary search over rowids. */
-static int64_t first_at(sqlite3_stmt *get_ts, int64_t lo, int64_t hi, int64_t ts)
-{
-    hi++;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2, t = INT64_MAX;
-        sqlite3_bind_int64(get_ts, 1, mid);
-        if (sqlite3_step(get_ts) == SQLITE_ROW) t = sqlite3_column_int64(get_ts, 0);
-        sqlite3_reset(get_ts);
-        if (t < ts) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-/* Opens the kernel/memcpy/memset rows of the GPU streams of (rank, device)
- * from time w0 on. Returns 0 or -1 (database error). */
-static int lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1, struct lanes *L)
-{
-    sqlite3_stmt *tr = NULL, *get_ts = NULL;
-    int rc = 0;
-    memset(L, 0, sizeof *L);
-    L->w1 = w1;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0"
-                           " AND (device IS NULL OR device = ?) ORDER BY id",
-                           -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT ts FROM slice WHERE id = ?", -1, &get_ts, NULL) != SQLITE_OK) {
-        rc = -1;
-        goto out;
-    }
-    sqlite3_bind_int(tr, 1, rank);
-    sqlite3_bind_int(tr, 2, device);
-    while (sqlite3_step(tr) == SQLITE_ROW) {
-        int64_t first = sqlite3_column_int64(tr, 0), last = sqlite3_column_int64(tr, 1);
-        /* one op before w0 may still run at w0 */
-        int64_t lo = first_at(get_ts, first, last, w0);
-        if (lo > first) lo--;
-        L->l = xrealloc(L->l, (L->n + 1) * sizeof *L->l);
-        struct lane *l = &L->l[L->n];
-        memset(l, 0, sizeof *l);
-        if (sqlite3_prepare_v2(db, "SELECT ts, dur, corr FROM slice WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)"
-                                   " ORDER BY id",
-                               -1, &l->st, NULL) != SQLITE_OK) {
-            rc = -1;
-            goto out;
-        }
-        L->n++;
-        sqlite3_bind_int64(l->st, 1, lo);
-        sqlite3_bind_int64(l->st, 2, last);
-        if (lane_fetch(l, w1) != 0) {
-            rc = -1;
-            goto out;
-        }
-    }
-out:
-    sqlite3_finalize(tr);
-    sqlite3_finalize(get_ts);
-    return rc;
-}
-
-/* The next GPU op of the device in start order: 1, 0 when none is left,
- * -1 on a database error. */
-static int lanes_next(struct lanes *L, int64_t *ts, int64_t *end, int64_t *corr)
-{
-    struct lane *m = NULL;
-    for (size_t i = 0; i < L->n; i++)
-        if (L->l[i].has && (!m || L->l[i].ts < m->ts)) m = &L->l[i];
-    if (!m) return 0;
-    *ts = m->ts;
-    *end = m->end;
-    *corr = m->corr;
-    return lane_fetch(m, L->w1) == 0 ? 1 : -1;
-}
-
-static void lanes_close(struct lanes *L)
-{
-    for (size_t i = 0; i < L->n; i++) sqlite3_finalize(L->l[i].st);
-    free(L->l);
 }
 
 /* ====================================================================== */
@@ -454,7 +120,7 @@ static void tally_add(struct tally *t, uint32_t id, double ns)
 struct scan {
     double idle;       /* GPU idle inside the steps, ns */
     double hostwait;   /* ... of it waiting for the next op's launch */
-    double act[A_N];   /* host activity during the short host-waits */
+    double act[GPUSCAN_NACT]; /* host activity during the short host-waits */
     double overhead;   /* short host-waits that are launch overhead */
     double *step_busy; /* overhead per step */
     size_t step;       /* the step the stretch starts in */
@@ -463,7 +129,7 @@ struct scan {
     double launch_ns;  /* the launch calls of the waited-for ops */
     struct tally regions;
     /* the wait being swept */
-    double scale, g_act[A_N];
+    double scale, g_act[GPUSCAN_NACT];
     struct {
         uint32_t label;
         double ns;
@@ -473,15 +139,16 @@ struct scan {
 
 static int dispatching(int act)
 {
-    return act == A_LAUNCH || act == A_OP || act == A_REGION;
+    return act == GPUSCAN_LAUNCH || act == GPUSCAN_OP || act == GPUSCAN_REGION;
 }
 
-static void on_act(void *arg, int act, uint32_t label, int64_t ns)
+static void on_act(void *arg, int act, const struct gpuscan_frame *stack, int n, int64_t ns)
 {
     struct scan *s = arg;
     double v = (double)ns * s->scale;
     s->g_act[act] += v;
-    if (!dispatching(act) || !label) return;
+    uint32_t label = dispatching(act) ? label_of(act, stack, n) : 0;
+    if (!label) return;
     for (size_t i = 0; i < s->g_nlab; i++)
         if (s->g_lab[i].label == label) {
             s->g_lab[i].ns += v;
@@ -516,9 +183,9 @@ struct scanner {
     const struct rules_rank *r;
     int64_t gap_ns;
     sqlite3_stmt *launch; /* the launch call of a GPU op, by correlation */
-    struct names *nm;
-    struct hcurs H;
+    struct gpuscan_hosts *H;
     size_t si;
+    struct err *e;
 };
 
 /* The call that launched GPU op corr: 1 (OUT track, ts, dur), 0 unknown. */
@@ -552,20 +219,22 @@ static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64
     s->shorter += next_dur < ldur;
     s->launch_ns += (double)ldur;
     if (len >= S->gap_ns) return 0; /* one long host activity: gpu_idle_gaps */
-    struct hcur *h = hcurs_get(&S->H, S->nm, track);
-    if (!h || hcur_seek(h, S->nm, a) != 0) return -1;
-    if (hcur_in(h, A_SYNC)) {
+    struct gpuscan_host *h;
+    int rc;
+    if ((rc = gpuscan_hosts_get(S->H, track, &h, S->e)) != 0 || (rc = gpuscan_host_seek(h, a, S->e)) != 0)
+        return rc;
+    if (gpuscan_host_in(h, GPUSCAN_SYNC)) {
         /* the GPU ran dry while the host was blocked in a sync: the sync
          * emptied the queue (excessive_host_sync's cost), not the launches */
-        s->act[A_SYNC] += (double)len;
+        s->act[GPUSCAN_SYNC] += (double)len;
         return 0;
     }
     s->scale = (double)len / (double)(b - a);
     memset(s->g_act, 0, sizeof s->g_act);
     s->g_nlab = 0;
-    if (hcur_sweep(h, S->nm, a, b, on_act, s) != 0) return -1;
-    double disp = 0, other = s->g_act[A_DATALOADER] + s->g_act[A_COMM] + s->g_act[A_SYNC];
-    for (int k = 0; k < A_N; k++) {
+    if ((rc = gpuscan_host_sweep(h, a, b, on_act, s, S->e)) != 0) return rc;
+    double disp = 0, other = s->g_act[GPUSCAN_DATALOADER] + s->g_act[GPUSCAN_COMM] + s->g_act[GPUSCAN_SYNC];
+    for (int k = 0; k < GPUSCAN_NACT; k++) {
         s->act[k] += s->g_act[k];
         if (dispatching(k)) disp += s->g_act[k];
     }
@@ -578,31 +247,34 @@ static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64
     return 0;
 }
 
-static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, struct names *nm, struct scan *s)
+/* Scans rank r's busiest GPU into s. Returns 0 or ERR_DB (message in e). */
+static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, struct gpuscan_names *nm,
+                     struct scan *s, struct err *e)
 {
-    struct scanner S = { db, r, gap_ns, NULL, nm, { db, NULL, 0 }, 0 };
-    struct lanes L;
+    struct scanner S = { db, r, gap_ns, NULL, gpuscan_hosts_open(db, nm), 0, e };
+    struct gpuscan_lanes *L = NULL;
+    struct gpuscan_op op;
     int64_t w0 = r->steps[0].ts, w1 = r->steps[r->nsteps - 1].ts + r->steps[r->nsteps - 1].dur;
-    int64_t front = w0, ts, end, corr;
+    int64_t front = w0;
     int rc;
-    if (lanes_open(db, r->rank, r->gpu->device, w0, w1, &L) != 0 ||
-        sqlite3_prepare_v2(db,
+    if ((rc = gpuscan_lanes_open(db, r->rank, r->gpu->device, w0, w1, &L, e)) != 0) goto out;
+    if (sqlite3_prepare_v2(db,
                            "SELECT s.track, s.ts, s.dur FROM slice s JOIN track t ON t.id = s.track"
                            " WHERE s.corr = ? AND s.corr != 0 AND s.kind IN (4, 5) AND t.rank = ?"
                            " ORDER BY s.ts, s.dur DESC LIMIT 1",
                            -1, &S.launch, NULL) != SQLITE_OK) {
-        rc = -1;
+        rc = err_set(e, ERR_DB, "%s", sqlite3_errmsg(db));
         goto out;
     }
-    while ((rc = lanes_next(&L, &ts, &end, &corr)) > 0) {
-        if (ts >= w0) s->nops++;
-        if (ts > front && (rc = on_gap(&S, s, front, ts, end - ts, corr)) != 0) goto out;
-        if (end > front) front = end;
+    while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
+        if (op.ts >= w0) s->nops++;
+        if (op.ts > front && (rc = on_gap(&S, s, front, op.ts, op.end - op.ts, op.corr)) != 0) goto out;
+        if (op.end > front) front = op.end;
     }
     if (rc == 0 && front < w1) rc = on_gap(&S, s, front, w1, 0, -1);
 out:
-    lanes_close(&L);
-    hcurs_free(&S.H);
+    gpuscan_lanes_close(L);
+    gpuscan_hosts_close(S.H);
     sqlite3_finalize(S.launch);
     return rc;
 }
@@ -646,11 +318,12 @@ static void add_shares(json_t *lines, const char *head, const double *v, int n, 
     json_array_append_new(lines, json_string(line));
 }
 
-static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan *s, double span, struct names *nm)
+static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan *s, double span,
+                   struct gpuscan_names *nm)
 {
     const struct config_rules *cfg = c->cfg;
     double n = (double)r->nsteps, idle_pct = s->idle / span * 100.0, short_wait = 0;
-    for (int k = 0; k < A_N; k++) short_wait += s->act[k];
+    for (int k = 0; k < GPUSCAN_NACT; k++) short_wait += s->act[k];
     size_t ws = 0;
     for (size_t k = 1; k < r->nsteps; k++)
         if (s->step_busy[k] > s->step_busy[ws]) ws = k;
@@ -672,7 +345,7 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
     json_array_append_new(lines, json_string(line));
     snprintf(head, sizeof head, "In the waits under %s (%s per step) the launching thread was in",
              rules_fmt_ns(cfg->gap_ms * 1e6, a, sizeof a), rules_fmt_ns(short_wait / n, b, sizeof b));
-    add_shares(lines, head, s->act, A_N, short_wait);
+    add_shares(lines, head, s->act, GPUSCAN_NACT, short_wait);
     snprintf(line, sizeof line,
              "Launch overhead (waits in which the host was dispatching ops, with the Python between them): %s per "
              "step, %.0f %% of the host-wait",
@@ -696,7 +369,7 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
                 best = k;
         if (best == SIZE_MAX) break;
         double p = s->regions.ns[best] / s->overhead * 100.0;
-        names_text(nm, s->regions.id[best], name, sizeof name);
+        gpuscan_names_text(nm, s->regions.id[best], name, sizeof name);
         json_array_append_new(regions, json_pack("{s:s,s:f}", "name", name, "pct", p));
         if (len < (int)sizeof line)
             len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %.0f %%", top ? ", " : "", name, p);
@@ -716,12 +389,9 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
 static int run(struct rules_ctx *c, struct err *e)
 {
     const struct config_rules *cfg = c->cfg;
-    struct names *nm = xcalloc(1, sizeof *nm);
-    int rc = 0;
-    if (sqlite3_prepare_v2(c->db, "SELECT s FROM str WHERE id = ?", -1, &nm->get, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "kernel_launch_bound: %s", sqlite3_errmsg(c->db));
-        goto out;
-    }
+    struct gpuscan_names *nm;
+    int rc = gpuscan_names_open(c->db, &nm, e);
+    if (rc != 0) return err_prefix(e, "kernel_launch_bound");
     for (size_t i = 0; i < c->nranks && rc == 0; i++) {
         const struct rules_rank *r = &c->ranks[i];
         if (!r->gpu || !r->nsteps) continue;
@@ -731,8 +401,8 @@ static int run(struct rules_ctx *c, struct err *e)
         s->step_busy = xcalloc(r->nsteps, sizeof *s->step_busy);
         /* the same floor as gpu_idle_gaps, so the two split the waits */
         int64_t gap_ns = cfg->gap_ms * 1e6 >= 1 ? (int64_t)(cfg->gap_ms * 1e6) : 1;
-        if (scan_rank(c->db, r, gap_ns, nm, s) != 0)
-            rc = err_set(e, ERR_DB, "kernel_launch_bound: rank %d: %s", r->rank, sqlite3_errmsg(c->db));
+        if ((rc = scan_rank(c->db, r, gap_ns, nm, s, e)) != 0)
+            err_prefix(e, "kernel_launch_bound: rank %d", r->rank);
         else if (span > 0 && s->idle / span * 100.0 > cfg->launch_idle_pct && s->hostwait > MOST * s->idle &&
                  s->overhead > MOST * s->hostwait)
             report(c, r, s, span, nm);
@@ -741,9 +411,7 @@ static int run(struct rules_ctx *c, struct err *e)
         free(s->regions.ns);
         free(s);
     }
-out:
-    sqlite3_finalize(nm->get);
-    free(nm);
+    gpuscan_names_close(nm);
     return rc;
 }
 
