@@ -139,20 +139,71 @@ static int step_of(const struct rules_rank *r, int64_t ts)
     return ts < s->ts + s->dur ? (int)(lo - 1) : -1;
 }
 
-/* Is the GPU copy launched by (rank, corr) a device-to-host copy into
- * pageable memory, which cudaMemcpyAsync performs synchronously? */
-static int pageable_dtoh(sqlite3_stmt *q, int rank, int64_t corr)
+/* The correlation ids of the rank's device-to-host copies into pageable
+ * memory (which cudaMemcpyAsync performs synchronously), sorted. One pass
+ * over the memcpy rows of the rank's GPU tracks, and none at all when no
+ * such copy name was interned: a lookup per launch call would cost an
+ * index probe for each of millions of copies. */
+struct corrset {
+    int64_t *v;
+    size_t n;
+};
+
+static int cmp_i64(const void *a, const void *b)
 {
-    int yes = 0;
-    if (!corr) return 0;
-    sqlite3_reset(q);
-    sqlite3_bind_int64(q, 1, corr);
-    sqlite3_bind_int(q, 2, rank);
-    if (sqlite3_step(q) == SQLITE_ROW) {
-        const char *n = (const char *)sqlite3_column_text(q, 0);
-        yes = n && strstr(n, "DtoH") && strstr(n, "Pageable");
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int pageable_dtoh_load(sqlite3 *db, int rank, struct corrset *cs)
+{
+    sqlite3_stmt *nm = NULL, *tr = NULL, *st = NULL;
+    uint32_t ids[16];
+    size_t nids = 0, cap = 0;
+    int rc = -1;
+    cs->v = NULL;
+    cs->n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM str WHERE s LIKE '%DtoH%' AND s LIKE '%Pageable%'", -1, &nm, NULL) !=
+        SQLITE_OK)
+        goto out;
+    while (sqlite3_step(nm) == SQLITE_ROW && nids < sizeof ids / sizeof ids[0])
+        ids[nids++] = (uint32_t)sqlite3_column_int64(nm, 0);
+    if (nids == 0) {
+        rc = 0;
+        goto out;
     }
-    return yes;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0",
+                           -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT corr, name FROM slice WHERE id BETWEEN ? AND ? AND kind = 7 AND corr != 0",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_int(tr, 1, rank);
+    while (sqlite3_step(tr) == SQLITE_ROW) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
+        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            uint32_t name = (uint32_t)sqlite3_column_int64(st, 1);
+            size_t k = 0;
+            while (k < nids && ids[k] != name) k++;
+            if (k == nids) continue;
+            if (cs->n == cap) cs->v = xrealloc(cs->v, (cap = cap ? cap * 2 : 64) * sizeof *cs->v);
+            cs->v[cs->n++] = sqlite3_column_int64(st, 0);
+        }
+    }
+    if (cs->n) qsort(cs->v, cs->n, sizeof *cs->v, cmp_i64);
+    rc = 0;
+out:
+    sqlite3_finalize(nm);
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int pageable_dtoh(const struct corrset *cs, int64_t corr)
+{
+    return corr && cs->n && bsearch(&corr, cs->v, cs->n, sizeof *cs->v, cmp_i64) != NULL;
 }
 
 /* The blocking calls on the rank's CPU threads that start inside a step.
@@ -162,11 +213,13 @@ static int pageable_dtoh(sqlite3_stmt *q, int rank, int64_t corr)
  * start, so the copy's own GPU work counts as waited for. */
 static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct names *nm, struct call **out, size_t *nout)
 {
-    sqlite3_stmt *tr = NULL, *st = NULL, *cp = NULL;
+    sqlite3_stmt *tr = NULL, *st = NULL;
+    struct corrset cp = { NULL, 0 };
     size_t cap = 0;
     int rc = -1;
     *out = NULL;
     *nout = 0;
+    if (pageable_dtoh_load(db, r->rank, &cp) != 0) goto out;
     if (sqlite3_prepare_v2(db,
                            "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0"
                            " ORDER BY id",
@@ -174,11 +227,7 @@ static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct name
         sqlite3_prepare_v2(db,
                            "SELECT id, ts, dur, parent, name, corr FROM slice WHERE id BETWEEN ? AND ?"
                            " AND kind IN (4, 5)",
-                           -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "SELECT n.s FROM slice g JOIN track t ON t.id = g.track JOIN str n ON n.id = g.name"
-                           " WHERE g.corr = ? AND g.corr != 0 AND t.rank = ? AND t.kind = 1 AND g.kind = 7 LIMIT 1",
-                           -1, &cp, NULL) != SQLITE_OK)
+                           -1, &st, NULL) != SQLITE_OK)
         goto out;
     sqlite3_bind_int(tr, 1, r->rank);
     while (sqlite3_step(tr) == SQLITE_ROW) {
@@ -209,7 +258,7 @@ static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct name
                 copy_ts = ts;
                 copy_call = -1;
                 /* blocking by itself only into pageable memory */
-                if (s < 0 || !pageable_dtoh(cp, r->rank, sqlite3_column_int64(st, 5))) continue;
+                if (s < 0 || !pageable_dtoh(&cp, sqlite3_column_int64(st, 5))) continue;
                 copy_call = (long)*nout;
             }
             if (s < 0) continue;
@@ -230,7 +279,7 @@ static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct name
 out:
     sqlite3_finalize(tr);
     sqlite3_finalize(st);
-    sqlite3_finalize(cp);
+    free(cp.v);
     return rc;
 }
 

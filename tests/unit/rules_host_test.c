@@ -163,6 +163,45 @@ static void test_host_sync_fires(void)
     fixture_cfg = keep;
 }
 
+/* A cudaMemcpyAsync into pageable host memory blocks by itself (the
+ * driver stages it synchronously): six such copies per step, with no sync
+ * after them, still count; the same copies into pinned memory do not. */
+static void pageable_copy_trace(const char *copy_name)
+{
+    long corr = 1;
+    tb_reset();
+    for (int s = 0; s < 2; s++) {
+        long t0 = s * 400;
+        tb_step(s + 1, t0, 400);
+        for (int i = 0; i < 6; i++) {
+            long x = t0 + 10 + i * 40;
+            tb_launch("cudaLaunchKernel", corr++, x, 5, "kernel", "vectorized_elementwise_kernel", x + 6, 20, "");
+            tb_cpu("cpu_op", "aten::to", x + 10, 22, "");
+            tb_launch("cudaMemcpyAsync", corr++, x + 12, 18, "gpu_memcpy", copy_name, x + 27, 2, "\"bytes\":4");
+        }
+        long x = t0 + 10 + 6 * 40;
+        tb_launch("cudaLaunchKernel", corr++, x, 5, "kernel", "vectorized_elementwise_kernel", x + 6, 20, "");
+    }
+}
+
+static void test_host_sync_pageable_copy(void)
+{
+    pageable_copy_trace("Memcpy DtoH (Device -> Pageable)");
+    json_t *f = fixture_findings(DEV_H100, tb_buf);
+    REQUIRE(f != NULL);
+    json_t *h = fixture_get(f, "excessive_host_sync", 0);
+    if (!h) fixture_dump(f);
+    REQUIRE(h != NULL);
+    CHECK(fabs(num(json_object_get(h, "evidence"), "calls_per_step") - 6.0) < 1e-9);
+    json_decref(f);
+
+    pageable_copy_trace("Memcpy DtoH (Device -> Pinned)");
+    f = fixture_findings(DEV_H100, tb_buf);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "excessive_host_sync", -1));
+    json_decref(f);
+}
+
 /* Syncs that find nothing queued cost nothing, and a long wait on a busy
  * GPU (a GPU-bound loop's torch.cuda.synchronize() at the step's end)
  * costs only the short refill gap: neither fires. */
@@ -342,6 +381,7 @@ int main(void)
     fixture_init();
     RUN(test_host_sync_fires);
     RUN(test_host_sync_quiet);
+    RUN(test_host_sync_pageable_copy);
     RUN(test_pageable_fires);
     RUN(test_pageable_quiet);
     RUN(test_layout_transposes);
