@@ -314,7 +314,11 @@ static char *gzip_bytes(const char *text, size_t n, size_t *out_len)
     uLong bound;
 
     memset(&z, 0, sizeof z);
-    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return NULL;
+    /* Large bodies (timeline windows, CSV exports) at level 1: ~4x faster
+     * than 6 for ~10 % more bytes, which keeps a 1 MB viewport under the
+     * 50 ms bar; small ones are cheap at 6 and smaller there. */
+    int level = n > (256u << 10) ? 1 : 6;
+    if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return NULL;
     bound = deflateBound(&z, (uLong)n);
     out = xmalloc(bound);
     z.next_in = (Bytef *)(uintptr_t)text;
