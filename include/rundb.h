@@ -98,6 +98,16 @@ void rundb_abort(struct rundb_writer *w);
 /* Progress hook for long drains: called with the phase name. Optional. */
 void rundb_set_phase_hook(struct rundb_writer *w, void (*hook)(void *ctx, const char *phase), void *ctx);
 
+/* Renumbers the ranks of a finished multi-file run by the rank each trace
+ * says it is (distributedInfo.rank), when every file says one and no two
+ * say the same; otherwise leaves the numbering (from file names, else the
+ * order of the files) alone. Only the raw tables exist at that point
+ * (rank, track, flow, counter, mem, note): call it before the analyses.
+ * OUT map[i]: the new rank of old rank i, for i < n (n = number of ranks;
+ * old ranks are 0..n-1 as ingest assigns them); *changed: 1 if any moved.
+ * db: read-write handle. */
+int rundb_ranks_from_headers(sqlite3 *db, int *map, int n, int *changed, struct err *e);
+
 /* --- readers --- */
 
 /* Opens a committed run database read-only (busy timeout set).

@@ -187,16 +187,20 @@ static void assign_ranks(const struct ingest_request *req, struct rank_order *ou
 /* Derived tables (steps, breakdown, operator and kernel tables, memory)
  * and the recommendations drawn from them are computed once here, before
  * the run becomes visible. */
-static int analyse(const char *db_path, const struct config_rules *rules, struct err *e)
+static int analyse(const char *db_path, const struct config_rules *rules, int *rank_map, int nranks,
+                   struct err *e)
 {
     sqlite3 *db = NULL;
+    int changed = 0;
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         err_set(e, ERR_DB, "cannot reopen the run database: %s", db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return e->code;
     }
     sqlite3_busy_timeout(db, 5000);
-    int rc = analysis_run(db, e);
+    /* the rank a trace says it is beats its file name and the upload order */
+    int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
+    if (rc == 0) rc = analysis_run(db, e);
     if (rc == 0) rc = rules_run(db, rules, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
@@ -211,6 +215,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     char *tmp_dir = NULL, *db_path = NULL, *src_dir = NULL, *final_dir = NULL;
     struct rundb_writer *w = NULL;
     struct rank_order *order = NULL;
+    int *rank_map = NULL;
     json_t *files = json_array(), *info = NULL;
     char *name = NULL, *files_text = NULL, *tags_text = NULL;
     struct progress_link link = { progress, mu, 0, now_s(), "parse" };
@@ -270,7 +275,17 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     w = NULL;
     if (rc) goto out;
     on_phase(&link, "analyze");
-    if ((rc = analyse(db_path, &cfg->rules, e)) != 0) goto out;
+    rank_map = xmalloc(sizeof *rank_map * (size_t)req->nfiles);
+    if ((rc = analyse(db_path, &cfg->rules, rank_map, req->nfiles, e)) != 0) goto out;
+    if (req->nfiles > 1) {
+        size_t k;
+        json_t *f;
+        for (int i = 0; i < req->nfiles; i++) order[i].rank = rank_map[order[i].rank];
+        json_array_foreach(files, k, f) {
+            json_int_t r = json_integer_value(json_object_get(f, "rank"));
+            if (r >= 0 && r < req->nfiles) json_object_set_new(f, "rank", json_integer(rank_map[r]));
+        }
+    }
 
     on_phase(&link, "commit");
     /* Keep the sources for download: uploads move, other files are copied. */
@@ -360,6 +375,7 @@ out:
     json_decref(files);
     json_decref(info);
     free(order);
+    free(rank_map);
     free(name);
     free(files_text);
     free(tags_text);

@@ -78,6 +78,75 @@ static void test_sync_ingest_multi_rank(void)
     catalog_close(cat);
 }
 
+/* Two files named rank0/rank1 whose traces say they are ranks 1 and 0:
+ * the traces win, in every table and in the catalog's file list. A run
+ * where the traces claim one rank twice keeps the file-name numbering. */
+static char *write_rank_file(const char *name, int said, int tid)
+{
+    char *path = xasprintf("%s/%s", root, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return path;
+    fprintf(f,
+            "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":%d,\"world_size\":2},"
+            "\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":%d,"
+            "\"ts\":10,\"dur\":5}]}",
+            said, said, tid);
+    fclose(f);
+    return path;
+}
+
+static void test_ranks_from_traces(void)
+{
+    struct catalog *cat;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    for (int dup = 0; dup < 2; dup++) {
+        char *p0 = write_rank_file("job_rank0.pt.trace.json", 1, 11);
+        char *p1 = write_rank_file("job_rank1.pt.trace.json", dup ? 1 : 0, 22);
+        struct ingest_file files[2] = { { p0, p0, 0 }, { p1, p1, 0 } };
+        struct ingest_request req = { NULL, files, 2, NULL };
+        char id[CATALOG_ID_LEN + 1];
+        REQUIRE(ingest_run(cat, &cfg, &req, NULL, id, &e) == 0);
+        char *dbp = xasprintf("%s/runs/%s/run.db", root, id);
+        sqlite3 *db;
+        REQUIRE(rundb_open_ro(dbp, &db, &e) == 0);
+        sqlite3_stmt *st;
+        REQUIRE(sqlite3_prepare_v2(db,
+                                   "SELECT r.rank, r.file, t.tid FROM rank r JOIN track t ON t.rank = r.rank"
+                                   " ORDER BY r.rank",
+                                   -1, &st, NULL) == SQLITE_OK);
+        for (int r = 0; r < 2; r++) {
+            REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+            CHECK_EQ_INT(sqlite3_column_int(st, 0), r);
+            /* no dup: rank 0 is the file named rank1 (its trace says 0) */
+            int want_file = dup ? r : 1 - r;
+            char want[32];
+            snprintf(want, sizeof want, "job_rank%d", want_file);
+            CHECK(strncmp((const char *)sqlite3_column_text(st, 1), want, strlen(want)) == 0);
+            CHECK_EQ_STR((const char *)sqlite3_column_text(st, 2), want_file ? "22" : "11");
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        json_t *run;
+        REQUIRE(catalog_get(cat, id, &run, &e) == 0);
+        json_t *fl = json_object_get(run, "files");
+        size_t i;
+        json_t *f;
+        json_array_foreach(fl, i, f) {
+            const char *name = json_string_value(json_object_get(f, "name"));
+            int file_rank = strstr(name, "rank1") ? 1 : 0;
+            CHECK_EQ_INT(json_integer_value(json_object_get(f, "rank")), dup ? file_rank : 1 - file_rank);
+        }
+        json_decref(run);
+        free(dbp);
+        unlink(p0);
+        unlink(p1);
+        free(p0);
+        free(p1);
+    }
+    catalog_close(cat);
+}
+
 static void test_failure_leaves_nothing(void)
 {
     struct catalog *cat;
@@ -153,6 +222,7 @@ int main(void)
     RUN(test_sync_ingest_multi_rank);
     RUN(test_failure_leaves_nothing);
     RUN(test_service_jobs);
+    RUN(test_ranks_from_traces); /* adds runs: after the tests that count them */
     struct err e;
     fsutil_rmtree(root, &e);
     return harness_done("ingest_test");
