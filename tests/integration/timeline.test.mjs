@@ -1,0 +1,247 @@
+// Timeline read API (/timeline/tracks, /timeline, /timeline/slice,
+// /timeline/search, /timeline/aggregate): the real binary on a random
+// loopback port, fed a demo trace and a small crafted trace with a hostile
+// slice name, a launch, its kernel and an ac2g flow.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { join, basename } from 'node:path';
+import { startServer, demoFiles } from './lib.mjs';
+
+let srv, amp, evil;
+const EVIL = '<img src=x onerror=alert(1)>';
+
+function evilTrace() {
+  const cpu = (name, cat, ts, dur, args = {}) => ({ ph: 'X', cat, name, pid: 1, tid: 1, ts, dur, args });
+  const ev = [
+    cpu('ProfilerStep#1', 'user_annotation', 0, 1000),
+    cpu('aten::mm', 'cpu_op', 10, 200),
+    cpu('cudaLaunchKernel', 'cuda_runtime', 20, 10, { correlation: 5 }),
+    cpu(EVIL, 'cpu_op', 300, 100),
+    cpu('100%_done', 'cpu_op', 500, 10),
+    cpu('100X_done', 'cpu_op', 520, 10),
+    { ph: 'X', cat: 'kernel', name: 'gemm_kernel', pid: 0, tid: 7, ts: 50, dur: 100,
+      args: { device: 0, stream: 7, correlation: 5 } },
+    { ph: 's', id: 5, pid: 1, tid: 1, ts: 20, cat: 'ac2g', name: 'ac2g' },
+    { ph: 'f', id: 5, pid: 0, tid: 7, ts: 50, cat: 'ac2g', name: 'ac2g', bp: 'e' },
+    { ph: 'C', name: 'util', pid: 1, ts: 0, args: { value: 3 } },
+    { ph: 'C', name: 'util', pid: 1, ts: 600, args: { value: 9 } },
+  ];
+  return Buffer.from(JSON.stringify({ schemaVersion: 1, traceEvents: ev }));
+}
+
+async function upload(body, filename, name) {
+  const r = await srv.req(`/api/runs?filename=${encodeURIComponent(filename)}&name=${encodeURIComponent(name)}`, {
+    method: 'POST', body, headers: { 'Content-Type': 'application/octet-stream' },
+  });
+  const j = await r.json();
+  assert.equal(r.status, 201, JSON.stringify(j));
+  return j.id;
+}
+
+async function get(path, status = 200) {
+  const r = await srv.req(path);
+  const text = await r.text();
+  assert.equal(r.status, status, `${path}: ${text}`);
+  return JSON.parse(text);
+}
+
+let sqlite = true;
+try { execFileSync('sqlite3', ['-version'], { stdio: 'ignore' }); } catch { sqlite = false; }
+const sql = (id, q) => execFileSync('sqlite3', [join(srv.dataDir, 'runs', id, 'run.db'), q]).toString().trim();
+const ns = (us) => Math.round(us * 1000);
+
+/** Checks the viewport invariants; returns {track: {depth: sum of n}}. */
+function checkView(v, width) {
+  const counts = {};
+  for (const t of v.tracks) {
+    counts[t.id] = {};
+    for (const d of t.depths) {
+      const n = d.ts.length;
+      for (const k of ['dur', 'name', 'n', 'id']) assert.equal(d[k].length, n, `column ${k}`);
+      assert.ok(n <= width, `track ${t.id} depth ${d.depth}: ${n} items > ${width}`);
+      for (let i = 0; i < n; i++) {
+        assert.ok(d.name[i] >= 0 && d.name[i] < v.strings.length);
+        assert.equal(d.n[i] === 1, d.id[i] > 0);
+        if (i) assert.ok(d.ts[i] >= d.ts[i - 1]);
+      }
+      counts[t.id][d.depth] = d.n.reduce((a, b) => a + b, 0);
+    }
+  }
+  return counts;
+}
+
+before(async () => {
+  srv = await startServer();
+  const [ampFile] = demoFiles('matmul_amp');
+  amp = await upload(readFileSync(ampFile), basename(ampFile), 'amp');
+  evil = await upload(evilTrace(), 'evil.pt.trace.json', 'evil');
+});
+after(async () => { await srv.stop(); srv.cleanup(); });
+
+test('tracks: CPU lanes then GPU streams, counters, steps', async () => {
+  const t = await get(`/api/runs/${amp}/timeline/tracks`);
+  assert.equal(t.rank, 0);
+  assert.deepEqual(t.ranks, [0]);
+  assert.ok(t.t1_us > t.t0_us);
+  assert.ok(Array.isArray(t.strings));
+  const kinds = t.tracks.map((x) => x.kind);
+  assert.ok(kinds.includes('gpu') && kinds.includes('cpu'));
+  assert.equal(kinds.indexOf('gpu'), kinds.length - kinds.filter((k) => k === 'gpu').length, 'GPU lanes last');
+  for (const x of t.tracks) {
+    for (const k of ['id', 'kind', 'pid', 'tid', 'name', 'process', 'device', 'stream', 'max_depth', 'nslices'])
+      assert.ok(k in x, k);
+  }
+  const gpu = t.tracks.find((x) => x.kind === 'gpu');
+  assert.equal(gpu.device, 0);
+  assert.ok(t.counters.some((c) => /Memory allocated \(GPU 0\)/.test(c.name) && c.unit === 'bytes'));
+  assert.ok(t.steps.length >= 1 && t.steps.every((s) => /^ProfilerStep#/.test(s.name) && s.end_us > s.start_us));
+});
+
+test('viewport: bucket bound, merged counts add up, full zoom is exact', async () => {
+  const tr = await get(`/api/runs/${amp}/timeline/tracks`);
+  const total = Object.fromEntries(tr.tracks.map((x) => [x.id, x.nslices]));
+  for (const width of [1, 50, 2000]) {
+    const v = await get(`/api/runs/${amp}/timeline?width=${width}`);
+    assert.equal(v.width, width);
+    assert.equal(v.start_us, tr.t0_us);
+    const counts = checkView(v, width);
+    for (const [id, n] of Object.entries(total)) {
+      const got = Object.values(counts[id] || {}).reduce((a, b) => a + b, 0);
+      assert.equal(got, n, `track ${id} at ${width} px`);
+    }
+    assert.ok(v.counters.length >= 1);
+    for (const c of v.counters) {
+      assert.ok(c.ts.length <= width + 1);
+      for (let i = 0; i < c.ts.length; i++) assert.ok(c.min[i] <= c.last[i] && c.last[i] <= c.max[i]);
+    }
+  }
+  // a zoomed window against a direct count of the slices overlapping it
+  const gpu = tr.tracks.find((x) => x.kind === 'gpu');
+  const mid = (tr.t0_us + tr.t1_us) / 2;
+  const start = (mid - 3000).toFixed(3), end = (mid + 3000).toFixed(3);
+  const v = await get(`/api/runs/${amp}/timeline?start=${start}&end=${end}&width=300&tracks=${gpu.id}`);
+  assert.equal(v.tracks.length, 1);
+  const counts = checkView(v, 300);
+  const got = Object.values(counts[gpu.id]).reduce((a, b) => a + b, 0);
+  if (sqlite) {
+    const want = Number(sql(amp, `SELECT count(*) FROM slice WHERE track = ${gpu.id} AND ts < ${ns(+end)}` +
+      ` AND (ts >= ${ns(+start)} OR ts + dur > ${ns(+start)})`));
+    assert.equal(got, want);
+  }
+  // full zoom: 4 µs over 8192 px, every slice is itself
+  const first = v.tracks[0].depths[0];
+  const i = first.n.findIndex((n) => n === 1);
+  const z0 = first.ts[i];
+  const z = await get(`/api/runs/${amp}/timeline?start=${z0}&end=${(z0 + 4).toFixed(3)}&width=8192&tracks=${gpu.id}`);
+  checkView(z, 8192);
+  for (const d of z.tracks[0].depths) assert.ok(d.n.every((n) => n === 1));
+  assert.ok(z.tracks[0].depths[0].ts.includes(z0));
+});
+
+test('hostile names stay text: escaped in the answer, exact once parsed', async () => {
+  const r = await srv.req(`/api/runs/${evil}/timeline?width=8192`);
+  const text = await r.text();
+  assert.equal(r.status, 200);
+  assert.ok(!text.includes('<img'), 'markup is escaped in the JSON text');
+  const v = JSON.parse(text);
+  assert.ok(v.strings.includes(EVIL));
+  const s = await get(`/api/runs/${evil}/timeline/search?q=${encodeURIComponent('IMG SRC')}`);
+  assert.equal(s.total, 1);
+  assert.equal(s.hits[0].name, EVIL);
+});
+
+test('slice details: args, parents, launch and kernel both ways, flows', async () => {
+  const tr = await get(`/api/runs/${evil}/timeline/tracks`);
+  const gpu = tr.tracks.find((x) => x.kind === 'gpu');
+  const cpu = tr.tracks.find((x) => x.kind === 'cpu' && x.nslices > 0);
+  const k = await get(`/api/runs/${evil}/timeline/slice?track=${gpu.id}&ts=50&dur=100`);
+  assert.equal(k.name, 'gemm_kernel');
+  assert.equal(k.kind, 'kernel');
+  assert.equal(k.args.correlation, 5);
+  assert.equal(k.launcher.name, 'cudaLaunchKernel');
+  assert.equal(k.launcher.op.name, 'aten::mm');
+  assert.deepEqual(k.flows.map((f) => [f.dir, f.cat, f.track, f.ts_us]), [['in', 'ac2g', cpu.id, 20]]);
+
+  const l = await get(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=20&dur=10&id=999`);
+  assert.equal(l.name, 'cudaLaunchKernel');
+  assert.deepEqual(l.parents.map((p) => p.name), ['aten::mm', 'ProfilerStep#1']);
+  assert.deepEqual(l.launched.map((x) => [x.name, x.track, x.ts_us, x.dur_us]), [['gemm_kernel', gpu.id, 50, 100]]);
+  assert.deepEqual(l.flows.map((f) => [f.dir, f.track, f.ts_us]), [['out', gpu.id, 50]]);
+  // the id fast path is checked against track + start + duration
+  const m = await get(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=10&dur=200&id=${l.id}`);
+  assert.equal(m.name, 'aten::mm');
+  assert.equal(m.self_us, 190);
+  assert.deepEqual(m.flows, [], 'the flow belongs to the launch, not to its parent');
+  const p = await get(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=0&dur=1000`);
+  assert.equal(p.self_us, 1000 - 200 - 100 - 10 - 10);
+  await get(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=10&dur=201`, 404);
+});
+
+test('search: literal substring, case-insensitive, by time, windowed', async () => {
+  const a = await get(`/api/runs/${evil}/timeline/search?q=%25`);
+  assert.deepEqual(a.hits.map((h) => h.name), ['100%_done']);
+  const b = await get(`/api/runs/${evil}/timeline/search?q=_DONE`);
+  assert.deepEqual(b.hits.map((h) => h.name), ['100%_done', '100X_done']);
+  const c = await get(`/api/runs/${evil}/timeline/search?q=a&limit=2`);
+  assert.ok(c.total > 2 && c.hits.length === 2 && c.hits[0].ts_us <= c.hits[1].ts_us);
+  const d = await get(`/api/runs/${evil}/timeline/search?q=done&start=510&end=600`);
+  assert.equal(d.total, 1);
+  const g = await get(`/api/runs/${amp}/timeline/search?q=LAUNCHkernel&limit=5`);
+  assert.ok(g.total > 5 && g.hits.length === 5);
+});
+
+test('aggregate: time by name over a window, counters', async () => {
+  const a = await get(`/api/runs/${evil}/timeline/aggregate?start=0&end=1000`);
+  const by = Object.fromEntries(a.rows.map((r) => [r.name, r]));
+  assert.equal(by['ProfilerStep#1'].total_us, 1000);
+  assert.equal(by['ProfilerStep#1'].self_us, 680);
+  assert.equal(by['aten::mm'].self_us, 190);
+  assert.equal(by.gemm_kernel.count, 1);
+  for (let i = 1; i < a.rows.length; i++) assert.ok(a.rows[i - 1].total_us >= a.rows[i].total_us);
+  // a window cutting slices counts their overlap
+  const b = await get(`/api/runs/${evil}/timeline/aggregate?start=100&end=350`);
+  const bb = Object.fromEntries(b.rows.map((r) => [r.name, r]));
+  assert.equal(bb['ProfilerStep#1'].total_us, 250);
+  assert.equal(bb['aten::mm'].total_us, 110);
+  assert.equal(bb[EVIL].total_us, 50);
+  const util = a.counters.find((c) => c.name === 'util.value');
+  assert.ok(util, JSON.stringify(a.counters));
+  assert.equal(util.min, 3);
+  assert.equal(util.max, 9);
+});
+
+test('bad parameters answer 400 naming them; unknown runs 404', async () => {
+  const bad = [
+    ['timeline?width=0', 'width'], ['timeline?width=8193', 'width'], ['timeline?start=10&end=5', 'end'],
+    ['timeline?start=abc', 'start'], ['timeline?tracks=1,x', 'tracks'], ['timeline?tracks=99999', 'tracks'],
+    ['timeline?rank=x', 'rank'], ['timeline/slice?ts=1&dur=1', 'track'], ['timeline/slice?track=1&dur=1', 'ts'],
+    ['timeline/search', 'q'], [`timeline/search?q=${'x'.repeat(300)}`, 'q'], ['timeline/search?q=a&limit=0', 'limit'],
+    ['timeline/aggregate?end=5', 'start'], ['timeline/aggregate?start=5', 'end'],
+  ];
+  for (const [path, name] of bad) {
+    const j = await get(`/api/runs/${evil}/${path}`, 400);
+    assert.equal(j.error.code, 'invalid');
+    assert.match(j.error.message, new RegExp(name), path);
+  }
+  await get(`/api/runs/${evil}/timeline?rank=3`, 404);
+  for (const path of ['timeline', 'timeline/tracks', 'timeline/slice?track=1&ts=1&dur=1', 'timeline/search?q=a',
+    'timeline/aggregate?start=0&end=1'])
+    await get(`/api/runs/0123456789abcdef/${path}`, 404);
+  assert.equal((await srv.req(`/api/runs/${evil}/timeline`, { auth: false })).status, 401);
+});
+
+test('a run imported before the timeline tables answers 409', async (t) => {
+  if (!sqlite) { t.skip('sqlite3 CLI not installed'); return; }
+  const id = await upload(evilTrace(), 'old.pt.trace.json', 'old');
+  const db = join(srv.dataDir, 'runs', id, 'run.db');
+  assert.ok(existsSync(db));
+  execFileSync('sqlite3', [db, 'DROP TABLE lod; DROP TABLE lod_level; DROP TABLE clod; DROP TABLE cseries;']);
+  for (const path of ['timeline', 'timeline/tracks', 'timeline/slice?track=1&ts=0&dur=1000', 'timeline/search?q=a',
+    'timeline/aggregate?start=0&end=1']) {
+    const j = await get(`/api/runs/${id}/${path}`, 409);
+    assert.equal(j.error.code, 'conflict');
+    assert.match(j.error.message, /re-import/);
+  }
+});
