@@ -23,6 +23,11 @@ int cli_import(const struct config *cfg, char **paths, int npaths);
 /* `traceboard analyze [--json] PATH...` (see README). */
 int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, int npaths);
 
+/* `traceboard diff [--json] A B` (see README): A and B are trace files,
+ * folders of rank files or stored run folders; prints the comparison of
+ * their lowest ranks. Returns 0, 1 (unreadable input), 2 (usage). */
+int cli_diff(const struct config *cfg, int argc, char **argv, char **paths, int npaths);
+
 /* Imports every run folder under dir when the catalog has no runs yet. */
 void cli_import_demo(struct catalog *cat, const struct config *cfg, const char *dir);
 

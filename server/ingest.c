@@ -16,6 +16,7 @@
 #include "log.h"
 #include "rundb.h"
 #include "rules.h"
+#include "timeline.h"
 #include "xmalloc.h"
 
 /* ====================================================================== */
@@ -184,9 +185,9 @@ static void assign_ranks(const struct ingest_request *req, struct rank_order *ou
     qsort(out, (size_t)req->nfiles, sizeof *out, cmp_rank);
 }
 
-/* Derived tables (steps, breakdown, operator and kernel tables, memory)
- * and the recommendations drawn from them are computed once here, before
- * the run becomes visible. */
+/* Derived tables (steps, breakdown, operator and kernel tables, memory),
+ * the recommendations drawn from them and the timeline's level of detail
+ * are computed once here, before the run becomes visible. */
 static int analyse(const char *db_path, const struct config_rules *rules, int *rank_map, int nranks,
                    struct err *e)
 {
@@ -202,6 +203,7 @@ static int analyse(const char *db_path, const struct config_rules *rules, int *r
     int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
     if (rc == 0) rc = analysis_run(db, e);
     if (rc == 0) rc = rules_run(db, rules, e);
+    if (rc == 0) rc = timeline_build(db, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
 }

@@ -1,5 +1,5 @@
 /* traceboard — entry point: parse the command line, load the config, open
- * the store, run one command (serve, import, analyze). Every other function
+ * the store, run one command (serve, import, analyze, diff). Every other function
  * lives in a module that tests can call. */
 #define LOG_MODULE "main"
 #include <dirent.h>
@@ -30,6 +30,7 @@ static void usage(FILE *out)
             "usage:\n"
             "  traceboard serve   [options]            start the web server\n"
             "  traceboard import  [options] PATH...    import trace files or folders as runs\n"
+            "  traceboard diff    [--json] A B         compare two runs (trace files, folders or data/runs/<id>)\n"
             "  traceboard --help | --version\n\n"
             "serve options (also settable in the config file):\n"
             "  --config FILE      settings file (default config/traceboard.conf when present)\n"
@@ -182,6 +183,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "serve") == 0) rc = cmd_serve(&app, demo);
     else if (strcmp(argv[1], "import") == 0) rc = cli_import(&app.cfg, pos, npos);
     else if (strcmp(argv[1], "analyze") == 0) rc = cli_analyze(&app.cfg, argc, argv, pos, npos);
+    else if (strcmp(argv[1], "diff") == 0) rc = cli_diff(&app.cfg, argc, argv, pos, npos);
     else {
         fprintf(stderr, "traceboard: unknown command '%s' (try --help)\n", argv[1]);
         rc = 2;

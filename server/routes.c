@@ -4,7 +4,10 @@
 #include <string.h>
 
 #include "api_analysis.h"
+#include "api_diff.h"
+#include "api_ranks.h"
 #include "api_runs.h"
+#include "api_timeline.h"
 #include "catalog.h"
 
 /* One line per endpoint. http.c serves the web UI's files for any GET that
@@ -22,6 +25,15 @@ static const struct route routes[] = {
     { "GET", "/api/runs/{id}/kernels", api_analysis_kernels, NULL, 0 },
     { "GET", "/api/runs/{id}/memory", api_analysis_memory, NULL, 0 },
     { "GET", "/api/runs/{id}/memory/events", api_analysis_memory_events, NULL, 0 },
+    { "GET", "/api/runs/{id}/timeline", api_timeline_view, NULL, 0 },
+    { "GET", "/api/runs/{id}/timeline/tracks", api_timeline_tracks, NULL, 0 },
+    { "GET", "/api/runs/{id}/timeline/slice", api_timeline_slice, NULL, 0 },
+    { "GET", "/api/runs/{id}/timeline/search", api_timeline_search, NULL, 0 },
+    { "GET", "/api/runs/{id}/timeline/aggregate", api_timeline_aggregate, NULL, 0 },
+    { "GET", "/api/runs/{id}/ranks", api_ranks_get, NULL, 0 },
+    { "GET", "/api/diff", api_diff_overview, NULL, 0 },
+    { "GET", "/api/diff/operators", api_diff_operators, NULL, 0 },
+    { "GET", "/api/diff/kernels", api_diff_kernels, NULL, 0 },
     { "GET", "/api/jobs/{n}", api_runs_job, NULL, 0 },
 };
 

@@ -47,6 +47,10 @@ static const char index_sql[] =
      * track.first_slice/last_slice bound each track's id range, so a time
      * range is found by binary search on id (rundb_slice_at). */
     "CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0;"
+    /* timeline search: name ids first, then each (name, track) in time order
+     * from the index alone; and a flow's other end for slice details */
+    "CREATE INDEX slice_name ON slice(name, track, ts);"
+    "CREATE INDEX flow_fid ON flow(rank, fid);"
     "CREATE INDEX flow_track_ts ON flow(track, ts);"
     "CREATE INDEX mem_rank_ts ON mem(rank, ts);"
     "CREATE INDEX instant_track_ts ON instant(track, ts);"

@@ -15,6 +15,14 @@
 # with curl (gzip accepted, as a browser does): median of 5 requests, next
 # to the target (<= 100 ms). Skipped when ../shared/corpus is absent.
 # TB_BENCH=import or TB_BENCH=query runs only that part.
+#
+# TB_BENCH=timeline (also part of the default run): a 10-million-event trace
+# from gentrace (TB_BENCH_EVENTS changes the count) is imported once into
+# /tmp/traceboard-bench/timeline-data (kept and reused, like the trace;
+# TB_BENCH_IMPORT_ARGS adds import flags), a server is started on it and
+# /timeline is timed at 2000 px over the whole run, 1/10, 1/1000, a single
+# slice and pans (5 requests each): p50/p95 of curl's time_total next to the
+# bar (p95 <= 50 ms), and the most items any track depth got (<= 2000).
 BUILD=${1:-build}
 BIN="$BUILD/traceboard"
 GEN="$BUILD/tools/gentrace"
@@ -32,7 +40,7 @@ die() { echo "bench: $*" >&2; exit 1; }
 mkdir -p "$WORK" || die "cannot create $WORK"
 
 gen="$WORK/gentrace-$SIZE.pt.trace.json"
-if [ "$PART" != query ] && [ ! -s "$gen" ]; then
+if [ "$PART" != query ] && [ "$PART" != timeline ] && [ ! -s "$gen" ]; then
     [ -x "$GEN" ] || die "$GEN not found (make $GEN)"
     echo "generating $gen ..."
     "$GEN" --bytes "$SIZE" --seed 1 "$gen.tmp" && mv "$gen.tmp" "$gen" || die "gentrace failed"
@@ -141,6 +149,111 @@ query_bench() {
     rm -rf "$qdata" "$qdata.candidates" "$qdata.out" "$qdata.serve"
 }
 
+# timeline_bench: viewport queries on a 10M-event run.
+timeline_bench() {
+    command -v curl > /dev/null 2>&1 || { echo "timeline benchmark: skipped (curl not installed)"; return 0; }
+    command -v python3 > /dev/null 2>&1 || { echo "timeline benchmark: skipped (python3 not installed)"; return 0; }
+    events=${TB_BENCH_EVENTS:-10M}
+    tgen="$WORK/gentrace-${events}ev.json"
+    tdata="$WORK/timeline-data-$events"
+    if [ ! -s "$tgen" ]; then
+        [ -x "$GEN" ] || die "$GEN not found (make $GEN)"
+        echo "generating $tgen ..."
+        "$GEN" --events "$events" --seed 1 "$tgen.tmp" && mv "$tgen.tmp" "$tgen" || die "gentrace failed"
+    fi
+    if [ ! -d "$tdata/runs" ] || [ -z "$(ls "$tdata/runs" 2> /dev/null)" ]; then
+        rm -rf "$tdata"
+        echo "importing $tgen (once; kept in $tdata) ..."
+        # shellcheck disable=SC2086
+        /usr/bin/time -v "$BIN" import --data-dir "$tdata" --log-level info $TB_BENCH_IMPORT_ARGS "$tgen" \
+            > "$tdata.out" 2> "$tdata.time" || { tail -20 "$tdata.time"; die "timeline import failed"; }
+        grep -E "level of detail|lod:" "$tdata.time" | sed 's/^/  /'
+        sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): /  import wall time: /p;
+            s/.*Maximum resident set size (kbytes): \(.*\)/  import peak RSS (kB): \1/p' "$tdata.time"
+    fi
+    "$BIN" serve --port 0 --data-dir "$tdata" --log-level warn > "$tdata.serve" 2>&1 &
+    spid=$!
+    url=""
+    for i in $(seq 1 100); do
+        url=$(sed -n 's/^open: \(http[^ ]*\)/\1/p' "$tdata.serve" | head -1)
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    [ -n "$url" ] || { cat "$tdata.serve"; kill "$spid" 2> /dev/null; die "timeline server did not start"; }
+    token=$(echo "$url" | sed -n 's/.*[?&]token=\([^&]*\).*/\1/p')
+    base=$(echo "$url" | sed 's/?.*//; s:/$::')
+    run=$(ls "$tdata/runs" | head -1)
+    api="$base/api/runs/$run/timeline"
+    out="$tdata.resp"
+    curl -s -H "Authorization: Bearer $token" "$api/tracks" > "$out.tracks"
+    # windows: name start end (µs), worked out from the run's span and one kernel
+    python3 - "$out.tracks" > "$tdata.windows" << 'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t0, t1 = t["t0_us"], t["t1_us"]
+span = t1 - t0
+w = [("full", t0, t1)]
+for f in (0.1, 0.5, 0.9):
+    w.append(("1/10@%g" % f, t0 + f * span - span / 20, t0 + f * span + span / 20))
+for f in (0.1, 0.5, 0.9):
+    w.append(("1/1000@%g" % f, t0 + f * span - span / 2000, t0 + f * span + span / 2000))
+s0 = t0 + 0.3 * span
+for k in range(5):
+    w.append(("pan1/100#%d" % k, s0 + k * span / 300, s0 + k * span / 300 + span / 100))
+for n, a, b in w:
+    print(n, "%.3f" % a, "%.3f" % b)
+PY
+    # a single-slice window: the longest real item of a 1/100000 view
+    set -- $(sed -n 5p "$tdata.windows")
+    curl -s -H "Authorization: Bearer $token" "$api?start=$2&end=$3&width=2000" > "$out.one"
+    python3 - "$out.one" >> "$tdata.windows" << 'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+best = None
+for t in v["tracks"]:
+    for d in t["depths"]:
+        for ts, dur, i in zip(d["ts"], d["dur"], d["id"]):
+            if i and dur > 0 and (best is None or dur > best[1]):
+                best = (ts, dur)
+if best:
+    print("one-slice", "%.3f" % (best[0] - best[1] * 0.1), "%.3f" % (best[0] + best[1] * 1.1))
+PY
+    for enc in gzip identity; do
+    if [ $enc = gzip ]; then zip=--compressed; else zip=; fi
+    echo "timeline benchmark: $events events, run $run, width 2000, 5 requests per window ($enc)"
+    : > "$out.times"
+    maxitems=0
+    while read -r name start end; do
+        for i in 1 2 3 4 5; do
+            curl -s $zip -o "$out.body" -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $token" \
+                "$api?start=$start&end=$end&width=2000" >> "$out.times"
+        done
+        m=$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(max([len(d["ts"]) for t in v["tracks"] for d in t["depths"]] or [0]), sum(len(d["ts"]) for t in v["tracks"] for d in t["depths"]), len(open(sys.argv[1],"rb").read()))' "$out.body")
+        set -- $m
+        [ "$1" -gt "$maxitems" ] && maxitems=$1
+        ms=$(tail -5 "$out.times" | awk '{ printf "%.1f\n", $2 * 1000 }' | sort -n | sed -n '3p;5p' | tr '\n' ' ')
+        echo "$name $ms $m" | awk '{ printf "  %-16s median %6.1f ms  max %6.1f ms  items %6d (max per depth %4d)  %7.1f kB JSON\n",
+            $1, $2, $3, $5, $4, $6 / 1024 }'
+    done < "$tdata.windows"
+    bad=$(awk '$1 != 200' "$out.times" | head -1)
+    [ -n "$bad" ] && echo "  FAILED: a request answered $bad"
+    awk '{ printf "%.3f\n", $2 * 1000 }' "$out.times" | sort -n > "$out.sorted"
+    n=$(wc -l < "$out.sorted")
+    p50=$(sed -n "$(( (n + 1) / 2 ))p" "$out.sorted")
+    p95=$(sed -n "$(( (n * 95 + 99) / 100 ))p" "$out.sorted")
+    awk -v n="$n" -v p50="$p50" -v p95="$p95" -v mi="$maxitems" 'BEGIN {
+        printf "  all %d requests: p50 %.1f ms, p95 %.1f ms (bar p95 <= 50: %s); max items per track depth %d (bar <= 2000: %s)\n",
+            n, p50, p95, (p95 <= 50 ? "ok" : "ABOVE"), mi, (mi <= 2000 ? "ok" : "ABOVE") }'
+    done
+    kill "$spid" 2> /dev/null
+    wait "$spid" 2> /dev/null
+    rm -f "$out".* "$tdata.serve" "$tdata.windows"
+}
+
+if [ "$PART" = timeline ]; then
+    timeline_bench
+    exit $?
+fi
 if [ "$PART" != query ]; then
     [ -x /usr/bin/time ] || die "/usr/bin/time is needed (apt-get install time)"
     echo "traceboard import benchmark ($(nproc) CPUs; $(uname -m))"
@@ -153,3 +266,4 @@ if [ "$PART" != query ]; then
     fi
 fi
 [ "$PART" = import ] || query_bench
+[ "$PART" != all ] || timeline_bench

@@ -11,10 +11,15 @@
 #    tables; api_analysis.c reads analysis.c's tables read-only, through
 #    allow-listed fragments and bound parameters; rules.c owns `finding`
 #    and, with the rules in server/rules/, reads the analysis tables
-#    read-only; gpuscan.c reads the slice, track and str tables read-only);
-#    no MHD_queue_response
+#    read-only; gpuscan.c reads the slice, track and str tables read-only
+#    for the rules; timeline.c owns the LOD tables lod, lod_level, cseries and
+#    clod; api_timeline.c reads the run tables and those read-only, with
+#    bound parameters only; diff.c reads the analysis tables of two run
+#    databases read-only, B ATTACHed, through fixed fragments and bound
+#    parameters; ranks.c reads the run, analysis and finding tables of one
+#    run read-only, with bound parameters only); no MHD_queue_response
 #    outside http.c; no raw malloc outside xmalloc.c.
-INTEGRATION_ONLY="main api_runs api_analysis cli"
+INTEGRATION_ONLY="main api_runs api_analysis api_timeline api_diff api_ranks cli"
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }
@@ -45,7 +50,7 @@ for c in server/rules/*.c; do
 done
 x=$(grep -nE '\b(exit|abort)\s*\(' server/*.c | grep -vE '^server/(main|xmalloc)\.c:')
 if [ -z "$x" ]; then ok; else bad "exit/abort outside main.c/xmalloc.c: $x"; fi
-x=$(grep -n 'sqlite3_prepare' server/*.c | grep -vE '^server/(rundb|catalog|analysis|api_analysis|rules|gpuscan|store_[a-z_]*)\.c:')
+x=$(grep -n 'sqlite3_prepare' server/*.c | grep -vE '^server/(rundb|catalog|analysis|api_analysis|rules|gpuscan|timeline|api_timeline|diff|ranks|store_[a-z_]*)\.c:')
 if [ -z "$x" ]; then ok; else bad "SQL outside the store modules: $x"; fi
 x=$(grep -n 'MHD_queue_response' server/*.c | grep -v '^server/http\.c:')
 if [ -z "$x" ]; then ok; else bad "MHD_queue_response outside http.c: $x"; fi

@@ -321,6 +321,261 @@ test('a run imported before analyses existed explains itself', { skip: !existsSy
   for (let i = errors.length - 1; i >= seen; i--) if (/status of 409/.test(errors[i])) errors.splice(i, 1);
 });
 
+// --- timeline tab -------------------------------------------------------------------------
+
+/** Whether this build serves the timeline API (the browser tests skip it if not). */
+async function hasTimeline(id) {
+  return (await srv.req(`/api/runs/${id}/timeline/tracks`)).status !== 404;
+}
+
+/** Waits until the timeline has drawn a fetched window. */
+async function timelineLoaded() {
+  await page.waitForSelector('.tb-tl-plot[data-loaded]:not([data-busy])', { timeout: 15000 });
+  await page.waitForTimeout(150); // the frame after the data
+}
+
+/** Page x of painted (non-background) pixels on one row of the lanes canvas. */
+function paintedXs(y) {
+  return page.$eval('.tb-tl-lanes canvas', (c, yy) => {
+    const r = c.getBoundingClientRect();
+    const dpr = c.width / r.width;
+    const d = c.getContext('2d').getImageData(0, Math.round((yy - r.top) * dpr), c.width, 1).data;
+    const out = [];
+    for (let x = 0; x < c.width; x += 1) if (d[x * 4] + d[x * 4 + 1] + d[x * 4 + 2] < 600) out.push(r.left + x / dpr);
+    return out;
+  }, y);
+}
+
+/** A full-page screenshot from the top (the sticky header stays in its place). */
+async function shot(name) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: join(SHOTS, name), fullPage: true });
+}
+
+/** Start and end of the window in the URL. */
+function urlWindow() {
+  const u = new URL(page.url());
+  return [Number(u.searchParams.get('start')), Number(u.searchParams.get('end'))];
+}
+
+test('timeline: zoom with W, pan with D, click a kernel, its launch, search, reload', async (t) => {
+  const id = await runIdOf('matmul_amp');
+  if (!(await hasTimeline(id))) return t.skip('the server has no timeline API yet');
+  await page.goto(`${srv.base}/?run=${id}&view=timeline`);
+  await page.waitForSelector('.tb-tl-label[data-kind="gpu"]');
+  await timelineLoaded();
+  try {
+    assert.ok((await page.locator('.tb-tl-label[data-kind="cpu"]').count()) >= 2, 'CPU threads');
+    assert.match(await page.getAttribute('a:has-text("Download trace")', 'href'), /^\.\/api\/runs\/[0-9a-f]+\/source\?rank=0$/);
+    assert.ok((await paintedXs((await page.locator('.tb-tl-label[data-kind="gpu"]').boundingBox()).y + 12)).length > 50, 'GPU lane drawn');
+    await shot('timeline.png');
+
+    // W zooms in about the mouse (or the centre), D pans right
+    await page.focus('.tb-tl-plot');
+    for (let i = 0; i < 5; i++) await page.keyboard.press('w');
+    await page.waitForURL(/view=timeline.*start=[\d.]+&end=[\d.]+/);
+    await page.waitForTimeout(400);
+    const [s1, e1] = urlWindow();
+    await timelineLoaded();
+    const fetches = [];
+    const onReq = (r) => { if (/\/timeline\?/.test(r.url())) fetches.push(r.url()); };
+    page.on('request', onReq);
+    await page.keyboard.press('d');
+    await page.waitForFunction((s) => Number(new URL(location.href).searchParams.get('start')) > s, s1);
+    const [s2, e2] = urlWindow();
+    assert.ok(Math.abs((e2 - s2) - (e1 - s1)) < 0.01, 'D keeps the zoom');
+    assert.ok(s2 > s1, 'D moves later');
+    await page.waitForTimeout(300);
+    page.off('request', onReq);
+    assert.deepEqual(fetches, [], 'a pan inside the fetched window (three screens wide) fetches nothing');
+    await timelineLoaded();
+
+    // hovering draws on the overlay only: the lanes are not repainted
+    const paints = await page.getAttribute('.tb-tl-lanes', 'data-paints');
+    const lanesBox = await page.locator('.tb-tl-lanes').boundingBox();
+    for (let i = 0; i < 12; i++) await page.mouse.move(lanesBox.x + 30 + i * 60, lanesBox.y + 20 + i * 15);
+    await page.waitForTimeout(100);
+    assert.equal(await page.getAttribute('.tb-tl-lanes', 'data-paints'), paints, 'mouse moves never repaint slices');
+
+    // click kernels on the GPU lane (depth 1: depth 0 holds the GPU-side step annotations)
+    // until one is a single slice (a merged item zooms in)
+    const gpu = page.locator('.tb-tl-label[data-kind="gpu"]');
+    let ok = false;
+    for (let i = 0; i < 8 && !ok; i++) {
+      const box = await gpu.boundingBox();
+      const y = box.y + 3 + 18 + 9;
+      const xs = await paintedXs(y);
+      assert.ok(xs.length > 0, 'kernels in view');
+      await page.mouse.click(xs[Math.floor(xs.length / 3)], y);
+      await page.waitForTimeout(500);
+      ok = /Category\s*kernel/.test((await page.textContent('.tb-tl-details')) || '');
+      if (!ok) await timelineLoaded();
+    }
+    assert.ok(ok, 'a kernel is selected');
+    await page.waitForSelector('.tb-tl-details [data-rel="launcher"]');
+    const launcher = await page.textContent('.tb-tl-details [data-rel="launcher"]');
+    assert.match(launcher, /cu(da)?LaunchKernel/, 'its launching runtime call');
+    assert.match(page.url(), /sel=\d+:[\d.]+:[\d.]+/);
+    await page.waitForTimeout(300);
+    await shot('timeline-kernel.png');
+
+    // follow the launch: selects the runtime call on its CPU thread
+    await page.click('.tb-tl-details [data-rel="launcher"] button >> nth=0');
+    await page.waitForFunction(() => /Category\s*cuda_runtime/.test(document.querySelector('.tb-tl-details')?.textContent || ''));
+    assert.match(await page.textContent('.tb-tl-details [data-rel="launched"]'), /Launched \(1\)/);
+
+    // search
+    await page.fill('input[aria-label="Search slice names"]', 'nvjet');
+    await page.waitForFunction(() => /\d+ match/.test(document.querySelector('.tb-tl-hits')?.textContent || ''));
+    const total = num((await page.textContent('.tb-tl-hits')).split(' ')[0]);
+    assert.ok(total > 0, 'search finds nvjet kernels');
+    await page.focus('input[aria-label="Search slice names"]');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /^1 \/ /.test(document.querySelector('.tb-tl-hits')?.textContent || ''));
+    await page.waitForFunction(() => /nvjet/.test(document.querySelector('.tb-tl-slice-name')?.textContent || ''));
+    await page.waitForURL(/q=nvjet/);
+    await page.waitForFunction(() => /sel=\d+:[\d.]+:[\d.]+/.test(location.search) && /nvjet/.test(location.search));
+    await page.waitForTimeout(400); // the URL write is debounced
+    const url = page.url();
+    await shot('timeline-search.png');
+
+    // a reload restores window, selection and search
+    await page.reload();
+    await page.waitForFunction(() => /nvjet/.test(document.querySelector('.tb-tl-slice-name')?.textContent || ''));
+    await timelineLoaded();
+    assert.equal(page.url(), url, 'the URL is kept');
+    assert.equal(await page.inputValue('input[aria-label="Search slice names"]'), 'nvjet');
+    await page.waitForFunction(() => /^1 \/ \d+/.test(document.querySelector('.tb-tl-hits')?.textContent || ''));
+    assert.match(await page.textContent('.tb-tl-toolbar'), /[\d.]+ (µs|ms) – [\d.]+ (µs|ms)/);
+    await shot('timeline-reload.png');
+
+    // shift-drag: a table by name for the area
+    const lanes = await page.locator('.tb-tl-lanes').boundingBox();
+    await page.keyboard.down('Shift');
+    await page.mouse.move(lanes.x + lanes.width * 0.2, lanes.y + 40);
+    await page.mouse.down();
+    await page.mouse.move(lanes.x + lanes.width * 0.8, lanes.y + 60, { steps: 5 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await page.waitForSelector('table[aria-label="Slices in the area"] tbody tr');
+    await page.click('table[aria-label="Slices in the area"] tbody tr >> nth=0');
+    await page.waitForSelector('table[aria-label="Slices in the area"] tbody tr.tb-tl-row-on');
+    await shot('timeline-area.png');
+  } finally {
+    await shot('timeline-last.png');
+  }
+});
+
+test('timeline: a slice named like markup is text', async (t) => {
+  const evil = '<img src=x onerror=alert(1)>';
+  const json = JSON.stringify({
+    schemaVersion: 1,
+    traceEvents: [
+      { ph: 'X', cat: 'user_annotation', name: 'ProfilerStep#1', pid: 1, tid: 1, ts: 1000, dur: 1000, args: {} },
+      { ph: 'X', cat: 'cpu_op', name: evil, pid: 1, tid: 1, ts: 1100, dur: 600, args: { note: '<b>x</b>' } },
+    ],
+  });
+  const id = await uploadTrace('hostile-timeline', 'evil-tl.pt.trace.json', json);
+  if (!(await hasTimeline(id))) return t.skip('the server has no timeline API yet');
+  await page.goto(`${srv.base}/?run=${id}&view=timeline&q=${encodeURIComponent('onerror')}`);
+  await page.waitForFunction(() => /1 match/.test(document.querySelector('.tb-tl-hits')?.textContent || ''));
+  await page.focus('input[aria-label="Search slice names"]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((s) => document.querySelector('.tb-tl-slice-name')?.textContent === s, evil);
+  await timelineLoaded();
+  const lane = await page.locator('.tb-tl-label[data-kind="cpu"]').first().boundingBox();
+  await page.mouse.move(lane.x + lane.width + 300, lane.y + 3 + 18 + 9);
+  await page.waitForFunction((s) => document.querySelector('.tb-tl-tip-name')?.textContent === s, evil);
+  assert.equal(await page.$('main img'), null, 'no element was injected');
+  await shot('timeline-hostile.png');
+});
+
+test('ranks: straggler callout names rank 2, heat map of 4 ranks, collectives and files', async () => {
+  const id = await runIdOf('ddp_gloo_4ranks');
+  await page.goto(`${srv.base}/?run=${id}`);
+  await page.click('nav[aria-label="Run views"] a:has-text("Ranks")');
+  await page.waitForURL(/view=ranks/);
+  try {
+    const callout = page.locator('[data-straggler]');
+    await callout.waitFor({ timeout: 15000 });
+    assert.equal(await callout.getAttribute('data-straggler'), '2');
+    assert.match(await callout.textContent(), /Straggler: rank 2/);
+    assert.equal(await page.locator('svg.tb-rk-heat g.tb-rk-heat-row').count(), 4, 'one heat-map row per rank');
+    assert.equal(await page.locator('svg.tb-rk-heat g.tb-rk-heat-row[data-rank="0"] rect').count(), 4, 'one cell per step');
+    assert.match(await page.locator('svg.tb-rk-heat rect title').first().textContent(), /^Rank 0, ProfilerStep#\d+: [\d.]+ ms$/);
+    assert.match(await page.textContent('table[aria-label="Collectives"] tbody'), /all_reduce/);
+    assert.equal(await page.locator('table[aria-label="Rank files and clock alignment"] tbody tr').count(), 4);
+    assert.equal(await page.inputValue('select[aria-label="Rank"]'), '', 'the ranks tab compares all ranks');
+    await shot('ranks.png');
+    // the callout links to that rank's overview
+    await callout.locator('a', { hasText: 'Overview of rank 2' }).click();
+    await page.waitForURL((u) => !/view=ranks/.test(String(u)) && /rank=2/.test(String(u)));
+    await page.waitForSelector('.tb-page[data-rank="2"]');
+  } finally {
+    if (/view=ranks/.test(page.url())) await shot('ranks.png');
+  }
+});
+
+test('compare: pick two runs on the runs list, speedup, removed and added GEMMs, filters in the URL', async () => {
+  await page.goto(srv.base + '/');
+  await page.waitForSelector('tr[data-run]');
+  const pick = (name) => page.locator(`tr[data-run]:has(a:text-is("${name}")) input[type=checkbox]`).first();
+  const compare = page.locator('button[data-action="compare"]');
+  assert.ok(await compare.isDisabled(), 'Compare waits for two runs');
+  await pick('matmul_fp32_strict').check();
+  await pick('matmul_amp').check();
+  assert.ok(await compare.isEnabled());
+  await compare.click();
+  await page.waitForURL(/\?compare=[0-9a-f]{16},[0-9a-f]{16}$/);
+  try {
+    await page.waitForSelector('[data-speedup]');
+    const speedup = Number(await page.getAttribute('[data-speedup]', 'data-speedup'));
+    assert.ok(speedup > 2, `speedup ${speedup}`);
+    assert.ok(await page.isVisible('text=B is 3.05× faster than A') || speedup.toFixed(2) !== '3.05');
+    assert.ok(await page.isVisible('article[data-side="A"] >> text=matmul_fp32_strict'));
+    assert.ok(await page.isVisible('article[data-side="B"] >> text=matmul_amp'));
+    assert.ok(await page.isVisible('tr[data-category="kernel"]'));
+    // the kernel table: the FFMA GEMMs removed, the nvjet GEMMs added
+    await page.waitForSelector('table[aria-label="Kernels compared"] tbody tr');
+    const removed = page.locator('table[aria-label="Kernels compared"] tbody tr').filter({ hasText: /sm80_xmma_gemm_f32f32.*ffma/ }).first();
+    assert.equal((await removed.locator('td').first().innerText()).trim(), 'removed');
+    const added = page.locator('table[aria-label="Kernels compared"] tbody tr').filter({ hasText: /nvjet_sm90/ }).first();
+    assert.equal((await added.locator('td').first().innerText()).trim(), 'added');
+    await page.screenshot({ path: join(SHOTS, 'compare.png'), fullPage: true });
+    // status filter and grouping by family go into the URL and survive a reload
+    await page.click('button[data-status="added"]');
+    await page.waitForURL(/status=added/);
+    await page.waitForFunction(() => [...document.querySelectorAll('table[aria-label="Kernels compared"] tbody tr td:first-child')]
+      .every((td) => td.textContent.trim() === 'added'));
+    await page.selectOption('select[aria-label="Join kernels by"]', 'family');
+    await page.waitForURL(/group=family/);
+    await page.click('button[data-status="added"]');
+    await page.waitForURL((u) => !u.search.includes('status='));
+    await page.reload();
+    await page.waitForSelector('table[aria-label="Kernels compared"] td:has-text("GEMM")');
+    const gemm = page.locator('table[aria-label="Kernels compared"] tbody tr').filter({ has: page.locator('td', { hasText: /^(TC\s*)?GEMM$/ }) }).first();
+    assert.equal((await gemm.locator('td').first().innerText()).trim(), 'faster');
+    await page.screenshot({ path: join(SHOTS, 'compare-families.png'), fullPage: true });
+    // operators; the CSV link carries the filters
+    await page.click('button[data-table="operators"]');
+    await page.waitForURL(/table=operators/);
+    await page.waitForSelector('table[aria-label="Operators compared"] td:has-text("aten::mm")');
+    const href = await page.getAttribute('a:has-text("CSV")', 'href');
+    assert.match(href, /api\/diff\/operators\?.*format=csv/);
+    // the run page's "Compare with…" opens the same comparison from B's side
+    const [, idA, idB] = /compare=([0-9a-f]{16}),([0-9a-f]{16})/.exec(page.url());
+    await page.goto(`${srv.base}/?run=${idB}`);
+    const sel = 'select[aria-label="Compare this run with"]';
+    await page.waitForSelector(`${sel} option[value="run:${idA}"]`, { state: 'attached' });
+    await page.selectOption(sel, `run:${idA}`);
+    await page.waitForURL(new RegExp(`compare=${idA},${idB}$`));
+    await page.waitForSelector('[data-speedup]');
+  } catch (e) {
+    await page.screenshot({ path: join(SHOTS, 'compare.png'), fullPage: true });
+    throw e;
+  }
+});
+
 test('no script errors, no alerts', () => {
   assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);
 });

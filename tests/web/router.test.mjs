@@ -163,3 +163,64 @@ test('urlTime writes µs without exponent or float noise', async () => {
     assert.equal(urlTime(100), '100');
     assert.equal(urlTime(1e-7), '0');
 });
+
+test('the timeline tab is live and keeps window, selection, pins and search', async () => {
+    const { parseSel, buildSel, parsePins } = await import('../../web/js/router.js');
+    assert.ok(TABS.find((t) => t.id === 'timeline').live);
+    const r = parseRoute('?run=abc&view=timeline&rank=1&start=4487348861342.787&end=4487348870391.923&sel=12:4487348861400.5:3.25&pins=7,2,7&q=nvjet');
+    assert.equal(r.tab, 'timeline');
+    assert.equal(r.rank, 1);
+    assert.deepEqual([r.start, r.end], [4487348861342.787, 4487348870391.923]);
+    assert.equal(r.sel, '12:4487348861400.5:3.25');
+    assert.deepEqual(r.pins, [2, 7], 'deduplicated and sorted');
+    assert.equal(r.q, 'nvjet');
+    const url = buildUrl(r);
+    assert.equal(url, './?run=abc&view=timeline&rank=1&start=4487348861342.787&end=4487348870391.923&sel=12:4487348861400.5:3.25&pins=2,7&q=nvjet');
+    assert.deepEqual(parseRoute(url.slice(2)), r, 'round trip');
+    assert.deepEqual(parseSel('3:10:0'), { track: 3, ts: 10, dur: 0 });
+    assert.equal(buildSel({ track: 3, ts: 10.12345, dur: 2 }), '3:10.123:2');
+    assert.deepEqual(parsePins('1,x,-2,3,,01,4'), [1, 3, 4]);
+    assert.equal(parsePins(Array.from({ length: 100 }, (_, i) => i).join(',')).length, 64, 'bounded');
+});
+
+test('bad timeline parameters are dropped', () => {
+    for (const bad of ['', 'x', '1:2', '1:2:3:4', '-1:2:3', '1:-2:3', '1:2:1e5', '01:2:3', '<img>:1:2', '1:2.1234:3']) {
+        assert.equal(parseRoute('?run=a&view=timeline&sel=' + encodeURIComponent(bad)).sel, '', bad);
+    }
+    assert.deepEqual(parseRoute('?run=a&view=timeline&pins=a,b').pins, []);
+    const inv = parseRoute('?run=a&view=timeline&start=20&end=10');
+    assert.deepEqual([inv.start, inv.end], [null, null]);
+    assert.equal(parseRoute('?run=a&view=overview&sel=1:2:3&pins=1').sel, '', 'timeline only');
+    assert.deepEqual(parseRoute('?run=a&view=overview&pins=1').pins, []);
+    assert.equal(buildUrl({ view: 'run', run: 'a', tab: 'kernels', sel: '1:2:3', pins: [1] }), './?run=a&view=kernels');
+    assert.equal(buildUrl({ view: 'run', run: 'a', tab: 'timeline', sel: 'junk', pins: [] }), './?run=a&view=timeline');
+});
+
+test('compare page: parse, canonical URL, validation', async () => {
+    const { COMPARE_STATUSES, parseStatuses } = await import('../../web/js/router.js');
+    const r = parseRoute('?compare=aaa,bbb');
+    assert.equal(r.view, 'compare');
+    assert.equal(r.a, 'aaa');
+    assert.equal(r.b, 'bbb');
+    assert.equal(r.ctable, 'kernels');
+    assert.equal(r.rankA, null);
+    assert.equal(buildUrl(r), './?compare=aaa,bbb');
+    assert.equal(routeKey(r), 'compare:aaa,bbb');
+    // the long form is read the same way and canonicalised
+    const l = parseRoute('?view=compare&a=aaa&b=bbb&rank_a=0&rank_b=2');
+    assert.equal(l.view, 'compare');
+    assert.equal(buildUrl(l), './?compare=aaa,bbb&rank_a=0&rank_b=2');
+    const full = './?compare=aaa,bbb&rank_a=1&table=operators&status=added,slower&per=total&q=mm&sort=ratio&order=asc&offset=100';
+    assert.equal(buildUrl(parseRoute(full.slice(2))), full);
+    const k = parseRoute('?compare=a,b&group=family&status=slower,added,bogus,added');
+    assert.equal(k.group, 'family');
+    assert.equal(k.status, 'added,slower');
+    assert.equal(buildUrl(k), './?compare=a,b&status=added,slower&group=family');
+    assert.equal(parseRoute('?compare=a,b&table=operators&group=family').group, '', 'operators have no families');
+    assert.equal(parseStatuses(COMPARE_STATUSES.join(',')), '', 'every status = no filter');
+    assert.equal(parseRoute('?compare=a,b&sort=drop').sort, '');
+    assert.equal(parseRoute('?compare=a,b&rank_a=-1').rankA, null);
+    for (const bad of ['?compare=a', '?compare=a,', '?compare=../x,b', '?view=compare&a=a', '?compare=a%20b,c']) {
+        assert.equal(parseRoute(bad).view, 'runs', bad);
+    }
+});

@@ -10,7 +10,9 @@
  * paging, the curve's window and down-sampling — following the contract,
  * so the tabs can be exercised without a server. A run without a fixture
  * file answers 409, like a run imported before analyses existed. Some
- * fixture names are hostile (<script>, <img onerror>) on purpose.
+ * fixture names are hostile (<script>, <img onerror>) on purpose. The Ranks
+ * tab (`ranks`) is answered with dev/fixtures/ranks-<run id>.json as it is:
+ * the server's answer for param's 8-rank DLRM run, captured once.
  */
 
 import { ApiError, getJson } from '../js/api.js';
@@ -40,7 +42,7 @@ function fixture(id) {
     return p;
 }
 
-const PATH_RE = /^\.\/api\/runs\/([^/?]+)\/(overview|operators|kernels|memory|memory\/events)(?:\?(.*))?$/;
+const PATH_RE = /^\.\/api\/runs\/([^/?]+)\/(overview|operators|kernels|memory|memory\/events|ranks)(?:\?(.*))?$/;
 
 /**
  * Answers an analysis request, or returns undefined for other paths.
@@ -60,6 +62,11 @@ export function answerAnalysis(method, path) {
  * @param {URLSearchParams} q
  */
 async function answer(id, what, q) {
+    if (what === 'ranks') {
+        const canned = await getJson('./fixtures/ranks-' + encodeURIComponent(id) + '.json').catch(() => null);
+        if (!canned) throw new ApiError(`run ${id} has no analysis tables: it was imported by an older traceboard; import its trace again`, 409, 'no_analysis');
+        return canned;
+    }
     const fx = await fixture(id);
     if (!fx) throw new ApiError(`run ${id} has no analysis tables: it was imported by an older traceboard; import its trace again`, 409, 'no_analysis');
     const ranks = [...Object.keys(fx.ranks), ...Object.keys(fx.alias || {})].map(Number).sort((a, b) => a - b);

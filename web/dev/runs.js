@@ -7,7 +7,9 @@
  * turns into a run), rename, tags and delete (kept in memory until reload).
  *
  * The run page's analysis tabs are answered by dev/analysis.js from
- * fixtures/analysis-<run id>.json.
+ * fixtures/analysis-<run id>.json, the Timeline tab by dev/timeline.js
+ * (a generated trace), the compare page by dev/compare.js (the two runs'
+ * fixture tables joined in JS).
  *
  * Fixture names include hostile strings (`<img src=x onerror=…>`) on
  * purpose: they must show up as text.
@@ -15,6 +17,8 @@
 
 import { ApiError, getJson, installMock } from '../js/api.js';
 import { answerAnalysis } from './analysis.js';
+import { answerDiff } from './compare.js';
+import { answerTimeline } from './timeline.js';
 
 /** @typedef {import('../js/api.js').Run} Run */
 /** @typedef {import('../js/api.js').Job} Job */
@@ -59,8 +63,12 @@ const runId = (path) => decodeURIComponent(path.replace('./api/runs/', ''));
 installMock(async (method, path, body) => {
     if (path.startsWith('./fixtures/')) return undefined; // the fixture files themselves
     await new Promise((r) => setTimeout(r, 120)); // a little latency
+    const diff = answerDiff(method, path);
+    if (diff) return diff;
     const analysis = answerAnalysis(method, path);
     if (analysis) return analysis;
+    const timeline = answerTimeline(method, path);
+    if (timeline) return timeline;
     if (method === 'GET' && path === './api/runs') {
         return { runs: list.runs, jobs: list.jobs.map((j) => jobNow(j.id)).filter((j) => j && j.state !== 'done') };
     }

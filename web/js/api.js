@@ -553,3 +553,327 @@ export function getMemory(id, params, signal) {
 export function getMemoryEvents(id, params, signal) {
     return request('GET', analysisUrl(id, 'memory/events', params), undefined, signal);
 }
+
+// --- timeline (views/timeline.js) ---------------------------------------------------
+// Times are µs on the trace clock; `strings` is the answer's string table
+// (names are indexes into it).
+
+/**
+ * @typedef {object} TimelineTrack
+ * @property {number} id
+ * @property {'cpu' | 'gpu'} kind
+ * @property {number | string} pid
+ * @property {number | string} tid
+ * @property {string} name      thread or stream name
+ * @property {string | null} process   process name / label
+ * @property {number | null} device  GPU device (gpu tracks)
+ * @property {number | null} stream  CUDA stream (gpu tracks)
+ * @property {number} max_depth
+ * @property {number} nslices
+ */
+
+/**
+ * GET ./api/runs/ID/timeline/tracks
+ * @typedef {object} TimelineTracks
+ * @property {number} rank
+ * @property {number[]} ranks
+ * @property {number} t0_us
+ * @property {number} t1_us
+ * @property {string[]} strings
+ * @property {TimelineTrack[]} tracks
+ * @property {{id: number, name: string, unit: string}[]} counters
+ * @property {{name: string, start_us: number, end_us: number}[]} steps
+ */
+
+/**
+ * One depth of a track in a timeline window, as columns: at most one item
+ * per bucket; n > 1 marks a merged item (standing for n slices, named after
+ * the longest, id 0).
+ * @typedef {object} TimelineDepth
+ * @property {number} depth
+ * @property {number[]} ts
+ * @property {number[]} dur
+ * @property {number[]} name  indexes into strings
+ * @property {number[]} n
+ * @property {number[]} id
+ */
+
+/**
+ * GET ./api/runs/ID/timeline
+ * @typedef {object} TimelineWindow
+ * @property {number} start_us
+ * @property {number} end_us
+ * @property {number} width
+ * @property {number} bucket_us
+ * @property {string[]} strings
+ * @property {{id: number, depths: TimelineDepth[]}[]} tracks
+ * @property {{id: number, ts: number[], min: number[], max: number[], last: number[]}[]} counters
+ */
+
+/**
+ * A slice the details link to (a parent, the launching runtime call, a
+ * launched kernel); a launcher also names its operator.
+ * @typedef {{id?: number, name: string, ts_us: number, dur_us: number, track: number, op?: {id?: number, name: string, ts_us: number, dur_us: number, track: number}}} SliceLink
+ */
+
+/**
+ * GET ./api/runs/ID/timeline/slice
+ * @typedef {object} TimelineSlice
+ * @property {number} id
+ * @property {number} track
+ * @property {string} name
+ * @property {string} cat
+ * @property {string} kind
+ * @property {number} ts_us
+ * @property {number} dur_us
+ * @property {number} self_us
+ * @property {number} depth
+ * @property {Record<string, unknown>} args
+ * @property {SliceLink[]} parents   outermost first
+ * @property {SliceLink[]} launched  kernels/copies this runtime call launched
+ * @property {SliceLink | null} launcher  the runtime call that launched this
+ * @property {{dir: 'out' | 'in', cat: string, track: number, ts_us: number}[]} flows
+ */
+
+/**
+ * GET ./api/runs/ID/timeline/search
+ * @typedef {{total: number, hits: {id?: number, track: number, ts_us: number, dur_us: number, name: string}[]}} TimelineSearch
+ */
+
+/**
+ * GET ./api/runs/ID/timeline/aggregate
+ * @typedef {object} TimelineAggregate
+ * @property {{name: string, count: number, total_us: number, self_us: number, avg_us: number}[]} rows
+ * @property {{id: number, name: string, min: number, max: number, avg: number}[]} counters
+ */
+
+/**
+ * Tracks, counters, steps and time span of one rank.
+ * @param {string} id
+ * @param {number | null} rank
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<TimelineTracks>}
+ */
+export function getTimelineTracks(id, rank, signal) {
+    return request('GET', analysisUrl(id, 'timeline/tracks', { rank }), undefined, signal);
+}
+
+/**
+ * Slices and counters of a window at one level of detail
+ * (params: rank, start, end, width, tracks "1,2,3").
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<TimelineWindow>}
+ */
+export function getTimeline(id, params, signal) {
+    return request('GET', analysisUrl(id, 'timeline', params), undefined, signal);
+}
+
+/**
+ * One slice with its details (params: rank, track, ts, dur, id).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<TimelineSlice>}
+ */
+export function getTimelineSlice(id, params, signal) {
+    return request('GET', analysisUrl(id, 'timeline/slice', params), undefined, signal);
+}
+
+/**
+ * Slices whose name contains q, case-insensitive (params: rank, q, start, end, limit).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<TimelineSearch>}
+ */
+export function searchTimeline(id, params, signal) {
+    return request('GET', analysisUrl(id, 'timeline/search', params), undefined, signal);
+}
+
+/**
+ * Slices by name and counter statistics over a window (params: rank, start, end, tracks).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<TimelineAggregate>}
+ */
+export function getTimelineAggregate(id, params, signal) {
+    return request('GET', analysisUrl(id, 'timeline/aggregate', params), undefined, signal);
+}
+
+/**
+ * GET ./api/runs/ID/ranks — the cross-rank comparison (README, HTTP API).
+ * @typedef {object} RanksRank
+ * @property {number} rank
+ * @property {string | null} file
+ * @property {string | null} base_ns           Kineto's baseTimeNanoseconds (decimal text), null when absent
+ * @property {number} t0_us
+ * @property {number} dur_us
+ * @property {number} offset_us                start on the aligned clock after the earliest rank's
+ * @property {number | null} end_skew_us       median end offset of its collectives against the others'
+ * @property {number | null} distributed_rank
+ * @property {number | null} world_size
+ * @property {string | null} backend
+ * @property {number} steps
+ * @property {number} avg_step_us
+ * @property {Record<string, number>} breakdown_us
+ * @property {number} comm_us
+ * @property {number} compute_us
+ * @property {number} overlap_us
+ * @property {number} exposed_us
+ * @property {boolean} host_collectives
+ * @property {number} collectives
+ * @property {number} collectives_matched
+ * @property {number} collective_us
+ * @property {number} wait_us
+ * @property {number} transfer_us
+ *
+ * @typedef {object} RanksCommOp
+ * @property {string} collective
+ * @property {string | null} group
+ * @property {string | null} dtype
+ * @property {number | null} group_size
+ * @property {number | null} in_nelems_min
+ * @property {number | null} in_nelems_max
+ * @property {number | null} out_nelems_max
+ * @property {number | null} bytes_max
+ * @property {number} calls
+ * @property {number} dur_us
+ * @property {number | null} wait_us
+ * @property {number | null} transfer_us
+ * @property {{rank: number, calls: number, dur_us: number, wait_us: number | null, transfer_us: number | null}[]} ranks
+ *
+ * @typedef {object} RanksKernel
+ * @property {string} name
+ * @property {boolean} communication
+ * @property {number} total_us
+ * @property {number[]} ranks_us   in the order of Ranks.ranks
+ * @property {number[]} calls
+ * @property {number} min_us
+ * @property {number} median_us
+ * @property {number} max_us
+ * @property {number} min_rank
+ * @property {number} max_rank
+ *
+ * @typedef {object} RanksStraggler
+ * @property {number} rank
+ * @property {string | null} title
+ * @property {string | null} severity
+ * @property {string[] | null} lines
+ * @property {number | null} saving_us
+ * @property {string | null} link
+ * @property {number | null} excess_us
+ * @property {number | null} others_wait_us
+ * @property {number | null} late_us
+ * @property {{name: string, step_us: number, own_us: number, others_own_us: number | null, late_us: number | null, collectives: number}[]} steps
+ *
+ * @typedef {object} Ranks
+ * @property {string[]} categories
+ * @property {RanksRank[]} ranks
+ * @property {boolean} comparable
+ * @property {number | null} world_size
+ * @property {string} alignment
+ * @property {{steps: string[], ranks: number[], dur_us: (number | null)[][], min_us: number | null, max_us: number | null, matched_by: string}} heatmap
+ * @property {RanksCommOp[]} comm_ops
+ * @property {RanksKernel[]} kernels
+ * @property {RanksStraggler | null} straggler
+ * @property {{collectives: boolean, steps: boolean}} truncated
+ */
+
+/**
+ * Every rank of a run side by side (top: how many kernels, 1..100).
+ * @param {string} id
+ * @param {number | null} top
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Ranks>}
+ */
+export function getRanks(id, top, signal) {
+    return request('GET', analysisUrl(id, 'ranks', { top }), undefined, signal);
+}
+
+// --- comparing two runs (views/compare.js) ------------------------------------------
+
+/**
+ * @typedef {{added: number, removed: number, faster: number, slower: number, same: number}} DiffCounts
+ *
+ * @typedef {object} DiffSide
+ * @property {string} id
+ * @property {string} name
+ * @property {number} rank
+ * @property {number[]} ranks
+ * @property {number} steps
+ * @property {{name: string | null, memory_bytes: number | null, compute_capability: string | null} | null} device
+ * @property {{dur_us: number, breakdown_us: Record<string, number>}} average
+ * @property {number} kernel_us  kernel time per step
+ * @property {number | null} gpu_utilization
+ * @property {number | null} sm_efficiency
+ * @property {number | null} tensor_core_share
+ * @property {number | null} peak_memory_bytes
+ *
+ * @typedef {object} Diff
+ * @property {DiffSide} a
+ * @property {DiffSide} b
+ * @property {string[]} categories
+ * @property {number | null} speedup  A's average step / B's (> 1: B is faster)
+ * @property {number} threshold
+ * @property {{dur_us: number, breakdown_us: Record<string, number | null>, kernel_us: number | null,
+ *   gpu_utilization: number | null, tensor_core_share: number | null}} delta
+ * @property {DiffCounts} kernels
+ * @property {DiffCounts} kernel_families
+ * @property {DiffCounts} operators
+ *
+ * @typedef {object} DiffRow
+ * @property {string} name
+ * @property {number | null} a_calls
+ * @property {number | null} b_calls
+ * @property {number | null} a_us
+ * @property {number | null} b_us
+ * @property {number} delta_us
+ * @property {number | null} ratio  b_us / a_us
+ * @property {'added' | 'removed' | 'faster' | 'slower' | 'same'} status
+ * @property {boolean} [tensor_cores]
+ *
+ * @typedef {TablePage<DiffRow> & {kind: string, group: string, per: string, metric: string,
+ *   counts: DiffCounts, sort: string, order: string,
+ *   a: {id: string, name: string, rank: number}, b: {id: string, name: string, rank: number}}} DiffPage
+ */
+
+/**
+ * Relative URL of a diff endpoint ("", "kernels", "operators") with its
+ * query; also the href of CSV links.
+ * @param {string} what
+ * @param {Params} params
+ * @returns {string}
+ */
+export function diffUrl(what, params) {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) {
+        if (v === null || v === undefined || v === '') continue;
+        p.set(k, String(v));
+    }
+    return './api/diff' + (what ? '/' + what : '') + '?' + p.toString().replace(/%2C/g, ',');
+}
+
+/**
+ * Overview of two runs compared (params: a, b, rank_a, rank_b).
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Diff>}
+ */
+export function getDiff(params, signal) {
+    return request('GET', diffUrl('', params), undefined, signal);
+}
+
+/**
+ * A page of the kernel or operator comparison (params: a, b, rank_a,
+ * rank_b, status, group, per, q, sort, order, offset, limit).
+ * @param {'kernels' | 'operators'} what
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<DiffPage>}
+ */
+export function getDiffTable(what, params, signal) {
+    return request('GET', diffUrl(what, params), undefined, signal);
+}

@@ -17,6 +17,7 @@ import { C } from './classes.js';
 import { clear, toast } from './dom.js';
 import { makeRoute, routeKey, startRouter } from './router.js';
 import { createStore } from './state.js';
+import * as compareView from './views/compare.js';
 import * as jobView from './views/job.js';
 import * as runView from './views/run.js';
 import * as runsView from './views/runs.js';
@@ -28,7 +29,7 @@ import * as runsView from './views/runs.js';
  */
 
 /** @type {Record<import('./router.js').ViewName, View>} */
-const VIEWS = { runs: runsView, run: runView, job: jobView };
+const VIEWS = { runs: runsView, run: runView, job: jobView, compare: compareView };
 
 const root = document.getElementById('tb-main') || document.body;
 /** @type {import('./state.js').AppStore} */

@@ -7,7 +7,14 @@
  *       table tabs (operators, kernels, memory) add &group= &q= &sort=
  *       &order= &offset=; the memory tab adds &device= &start= &end=
  *       (zoom window, µs on the trace clock) and &min= (bytes)
+ *       the timeline tab: &start= &end= (window, µs), &sel=track:ts:dur
+ *       (selected slice), &pins=1,2 (pinned track ids), &q= (search)
  *   ./?job=<n>                 ingest job progress
+ *   ./?compare=A,B             two runs compared (B against the baseline A;
+ *       A = B with &rank_a= &rank_b= compares two ranks); &table=operators
+ *       (default kernels), &status=added,removed,faster,slower,same,
+ *       &group=family (kernels), &per=total, &q= &sort= &order= &offset=;
+ *       ./?view=compare&a=A&b=B is read the same way
  *   anything else              runs list (the address is rewritten to ./)
  *
  * Pure half (no DOM; tested under node): parseRoute() turns a query string
@@ -23,7 +30,7 @@
  * the server may have accepted on the first load).
  */
 
-/** @typedef {'runs' | 'run' | 'job'} ViewName */
+/** @typedef {'runs' | 'run' | 'job' | 'compare'} ViewName */
 
 /**
  * @typedef {object} Route
@@ -42,6 +49,16 @@
  * @property {number | null} start memory tab zoom window start, µs on the trace clock; null = whole rank
  * @property {number | null} end   memory tab zoom window end (start < end, or both null)
  * @property {number} min    memory tab: smallest allocation listed, bytes (0 = all)
+ * @property {string} sel    timeline tab: selected slice "track:ts:dur" (µs), "" = none
+ * @property {number[]} pins timeline tab: pinned track ids, ascending
+ * @property {string | null} a     compare page: baseline run id
+ * @property {string | null} b     compare page: compared run id
+ * @property {number | null} rankA compare page: rank of A (null = its lowest)
+ * @property {number | null} rankB compare page: rank of B
+ * @property {'kernels' | 'operators'} ctable compare page: the table shown
+ * @property {string} status compare page: statuses shown, comma-separated in
+ *                           COMPARE_STATUSES order ("" = all)
+ * @property {'' | 'total'} per compare page: "" = per step, "total" = whole trace
  */
 
 /**
@@ -54,8 +71,8 @@ export const TABS = Object.freeze([
     { id: 'operators', label: 'Operators', live: true },
     { id: 'kernels', label: 'Kernels', live: true },
     { id: 'memory', label: 'Memory', live: true },
-    { id: 'timeline', label: 'Timeline', live: false },
-    { id: 'ranks', label: 'Ranks', live: false },
+    { id: 'timeline', label: 'Timeline', live: true },
+    { id: 'ranks', label: 'Ranks', live: true },
     { id: 'info', label: 'Info', live: true },
 ]);
 
@@ -74,6 +91,12 @@ export const TAB_TABLES = Object.freeze({
     memory: { sorts: ['bytes', 'alloc', 'free', 'lifetime', 'op'], groups: [] },
 });
 
+/** Row statuses of the compare tables (the diff API's names), in order. */
+export const COMPARE_STATUSES = Object.freeze(['added', 'removed', 'faster', 'slower', 'same']);
+
+/** Sort keys of the compare tables (the diff API's names). */
+export const COMPARE_SORTS = Object.freeze(['change', 'delta', 'ratio', 'name', 'a_time', 'b_time', 'a_calls', 'b_calls', 'status']);
+
 /** Columns the runs list can be sorted by (URL `sort`, optional "-" prefix). */
 export const SORT_KEYS = Object.freeze(['name', 'created', 'ranks', 'gpu', 'bytes', 'events', 'status']);
 
@@ -85,6 +108,9 @@ const OFFSET_RE = /^(0|[1-9][0-9]{0,8})$/;
 const DEVICE_RE = /^(cpu|0|[1-9][0-9]{0,2})$/;
 const TIME_RE = /^[0-9]{1,17}(\.[0-9]{1,3})?$/;
 const BYTES_RE = /^(0|[1-9][0-9]{0,15})$/;
+const SEL_RE = /^(0|[1-9][0-9]{0,8}):([0-9]{1,17}(?:\.[0-9]{1,3})?):([0-9]{1,17}(?:\.[0-9]{1,3})?)$/;
+const TRACK_RE = /^(0|[1-9][0-9]{0,8})$/;
+const PINS_MAX = 64;
 
 /**
  * A Route with every field at its default, merged with `fields`.
@@ -95,6 +121,7 @@ export function makeRoute(fields = {}) {
     return {
         view: 'runs', run: null, job: null, tab: DEFAULT_TAB, rank: null, q: '', sort: '',
         order: '', group: '', offset: 0, device: '', start: null, end: null, min: 0,
+        sel: '', pins: [], a: null, b: null, rankA: null, rankB: null, ctable: 'kernels', status: '', per: '',
         ...fields,
     };
 }
@@ -115,6 +142,8 @@ export function parseRoute(search) {
         const rank = rankParam !== null && RANK_RE.test(rankParam) ? Number(rankParam) : null;
         return makeRoute({ view: 'run', run, tab, rank, ...tabState(tab, p) });
     }
+    const cmp = compareState(p);
+    if (cmp) return makeRoute(cmp);
     const job = p.get('job');
     if (job !== null && JOB_RE.test(job)) return makeRoute({ view: 'job', job: Number(job) });
     const q = (p.get('q') || '').slice(0, Q_MAX);
@@ -131,6 +160,7 @@ export function parseRoute(search) {
  * @returns {Partial<Route>}
  */
 function tabState(tab, p) {
+    if (tab === 'timeline') return timelineState(p);
     const t = TAB_TABLES[tab];
     if (!t) return {};
     /** @type {Partial<Route>} */
@@ -157,6 +187,109 @@ function tabState(tab, p) {
     const min = p.get('min') || '';
     if (BYTES_RE.test(min)) out.min = Number(min);
     return out;
+}
+
+/**
+ * The compare page's parameters, or null when the query names no valid
+ * pair (`compare=A,B`, or `view=compare&a=A&b=B`).
+ * @param {URLSearchParams} p
+ * @returns {Partial<Route> | null}
+ */
+function compareState(p) {
+    let a = null, b = null;
+    const pair = p.get('compare');
+    if (pair !== null) [a, b] = pair.split(',');
+    else if ((p.get('view') || '').toLowerCase() === 'compare') [a, b] = [p.get('a'), p.get('b')];
+    if (!a || !b || !RUN_ID_RE.test(a) || !RUN_ID_RE.test(b)) return null;
+    /** @type {Partial<Route>} */
+    const out = { view: 'compare', a, b };
+    const ra = p.get('rank_a') || '', rb = p.get('rank_b') || '';
+    if (RANK_RE.test(ra)) out.rankA = Number(ra);
+    if (RANK_RE.test(rb)) out.rankB = Number(rb);
+    if (p.get('table') === 'operators') out.ctable = 'operators';
+    out.status = parseStatuses(p.get('status') || '');
+    if (out.ctable !== 'operators' && p.get('group') === 'family') out.group = 'family';
+    if (p.get('per') === 'total') out.per = 'total';
+    const sort = p.get('sort') || '';
+    if (COMPARE_SORTS.includes(sort)) out.sort = sort;
+    const order = p.get('order');
+    if (order === 'asc' || order === 'desc') out.order = order;
+    const q = p.get('q');
+    if (q) out.q = q.slice(0, Q_MAX);
+    const offset = p.get('offset') || '';
+    if (OFFSET_RE.test(offset)) out.offset = Number(offset);
+    return out;
+}
+
+/**
+ * A status filter in canonical form: known names only, deduplicated, in
+ * COMPARE_STATUSES order; "" when it names all of them or none.
+ * @param {string} s "slower,added,bogus"
+ * @returns {string} "added,slower"
+ */
+export function parseStatuses(s) {
+    const want = new Set(s.split(','));
+    const kept = COMPARE_STATUSES.filter((k) => want.has(k));
+    return kept.length === COMPARE_STATUSES.length ? '' : kept.join(',');
+}
+
+/**
+ * The timeline tab's parameters: window, selected slice, pins, search.
+ * @param {URLSearchParams} p
+ * @returns {Partial<Route>}
+ */
+function timelineState(p) {
+    /** @type {Partial<Route>} */
+    const out = {};
+    const start = p.get('start') || '';
+    const end = p.get('end') || '';
+    if (TIME_RE.test(start) && TIME_RE.test(end) && Number(start) < Number(end)) {
+        out.start = Number(start);
+        out.end = Number(end);
+    }
+    const sel = parseSel(p.get('sel') || '');
+    if (sel) out.sel = buildSel(sel);
+    const pins = parsePins(p.get('pins') || '');
+    if (pins.length) out.pins = pins;
+    const q = p.get('q');
+    if (q) out.q = q.slice(0, Q_MAX);
+    return out;
+}
+
+/**
+ * A selected slice as the URL writes it: track id, start and duration
+ * (µs, at most 3 decimals); never a row id, so links survive a re-import.
+ * @typedef {{track: number, ts: number, dur: number}} SliceRef
+ */
+
+/**
+ * Parses "track:ts:dur"; null when malformed.
+ * @param {string} s
+ * @returns {SliceRef | null}
+ */
+export function parseSel(s) {
+    const m = SEL_RE.exec(s);
+    return m ? { track: Number(m[1]), ts: Number(m[2]), dur: Number(m[3]) } : null;
+}
+
+/**
+ * @param {SliceRef} r
+ * @returns {string} "track:ts:dur"
+ */
+export function buildSel(r) {
+    return `${Math.floor(r.track)}:${urlTime(Math.max(0, r.ts))}:${urlTime(Math.max(0, r.dur))}`;
+}
+
+/**
+ * Pinned track ids from "3,1,3": valid ids only, deduplicated, ascending,
+ * at most PINS_MAX.
+ * @param {string} s
+ * @returns {number[]}
+ */
+export function parsePins(s) {
+    const ids = new Set();
+    for (const part of s.split(',')) if (TRACK_RE.test(part)) ids.add(Number(part));
+    return [...ids].sort((a, b) => a - b).slice(0, PINS_MAX);
 }
 
 /**
@@ -197,13 +330,38 @@ export function buildUrl(fields) {
             }
             if (r.min > 0) p.set('min', String(Math.floor(r.min)));
         }
+        if (r.tab === 'timeline') {
+            if (r.start !== null && r.end !== null && r.start < r.end) {
+                p.set('start', urlTime(r.start));
+                p.set('end', urlTime(r.end));
+            }
+            const sel = parseSel(r.sel);
+            if (sel) p.set('sel', buildSel(sel));
+            const pins = parsePins((r.pins || []).join(','));
+            if (pins.length) p.set('pins', pins.join(','));
+            if (r.q) p.set('q', r.q);
+        }
+    } else if (r.view === 'compare' && r.a && r.b) {
+        p.set('compare', `${r.a},${r.b}`);
+        if (r.rankA !== null && r.rankA >= 0) p.set('rank_a', String(r.rankA));
+        if (r.rankB !== null && r.rankB >= 0) p.set('rank_b', String(r.rankB));
+        if (r.ctable === 'operators') p.set('table', 'operators');
+        const status = parseStatuses(r.status);
+        if (status) p.set('status', status);
+        if (r.ctable !== 'operators' && r.group === 'family') p.set('group', 'family');
+        if (r.per === 'total') p.set('per', 'total');
+        if (r.q) p.set('q', r.q);
+        if (r.sort && COMPARE_SORTS.includes(r.sort)) p.set('sort', r.sort);
+        if (r.order) p.set('order', r.order);
+        if (r.offset > 0) p.set('offset', String(Math.floor(r.offset)));
     } else if (r.view === 'job' && r.job !== null) {
         p.set('job', String(r.job));
     } else {
         if (r.q) p.set('q', r.q);
         if (r.sort) p.set('sort', r.sort);
     }
-    const qs = p.toString();
+    // "," and ":" need no escaping in a query (sel=3:12.5:4&pins=1,2 reads better)
+    const qs = p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
     return qs ? './?' + qs : './';
 }
 
@@ -216,6 +374,7 @@ export function buildUrl(fields) {
 export function routeKey(r) {
     if (r.view === 'run') return 'run:' + r.run;
     if (r.view === 'job') return 'job:' + r.job;
+    if (r.view === 'compare') return `compare:${r.a},${r.b}`;
     return 'runs';
 }
 

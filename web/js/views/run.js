@@ -14,8 +14,8 @@
  * is; while mounted they follow route changes (rank, filters, zoom) on
  * their own, so typing in a search box never rebuilds the tab. They show
  * one rank: the selector offers no "all ranks" there, and no rank in the
- * URL means the lowest. Timeline and Ranks show a "coming soon"
- * placeholder; Info is rendered here.
+ * URL means the lowest. Timeline (views/timeline.js) is a tab view too;
+ * Ranks shows a "coming soon" placeholder; Info is rendered here.
  *
  * Info tab: for all ranks, a ranks summary table and every import note
  * (with its rank); then one card per rank (file, GPU, distributed setup,
@@ -43,10 +43,13 @@ import {
 import { TABS, buildUrl, navigate } from '../router.js';
 import { parseTags } from '../runlist.js';
 import { tabRank } from '../tabs.js';
+import { compareWith } from './compare.js';
 import * as kernelsView from './kernels.js';
 import * as memoryView from './memory.js';
 import * as operatorsView from './operators.js';
 import * as overviewView from './overview.js';
+import * as ranksView from './ranks.js';
+import * as timelineView from './timeline.js';
 
 /** @typedef {import('../api.js').RunDetail} RunDetail */
 /** @typedef {import('../api.js').RankInfo} RankInfo */
@@ -78,11 +81,10 @@ const STAT_ROWS = /** @type {const} */ ([
  * Tabs whose content is a view module (mounted, then following the route).
  * @type {Readonly<Record<string, import('../tabs.js').TabView>>}
  */
-const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView });
+const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView, timeline: timelineView, ranks: ranksView });
 
 /** What the placeholder tabs will hold (shown under "coming soon"). */
 const TAB_PLANS = /** @type {Record<string, string>} */ ({
-    timeline: 'a zoomable timeline of CPU threads and GPU streams',
     ranks: 'rank-to-rank comparison: stragglers and communication overlap',
 });
 
@@ -187,7 +189,7 @@ function createRunPage(root, store, id) {
     function header(r) {
         const titleEl = h('h1', { class: C.title }, r.name || r.id);
         const renameBtn = h('button', { type: 'button', class: [C.btn, C.btnGhost, C.btnSm], title: 'Rename this run' }, 'Rename');
-        const titleRow = h('div', { class: C.titleRow }, titleEl, renameBtn);
+        const titleRow = h('div', { class: C.titleRow }, titleEl, renameBtn, compareWith(r, tabRank(r, store.get().route)));
         renameBtn.addEventListener('click', () => {
             replace(
                 titleRow,
@@ -263,7 +265,7 @@ function createRunPage(root, store, id) {
      */
     function tabBar(r, route) {
         const ranks = (r.info && r.info.ranks) || [];
-        const perRank = route.tab in TAB_VIEWS;
+        const perRank = route.tab in TAB_VIEWS && route.tab !== 'ranks'; // Ranks shows them all
         let selector = null;
         if (ranks.length > 1) {
             const select = h(

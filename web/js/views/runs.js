@@ -6,7 +6,9 @@
  * several files of one job become one multi-rank run) with an optional run
  * name and the transfer's progress; the ingest jobs still under way (or
  * failed recently); a filter box; the runs table with rename, tags and
- * delete; an empty state explaining the three ways to add runs.
+ * delete, and a tick box per run: ticking two enables "Compare", which
+ * opens ./?compare=A,B (the first ticked is the baseline A); an empty
+ * state explaining the three ways to add runs.
  *
  * Data: GET ./api/runs, refreshed every second while a job is queued or
  * running, else every 10 s while the tab is visible (a `--logdir` watcher
@@ -55,6 +57,7 @@ const LOGDIR_EXAMPLE = 'traceboard serve --logdir DIR';
  * @type {ReadonlyArray<{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean}>}
  */
 const COLUMNS = [
+    { key: 'pick', label: 'Compare' },
     { key: 'name', label: 'Name', sort: true },
     { key: 'created', label: 'Created', sort: true },
     { key: 'ranks', label: 'Ranks', num: true, sort: true },
@@ -148,7 +151,19 @@ function createRunsPage(root, store) {
     });
     const countText = h('span', { class: C.muted });
     const listBox = h('div', { class: C.section });
-    const toolbar = h('div', { class: C.toolbar }, h('h2', { class: C.sectionTitle }, 'Runs'), countText, h('span', { class: C.spacer }), filterInput);
+    /** Runs ticked for comparison, in the order ticked (at most two). @type {string[]} */
+    let picked = [];
+    const compareBtn = h('button', { type: 'button', class: [C.btn, C.btnPrimary, C.btnSm], disabled: true, hidden: true, dataset: { action: 'compare' } }, 'Compare');
+    compareBtn.addEventListener('click', () => {
+        if (picked.length === 2) navigate({ view: 'compare', a: picked[0], b: picked[1] });
+    });
+    const updateCompare = () => {
+        compareBtn.disabled = picked.length !== 2;
+        compareBtn.textContent = picked.length === 2 ? 'Compare 2 runs' : 'Compare';
+        compareBtn.title = picked.length === 2 ? 'The first ticked run is the baseline (A)' : 'Tick two runs to compare them';
+        compareBtn.hidden = !data || data.runs.length < 2;
+    };
+    const toolbar = h('div', { class: C.toolbar }, h('h2', { class: C.sectionTitle }, 'Runs'), countText, h('span', { class: C.spacer }), compareBtn, filterInput);
 
     replace(root, h('div', { class: C.page }, drop, jobsBox, toolbar, listBox));
     listBox.appendChild(h('p', { class: [C.muted, C.loading] }, 'Loading runs…'));
@@ -403,6 +418,8 @@ function createRunsPage(root, store) {
             return;
         }
         filterInput.hidden = false;
+        picked = picked.filter((id) => all.some((r) => r.id === id));
+        updateCompare();
         const shown = sortRuns(filterRuns(all, route.q), route.sort);
         const totalBytes = all.reduce((s, r) => s + (r.bytes || 0), 0);
         countText.textContent =
@@ -447,6 +464,7 @@ function createRunsPage(root, store) {
      * @param {string} sort
      */
     function headerCell(col, sort) {
+        if (col.key === 'pick') return h('th', { scope: 'col', class: C.cellPick }, h('span', { class: C.srOnly }, col.label));
         if (!col.sort) return h('th', { scope: 'col', class: col.key === 'actions' ? C.cellActions : null }, col.label);
         const effective = sort || '-created';
         const asc = effective === col.key;
@@ -565,9 +583,21 @@ function createRunsPage(root, store) {
         };
 
         const files = r.files || [];
+        const pick = h('input', { type: 'checkbox', checked: picked.includes(r.id), 'aria-label': `Compare “${r.name || r.id}”` });
+        pick.addEventListener('change', () => {
+            picked = picked.filter((id) => id !== r.id);
+            if (pick.checked) picked.push(r.id);
+            if (picked.length > 2) picked = picked.slice(-2);
+            for (const box of listBox.querySelectorAll('tr[data-run] input[type=checkbox]')) {
+                const row = box.closest('tr');
+                if (box instanceof HTMLInputElement && row instanceof HTMLElement) box.checked = picked.includes(row.dataset.run || '');
+            }
+            updateCompare();
+        });
         return h(
             'tr',
             { dataset: { run: r.id } },
+            h('td', { class: C.cellPick }, pick),
             nameCell,
             h('td', { class: C.nowrap, title: formatDateTimeUtc(r.created) + ' · ' + formatAge(r.created, now) }, formatDate(r.created)),
             h('td', { class: C.num, title: files.map((f) => `rank ${f.rank}: ${f.name}`).join('\n') }, formatNumber(r.ranks)),
