@@ -12,6 +12,14 @@
  * dur or with negative dur get dur 0; a file truncated after complete events
  * keeps them; bytes after the JSON document are ignored; unknown phases,
  * async events and events without ts are dropped.
+ *
+ * JAX/TensorFlow (XProf) traces have no categories: events whose category
+ * names no kind are classified by lane ("/device:GPU:N" processes become
+ * GPU tracks of device N, their stream ops kernels/copies/sets, derived
+ * XProf lines GPU annotations) and by args (host "step_num" markers become
+ * `<name>#<N>` steps, CUPTI "correlation_id" calls driver calls). Process
+ * and thread names must come before a lane's first event, as XProf writes
+ * them. ctx->format is "chrome-xla" for such traces.
  */
 #ifndef TB_IMPORT_CHROME_H
 #define TB_IMPORT_CHROME_H

@@ -32,7 +32,11 @@ int kclass_tc_eligible_op(const char *name);
 /* 1 for `enumerate(DataLoader)#...__next__` and DataPipe spans. */
 int kclass_dataloader(const char *name);
 
-/* 1 for `ProfilerStep#N`. */
+/* 1 for a training-step span: PyTorch's `ProfilerStep#N`, or a JAX /
+ * TensorFlow step marker as the Chrome importer names it, `<name>#<N>`
+ * (N digits only) whose name says step, train, eval, test, predict or
+ * iter: `train#3` from StepTraceAnnotation("train", step_num=3) or Keras'
+ * Trace("train", step_num=3). */
 int kclass_profiler_step(const char *name);
 
 #endif

@@ -62,6 +62,11 @@ uint32_t rundb_track(struct rundb_writer *w, const char *pid, size_t pid_n, cons
 /* Marks a track as a GPU stream (kind from the events seen on it). */
 void rundb_track_set_kind(struct rundb_writer *w, uint32_t track, enum tb_track_kind kind);
 
+/* Gives a GPU track its device number when the pid is not the device
+ * (XLA's "/device:GPU:N" processes); by default a GPU track's device is its
+ * numeric pid, as Kineto writes it. device < 0 is ignored. */
+void rundb_track_set_device(struct rundb_writer *w, uint32_t track, int device);
+
 /* Names a process or thread from metadata events ("process_name" ...). */
 void rundb_track_set_name(struct rundb_writer *w, uint32_t track, const char *name, size_t n);
 void rundb_process_set_name(struct rundb_writer *w, const char *pid, size_t pid_n, const char *name, size_t n);

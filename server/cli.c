@@ -27,7 +27,9 @@ static int is_trace_name(const char *n)
     size_t l = strlen(n);
     if (n[0] == '.') return 0;
     int json = (l > 5 && strcmp(n + l - 5, ".json") == 0) || (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
-    return json && strstr(n, "trace") != NULL;
+    /* Nsight Systems exports (nsys export --type sqlite) are named freely */
+    int nsys = l > 7 && strcmp(n + l - 7, ".sqlite") == 0;
+    return (json && strstr(n, "trace") != NULL) || nsys;
 }
 
 struct group {
@@ -73,6 +75,19 @@ static void scan_dir(const char *dir, const char *rel, int depth, struct groups 
         free(p);
     }
     closedir(d);
+    /* A JAX profile folder holds the same events twice: perfetto_trace.json.gz
+     * and <host>.trace.json.gz. Two files there are not two ranks. */
+    int perfetto = -1;
+    for (int i = 0; i < nf; i++) {
+        const char *b = strrchr(files[i], '/');
+        if (strcmp(b ? b + 1 : files[i], "perfetto_trace.json.gz") == 0) perfetto = i;
+    }
+    if (perfetto >= 0 && nf > 1) {
+        for (int i = 0; i < nf; i++)
+            if (i != perfetto) free(files[i]);
+        files[0] = files[perfetto];
+        nf = 1;
+    }
     if (nf) {
         qsort(files, (size_t)nf, sizeof *files, cmp_str);
         out->g = xrealloc(out->g, sizeof *out->g * (size_t)(out->n + 1));
@@ -154,7 +169,7 @@ int cli_import(const struct config *cfg, char **paths, int npaths)
         if (S_ISDIR(st.st_mode)) {
             scan_dir(paths[i], "", 0, &gs);
             if (!gs.n) {
-                fprintf(stderr, "traceboard import: %s: no trace files (*trace*.json[.gz]) found\n", paths[i]);
+                fprintf(stderr, "traceboard import: %s: no trace files (*trace*.json[.gz], *.sqlite) found\n", paths[i]);
                 failed++;
             }
         } else {
@@ -250,10 +265,14 @@ static void print_report(FILE *f, json_t *rep)
     json_array_foreach(json_object_get(rep, "ranks"), i, rk) {
         json_t *dev = json_object_get(rk, "device");
         fprintf(f, "\n== rank %lld", (long long)json_integer_value(json_object_get(rk, "rank")));
-        if (json_is_object(dev))
+        if (json_is_object(dev) && json_is_string(json_object_get(dev, "name")))
             fprintf(f, ": %s, %.1f GiB, compute capability %s\n", json_string_value(json_object_get(dev, "name")),
                     num(dev, "memory_bytes") / (1024.0 * 1024 * 1024),
-                    json_string_value(json_object_get(dev, "compute_capability")));
+                    json_is_string(json_object_get(dev, "compute_capability"))
+                        ? json_string_value(json_object_get(dev, "compute_capability"))
+                        : "unknown");
+        else if (json_is_object(dev))
+            fprintf(f, ": GPU (the trace does not describe it)\n"); /* JAX/TF traces carry no device properties */
         else fprintf(f, ": no GPU activity\n");
         fprintf(f, "GPU utilization ");
         print_pct(f, json_object_get(rk, "gpu_utilization"));

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "import_chrome.h"
+#include "import_nsys.h"
 
 /* --- recognised files we cannot import ---------------------------------- */
 
@@ -17,11 +18,6 @@ static const char *skip_ws(const char *s, size_t n, size_t *i)
 static int head_has(const struct import_probe *p, const char *needle)
 {
     return p->head_n && memmem(p->head, p->head_n, needle, strlen(needle)) != NULL;
-}
-
-static int probe_sqlite(const struct import_probe *p)
-{
-    return p->magic_n >= 16 && memcmp(p->magic, "SQLite format 3", 16) == 0 ? 100 : 0;
 }
 
 static int probe_xplane(const struct import_probe *p)
@@ -58,13 +54,6 @@ static int probe_rocprof(const struct import_probe *p)
     return n && memmem(p->head, n, "\"rocprofiler-sdk-tool\"", 22) ? 100 : 0;
 }
 
-static const struct importer importer_sqlite = {
-    "sqlite", probe_sqlite, NULL,
-    "this is an SQLite database (an Nsight Systems export made with `nsys export --type sqlite`?). "
-    "Nsight Systems import is not available yet: upload the PyTorch profiler trace "
-    "(*.pt.trace.json or *.pt.trace.json.gz written by torch.profiler)."
-};
-
 static const struct importer importer_xplane = {
     "xplane", probe_xplane, NULL,
     "this is an XPlane protobuf (*.xplane.pb) from the TensorFlow/JAX profiler, which traceboard cannot read. "
@@ -93,7 +82,7 @@ static const struct importer importer_rocprof = {
 };
 
 const struct importer *const importer_table[] = {
-    &importer_sqlite, &importer_xplane, &importer_rocprof, &importer_exec_trace, &importer_mem_timeline,
+    &importer_nsys, &importer_xplane, &importer_rocprof, &importer_exec_trace, &importer_mem_timeline,
     &importer_chrome, NULL,
 };
 

@@ -106,5 +106,14 @@ int kclass_dataloader(const char *name)
 
 int kclass_profiler_step(const char *name)
 {
-    return starts(name, "ProfilerStep#");
+    static const char *const words[] = { "step", "train", "eval", "test", "predict", "iter", NULL };
+    char head[64];
+    if (starts(name, "ProfilerStep#")) return 1;
+    const char *h = strrchr(name, '#');
+    if (!h || h == name || !h[1] || (size_t)(h - name) >= sizeof head) return 0;
+    for (const char *d = h + 1; *d; d++)
+        if (*d < '0' || *d > '9') return 0;
+    memcpy(head, name, (size_t)(h - name));
+    head[h - name] = '\0';
+    return has_any(head, words);
 }

@@ -77,6 +77,7 @@ struct track {
     size_t pid_n, tid_n;  /* pid/tid may hold NUL bytes: compare by length */
     int64_t sort;
     int has_sort;
+    int device;           /* set by rundb_track_set_device; -1: from pid */
     int max_depth;
     uint64_t nslices;
     int64_t first_slice, last_slice;
@@ -387,6 +388,7 @@ uint32_t rundb_track(struct rundb_writer *w, const char *pid, size_t pid_n, cons
     t->pid_n = pid_n;
     t->tid_n = tid_n;
     t->first_slice = -1;
+    t->device = -1;
     m->hash[j] = h;
     m->idx[j] = t->id;
     id = t->id;
@@ -405,6 +407,12 @@ void rundb_track_set_kind(struct rundb_writer *w, uint32_t track, enum tb_track_
 {
     struct track *t = track_get(w, track);
     if (t) t->kind = kind;
+}
+
+void rundb_track_set_device(struct rundb_writer *w, uint32_t track, int device)
+{
+    struct track *t = track_get(w, track);
+    if (t && device >= 0) t->device = device;
 }
 
 void rundb_track_set_name(struct rundb_writer *w, uint32_t track, const char *name, size_t n)
@@ -982,7 +990,8 @@ static int write_tracks(struct rundb_writer *w, struct err *e)
         if (pname) sqlite3_bind_text(st, 7, pname, -1, SQLITE_STATIC);
         else sqlite3_bind_null(st, 7);
         dev = strtol(t->pid, &end, 10);
-        if (t->kind == TB_TRACK_GPU && *end == '\0' && end != t->pid) sqlite3_bind_int64(st, 8, dev);
+        if (t->kind == TB_TRACK_GPU && t->device >= 0) sqlite3_bind_int64(st, 8, t->device);
+        else if (t->kind == TB_TRACK_GPU && *end == '\0' && end != t->pid) sqlite3_bind_int64(st, 8, dev);
         else sqlite3_bind_null(st, 8);
         /* GPU tids are numbers or "stream 7" */
         const char *sdig = t->tid;

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kclass.h"
 #include "model.h"
 #include "rules.h"
 #include "xmalloc.h"
@@ -355,10 +356,10 @@ static void issuer_of(sqlite3_stmt *q, const struct call *c, const char *call_na
         const char *nm = (const char *)sqlite3_column_text(q, 1);
         int kind = sqlite3_column_int(q, 2);
         if (!nm) continue;
-        if (kind == TB_K_CPU_OP && strncmp(nm, "ProfilerStep#", 13) != 0) {
+        if (kind == TB_K_CPU_OP && !kclass_profiler_step(nm)) {
             if (!inner[0]) snprintf(inner, sizeof inner, "%s", nm);
             snprintf(outer, sizeof outer, "%s", nm);
-        } else if (kind == TB_K_USER_ANNOTATION && !annot[0] && strncmp(nm, "ProfilerStep#", 13) != 0) {
+        } else if (kind == TB_K_USER_ANNOTATION && !annot[0] && !kclass_profiler_step(nm)) {
             snprintf(annot, sizeof annot, "%s", nm);
         } else if (kind == TB_K_PYTHON && !where[0] && user_frame(nm)) {
             snprintf(where, wn, "%s", nm);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kclass.h"
 #include "model.h"
 #include "rules.h"
 #include "xmalloc.h"
@@ -71,7 +72,7 @@ static void outer_op(sqlite3_stmt *q, int64_t id, char *out, size_t n)
         if (sqlite3_step(q) != SQLITE_ROW) break;
         id = sqlite3_column_int64(q, 0);
         if (sqlite3_column_int(q, 2) == TB_K_CPU_OP && sqlite3_column_text(q, 1) &&
-            strncmp((const char *)sqlite3_column_text(q, 1), "ProfilerStep#", 13) != 0)
+            !kclass_profiler_step((const char *)sqlite3_column_text(q, 1)))
             snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 1));
     }
 }

@@ -2,7 +2,7 @@
 // server. Screenshots go to $TB_SCREENSHOTS (default build/screenshots).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, existsSync } from 'node:fs';
+import { mkdirSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join, resolve, basename } from 'node:path';
 import { createRequire } from 'node:module';
@@ -575,6 +575,44 @@ test('compare: pick two runs on the runs list, speedup, removed and added GEMMs,
     throw e;
   }
 });
+
+// --- other trace sources (../shared; skipped without it) --------------------------------
+
+const SHARED = process.env.TB_SHARED || resolve('../shared');
+const OTHER_SOURCES = [
+  ['jax_mlp', 'perfetto_trace.json.gz', () => {
+    const dir = join(SHARED, 'traces', 'jax_mlp', 'plugins', 'profile');
+    if (!existsSync(dir)) return null;
+    const sub = readdirSync(dir)[0];
+    return sub ? join(dir, sub, 'perfetto_trace.json.gz') : null;
+  }],
+  ['nsys_cloverleaf', 'perlmutter-cloverleaf-cuda.sqlite',
+    () => join(SHARED, 'corpus', 'pipit', 'pipit', 'tests', 'data', 'cloverleaf-nsys', 'perlmutter-cloverleaf-cuda.sqlite')],
+];
+
+for (const [name, filename, where] of OTHER_SOURCES) {
+  test(`a ${name} run shows its GPU work on the overview, kernels and timeline`, async (t) => {
+    const path = where();
+    if (!path || !existsSync(path)) return t.skip(`${name} sample not found under ${SHARED}`);
+    const res = await srv.req(`/api/runs?filename=${encodeURIComponent(filename)}&name=${name}`, {
+      method: 'POST', body: readFileSync(path), headers: { 'Content-Type': 'application/octet-stream' },
+    });
+    assert.equal(res.status, 201, await res.clone().text());
+    const { id } = await res.json();
+    await page.goto(`${srv.base}/?run=${id}&view=overview`);
+    await page.waitForSelector('table[aria-label="Average step by category"]');
+    const kernelRow = (await column('Average step by category', 1)).findIndex((c) => c.startsWith('Kernel'));
+    const kernelShare = (await column('Average step by category', 3))[kernelRow];
+    assert.ok(parseFloat(kernelShare) > 0, `kernel share ${kernelShare}`);
+    await page.screenshot({ path: join(SHOTS, `source-${name}-overview.png`), fullPage: true });
+    await page.goto(`${srv.base}/?run=${id}&view=kernels`);
+    await page.waitForSelector('table[aria-label] tbody tr');
+    await page.goto(`${srv.base}/?run=${id}&view=timeline`);
+    await page.waitForSelector('canvas');
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: join(SHOTS, `source-${name}-timeline.png`), fullPage: true });
+  });
+}
 
 test('no script errors, no alerts', () => {
   assert.deepEqual(errors.filter((e) => !/favicon/.test(e)), []);

@@ -19,14 +19,16 @@
 #include <dirent.h>
 #include <math.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static char root[] = "/tmp/tb_golden_XXXXXX";
 static struct config cfg;
 static struct catalog *cat;
 
 /* Imports every *.json[.gz] file in dir (or the one file) as one run and
- * returns its report (owned by caller), NULL on failure. */
-static json_t *analyse(const char *path, int whole_dir)
+ * returns its report (owned by caller), NULL on failure. OUT *dbo (may be
+ * NULL): the run database, open read-only, owned by caller. */
+static json_t *analyse_db(const char *path, int whole_dir, sqlite3 **dbo)
 {
     struct err e;
     char *paths[16];
@@ -58,7 +60,8 @@ static json_t *analyse(const char *path, int whole_dir)
         sqlite3 *db;
         if (rundb_open_ro(dbp, &db, &e) == 0) {
             if (analysis_report(db, path, 50, &rep, &e) != 0) rep = NULL;
-            sqlite3_close(db);
+            if (dbo) *dbo = db;
+            else sqlite3_close(db);
         }
         free(dbp);
     } else if (n) {
@@ -66,6 +69,11 @@ static json_t *analyse(const char *path, int whole_dir)
     }
     for (int i = 0; i < n; i++) free(paths[i]);
     return rep;
+}
+
+static json_t *analyse(const char *path, int whole_dir)
+{
+    return analyse_db(path, whole_dir, NULL);
 }
 
 static double avg_part(json_t *rank, const char *k)
@@ -222,6 +230,114 @@ static void test_dataloader_bound(void)
     json_decref(rep);
 }
 
+/* Whole gzip file as bytes; owned by caller, NULL on error. */
+static char *gz_slurp(const char *path, size_t *n)
+{
+    gzFile gz = gzopen(path, "rb");
+    size_t cap = 1 << 20;
+    int got;
+    char *buf;
+    if (!gz) return NULL;
+    buf = xmalloc(cap);
+    *n = 0;
+    while ((got = gzread(gz, buf + *n, (unsigned)(cap - *n))) > 0) {
+        *n += (size_t)got;
+        if (*n == cap) buf = xrealloc(buf, cap *= 2);
+    }
+    gzclose(gz);
+    return buf;
+}
+
+/* JAX 0.11's jit MLP (jax.profiler.trace, Perfetto JSON): the report
+ * against a count made here with jansson from the file itself: kernels =
+ * X events on the "/device:GPU:0" process not named Memcpy*, steps = host
+ * events with a step_num arg (StepTraceAnnotation "train"). */
+static void test_jax_mlp(void)
+{
+    char *dir = xasprintf("%s/traces/jax_mlp/plugins/profile", harness_shared()), *path = NULL;
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    REQUIRE(d != NULL);
+    while (!path && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.') continue;
+        char *p = xasprintf("%s/%s/perfetto_trace.json.gz", dir, de->d_name);
+        if (access(p, R_OK) == 0) path = p;
+        else free(p);
+    }
+    closedir(d);
+    free(dir);
+    REQUIRE(path != NULL);
+
+    size_t n;
+    char *buf = gz_slurp(path, &n);
+    REQUIRE(buf != NULL);
+    json_error_t je;
+    json_t *doc = json_loadb(buf, n, 0, &je), *ev;
+    free(buf);
+    REQUIRE(doc != NULL);
+    json_int_t gpu_pid = -1;
+    size_t i;
+    long kernels = 0, steps = 0;
+    double kernel_us = 0;
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, ev) {
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        const char *pn = json_string_value(json_object_get(json_object_get(ev, "args"), "name"));
+        if (nm && pn && strcmp(nm, "process_name") == 0 && strcmp(pn, "/device:GPU:0") == 0)
+            gpu_pid = json_integer_value(json_object_get(ev, "pid"));
+    }
+    json_array_foreach(json_object_get(doc, "traceEvents"), i, ev) {
+        const char *ph = json_string_value(json_object_get(ev, "ph"));
+        const char *nm = json_string_value(json_object_get(ev, "name"));
+        if (!ph || strcmp(ph, "X") != 0 || !nm) continue;
+        if (json_integer_value(json_object_get(ev, "pid")) == gpu_pid) {
+            if (strncmp(nm, "Memcpy", 6) == 0) continue;
+            kernels++;
+            kernel_us += json_number_value(json_object_get(ev, "dur"));
+        } else if (json_object_get(json_object_get(ev, "args"), "step_num")) {
+            steps++;
+        }
+    }
+    json_decref(doc);
+    REQUIRE(gpu_pid >= 0);
+
+    sqlite3 *db = NULL;
+    json_t *rep = analyse_db(path, 0, &db);
+    free(path);
+    REQUIRE(rep != NULL && db != NULL);
+    sqlite3_stmt *st;
+    long stored = -1;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM slice s JOIN track t ON t.id=s.track WHERE t.kind=1 AND "
+                               "t.device=0 AND s.kind=6", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) stored = (long)sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    CHECK_EQ_INT(stored, kernels);
+
+    json_t *r = json_array_get(json_object_get(rep, "ranks"), 0), *k, *s;
+    long calls = 0;
+    json_array_foreach(json_object_get(r, "top_kernels"), i, k) {
+        calls += (long)json_integer_value(json_object_get(k, "calls"));
+    }
+    CHECK_EQ_INT(calls, kernels);
+    json_t *g = json_array_get(json_object_get(r, "gpus"), 0);
+    CHECK_EQ_INT(json_array_size(json_object_get(r, "gpus")), 1);
+    CHECK_EQ_INT(json_integer_value(json_object_get(g, "device")), 0);
+    CHECK(near(json_number_value(json_object_get(g, "kernel_us")), kernel_us, 1e-6));
+    double util = json_number_value(json_object_get(r, "gpu_utilization"));
+    CHECK(util > 0.0 && util < 1.0);
+    CHECK_EQ_INT(json_array_size(json_object_get(r, "steps")), steps);
+    json_array_foreach(json_object_get(r, "steps"), i, s) {
+        char want[32];
+        snprintf(want, sizeof want, "train#%zu", i);
+        CHECK_EQ_STR(json_string_value(json_object_get(s, "name")), want);
+        /* each step ran the same jitted work on the GPU */
+        CHECK(json_number_value(json_object_get(json_object_get(s, "breakdown_us"), "kernel")) > 400);
+    }
+    fprintf(stderr, "jax_mlp: %ld kernels, %.1f us, %ld steps, GPU utilization %.3f\n", kernels, kernel_us, steps, util);
+    json_decref(rep);
+}
+
 int main(void)
 {
     struct err e;
@@ -242,6 +358,7 @@ int main(void)
     RUN(test_nccl_is_communication);
     RUN(test_tensor_cores_on_h100);
     RUN(test_dataloader_bound);
+    RUN(test_jax_mlp);
     catalog_close(cat);
     fsutil_rmtree(root, &e);
     return harness_done("analysis_golden");

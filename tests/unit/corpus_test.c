@@ -91,8 +91,8 @@ static const struct expect corpus[] = {
     { "param/et_replay/tests/inputs/dlrm_kineto/worker6_step_12.1694128201553.pt.trace.json", 1, 3272, 0, 246, NULL },
     { "param/et_replay/tests/inputs/dlrm_kineto/worker7_step_12.1694128201553.pt.trace.json", 1, 3250, 0, 246, NULL },
     { "deepseek_profile_data/train.json.gz", 1, 14240, 0, 963, NULL },
-    { "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", 0, 0, 0, 0, "SQLite database" },
-    { "pipit/pipit/tests/data/cloverleaf-nsys/perlmutter-cloverleaf-cuda.sqlite", 0, 0, 0, 0, "SQLite database" },
+    { "pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite", 1, 99, 0, 5, NULL },
+    { "pipit/pipit/tests/data/cloverleaf-nsys/perlmutter-cloverleaf-cuda.sqlite", 1, 4639, 0, 1312, NULL },
     { "tf_profiler/demo/plugins/profile/GPU-multi-worker/34.83.195.179_6003.xplane.pb", 0, 0, 0, 0, "XPlane protobuf" },
 };
 

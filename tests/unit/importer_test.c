@@ -48,7 +48,7 @@ static void test_probes(void)
     unsigned char sq[16];
     memcpy(sq, "SQLite format 3", 16);
     probe_all("", 0, sq, 16, &who);
-    CHECK_EQ_STR(who, "sqlite");
+    CHECK_EQ_STR(who, "nsys");
     const char xp[] = "\x0a\xa1\xf0\x08\x12\x0e/host:metadata\"";
     probe_all(xp, sizeof xp - 1, (const unsigned char *)xp, 16, &who);
     CHECK_EQ_STR(who, "xplane");

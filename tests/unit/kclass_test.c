@@ -61,6 +61,18 @@ static void test_ops(void)
     CHECK(!kclass_dataloader("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__init__"));
     CHECK(kclass_profiler_step("ProfilerStep#12"));
     CHECK(!kclass_profiler_step("Profiler"));
+    /* JAX/TF step markers as the Chrome importer names them */
+    CHECK(kclass_profiler_step("train#0"));
+    CHECK(kclass_profiler_step("train_step#12"));
+    CHECK(kclass_profiler_step("StepTraceAnnotation#3"));
+    CHECK(kclass_profiler_step("eval#1"));
+    CHECK(!kclass_profiler_step("train"));
+    CHECK(!kclass_profiler_step("train#"));
+    CHECK(!kclass_profiler_step("train#1a"));
+    CHECK(!kclass_profiler_step("#3"));
+    CHECK(!kclass_profiler_step("block#3"));
+    CHECK(!kclass_profiler_step("Optimizer.step#SGD.step"));
+    CHECK(!kclass_profiler_step("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
 }
 
 int main(void)

@@ -86,14 +86,15 @@ test('anyActive', () => {
     assert.equal(anyActive([{ state: 'failed' }, { state: 'queued' }].map((j) => /** @type {any} */ (j))), true);
 });
 
-test('splitAccepted keeps .json and .gz', () => {
+test('splitAccepted keeps .json, .gz and Nsight .sqlite exports', () => {
     const { ok, skipped } = splitAccepted([
         { name: 'rank0.pt.trace.json' },
         { name: 'rank1.pt.trace.json.gz' },
         { name: 'TRACE.JSON' },
+        { name: 'report1.sqlite' },
         { name: 'notes.txt' },
         { name: 'model.pt' },
     ]);
-    assert.deepEqual(ok.map((f) => f.name), ['rank0.pt.trace.json', 'rank1.pt.trace.json.gz', 'TRACE.JSON']);
+    assert.deepEqual(ok.map((f) => f.name), ['rank0.pt.trace.json', 'rank1.pt.trace.json.gz', 'TRACE.JSON', 'report1.sqlite']);
     assert.deepEqual(skipped.map((f) => f.name), ['notes.txt', 'model.pt']);
 });

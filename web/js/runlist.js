@@ -140,8 +140,9 @@ export function anyActive(jobs) {
     return jobs.some((j) => j.state === 'queued' || j.state === 'running');
 }
 
-/** File names the uploader accepts (Kineto/Chrome JSON, maybe gzipped). */
-export const ACCEPT = '.json,.gz';
+/** File names the uploader accepts (Kineto/Chrome JSON, maybe gzipped;
+ * Nsight Systems SQLite exports). */
+export const ACCEPT = '.json,.gz,.sqlite';
 
 /**
  * Splits picked or dropped files into those we upload and those we skip.
@@ -154,6 +155,6 @@ export function splitAccepted(files) {
     const ok = [];
     /** @type {F[]} */
     const skipped = [];
-    for (const f of files) (/\.(json|gz)$/i.test(f.name) ? ok : skipped).push(f);
+    for (const f of files) (/\.(json|gz|sqlite)$/i.test(f.name) ? ok : skipped).push(f);
     return { ok, skipped };
 }
