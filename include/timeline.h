@@ -2,7 +2,7 @@
  * timeline.h — the level-of-detail (LOD) structure behind the timeline view:
  * built once at ingest into the run database, read per viewport request.
  *
- * Owns four tables of run.db (times integer ns, like slice.ts):
+ * Owns five tables of run.db (times integer ns, like slice.ts):
  *   lod_level(track, level)   the levels kept for each track
  *   lod(track, level, bucket, depth, fid, n, ts, te, ldur, name)
  *        WITHOUT ROWID, key (track, level, bucket, depth, fid). At level L a
@@ -16,8 +16,23 @@
  *   clod(series, level, bucket, n, fts, min, max, last, lts) WITHOUT ROWID:
  *        counter series (table counter: src 0, key1 = name id; table mem:
  *        src 1 = total allocated, 2 = total reserved, key1/key2 = device
- *        type/id) with per-bucket first ts, min, max, last value and its ts;
- *        levels >= 2 only: the samples are read from their own tables.
+ *        type/id; table gpubusy: src 3, key1 = 1 (GPU), key2 = device,
+ *        unit "ops") with per-bucket first ts, min, max, last value and its
+ *        ts; levels >= 2 only: the samples are read from their own tables.
+ *   gpubusy(rank, dev, ts, value) WITHOUT ROWID, key (rank, dev, ts): the
+ *        "GPU busy (GPU N)" series, a step function of the number of GPU
+ *        ops (kernels, memcpys, memsets of all the device's streams; GPU
+ *        annotations excluded) running at each moment, counted, not
+ *        clamped (2 = two streams busy). Only transitions are kept: a
+ *        sample where the count changes (changes at one instant collapse,
+ *        so back-to-back ops leave none), the first one at the rank's t0
+ *        (value 0) when the GPU starts idle. Every idle stretch starts
+ *        with a 0 sample, so the clod bucket (and the pixel) it starts in
+ *        has min 0 and a gap of 1 ns shows at any zoom. Devices: those named by the rank's GPU tracks (device 0 when
+ *        none is); streams without a device count for each (gpuscan.h).
+ *        Built by sweeping gpuscan_lanes (ops merged in start order) with
+ *        a min-heap of the running ops' end times: memory is the peak
+ *        concurrency, not the ops.
  * Levels: a slice level is kept for a track when it has at most half the
  * rows of the previous kept level (a quarter of the slices for the first)
  * and is at least 4x coarser, so the table holds at most about half a row

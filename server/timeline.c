@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpuscan.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -22,7 +23,9 @@ static const char schema_sql[] =
     "CREATE TABLE cseries(id INTEGER PRIMARY KEY, rank INTEGER, src INTEGER, key1 INTEGER, key2 INTEGER,"
     " name TEXT, unit TEXT);"
     "CREATE TABLE clod(series INTEGER, level INTEGER, bucket INTEGER, n INTEGER, fts INTEGER, min REAL,"
-    " max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;";
+    " max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;"
+    "CREATE TABLE gpubusy(rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts))"
+    " WITHOUT ROWID;";
 
 static int db_fail(sqlite3 *db, struct err *e, const char *what)
 {
@@ -403,11 +406,179 @@ static const char *dev_label(int dev_type, int dev_id, char *buf, size_t n)
     return buf;
 }
 
-static int build_counters(sqlite3 *db, struct err *e)
+/* ---- GPU busy: ops running per device, a step function ---------------- */
+
+/* A min-heap of the end times of the ops running. */
+struct endheap {
+    int64_t *v;
+    size_t n, cap;
+};
+
+static void heap_push(struct endheap *h, int64_t x)
 {
-    sqlite3_stmt *list = NULL, *ser = NULL, *ins = NULL, *cs = NULL, *ms[2] = { NULL, NULL };
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 16;
+        h->v = xrealloc(h->v, h->cap * sizeof *h->v);
+    }
+    size_t i = h->n++;
+    while (i > 0 && h->v[(i - 1) / 2] > x) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+}
+
+static int64_t heap_pop(struct endheap *h)
+{
+    int64_t top = h->v[0], x = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && h->v[c + 1] < h->v[c]) c++;
+        if (h->v[c] >= x) break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n) h->v[i] = x;
+    return top;
+}
+
+/* The samples of one (rank, dev): the value at pt waits until time moves
+ * on (changes at one instant collapse into one sample), and is written only
+ * when it differs from the last one written. */
+struct busyw {
+    sqlite3 *db;
+    sqlite3_stmt *ins;
+    int64_t pt, pv, lastv, nrows;
+    int pending;
+};
+
+static int busy_flush(struct busyw *w, struct err *e)
+{
+    if (!w->pending) return 0;
+    w->pending = 0;
+    if (w->pv == w->lastv) return 0;
+    sqlite3_bind_int64(w->ins, 3, w->pt);
+    sqlite3_bind_int64(w->ins, 4, w->pv);
+    int rc = sqlite3_step(w->ins);
+    sqlite3_reset(w->ins);
+    if (rc != SQLITE_DONE) return db_fail(w->db, e, "gpubusy insert");
+    w->lastv = w->pv;
+    w->nrows++;
+    return 0;
+}
+
+static int busy_set(struct busyw *w, int64_t t, int64_t v, struct err *e)
+{
+    if (!w->pending || w->pt != t) {
+        if (busy_flush(w, e) != 0) return e->code;
+        w->pending = 1;
+        w->pt = t;
+    }
+    w->pv = v;
+    return 0;
+}
+
+/* Fills gpubusy and registers a cseries (src 3) per (rank, device) whose
+ * streams hold GPU ops; devices are those of the rank's GPU tracks (a rank
+ * whose streams name none: device 0; streams without a device count for
+ * every device of their rank, as in gpuscan). Memory: one heap of the end
+ * times of the ops running at once. */
+static double now_s(void);
+
+static int build_gpubusy(sqlite3 *db, struct err *e)
+{
+    double t0s = now_s();
+    sqlite3_stmt *devs = NULL, *ins = NULL, *t0q = NULL, *ser = NULL;
+    struct endheap h = { NULL, 0, 0 };
+    struct gpuscan_lanes *L = NULL;
+    struct busyw w;
+    int64_t nops = 0, nrows = 0;
     int rc;
 
+    if (prep(db,
+             "SELECT rank, device FROM track WHERE kind = 1 AND nslices > 0 AND device IS NOT NULL"
+             " GROUP BY rank, device UNION SELECT rank, 0 FROM track WHERE kind = 1 AND nslices > 0"
+             " GROUP BY rank HAVING max(device IS NOT NULL) = 0 ORDER BY 1, 2",
+             &devs, e) < 0 ||
+        prep(db, "INSERT INTO gpubusy(rank, dev, ts, value) VALUES(?,?,?,?)", &ins, e) < 0 ||
+        prep(db, "SELECT t0 FROM rank WHERE rank = ? AND t0 IS NOT NULL", &t0q, e) < 0 ||
+        prep(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?, 3, 1, ?, ?, 'ops')", &ser, e) < 0)
+        goto out;
+    while ((rc = sqlite3_step(devs)) == SQLITE_ROW) {
+        int rank = sqlite3_column_int(devs, 0), dev = sqlite3_column_int(devs, 1);
+        struct gpuscan_op op;
+        int64_t t0 = INT64_MAX, count = 0;
+        int any = 0;
+
+        sqlite3_bind_int(t0q, 1, rank);
+        if (sqlite3_step(t0q) == SQLITE_ROW) t0 = sqlite3_column_int64(t0q, 0);
+        sqlite3_reset(t0q);
+        memset(&w, 0, sizeof w);
+        w.db = db;
+        w.ins = ins;
+        w.lastv = -1; /* the first sample is always written */
+        sqlite3_bind_int(ins, 1, rank);
+        sqlite3_bind_int(ins, 2, dev);
+        h.n = 0;
+        if (gpuscan_lanes_open(db, rank, dev, INT64_MIN, INT64_MAX, &L, e) != 0) goto out;
+        while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
+            if (op.end < op.ts) op.end = op.ts;
+            /* idle from the capture's start to the first op */
+            if (!any++ && t0 < op.ts && busy_set(&w, t0, 0, e) != 0) goto out;
+            while (h.n && h.v[0] <= op.ts) {
+                int64_t t = heap_pop(&h);
+                if (busy_set(&w, t, --count, e) != 0) goto out;
+            }
+            heap_push(&h, op.end);
+            if (busy_set(&w, op.ts, ++count, e) != 0) goto out;
+            nops++;
+        }
+        if (rc < 0) goto out;
+        while (h.n) {
+            int64_t t = heap_pop(&h);
+            if (busy_set(&w, t, --count, e) != 0) goto out;
+        }
+        if (busy_flush(&w, e) != 0) goto out;
+        gpuscan_lanes_close(L);
+        L = NULL;
+        nrows += w.nrows;
+        if (!w.nrows) continue;
+        char name[64];
+        snprintf(name, sizeof name, "GPU busy (GPU %d)", dev);
+        sqlite3_bind_int(ser, 1, rank);
+        sqlite3_bind_int(ser, 2, dev);
+        sqlite3_bind_text(ser, 3, name, -1, SQLITE_TRANSIENT);
+        int r2 = sqlite3_step(ser);
+        sqlite3_reset(ser);
+        if (r2 != SQLITE_DONE) {
+            db_fail(db, e, "busy series");
+            goto out;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, e, "GPU devices");
+        goto out;
+    }
+    LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, now_s() - t0s);
+out:
+    gpuscan_lanes_close(L);
+    free(h.v);
+    sqlite3_finalize(devs);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(t0q);
+    sqlite3_finalize(ser);
+    return e->code;
+}
+
+static int build_counters(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *list = NULL, *ser = NULL, *ins = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL };
+    int rc;
+
+    /* GPU busy first: the counter lanes list it on top */
+    if (build_gpubusy(db, e) != 0) goto out;
     if (prep(db,
              "INSERT INTO cseries(rank, src, key1, key2, name, unit)"
              " SELECT c.rank, 0, c.name, 0, s.s, '' FROM (SELECT DISTINCT rank, name FROM counter) c"
@@ -464,12 +635,13 @@ static int build_counters(sqlite3 *db, struct err *e)
         prep(db,
              "SELECT ts, total_reserved FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
              " AND total_reserved IS NOT NULL ORDER BY ts, id",
-             &ms[1], e) < 0)
+             &ms[1], e) < 0 ||
+        prep(db, "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 ORDER BY ts", &gb, e) < 0)
         goto out;
     while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(list, 0);
         int src = sqlite3_column_int(list, 2);
-        sqlite3_stmt *q = src == 0 ? cs : ms[src - 1];
+        sqlite3_stmt *q = src == 0 ? cs : src == 3 ? gb : ms[src - 1];
         sqlite3_bind_int(q, 1, sqlite3_column_int(list, 1));
         sqlite3_bind_int64(q, 2, sqlite3_column_int64(list, 3));
         if (src) sqlite3_bind_int64(q, 3, sqlite3_column_int64(list, 4));
@@ -481,6 +653,7 @@ out:
     sqlite3_finalize(ser);
     sqlite3_finalize(ins);
     sqlite3_finalize(cs);
+    sqlite3_finalize(gb);
     sqlite3_finalize(ms[0]);
     sqlite3_finalize(ms[1]);
     return e->code;
@@ -501,7 +674,7 @@ int timeline_build(sqlite3 *db, struct err *e)
     err_clear(e);
     if (sqlite3_exec(db, "PRAGMA cache_size=-16384; BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(db, "DROP TABLE IF EXISTS lod; DROP TABLE IF EXISTS lod_level; DROP TABLE IF EXISTS clod;"
-                         "DROP TABLE IF EXISTS cseries;",
+                         "DROP TABLE IF EXISTS cseries; DROP TABLE IF EXISTS gpubusy;",
                      NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
         err_set(e, ERR_DB, "timeline tables: %s", msg ? msg : "?");
@@ -776,9 +949,10 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t 
     return 0;
 }
 
-/* Raw samples of a series (src 0: counter, 1/2: mem totals): ?1 rank,
- * ?2 key1, ?3 key2, ?4 ?5 the time range; "before": the last one < ?4. */
-static const char *const raw_sql[3][2] = {
+/* Raw samples of a series (src 0: counter, 1/2: mem totals, 3: GPU busy):
+ * ?1 rank, ?2 key1, ?3 key2, ?4 ?5 the time range; "before": the last one
+ * < ?4. */
+static const char *const raw_sql[4][2] = {
     { "SELECT ts, value FROM counter WHERE rank = ?1 AND name = ?2 AND ?3 = ?3 AND ts >= ?4 AND ts < ?5"
       " ORDER BY ts, id",
       "SELECT ts, value FROM counter WHERE rank = ?1 AND name = ?2 AND ?3 = ?3 AND ts < ?4"
@@ -791,6 +965,8 @@ static const char *const raw_sql[3][2] = {
       " AND total_reserved IS NOT NULL AND ts >= ?4 AND ts < ?5 ORDER BY ts, id",
       "SELECT ts, total_reserved FROM mem WHERE rank = ?1 AND dev_type = ?2 AND dev_id = ?3"
       " AND total_reserved IS NOT NULL AND ts < ?4 ORDER BY ts DESC, id DESC LIMIT 1" },
+    { "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts >= ?4 AND ts < ?5 ORDER BY ts",
+      "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
 };
 
 /* The raw statements of series (prepared and bound but for the range).
@@ -813,7 +989,7 @@ static int series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_fail(db, e, "series");
-    if (src < 0 || src > 2) return 1;
+    if (src < 0 || src > 3) return 1;
     if (prep(db, raw_sql[src][0], raw, e) < 0 || prep(db, raw_sql[src][1], before, e) < 0) {
         sqlite3_finalize(*raw);
         *raw = NULL;

@@ -368,6 +368,22 @@ test('timeline: zoom with W, pan with D, click a kernel, its launch, search, rel
     assert.ok((await page.locator('.tb-tl-label[data-kind="cpu"]').count()) >= 2, 'CPU threads');
     assert.match(await page.getAttribute('a:has-text("Download trace")', 'href'), /^\.\/api\/runs\/[0-9a-f]+\/source\?rank=0$/);
     assert.ok((await paintedXs((await page.locator('.tb-tl-label[data-kind="gpu"]').boundingBox()).y + 12)).length > 50, 'GPU lane drawn');
+    // the GPU busy lane: blue where kernels run, a red strip under the idle pixels
+    const busyBox = await page.locator('.tb-tl-label[data-counter][title="GPU busy (GPU 0)"]').boundingBox();
+    assert.ok(busyBox, 'a GPU busy lane');
+    const tally = (y) => page.$eval('.tb-tl-lanes canvas', (c, yy) => {
+      const r = c.getBoundingClientRect();
+      const d = c.getContext('2d').getImageData(0, Math.round((yy - r.top) * (c.width / r.width)), c.width, 1).data;
+      let blue = 0, red = 0;
+      for (let x = 0; x < c.width; x++) {
+        const [R, G, B] = [d[x * 4], d[x * 4 + 1], d[x * 4 + 2]];
+        if (B > R + 30 && B < 230) blue++;
+        if (R > 180 && G < 150 && B < 130) red++;
+      }
+      return { blue, red };
+    }, y);
+    assert.ok((await tally(busyBox.y + busyBox.height / 2)).blue > 50, 'busy stretches drawn');
+    assert.ok((await tally(busyBox.y + busyBox.height - 5)).red > 50, 'idle moments drawn');
     await shot('timeline.png');
 
     // W zooms in about the mouse (or the centre), D pans right

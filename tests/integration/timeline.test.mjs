@@ -96,7 +96,35 @@ test('tracks: CPU lanes then GPU streams, counters, steps', async () => {
   const gpu = t.tracks.find((x) => x.kind === 'gpu');
   assert.equal(gpu.device, 0);
   assert.ok(t.counters.some((c) => /Memory allocated \(GPU 0\)/.test(c.name) && c.unit === 'bytes'));
+  const busy = t.counters.find((c) => c.name === 'GPU busy (GPU 0)');
+  assert.ok(busy && busy.unit === 'ops', JSON.stringify(t.counters));
+  assert.equal(t.counters[0].id, busy.id, 'GPU busy heads the counter lanes');
   assert.ok(t.steps.length >= 1 && t.steps.every((s) => /^ProfilerStep#/.test(s.name) && s.end_us > s.start_us));
+});
+
+test('GPU busy: ops running on the device, idle gaps kept as min 0 at any zoom', async () => {
+  const t = await get(`/api/runs/${amp}/timeline/tracks`);
+  const busy = t.counters.find((c) => c.name === 'GPU busy (GPU 0)');
+  const gpu = t.tracks.find((x) => x.kind === 'gpu');
+  for (const width of [20, 400, 4000]) {
+    const v = await get(`/api/runs/${amp}/timeline?width=${width}&tracks=${gpu.id}&counters=${busy.id}`);
+    assert.equal(v.counters.length, 1);
+    const c = v.counters[0];
+    assert.ok(c.ts.length > 0 && c.ts.length <= width + 1);
+    for (let i = 0; i < c.ts.length; i++) {
+      assert.ok(Number.isInteger(c.min[i]) && c.min[i] >= 0 && c.max[i] >= c.min[i]);
+      if (i) assert.ok(c.ts[i] > c.ts[i - 1]);
+    }
+    assert.ok(c.max.some((x) => x >= 1), `busy somewhere at ${width} px`);
+    assert.ok(c.min.some((x) => x === 0), `an idle gap at ${width} px`);
+  }
+  if (sqlite) {
+    // only transitions: no two samples in a row hold the same count
+    const same = Number(sql(amp, 'SELECT count(*) FROM gpubusy a JOIN gpubusy b ON b.rank = a.rank AND b.dev = a.dev' +
+      ' AND b.ts = (SELECT min(ts) FROM gpubusy c WHERE c.rank = a.rank AND c.dev = a.dev AND c.ts > a.ts)' +
+      ' WHERE a.value = b.value'));
+    assert.equal(same, 0);
+  }
 });
 
 test('viewport: bucket bound, merged counts add up, full zoom is exact', async () => {

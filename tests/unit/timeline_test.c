@@ -4,7 +4,8 @@
  * items; merged counts add up exactly to the slices overlapping the window;
  * real items are the slices they name; slices wider than two pixels are
  * real; at full zoom every slice comes back exactly; counters keep the true
- * min and max. */
+ * min and max; the GPU busy series holds the hand-computed transitions and
+ * keeps a short idle gap as min 0 at a coarse zoom. */
 #include "catalog.h"
 #include "fsutil.h"
 #include "harness.h"
@@ -314,6 +315,130 @@ static void test_lod_invariants(void)
     sqlite3_close(db);
 }
 
+/* GPU op on pid 0, stream tid: ts/dur in ns */
+static void gpu_op(const char *cat_, const char *name, int tid, int64_t ts, int64_t dur)
+{
+    out(",{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":0,\"tid\":%d,\"ts\":%" PRId64 ".%03" PRId64
+        ",\"dur\":%" PRId64 ".%03" PRId64 ",\"args\":{\"device\":0,\"stream\":%d}}",
+        cat_, name, tid, ts / 1000, ts % 1000, dur / 1000, dur % 1000, tid);
+}
+
+/* GPU busy: two streams whose ops overlap and leave gaps; the series holds
+ * exactly the transitions, and a coarse view keeps a 50 ns gap as min 0. */
+static void test_gpu_busy(void)
+{
+    blen = 0;
+    out(" ");
+    slice("user_annotation", "ProfilerStep#1", 1, 1, 0, 6000000);
+    /* hand-made part, before 1 ms */
+    gpu_op("gpu_user_annotation", "step", 7, 0, 20000); /* not an op */
+    gpu_op("kernel", "A", 7, 1000, 2000);
+    gpu_op("kernel", "B", 7, 3000, 1000); /* back to back with A: no change */
+    gpu_op("kernel", "C", 7, 6000, 3000);
+    gpu_op("kernel", "D", 8, 2000, 3000);
+    gpu_op("kernel", "E", 8, 7000, 0); /* zero-length: no change */
+    gpu_op("gpu_memset", "F", 8, 9000, 500);
+    gpu_op("kernel", "H", 7, 10000, 390000);
+    gpu_op("gpu_memcpy", "I", 8, 400050, 399950); /* after a 50 ns gap */
+    gpu_op("kernel", "K", 7, 900000, 100000);
+    gpu_op("kernel", "L", 8, 950000, 50000); /* both end at 1 ms */
+    /* dense part: stream 7 back to back from 1 ms to 5 ms but for one 50 ns
+     * gap at 3 ms; stream 8 overlaps the second half of each */
+    for (int k = 0; k < 4000; k++) {
+        int64_t t = 1000000 + (int64_t)k * 1000, late = k == 2000 ? 50 : 0;
+        gpu_op("kernel", "k7", 7, t + late, 1000 - late);
+        gpu_op("kernel", "k8", 8, t + 500, 500);
+    }
+    sqlite3 *db = import();
+    REQUIRE(db != NULL);
+    sqlite3_stmt *st;
+    int64_t series = 0;
+    char name[64] = "", unit[16] = "";
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT id, name, unit FROM cseries WHERE src = 3", -1, &st, NULL) == SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        series = sqlite3_column_int64(st, 0);
+        snprintf(name, sizeof name, "%s", (const char *)sqlite3_column_text(st, 1));
+        snprintf(unit, sizeof unit, "%s", (const char *)sqlite3_column_text(st, 2));
+    }
+    CHECK(sqlite3_step(st) == SQLITE_DONE); /* one device, one series */
+    sqlite3_finalize(st);
+    REQUIRE(series > 0);
+    CHECK_EQ_STR(name, "GPU busy (GPU 0)");
+    CHECK_EQ_STR(unit, "ops");
+
+    /* the transitions, by hand (ns from the rank's start) */
+    static const int64_t want[][2] = {
+        { 0, 0 },        { 1000, 1 },     { 2000, 2 },      { 4000, 1 },      { 5000, 0 },
+        { 6000, 1 },     { 9500, 0 },     { 10000, 1 },     { 400000, 0 },    { 400050, 1 },
+        { 800000, 0 },   { 900000, 1 },   { 950000, 2 },    { 1000000, 1 },
+    };
+    size_t nwant = sizeof want / sizeof want[0], i = 0, zeros = 0, ndense = 0;
+    REQUIRE(sqlite3_prepare_v2(db,
+                               "SELECT b.ts - r.t0, b.value FROM gpubusy b JOIN rank r ON r.rank = b.rank"
+                               " WHERE b.dev = 0 ORDER BY b.ts",
+                               -1, &st, NULL) == SQLITE_OK);
+    int64_t prev = -1, pv = -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(st, 0), v = sqlite3_column_int64(st, 1);
+        CHECK(ts > prev && v != pv); /* only transitions */
+        prev = ts;
+        pv = v;
+        if (i < nwant) {
+            if (ts != want[i][0] || v != want[i][1])
+                fprintf(stderr, "  sample %zu: (%" PRId64 ", %" PRId64 ") want (%" PRId64 ", %" PRId64 ")\n", i,
+                        ts, v, want[i][0], want[i][1]);
+            CHECK(ts == want[i][0] && v == want[i][1]);
+            i++;
+            continue;
+        }
+        ndense++;
+        if (v == 0 && ts < 5000000) {
+            zeros++;
+            CHECK_EQ_INT(ts, 3000000);
+        }
+    }
+    sqlite3_finalize(st);
+    CHECK_EQ_INT(i, nwant);
+    CHECK_EQ_INT(zeros, 1);
+    /* per period a rise to 2 and a fall (to 1; to 0 before the gap and at
+     * the end); the gap's end adds a 1 */
+    CHECK_EQ_INT(ndense, 2 * 4000 + 1);
+
+    /* a coarse view of the dense part reads the pyramid; only the pixel of
+     * the gap reaches 0 */
+    struct err e;
+    struct timeline_view *v = NULL;
+    int64_t t0 = 0;
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT t0 FROM rank", -1, &st, NULL) == SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW) t0 = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    int64_t start = t0 + 1000100, end = t0 + 4999900;
+    int width = 5;
+    double bw = (double)(end - start) / width;
+    REQUIRE(timeline_query(db, start, end, width, NULL, 0, &series, 1, &v, &e) == 0);
+    REQUIRE(v->ncounters == 1);
+    const struct timeline_counter *c = &v->counters[0];
+    CHECK(c->npoints >= 2 && c->npoints <= (size_t)width + 1);
+    /* of 8,000 samples in the window: the inside from the buckets, the
+     * edges (under a bucket each) from the samples */
+    CHECK(v->rows_read < 8000 / 4);
+    int gapcols = 0;
+    for (size_t k = 0; k < c->npoints; k++) {
+        const struct timeline_cpoint *p = &c->points[k];
+        CHECK(p->max == 2);
+        CHECK(p->min == 0 || p->min == 1);
+        if (p->min == 0) {
+            /* the pixel of the gap (a bucket is at most a pixel wide, so
+             * it may start in the one before) */
+            gapcols++;
+            CHECK(p->ts <= t0 + 3000000 && (double)(t0 + 3000000 - p->ts) < 2 * bw);
+        }
+    }
+    CHECK_EQ_INT(gapcols, 1);
+    timeline_view_free(v);
+    sqlite3_close(db);
+}
+
 /* A database without the tables (a run imported before them) says so. */
 static void test_absent(void)
 {
@@ -336,6 +461,7 @@ int main(void)
     cfg.keep_sources = 0;
     if (catalog_open(root, &cat, &e) != 0) return 1;
     RUN(test_lod_invariants);
+    RUN(test_gpu_busy);
     RUN(test_absent);
     catalog_close(cat);
     fsutil_rmtree(root, &e);

@@ -34,6 +34,9 @@ export const COL = {
     view: 'rgba(31, 87, 195, 0.18)',
     counter: 'rgba(176, 122, 161, 0.35)',
     counterLine: '#8e5a84',
+    busy: 'rgba(78, 121, 167, 0.75)',
+    idle: 'rgba(208, 66, 27, 0.22)',
+    idleMark: 'rgba(208, 66, 27, 0.75)',
     hit: '#e8a317',
 };
 

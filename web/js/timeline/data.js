@@ -104,7 +104,7 @@ export function argText(v) {
 }
 
 /**
- * A counter value with its unit: bytes get binary prefixes.
+ * A counter value with its unit: bytes get binary prefixes, op counts stay whole.
  * @param {number} v
  * @param {string} unit
  * @returns {string}
@@ -121,6 +121,7 @@ export function formatCounter(v, unit) {
         }
         return `${(Math.sign(v) * x).toFixed(i ? 1 : 0)} ${units[i]}`;
     }
+    if (unit === 'ops' && Number.isInteger(v)) return `${v} ${v === 1 ? 'op' : 'ops'}`;
     const s = Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
     return unit ? `${s} ${unit}` : s;
 }

@@ -11,6 +11,9 @@
  * here keeps state between frames except caches: text widths (one font)
  * and the hatch pattern of merged items per canvas context.
  *
+ * Counters: an area chart of the per-pixel max; a GPU busy series (unit
+ * "ops") as a busy/idle band, idle moments in red however short.
+ *
  * Lanes: slices of a depth are drawn left to right; a run of sub-pixel
  * items in one pixel column is drawn once. A slice wider than 28 px gets
  * its name (cut with "…" to fit), a merged item wider than 40 px its
@@ -334,6 +337,16 @@ function drawCounter(g, s, id, top, hgt) {
     const ref = s.whole && s.whole.counters.get(id);
     const max = Math.max(1e-9, ...(ref && ref.max.length ? ref.max : c.max));
     const y = (/** @type {number} */ v) => top + hgt - 3 - (Math.max(0, v) / max) * (hgt - 8);
+    const unit = counterUnit(s.counterDefs, id);
+    if (unit === 'ops') {
+        drawBusy(g, s, c, top, hgt, y);
+        const label = `max ${formatCounter(max, unit)} · red: idle`;
+        g.fillStyle = 'rgba(255, 255, 255, 0.8)';
+        g.fillRect(2, top + 2, textWidth(g, label) + 4, 13);
+        g.fillStyle = COL.muted;
+        g.fillText(label, 4, top + 9);
+        return;
+    }
     g.beginPath();
     g.moveTo(T.timeToPx(view, c.ts[0]), top + hgt - 3);
     for (let i = 0; i < c.ts.length; i++) {
@@ -356,11 +369,61 @@ function drawCounter(g, s, id, top, hgt) {
     g.strokeStyle = COL.counterLine;
     g.lineWidth = 1;
     g.stroke();
-    const scaleLabel = formatCounter(max, counterUnit(s.counterDefs, id));
+    const scaleLabel = formatCounter(max, unit);
     g.fillStyle = 'rgba(255, 255, 255, 0.8)';
     g.fillRect(2, top + 2, textWidth(g, scaleLabel) + 4, 13);
     g.fillStyle = COL.muted;
     g.fillText(scaleLabel, 4, top + 9);
+}
+
+/** Height of the idle strip under a GPU busy band. */
+const IDLE_H = 4;
+
+/**
+ * A GPU busy series (unit "ops": GPU ops running, a step function) as a
+ * busy/idle band: the ops running (per-pixel max) as a blue area, and in
+ * red every stretch where the device is idle (last value 0: until the next
+ * point) and every pixel holding an idle moment (min 0, however short:
+ * at least a pixel wide), so gaps stay visible at any zoom.
+ * @param {CanvasRenderingContext2D} g
+ * @param {Scene} s
+ * @param {CounterSeries} c
+ * @param {number} top
+ * @param {number} hgt
+ * @param {(v: number) => number} y value to screen y
+ */
+function drawBusy(g, s, c, top, hgt, y) {
+    const { view, win } = s;
+    const w = view.width;
+    const endX = Math.min(w, T.timeToPx(view, win ? win.end : view.end));
+    // the width of one fetched bucket on screen (a point stands for one)
+    const px = win ? Math.max(1, (w / (view.end - view.start)) * ((win.end - win.start) / win.width)) : 1;
+    const bottom = top + hgt - 3;
+    for (let i = 0; i < c.ts.length; i++) {
+        const x = T.timeToPx(view, c.ts[i]);
+        const x2 = i + 1 < c.ts.length ? T.timeToPx(view, c.ts[i + 1]) : endX;
+        if (x2 < 0 || x > w) continue;
+        if (c.max[i] > 0) {
+            // busy for the point's pixel, and on until the next point
+            // unless it ends idle
+            g.fillStyle = COL.busy;
+            const yy = y(c.max[i]);
+            const bw = c.last[i] > 0 ? Math.max(x2 - x, 1) : Math.max(1, Math.min(px, x2 - x));
+            g.fillRect(x, yy, bw, bottom - IDLE_H - yy);
+        }
+        // a red strip under every pixel idle at some moment; a pale band
+        // over the stretches idle all through (until the next point)
+        const colW = Math.max(1, Math.min(px, x2 - x));
+        if (c.min[i] <= 0) {
+            g.fillStyle = COL.idleMark;
+            g.fillRect(x, bottom - IDLE_H, c.last[i] <= 0 ? Math.max(x2 - x, 1) : colW, IDLE_H);
+        }
+        if (c.max[i] <= 0 || c.last[i] <= 0) {
+            const a = c.max[i] <= 0 ? x : x + colW;
+            g.fillStyle = COL.idle;
+            if (x2 > a) g.fillRect(a, top + 1, x2 - a, bottom - IDLE_H - top - 1);
+        }
+    }
 }
 
 /**
