@@ -42,7 +42,8 @@
 
 #include "err.h"
 
-/* Creates the derived tables and fills them for every rank of db.
+/* Creates the derived tables (emptying them if they exist) and fills them
+ * for every rank of db.
  * db: an open read-write handle on a finished run database. */
 int analysis_run(sqlite3 *db, struct err *e);
 

@@ -61,6 +61,10 @@ int catalog_get(struct catalog *c, const char *id, json_t **out, struct err *e);
  * strings (borrowed). ERR_NOT_FOUND / ERR_INVALID. */
 int catalog_update(struct catalog *c, const char *id, const char *name, json_t *tags, struct err *e);
 
+/* Replaces the run's file list (JSON array [{name, bytes, rank, format}],
+ * borrowed), e.g. after its ranks were renumbered. ERR_NOT_FOUND. */
+int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e);
+
 /* Removes the row, then the run folder. ERR_NOT_FOUND if absent. */
 int catalog_delete(struct catalog *c, const char *id, struct err *e);
 

@@ -84,6 +84,15 @@ int ingest_wait(struct ingest_service *s, int job_id, char run_id[CATALOG_ID_LEN
  * bytes_total, events, run_id?, error?}. ERR_NOT_FOUND if unknown. */
 int ingest_job_json(struct ingest_service *s, int job_id, json_t **out, struct err *e);
 
+/* Renumbers the ranks of a stored run: rank from[i] becomes to[i] (every
+ * rank of the run listed once in from[]; to[] distinct, 0..1000000). The
+ * raw tables move, the derived ones (analysis, recommendations, timeline)
+ * are computed again, the kept source files and the catalog's file list
+ * follow. One renumbering at a time per service; seconds for a big run.
+ * ERR_NOT_FOUND (run), ERR_INVALID (mapping). */
+int ingest_renumber(struct ingest_service *s, const char *run_id, const int *from, const int *to, int n,
+                    struct err *e);
+
 /* Jobs not yet done (queued or running, plus failures of the last hour), as a
  * JSON array (owned by caller). */
 json_t *ingest_jobs_json(struct ingest_service *s);

@@ -113,6 +113,12 @@ void rundb_set_phase_hook(struct rundb_writer *w, void (*hook)(void *ctx, const 
  * db: read-write handle. */
 int rundb_ranks_from_headers(sqlite3 *db, int *map, int n, int *changed, struct err *e);
 
+/* Moves rank from[i] to to[i] (i < n) in the raw tables (rank, track, flow,
+ * counter, mem, note) in one transaction; the to[] must be distinct and
+ * >= 0, and every rank of the run must be in from[]. Derived tables are the
+ * caller's to rebuild. */
+int rundb_renumber_ranks(sqlite3 *db, const int *from, const int *to, int n, struct err *e);
+
 /* --- readers --- */
 
 /* Opens a committed run database read-only (busy timeout set).

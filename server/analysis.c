@@ -33,6 +33,9 @@ static const char schema_sql[] =
     " dev_id INTEGER, addr INTEGER, bytes INTEGER, alloc_ts INTEGER, free_ts INTEGER, op INTEGER);"
     "CREATE TABLE IF NOT EXISTS analysis(rank INTEGER PRIMARY KEY, summary TEXT);";
 
+static const char clear_sql[] = "DELETE FROM step; DELETE FROM gpu; DELETE FROM op_stat; DELETE FROM kernel_stat;"
+                                "DELETE FROM mem_alloc; DELETE FROM analysis;";
+
 static const char index_sql[] =
     "CREATE INDEX IF NOT EXISTS op_stat_rank ON op_stat(rank);"
     "CREATE INDEX IF NOT EXISTS kernel_stat_rank ON kernel_stat(rank);"
@@ -1659,8 +1662,10 @@ int analysis_run(sqlite3 *db, struct err *e)
     sqlite3_stmt *ranks = NULL;
     char *msg = NULL;
     int rc = 0;
+    /* run again (ranks renumbered after import), it starts from empty tables */
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
+        sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(db, clear_sql, NULL, NULL, &msg) != SQLITE_OK) {
         rc = err_set(e, ERR_DB, "analysis: cannot create tables: %s", msg ? msg : "?");
         sqlite3_free(msg);
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

@@ -156,12 +156,48 @@ int api_runs_get(struct http_req *req)
     return http_send_json(http_req_conn(req), 200, run);
 }
 
+/* {"2": 0, "0": 2}: old rank -> new rank; ranks not named keep theirs. The
+ * run's ranks are those of its file list. */
+static int patch_ranks(struct app *app, const char *id, json_t *ranks, struct err *e)
+{
+    json_t *run, *f, *v;
+    const char *k;
+    size_t i, n;
+    int rc = 0;
+    if (catalog_get(app->cat, id, &run, e) < 0) return e->code;
+    json_t *files = json_object_get(run, "files");
+    n = json_array_size(files);
+    int *from = xcalloc(n ? n : 1, sizeof *from), *to = xcalloc(n ? n : 1, sizeof *to);
+    json_array_foreach(files, i, f) from[i] = to[i] = (int)json_integer_value(json_object_get(f, "rank"));
+    json_object_foreach(ranks, k, v) {
+        char *end;
+        long old = strtol(k, &end, 10);
+        size_t j = 0;
+        if (*k == '\0' || *end != '\0' || !json_is_integer(v)) {
+            rc = err_set(e, ERR_INVALID, "ranks: '%.20s' must map a rank number to a rank number", k);
+            break;
+        }
+        while (j < n && from[j] != old) j++;
+        if (j == n) {
+            rc = err_set(e, ERR_INVALID, "ranks: the run has no rank %ld", old);
+            break;
+        }
+        json_int_t nv = json_integer_value(v);
+        to[j] = nv < 0 || nv > 1000000 ? -1 : (int)nv;
+    }
+    if (rc == 0) rc = ingest_renumber(app->ing, id, from, to, (int)n, e);
+    free(from);
+    free(to);
+    json_decref(run);
+    return rc;
+}
+
 int api_runs_patch(struct http_req *req)
 {
     struct app *app = http_req_app(req);
     struct MHD_Connection *conn = http_req_conn(req);
     const char *id = http_req_param(req, "id"), *key, *name = NULL;
-    json_t *body, *val, *tags = NULL, *run;
+    json_t *body, *val, *tags = NULL, *ranks = NULL, *run;
     json_error_t jerr;
     struct err e;
     size_t len;
@@ -191,13 +227,19 @@ int api_runs_patch(struct http_req *req)
                 else rc = check_tag(json_string_value(t), json_string_length(t), &e);
             }
             tags = val;
+        } else if (strcmp(key, "ranks") == 0) {
+            if (!json_is_object(val) || json_object_size(val) == 0)
+                rc = err_set(&e, ERR_INVALID, "ranks must be an object {\"old rank\": new rank, ...}");
+            ranks = val;
         } else {
-            rc = err_set(&e, ERR_INVALID, "unknown field '%.64s' (expected name, tags)", key);
+            rc = err_set(&e, ERR_INVALID, "unknown field '%.64s' (expected name, tags, ranks)", key);
         }
         if (rc < 0) break;
     }
-    if (rc == 0 && !name && !tags) rc = err_set(&e, ERR_INVALID, "nothing to change: send name and/or tags");
-    if (rc == 0) rc = catalog_update(app->cat, id, name, tags, &e);
+    if (rc == 0 && !name && !tags && !ranks)
+        rc = err_set(&e, ERR_INVALID, "nothing to change: send name, tags and/or ranks");
+    if (rc == 0 && ranks) rc = patch_ranks(app, id, ranks, &e);
+    if (rc == 0 && (name || tags)) rc = catalog_update(app->cat, id, name, tags, &e);
     json_decref(body);
     if (rc < 0) return http_send_err(conn, &e);
     if (catalog_get(app->cat, id, &run, &e) < 0) return http_send_err(conn, &e);

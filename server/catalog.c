@@ -267,6 +267,29 @@ out:
     return rc;
 }
 
+int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
+    if (!json_is_array(files)) return err_set(e, ERR_INVALID, "files must be an array");
+    char *text = json_dumps(files, JSON_COMPACT);
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db, "UPDATE runs SET files = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+        rc = db_fail(c, e, "update");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "update");
+    else if (sqlite3_changes(c->db) == 0) rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
+    sqlite3_finalize(st);
+out:
+    pthread_mutex_unlock(&c->mu);
+    free(text);
+    return rc;
+}
+
 int catalog_update(struct catalog *c, const char *id, const char *name, json_t *tags, struct err *e)
 {
     sqlite3_stmt *st;

@@ -2,6 +2,7 @@
 #include "ingest.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -438,6 +439,7 @@ struct ingest_service {
     struct catalog *cat;
     const struct config *cfg;
     pthread_mutex_t mu;
+    pthread_mutex_t renumber_mu; /* one ingest_renumber at a time (held for seconds: not mu) */
     pthread_cond_t work, done;
     struct job *jobs;
     int next_id;
@@ -528,6 +530,7 @@ int ingest_service_start(struct catalog *cat, const struct config *cfg, struct i
     s->cfg = cfg;
     s->next_id = 1;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->renumber_mu, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->done, NULL);
     s->nthreads = cfg->ingest_workers > 0 ? cfg->ingest_workers : 1;
@@ -568,6 +571,7 @@ void ingest_service_stop(struct ingest_service *s)
     }
     free(s->threads);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->renumber_mu);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->done);
     free(s);
@@ -675,4 +679,110 @@ json_t *ingest_jobs_json(struct ingest_service *s)
     }
     pthread_mutex_unlock(&s->mu);
     return arr;
+}
+
+/* ====================================================================== */
+/* Renumbering the ranks of a stored run                                  */
+/* ====================================================================== */
+
+/* Checks to[] is a valid numbering of distinct from[] (that from[] is
+ * exactly the run's ranks is rundb_renumber_ranks's check). */
+static int check_mapping(const int *from, const int *to, int n, struct err *e)
+{
+    for (int i = 0; i < n; i++) {
+        if (to[i] < 0 || to[i] > 1000000) return err_set(e, ERR_INVALID, "rank %d is out of range 0..1000000", to[i]);
+        for (int j = 0; j < i; j++) {
+            if (to[i] == to[j]) return err_set(e, ERR_INVALID, "two files cannot both be rank %d", to[i]);
+            if (from[i] == from[j]) return err_set(e, ERR_INVALID, "rank %d is listed twice", from[i]);
+        }
+    }
+    return 0;
+}
+
+/* Kept sources are named "<rank>-<file>": move them in two steps so a swap
+ * never overwrites. Missing files (keep_sources off) are fine. */
+static int rename_sources(const char *src, const int *from, const int *to, int n, struct err *e)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        DIR *d = opendir(src);
+        struct dirent *de;
+        if (!d) return 0;
+        while ((de = readdir(d)) != NULL) {
+            const char *name = de->d_name, *dash;
+            int k = -1;
+            if (pass == 0) {
+                char *end;
+                long r = strtol(name, &end, 10);
+                if (end == name || *end != '-') continue;
+                for (int i = 0; i < n; i++)
+                    if (from[i] == r) k = i;
+                dash = end;
+            } else {
+                if (strncmp(name, "renum.", 6) != 0) continue;
+                char *end;
+                k = (int)strtol(name + 6, &end, 10);
+                if (*end != '-' || k < 0 || k >= n) continue;
+                dash = end;
+            }
+            if (k < 0) continue;
+            char *a = xasprintf("%s/%s", src, name);
+            char *b = pass == 0 ? xasprintf("%s/renum.%d%s", src, k, dash) : xasprintf("%s/%d%s", src, to[k], dash);
+            int bad = rename(a, b) != 0;
+            free(a);
+            free(b);
+            if (bad) {
+                closedir(d);
+                return err_set(e, ERR_IO, "cannot rename a kept source file: %s", strerror(errno));
+            }
+        }
+        closedir(d);
+    }
+    return 0;
+}
+
+int ingest_renumber(struct ingest_service *s, const char *run_id, const int *from, const int *to, int n,
+                    struct err *e)
+{
+    json_t *run = NULL;
+    sqlite3 *db = NULL;
+    char *dir = NULL, *path = NULL, *src = NULL;
+    int rc;
+
+    if ((rc = catalog_get(s->cat, run_id, &run, e)) != 0) return rc;
+    pthread_mutex_lock(&s->renumber_mu);
+    dir = catalog_run_dir(s->cat, run_id);
+    path = xasprintf("%s/run.db", dir);
+    src = xasprintf("%s/src", dir);
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        rc = err_set(e, ERR_DB, "cannot open the run database: %s", db ? sqlite3_errmsg(db) : "out of memory");
+        goto out;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    if ((rc = check_mapping(from, to, n, e)) != 0) goto out;
+    /* the derived tables are computed again rather than renumbered: the
+     * findings' texts name ranks and the straggler is judged across them */
+    if ((rc = rundb_renumber_ranks(db, from, to, n, e)) != 0 || (rc = analysis_run(db, e)) != 0 ||
+        (rc = rules_run(db, &s->cfg->rules, e)) != 0 || (rc = timeline_build(db, e)) != 0)
+        goto out;
+    if ((rc = rename_sources(src, from, to, n, e)) != 0) goto out;
+    size_t i;
+    json_t *f, *files = json_object_get(run, "files");
+    json_array_foreach(files, i, f) {
+        json_int_t r = json_integer_value(json_object_get(f, "rank"));
+        for (int k = 0; k < n; k++)
+            if (from[k] == r) {
+                json_object_set_new(f, "rank", json_integer(to[k]));
+                break;
+            }
+    }
+    rc = catalog_set_files(s->cat, run_id, files, e);
+    if (rc == 0) LOG_INFO("run %s: ranks renumbered", run_id);
+out:
+    if (db) sqlite3_close(db);
+    pthread_mutex_unlock(&s->renumber_mu);
+    json_decref(run);
+    free(dir);
+    free(path);
+    free(src);
+    return rc;
 }

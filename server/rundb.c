@@ -1219,6 +1219,44 @@ static const char *const renumber_sql[][2] = {
     { "UPDATE note SET rank = -1 - ?2 WHERE rank = ?1", "UPDATE note SET rank = -rank - 1 WHERE rank < 0" },
 };
 
+int rundb_renumber_ranks(sqlite3 *db, const int *from, const int *to, int n, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0, have = 0;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+    /* every rank of the run moves somewhere: a partial map would collide */
+    if (sqlite3_prepare_v2(db, "SELECT rank FROM rank", -1, &st, NULL) != SQLITE_OK)
+        rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        int r = sqlite3_column_int(st, 0), k = 0;
+        while (k < n && from[k] != r) k++;
+        if (k == n) rc = err_set(e, ERR_INVALID, "rank %d of the run is not given a new number", r);
+        have++;
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == 0 && have != n) rc = err_set(e, ERR_INVALID, "the run has %d ranks, %d were given", have, n);
+    for (size_t t = 0; t < sizeof renumber_sql / sizeof renumber_sql[0] && rc == 0; t++) {
+        for (int i = 0; i < n && rc == 0; i++) {
+            if (sqlite3_prepare_v2(db, renumber_sql[t][0], -1, &st, NULL) != SQLITE_OK) {
+                rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+                break;
+            }
+            sqlite3_bind_int(st, 1, from[i]);
+            sqlite3_bind_int(st, 2, to[i]);
+            if (sqlite3_step(st) != SQLITE_DONE) rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+            sqlite3_finalize(st);
+            st = NULL;
+        }
+        if (rc == 0 && sqlite3_exec(db, renumber_sql[t][1], NULL, NULL, NULL) != SQLITE_OK)
+            rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+    }
+    if (sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
+        rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+    return rc;
+}
+
 int rundb_ranks_from_headers(sqlite3 *db, int *map, int n, int *changed, struct err *e)
 {
     sqlite3_stmt *st = NULL;
@@ -1249,27 +1287,10 @@ int rundb_ranks_from_headers(sqlite3 *db, int *map, int n, int *changed, struct 
     for (int i = 0; i < n; i++)
         if (said[i] != i) *changed = 1;
     if (!*changed) goto out;
-    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
-        goto out;
-    }
-    for (size_t t = 0; t < sizeof renumber_sql / sizeof renumber_sql[0] && rc == 0; t++) {
-        for (int i = 0; i < n && rc == 0; i++) {
-            if (sqlite3_prepare_v2(db, renumber_sql[t][0], -1, &st, NULL) != SQLITE_OK) {
-                rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
-                break;
-            }
-            sqlite3_bind_int(st, 1, i);
-            sqlite3_bind_int(st, 2, said[i]);
-            if (sqlite3_step(st) != SQLITE_DONE) rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
-            sqlite3_finalize(st);
-            st = NULL;
-        }
-        if (rc == 0 && sqlite3_exec(db, renumber_sql[t][1], NULL, NULL, NULL) != SQLITE_OK)
-            rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
-    }
-    if (sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
-        rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+    int *from = xcalloc((size_t)n, sizeof *from);
+    for (int i = 0; i < n; i++) from[i] = i;
+    rc = rundb_renumber_ranks(db, from, said, n, e);
+    free(from);
     if (rc == 0)
         for (int i = 0; i < n; i++) map[i] = said[i];
     else *changed = 0;

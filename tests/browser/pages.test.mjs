@@ -6,7 +6,7 @@ import { mkdirSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join, resolve, basename } from 'node:path';
 import { createRequire } from 'node:module';
-import { startServer, demoFiles } from '../integration/lib.mjs';
+import { startServer, demoFiles, fileBlob } from '../integration/lib.mjs';
 
 const require = createRequire(resolve('tests/package.json'));
 const { chromium } = require('playwright-core');
@@ -590,6 +590,29 @@ test('compare: pick two runs on the runs list, speedup, removed and added GEMMs,
     await page.screenshot({ path: join(SHOTS, 'compare.png'), fullPage: true });
     throw e;
   }
+});
+
+test('ranks: renumbering on the Ranks tab moves the straggler with its file', async () => {
+  const fd = new FormData();
+  fd.append('name', 'ddp-renumber');
+  for (const f of demoFiles('ddp_gloo_4ranks')) fd.append('file', fileBlob(f), basename(f));
+  const res = await srv.req('/api/runs', { method: 'POST', body: fd });
+  assert.equal(res.status, 201, await res.clone().text());
+  const { id } = await res.json();
+  await page.goto(`${srv.base}/?run=${id}&view=ranks`);
+  const form = page.locator('form[aria-label="Renumber ranks"]');
+  await form.waitFor();
+  await form.locator('input[aria-label^="New rank of rank0."]').fill('2');
+  await form.locator('input[aria-label^="New rank of rank2."]').fill('0');
+  await form.locator('button[type=submit]').click();
+  await page.waitForFunction(() => /Straggler: rank 0 /.test(document.body.textContent || ''), null, { timeout: 20000 });
+  assert.match(await page.textContent('table[aria-label="Rank files and clock alignment"] tbody tr[data-rank="0"]'), /rank2\./);
+  // a numbering that repeats a rank is refused with the server's reason
+  await form.locator('input[aria-label^="New rank of rank1."]').fill('3');
+  await form.locator('button[type=submit]').click();
+  await page.waitForSelector('form[aria-label="Renumber ranks"] [role=status]:has-text("Not saved")');
+  assert.match(await form.locator('[role=status]').textContent(), /both be rank 3/);
+  await page.screenshot({ path: join(SHOTS, 'ranks-renumber.png'), fullPage: true });
 });
 
 // --- other trace sources (../shared; skipped without it) --------------------------------

@@ -159,3 +159,39 @@ test('param dlrm_kineto: eight NCCL ranks', { skip: !existsSync(DLRM) && 'no ../
   assert.ok(Math.max(...waits) > 5 * Math.min(...waits));
   assert.ok(d.ranks.every((r) => Math.abs(r.transfer_us - d.ranks[0].transfer_us) < 1e-3), 'transfer is shared by matched calls');
 });
+
+test('ranks can be renumbered after import: tables, findings, sources and the file list follow', async () => {
+  const id = await upload(demoFiles('ddp_gloo_4ranks'), 'ddp-renumber');
+  const patch = (body) => srv.req(`/api/runs/${id}`, {
+    method: 'PATCH', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' },
+  });
+  // rank 2 (the one that sleeps) becomes rank 0 and rank 0 becomes rank 2
+  const r = await patch({ ranks: { 2: 0, 0: 2 } });
+  assert.equal(r.status, 200, await r.clone().text());
+  const run = await r.json();
+  const byFile = Object.fromEntries(run.files.map((f) => [f.name.slice(0, 5), f.rank]));
+  assert.deepEqual(byFile, { rank0: 2, rank1: 1, rank2: 0, rank3: 3 });
+  const d = await get(`/api/runs/${id}/ranks`);
+  assert.equal(d.straggler.rank, 0, 'the straggler moved with its file');
+  const files = Object.fromEntries(d.ranks.map((x) => [x.rank, x.file]));
+  assert.match(files[0], /^rank2\./);
+  const o = await get(`/api/runs/${id}/overview?rank=0`);
+  assert.ok(o.recommendations.some((x) => x.id === 'straggler' && x.rank === 0));
+  const src = await srv.req(`/api/runs/${id}/source?rank=0`);
+  assert.equal(src.status, 200);
+  assert.match(src.headers.get('content-disposition') || '', /rank2\./);
+
+  // bad mappings are refused and change nothing
+  for (const [body, re] of [
+    [{ ranks: { 0: 1 } }, /both be rank 1/],
+    [{ ranks: { 9: 0 } }, /no rank 9/],
+    [{ ranks: { x: 0 } }, /rank number/],
+    [{ ranks: [] }, /ranks must be an object/],
+    [{ ranks: { 0: -1 } }, /out of range/],
+  ]) {
+    const b = await patch(body);
+    assert.equal(b.status, 400, JSON.stringify(body));
+    assert.match((await b.json()).error.message, re);
+  }
+  assert.equal((await get(`/api/runs/${id}/ranks`)).straggler.rank, 0);
+});

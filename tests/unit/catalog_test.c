@@ -64,6 +64,16 @@ static void test_crud(void)
     CHECK_EQ_INT(catalog_update(c, "ffffffffffffffff", "x", NULL, &e), ERR_NOT_FOUND);
     CHECK_EQ_INT(catalog_get(c, "../x", &got, &e), ERR_NOT_FOUND);
 
+    /* the file list is replaced whole (ranks renumbered) */
+    json_t *files = json_pack("[{s:s,s:i,s:i}]", "name", "rank0.json", "bytes", 10, "rank", 3);
+    CHECK_EQ_INT(catalog_set_files(c, r.id, files, &e), 0);
+    REQUIRE(catalog_get(c, r.id, &got, &e) == 0);
+    CHECK_EQ_INT(json_integer_value(json_object_get(json_array_get(json_object_get(got, "files"), 0), "rank")), 3);
+    json_decref(got);
+    CHECK_EQ_INT(catalog_set_files(c, "ffffffffffffffff", files, &e), ERR_NOT_FOUND);
+    CHECK_EQ_INT(catalog_set_files(c, r.id, json_object_get(files, "x"), &e), ERR_INVALID);
+    json_decref(files);
+
     char *dir = catalog_run_dir(c, r.id);
     CHECK_EQ_INT(fsutil_mkdirs(dir, &e), 0);
     CHECK_EQ_INT(catalog_delete(c, r.id, &e), 0);

@@ -228,9 +228,10 @@ export function getRun(id, signal) {
 }
 
 /**
- * Changes a run's name and/or tags.
+ * Changes a run's name and/or tags, or renumbers its ranks (old -> new; the
+ * server recomputes the run's derived tables).
  * @param {string} id
- * @param {{name?: string, tags?: string[]}} patch
+ * @param {{name?: string, tags?: string[], ranks?: Record<string, number>}} patch
  * @returns {Promise<Run | null>} the updated run if the server returns it
  */
 export function updateRun(id, patch) {

@@ -177,6 +177,8 @@ export const C = Object.freeze({
 
     // ranks tab (views/ranks.js)
     rkHl: 'tb-rk-hl',
+    rkEditor: 'tb-rk-editor',
+    rkRankInput: 'tb-rk-rank-input',
     rkHlText: 'tb-rk-hl-text',
     rkHeat: 'tb-rk-heat',
     rkHeatRow: 'tb-rk-heat-row',

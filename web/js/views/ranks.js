@@ -97,7 +97,23 @@ function createRanks(root, ctx) {
         if (!data) return;
         const route = store.get().route;
         shownRank = route.rank;
-        replace(root, render(data, route));
+        replace(root, render(data, route, renumber));
+    }
+
+    /**
+     * Sends a new numbering (old rank -> new rank); the server recomputes the
+     * run's tables, then the comparison is fetched again.
+     * @param {Record<string, number>} map
+     * @returns {Promise<string | null>} an error message, or null
+     */
+    async function renumber(map) {
+        try {
+            await api.updateRun(run.id, { ranks: map });
+        } catch (e) {
+            return e instanceof Error ? e.message : String(e);
+        }
+        await load();
+        return null;
     }
 
     replace(root, h('p', { class: [C.muted, C.loading] }, 'Comparing the ranks…'));
@@ -119,7 +135,7 @@ function createRanks(root, ctx) {
  * @param {Ranks} d
  * @param {Route} route
  */
-function render(d, route) {
+function render(d, route, renumber) {
     const cats = d.categories && d.categories.length ? d.categories : Object.keys((d.ranks[0] || { breakdown_us: {} }).breakdown_us);
     const strag = d.straggler ? d.straggler.rank : null;
     /** @param {number} rank */
@@ -167,7 +183,7 @@ function render(d, route) {
         ),
         section('Collectives', commTable(d, hl, many)),
         section(`Top ${plural(d.kernels.length, 'kernel')} across ranks`, kernelTable(d, hl, many)),
-        section('Files and clock alignment', filesTable(d, route, hl)),
+        section('Files and clock alignment', filesTable(d, route, hl), rankEditor(d, renumber)),
     );
 }
 
@@ -592,6 +608,55 @@ function kernelTable(d, hl, many) {
             ),
         ),
     );
+}
+
+/**
+ * A form to renumber the ranks (when the files' names and headers were
+ * wrong): one number per file; the server checks the numbering.
+ * @param {Ranks} d
+ * @param {(map: Record<string, number>) => Promise<string | null>} renumber
+ */
+function rankEditor(d, renumber) {
+    const inputs = d.ranks.map((r) =>
+        h('input', { type: 'number', min: '0', step: '1', value: String(r.rank), class: C.rkRankInput, 'aria-label': `New rank of ${r.file || 'rank ' + r.rank}` }),
+    );
+    const msg = h('span', { class: C.muted, role: 'status' });
+    const save = h('button', { type: 'submit', class: C.btn }, 'Save ranks');
+    const form = h(
+        'form',
+        { class: C.rkEditor, 'aria-label': 'Renumber ranks' },
+        h('p', { class: C.muted }, 'Wrong numbering? Give each file its rank; the run’s tables and findings are computed again.'),
+        h(
+            'ul',
+            null,
+            d.ranks.map((r, i) => h('li', null, h('span', { class: C.mono }, r.file || `rank ${r.rank}`), ' → rank ', inputs[i])),
+        ),
+        save,
+        msg,
+    );
+    form.addEventListener('submit', async (ev) => {
+        ev.preventDefault();
+        /** @type {Record<string, number>} */
+        const map = {};
+        for (let i = 0; i < d.ranks.length; i++) {
+            const v = Number(inputs[i].value);
+            if (!Number.isInteger(v) || v < 0) {
+                msg.textContent = `“${inputs[i].value}” is not a rank number.`;
+                return;
+            }
+            if (v !== d.ranks[i].rank) map[String(d.ranks[i].rank)] = v;
+        }
+        if (!Object.keys(map).length) {
+            msg.textContent = 'Nothing changed.';
+            return;
+        }
+        save.disabled = true;
+        msg.textContent = 'Recomputing the run…';
+        const err = await renumber(map);
+        save.disabled = false;
+        msg.textContent = err ? `Not saved: ${err}` : 'Saved.';
+    });
+    return form;
 }
 
 /**
