@@ -608,10 +608,13 @@ test('ranks: renumbering on the Ranks tab moves the straggler with its file', as
   await page.waitForFunction(() => /Straggler: rank 0 /.test(document.body.textContent || ''), null, { timeout: 20000 });
   assert.match(await page.textContent('table[aria-label="Rank files and clock alignment"] tbody tr[data-rank="0"]'), /rank2\./);
   // a numbering that repeats a rank is refused with the server's reason
+  const seen = errors.length;
   await form.locator('input[aria-label^="New rank of rank1."]').fill('3');
   await form.locator('button[type=submit]').click();
   await page.waitForSelector('form[aria-label="Renumber ranks"] [role=status]:has-text("Not saved")');
   assert.match(await form.locator('[role=status]').textContent(), /both be rank 3/);
+  // the browser logs the expected 400 as a console error
+  for (let i = errors.length - 1; i >= seen; i--) if (/status of 400/.test(errors[i])) errors.splice(i, 1);
   await page.screenshot({ path: join(SHOTS, 'ranks-renumber.png'), fullPage: true });
 });
 
