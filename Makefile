@@ -118,7 +118,7 @@ bench: $(BIN) $(TOOL_BINS)
 	sh tests/bench.sh $(BUILD)
 
 fuzz:
-	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" $(LIB)
+	$(MAKE) BUILD=build-fuzz CC=clang CFLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" build-fuzz/libtraceboard.a
 	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 	  clang $(APP_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -Itests -o build-fuzz/$$n $$f build-fuzz/libtraceboard.a $(LDLIBS) || exit 1; \
 	  echo "built build-fuzz/$$n"; done
