@@ -87,8 +87,9 @@ struct rules_gpu {
 struct rules_rank {
     int rank;
     const char *framework; /* "pytorch", "jax", "tensorflow" (static) */
-    struct rules_step *steps;
+    struct rules_step *steps; /* steady-state steps: a warm-up first step is left out */
     size_t nsteps;
+    int warmup_dropped;           /* 1: the first step (>= 5x the others) was left out */
     int64_t avg_dur;              /* mean step duration, ns */
     double avg_part[RULES_NPARTS]; /* mean of each part, ns */
     struct rules_gpu *gpus;

@@ -90,6 +90,11 @@ json_t *rules_add(struct rules_ctx *ctx, const struct rules_def *def, enum rules
         evidence = json_object();
     }
     if (!json_is_array(json_object_get(evidence, "lines"))) json_object_set_new(evidence, "lines", json_array());
+    for (size_t i = 0; i < ctx->nranks; i++)
+        if (ctx->ranks[i].rank == rank && ctx->ranks[i].warmup_dropped)
+            json_array_append_new(json_object_get(evidence, "lines"),
+                                  json_string("The first step (warm-up: compilation, autotuning; 5x or more the "
+                                              "others) is left out; figures are for the steps after it"));
     if (!(saving_ns >= 0)) saving_ns = 0; /* also NaN */
     json_t *f = json_pack("{s:s,s:s,s:o,s:s,s:o,s:s,s:o,s:s?,s:o,s:f}", "id", def->id, "severity", severity_names[sev],
                           "rank", rank >= 0 ? json_integer(rank) : json_null(), "title", title, "evidence", evidence,
@@ -143,6 +148,15 @@ static const char *framework_of(sqlite3 *db, int rank, const char *format)
     return jax ? "jax" : "pytorch";
 }
 
+/* A first step this many times the median of the others is warm-up. */
+#define WARMUP_FACTOR 5
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, struct err *e)
 {
     sqlite3_stmt *st = NULL;
@@ -167,6 +181,22 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
         for (int k = 0; k < RULES_NPARTS; k++) s->part[k] = sqlite3_column_int64(st, 5 + k);
     }
     sqlite3_finalize(st);
+    /* A first step many times the others is warm-up (JIT compilation,
+     * cuDNN autotuning, allocator growth: a JAX trace's first train step, a
+     * PyTorch capture without a warm-up schedule): advice is about the
+     * steady state, so the rules look at the steps after it. */
+    if (r->nsteps >= 3) {
+        int64_t *d = xcalloc(r->nsteps - 1, sizeof *d);
+        for (size_t i = 1; i < r->nsteps; i++) d[i - 1] = r->steps[i].dur;
+        qsort(d, r->nsteps - 1, sizeof *d, cmp_i64);
+        int64_t median = d[(r->nsteps - 1) / 2];
+        free(d);
+        if (median > 0 && r->steps[0].dur > WARMUP_FACTOR * median) {
+            memmove(r->steps, r->steps + 1, (r->nsteps - 1) * sizeof *r->steps);
+            r->nsteps--;
+            r->warmup_dropped = 1;
+        }
+    }
     if (r->nsteps) {
         double sum = 0;
         for (size_t i = 0; i < r->nsteps; i++) {
@@ -213,6 +243,22 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     sqlite3_finalize(st);
     for (size_t i = 0; i < r->ngpus; i++)
         if (!r->gpu || r->gpus[i].kernel_ns > r->gpu->kernel_ns) r->gpu = &r->gpus[i];
+    if (r->warmup_dropped && r->gpu && r->ngpus == 1) {
+        /* utilization over the steady steps: the breakdown charges kernel
+         * (and collective kernel) time first, so its kernel + communication
+         * parts are the GPU's busy time there (communication may also hold
+         * host collectives: an upper bound) */
+        double busy = 0, span = 0;
+        for (size_t i = 0; i < r->nsteps; i++) {
+            busy += (double)(r->steps[i].part[RULES_KERNEL] + r->steps[i].part[RULES_COMM]);
+            span += (double)r->steps[i].dur;
+        }
+        struct rules_gpu *g = &r->gpus[0];
+        if (span > 0) {
+            g->util = busy / span;
+            g->window_ns = (int64_t)span;
+        }
+    }
     return 0;
 }
 

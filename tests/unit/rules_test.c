@@ -137,6 +137,35 @@ static void test_layout_sliver(void)
     json_decref(f);
 }
 
+/* A first step ten times the others (JIT compilation) is left out: the
+ * input-bound first step does not make the steady steps input-bound. */
+static void test_warmup_step_left_out(void)
+{
+    json_t *f = fixture_findings(DEV_H100, STEP(1, 0, 1000) ","
+                                 CPU("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 5,
+                                     900, "") ","
+                                 LAUNCH(1, 950, 5) "," KERNEL("k", 1, 960, 30) ","
+                                 STEP(2, 1000, 100) "," CPU("cpu_op", "aten::mm", 1005, 90, "") "," LAUNCH(2, 1010, 5) ","
+                                 KERNEL("k", 2, 1016, 80) "," STEP(3, 1100, 100) "," CPU("cpu_op", "aten::mm", 1105, 90, "")
+                                 "," LAUNCH(3, 1110, 5) "," KERNEL("k", 3, 1116, 80));
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "dataloader_bound", -1));
+    json_decref(f);
+    /* the same first step among steps of its own size is analysed */
+    f = fixture_findings(DEV_H100, STEP(1, 0, 1000) ","
+                         CPU("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 5, 900, "")
+                         "," LAUNCH(1, 950, 5) "," KERNEL("k", 1, 960, 30) "," STEP(2, 1000, 1000) ","
+                         CPU("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1005, 900, "")
+                         "," LAUNCH(2, 1950, 5) "," KERNEL("k", 2, 1960, 30) "," STEP(3, 2000, 1000) ","
+                         CPU("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 2005, 900, "")
+                         "," LAUNCH(3, 2950, 5) "," KERNEL("k", 3, 2960, 30));
+    REQUIRE(f != NULL);
+    json_t *d = fixture_get(f, "dataloader_bound", 0);
+    CHECK(d != NULL);
+    if (d) CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(d, "evidence"), "steps")), 3);
+    json_decref(f);
+}
+
 /* Findings come out ordered by the time they could save, are stored with
  * the run and survive a second read; the text fields hold no NULs. */
 static void test_order_and_storage(void)
@@ -183,6 +212,7 @@ int main(void)
     RUN(test_thresholds_and_switches);
     RUN(test_enable_amp);
     RUN(test_layout_sliver);
+    RUN(test_warmup_step_left_out);
     RUN(test_order_and_storage);
     RUN(test_formatting);
     fixture_done();
