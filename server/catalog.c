@@ -83,9 +83,11 @@ static void clean_orphans(struct catalog *c)
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.') continue;
         sqlite3_bind_text(st, 1, de->d_name, -1, SQLITE_STATIC);
-        int found = sqlite3_step(st) == SQLITE_ROW;
+        int step = sqlite3_step(st);
         sqlite3_reset(st);
-        if (found) continue;
+        /* Only a clean "no such row" proves an orphan: a row, or an error
+         * (busy, I/O), keeps the folder. */
+        if (step != SQLITE_DONE) continue;
         char *p = xasprintf("%s/%s", c->runs_dir, de->d_name);
         struct err e;
         LOG_WARN("removing %s: a run folder without a catalog entry (interrupted ingest)", p);
