@@ -18,8 +18,10 @@
 #include "catalog.h"
 #include "http.h"
 #include "log.h"
+#include "qparam.h"
 #include "rundb.h"
 #include "rules.h"
+#include "sbuf.h"
 #include "xmalloc.h"
 
 #define LIMIT_DEFAULT 100
@@ -29,154 +31,15 @@
 #define POINTS_DEFAULT 800
 #define POINTS_MIN 10
 #define POINTS_MAX 5000
-#define US_MAX 9.0e15 /* |µs| past which ns no longer fit an int64 */
 #define NCATS 8       /* breakdown parts, analysis_categories[0..7] */
 #define CSV_TYPE "text/csv; charset=utf-8"
-
-/* ======================================================================== */
-/* Growable text (SQL and CSV)                                                */
-/* ======================================================================== */
-
-struct sbuf {
-    char *p; /* owned, NUL-terminated once anything was added */
-    size_t n, cap;
-};
-
-static void sb_addn(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (b->n + n + 1 > cap) cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void sb_add(struct sbuf *b, const char *s)
-{
-    sb_addn(b, s, strlen(s));
-}
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    char tmp[128];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    if ((size_t)n < sizeof tmp) {
-        sb_addn(b, tmp, (size_t)n);
-        return;
-    }
-    char *big = xmalloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    sb_addn(b, big, (size_t)n);
-    free(big);
-}
-
-/* Appends v in decimal; with ns_to_us, v is ns written exactly as µs with
- * three decimals (1234567 -> "1234.567"). Hand-rolled: a CSV export writes
- * millions of numbers and printf's float path dominated its time. */
-static void sb_int(struct sbuf *b, int64_t v, int ns_to_us)
-{
-    char tmp[32], *p = tmp + sizeof tmp;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    int digits = 0;
-
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-        if (ns_to_us && ++digits == 3) *--p = '.';
-    } while (u || (ns_to_us && digits < 4));
-    if (v < 0) *--p = '-';
-    sb_addn(b, p, (size_t)(tmp + sizeof tmp - p));
-}
-
-/* One CSV text field (RFC 4180 quoting). A field that a spreadsheet would
- * run as a formula (leading = + - @ tab CR) is prefixed with ' (OWASP CSV
- * injection advice): trace names are untrusted text. */
-static void csv_text(struct sbuf *b, const char *s)
-{
-    int guard = s[0] != '\0' && strchr("=+-@\t\r", s[0]) != NULL;
-
-    if (!guard && !strpbrk(s, ",\"\r\n")) {
-        sb_add(b, s);
-        return;
-    }
-    sb_add(b, guard ? "\"'" : "\"");
-    for (const char *q; (q = strchr(s, '"')) != NULL; s = q + 1) {
-        sb_addn(b, s, (size_t)(q - s));
-        sb_add(b, "\"\"");
-    }
-    sb_add(b, s);
-    sb_add(b, "\"");
-}
 
 /* ======================================================================== */
 /* Query parameters                                                           */
 /* ======================================================================== */
 
-/* The value of query parameter name, or NULL when absent or empty (an empty
- * value means "the default", as forms send it). Borrowed from req. */
-static const char *param(struct http_req *req, const char *name)
-{
-    const char *v = http_req_query(req, name);
 
-    return v && *v ? v : NULL;
-}
 
-/* An integer parameter in [min, max]; def when absent. */
-static int param_int(struct http_req *req, const char *name, long long def, long long min, long long max,
-                     long long *out, struct err *e)
-{
-    const char *v = param(req, name), *d;
-    long long x = 0;
-
-    if (!v) {
-        *out = def;
-        return 0;
-    }
-    d = v + (*v == '-');
-    if (*d == '\0' || strspn(d, "0123456789") != strlen(d) || strlen(d) > 18) goto bad;
-    for (; *d; d++) x = x * 10 + (*d - '0');
-    if (*v == '-') x = -x;
-    if (x < min || x > max) goto bad;
-    *out = x;
-    return 0;
-bad:
-    return err_set(e, ERR_INVALID, "parameter '%s' must be an integer from %lld to %lld", name, min, max);
-}
-
-/* A time parameter in µs (decimal, fraction allowed) converted to ns.
- * OUT *given: 0 when absent (then *ns is untouched). */
-static int param_us(struct http_req *req, const char *name, int64_t *ns, int *given, struct err *e)
-{
-    const char *v = param(req, name);
-    char *end;
-    double x;
-
-    *given = 0;
-    if (!v) return 0;
-    /* strtod also takes "inf", "nan", hex and leading spaces: refuse them. */
-    if (strspn(v, "0123456789+-.eE") != strlen(v)) goto bad;
-    x = strtod(v, &end);
-    if (end == v || *end != '\0' || !isfinite(x) || fabs(x) > US_MAX) goto bad;
-    *ns = (int64_t)llround(x * 1000.0);
-    *given = 1;
-    return 0;
-bad:
-    return err_set(e, ERR_INVALID, "parameter '%s' must be a time in microseconds (a decimal number)", name);
-}
 
 /* Picks value v of parameter name among the keys of an allow-list table:
  * `keys` points at the `key` member of its first entry, each entry being
@@ -184,7 +47,7 @@ bad:
 static int param_pick(struct http_req *req, const char *name, const char *const *keys, size_t stride, size_t n,
                       size_t def, size_t *out, struct err *e)
 {
-    const char *v = param(req, name);
+    const char *v = qparam_get(req, name);
     char list[256] = "";
 
 #define KEY_AT(i) (*(const char *const *)(const void *)((const char *)keys + (i) * stride))
@@ -209,32 +72,16 @@ static int param_pick(struct http_req *req, const char *name, const char *const 
 #define PICK(req, name, table, def, out, e)                                                                \
     param_pick(req, name, &(table)[0].key, sizeof(table)[0], sizeof(table) / sizeof(table)[0], def, out, e)
 
-/* "%" + s with %, _ and \ escaped by \ + "%": a LIKE pattern (ESCAPE '\')
- * that matches s literally anywhere. Owned by caller. */
-static char *like_pattern(const char *s)
-{
-    size_t n = strlen(s), j = 0;
-    char *p = xmalloc(2 * n + 3);
-
-    p[j++] = '%';
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' || s[i] == '_' || s[i] == '\\') p[j++] = '\\';
-        p[j++] = s[i];
-    }
-    p[j++] = '%';
-    p[j] = '\0';
-    return p;
-}
 
 /* ?q=: NULL when absent, else its LIKE pattern (owned by caller). */
 static int param_like(struct http_req *req, char **out, struct err *e)
 {
-    const char *v = param(req, "q");
+    const char *v = qparam_get(req, "q");
 
     *out = NULL;
     if (!v) return 0;
     if (strlen(v) > Q_MAX) return err_set(e, ERR_INVALID, "parameter 'q' is longer than %d bytes", Q_MAX);
-    *out = like_pattern(v);
+    *out = qparam_like(v);
     return 0;
 }
 
@@ -263,11 +110,11 @@ static int param_page(struct http_req *req, struct page *pg, struct err *e)
 {
     size_t o, f;
 
-    if (param_int(req, "offset", 0, 0, OFFSET_MAX, &pg->offset, e) < 0 ||
-        param_int(req, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX, &pg->limit, e) < 0 ||
+    if (qparam_int(req, "offset", 0, 0, OFFSET_MAX, &pg->offset, e) < 0 ||
+        qparam_int(req, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX, &pg->limit, e) < 0 ||
         PICK(req, "order", orders, 1, &o, e) < 0 || PICK(req, "format", formats, 0, &f, e) < 0)
         return e->code;
-    pg->order_given = param(req, "order") != NULL;
+    pg->order_given = qparam_get(req, "order") != NULL;
     pg->desc = orders[o].desc;
     pg->csv = formats[f].csv;
     return 0;
@@ -365,8 +212,8 @@ static int run_open(struct http_req *req, struct run *r, struct err *e)
     memset(r, 0, sizeof *r);
     r->id = http_req_param(req, "id");
     r->ranks = json_array();
-    if (param_int(req, "rank", 0, 0, INT32_MAX, &want, e) < 0) return e->code;
-    have_rank = param(req, "rank") != NULL;
+    if (qparam_int(req, "rank", 0, 0, INT32_MAX, &want, e) < 0) return e->code;
+    have_rank = qparam_get(req, "rank") != NULL;
     if (catalog_get(app->cat, r->id, &cat, e) < 0) return e->code;
     json_decref(cat);
     dir = catalog_run_dir(app->cat, r->id);
@@ -470,18 +317,18 @@ static json_t *col_json(sqlite3_stmt *st, int i, enum col_kind kind)
 static void col_csv(struct sbuf *b, sqlite3_stmt *st, int i, enum col_kind kind)
 {
     if (sqlite3_column_type(st, i) == SQLITE_NULL) {
-        if (kind == COL_BOOL) sb_add(b, "false");
+        if (kind == COL_BOOL) sbuf_add(b, "false");
         return;
     }
     switch (kind) {
-    case COL_TEXT: csv_text(b, (const char *)sqlite3_column_text(st, i)); break;
-    case COL_INT: sb_int(b, sqlite3_column_int64(st, i), 0); break;
+    case COL_TEXT: sbuf_csv(b, (const char *)sqlite3_column_text(st, i)); break;
+    case COL_INT: sbuf_int(b, sqlite3_column_int64(st, i), 0); break;
     case COL_US:
-        if (sqlite3_column_type(st, i) == SQLITE_INTEGER) sb_int(b, sqlite3_column_int64(st, i), 1);
-        else sb_printf(b, "%.3f", sqlite3_column_double(st, i) / 1000.0);
+        if (sqlite3_column_type(st, i) == SQLITE_INTEGER) sbuf_int(b, sqlite3_column_int64(st, i), 1);
+        else sbuf_printf(b, "%.3f", sqlite3_column_double(st, i) / 1000.0);
         break;
-    case COL_BOOL: sb_add(b, sqlite3_column_int64(st, i) ? "true" : "false"); break;
-    case COL_REAL: sb_printf(b, "%.6g", sqlite3_column_double(st, i)); break;
+    case COL_BOOL: sbuf_add(b, sqlite3_column_int64(st, i) ? "true" : "false"); break;
+    case COL_REAL: sbuf_printf(b, "%.6g", sqlite3_column_double(st, i)); break;
     }
 }
 
@@ -492,7 +339,7 @@ static int table_count(struct run *r, const struct table *t, const struct binds 
     sqlite3_stmt *st;
     int rc;
 
-    sb_printf(&sql, "SELECT count(*) FROM (SELECT 1 %s %s)", t->count_from ? t->count_from : t->from_where,
+    sbuf_printf(&sql, "SELECT count(*) FROM (SELECT 1 %s %s)", t->count_from ? t->count_from : t->from_where,
               t->group_by);
     rc = prepare(r->db, sql.p, &st, e);
     free(sql.p);
@@ -513,12 +360,12 @@ static int table_rows(struct run *r, const struct table *t, const struct binds *
     sqlite3_stmt *st;
     int rc;
 
-    sb_add(&sql, "SELECT ");
-    for (size_t i = 0; i < t->ncols; i++) sb_printf(&sql, "%s%s", i ? ", " : "", t->cols[i].sql);
-    sb_printf(&sql, " %s %s ORDER BY %s", t->from_where, t->group_by, t->order_by);
+    sbuf_add(&sql, "SELECT ");
+    for (size_t i = 0; i < t->ncols; i++) sbuf_printf(&sql, "%s%s", i ? ", " : "", t->cols[i].sql);
+    sbuf_printf(&sql, " %s %s ORDER BY %s", t->from_where, t->group_by, t->order_by);
     /* No LIMIT at all for every row: SQLite sorts "LIMIT -1" as a top-N
      * of unbounded N, several times slower than a plain sort. */
-    if (limit >= 0) sb_add(&sql, " LIMIT :limit OFFSET :offset");
+    if (limit >= 0) sbuf_add(&sql, " LIMIT :limit OFFSET :offset");
     rc = prepare(r->db, sql.p, &st, e);
     free(sql.p);
     if (rc < 0) return rc;
@@ -526,16 +373,16 @@ static int table_rows(struct run *r, const struct table *t, const struct binds *
     bind_i64(st, ":limit", limit);
     bind_i64(st, ":offset", offset);
     if (csv) {
-        for (size_t i = 0; i < t->ncols; i++) sb_printf(csv, "%s%s", i ? "," : "", t->cols[i].key);
-        sb_add(csv, "\r\n");
+        for (size_t i = 0; i < t->ncols; i++) sbuf_printf(csv, "%s%s", i ? "," : "", t->cols[i].key);
+        sbuf_add(csv, "\r\n");
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (csv) {
             for (size_t i = 0; i < t->ncols; i++) {
-                if (i) sb_add(csv, ",");
+                if (i) sbuf_add(csv, ",");
                 col_csv(csv, st, (int)i, t->cols[i].kind);
             }
-            sb_add(csv, "\r\n");
+            sbuf_add(csv, "\r\n");
         } else {
             json_t *row = json_object();
             for (size_t i = 0; i < t->ncols; i++)
@@ -989,7 +836,7 @@ static void device_key(const struct device *d, char *out, size_t n)
 
 static int param_device(struct http_req *req, struct device *d, int *given, struct err *e)
 {
-    const char *v = param(req, "device");
+    const char *v = qparam_get(req, "device");
     long long id;
 
     *given = v != NULL;
@@ -999,7 +846,7 @@ static int param_device(struct http_req *req, struct device *d, int *given, stru
         d->dev_id = -1;
         return 0;
     }
-    if (param_int(req, "device", 0, 0, DEVICE_MAX, &id, e) < 0)
+    if (qparam_int(req, "device", 0, 0, DEVICE_MAX, &id, e) < 0)
         return err_set(e, ERR_INVALID, "parameter 'device' must be 'cpu' or a GPU number from 0 to %d", DEVICE_MAX);
     d->dev_type = 1;
     d->dev_id = (int)id;
@@ -1114,8 +961,8 @@ static int memory_device(struct http_req *req, struct run *r, struct binds *b, j
  * allocation list, where def is 0). */
 static int param_window(struct http_req *req, struct run *r, struct binds *b, int def, struct err *e)
 {
-    if (param_us(req, "start_us", &b->start, &b->has_start, e) < 0 ||
-        param_us(req, "end_us", &b->end, &b->has_end, e) < 0)
+    if (qparam_us(req, "start_us", &b->start, &b->has_start, e) < 0 ||
+        qparam_us(req, "end_us", &b->end, &b->has_end, e) < 0)
         return e->code;
     if (b->has_start && b->has_end && b->end <= b->start)
         return err_set(e, ERR_INVALID, "parameter 'end_us' must be greater than start_us");
@@ -1250,7 +1097,7 @@ int api_analysis_memory(struct http_req *req)
     json_t *out = NULL, *devices = NULL, *curve;
     char key[16];
 
-    if (param_int(req, "points", POINTS_DEFAULT, POINTS_MIN, POINTS_MAX, &points, &e) < 0 ||
+    if (qparam_int(req, "points", POINTS_DEFAULT, POINTS_MIN, POINTS_MAX, &points, &e) < 0 ||
         run_open(req, &r, &e) < 0)
         goto fail;
     b.rank = r.rank;
@@ -1318,7 +1165,7 @@ int api_analysis_memory_events(struct http_req *req)
     int status;
 
     if (param_page(req, &pg, &e) < 0 || PICK(req, "sort", event_sorts, 0, &s, &e) < 0 ||
-        param_int(req, "min_bytes", 0, 0, INT64_MAX / 2, &min_bytes, &e) < 0 || param_like(req, &q, &e) < 0 ||
+        qparam_int(req, "min_bytes", 0, 0, INT64_MAX / 2, &min_bytes, &e) < 0 || param_like(req, &q, &e) < 0 ||
         run_open(req, &r, &e) < 0)
         goto fail;
     b.rank = r.rank;
@@ -1329,16 +1176,16 @@ int api_analysis_memory_events(struct http_req *req)
      * never freed lives to the end, a free never allocated since the
      * beginning. Only the conditions asked for are added (fixed fragments),
      * so that the plain count reads the index alone. */
-    sb_add(&where, " WHERE a.rank = :rank AND a.dev_type BETWEEN :dt_lo AND :dt_hi");
-    if (b.dev_id >= 0) sb_add(&where, " AND a.dev_id = :di");
-    if (b.has_end) sb_add(&where, " AND (a.alloc_ts IS NULL OR a.alloc_ts <= :end)");
-    if (b.has_start) sb_add(&where, " AND (a.free_ts IS NULL OR a.free_ts >= :start)");
-    if (min_bytes > 0) sb_add(&where, " AND abs(a.bytes) >= :min_bytes");
-    sb_add(&from, "FROM mem_alloc a LEFT JOIN str s ON s.id = a.op AND a.op <> 0");
-    sb_add(&from, where.p);
-    if (q) sb_add(&from, " AND s.s LIKE :q ESCAPE '\\'");
-    sb_add(&count, "FROM mem_alloc a");
-    sb_add(&count, where.p);
+    sbuf_add(&where, " WHERE a.rank = :rank AND a.dev_type BETWEEN :dt_lo AND :dt_hi");
+    if (b.dev_id >= 0) sbuf_add(&where, " AND a.dev_id = :di");
+    if (b.has_end) sbuf_add(&where, " AND (a.alloc_ts IS NULL OR a.alloc_ts <= :end)");
+    if (b.has_start) sbuf_add(&where, " AND (a.free_ts IS NULL OR a.free_ts >= :start)");
+    if (min_bytes > 0) sbuf_add(&where, " AND abs(a.bytes) >= :min_bytes");
+    sbuf_add(&from, "FROM mem_alloc a LEFT JOIN str s ON s.id = a.op AND a.op <> 0");
+    sbuf_add(&from, where.p);
+    if (q) sbuf_add(&from, " AND s.s LIKE :q ESCAPE '\\'");
+    sbuf_add(&count, "FROM mem_alloc a");
+    sbuf_add(&count, where.p);
     t.from_where = from.p;
     t.count_from = q ? from.p : count.p;
     t.group_by = "";

@@ -14,6 +14,8 @@
 #include "diff.h"
 #include "http.h"
 #include "log.h"
+#include "qparam.h"
+#include "sbuf.h"
 #include "xmalloc.h"
 
 #define LIMIT_DEFAULT 100
@@ -25,38 +27,12 @@
 /* Parameters                                                                 */
 /* ======================================================================== */
 
-/* The value of query parameter name, NULL when absent or empty. Borrowed. */
-static const char *param(struct http_req *req, const char *name)
-{
-    const char *v = http_req_query(req, name);
 
-    return v && *v ? v : NULL;
-}
-
-/* An integer in [min, max]; def when absent. */
-static int param_int(struct http_req *req, const char *name, long long def, long long min, long long max,
-                     long long *out, struct err *e)
-{
-    const char *v = param(req, name);
-    long long x = 0;
-
-    if (!v) {
-        *out = def;
-        return 0;
-    }
-    if (strspn(v, "0123456789") != strlen(v) || strlen(v) > 18) goto bad;
-    for (const char *d = v; *d; d++) x = x * 10 + (*d - '0');
-    if (x < min || x > max) goto bad;
-    *out = x;
-    return 0;
-bad:
-    return err_set(e, ERR_INVALID, "parameter '%s' must be an integer from %lld to %lld", name, min, max);
-}
 
 /* ?threshold= in percent (decimal, 0..1000) as a fraction; 5 % by default. */
 static int param_threshold(struct http_req *req, double *out, struct err *e)
 {
-    const char *v = param(req, "threshold");
+    const char *v = qparam_get(req, "threshold");
     char *end;
     double x;
 
@@ -75,7 +51,7 @@ bad:
 static int param_word(struct http_req *req, const char *name, const char *const *keys, int n, int def, int *out,
                       struct err *e)
 {
-    const char *v = param(req, name);
+    const char *v = qparam_get(req, name);
 
     *out = def;
     if (!v) return 0;
@@ -97,7 +73,7 @@ static int param_word(struct http_req *req, const char *name, const char *const 
 static int run_lookup(struct http_req *req, const char *name, char **db_path, json_t **meta, struct err *e)
 {
     struct app *app = http_req_app(req);
-    const char *id = param(req, name);
+    const char *id = qparam_get(req, name);
     json_t *run;
     char *dir;
 
@@ -123,7 +99,7 @@ static int pair_open(struct http_req *req, struct diff **d, json_t *meta[2], str
     *d = NULL;
     meta[0] = meta[1] = NULL;
     for (int s = 0; s < 2 && rc == 0; s++) {
-        if ((rc = param_int(req, rank_names[s], -1, 0, INT32_MAX, &rank[s], e)) < 0) break;
+        if ((rc = qparam_int(req, rank_names[s], -1, 0, INT32_MAX, &rank[s], e)) < 0) break;
         rc = run_lookup(req, names[s], &path[s], &meta[s], e);
     }
     if (rc == 0) rc = diff_open(path[0], (int)rank[0], path[1], (int)rank[1], d, e);
@@ -161,43 +137,8 @@ int api_diff_overview(struct http_req *req)
     return http_send_json(conn, 200, out);
 }
 
-/* Growable text for the CSV export. */
-struct sbuf {
-    char *p;
-    size_t n, cap;
-};
 
-static void sb_add(struct sbuf *b, const char *s)
-{
-    size_t n = strlen(s);
 
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (b->n + n + 1 > cap) cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n + 1);
-    b->n += n;
-}
-
-/* One CSV field: RFC 4180 quoting; a leading = + - @ tab CR is prefixed
- * with ' so that spreadsheets do not run trace names as formulas. */
-static void csv_text(struct sbuf *b, const char *s)
-{
-    int guard = s[0] != '\0' && strchr("=+-@\t\r", s[0]) != NULL;
-
-    if (!guard && !strpbrk(s, ",\"\r\n")) {
-        sb_add(b, s);
-        return;
-    }
-    sb_add(b, guard ? "\"'" : "\"");
-    for (; *s; s++) {
-        char c[2] = { *s, '\0' };
-        sb_add(b, *s == '"' ? "\"\"" : c);
-    }
-    sb_add(b, "\"");
-}
 
 static void csv_num(struct sbuf *b, json_t *v)
 {
@@ -205,7 +146,7 @@ static void csv_num(struct sbuf *b, json_t *v)
 
     if (!json_is_number(v)) return;
     snprintf(tmp, sizeof tmp, "%.3f", json_number_value(v));
-    sb_add(b, tmp);
+    sbuf_add(b, tmp);
 }
 
 static int send_csv(struct MHD_Connection *conn, json_t *t, int kernels, const char *kind)
@@ -215,18 +156,18 @@ static int send_csv(struct MHD_Connection *conn, json_t *t, int kernels, const c
     json_t *row;
     size_t i;
 
-    sb_add(&b, "name,status,a_calls,b_calls,a_us,b_us,delta_us,ratio");
-    sb_add(&b, kernels ? ",tensor_cores\r\n" : "\r\n");
+    sbuf_add(&b, "name,status,a_calls,b_calls,a_us,b_us,delta_us,ratio");
+    sbuf_add(&b, kernels ? ",tensor_cores\r\n" : "\r\n");
     json_array_foreach(json_object_get(t, "rows"), i, row) {
-        csv_text(&b, json_string_value(json_object_get(row, "name")));
-        sb_add(&b, ",");
-        sb_add(&b, json_string_value(json_object_get(row, "status")));
+        sbuf_csv(&b, json_string_value(json_object_get(row, "name")));
+        sbuf_add(&b, ",");
+        sbuf_add(&b, json_string_value(json_object_get(row, "status")));
         for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++) {
-            sb_add(&b, ",");
+            sbuf_add(&b, ",");
             csv_num(&b, json_object_get(row, nums[k]));
         }
-        if (kernels) sb_add(&b, json_is_true(json_object_get(row, "tensor_cores")) ? ",true" : ",false");
-        sb_add(&b, "\r\n");
+        if (kernels) sbuf_add(&b, json_is_true(json_object_get(row, "tensor_cores")) ? ",true" : ",false");
+        sbuf_add(&b, "\r\n");
     }
     json_decref(t);
     char name[64];
@@ -246,21 +187,21 @@ static int table_handler(struct http_req *req, enum diff_kind kind)
     const char *v;
     int fmt, ord, per, grp;
 
-    if (param_int(req, "offset", 0, 0, OFFSET_MAX, &q.offset, &e) < 0 ||
-        param_int(req, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX, &q.limit, &e) < 0 ||
+    if (qparam_int(req, "offset", 0, 0, OFFSET_MAX, &q.offset, &e) < 0 ||
+        qparam_int(req, "limit", LIMIT_DEFAULT, 1, LIMIT_MAX, &q.limit, &e) < 0 ||
         param_word(req, "format", formats, 2, 0, &fmt, &e) < 0 || param_word(req, "order", orders, 2, 1, &ord, &e) < 0 ||
         param_word(req, "per", pers, 2, 0, &per, &e) < 0 ||
         param_word(req, "group", groups, kind == DIFF_KERNELS ? 2 : 1, 0, &grp, &e) < 0 ||
         param_threshold(req, &q.threshold, &e) < 0)
         goto fail;
-    if ((v = param(req, "status")) && diff_parse_status(v, "status", &q.status_mask, &e) < 0) goto fail;
-    if ((v = param(req, "sort")) && diff_parse_sort(v, "sort", &q.sort, &e) < 0) goto fail;
-    if ((v = param(req, "q")) && strlen(v) > 256) {
+    if ((v = qparam_get(req, "status")) && diff_parse_status(v, "status", &q.status_mask, &e) < 0) goto fail;
+    if ((v = qparam_get(req, "sort")) && diff_parse_sort(v, "sort", &q.sort, &e) < 0) goto fail;
+    if ((v = qparam_get(req, "q")) && strlen(v) > 256) {
         err_set(&e, ERR_INVALID, "parameter 'q' is longer than 256 bytes");
         goto fail;
     }
     /* Names sort A to Z unless asked otherwise; figures largest first. */
-    if (!param(req, "order")) ord = q.sort == 3 ? 0 : 1;
+    if (!qparam_get(req, "order")) ord = q.sort == 3 ? 0 : 1;
     q.q = v;
     q.desc = ord;
     q.per_step = per == 0;

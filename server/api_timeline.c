@@ -16,11 +16,12 @@
 #include "http.h"
 #include "log.h"
 #include "model.h"
+#include "qparam.h"
 #include "rundb.h"
+#include "sbuf.h"
 #include "timeline.h"
 #include "xmalloc.h"
 
-#define US_MAX 9.0e15     /* |µs| past which ns no longer fit an int64 */
 #define LIST_MAX 4096     /* ids in ?tracks= / ?counters= */
 #define Q_MAX 256         /* bytes of a search text */
 #define NAMES_MAX 5000    /* str ids a search looks at */
@@ -32,159 +33,60 @@
 /* JSON text (the viewport answer is large and all numbers)                  */
 /* ======================================================================== */
 
-struct sb {
-    char *p; /* owned */
-    size_t n, cap;
-};
 
-static void sb_addn(struct sb *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (b->n + n + 1 > cap) cap *= 2;
-        b->p = xrealloc(b->p, cap);
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
 
-static void sb_add(struct sb *b, const char *s)
-{
-    sb_addn(b, s, strlen(s));
-}
 
-/* v as a decimal integer; with us, v is ns written as µs with exactly three
- * decimals (1234567 -> 1234.567). */
-static void sb_int(struct sb *b, int64_t v, int us)
-{
-    char tmp[32], *p = tmp + sizeof tmp;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    int digits = 0;
 
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-        if (us && ++digits == 3) *--p = '.';
-    } while (u || (us && digits < 4));
-    if (v < 0) *--p = '-';
-    sb_addn(b, p, (size_t)(tmp + sizeof tmp - p));
-}
-
-static void sb_real(struct sb *b, double v)
+static void sb_real(struct sbuf *b, double v)
 {
     char tmp[40];
     if (!isfinite(v)) {
-        sb_add(b, "null");
+        sbuf_add(b, "null");
         return;
     }
     if (v == floor(v) && fabs(v) < 1e15) { /* byte counts: most counter values */
-        sb_int(b, (int64_t)v, 0);
+        sbuf_int(b, (int64_t)v, 0);
         return;
     }
     snprintf(tmp, sizeof tmp, "%.17g", v);
-    sb_add(b, tmp);
+    sbuf_add(b, tmp);
 }
 
 /* A JSON string; < > & are escaped too, so the text is inert in HTML. */
-static void sb_str(struct sb *b, const char *s, size_t n)
+static void sb_str(struct sbuf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     size_t i, run = 0;
 
-    sb_add(b, "\"");
+    sbuf_add(b, "\"");
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') continue;
-        sb_addn(b, s + run, i - run);
+        sbuf_addn(b, s + run, i - run);
         run = i + 1;
-        if (c == '"') sb_add(b, "\\\"");
-        else if (c == '\\') sb_add(b, "\\\\");
+        if (c == '"') sbuf_add(b, "\\\"");
+        else if (c == '\\') sbuf_add(b, "\\\\");
         else {
             char u[7] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0 };
-            sb_add(b, u);
+            sbuf_add(b, u);
         }
     }
-    sb_addn(b, s + run, n - run);
-    sb_add(b, "\"");
+    sbuf_addn(b, s + run, n - run);
+    sbuf_add(b, "\"");
 }
 
 /* ======================================================================== */
 /* Parameters                                                                 */
 /* ======================================================================== */
 
-/* A query parameter, NULL when absent or empty. Borrowed from req. */
-static const char *param(struct http_req *req, const char *name)
-{
-    const char *v = http_req_query(req, name);
-    return v && *v ? v : NULL;
-}
 
-static int parse_i64(const char *v, long long min, long long max, long long *out)
-{
-    const char *d = v + (*v == '-');
-    long long x = 0;
 
-    if (*d == '\0' || strspn(d, "0123456789") != strlen(d) || strlen(d) > 18) return -1;
-    for (; *d; d++) x = x * 10 + (*d - '0');
-    if (*v == '-') x = -x;
-    if (x < min || x > max) return -1;
-    *out = x;
-    return 0;
-}
 
-static int param_int(struct http_req *req, const char *name, long long def, long long min, long long max,
-                     long long *out, struct err *e)
-{
-    const char *v = param(req, name);
-
-    if (!v) {
-        *out = def;
-        return 0;
-    }
-    if (parse_i64(v, min, max, out) == 0) return 0;
-    return err_set(e, ERR_INVALID, "parameter '%s' must be an integer from %lld to %lld", name, min, max);
-}
-
-/* A time in µs (decimal, fraction allowed) as ns. Plain decimals are read
- * exactly (a double loses ns past 2^53 ns, and trace clocks can be epoch
- * based); exponent forms go through strtod. OUT *given: 0 when absent. */
-static int param_us(struct http_req *req, const char *name, int64_t *ns, int *given, struct err *e)
-{
-    const char *v = param(req, name), *p;
-    char *end;
-    double x;
-
-    *given = 0;
-    if (!v) return 0;
-    p = v + (*v == '-' || *v == '+');
-    size_t ni = strspn(p, "0123456789");
-    if (ni > 0 && ni <= 15 && (p[ni] == '\0' || (p[ni] == '.' && strspn(p + ni + 1, "0123456789") ==
-                                                                       strlen(p + ni + 1)))) {
-        int64_t us = 0, frac = 0;
-        const char *f = p[ni] == '.' ? p + ni + 1 : p + ni;
-        for (size_t i = 0; i < ni; i++) us = us * 10 + (p[i] - '0');
-        for (int i = 0; i < 3; i++) frac = frac * 10 + (*f ? *f++ - '0' : 0);
-        if (*f >= '5') frac++; /* round half up on the fourth decimal */
-        *ns = (us * 1000 + frac) * (*v == '-' ? -1 : 1);
-        *given = 1;
-        return 0;
-    }
-    if (strspn(v, "0123456789+-.eE") != strlen(v)) goto bad;
-    x = strtod(v, &end);
-    if (end == v || *end != '\0' || !isfinite(x) || fabs(x) > US_MAX) goto bad;
-    *ns = (int64_t)llround(x * 1000.0);
-    *given = 1;
-    return 0;
-bad:
-    return err_set(e, ERR_INVALID, "parameter '%s' must be a time in microseconds (a decimal number)", name);
-}
 
 /* ?name=1,2,3 -> ids (owned by caller). *n = 0 and *out = NULL when absent. */
 static int param_ids(struct http_req *req, const char *name, int64_t **out, size_t *n, struct err *e)
 {
-    const char *v = param(req, name);
+    const char *v = qparam_get(req, name);
 
     *out = NULL;
     *n = 0;
@@ -197,7 +99,7 @@ static int param_ids(struct http_req *req, const char *name, int64_t **out, size
         if (len == 0 || len >= sizeof tmp || *n == LIST_MAX) goto bad;
         memcpy(tmp, p, len);
         tmp[len] = '\0';
-        if (parse_i64(tmp, 1, INT64_MAX, &x) < 0) goto bad;
+        if (qparam_parse_int(tmp, 1, INT64_MAX, &x) < 0) goto bad;
         *out = xrealloc(*out, (*n + 1) * sizeof **out);
         (*out)[(*n)++] = x;
         if (!c) break;
@@ -257,12 +159,12 @@ static int run_open(struct http_req *req, struct run *r, struct err *e)
     json_t *cat;
     char *dir, *path;
     long long want;
-    int rc, found = 0, have_rank = param(req, "rank") != NULL;
+    int rc, found = 0, have_rank = qparam_get(req, "rank") != NULL;
 
     memset(r, 0, sizeof *r);
     r->id = http_req_param(req, "id");
     r->ranks = json_array();
-    if (param_int(req, "rank", 0, 0, INT32_MAX, &want, e) < 0) return e->code;
+    if (qparam_int(req, "rank", 0, 0, INT32_MAX, &want, e) < 0) return e->code;
     if (catalog_get(app->cat, r->id, &cat, e) < 0) return e->code;
     json_decref(cat);
     dir = catalog_run_dir(app->cat, r->id);
@@ -335,7 +237,7 @@ static int param_window(struct http_req *req, const struct run *r, int required,
 {
     int hs, he;
 
-    if (param_us(req, "start", start, &hs, e) < 0 || param_us(req, "end", end, &he, e) < 0) return e->code;
+    if (qparam_us(req, "start", start, &hs, e) < 0 || qparam_us(req, "end", end, &he, e) < 0) return e->code;
     if (required && !hs) return err_set(e, ERR_INVALID, "parameter 'start' is required (µs)");
     if (required && !he) return err_set(e, ERR_INVALID, "parameter 'end' is required (µs)");
     if (!hs) *start = r->t0;
@@ -538,61 +440,61 @@ static void strtab_free(struct strtab *t)
     free(t->order);
 }
 
-static void write_view(struct sb *b, const struct timeline_view *v, struct strtab *names)
+static void write_view(struct sbuf *b, const struct timeline_view *v, struct strtab *names)
 {
-    sb_add(b, ",\"tracks\":[");
+    sbuf_add(b, ",\"tracks\":[");
     for (size_t i = 0; i < v->ntracks; i++) {
         const struct timeline_track *t = &v->tracks[i];
-        sb_add(b, i ? ",{\"id\":" : "{\"id\":");
-        sb_int(b, t->id, 0);
-        sb_add(b, ",\"depths\":[");
+        sbuf_add(b, i ? ",{\"id\":" : "{\"id\":");
+        sbuf_int(b, t->id, 0);
+        sbuf_add(b, ",\"depths\":[");
         for (int d = 0; d < t->ndepths; d++) {
             const struct timeline_depth *dp = &t->depths[d];
-            sb_add(b, d ? ",{\"depth\":" : "{\"depth\":");
-            sb_int(b, dp->depth, 0);
+            sbuf_add(b, d ? ",{\"depth\":" : "{\"depth\":");
+            sbuf_int(b, dp->depth, 0);
             static const char *const cols[] = { "ts", "dur", "name", "n", "id" };
             for (int c = 0; c < 5; c++) {
-                sb_add(b, ",\"");
-                sb_add(b, cols[c]);
-                sb_add(b, "\":[");
+                sbuf_add(b, ",\"");
+                sbuf_add(b, cols[c]);
+                sbuf_add(b, "\":[");
                 for (size_t k = 0; k < dp->nitems; k++) {
                     const struct timeline_item *it = &dp->items[k];
-                    if (k) sb_add(b, ",");
+                    if (k) sbuf_add(b, ",");
                     switch (c) {
-                    case 0: sb_int(b, it->ts, 1); break;
-                    case 1: sb_int(b, it->dur, 1); break;
-                    case 2: sb_int(b, strtab_index(names, it->name), 0); break;
-                    case 3: sb_int(b, it->n, 0); break;
-                    default: sb_int(b, it->id, 0); break;
+                    case 0: sbuf_int(b, it->ts, 1); break;
+                    case 1: sbuf_int(b, it->dur, 1); break;
+                    case 2: sbuf_int(b, strtab_index(names, it->name), 0); break;
+                    case 3: sbuf_int(b, it->n, 0); break;
+                    default: sbuf_int(b, it->id, 0); break;
                     }
                 }
-                sb_add(b, "]");
+                sbuf_add(b, "]");
             }
-            sb_add(b, "}");
+            sbuf_add(b, "}");
         }
-        sb_add(b, "]}");
+        sbuf_add(b, "]}");
     }
-    sb_add(b, "],\"counters\":[");
+    sbuf_add(b, "],\"counters\":[");
     for (size_t i = 0; i < v->ncounters; i++) {
         const struct timeline_counter *c = &v->counters[i];
-        sb_add(b, i ? ",{\"id\":" : "{\"id\":");
-        sb_int(b, c->id, 0);
+        sbuf_add(b, i ? ",{\"id\":" : "{\"id\":");
+        sbuf_int(b, c->id, 0);
         static const char *const cols[] = { "ts", "min", "max", "last" };
         for (int k = 0; k < 4; k++) {
-            sb_add(b, ",\"");
-            sb_add(b, cols[k]);
-            sb_add(b, "\":[");
+            sbuf_add(b, ",\"");
+            sbuf_add(b, cols[k]);
+            sbuf_add(b, "\":[");
             for (size_t j = 0; j < c->npoints; j++) {
                 const struct timeline_cpoint *p = &c->points[j];
-                if (j) sb_add(b, ",");
-                if (k == 0) sb_int(b, p->ts, 1);
+                if (j) sbuf_add(b, ",");
+                if (k == 0) sbuf_int(b, p->ts, 1);
                 else sb_real(b, k == 1 ? p->min : k == 2 ? p->max : p->last);
             }
-            sb_add(b, "]");
+            sbuf_add(b, "]");
         }
-        sb_add(b, "}");
+        sbuf_add(b, "}");
     }
-    sb_add(b, "]");
+    sbuf_add(b, "]");
 }
 
 int api_timeline_view(struct http_req *req)
@@ -605,15 +507,15 @@ int api_timeline_view(struct http_req *req)
     long long width;
     struct timeline_view *v = NULL;
     struct strtab names = { 0 };
-    struct sb b = { 0 };
+    struct sbuf b = { 0 };
     sqlite3_stmt *st = NULL;
 
     err_clear(&e);
-    if (param_int(req, "width", 1000, 1, TIMELINE_WIDTH_MAX, &width, &e) < 0 || run_open(req, &r, &e) < 0 ||
+    if (qparam_int(req, "width", 1000, 1, TIMELINE_WIDTH_MAX, &width, &e) < 0 || run_open(req, &r, &e) < 0 ||
         param_window(req, &r, 0, &start, &end, &e) < 0 || param_tracks(req, &r, &tracks, &ntracks, &e) < 0 ||
         param_ids(req, "counters", &series, &nseries, &e) < 0)
         goto fail;
-    if (!param(req, "counters")) {
+    if (!qparam_get(req, "counters")) {
         /* every counter series of the rank */
         int rc;
         if (prepare(r.db, "SELECT id FROM cseries WHERE rank = ? ORDER BY id", &st, &e) < 0) goto fail;
@@ -630,27 +532,27 @@ int api_timeline_view(struct http_req *req)
         }
     }
     if (timeline_query(r.db, start, end, (int)width, tracks, ntracks, series, nseries, &v, &e) < 0) goto fail;
-    sb_add(&b, "{\"start_us\":");
-    sb_int(&b, start, 1);
-    sb_add(&b, ",\"end_us\":");
-    sb_int(&b, end, 1);
-    sb_add(&b, ",\"width\":");
-    sb_int(&b, width, 0);
-    sb_add(&b, ",\"bucket_us\":");
-    sb_int(&b, (int64_t)llround((double)(end - start) / (double)width), 1);
-    sb_add(&b, ",\"rank\":");
-    sb_int(&b, r.rank, 0);
+    sbuf_add(&b, "{\"start_us\":");
+    sbuf_int(&b, start, 1);
+    sbuf_add(&b, ",\"end_us\":");
+    sbuf_int(&b, end, 1);
+    sbuf_add(&b, ",\"width\":");
+    sbuf_int(&b, width, 0);
+    sbuf_add(&b, ",\"bucket_us\":");
+    sbuf_int(&b, (int64_t)llround((double)(end - start) / (double)width), 1);
+    sbuf_add(&b, ",\"rank\":");
+    sbuf_int(&b, r.rank, 0);
     write_view(&b, v, &names);
-    sb_add(&b, ",\"strings\":[");
+    sbuf_add(&b, ",\"strings\":[");
     if (prepare(r.db, "SELECT s FROM str WHERE id = ?", &st, &e) < 0) goto fail;
     for (size_t i = 0; i < names.n; i++) {
         size_t n;
         const char *s = str_of(st, names.order[i], &n);
-        if (i) sb_add(&b, ",");
+        if (i) sbuf_add(&b, ",");
         sb_str(&b, s, n);
     }
     sqlite3_finalize(st);
-    sb_add(&b, "]}");
+    sbuf_add(&b, "]}");
     timeline_view_free(v);
     strtab_free(&names);
     free(tracks);
@@ -875,19 +777,19 @@ int api_timeline_slice(struct http_req *req)
     json_t *out = NULL;
 
     err_clear(&e);
-    if (run_open(req, &r, &e) < 0 || param_int(req, "track", 0, 1, INT64_MAX, &track, &e) < 0 ||
-        param_int(req, "id", 0, 1, INT64_MAX, &id, &e) < 0)
+    if (run_open(req, &r, &e) < 0 || qparam_int(req, "track", 0, 1, INT64_MAX, &track, &e) < 0 ||
+        qparam_int(req, "id", 0, 1, INT64_MAX, &id, &e) < 0)
         goto fail;
-    if (!param(req, "track")) {
+    if (!qparam_get(req, "track")) {
         err_set(&e, ERR_INVALID, "parameter 'track' is required");
         goto fail;
     }
-    if (param_us(req, "ts", &ts, &given, &e) < 0) goto fail;
+    if (qparam_us(req, "ts", &ts, &given, &e) < 0) goto fail;
     if (!given) {
         err_set(&e, ERR_INVALID, "parameter 'ts' is required (µs)");
         goto fail;
     }
-    if (param_us(req, "dur", &dur, &given, &e) < 0) goto fail;
+    if (qparam_us(req, "dur", &dur, &given, &e) < 0) goto fail;
     if (!given || dur < 0) {
         err_set(&e, ERR_INVALID, "parameter 'dur' is required (µs, >= 0)");
         goto fail;
@@ -991,21 +893,6 @@ fail:
 /* GET /api/runs/{id}/timeline/search                                         */
 /* ======================================================================== */
 
-/* "%" + s with %, _ and \ escaped + "%" (ESCAPE '\'). Owned by caller. */
-static char *like_pattern(const char *s)
-{
-    size_t n = strlen(s), j = 0;
-    char *p = xmalloc(2 * n + 3);
-
-    p[j++] = '%';
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' || s[i] == '_' || s[i] == '\\') p[j++] = '\\';
-        p[j++] = s[i];
-    }
-    p[j++] = '%';
-    p[j] = '\0';
-    return p;
-}
 
 struct hit {
     int64_t ts, id;
@@ -1023,7 +910,7 @@ int api_timeline_search(struct http_req *req)
     struct MHD_Connection *conn = http_req_conn(req);
     struct run r = { 0 };
     struct err e;
-    const char *q = param(req, "q");
+    const char *q = qparam_get(req, "q");
     long long limit;
     int64_t start = INT64_MIN, end = INT64_MAX, total = 0;
     int hs, he, rc;
@@ -1034,8 +921,8 @@ int api_timeline_search(struct http_req *req)
     json_t *out = NULL;
 
     err_clear(&e);
-    if (run_open(req, &r, &e) < 0 || param_int(req, "limit", 100, 1, 1000, &limit, &e) < 0 ||
-        param_us(req, "start", &start, &hs, &e) < 0 || param_us(req, "end", &end, &he, &e) < 0)
+    if (run_open(req, &r, &e) < 0 || qparam_int(req, "limit", 100, 1, 1000, &limit, &e) < 0 ||
+        qparam_us(req, "start", &start, &hs, &e) < 0 || qparam_us(req, "end", &end, &he, &e) < 0)
         goto fail;
     if (!q || strlen(q) > Q_MAX) {
         err_set(&e, ERR_INVALID, "parameter 'q' is required (1 to %d bytes)", Q_MAX);
@@ -1045,7 +932,7 @@ int api_timeline_search(struct http_req *req)
         err_set(&e, ERR_INVALID, "parameter 'end' must be greater than start");
         goto fail;
     }
-    pat = like_pattern(q);
+    pat = qparam_like(q);
     if (prepare(r.db, "SELECT id FROM str WHERE s LIKE ? ESCAPE '\\' LIMIT " "5000", &names, &e) < 0 ||
         prepare(r.db,
                 "SELECT track, count(*) FROM slice WHERE name = ? AND ts >= ? AND ts < ? GROUP BY track",
