@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ivlist.h"
 #include "jtok.h"
 #include "kclass.h"
 #include "log.h"
@@ -52,112 +53,6 @@ _Static_assert(TB_K_CPU_OP == 1 && TB_K_KERNEL == 6 && TB_TRACK_GPU == 1, "kind 
  * (gloo:/nccl: annotations) keep their place after memset. Both add up to
  * the step's "communication". */
 enum cat { C_COMM_K, C_KERNEL, C_MEMCPY, C_MEMSET, C_COMM, C_RUNTIME, C_DATALOADER, C_CPU_EXEC, C_N };
-
-/* ====================================================================== */
-/* Interval lists                                                         */
-/* ====================================================================== */
-
-struct ivl {
-    int64_t a, b;
-};
-
-struct ivlist {
-    struct ivl *v;
-    size_t n, cap;
-};
-
-/* Appends [a, b); merges with the last interval when they touch, which
- * keeps lists fed in time order (one track at a time) short. */
-static void iv_add(struct ivlist *l, int64_t a, int64_t b)
-{
-    if (b <= a) return;
-    if (l->n && a <= l->v[l->n - 1].b && b >= l->v[l->n - 1].a) {
-        struct ivl *t = &l->v[l->n - 1];
-        if (a < t->a) t->a = a;
-        if (b > t->b) t->b = b;
-        return;
-    }
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 256;
-        l->v = xrealloc(l->v, l->cap * sizeof *l->v);
-    }
-    l->v[l->n].a = a;
-    l->v[l->n].b = b;
-    l->n++;
-}
-
-static int cmp_ivl(const void *x, const void *y)
-{
-    const struct ivl *p = x, *q = y;
-    if (p->a != q->a) return p->a < q->a ? -1 : 1;
-    return (p->b > q->b) - (p->b < q->b);
-}
-
-/* Sorts and merges into disjoint intervals in time order. */
-static void iv_normalize(struct ivlist *l)
-{
-    if (l->n < 2) return;
-    qsort(l->v, l->n, sizeof *l->v, cmp_ivl);
-    size_t k = 0;
-    for (size_t i = 1; i < l->n; i++) {
-        if (l->v[i].a <= l->v[k].b) {
-            if (l->v[i].b > l->v[k].b) l->v[k].b = l->v[i].b;
-        } else {
-            l->v[++k] = l->v[i];
-        }
-    }
-    l->n = k + 1;
-}
-
-/* out = a - b (both normalized). */
-static void iv_subtract(const struct ivlist *a, const struct ivlist *b, struct ivlist *out)
-{
-    size_t j = 0;
-    out->n = 0;
-    for (size_t i = 0; i < a->n; i++) {
-        int64_t s = a->v[i].a, t = a->v[i].b;
-        while (j < b->n && b->v[j].b <= s) j++;
-        size_t k = j;
-        while (s < t && k < b->n && b->v[k].a < t) {
-            if (b->v[k].a > s) iv_add(out, s, b->v[k].a);
-            if (b->v[k].b > s) s = b->v[k].b;
-            k++;
-        }
-        if (s < t) iv_add(out, s, t);
-    }
-}
-
-/* out = a ∪ b (both normalized). */
-static void iv_union(const struct ivlist *a, const struct ivlist *b, struct ivlist *out)
-{
-    size_t i = 0, j = 0;
-    out->n = 0;
-    while (i < a->n || j < b->n) {
-        const struct ivl *p = (j >= b->n || (i < a->n && a->v[i].a <= b->v[j].a)) ? &a->v[i++] : &b->v[j++];
-        iv_add(out, p->a, p->b);
-    }
-}
-
-/* Length of l ∩ [a, b); *cursor speeds up calls with increasing a. */
-static int64_t iv_len_in(const struct ivlist *l, int64_t a, int64_t b, size_t *cursor)
-{
-    size_t i = *cursor;
-    int64_t sum = 0;
-    while (i < l->n && l->v[i].b <= a) i++;
-    *cursor = i;
-    for (; i < l->n && l->v[i].a < b; i++) {
-        int64_t s = l->v[i].a > a ? l->v[i].a : a;
-        int64_t t = l->v[i].b < b ? l->v[i].b : b;
-        if (t > s) sum += t - s;
-    }
-    return sum;
-}
-
-static void iv_free(struct ivlist *l)
-{
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
 
 /* ====================================================================== */
 /* Names: id -> text and what the text says                               */
@@ -563,7 +458,7 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
         if (ts + dur > c->all_max) c->all_max = ts + dur;
         if (kind == TB_K_GPU_ANNOTATION) {
             /* gloo/nccl ranges the profiler draws on GPU lanes */
-            if (names_get(&c->names, name)->flags & NF_COMM_OP) iv_add(&c->cat[C_COMM], ts, ts + dur);
+            if (names_get(&c->names, name)->flags & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, ts + dur);
             continue;
         }
         if (kind != TB_K_KERNEL && kind != TB_K_MEMCPY && kind != TB_K_MEMSET) continue;
@@ -791,7 +686,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         switch (kind) {
         case TB_K_RUNTIME:
         case TB_K_DRIVER: {
-            iv_add(&c->cat[C_RUNTIME], ts, end);
+            ivlist_add(&c->cat[C_RUNTIME], ts, end);
             int64_t dev = 0, tc = 0;
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
             for (uint32_t gi = corr_find(c, corr); gi; gi = c->g[gi - 1].next) {
@@ -828,9 +723,9 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
                 h->ngpu = 0;
                 break;
             }
-            if (nf & NF_COMM_OP) iv_add(&c->cat[C_COMM], ts, end);
-            if (nf & NF_DATALOADER) iv_add(&c->cat[C_DATALOADER], ts, end);
-            iv_add(&c->cat[C_CPU_EXEC], ts, end);
+            if (nf & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, end);
+            if (nf & NF_DATALOADER) ivlist_add(&c->cat[C_DATALOADER], ts, end);
+            ivlist_add(&c->cat[C_CPU_EXEC], ts, end);
             is_op = kind == TB_K_CPU_OP && !(nf & NF_NOT_OP);
             break;
         case TB_K_PYTHON:
@@ -1035,15 +930,15 @@ static void breakdown(struct rankctx *c, struct step *s, size_t n)
                   : g->kind == TB_K_MEMSET ? C_MEMSET
                   : (g->flags & NF_COMM_KERNEL) ? C_COMM_K
                                                 : C_KERNEL;
-        iv_add(&c->cat[cat], g->ts, g->ts + g->dur);
+        ivlist_add(&c->cat[cat], g->ts, g->ts + g->dur);
     }
     struct ivlist covered = { 0 }, diff = { 0 }, tmp = { 0 };
     for (int k = 0; k < C_N; k++) {
-        iv_normalize(&c->cat[k]);
-        iv_subtract(&c->cat[k], &covered, &diff);
+        ivlist_normalize(&c->cat[k]);
+        ivlist_subtract(&c->cat[k], &covered, &diff);
         size_t cur = 0;
-        for (size_t i = 0; i < n; i++) s[i].part[k] = iv_len_in(&diff, s[i].ts, s[i].end, &cur);
-        iv_union(&covered, &c->cat[k], &tmp);
+        for (size_t i = 0; i < n; i++) s[i].part[k] = ivlist_len_in(&diff, s[i].ts, s[i].end, &cur);
+        ivlist_union(&covered, &c->cat[k], &tmp);
         struct ivlist sw = covered;
         covered = tmp;
         tmp = sw;
@@ -1053,9 +948,9 @@ static void breakdown(struct rankctx *c, struct step *s, size_t n)
         for (int k = 0; k < C_N; k++) sum += s[i].part[k];
         s[i].part[C_N] = (s[i].end - s[i].ts) - sum;
     }
-    iv_free(&covered);
-    iv_free(&diff);
-    iv_free(&tmp);
+    ivlist_free(&covered);
+    ivlist_free(&diff);
+    ivlist_free(&tmp);
 }
 
 /* ====================================================================== */
@@ -1116,7 +1011,7 @@ static int gpu_metrics(struct rankctx *c, json_t *header, int64_t w0, int64_t w1
             if (g->kind != TB_K_KERNEL || g->device != devs[d]) continue;
             int64_t a = g->ts > w0 ? g->ts : w0, b = g->ts + g->dur < w1 ? g->ts + g->dur : w1;
             if (b <= a) continue;
-            iv_add(&busy, a, b);
+            ivlist_add(&busy, a, b);
             kns += b - a;
             if (g->flags & NF_TC) tcns += b - a;
             if (g->occ >= 0) {
@@ -1134,9 +1029,9 @@ static int gpu_metrics(struct rankctx *c, json_t *header, int64_t w0, int64_t w1
                 ed[ne++].v = -(double)g->bps;
             }
         }
-        iv_normalize(&busy);
+        ivlist_normalize(&busy);
         size_t cur = 0;
-        int64_t busy_ns = iv_len_in(&busy, w0, w1, &cur);
+        int64_t busy_ns = ivlist_len_in(&busy, w0, w1, &cur);
         double sm = 0;
         if (ne) {
             qsort(ed, ne, sizeof *ed, cmp_edge);
@@ -1176,7 +1071,7 @@ static int gpu_metrics(struct rankctx *c, json_t *header, int64_t w0, int64_t w1
         sqlite3_bind_int64(ins, 12, win);
         if (sqlite3_step(ins) != SQLITE_DONE) rc = db_fail(c->db, e, "gpu table");
         sqlite3_reset(ins);
-        iv_free(&busy);
+        ivlist_free(&busy);
         free(ed);
     }
     free(devs);
@@ -1647,7 +1542,7 @@ out:
     free(c.corr_key);
     free(c.hs);
     free(c.mo);
-    for (int k = 0; k < C_N; k++) iv_free(&c.cat[k]);
+    for (int k = 0; k < C_N; k++) ivlist_free(&c.cat[k]);
     smap_free(&c.ops, free_opagg);
     smap_free(&c.kernels, free_kagg);
     names_free(&c.names);

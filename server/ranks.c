@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "ivlist.h"
 #include "kclass.h"
 #include "log.h"
 #include "model.h"
@@ -428,32 +429,6 @@ static uint16_t key_of(struct ctx *c, const struct meta *m)
 /* Per rank: collectives and overlap                                      */
 /* ====================================================================== */
 
-struct ivl {
-    int64_t a, b;
-};
-
-static int cmp_ivl(const void *x, const void *y)
-{
-    const struct ivl *p = x, *q = y;
-    return (p->a > q->a) - (p->a < q->a);
-}
-
-/* Sorts and merges v[0..*n) into disjoint intervals in time order. */
-static void ivl_merge(struct ivl *v, size_t *n)
-{
-    if (*n < 2) return;
-    qsort(v, *n, sizeof *v, cmp_ivl);
-    size_t k = 0;
-    for (size_t i = 1; i < *n; i++) {
-        if (v[i].a <= v[k].b) {
-            if (v[i].b > v[k].b) v[k].b = v[i].b;
-        } else {
-            v[++k] = v[i];
-        }
-    }
-    *n = k + 1;
-}
-
 /* The index of the step of r whose [ts, ts+dur) holds t, or -1 (steps
  * are in time order). */
 static int step_at(const struct rank *r, int64_t t)
@@ -576,7 +551,9 @@ static int measure_overlap(struct ctx *c, struct rank *r)
     size_t n = r->ninst;
     struct ivl *comm = xcalloc(n ? n : 1, sizeof *comm);
     for (size_t i = 0; i < n; i++) comm[i] = (struct ivl){ r->inst[i].ts, r->inst[i].ts + r->inst[i].dur };
-    ivl_merge(comm, &n);
+    struct ivlist merged = { comm, n, n };
+    ivlist_normalize(&merged);
+    n = merged.n;
     int64_t csum = 0, comp = 0, ovl = 0;
     for (size_t i = 0; i < r->nsteps; i++)
         for (size_t k = 0; k < n; k++)

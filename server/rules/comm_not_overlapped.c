@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ivlist.h"
 #include "kclass.h"
 #include "model.h"
 #include "rules.h"
@@ -36,52 +37,6 @@ _Static_assert(TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_KERNEL == 6
 
 /* Below this share of the step, the overlap the advice could win is noise. */
 #define MIN_HIDEABLE_PCT 1.0
-
-struct ivl {
-    int64_t a, b;
-};
-
-struct ivs {
-    struct ivl *v;
-    size_t n, cap;
-};
-
-/* Appends [a, b), merged into the last interval when they overlap (rows of
- * one track come in time order, so nested and back-to-back spans fold). */
-static void ivs_add(struct ivs *l, int64_t a, int64_t b)
-{
-    if (b <= a) return;
-    if (l->n && a <= l->v[l->n - 1].b && b >= l->v[l->n - 1].a) {
-        struct ivl *t = &l->v[l->n - 1];
-        if (a < t->a) t->a = a;
-        if (b > t->b) t->b = b;
-        return;
-    }
-    if (l->n == l->cap) l->v = xrealloc(l->v, (l->cap = l->cap ? l->cap * 2 : 64) * sizeof *l->v);
-    l->v[l->n++] = (struct ivl){ a, b };
-}
-
-static int cmp_ivl(const void *x, const void *y)
-{
-    const struct ivl *p = x, *q = y;
-    return (p->a > q->a) - (p->a < q->a);
-}
-
-/* Sorts and merges into disjoint intervals in time order. */
-static void ivs_normalize(struct ivs *l)
-{
-    if (l->n < 2) return;
-    qsort(l->v, l->n, sizeof *l->v, cmp_ivl);
-    size_t k = 0;
-    for (size_t i = 1; i < l->n; i++) {
-        if (l->v[i].a <= l->v[k].b) {
-            if (l->v[i].b > l->v[k].b) l->v[k].b = l->v[i].b;
-        } else {
-            l->v[++k] = l->v[i];
-        }
-    }
-    l->n = k + 1;
-}
 
 static int64_t clip(int64_t a, int64_t b, int64_t x, int64_t y)
 {
@@ -163,7 +118,7 @@ static int cmp_win(const void *x, const void *y)
 }
 
 struct sweep {
-    const struct ivs *comm;
+    const struct ivlist *comm;
     const struct win *w;
     size_t nw, wc, cc;          /* windows; cursors into windows and comm */
     int64_t *comp, *ovl;        /* per step */
@@ -206,7 +161,7 @@ static int measure(sqlite3 *db, const struct ids *kern, const struct ids *ops, s
 {
     const struct rules_rank *r = f->r;
     int64_t lo, hi;
-    struct ivs comm = { 0 }, host = { 0 };
+    struct ivlist comm = { 0 }, host = { 0 };
     sqlite3_stmt *st = NULL;
     int rc = -1;
     if (slice_range(db, r->rank, &lo, &hi) != 0) return -1;
@@ -221,21 +176,21 @@ static int measure(sqlite3 *db, const struct ids *kern, const struct ids *ops, s
         int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
         uint32_t name = (uint32_t)sqlite3_column_int64(st, 2);
         if (sqlite3_column_int(st, 3) == TB_K_KERNEL) {
-            if (ids_has(kern, name)) ivs_add(&comm, ts, ts + dur);
+            if (ids_has(kern, name)) ivlist_add(&comm, ts, ts + dur);
         } else if (ids_has(ops, name)) {
-            ivs_add(&host, ts, ts + dur);
+            ivlist_add(&host, ts, ts + dur);
         }
     }
     sqlite3_finalize(st);
     st = NULL;
     if (!comm.n) {
         /* gloo, MPI ...: the collective runs on host threads, no kernel */
-        struct ivs t = comm;
+        struct ivlist t = comm;
         comm = host;
         host = t;
         f->host_comm = comm.n > 0;
     }
-    ivs_normalize(&comm);
+    ivlist_normalize(&comm);
 
     size_t n = r->nsteps;
     struct win *w = xcalloc(n, sizeof *w);
