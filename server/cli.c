@@ -1,6 +1,7 @@
 #define LOG_MODULE "cli"
 #include "cli.h"
 
+
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyses.h"
 #include "analysis.h"
 #include "diff.h"
 #include "fsutil.h"
@@ -358,6 +360,19 @@ static int report_db(const char *db_path, const char *run_name, json_t **out, st
     int rc = analysis_report(db, run_name, 10, out, e);
     json_t *recs = NULL;
     if (rc == 0 && (rc = rules_findings(db, -1, &recs, e)) == 0) json_object_set_new(*out, "recommendations", recs);
+    json_t *an = NULL;
+    if (rc == 0 && (rc = analyses_read(db, -1, &an, e)) == 0 && an) {
+        /* each rank's deeper analyses beside its figures */
+        size_t i;
+        json_t *rk;
+        json_array_foreach(json_object_get(*out, "ranks"), i, rk) {
+            char key[16];
+            snprintf(key, sizeof key, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(rk, "rank")));
+            json_t *doc = json_object_get(an, key);
+            if (doc) json_object_set(rk, "analyses", doc);
+        }
+        json_decref(an);
+    }
     if (rc) {
         json_decref(*out);
         *out = NULL;

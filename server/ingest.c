@@ -1,6 +1,7 @@
 #define LOG_MODULE "ingest"
 #include "ingest.h"
 
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analyses.h"
 #include "analysis.h"
 #include "fsutil.h"
 #include "importer.h"
@@ -204,6 +206,7 @@ static int analyse(const char *db_path, const struct config_rules *rules, int *r
     int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
     if (rc == 0) rc = analysis_run(db, e);
     if (rc == 0) rc = rules_run(db, rules, e);
+    if (rc == 0) rc = analyses_run(db, e);
     if (rc == 0) rc = timeline_build(db, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
@@ -762,7 +765,8 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
     /* the derived tables are computed again rather than renumbered: the
      * findings' texts name ranks and the straggler is judged across them */
     if ((rc = rundb_renumber_ranks(db, from, to, n, e)) != 0 || (rc = analysis_run(db, e)) != 0 ||
-        (rc = rules_run(db, &s->cfg->rules, e)) != 0 || (rc = timeline_build(db, e)) != 0)
+        (rc = rules_run(db, &s->cfg->rules, e)) != 0 || (rc = analyses_run(db, e)) != 0 ||
+        (rc = timeline_build(db, e)) != 0)
         goto out;
     if ((rc = rename_sources(src, from, to, n, e)) != 0) goto out;
     size_t i;

@@ -91,37 +91,46 @@ static inline char *fixture_write(const char *devices, const char *extra_header,
     return path;
 }
 
-/* Imports n rank files and returns the run's findings (rules_findings of
- * every rank), or NULL on failure (reported on stderr). */
-static inline json_t *fixture_findings_ranks(const char *devices, const char *extra_header, const char *const *events,
-                                      int n)
+/* Imports n rank files as one run through ingest_run; returns the path of
+ * its run.db (owned by caller) or NULL on failure (reported on stderr). */
+static inline char *fixture_import(const char *devices, const char *extra_header, const char *const *events, int n)
 {
     struct err e;
     struct ingest_file files[16];
     char *paths[16];
     char id[CATALOG_ID_LEN + 1];
-    json_t *out = NULL;
+    char *dbp = NULL;
     if (n > 16) return NULL;
     for (int i = 0; i < n; i++) {
         paths[i] = fixture_write(devices, extra_header, events[i], i);
         files[i] = (struct ingest_file){ paths[i], paths[i], 0 };
     }
     struct ingest_request req = { NULL, files, n, NULL };
-    if (ingest_run(fixture_cat, &fixture_cfg, &req, NULL, id, &e) != 0) {
+    if (ingest_run(fixture_cat, &fixture_cfg, &req, NULL, id, &e) != 0)
         fprintf(stderr, "import failed: %s\n", e.msg);
-    } else {
-        char *dbp = xasprintf("%s/runs/%s/run.db", fixture_root, id);
-        sqlite3 *db;
-        if (rundb_open_ro(dbp, &db, &e) == 0) {
-            if (rules_findings(db, -1, &out, &e) != 0) fprintf(stderr, "findings: %s\n", e.msg);
-            sqlite3_close(db);
-        }
-        free(dbp);
-    }
+    else
+        dbp = xasprintf("%s/runs/%s/run.db", fixture_root, id);
     for (int i = 0; i < n; i++) {
         unlink(paths[i]);
         free(paths[i]);
     }
+    return dbp;
+}
+
+/* Imports n rank files and returns the run's findings (rules_findings of
+ * every rank), or NULL on failure (reported on stderr). */
+static inline json_t *fixture_findings_ranks(const char *devices, const char *extra_header, const char *const *events,
+                                      int n)
+{
+    struct err e;
+    json_t *out = NULL;
+    char *dbp = fixture_import(devices, extra_header, events, n);
+    sqlite3 *db;
+    if (dbp && rundb_open_ro(dbp, &db, &e) == 0) {
+        if (rules_findings(db, -1, &out, &e) != 0) fprintf(stderr, "findings: %s\n", e.msg);
+        sqlite3_close(db);
+    }
+    free(dbp);
     return out;
 }
 

@@ -1,0 +1,10 @@
+/* analyses/critical_path.c — placeholder until the analysis lands (see include/analyses.h). */
+#include "analyses.h"
+
+int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
+{
+    (void)c;
+    (void)out;
+    (void)e;
+    return 0;
+}
