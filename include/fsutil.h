@@ -36,6 +36,19 @@ int fsutil_fsync_path(const char *path, struct err *e);
 /* Size of a regular file, or -1. */
 int64_t fsutil_file_size(const char *path);
 
+/* The data folder's lock (<data_dir>/lock, flock): every ingest and upload
+ * holds it shared while it has folders in tmp/ or an uncatalogued run
+ * folder; the start-up cleanups (catalog orphans, tmp sweep) take it
+ * exclusively and skip their sweep when they cannot, so a server and an
+ * `import` on one data folder never delete each other's work.
+ * exclusive: LOCK_EX without waiting (returns 1 when held elsewhere), else
+ * LOCK_SH waiting. Returns 0 with *fd set (release: fsutil_unlock), 1 busy,
+ * or an error code (a read-only folder cannot create the file). */
+int fsutil_lock_data(const char *data_dir, int exclusive, int *fd, struct err *e);
+
+/* Releases a lock from fsutil_lock_data (fd < 0: nothing). */
+void fsutil_unlock(int fd);
+
 /* Maps errno to our codes: ENOSPC/EROFS/EDQUOT -> ERR_NOSPACE, else ERR_IO. */
 int fsutil_errno_code(int errnum);
 

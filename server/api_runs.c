@@ -15,6 +15,7 @@
 
 #include "app.h"
 #include "catalog.h"
+#include "fsutil.h"
 #include "http.h"
 #include "ingest.h"
 #include "log.h"
@@ -338,6 +339,7 @@ struct upload {
     struct upload_file *files;
     int nfiles, capfiles;
     int fd; /* file being written, -1 when none */
+    int lock; /* the data folder's shared lock while the upload lives (fsutil.h) */
     uint64_t body_bytes; /* request body bytes seen */
     enum part_kind part;
     char field[FIELD_MAX + 1];
@@ -502,6 +504,7 @@ static int upload_begin(struct http_req *req, struct err *e)
     u = xcalloc(1, sizeof *u);
     u->app = app;
     u->fd = -1;
+    u->lock = -1;
     u->async = qasync && (strcmp(qasync, "1") == 0 || strcasecmp(qasync, "true") == 0);
     if (qname && *qname) u->run_name = xstrdup(qname);
     if (qtags && parse_tag_list(qtags, &u->tags, e) < 0) {
@@ -510,6 +513,7 @@ static int upload_begin(struct http_req *req, struct err *e)
         return e->code;
     }
     http_req_set_data(req, u); /* from here on cleanup frees u */
+    if (fsutil_lock_data(app->cfg.data_dir, 0, &u->lock, e) != 0) return e->code;
     if (!(u->dir = ingest_upload_dir(&app->cfg, e))) return e->code;
     if (multipart) return mpart_new(boundary, &upload_parts, u, &u->mp, e);
     return open_file(u, clean, e);
@@ -543,6 +547,7 @@ static void upload_cleanup(struct http_req *req)
         LOG_WARN("rmdir %s: %s", u->dir, strerror(errno));
     free(u->files);
     free(u->dir);
+    fsutil_unlock(u->lock);
     free(u->run_name);
     json_decref(u->tags);
     free(u);

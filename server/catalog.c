@@ -13,6 +13,7 @@
 
 #include "fsutil.h"
 #include "log.h"
+#include "rundb.h"
 #include "xmalloc.h"
 
 #define CATALOG_VERSION 2
@@ -35,11 +36,9 @@ static const char *const migrations[] = {
 
 static int db_fail(struct catalog *c, struct err *e, const char *what)
 {
-    int rc = sqlite3_errcode(c->db);
-    int code = rc == SQLITE_FULL || rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_IOERR
-                   ? ERR_NOSPACE
-                   : ERR_DB;
-    return err_set(e, code, "catalog %s: %s", what, sqlite3_errmsg(c->db));
+    char w[96];
+    snprintf(w, sizeof w, "catalog %s", what);
+    return rundb_db_error(c->db, e, w);
 }
 
 static int migrate(struct catalog *c, struct err *e)
@@ -131,7 +130,17 @@ int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
         catalog_close(c);
         return e->code;
     }
-    clean_orphans(c);
+    /* An ingest in another process (or this one) may be between moving its
+     * run into place and cataloguing it: sweep only when none is running. */
+    int lock;
+    struct err le;
+    int lrc = fsutil_lock_data(data_dir, 1, &lock, &le);
+    if (lrc == 0) {
+        clean_orphans(c);
+        fsutil_unlock(lock);
+    } else if (lrc == 1) {
+        LOG_INFO("an ingest is running on %s: orphan sweep skipped", data_dir);
+    }
     *out = c;
     return 0;
 }

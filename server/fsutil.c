@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -131,4 +132,30 @@ int64_t fsutil_file_size(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+}
+
+int fsutil_lock_data(const char *data_dir, int exclusive, int *fd, struct err *e)
+{
+    char *path = xasprintf("%s/lock", data_dir);
+    *fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (*fd < 0) {
+        int en = errno;
+        err_set(e, fsutil_errno_code(en), "cannot open the data folder lock %s: %s", path, strerror(en));
+        free(path);
+        return e->code;
+    }
+    free(path);
+    int rc;
+    while ((rc = flock(*fd, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH)) != 0 && errno == EINTR) {}
+    if (rc == 0) return 0;
+    int en = errno;
+    close(*fd);
+    *fd = -1;
+    if (exclusive && en == EWOULDBLOCK) return 1;
+    return err_set(e, ERR_IO, "cannot lock the data folder: %s", strerror(en));
+}
+
+void fsutil_unlock(int fd)
+{
+    if (fd >= 0) close(fd);
 }

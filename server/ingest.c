@@ -393,10 +393,25 @@ out:
     return rc;
 }
 
+/* ingest_run_locked under the data folder's shared lock (fsutil.h): its tmp
+ * folder and its not yet catalogued run folder are safe from the start-up
+ * sweeps of other processes. */
+static int ingest_run_shared(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
+                             struct ingest_progress *progress, pthread_mutex_t *mu,
+                             char run_id[CATALOG_ID_LEN + 1], struct err *e)
+{
+    int lock = -1;
+    int rc = fsutil_lock_data(cfg->data_dir, 0, &lock, e);
+    if (rc) return rc;
+    rc = ingest_run_locked(cat, cfg, req, progress, mu, run_id, e);
+    fsutil_unlock(lock);
+    return rc;
+}
+
 int ingest_run(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
                struct ingest_progress *progress, char run_id[CATALOG_ID_LEN + 1], struct err *e)
 {
-    return ingest_run_locked(cat, cfg, req, progress, NULL, run_id, e);
+    return ingest_run_shared(cat, cfg, req, progress, NULL, run_id, e);
 }
 
 char *ingest_upload_dir(const struct config *cfg, struct err *e)
@@ -503,7 +518,7 @@ static void *worker(void *arg)
         char run_id[CATALOG_ID_LEN + 1] = "";
         struct err e;
         err_clear(&e);
-        int rc = ingest_run_locked(s->cat, s->cfg, &req, &pick->progress, &s->mu, run_id, &e);
+        int rc = ingest_run_shared(s->cat, s->cfg, &req, &pick->progress, &s->mu, run_id, &e);
         if (rc) LOG_WARN("job %d failed: %s", pick->id, e.msg);
 
         pthread_mutex_lock(&s->mu);
@@ -524,9 +539,17 @@ int ingest_service_start(struct catalog *cat, const struct config *cfg, struct i
     struct ingest_service *s = xcalloc(1, sizeof *s);
     char *tmp = xasprintf("%s/tmp", cfg->data_dir);
 
-    /* Whatever is in tmp belonged to ingests that never committed. */
+    /* Whatever is in tmp belonged to ingests that never committed, unless
+     * another process on this data folder is ingesting right now. */
     struct err ignore;
-    fsutil_rmtree(tmp, &ignore);
+    int lock;
+    int lrc = fsutil_lock_data(cfg->data_dir, 1, &lock, &ignore);
+    if (lrc == 0) {
+        fsutil_rmtree(tmp, &ignore);
+        fsutil_unlock(lock);
+    } else if (lrc == 1) {
+        LOG_INFO("an ingest is running on %s: tmp sweep skipped", cfg->data_dir);
+    }
     if (fsutil_mkdirs(tmp, e) != 0) LOG_WARN("%s (uploads will fail until fixed)", e->msg);
     free(tmp);
     s->cat = cat;
