@@ -125,6 +125,12 @@ int rundb_renumber_ranks(sqlite3 *db, const int *from, const int *to, int n, str
  * OUT *out: owned by caller (sqlite3_close). */
 int rundb_open_ro(const char *db_path, sqlite3 **out, struct err *e);
 
+/* Fills e from db's last error as "<what>: <SQLite message>" and returns
+ * the code: ERR_NOSPACE with a plain-words cause for a full disk, a
+ * read-only folder or a failed write (SQLite says only "disk I/O error"),
+ * else ERR_DB. Shared by every module writing a run or the catalog. */
+int rundb_db_error(sqlite3 *db, struct err *e, const char *what);
+
 /* Run facts for the run page: {ranks: [{rank, file, bytes, format, device,
  * distributed, t0_ns, t1_ns, base_ns, stats, notes: [...]}], tracks: n,
  * slices: n}. OUT *out: owned by caller. */

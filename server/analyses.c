@@ -12,6 +12,7 @@
 
 #include "kclass.h"
 #include "model.h"
+#include "rundb.h"
 #include "xmalloc.h"
 
 const char *const an_cp_names[AN_CP_NCAT] = { "cpu", "dataloader", "gpu_compute", "communication",
@@ -31,7 +32,9 @@ static const char schema_sql[] =
 
 static int db_fail(sqlite3 *db, struct err *e, const char *what)
 {
-    return err_set(e, ERR_DB, "analyses: %s: %s", what, sqlite3_errmsg(db));
+    char w[96];
+    snprintf(w, sizeof w, "analyses (%s)", what);
+    return rundb_db_error(db, e, w);
 }
 
 static int prep(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)

@@ -168,11 +168,20 @@ static void *bg_main(void *arg);
 static int bg_barrier(struct rundb_writer *w, struct err *e);
 static int bg_failed(struct rundb_writer *w, struct err *e);
 
+int rundb_db_error(sqlite3 *db, struct err *e, const char *what)
+{
+    int rc = sqlite3_errcode(db);
+    const char *why = rc == SQLITE_FULL       ? " (the disk holding the data folder is full)"
+                      : rc == SQLITE_READONLY ? " (the data folder is read-only)"
+                      : rc == SQLITE_CANTOPEN ? " (the data folder cannot be written)"
+                      : rc == SQLITE_IOERR    ? " (a write failed: the disk may be full, over quota or failing)"
+                                              : NULL;
+    return err_set(e, why ? ERR_NOSPACE : ERR_DB, "%s: %s%s", what, sqlite3_errmsg(db), why ? why : "");
+}
+
 static int db_err(struct rundb_writer *w, struct err *e, const char *what)
 {
-    int rc = sqlite3_errcode(w->db);
-    int code = (rc == SQLITE_FULL || rc == SQLITE_READONLY || rc == SQLITE_IOERR) ? ERR_NOSPACE : ERR_DB;
-    return err_set(e, code, "%s: %s", what, sqlite3_errmsg(w->db));
+    return rundb_db_error(w->db, e, what);
 }
 
 static uint64_t hash_bytes(const char *s, size_t n, uint64_t seed)
@@ -1181,9 +1190,8 @@ int rundb_close_writer(struct rundb_writer *w, struct err *e)
     }
     if (sqlite3_exec(w->db, index_sql, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(w->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        int code = sqlite3_errcode(w->db) == SQLITE_FULL ? ERR_NOSPACE : ERR_DB;
-        rc = err_set(e, code, "cannot finish the run database: %s", msg ? msg : "?");
         sqlite3_free(msg);
+        rc = rundb_db_error(w->db, e, "cannot finish the run database");
         goto out;
     }
     /* Readers get WAL so a later writer (analyses) never blocks them. */
