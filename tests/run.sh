@@ -55,9 +55,25 @@ fi
 
 echo "== HTTP integration tests (real server on loopback)"
 if command -v node >/dev/null 2>&1 && [ -d tests/integration ]; then
+    # Under a sanitizer build the servers and CLIs these tests start report
+    # leaks and errors into files (a test reads only their answers), and each
+    # report fails the run. kill -9'd servers report nothing, by design.
+    san=""
+    if [ -n "$TB_SANITIZED" ]; then
+        san="$PWD/$BUILD/sanitizer-logs"; rm -rf "$san"; mkdir -p "$san"
+        export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$san/asan"
+        export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$san/ubsan"
+    fi
     node --test --test-concurrency=1 tests/integration/ > "$log" 2>&1; rc=$?
     grep -E "^not ok|^# (pass|fail)|Error|expected|actual" "$log" | head -60
     record integration $rc "$(count_node)"
+    if [ -n "$san" ]; then
+        unset ASAN_OPTIONS UBSAN_OPTIONS
+        reports=$(ls "$san" | wc -l)
+        for f in "$san"/*; do [ -f "$f" ] && { echo "--- $f"; head -40 "$f"; }; done
+        echo "sanitizer reports from servers and CLIs: $reports"
+        if [ "$reports" = 0 ]; then record sanitizer-logs 0 "1 0"; else record sanitizer-logs 1 "0 $reports"; fi
+    fi
 fi
 
 if [ -z "$TB_SKIP_BROWSER" ] && [ -d tests/browser ]; then
