@@ -204,8 +204,10 @@ static int load_gpu(struct an_ctx *c, struct err *e)
 {
     sqlite3_stmt *tr, *sl;
     if (prep(c->db,
-             "SELECT id, device, name, first_slice, last_slice FROM track WHERE rank = ? AND kind = 1"
-             " AND nslices > 0 ORDER BY id",
+             /* a trace without thread_name metadata leaves GPU tracks unnamed */
+             "SELECT id, device, CASE WHEN coalesce(name, '') = '' AND stream IS NOT NULL"
+             " THEN 'stream ' || stream ELSE name END, first_slice, last_slice FROM track"
+             " WHERE rank = ? AND kind = 1 AND nslices > 0 ORDER BY id",
              &tr, e))
         return e->code;
     if (prep(c->db,

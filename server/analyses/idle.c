@@ -1,10 +1,296 @@
-/* analyses/idle.c — placeholder until the analysis lands (see include/analyses.h). */
+/* analyses/idle.c — idle time by cause per GPU stream (see include/analyses.h).
+ *
+ * HTA's idle time breakdown, then one step further. Each stream's ops are
+ * taken in start order; a gap is [prev_end, next.ts) where prev_end is the
+ * latest end seen so far on the stream (HTA takes the previous op's end;
+ * they differ only when ops overlap on one stream, which clock rounding
+ * can cause). Only the part of each gap inside the steps' window
+ * [c->w0, c->w1) counts. A gap is:
+ *   host_wait   the next op's launch call began after prev_end (the host
+ *               enqueued it too late);
+ *   kernel_wait otherwise, when the whole gap is < 30 µs (back-to-back
+ *               work with the GPU's own launch latency between);
+ *   other       anything else (event waits, other streams, copies);
+ * an op without a launch partner can only be kernel_wait or other, as in
+ * HTA. Going further, each host_wait gap is split by what the launching
+ * host thread did over [gap start, launch.ts): launching (runtime calls,
+ * framework ops, record_function regions), sync (blocking runtime calls),
+ * dataloader, comm (collective ops) or none (nothing the profiler saw:
+ * Python, sleeps). The rest of the gap, [launch.ts, gap end), is the launch
+ * itself in flight and counts as launching, so host_wait_by adds up to
+ * host_wait_ns.
+ *
+ * Output object (times integer ns):
+ *   {"kernel_wait_threshold_ns": 30000,
+ *    "streams": [{"stream": track id, "name": "stream 7", "device": n|-1,
+ *                 "busy_ns": union of its ops inside the window,
+ *                 "idle_ns": its gaps inside the window (= the three below),
+ *                 "host_wait_ns", "kernel_wait_ns", "other_ns",
+ *                 "host_wait_by": {"launching_ns", "sync_ns", "dataloader_ns",
+ *                                  "comm_ns", "none_ns"},
+ *                 "counts": {"host_wait", "kernel_wait", "other"},
+ *                 "stats": {"host_wait"|"kernel_wait"|"other": {"count",
+ *                           "mean_ns", "min_ns", "p50_ns", "max_ns"}}}],
+ *    "totals": {the same fields summed over the streams, less the stream's
+ *               name, device and stats},
+ *    "ratios": {"host_wait", "kernel_wait", "other"}: shares of total idle,
+ *    "histogram": {"edges_ns": [1000, 2000, ..., 65536000],
+ *                  "host_wait"|"kernel_wait"|"other": counts of gaps, one
+ *                  more than edges: [i] holds edges[i-1] <= len < edges[i],
+ *                  the first < edges[0], the last >= the last edge}}
+ * Streams with neither busy nor idle time in the window are left out. Gap
+ * lengths in stats and the histogram are the parts inside the window;
+ * p50 interpolates linearly between order statistics (as pandas does).
+ *
+ * Cost: one index array over the rank's ops, the gap lengths of one
+ * stream, and per stream one set of host cursors (gpuscan_hosts; cursors
+ * only move forward, and the gaps of different streams overlap in time).
+ */
+#include <stdlib.h>
+#include <string.h>
+
 #include "analyses.h"
+#include "xmalloc.h"
+
+/* HTA's consecutive_kernel_delay (30 µs). */
+#define KERNEL_WAIT_NS 30000
+/* Histogram edges: 1 µs doubling up to 2^16 µs (about 65 ms). */
+#define NEDGES 17
+#define EDGE0_NS 1000
+
+enum { CAT_HOST, CAT_KERNEL, CAT_OTHER, NCAT };
+static const char *const cat_names[NCAT] = { "host_wait", "kernel_wait", "other" };
+
+/* What the host did during host waits. */
+enum { BY_LAUNCHING, BY_SYNC, BY_DATALOADER, BY_COMM, BY_NONE, NBY };
+static const char *const by_names[NBY] = { "launching_ns", "sync_ns", "dataloader_ns", "comm_ns", "none_ns" };
+
+struct tally {
+    int64_t busy, cat[NCAT], by[NBY], count[NCAT];
+};
+
+/* Gap lengths of one stream and category, for its stats. */
+struct lens {
+    int64_t *v;
+    size_t n, cap;
+};
+
+static int by_of_act(int act)
+{
+    switch (act) {
+    case GPUSCAN_SYNC: return BY_SYNC;
+    case GPUSCAN_DATALOADER: return BY_DATALOADER;
+    case GPUSCAN_COMM: return BY_COMM;
+    case GPUSCAN_NONE: return BY_NONE;
+    default: return BY_LAUNCHING; /* GPUSCAN_LAUNCH, GPUSCAN_OP, GPUSCAN_REGION */
+    }
+}
+
+static void on_stretch(void *arg, int act, const struct gpuscan_frame *stack, int n, int64_t ns)
+{
+    (void)stack;
+    (void)n;
+    struct tally *t = arg;
+    t->by[by_of_act(act)] += ns;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The q-quantile of sorted v[0..n) (n > 0), interpolated linearly. */
+static double quantile(const int64_t *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n) return (double)v[n - 1];
+    return (double)v[i] + (pos - (double)i) * (double)(v[i + 1] - v[i]);
+}
+
+static json_t *stats_of(struct lens *l)
+{
+    if (l->n == 0) return json_pack("{s:i,s:i,s:i,s:i,s:i}", "count", 0, "mean_ns", 0, "min_ns", 0, "p50_ns", 0,
+                                    "max_ns", 0);
+    qsort(l->v, l->n, sizeof *l->v, cmp_i64);
+    double sum = 0;
+    for (size_t i = 0; i < l->n; i++) sum += (double)l->v[i];
+    return json_pack("{s:I,s:f,s:I,s:f,s:I}", "count", (json_int_t)l->n, "mean_ns", sum / (double)l->n, "min_ns",
+                     (json_int_t)l->v[0], "p50_ns", quantile(l->v, l->n, 0.5), "max_ns",
+                     (json_int_t)l->v[l->n - 1]);
+}
+
+static json_t *tally_json(const struct tally *t, int64_t *idle_out)
+{
+    json_t *o = json_object(), *by = json_object(), *counts = json_object();
+    int64_t idle = t->cat[CAT_HOST] + t->cat[CAT_KERNEL] + t->cat[CAT_OTHER];
+    json_object_set_new(o, "busy_ns", json_integer(t->busy));
+    json_object_set_new(o, "idle_ns", json_integer(idle));
+    json_object_set_new(o, "host_wait_ns", json_integer(t->cat[CAT_HOST]));
+    json_object_set_new(o, "kernel_wait_ns", json_integer(t->cat[CAT_KERNEL]));
+    json_object_set_new(o, "other_ns", json_integer(t->cat[CAT_OTHER]));
+    for (int i = 0; i < NBY; i++) json_object_set_new(by, by_names[i], json_integer(t->by[i]));
+    json_object_set_new(o, "host_wait_by", by);
+    for (int i = 0; i < NCAT; i++) json_object_set_new(counts, cat_names[i], json_integer(t->count[i]));
+    json_object_set_new(o, "counts", counts);
+    if (idle_out) *idle_out = idle;
+    return o;
+}
+
+static int bin_of(int64_t len)
+{
+    int b = 0;
+    for (int64_t edge = EDGE0_NS; b < NEDGES && len >= edge; edge *= 2) b++;
+    return b;
+}
+
+/* The stream index of track id (streams are sorted by track), -1 none. */
+static int stream_ix(const struct an_ctx *c, uint32_t track)
+{
+    size_t lo = 0, hi = c->nstreams;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->streams[mid].track < track) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < c->nstreams && c->streams[lo].track == track ? (int)lo : -1;
+}
+
+/* ====================================================================== */
+/* One stream                                                             */
+/* ====================================================================== */
+
+/* Scans the ops ix[0..n) of one stream (in start order) into t, the gap
+ * lengths into l[] and the histogram hist[][]; host waits are swept on the
+ * launching threads' cursors of H. */
+static int scan_stream(struct an_ctx *c, const size_t *ix, size_t n, struct gpuscan_hosts *H, struct tally *t,
+                       struct lens *l, int64_t hist[NCAT][NEDGES + 1], struct err *e)
+{
+    int64_t w0 = c->w0, w1 = c->w1, prev_end = 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct an_op *o = &c->ops[ix[k]];
+        /* busy: the part of the op not covered by earlier ones, in the window */
+        int64_t from = k && o->ts < prev_end ? prev_end : o->ts;
+        int64_t bs = from > w0 ? from : w0, be = o->end < w1 ? o->end : w1;
+        if (be > bs) t->busy += be - bs;
+        if (k && o->ts > prev_end) {
+            int64_t a = prev_end > w0 ? prev_end : w0, b = o->ts < w1 ? o->ts : w1;
+            if (b > a) {
+                const struct an_launch *la = o->launch >= 0 ? &c->launches[o->launch] : NULL;
+                int cat = la && la->ts > prev_end          ? CAT_HOST
+                          : o->ts - prev_end < KERNEL_WAIT_NS ? CAT_KERNEL
+                                                              : CAT_OTHER;
+                int64_t len = b - a;
+                t->cat[cat] += len;
+                t->count[cat]++;
+                hist[cat][bin_of(len)]++;
+                if (l[cat].n == l[cat].cap)
+                    l[cat].v = xrealloc(l[cat].v, (l[cat].cap = l[cat].cap ? l[cat].cap * 2 : 64) * sizeof *l[cat].v);
+                l[cat].v[l[cat].n++] = len;
+                if (cat == CAT_HOST) {
+                    int64_t until = la->ts < b ? la->ts : b;
+                    if (until > a) {
+                        struct gpuscan_host *h;
+                        int rc = gpuscan_hosts_get(H, la->thread, &h, e);
+                        if (rc == 0) rc = gpuscan_host_sweep(h, a, until, on_stretch, t, e);
+                        if (rc) return rc;
+                    } else {
+                        until = a;
+                    }
+                    t->by[BY_LAUNCHING] += b - until;
+                }
+            }
+        }
+        if (k == 0 || o->end > prev_end) prev_end = o->end;
+    }
+    return 0;
+}
+
+/* ====================================================================== */
+/* The analysis                                                           */
+/* ====================================================================== */
 
 int an_idle(struct an_ctx *c, json_t *out, struct err *e)
 {
-    (void)c;
-    (void)out;
-    (void)e;
+    int rc = 0;
+    int64_t hist[NCAT][NEDGES + 1];
+    memset(hist, 0, sizeof hist);
+    struct tally tot;
+    memset(&tot, 0, sizeof tot);
+    struct lens l[NCAT];
+    memset(l, 0, sizeof l);
+    json_t *streams = json_array();
+
+    /* the ops grouped by stream, each group in (ts, id) order: a counting
+     * sort over the ops, which are in that order already */
+    size_t *start = xcalloc(c->nstreams + 1, sizeof *start);
+    size_t *ix = xmalloc((c->nops ? c->nops : 1) * sizeof *ix);
+    int *sx = xmalloc((c->nops ? c->nops : 1) * sizeof *sx);
+    for (size_t i = 0; i < c->nops; i++) {
+        sx[i] = stream_ix(c, c->ops[i].stream);
+        if (sx[i] >= 0) start[sx[i] + 1]++;
+    }
+    for (size_t s = 0; s < c->nstreams; s++) start[s + 1] += start[s];
+    size_t *fill = xmalloc((c->nstreams + 1) * sizeof *fill);
+    memcpy(fill, start, (c->nstreams + 1) * sizeof *fill);
+    for (size_t i = 0; i < c->nops; i++)
+        if (sx[i] >= 0) ix[fill[sx[i]]++] = i;
+    free(fill);
+    free(sx);
+
+    for (size_t s = 0; s < c->nstreams && rc == 0; s++) {
+        struct tally t;
+        memset(&t, 0, sizeof t);
+        for (int k = 0; k < NCAT; k++) l[k].n = 0;
+        struct gpuscan_hosts *H = gpuscan_hosts_open(c->db, c->names);
+        rc = scan_stream(c, ix + start[s], start[s + 1] - start[s], H, &t, l, hist, e);
+        gpuscan_hosts_close(H);
+        if (rc) break;
+        int64_t idle;
+        json_t *o = tally_json(&t, &idle);
+        if (t.busy == 0 && idle == 0) {
+            json_decref(o);
+            continue;
+        }
+        json_t *st = json_object();
+        for (int k = 0; k < NCAT; k++) json_object_set_new(st, cat_names[k], stats_of(&l[k]));
+        json_object_set_new(o, "stats", st);
+        json_object_set_new(o, "stream", json_integer(c->streams[s].track));
+        json_object_set_new(o, "name", json_string(c->streams[s].name));
+        json_object_set_new(o, "device", json_integer(c->streams[s].device));
+        json_array_append_new(streams, o);
+        tot.busy += t.busy;
+        for (int k = 0; k < NCAT; k++) {
+            tot.cat[k] += t.cat[k];
+            tot.count[k] += t.count[k];
+        }
+        for (int k = 0; k < NBY; k++) tot.by[k] += t.by[k];
+    }
+    free(start);
+    free(ix);
+    for (int k = 0; k < NCAT; k++) free(l[k].v);
+    if (rc) {
+        json_decref(streams);
+        return rc;
+    }
+
+    int64_t idle;
+    json_t *totals = tally_json(&tot, &idle);
+    json_t *ratios = json_object(), *histo = json_object(), *edges = json_array();
+    for (int k = 0; k < NCAT; k++)
+        json_object_set_new(ratios, cat_names[k], json_real(idle > 0 ? (double)tot.cat[k] / (double)idle : 0.0));
+    for (int i = 0; i < NEDGES; i++) json_array_append_new(edges, json_integer((json_int_t)EDGE0_NS << i));
+    json_object_set_new(histo, "edges_ns", edges);
+    for (int k = 0; k < NCAT; k++) {
+        json_t *h = json_array();
+        for (int i = 0; i <= NEDGES; i++) json_array_append_new(h, json_integer(hist[k][i]));
+        json_object_set_new(histo, cat_names[k], h);
+    }
+    json_object_set_new(out, "kernel_wait_threshold_ns", json_integer(KERNEL_WAIT_NS));
+    json_object_set_new(out, "streams", streams);
+    json_object_set_new(out, "totals", totals);
+    json_object_set_new(out, "ratios", ratios);
+    json_object_set_new(out, "histogram", histo);
     return 0;
 }
