@@ -34,7 +34,8 @@
  * item. Keys and wheel as input.js says; the minimap moves the view.
  *
  * URL state (replaceState, debounced): &start= &end= (window, µs),
- * &sel=track:ts:dur, &pins=ids, &q=search. A reload restores the view;
+ * &sel=track:ts:dur, &pins=ids, &q=search, &cp=1 (the critical path shown;
+ * timeline/critpath.js). A reload restores the view;
  * back/forward and pasted links are applied (onRoute), the view's own
  * writes are not (`written`).
  */
@@ -47,6 +48,7 @@ import { buildSel, parseSel, urlTime } from '../router.js';
 import { analysisError, tabRank, updateRoute } from '../tabs.js';
 import * as T from '../timescale.js';
 import { showAggregate, showAreaEmpty, showAreaError, showAreaLoading } from '../timeline/aggregate.js';
+import { createCritPath } from '../timeline/critpath.js';
 import { counterMap, itemStartingAt, unpackWindow } from '../timeline/data.js';
 import { showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
 import { drawLanes, drawMini, drawRuler } from '../timeline/draw.js';
@@ -166,6 +168,7 @@ function createTimeline(root, ctx) {
         { class: [C.btn, C.btnSm], href: api.analysisUrl(run.id, 'source', { rank }), download: '', title: 'The original trace file of this rank (opens in Perfetto)' },
         'Download trace',
     );
+    const cp = createCritPath({ runId: run.id, rank: () => rank, plot: () => plot, changed: () => invalidateOverlay() });
     const toolbar = h(
         'div',
         { class: [C.toolbar, C.tlToolbar] },
@@ -177,6 +180,7 @@ function createTimeline(root, ctx) {
         windowText,
         h('label', { class: [C.field, C.nowrap] }, emptyBox, h('span', null, 'Empty lanes')),
         fitBtn,
+        cp.button,
         keysBtn,
         download,
     );
@@ -212,7 +216,7 @@ function createTimeline(root, ctx) {
     const detailsBox = h('section', { class: [C.card, C.cardPad, C.tlDetails], 'aria-label': 'Selected slice' });
     const areaBox = h('section', { class: [C.card, C.cardPad, C.tlArea], 'aria-label': 'Area selection' });
     const status = h('div');
-    const content = h('div', null, toolbar, help, body, h('div', { class: C.tlPanels }, detailsBox, areaBox));
+    const content = h('div', null, toolbar, cp.legend, help, body, h('div', { class: C.tlPanels }, detailsBox, areaBox));
     root.replaceChildren(h('div', { class: C.page }, status, content));
     content.hidden = true;
     showDetailsEmpty(detailsBox);
@@ -272,6 +276,7 @@ function createTimeline(root, ctx) {
         if (ref) select(ref, { reveal: false });
         if (search.query) search.run(search.query, false);
         if (!firstLoad) scheduleUrl(); // a new rank: the old selection is gone
+        cp.syncUrl();
         firstLoad = false;
     }
 
@@ -444,6 +449,9 @@ function createTimeline(root, ctx) {
         if (needOver) {
             needOver = false;
             drawOverlay(overCanvas, { view, layout, scrollY, trackById, items, hover, sel, details, area, lanesH: lanesHeight() }, plot.clientHeight);
+            const g = overCanvas.getContext('2d');
+            if (g) cp.draw(g, { view, layout, scrollY, trackById, items, height: plot.clientHeight });
+            cp.need(view);
         }
     }
 
@@ -515,6 +523,7 @@ function createTimeline(root, ctx) {
                 sel.id = d.id;
             }
             showDetails(detailsBox, d, detailsActions);
+            cp.showFor(d.id, detailsBox);
             invalidateOverlay();
         } catch (e) {
             if (destroyed || selCtrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
@@ -525,6 +534,7 @@ function createTimeline(root, ctx) {
     function clearSelection() {
         sel = null;
         details = null;
+        cp.showFor(null, detailsBox);
         if (selCtrl) selCtrl.abort();
         showDetailsEmpty(detailsBox);
         invalidateOverlay();
@@ -810,6 +820,7 @@ function createTimeline(root, ctx) {
         const r = store.get().route;
         if (r.view !== 'run' || r.tab !== 'timeline') return;
         updateRoute(store, { start: all ? null : view.start, end: all ? null : view.end, sel: selStr, pins: pinList, q: search.query });
+        cp.syncUrl(); // the router does not know cp=1
     }
 
     /** @param {Route} r */
@@ -822,6 +833,7 @@ function createTimeline(root, ctx) {
             details = null;
             area = null;
             search.reset();
+            cp.reset();
             showDetailsEmpty(detailsBox);
             showAreaEmpty(areaBox);
             load();
@@ -890,6 +902,7 @@ function createTimeline(root, ctx) {
             loadCtrl.abort();
             for (const c of [winCtrl, selCtrl, aggCtrl]) if (c) c.abort();
             search.destroy();
+            cp.destroy();
             clearTimeout(fetchTimer);
             clearTimeout(urlTimer);
             if (frame) cancelAnimationFrame(frame);

@@ -1,0 +1,322 @@
+/* analyses_cp_test — the critical path of each step (server/analyses/
+ * critical_path.c) on crafted Kineto traces imported through the real
+ * pipeline, each case computed by hand: a launch-bound step, a GPU-bound
+ * one (queued kernels), a step ending in cudaDeviceSynchronize, a DataLoader
+ * call at the step's start, a communication kernel, a blocking copy, and a
+ * helper thread (autograd's) that hands over to the main thread. Every case
+ * also checks the invariant: the categories add up to the step's duration
+ * and the stored segments tile the step without gap or overlap. Times in
+ * the traces are µs, in the figures ns. */
+#include "analyses_fixture.h"
+
+#include <stdarg.h>
+
+/* ---------------------------------------------------------------------- */
+/* Building traces in code                                                  */
+/* ---------------------------------------------------------------------- */
+
+struct tbuf {
+    char *s;
+    size_t n, cap;
+};
+
+static void tb_add(struct tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void tb_add(struct tbuf *b, const char *fmt, ...)
+{
+    char ev[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(ev, sizeof ev, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= sizeof ev) exit(1);
+    if (b->n + (size_t)k + 2 > b->cap) b->s = xrealloc(b->s, b->cap = (b->n + (size_t)k + 2) * 2);
+    if (b->n) b->s[b->n++] = ',';
+    memcpy(b->s + b->n, ev, (size_t)k + 1);
+    b->n += (size_t)k;
+}
+
+/* A host span on thread tid (corr 0: none). */
+static void host_t(struct tbuf *b, int tid, const char *cat, const char *name, double ts, double dur, int corr)
+{
+    if (corr)
+        tb_add(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                  "\"args\":{\"correlation\":%d}}",
+               cat, name, tid, ts, dur, corr);
+    else
+        tb_add(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                  "\"args\":{}}",
+               cat, name, tid, ts, dur);
+}
+
+static void host(struct tbuf *b, const char *cat, const char *name, double ts, double dur, int corr)
+{
+    host_t(b, 1, cat, name, ts, dur, corr);
+}
+
+/* A GPU op on stream 7 (cat "kernel" or "gpu_memcpy"). */
+static void gpu(struct tbuf *b, const char *cat, const char *name, double ts, double dur, int corr)
+{
+    tb_add(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%.3f,\"dur\":%.3f,"
+              "\"args\":{\"device\":0,\"stream\":7,\"correlation\":%d}}",
+           cat, name, ts, dur, corr);
+}
+
+static void step(struct tbuf *b, int n, double ts, double dur)
+{
+    char name[32];
+    snprintf(name, sizeof name, "ProfilerStep#%d", n);
+    host(b, "user_annotation", name, ts, dur, 0);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Checking a result                                                        */
+/* ---------------------------------------------------------------------- */
+
+struct want {
+    int64_t cpu, dataloader, gpu, comm, launch, gap; /* µs */
+    const char *bound_by;
+};
+
+/* Imports the trace, checks step 0's categories against w (µs), the sum
+ * invariant on every step and the stored segments. Returns the stored
+ * segment count (-1 on failure). */
+static int64_t check_path(char *trace, const struct want *w)
+{
+    char *db = NULL;
+    json_t *doc = fixture_analyses(DEV_H100, trace, &db);
+    free(trace);
+    int64_t nseg = -1;
+    if (!doc || !db) {
+        CHECK(doc != NULL);
+        json_decref(doc);
+        free(db);
+        return -1;
+    }
+    json_t *cp = json_object_get(doc, "critical_path");
+    json_t *steps = json_object_get(cp, "steps");
+    CHECK(json_array_size(steps) >= 1);
+    size_t i;
+    json_t *s;
+    json_array_foreach(steps, i, s) {
+        json_t *by = json_object_get(s, "by");
+        int64_t sum = 0;
+        const char *k;
+        json_t *v;
+        json_object_foreach(by, k, v) sum += json_integer_value(v);
+        CHECK_EQ_INT(sum, json_integer_value(json_object_get(s, "dur")));
+    }
+    s = json_array_get(steps, 0);
+    json_t *by = json_object_get(s, "by");
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "cpu_ns")), w->cpu * 1000);
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "dataloader_ns")), w->dataloader * 1000);
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "gpu_compute_ns")), w->gpu * 1000);
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "communication_ns")), w->comm * 1000);
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "launch_overhead_ns")), w->launch * 1000);
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "kernel_gap_ns")), w->gap * 1000);
+    CHECK_EQ_STR(json_string_value(json_object_get(s, "bound_by")), w->bound_by);
+    CHECK_EQ_STR(json_string_value(json_object_get(cp, "bound_by")), w->bound_by);
+    /* stored: the segments of step 0 tile [ts, ts + dur) in time order */
+    int64_t ts = json_integer_value(json_object_get(s, "ts")), dur = json_integer_value(json_object_get(s, "dur"));
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT sum(dur) FROM critpath WHERE step = 0");
+    CHECK_EQ_INT(fixture_query_int(db, sql), dur);
+    snprintf(sql, sizeof sql, "SELECT min(ts) FROM critpath WHERE step = 0");
+    CHECK_EQ_INT(fixture_query_int(db, sql), ts);
+    CHECK_EQ_INT(fixture_query_int(db, "SELECT count(*) FROM (SELECT ts, dur, lead(ts) OVER (ORDER BY ts) AS nx"
+                                       " FROM critpath WHERE step = 0) WHERE nx IS NOT NULL AND ts + dur != nx"),
+                 0);
+    CHECK_EQ_INT(fixture_query_int(db, "SELECT count(*) FROM critpath WHERE dur <= 0"), 0);
+    nseg = fixture_query_int(db, "SELECT count(*) FROM critpath WHERE step = 0");
+    CHECK_EQ_INT(nseg, json_integer_value(json_object_get(s, "segments")));
+    json_decref(doc);
+    free(db);
+    return nseg;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Cases                                                                    */
+/* ---------------------------------------------------------------------- */
+
+/* Launch-bound: step [0, 100), op i covers [t, t+8) with its launch call
+ * [t+2, t+7) and a 2 µs kernel [t+8, t+10), t = 10 i. The path ends on the
+ * last kernel (2 gpu), waits 1 µs after its launch call (launch), and then
+ * walks the host: per op 5 µs in the call (launch), 2 + 1 µs of op around
+ * it and 2 µs between ops (cpu); the last op's tail after its call is off
+ * the path. cpu = 9 * 5 + 2 = 47, launch = 9 * 5 + 5 + 1 = 51. */
+static void test_launch_bound(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 100);
+    for (int i = 0; i < 10; i++) {
+        double t = 10.0 * i;
+        host(&b, "cpu_op", "aten::add", t, 8, 0);
+        host(&b, "cuda_runtime", "cudaLaunchKernel", t + 2, 5, i + 1);
+        gpu(&b, "kernel", "small_kernel", t + 8, 2, i + 1);
+    }
+    struct want w = { .cpu = 47, .gpu = 2, .launch = 51, .bound_by = "launch_overhead" };
+    check_path(b.s, &w);
+}
+
+/* GPU-bound: three launches [1,2) [3,4) [5,6) queue 30 µs kernels [3,33)
+ * [35,65) [66,96); the step stretches to 96. Back from the last kernel:
+ * 3 * 30 gpu, gaps 1 + 2 (kernel_gap), the first kernel's wait for its
+ * launch [2,3) and the call [1,2) (launch), [0,1) cpu. */
+static void test_gpu_bound(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 20);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 3, 1, 2);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 5, 1, 3);
+    gpu(&b, "kernel", "big_gemm", 3, 30, 1);
+    gpu(&b, "kernel", "big_gemm", 35, 30, 2);
+    gpu(&b, "kernel", "big_gemm", 66, 30, 3);
+    struct want w = { .cpu = 1, .gpu = 90, .launch = 2, .gap = 3, .bound_by = "gpu_compute" };
+    int64_t n = check_path(b.s, &w);
+    CHECK_EQ_INT(n, 8); /* cpu, launch call, launch gap, k1, gap, k2, gap, k3 */
+}
+
+/* A step ending in cudaDeviceSynchronize [5, 41) while kernel [3, 40)
+ * runs, then an op [42, 48) and the step's end at 50. Back from 50: cpu
+ * 2 + 6 + 1; the sync's tail [40, 41) (launch) jumps to the kernel (37
+ * gpu; the 35 µs wait is not on the path), its launch gap [2, 3) and call
+ * [1, 2) (launch), [0, 1) cpu. */
+static void test_device_sync(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 50);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    gpu(&b, "kernel", "gemm", 3, 37, 1);
+    host(&b, "cuda_runtime", "cudaDeviceSynchronize", 5, 36, 0);
+    host(&b, "cpu_op", "aten::foo", 42, 6, 0);
+    struct want w = { .cpu = 10, .gpu = 37, .launch = 3, .bound_by = "gpu_compute" };
+    check_path(b.s, &w);
+}
+
+/* The same inside aten::item → cudaStreamSynchronize, with a second kernel
+ * queued behind the first: the sync waits for the last one. Kernels
+ * [3, 20) and [21, 30), sync [6, 31) inside item [5, 32), step [0, 40).
+ * Back: cpu [32, 40) 8 + [31, 32) 1; sync tail [30, 31) launch 1; k2 9
+ * gpu; gap [20, 21) 1; k1 17 gpu; launch gap [2, 3) 1 + call [1, 2) 1;
+ * cpu [0, 1) 1. */
+static void test_stream_sync_in_op(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 40);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 2, 0.5, 2);
+    gpu(&b, "kernel", "gemm", 3, 17, 1);
+    gpu(&b, "kernel", "reduce", 21, 9, 2);
+    host(&b, "cpu_op", "aten::item", 5, 27, 0);
+    host(&b, "cuda_runtime", "cudaStreamSynchronize", 6, 25, 0);
+    struct want w = { .cpu = 10, .gpu = 26, .launch = 3, .gap = 1, .bound_by = "gpu_compute" };
+    check_path(b.s, &w);
+}
+
+/* A DataLoader call [1, 41) (with an op inside) at the step's start, then
+ * one launch [42, 44) whose kernel [45, 55) ends before the step [0, 60):
+ * the host is the path. cpu [44, 60) + [41, 42) + [0, 1) = 18, launch 2,
+ * dataloader 40 — one merged segment. */
+static void test_dataloader(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 60);
+    host(&b, "user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1, 40, 0);
+    host(&b, "cpu_op", "aten::stack", 10, 10, 0);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 42, 2, 1);
+    gpu(&b, "kernel", "conv", 45, 10, 1);
+    struct want w = { .cpu = 18, .dataloader = 40, .launch = 2, .bound_by = "dataloader" };
+    int64_t n = check_path(b.s, &w);
+    CHECK_EQ_INT(n, 5); /* cpu, dataloader, cpu, launch call, cpu */
+}
+
+/* A collective kernel [3, 50) launched at [1, 2) in a step [0, 10). */
+static void test_communication(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 10);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    gpu(&b, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 3, 47, 1);
+    struct want w = { .cpu = 1, .comm = 47, .launch = 2, .bound_by = "communication" };
+    check_path(b.s, &w);
+}
+
+/* A blocking copy: cudaMemcpyAsync [20, 40) into pageable memory whose copy
+ * [30, 38) waits behind a kernel [3, 30); step [0, 45). Back: cpu [40, 45)
+ * 5; the call's tail [38, 40) launch 2; the copy 8 gpu; the kernel (the
+ * stream, not the call, released the copy) 27 gpu; launch gap [2, 3) and
+ * call [1, 2); cpu [0, 1). */
+static void test_blocking_copy(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 45);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    gpu(&b, "kernel", "gemm", 3, 27, 1);
+    host(&b, "cuda_runtime", "cudaMemcpyAsync", 20, 20, 2);
+    gpu(&b, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 30, 8, 2);
+    struct want w = { .cpu = 6, .gpu = 35, .launch = 4, .bound_by = "gpu_compute" };
+    check_path(b.s, &w);
+}
+
+/* Autograd's thread (tid 2) launches the kernel [26, 60) from an op
+ * [20, 30) with its call [22, 25); before the op it has nothing open, so
+ * the path hands over to the main thread (the step's), idle in the step
+ * span: gpu 34, launch gap 1 + call 3, cpu 2 (op) + 20 (main). */
+static void test_helper_thread(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 40);
+    host_t(&b, 2, "cpu_op", "autograd::engine::evaluate_function: AddBackward0", 20, 10, 0);
+    host_t(&b, 2, "cuda_runtime", "cudaLaunchKernel", 22, 3, 1);
+    gpu(&b, "kernel", "add_kernel", 26, 34, 1);
+    struct want w = { .cpu = 22, .gpu = 34, .launch = 4, .bound_by = "gpu_compute" };
+    check_path(b.s, &w);
+}
+
+/* Two steps: the second's path stops at its start even though its first
+ * kernel was launched (and queued) in the first. Step 1 [0, 10) launches
+ * k1 [2, 30); step 2's host span [30, 40) launches k2 [35, 60) — step 2 is
+ * [30, 60): k2 25 gpu, launch gap [34, 35) 1, call [33, 34) 1, cpu 3. */
+static void test_two_steps(void)
+{
+    struct tbuf b = { 0 };
+    step(&b, 1, 0, 10);
+    step(&b, 2, 30, 10);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    gpu(&b, "kernel", "gemm", 2, 28, 1);
+    host(&b, "cuda_runtime", "cudaLaunchKernel", 33, 1, 2);
+    gpu(&b, "kernel", "gemm", 35, 25, 2);
+    char *db = NULL;
+    json_t *doc = fixture_analyses(DEV_H100, b.s, &db);
+    free(b.s);
+    REQUIRE(doc && db);
+    json_t *steps = json_object_get(json_object_get(doc, "critical_path"), "steps");
+    CHECK_EQ_INT(json_array_size(steps), 2);
+    json_t *by = json_object_get(json_array_get(steps, 1), "by");
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "gpu_compute_ns")), 25000);
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "launch_overhead_ns")), 2000);
+    CHECK_EQ_INT(json_integer_value(json_object_get(by, "cpu_ns")), 3000);
+    json_t *tot = json_object_get(json_object_get(doc, "critical_path"), "totals");
+    CHECK_EQ_INT(json_integer_value(json_object_get(tot, "gpu_compute_ns")),
+                 25000 + json_integer_value(json_object_get(json_object_get(json_array_get(steps, 0), "by"),
+                                                            "gpu_compute_ns")));
+    CHECK_EQ_INT(fixture_query_int(db, "SELECT count(DISTINCT step) FROM critpath"), 2);
+    json_decref(doc);
+    free(db);
+}
+
+int main(void)
+{
+    fixture_init();
+    RUN(test_launch_bound);
+    RUN(test_gpu_bound);
+    RUN(test_device_sync);
+    RUN(test_stream_sync_in_op);
+    RUN(test_dataloader);
+    RUN(test_communication);
+    RUN(test_blocking_copy);
+    RUN(test_helper_thread);
+    RUN(test_two_steps);
+    fixture_done();
+    return harness_done("analyses_cp");
+}

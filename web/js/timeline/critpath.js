@@ -1,0 +1,369 @@
+// @ts-check
+/**
+ * timeline/critpath.js — the Timeline tab's "Critical path" toggle: the
+ * stored critical path of the rank's steps (server/analyses/critical_path.c)
+ * outlined on the overlay canvas, a legend of its categories, and a line in
+ * the details panel of a selected slice that lies on it.
+ *
+ * Data: GET /api/runs/{id}/critpath?rank=&start=&end= (times integer ns on
+ * the rank's trace clock; the timeline works in µs on the same clock) →
+ * {"categories": [names], "segments": [[ts, dur, cat, track, slice], ...]}
+ * in time order. Fetched for a window three times the view, again when the
+ * view leaves it; only the latest answer is kept.
+ *
+ * Drawing: a segment on a slice (slice id != 0) is a box outlined in its
+ * category's colour on the slice's row (found by id among the loaded items;
+ * depth 0 when merged away at this zoom); a gap (slice 0: the wait between
+ * a launch and its kernel, between two kernels, unrecorded host time) is a
+ * dashed line across its track; consecutive segments on different rows are
+ * joined by a thin line, so the path reads across threads and streams.
+ * plot.dataset.cpSegments tells tests how many segments the last paint drew.
+ *
+ * URL: `cp=1` while on. The router canonicalises the address and owns the
+ * keys it knows, so this module reads the flag from the address it was
+ * loaded with (before the router's first rewrite) and writes it back after
+ * each of the view's own writes (syncUrl).
+ */
+
+import * as api from '../api.js';
+import { C } from '../classes.js';
+import { h, replace } from '../dom.js';
+import * as T from '../timescale.js';
+import { HEAD_H, SLICE_H, depthY, laneTop } from './layout.js';
+
+/** @typedef {import('../timescale.js').Viewport} Viewport */
+/** @typedef {import('./layout.js').Layout} Layout */
+/** @typedef {import('./data.js').Items} Items */
+/** @typedef {import('../api.js').TimelineTrack} TimelineTrack */
+
+/**
+ * A segment in the timeline's units.
+ * @typedef {{ts: number, dur: number, cat: string, track: number, slice: number}} Segment
+ */
+
+/**
+ * What the overlay needs to place segments; borrowed for the call.
+ * @typedef {object} CritScene
+ * @property {Viewport} view
+ * @property {Layout} layout
+ * @property {number} scrollY
+ * @property {Map<number, TimelineTrack>} trackById
+ * @property {Map<number, Items[]>} items
+ * @property {number} height                plot height, CSS px
+ */
+
+/** Category → colour, in the order of the legend (names as the server sends them). */
+export const CP_COLOURS = Object.freeze({
+    // dark outlines that stand out on the slices' own light fills (colours.js)
+    cpu: '#374151',
+    dataloader: '#c026d3',
+    gpu_compute: '#047857',
+    communication: '#7c3aed',
+    launch_overhead: '#dc2626',
+    kernel_gap: '#f59e0b',
+});
+
+/** @type {Record<string, string>} */
+const LABELS = {
+    cpu: 'CPU',
+    dataloader: 'Data loading',
+    gpu_compute: 'GPU compute',
+    communication: 'Communication',
+    launch_overhead: 'Launch overhead',
+    kernel_gap: 'Kernel gap',
+};
+
+/** The categories the server numbers from 0 when an answer lacks its own list. */
+const DEFAULT_CATS = Object.keys(CP_COLOURS);
+
+/** Whether the page was opened with cp=1 (read before the router drops the key). */
+const OPENED_ON = typeof location !== 'undefined' && new URLSearchParams(location.search).get('cp') === '1'; // node tests import the views
+
+/**
+ * Segments from the API's rows ([ts_ns, dur_ns, cat, track, slice]).
+ * Pure; exported for tests.
+ * @param {{categories?: string[], segments?: number[][]}} r
+ * @returns {Segment[]}
+ */
+export function parseSegments(r) {
+    const cats = r.categories && r.categories.length ? r.categories : DEFAULT_CATS;
+    return (r.segments || []).map((s) => ({ ts: s[0] / 1000, dur: s[1] / 1000, cat: cats[s[2]] || 'cpu', track: s[3], slice: s[4] }));
+}
+
+/**
+ * The Critical-path toggle of one timeline.
+ * @param {object} o
+ * @param {string} o.runId
+ * @param {() => number} o.rank
+ * @param {() => HTMLElement} o.plot  the plot: gets data-cp-segments after each paint
+ * @param {() => void} o.changed    repaint the overlay (data arrived, toggled)
+ */
+export function createCritPath(o) {
+    let on = OPENED_ON;
+    /** @type {Segment[]} */
+    let segs = [];
+    /** @type {{start: number, end: number, rank: number} | null} */
+    let got = null;
+    /** @type {AbortController | null} */
+    let ctrl = null;
+    let timer = 0;
+    let error = '';
+    /** The last items map seen and slice id → depth in it. */
+    /** @type {Map<number, Items[]> | null} */
+    let depthsOf = null;
+    /** @type {Map<number, number>} */
+    let depthById = new Map();
+    /** The selected slice and the details panel showing it. */
+    /** @type {{id: number, box: HTMLElement} | null} */
+    let picked = null;
+
+    const button = h('button', { type: 'button', class: [C.btn, C.btnSm], 'aria-pressed': String(on), title: 'Outline the critical path of the steps (what bounded each step)' }, 'Critical path');
+    const note = h('span', { class: [C.muted, C.nowrap] });
+    const legend = h(
+        'div',
+        { class: C.toolbar, hidden: !on, 'aria-label': 'Critical path categories', dataset: { cpLegend: '1' } },
+        h('strong', null, 'Critical path'),
+        h(
+            'ul',
+            { class: C.legend },
+            DEFAULT_CATS.map((c) =>
+                h('li', null, h('span', { class: c === 'kernel_gap' || c === 'launch_overhead' ? [C.swatch, C.swatchLine] : C.swatch, style: { background: CP_COLOURS[/** @type {keyof CP_COLOURS} */ (c)] } }), LABELS[c]),
+            ),
+        ),
+        note,
+    );
+
+    function toggle() {
+        on = !on;
+        button.setAttribute('aria-pressed', String(on));
+        legend.hidden = !on;
+        if (!on) {
+            if (ctrl) ctrl.abort();
+            segs = [];
+            got = null;
+            delete o.plot().dataset.cpSegments;
+        }
+        syncUrl();
+        refreshNote();
+        o.changed();
+    }
+    button.addEventListener('click', toggle);
+
+    /**
+     * Fetches the segments around the view when it is not covered.
+     * @param {Viewport} view
+     */
+    function need(view) {
+        if (!on) return;
+        const r = o.rank();
+        if (got && got.rank === r && view.start >= got.start && view.end <= got.end) return;
+        clearTimeout(timer);
+        timer = window.setTimeout(() => fetchAround(view, r), 80);
+    }
+
+    /**
+     * @param {Viewport} view
+     * @param {number} r
+     */
+    async function fetchAround(view, r) {
+        const span = view.end - view.start;
+        const want = { start: view.start - span, end: view.end + span, rank: r };
+        if (ctrl) ctrl.abort();
+        const mine = new AbortController();
+        ctrl = mine;
+        try {
+            const url = api.analysisUrl(o.runId, 'critpath', { rank: r, start: Math.floor(want.start * 1000), end: Math.ceil(want.end * 1000) });
+            const ans = await api.request('GET', url, undefined, mine.signal);
+            if (ctrl !== mine || !on) return;
+            segs = parseSegments(ans || {});
+            got = want;
+            error = '';
+        } catch (e) {
+            if (ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
+            segs = [];
+            got = want; // not again for this window
+            error = e instanceof Error ? e.message : String(e);
+        }
+        replace(note, error ? `not available: ${error}` : segs.length ? '' : 'none in this window');
+        refreshNote();
+        o.changed();
+    }
+
+    /**
+     * The row of a segment: its slice's depth among the loaded items (by
+     * id, cached per items map); when the slice is merged away at this zoom,
+     * the deepest merged item over the segment's middle (which holds it),
+     * else the deepest item there, else 0.
+     * @param {Map<number, Items[]>} items
+     * @param {Segment} seg
+     */
+    function rowOf(items, seg) {
+        const d = depthOf(items, seg.slice);
+        if (d !== undefined) return d;
+        const depths = items.get(seg.track) || [];
+        const mid = seg.ts + seg.dur / 2;
+        let any = -1;
+        for (let k = depths.length - 1; k >= 0; k--) {
+            const it = depths[k];
+            if (!it) continue;
+            let lo = 0;
+            let hi = it.ts.length;
+            while (lo < hi) {
+                const m = (lo + hi) >> 1;
+                if (it.ts[m] <= mid) lo = m + 1;
+                else hi = m;
+            }
+            if (lo > 0 && it.ts[lo - 1] + it.dur[lo - 1] >= mid) {
+                if (it.n[lo - 1] > 1) return k;
+                if (any < 0) any = k;
+            }
+        }
+        return Math.max(0, any);
+    }
+
+    /**
+     * @param {Map<number, Items[]>} items
+     * @param {number} id
+     */
+    function depthOf(items, id) {
+        if (depthsOf !== items) {
+            depthsOf = items;
+            depthById = new Map();
+            const want = new Set(segs.map((s) => s.slice).filter(Boolean));
+            for (const depths of items.values())
+                depths.forEach((it, d) => {
+                    if (it) for (const x of it.id) if (x && want.has(x)) depthById.set(x, d);
+                });
+        }
+        return depthById.get(id);
+    }
+
+    /**
+     * Outlines the segments in the view on the overlay canvas, in its lanes
+     * part (below the ruler), over what overlay.js drew. Returns how many
+     * were drawn.
+     * @param {CanvasRenderingContext2D} g  in CSS pixels (fitCanvas)
+     * @param {CritScene} s
+     */
+    function draw(g, s) {
+        if (!on) return 0;
+        const { view } = s;
+        depthsOf = null; // segments or items may have changed since the last paint
+        let n = 0;
+        /** @type {{x: number, y: number} | null} */
+        let prev = null;
+        g.save();
+        g.beginPath();
+        g.rect(0, HEAD_H, view.width, Math.max(0, s.height - HEAD_H));
+        g.clip();
+        g.translate(0, HEAD_H);
+        for (const seg of segs) {
+            if (seg.ts + seg.dur < view.start || seg.ts > view.end) {
+                prev = null;
+                continue;
+            }
+            const lt = laneTop(s.layout, s.scrollY, seg.track, s.trackById);
+            if (!lt) {
+                prev = null;
+                continue;
+            }
+            const col = CP_COLOURS[/** @type {keyof CP_COLOURS} */ (seg.cat)] || '#333';
+            const x0 = T.timeToPx(view, seg.ts);
+            const x1 = Math.max(x0 + 1, T.timeToPx(view, seg.ts + seg.dur));
+            const depth = seg.slice && lt.lane ? rowOf(s.items, seg) : 0;
+            const top = lt.lane ? depthY(lt.top, depth) : lt.top + 2;
+            const mid = top + SLICE_H / 2;
+            if (prev && Math.abs(prev.y - mid) > 0.5) {
+                g.strokeStyle = col;
+                g.lineWidth = 1;
+                g.setLineDash([]);
+                g.beginPath();
+                g.moveTo(prev.x, prev.y);
+                g.lineTo(x0, mid);
+                g.stroke();
+            }
+            g.strokeStyle = col;
+            if (seg.slice) {
+                g.lineWidth = 2;
+                g.setLineDash([]);
+                g.strokeRect(Math.round(x0) - 1, top - 1, Math.round(x1 - x0) + 2, SLICE_H + 1);
+            } else {
+                g.lineWidth = 2;
+                g.setLineDash([4, 3]);
+                g.beginPath();
+                g.moveTo(x0, mid);
+                g.lineTo(x1, mid);
+                g.stroke();
+            }
+            prev = { x: x1, y: mid };
+            n++;
+        }
+        g.restore();
+        o.plot().dataset.cpSegments = String(n);
+        return n;
+    }
+
+    /** The category of the path segments on slice id, or null. */
+    /** @param {number} id */
+    function categoryOf(id) {
+        if (!on || !id) return null;
+        /** @type {Map<string, number>} */
+        const by = new Map();
+        for (const s of segs) if (s.slice === id) by.set(s.cat, (by.get(s.cat) || 0) + s.dur);
+        let best = null;
+        let most = -1;
+        for (const [c, d] of by) if (d > most) [best, most] = [c, d];
+        return best;
+    }
+
+    /**
+     * Notes the selected slice's details panel (after it was filled) so the
+     * path line is added now and after every later fetch.
+     * @param {number | null | undefined} id
+     * @param {HTMLElement} box
+     */
+    function showFor(id, box) {
+        picked = id ? { id, box } : null;
+        refreshNote();
+    }
+
+    function refreshNote() {
+        if (!picked) return;
+        const old = picked.box.querySelector('[data-cp-note]');
+        if (old) old.remove();
+        const cat = categoryOf(picked.id);
+        if (cat) picked.box.append(h('p', { class: C.muted, dataset: { cpNote: cat } }, `On the critical path (${cat})`));
+    }
+
+    /** Puts cp=1 back into the address after the router rewrote it (or takes it out). */
+    function syncUrl() {
+        const u = new URL(location.href);
+        if ((u.searchParams.get('cp') === '1') === on) return;
+        if (on) u.searchParams.set('cp', '1');
+        else u.searchParams.delete('cp');
+        history.replaceState(history.state, '', u.href);
+    }
+
+    return {
+        button,
+        legend,
+        get on() {
+            return on;
+        },
+        need,
+        draw,
+        showFor,
+        syncUrl,
+        /** A new rank: what was fetched is another rank's. */
+        reset() {
+            if (ctrl) ctrl.abort();
+            segs = [];
+            got = null;
+            picked = null;
+        },
+        destroy() {
+            if (ctrl) ctrl.abort();
+            clearTimeout(timer);
+        },
+    };
+}
