@@ -31,7 +31,7 @@ SRCS := \
 	server/sbuf.c server/qparam.c server/ivlist.c server/rules.c server/gpuscan.c $(sort $(wildcard server/rules/*.c)) \
 	server/analyses.c $(sort $(wildcard server/analyses/*.c)) server/catalog.c server/ingest.c server/cli.c \
 	server/mpart.c server/assets.c server/http.c server/routes.c server/api_runs.c server/api_analysis.c \
-	server/api_timeline.c server/api_diff.c server/api_ranks.c
+	server/api_timeline.c server/api_diff.c server/api_ranks.c server/api_analyses.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o
 LIB  := $(BUILD)/libtraceboard.a
@@ -111,7 +111,7 @@ check: test
 # Sanitizer builds go to their own folder so they never mix with normal objects.
 asan:
 	$(MAKE) BUILD=build-asan CC=clang CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" LDFLAGS="-fsanitize=address,undefined" unit
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TB_SKIP_BROWSER=1 sh tests/run.sh build-asan
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 TB_SKIP_BROWSER=1 TB_SANITIZED=1 sh tests/run.sh build-asan
 
 ubsan: asan
 

@@ -17,8 +17,12 @@
  *        counter series (table counter: src 0, key1 = name id; table mem:
  *        src 1 = total allocated, 2 = total reserved, key1/key2 = device
  *        type/id; table gpubusy: src 3, key1 = 1 (GPU), key2 = device,
- *        unit "ops") with per-bucket first ts, min, max, last value and its
- *        ts; levels >= 2 only: the samples are read from their own tables.
+ *        unit "ops"; table ansample of the analyses (analyses.h): src 4,
+ *        key1 = anseries.id, key2 = its kind (queue depth per stream, copy
+ *        bandwidth per kind), name and unit from anseries, registered last
+ *        and only when the run has those tables) with per-bucket first ts,
+ *        min, max, last value and its ts; levels >= 2 only: the samples are
+ *        read from their own tables.
  *   gpubusy(rank, dev, ts, value) WITHOUT ROWID, key (rank, dev, ts): the
  *        "GPU busy (GPU N)" series, a step function of the number of GPU
  *        ops (kernels, memcpys, memsets of all the device's streams; GPU

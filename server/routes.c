@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "api_analyses.h"
 #include "api_analysis.h"
 #include "api_diff.h"
 #include "api_ranks.h"
@@ -31,6 +32,8 @@ static const struct route routes[] = {
     { "GET", "/api/runs/{id}/timeline/search", api_timeline_search, NULL, 0 },
     { "GET", "/api/runs/{id}/timeline/aggregate", api_timeline_aggregate, NULL, 0 },
     { "GET", "/api/runs/{id}/ranks", api_ranks_get, NULL, 0 },
+    { "GET", "/api/runs/{id}/analyses", api_analyses_get, NULL, 0 },
+    { "GET", "/api/runs/{id}/critpath", api_analyses_critpath, NULL, 0 },
     { "GET", "/api/diff", api_diff_overview, NULL, 0 },
     { "GET", "/api/diff/operators", api_diff_operators, NULL, 0 },
     { "GET", "/api/diff/kernels", api_diff_kernels, NULL, 0 },

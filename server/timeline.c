@@ -572,10 +572,47 @@ out:
     return e->code;
 }
 
+/* 1 when db holds the analyses' series tables (anseries, ansample); a run
+ * imported before the analyses existed has neither, and its timeline is
+ * rebuilt without their lanes. <0 on error. */
+static int anseries_present(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    if (prep(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('anseries', 'ansample')", &st,
+             e) < 0)
+        return e->code;
+    rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (rc < 0) return db_fail(db, e, "schema");
+    return rc == 2;
+}
+
+/* Registers the analyses' series (queue depth per stream, copy bandwidth per
+ * kind) as src 4 lanes: key1 = anseries.id, key2 = its kind; per rank in
+ * kind then key order, so a rank's queue lanes sit together. Series without
+ * samples get no lane. */
+static int register_anseries(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    if (prep(db,
+             "INSERT INTO cseries(rank, src, key1, key2, name, unit)"
+             " SELECT a.rank, 4, a.id, a.kind, a.name, coalesce(a.unit, '') FROM anseries a"
+             " WHERE EXISTS (SELECT 1 FROM ansample s WHERE s.series = a.id) ORDER BY a.rank, a.kind, a.key, a.id",
+             &st, e) < 0)
+        return e->code;
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "analyses series");
+}
+
 static int build_counters(sqlite3 *db, struct err *e)
 {
-    sqlite3_stmt *list = NULL, *ser = NULL, *ins = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL };
-    int rc;
+    sqlite3_stmt *list = NULL, *ser = NULL, *ins = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
+    int rc, has_an;
 
     /* GPU busy first: the counter lanes list it on top */
     if (build_gpubusy(db, e) != 0) goto out;
@@ -624,6 +661,11 @@ static int build_counters(sqlite3 *db, struct err *e)
     }
     sqlite3_finalize(list);
     list = NULL;
+    /* the analyses' series last: they derive from the trace, its own counters come first */
+    if ((has_an = anseries_present(db, e)) < 0 || (has_an && register_anseries(db, e) != 0)) goto out;
+    if (has_an && prep(db, "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 ORDER BY ts",
+                       &an, e) < 0)
+        goto out;
     if (prep(db, "SELECT id, rank, src, key1, key2 FROM cseries ORDER BY id", &list, e) < 0 ||
         prep(db, "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES(?,?,?,?,?,?,?,?,?)",
              &ins, e) < 0 ||
@@ -641,7 +683,7 @@ static int build_counters(sqlite3 *db, struct err *e)
     while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(list, 0);
         int src = sqlite3_column_int(list, 2);
-        sqlite3_stmt *q = src == 0 ? cs : src == 3 ? gb : ms[src - 1];
+        sqlite3_stmt *q = src == 0 ? cs : src == 3 ? gb : src == 4 ? an : ms[src - 1];
         sqlite3_bind_int(q, 1, sqlite3_column_int(list, 1));
         sqlite3_bind_int64(q, 2, sqlite3_column_int64(list, 3));
         if (src) sqlite3_bind_int64(q, 3, sqlite3_column_int64(list, 4));
@@ -656,6 +698,7 @@ out:
     sqlite3_finalize(gb);
     sqlite3_finalize(ms[0]);
     sqlite3_finalize(ms[1]);
+    sqlite3_finalize(an);
     return e->code;
 }
 
@@ -949,10 +992,11 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t 
     return 0;
 }
 
-/* Raw samples of a series (src 0: counter, 1/2: mem totals, 3: GPU busy):
- * ?1 rank, ?2 key1, ?3 key2, ?4 ?5 the time range; "before": the last one
- * < ?4. */
-static const char *const raw_sql[4][2] = {
+/* Raw samples of a series (src 0: counter, 1/2: mem totals, 3: GPU busy,
+ * 4: an analyses series): ?1 rank, ?2 key1, ?3 key2, ?4 ?5 the time range;
+ * "before": the last one < ?4. */
+#define NSRC 5
+static const char *const raw_sql[NSRC][2] = {
     { "SELECT ts, value FROM counter WHERE rank = ?1 AND name = ?2 AND ?3 = ?3 AND ts >= ?4 AND ts < ?5"
       " ORDER BY ts, id",
       "SELECT ts, value FROM counter WHERE rank = ?1 AND name = ?2 AND ?3 = ?3 AND ts < ?4"
@@ -967,6 +1011,8 @@ static const char *const raw_sql[4][2] = {
       " AND total_reserved IS NOT NULL AND ts < ?4 ORDER BY ts DESC, id DESC LIMIT 1" },
     { "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts >= ?4 AND ts < ?5 ORDER BY ts",
       "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
+    { "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 AND ts >= ?4 AND ts < ?5 ORDER BY ts",
+      "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
 };
 
 /* The raw statements of series (prepared and bound but for the range).
@@ -989,7 +1035,7 @@ static int series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_fail(db, e, "series");
-    if (src < 0 || src > 3) return 1;
+    if (src < 0 || src >= NSRC) return 1;
     if (prep(db, raw_sql[src][0], raw, e) < 0 || prep(db, raw_sql[src][1], before, e) < 0) {
         sqlite3_finalize(*raw);
         *raw = NULL;

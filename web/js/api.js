@@ -794,6 +794,53 @@ export function getRanks(id, top, signal) {
     return request('GET', analysisUrl(id, 'ranks', { top }), undefined, signal);
 }
 
+// --- deeper GPU analyses (views/analyses.js) ------------------------------------
+
+/**
+ * One rank's stored analyses: `window_ns` and `steps`, then one object per
+ * analysis (idle, launch, queue, copy, overlap, annotations, fusion,
+ * critical_path) whose fields each server/analyses/<name>.c documents; an
+ * analysis with nothing to say for the trace is an empty object. Times are
+ * integer ns on the rank's trace clock.
+ * @typedef {{window_ns: [number, number], steps: number} & Record<string, any>} AnalysesDoc
+ *
+ * @typedef {object} Analyses
+ * @property {string} run
+ * @property {Record<string, AnalysesDoc>} ranks  keyed by rank number
+ */
+
+/**
+ * The stored analyses of one rank, or of every rank (rank null). A run
+ * imported before the analyses existed answers 404.
+ * @param {string} id
+ * @param {number | null} rank
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Analyses>}
+ */
+export function getAnalyses(id, rank, signal) {
+    return request('GET', analysisUrl(id, 'analyses', { rank }), undefined, signal);
+}
+
+/**
+ * @typedef {object} Critpath
+ * @property {string} run
+ * @property {number} rank
+ * @property {number} step  -1: every step
+ * @property {string[]} categories  names of the `cat` column
+ * @property {[number, number, number, number, number][]} segments  [ts, dur, cat, track, slice] (ns; slice 0: a gap)
+ */
+
+/**
+ * Critical-path segments (params: rank, step, start, end; times integer ns).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Critpath>}
+ */
+export function getCritpath(id, params, signal) {
+    return request('GET', analysisUrl(id, 'critpath', params), undefined, signal);
+}
+
 // --- comparing two runs (views/compare.js) ------------------------------------------
 
 /**

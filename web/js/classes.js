@@ -184,6 +184,16 @@ export const C = Object.freeze({
     rkHeatRow: 'tb-rk-heat-row',
     rkScroll: 'tb-rk-scroll',
 
+    // analyses tab (views/analyses.js)
+    anNav: 'tb-an-nav',
+    anSection: 'tb-an-section',
+    anAnchor: 'tb-an-anchor',
+    anNa: 'tb-an-na',
+    anSub: 'tb-an-sub',
+    anScroll: 'tb-an-scroll',
+    anChart: 'tb-an-chart',
+    anTl: 'tb-an-tl',
+
     // compare page (views/compare.js) and picking two runs (views/runs.js)
     cmp: 'tb-cmp',
     cmpPair: 'tb-cmp-pair',

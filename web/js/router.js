@@ -9,6 +9,7 @@
  *       (zoom window, µs on the trace clock) and &min= (bytes)
  *       the timeline tab: &start= &end= (window, µs), &sel=track:ts:dur
  *       (selected slice), &pins=1,2 (pinned track ids), &q= (search)
+ *       the analyses tab: &rank= only; its sections are #an-… anchors
  *   ./?job=<n>                 ingest job progress
  *   ./?compare=A,B             two runs compared (B against the baseline A;
  *       A = B with &rank_a= &rank_b= compares two ranks); &table=operators
@@ -72,6 +73,7 @@ export const TABS = Object.freeze([
     { id: 'kernels', label: 'Kernels', live: true },
     { id: 'memory', label: 'Memory', live: true },
     { id: 'timeline', label: 'Timeline', live: true },
+    { id: 'analyses', label: 'Analyses', live: true },
     { id: 'ranks', label: 'Ranks', live: true },
     { id: 'info', label: 'Info', live: true },
 ]);

@@ -14,8 +14,9 @@
  * is; while mounted they follow route changes (rank, filters, zoom) on
  * their own, so typing in a search box never rebuilds the tab. They show
  * one rank: the selector offers no "all ranks" there, and no rank in the
- * URL means the lowest. Timeline (views/timeline.js) is a tab view too;
- * Ranks shows a "coming soon" placeholder; Info is rendered here.
+ * URL means the lowest. Timeline (views/timeline.js), Analyses
+ * (views/analyses.js) and Ranks (views/ranks.js) are tab views too; Info is
+ * rendered here.
  *
  * Info tab: for all ranks, a ranks summary table and every import note
  * (with its rank); then one card per rank (file, GPU, distributed setup,
@@ -44,6 +45,7 @@ import { TABS, buildUrl, navigate } from '../router.js';
 import { parseTags } from '../runlist.js';
 import { tabRank } from '../tabs.js';
 import { compareWith } from './compare.js';
+import * as analysesView from './analyses.js';
 import * as kernelsView from './kernels.js';
 import * as memoryView from './memory.js';
 import * as operatorsView from './operators.js';
@@ -81,7 +83,7 @@ const STAT_ROWS = /** @type {const} */ ([
  * Tabs whose content is a view module (mounted, then following the route).
  * @type {Readonly<Record<string, import('../tabs.js').TabView>>}
  */
-const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView, timeline: timelineView, ranks: ranksView });
+const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView, timeline: timelineView, analyses: analysesView, ranks: ranksView });
 
 /** What the placeholder tabs will hold (shown under "coming soon"). */
 const TAB_PLANS = /** @type {Record<string, string>} */ ({
