@@ -229,6 +229,8 @@ static int load_gpu(struct an_ctx *c, struct err *e)
         s->device = sqlite3_column_type(tr, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(tr, 1);
         const char *tn = (const char *)sqlite3_column_text(tr, 2);
         snprintf(s->name, sizeof s->name, "%s", tn ? tn : "");
+        /* Kineto writes "stream 7 " (a trailing space) */
+        for (size_t k = strlen(s->name); k > 0 && s->name[k - 1] == ' '; k--) s->name[k - 1] = '\0';
         sqlite3_reset(sl);
         sqlite3_bind_int64(sl, 1, sqlite3_column_int64(tr, 3));
         sqlite3_bind_int64(sl, 2, sqlite3_column_int64(tr, 4));

@@ -258,6 +258,64 @@ static void print_name(FILE *f, const char *s, int w)
     else fprintf(f, "%.*s...", w - 3, s);
 }
 
+/* The deeper analyses of a rank in a few lines (the JSON has them all). */
+static void print_analyses(FILE *f, json_t *an)
+{
+    if (!json_is_object(an)) return;
+    fprintf(f, "\nanalyses\n");
+    json_t *it = json_object_get(json_object_get(an, "idle"), "totals"), *by = json_object_get(it, "host_wait_by");
+    double idle = num(it, "idle_ns");
+    if (idle > 0)
+        fprintf(f,
+                "GPU idle in steps %.3f ms: host wait %.1f %% (launching %.3f, sync %.3f, DataLoader %.3f, "
+                "collectives %.3f, unrecorded %.3f ms), kernel wait %.1f %%, other %.1f %%\n",
+                idle / 1e6, num(it, "host_wait_ns") / idle * 100, num(by, "launching_ns") / 1e6,
+                num(by, "sync_ns") / 1e6, num(by, "dataloader_ns") / 1e6, num(by, "comm_ns") / 1e6,
+                num(by, "none_ns") / 1e6, num(it, "kernel_wait_ns") / idle * 100, num(it, "other_ns") / idle * 100);
+    json_t *l = json_object_get(an, "launch");
+    if (num(l, "count") > 0)
+        fprintf(f,
+                "launches %.0f: call p50 %.1f us, launch delay p50 %.1f us / p95 %.1f us; %.0f %% of kernels "
+                "shorter than their launch call; outliers: %.0f slow calls, %.0f long delays\n",
+                num(l, "count"), num(json_object_get(l, "cpu_ns"), "p50") / 1e3,
+                num(json_object_get(l, "delay_ns"), "p50") / 1e3, num(json_object_get(l, "delay_ns"), "p95") / 1e3,
+                num(l, "short_share") * 100, num(l, "runtime_outliers"), num(l, "delay_outliers"));
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(json_object_get(an, "queue"), "streams"), i, v)
+        fprintf(f, "queue depth %-12s max %.0f, mean %.1f, at the 1024 limit %.3f ms\n",
+                json_string_value(json_object_get(v, "name")) ? json_string_value(json_object_get(v, "name")) : "?",
+                num(v, "max"), num(v, "mean"), num(v, "at_limit_ns") / 1e6);
+    json_array_foreach(json_object_get(json_object_get(an, "copy"), "kinds"), i, v) {
+        /* pinned or pageable matters for host copies only */
+        const char *kind = json_string_value(json_object_get(v, "kind"));
+        json_t *pin = kind && (!strcmp(kind, "HtoD") || !strcmp(kind, "DtoH")) ? json_object_get(v, "pinned") : NULL;
+        fprintf(f, "copies %-6s %-8s %6.0f x, %10.3f MB at %8.2f GB/s", kind ? kind : "?",
+                json_is_true(pin) ? "pinned" : json_is_false(pin) ? "pageable" : "", num(v, "count"),
+                num(v, "bytes") / 1e6, num(v, "gbps"));
+        if (json_is_number(json_object_get(v, "share_of_peak")))
+            fprintf(f, " (%.0f %% of %.0f GB/s)", num(v, "share_of_peak") * 100, num(v, "peak_gbps"));
+        fprintf(f, "\n");
+    }
+    json_t *cp = json_object_get(an, "critical_path"), *sh = json_object_get(cp, "shares");
+    if (json_object_size(sh)) {
+        fprintf(f, "critical path:");
+        const char *k;
+        json_object_foreach(sh, k, v) fprintf(f, " %s %.0f %%", k, json_number_value(v) * 100);
+        fprintf(f, " (bound by %s)\n", json_string_value(json_object_get(cp, "bound_by"))
+                                            ? json_string_value(json_object_get(cp, "bound_by"))
+                                            : "?");
+    }
+    json_array_foreach(json_object_get(json_object_get(an, "fusion"), "items"), i, v) {
+        if (i == 3) break;
+        json_t *ops = json_object_get(v, "ops");
+        fprintf(f, "fusion candidate: %s%s x%.0f, %.0f kernels per call, saving ~%.3f ms\n",
+                json_string_value(json_array_get(ops, 0)) ? json_string_value(json_array_get(ops, 0)) : "?",
+                json_array_size(ops) > 1 ? " -> ..." : "", num(v, "count"), num(v, "kernels_per_call"),
+                num(v, "saving_ns") / 1e6);
+    }
+}
+
 static void print_report(FILE *f, json_t *rep)
 {
     json_t *run = json_object_get(rep, "run"), *rk;
@@ -323,6 +381,7 @@ static void print_report(FILE *f, json_t *rep)
             fprintf(f, " %8lld %12.3f %12.3f\n", (long long)json_integer_value(json_object_get(st, "calls")),
                     num(st, "device_self_us") / 1000.0, num(st, "host_self_us") / 1000.0);
         }
+        print_analyses(f, json_object_get(rk, "analyses"));
         json_array_foreach(json_object_get(rk, "notes"), j, st) fprintf(f, "note: %s\n", json_string_value(st));
     }
     json_t *recs = json_object_get(rep, "recommendations");

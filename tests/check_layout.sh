@@ -19,7 +19,10 @@
 #    parameters; ranks.c reads the run, analysis and finding tables of one
 #    run read-only, with bound parameters only; import_nsys.c reads an
 #    uploaded Nsight Systems export, opened read-only and defensively, with
-#    fixed fragments and column names it checked exist); no MHD_queue_response
+#    fixed fragments and column names it checked exist; analyses.c owns
+#    analyses, anseries, ansample and critpath, and with the analyses in
+#    server/analyses/ reads the run and analysis tables read-only, bound
+#    parameters only); no MHD_queue_response
 #    outside http.c; no raw malloc outside xmalloc.c.
 INTEGRATION_ONLY="main api_runs api_analysis api_timeline api_diff api_ranks cli"
 pass=0; fail=0
@@ -52,7 +55,8 @@ for c in server/rules/*.c; do
 done
 x=$(grep -nE '\b(exit|abort)\s*\(' server/*.c | grep -vE '^server/(main|xmalloc)\.c:')
 if [ -z "$x" ]; then ok; else bad "exit/abort outside main.c/xmalloc.c: $x"; fi
-x=$(grep -n 'sqlite3_prepare' server/*.c | grep -vE '^server/(rundb|catalog|analysis|api_analysis|rules|gpuscan|timeline|api_timeline|diff|ranks|import_nsys|store_[a-z_]*)\.c:')
+x=$(grep -n 'sqlite3_prepare' server/*.c server/rules/*.c server/analyses/*.c |
+    grep -vE '^server/(rundb|catalog|analysis|analyses|api_analysis|rules|gpuscan|timeline|api_timeline|diff|ranks|import_nsys|store_[a-z_]*|rules/[a-z_]+|analyses/[a-z_]+)\.c:')
 if [ -z "$x" ]; then ok; else bad "SQL outside the store modules: $x"; fi
 x=$(grep -n 'MHD_queue_response' server/*.c | grep -v '^server/http\.c:')
 if [ -z "$x" ]; then ok; else bad "MHD_queue_response outside http.c: $x"; fi

@@ -23,6 +23,19 @@ test('analyze --json: the report with the catalog ids of its findings', () => {
   assert.equal(amp.severity, 'high');
   assert.equal(amp.rank, 0);
   assert.ok(amp.saving_us > 0 && amp.evidence.lines.length > 0);
+  // the deeper analyses ride along per rank
+  const an = rep.ranks[0].analyses;
+  for (const k of ['idle', 'launch', 'queue', 'copy', 'overlap', 'annotations', 'fusion', 'critical_path'])
+    assert.equal(typeof an[k], 'object', `analyses.${k}`);
+  assert.equal(an.critical_path.bound_by, 'gpu_compute');
+});
+
+test('analyze prints the analyses in a few lines per rank', () => {
+  const r = run(['analyze', join(DEMO, 'matmul_fp32_strict')]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /GPU idle in steps [\d.]+ ms: host wait/);
+  assert.match(r.stdout, /launches \d+: call p50 [\d.]+ us, launch delay p50/);
+  assert.match(r.stdout, /critical path: .*gpu_compute 9\d %.*\(bound by gpu_compute\)/);
 });
 
 test('analyze prints the findings as text', () => {

@@ -53,7 +53,7 @@ static inline int64_t fixture_query_int(const char *dbpath, const char *sql)
 
 /* A number at a path of nested object keys ("idle", "totals", "host_wait_ns",
  * NULL), as a double; NAN when absent. */
-static inline double fixture_num(json_t *doc, ...)
+static inline double fixture_at(json_t *doc, ...)
 {
     va_list ap;
     va_start(ap, doc);

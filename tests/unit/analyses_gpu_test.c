@@ -93,7 +93,7 @@ static json_t *item_named(json_t *arr, const char *key, const char *name)
     return NULL;
 }
 
-static double num(json_t *o, const char *key) { return fixture_num(o, key, NULL); }
+static double num(json_t *o, const char *key) { return fixture_at(o, key, NULL); }
 
 /* ---------------------------------------------------------------------- */
 /* copy                                                                     */

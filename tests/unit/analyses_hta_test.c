@@ -85,11 +85,11 @@ static const char idle_trace[] =
 
 static void check_by(json_t *o, double launching, double sync, double dl, double comm, double none)
 {
-    CHECK_EQ_INT(fixture_num(o, "host_wait_by", "launching_ns", NULL), launching);
-    CHECK_EQ_INT(fixture_num(o, "host_wait_by", "sync_ns", NULL), sync);
-    CHECK_EQ_INT(fixture_num(o, "host_wait_by", "dataloader_ns", NULL), dl);
-    CHECK_EQ_INT(fixture_num(o, "host_wait_by", "comm_ns", NULL), comm);
-    CHECK_EQ_INT(fixture_num(o, "host_wait_by", "none_ns", NULL), none);
+    CHECK_EQ_INT(fixture_at(o, "host_wait_by", "launching_ns", NULL), launching);
+    CHECK_EQ_INT(fixture_at(o, "host_wait_by", "sync_ns", NULL), sync);
+    CHECK_EQ_INT(fixture_at(o, "host_wait_by", "dataloader_ns", NULL), dl);
+    CHECK_EQ_INT(fixture_at(o, "host_wait_by", "comm_ns", NULL), comm);
+    CHECK_EQ_INT(fixture_at(o, "host_wait_by", "none_ns", NULL), none);
 }
 
 static void test_idle(void)
@@ -100,51 +100,51 @@ static void test_idle(void)
     CHECK_EQ_INT(json_integer_value(json_array_get(w, 0)), 1000000);
     CHECK_EQ_INT(json_integer_value(json_array_get(w, 1)), 2000000);
     json_t *idle = json_object_get(doc, "idle");
-    CHECK_EQ_INT(fixture_num(idle, "kernel_wait_threshold_ns", NULL), 30000);
+    CHECK_EQ_INT(fixture_at(idle, "kernel_wait_threshold_ns", NULL), 30000);
     json_t *streams = json_object_get(idle, "streams");
     CHECK_EQ_INT(json_array_size(streams), 2);
 
     json_t *s7 = stream_of(streams, 7), *s8 = stream_of(streams, 8);
     REQUIRE(s7 && s8);
-    CHECK_EQ_INT(fixture_num(s7, "device", NULL), 0);
-    CHECK_EQ_INT(fixture_num(s7, "busy_ns", NULL), 260000);
-    CHECK_EQ_INT(fixture_num(s7, "idle_ns", NULL), 640000);
-    CHECK_EQ_INT(fixture_num(s7, "host_wait_ns", NULL), 530000);
-    CHECK_EQ_INT(fixture_num(s7, "kernel_wait_ns", NULL), 10000);
-    CHECK_EQ_INT(fixture_num(s7, "other_ns", NULL), 100000);
+    CHECK_EQ_INT(fixture_at(s7, "device", NULL), 0);
+    CHECK_EQ_INT(fixture_at(s7, "busy_ns", NULL), 260000);
+    CHECK_EQ_INT(fixture_at(s7, "idle_ns", NULL), 640000);
+    CHECK_EQ_INT(fixture_at(s7, "host_wait_ns", NULL), 530000);
+    CHECK_EQ_INT(fixture_at(s7, "kernel_wait_ns", NULL), 10000);
+    CHECK_EQ_INT(fixture_at(s7, "other_ns", NULL), 100000);
     check_by(s7, 75000, 50000, 200000, 100000, 105000);
-    CHECK_EQ_INT(fixture_num(s7, "counts", "host_wait", NULL), 3);
-    CHECK_EQ_INT(fixture_num(s7, "counts", "kernel_wait", NULL), 1);
-    CHECK_EQ_INT(fixture_num(s7, "counts", "other", NULL), 1);
+    CHECK_EQ_INT(fixture_at(s7, "counts", "host_wait", NULL), 3);
+    CHECK_EQ_INT(fixture_at(s7, "counts", "kernel_wait", NULL), 1);
+    CHECK_EQ_INT(fixture_at(s7, "counts", "other", NULL), 1);
     /* host waits of 120, 270 and 140 µs */
-    CHECK_EQ_INT(fixture_num(s7, "stats", "host_wait", "count", NULL), 3);
-    CHECK_EQ_INT(fixture_num(s7, "stats", "host_wait", "min_ns", NULL), 120000);
-    CHECK_EQ_INT(fixture_num(s7, "stats", "host_wait", "p50_ns", NULL), 140000);
-    CHECK_EQ_INT(fixture_num(s7, "stats", "host_wait", "max_ns", NULL), 270000);
-    CHECK(near(fixture_num(s7, "stats", "host_wait", "mean_ns", NULL), 530000.0 / 3));
-    CHECK_EQ_INT(fixture_num(s7, "stats", "other", "count", NULL), 1);
+    CHECK_EQ_INT(fixture_at(s7, "stats", "host_wait", "count", NULL), 3);
+    CHECK_EQ_INT(fixture_at(s7, "stats", "host_wait", "min_ns", NULL), 120000);
+    CHECK_EQ_INT(fixture_at(s7, "stats", "host_wait", "p50_ns", NULL), 140000);
+    CHECK_EQ_INT(fixture_at(s7, "stats", "host_wait", "max_ns", NULL), 270000);
+    CHECK(near(fixture_at(s7, "stats", "host_wait", "mean_ns", NULL), 530000.0 / 3));
+    CHECK_EQ_INT(fixture_at(s7, "stats", "other", "count", NULL), 1);
 
-    CHECK_EQ_INT(fixture_num(s8, "busy_ns", NULL), 290000);
-    CHECK_EQ_INT(fixture_num(s8, "host_wait_ns", NULL), 80000);
-    CHECK_EQ_INT(fixture_num(s8, "kernel_wait_ns", NULL), 20000);
-    CHECK_EQ_INT(fixture_num(s8, "other_ns", NULL), 510000);
+    CHECK_EQ_INT(fixture_at(s8, "busy_ns", NULL), 290000);
+    CHECK_EQ_INT(fixture_at(s8, "host_wait_ns", NULL), 80000);
+    CHECK_EQ_INT(fixture_at(s8, "kernel_wait_ns", NULL), 20000);
+    CHECK_EQ_INT(fixture_at(s8, "other_ns", NULL), 510000);
     check_by(s8, 20000, 0, 60000, 0, 0);
-    CHECK_EQ_INT(fixture_num(s8, "counts", "other", NULL), 2);
-    CHECK_EQ_INT(fixture_num(s8, "stats", "other", "max_ns", NULL), 360000);
-    CHECK_EQ_INT(fixture_num(s8, "stats", "other", "p50_ns", NULL), 255000);
+    CHECK_EQ_INT(fixture_at(s8, "counts", "other", NULL), 2);
+    CHECK_EQ_INT(fixture_at(s8, "stats", "other", "max_ns", NULL), 360000);
+    CHECK_EQ_INT(fixture_at(s8, "stats", "other", "p50_ns", NULL), 255000);
 
-    CHECK_EQ_INT(fixture_num(idle, "totals", "busy_ns", NULL), 550000);
-    CHECK_EQ_INT(fixture_num(idle, "totals", "idle_ns", NULL), 1250000);
-    CHECK_EQ_INT(fixture_num(idle, "totals", "host_wait_ns", NULL), 610000);
-    CHECK_EQ_INT(fixture_num(idle, "totals", "kernel_wait_ns", NULL), 30000);
-    CHECK_EQ_INT(fixture_num(idle, "totals", "other_ns", NULL), 610000);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "busy_ns", NULL), 550000);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "idle_ns", NULL), 1250000);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "host_wait_ns", NULL), 610000);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "kernel_wait_ns", NULL), 30000);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "other_ns", NULL), 610000);
     check_by(json_object_get(idle, "totals"), 95000, 50000, 260000, 100000, 105000);
-    CHECK_EQ_INT(fixture_num(idle, "totals", "counts", "host_wait", NULL), 4);
-    CHECK_EQ_INT(fixture_num(idle, "totals", "counts", "kernel_wait", NULL), 2);
-    CHECK_EQ_INT(fixture_num(idle, "totals", "counts", "other", NULL), 3);
-    CHECK(near(fixture_num(idle, "ratios", "host_wait", NULL), 0.488));
-    CHECK(near(fixture_num(idle, "ratios", "kernel_wait", NULL), 0.024));
-    CHECK(near(fixture_num(idle, "ratios", "other", NULL), 0.488));
+    CHECK_EQ_INT(fixture_at(idle, "totals", "counts", "host_wait", NULL), 4);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "counts", "kernel_wait", NULL), 2);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "counts", "other", NULL), 3);
+    CHECK(near(fixture_at(idle, "ratios", "host_wait", NULL), 0.488));
+    CHECK(near(fixture_at(idle, "ratios", "kernel_wait", NULL), 0.024));
+    CHECK(near(fixture_at(idle, "ratios", "other", NULL), 0.488));
 
     /* bins: [i] holds 1000 * 2^(i-1) <= len < 1000 * 2^i */
     json_t *h = json_object_get(idle, "histogram");
@@ -194,11 +194,11 @@ static const char launch_trace[] =
 
 static void check_summary(json_t *l, const char *m, double mean, double p50, double p95, double max, double total)
 {
-    CHECK(near(fixture_num(l, m, "mean", NULL), mean));
-    CHECK(near(fixture_num(l, m, "p50", NULL), p50));
-    CHECK(near(fixture_num(l, m, "p95", NULL), p95));
-    CHECK(near(fixture_num(l, m, "max", NULL), max));
-    CHECK(near(fixture_num(l, m, "total", NULL), total));
+    CHECK(near(fixture_at(l, m, "mean", NULL), mean));
+    CHECK(near(fixture_at(l, m, "p50", NULL), p50));
+    CHECK(near(fixture_at(l, m, "p95", NULL), p95));
+    CHECK(near(fixture_at(l, m, "max", NULL), max));
+    CHECK(near(fixture_at(l, m, "total", NULL), total));
 }
 
 static void check_outlier(json_t *o, const char *kernel, const char *op, const char *launch, const char *why,
@@ -208,9 +208,9 @@ static void check_outlier(json_t *o, const char *kernel, const char *op, const c
     CHECK_EQ_STR(json_string_value(json_object_get(o, "op")), op);
     CHECK_EQ_STR(json_string_value(json_object_get(o, "launch")), launch);
     CHECK_EQ_STR(json_string_value(json_object_get(o, "why")), why);
-    CHECK_EQ_INT(fixture_num(o, "cpu_ns", NULL), cpu);
-    CHECK_EQ_INT(fixture_num(o, "gpu_ns", NULL), gpu);
-    CHECK_EQ_INT(fixture_num(o, "delay_ns", NULL), delay);
+    CHECK_EQ_INT(fixture_at(o, "cpu_ns", NULL), cpu);
+    CHECK_EQ_INT(fixture_at(o, "gpu_ns", NULL), gpu);
+    CHECK_EQ_INT(fixture_at(o, "delay_ns", NULL), delay);
 }
 
 static void test_launch(void)
@@ -218,30 +218,30 @@ static void test_launch(void)
     json_t *doc = fixture_analyses(DEV_H100, launch_trace, NULL);
     REQUIRE(doc);
     json_t *l = json_object_get(doc, "launch");
-    CHECK_EQ_INT(fixture_num(l, "count", NULL), 5);
-    CHECK_EQ_INT(fixture_num(l, "kernels", NULL), 4);
-    CHECK_EQ_INT(fixture_num(l, "memory", NULL), 1);
+    CHECK_EQ_INT(fixture_at(l, "count", NULL), 5);
+    CHECK_EQ_INT(fixture_at(l, "kernels", NULL), 4);
+    CHECK_EQ_INT(fixture_at(l, "memory", NULL), 1);
     check_summary(l, "cpu_ns", 32800, 10000, 76000, 80000, 164000);
     check_summary(l, "gpu_ns", 26200, 5000, 84000, 100000, 131000);
     check_summary(l, "delay_ns", 97200, 22000, 270000, 300000, 486000);
     /* kernels only: cpu 8 10 60 80 */
-    CHECK(near(fixture_num(l, "kernels_only", "cpu_ns", "mean", NULL), 39500));
-    CHECK(near(fixture_num(l, "kernels_only", "cpu_ns", "p50", NULL), 35000));
-    CHECK_EQ_INT(fixture_num(l, "short_kernels", NULL), 3);
-    CHECK(near(fixture_num(l, "short_share", NULL), 0.6));
-    CHECK_EQ_INT(fixture_num(l, "runtime_cutoff_ns", NULL), 50000);
-    CHECK_EQ_INT(fixture_num(l, "delay_cutoff_ns", NULL), 100000);
-    CHECK_EQ_INT(fixture_num(l, "runtime_outliers", NULL), 2);
-    CHECK_EQ_INT(fixture_num(l, "delay_outliers", NULL), 2);
+    CHECK(near(fixture_at(l, "kernels_only", "cpu_ns", "mean", NULL), 39500));
+    CHECK(near(fixture_at(l, "kernels_only", "cpu_ns", "p50", NULL), 35000));
+    CHECK_EQ_INT(fixture_at(l, "short_kernels", NULL), 3);
+    CHECK(near(fixture_at(l, "short_share", NULL), 0.6));
+    CHECK_EQ_INT(fixture_at(l, "runtime_cutoff_ns", NULL), 50000);
+    CHECK_EQ_INT(fixture_at(l, "delay_cutoff_ns", NULL), 100000);
+    CHECK_EQ_INT(fixture_at(l, "runtime_outliers", NULL), 2);
+    CHECK_EQ_INT(fixture_at(l, "delay_outliers", NULL), 2);
     json_t *out = json_object_get(l, "outliers");
     REQUIRE(json_array_size(out) == 3);
     check_outlier(json_array_get(out, 0), "k_late", "", "cudaLaunchKernel", "delay", 10000, 5000, 300000);
     check_outlier(json_array_get(out, 1), "k_add", "aten::add", "cudaLaunchKernel", "both", 60000, 100000, 150000);
     check_outlier(json_array_get(out, 2), "k_mm", "aten::mm", "cudaLaunchKernel", "runtime", 80000, 20000, 10000);
-    CHECK_EQ_INT(fixture_num(json_array_get(out, 0), "ts", NULL), 1200000);
+    CHECK_EQ_INT(fixture_at(json_array_get(out, 0), "ts", NULL), 1200000);
     json_t *s7 = stream_of(json_object_get(json_object_get(doc, "idle"), "streams"), 7);
     REQUIRE(s7);
-    CHECK_EQ_INT(fixture_num(json_array_get(out, 0), "stream", NULL), fixture_num(s7, "stream", NULL));
+    CHECK_EQ_INT(fixture_at(json_array_get(out, 0), "stream", NULL), fixture_at(s7, "stream", NULL));
     json_decref(doc);
 }
 
@@ -274,17 +274,17 @@ static void test_queue(void)
     json_t *w = json_object_get(doc, "window_ns");
     CHECK_EQ_INT(json_integer_value(json_array_get(w, 1)), 1310000);
     json_t *q = json_object_get(doc, "queue");
-    CHECK_EQ_INT(fixture_num(q, "limit", NULL), 1024);
-    CHECK_EQ_INT(fixture_num(q, "negative_fixes", NULL), 1);
+    CHECK_EQ_INT(fixture_at(q, "limit", NULL), 1024);
+    CHECK_EQ_INT(fixture_at(q, "negative_fixes", NULL), 1);
     json_t *s = stream_of(json_object_get(q, "streams"), 7);
     REQUIRE(s);
-    CHECK_EQ_INT(fixture_num(s, "launches", NULL), 6);
-    CHECK_EQ_INT(fixture_num(s, "max", NULL), 4);
-    CHECK(near(fixture_num(s, "mean", NULL), 700.0 / 310.0));
-    CHECK_EQ_INT(fixture_num(s, "p50", NULL), 2);
-    CHECK_EQ_INT(fixture_num(s, "at_limit_ns", NULL), 0);
-    CHECK_EQ_INT(fixture_num(s, "negative_fixes", NULL), 1);
-    int64_t series = (int64_t)fixture_num(s, "series", NULL);
+    CHECK_EQ_INT(fixture_at(s, "launches", NULL), 6);
+    CHECK_EQ_INT(fixture_at(s, "max", NULL), 4);
+    CHECK(near(fixture_at(s, "mean", NULL), 700.0 / 310.0));
+    CHECK_EQ_INT(fixture_at(s, "p50", NULL), 2);
+    CHECK_EQ_INT(fixture_at(s, "at_limit_ns", NULL), 0);
+    CHECK_EQ_INT(fixture_at(s, "negative_fixes", NULL), 1);
+    int64_t series = (int64_t)fixture_at(s, "series", NULL);
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM ansample WHERE series = %lld", (long long)series);
     CHECK_EQ_INT(fixture_query_int(db, sql), 8);
@@ -297,7 +297,7 @@ static void test_queue(void)
     snprintf(sql, sizeof sql,
              "SELECT count(*) FROM anseries WHERE id = %lld AND kind = %d AND key = %lld"
              " AND name LIKE 'Queue depth (stream 7%%)' AND unit = 'launches'",
-             (long long)series, AN_SERIES_QUEUE, (long long)fixture_num(s, "stream", NULL));
+             (long long)series, AN_SERIES_QUEUE, (long long)fixture_at(s, "stream", NULL));
     CHECK_EQ_INT(fixture_query_int(db, sql), 1);
     json_decref(doc);
     free(db);
@@ -326,17 +326,17 @@ static void test_queue_limit(void)
     REQUIRE(doc);
     json_t *s = stream_of(json_object_get(json_object_get(doc, "queue"), "streams"), 7);
     REQUIRE(s);
-    CHECK_EQ_INT(fixture_num(s, "max", NULL), 1030);
-    CHECK_EQ_INT(fixture_num(s, "at_limit_ns", NULL), 989000);
-    CHECK(near(fixture_num(s, "at_limit_share", NULL), 989.0 / 4100.0));
-    CHECK_EQ_INT(fixture_num(s, "negative_fixes", NULL), 0);
+    CHECK_EQ_INT(fixture_at(s, "max", NULL), 1030);
+    CHECK_EQ_INT(fixture_at(s, "at_limit_ns", NULL), 989000);
+    CHECK(near(fixture_at(s, "at_limit_share", NULL), 989.0 / 4100.0));
+    CHECK_EQ_INT(fixture_at(s, "negative_fixes", NULL), 0);
     /* every kernel after its launch: host_wait never, the 1 µs gaps are
      * kernel_wait; 1030 launches, none short of their (0.5 µs) call */
     json_t *idle = json_object_get(doc, "idle");
-    CHECK_EQ_INT(fixture_num(idle, "totals", "counts", "kernel_wait", NULL), 1029);
-    CHECK_EQ_INT(fixture_num(idle, "totals", "host_wait_ns", NULL), 0);
-    CHECK_EQ_INT(fixture_num(doc, "launch", "count", NULL), 1030);
-    CHECK_EQ_INT(fixture_num(doc, "launch", "short_kernels", NULL), 0);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "counts", "kernel_wait", NULL), 1029);
+    CHECK_EQ_INT(fixture_at(idle, "totals", "host_wait_ns", NULL), 0);
+    CHECK_EQ_INT(fixture_at(doc, "launch", "count", NULL), 1030);
+    CHECK_EQ_INT(fixture_at(doc, "launch", "short_kernels", NULL), 0);
     json_decref(doc);
 }
 
@@ -346,10 +346,10 @@ static void test_empty(void)
     json_t *doc = fixture_analyses(DEV_H100, STEP(1, 1000, 100) "," CPU("cpu_op", "aten::add", 1010, 5, ""), NULL);
     REQUIRE(doc);
     CHECK_EQ_INT(json_array_size(json_object_get(json_object_get(doc, "idle"), "streams")), 0);
-    CHECK_EQ_INT(fixture_num(doc, "idle", "totals", "idle_ns", NULL), 0);
-    CHECK_EQ_INT(fixture_num(doc, "idle", "ratios", "host_wait", NULL), 0);
-    CHECK_EQ_INT(fixture_num(doc, "launch", "count", NULL), 0);
-    CHECK_EQ_INT(fixture_num(doc, "launch", "cpu_ns", "p95", NULL), 0);
+    CHECK_EQ_INT(fixture_at(doc, "idle", "totals", "idle_ns", NULL), 0);
+    CHECK_EQ_INT(fixture_at(doc, "idle", "ratios", "host_wait", NULL), 0);
+    CHECK_EQ_INT(fixture_at(doc, "launch", "count", NULL), 0);
+    CHECK_EQ_INT(fixture_at(doc, "launch", "cpu_ns", "p95", NULL), 0);
     CHECK_EQ_INT(json_array_size(json_object_get(json_object_get(doc, "launch"), "outliers")), 0);
     CHECK_EQ_INT(json_array_size(json_object_get(json_object_get(doc, "queue"), "streams")), 0);
     json_decref(doc);
