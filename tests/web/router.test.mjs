@@ -183,6 +183,17 @@ test('the timeline tab is live and keeps window, selection, pins and search', as
     assert.equal(parsePins(Array.from({ length: 100 }, (_, i) => i).join(',')).length, 64, 'bounded');
 });
 
+test('the timeline keeps cp=1 (critical path outlined), and only there', () => {
+    const r = parseRoute('?run=abc&view=timeline&cp=1');
+    assert.equal(r.cp, true);
+    assert.equal(buildUrl(r), './?run=abc&view=timeline&cp=1');
+    assert.deepEqual(parseRoute(buildUrl(r).slice(2)), r, 'round trip');
+    assert.equal(parseRoute('?run=abc&view=timeline&cp=yes').cp, false, 'only 1 turns it on');
+    assert.equal(parseRoute('?run=abc&view=timeline').cp, false);
+    assert.equal(parseRoute('?run=abc&view=overview&cp=1').cp, false, 'timeline only');
+    assert.equal(buildUrl({ view: 'run', run: 'abc', tab: 'kernels', cp: true }), './?run=abc&view=kernels');
+});
+
 test('bad timeline parameters are dropped', () => {
     for (const bad of ['', 'x', '1:2', '1:2:3:4', '-1:2:3', '1:-2:3', '1:2:1e5', '01:2:3', '<img>:1:2', '1:2.1234:3']) {
         assert.equal(parseRoute('?run=a&view=timeline&sel=' + encodeURIComponent(bad)).sel, '', bad);

@@ -8,7 +8,8 @@
  *       &order= &offset=; the memory tab adds &device= &start= &end=
  *       (zoom window, µs on the trace clock) and &min= (bytes)
  *       the timeline tab: &start= &end= (window, µs), &sel=track:ts:dur
- *       (selected slice), &pins=1,2 (pinned track ids), &q= (search)
+ *       (selected slice), &pins=1,2 (pinned track ids), &q= (search),
+ *       &cp=1 (the critical path outlined)
  *       the analyses tab: &rank= only; its sections are #an-… anchors
  *   ./?job=<n>                 ingest job progress
  *   ./?compare=A,B             two runs compared (B against the baseline A;
@@ -52,6 +53,7 @@
  * @property {number} min    memory tab: smallest allocation listed, bytes (0 = all)
  * @property {string} sel    timeline tab: selected slice "track:ts:dur" (µs), "" = none
  * @property {number[]} pins timeline tab: pinned track ids, ascending
+ * @property {boolean} cp    timeline tab: the critical path outlined
  * @property {string | null} a     compare page: baseline run id
  * @property {string | null} b     compare page: compared run id
  * @property {number | null} rankA compare page: rank of A (null = its lowest)
@@ -123,7 +125,7 @@ export function makeRoute(fields = {}) {
     return {
         view: 'runs', run: null, job: null, tab: DEFAULT_TAB, rank: null, q: '', sort: '',
         order: '', group: '', offset: 0, device: '', start: null, end: null, min: 0,
-        sel: '', pins: [], a: null, b: null, rankA: null, rankB: null, ctable: 'kernels', status: '', per: '',
+        sel: '', pins: [], cp: false, a: null, b: null, rankA: null, rankB: null, ctable: 'kernels', status: '', per: '',
         ...fields,
     };
 }
@@ -255,6 +257,7 @@ function timelineState(p) {
     if (pins.length) out.pins = pins;
     const q = p.get('q');
     if (q) out.q = q.slice(0, Q_MAX);
+    if (p.get('cp') === '1') out.cp = true;
     return out;
 }
 
@@ -342,6 +345,7 @@ export function buildUrl(fields) {
             const pins = parsePins((r.pins || []).join(','));
             if (pins.length) p.set('pins', pins.join(','));
             if (r.q) p.set('q', r.q);
+            if (r.cp) p.set('cp', '1');
         }
     } else if (r.view === 'compare' && r.a && r.b) {
         p.set('compare', `${r.a},${r.b}`);

@@ -19,10 +19,9 @@
  * joined by a thin line, so the path reads across threads and streams.
  * plot.dataset.cpSegments tells tests how many segments the last paint drew.
  *
- * URL: `cp=1` while on. The router canonicalises the address and owns the
- * keys it knows, so this module reads the flag from the address it was
- * loaded with (before the router's first rewrite) and writes it back after
- * each of the view's own writes (syncUrl).
+ * URL: `cp=1` while on (router.js Route.cp): the view passes the route's
+ * flag in (o.initial, set()) and writes it with its other state when
+ * o.toggled() tells it the user switched.
  */
 
 import * as api from '../api.js';
@@ -76,9 +75,6 @@ const LABELS = {
 /** The categories the server numbers from 0 when an answer lacks its own list. */
 const DEFAULT_CATS = Object.keys(CP_COLOURS);
 
-/** Whether the page was opened with cp=1 (read before the router drops the key). */
-const OPENED_ON = typeof location !== 'undefined' && new URLSearchParams(location.search).get('cp') === '1'; // node tests import the views
-
 /**
  * Segments from the API's rows ([ts_ns, dur_ns, cat, track, slice]).
  * Pure; exported for tests.
@@ -97,9 +93,11 @@ export function parseSegments(r) {
  * @param {() => number} o.rank
  * @param {() => HTMLElement} o.plot  the plot: gets data-cp-segments after each paint
  * @param {() => void} o.changed    repaint the overlay (data arrived, toggled)
+ * @param {boolean} o.initial       on at start (the route's cp)
+ * @param {() => void} o.toggled    the user switched it (write the URL)
  */
 export function createCritPath(o) {
-    let on = OPENED_ON;
+    let on = o.initial;
     /** @type {Segment[]} */
     let segs = [];
     /** @type {{start: number, end: number, rank: number} | null} */
@@ -133,8 +131,10 @@ export function createCritPath(o) {
         note,
     );
 
-    function toggle() {
-        on = !on;
+    /** @param {boolean} v */
+    function set(v) {
+        if (v === on) return;
+        on = v;
         button.setAttribute('aria-pressed', String(on));
         legend.hidden = !on;
         if (!on) {
@@ -143,11 +143,13 @@ export function createCritPath(o) {
             got = null;
             delete o.plot().dataset.cpSegments;
         }
-        syncUrl();
         refreshNote();
         o.changed();
     }
-    button.addEventListener('click', toggle);
+    button.addEventListener('click', () => {
+        set(!on);
+        o.toggled();
+    });
 
     /**
      * Fetches the segments around the view when it is not covered.
@@ -335,15 +337,6 @@ export function createCritPath(o) {
         if (cat) picked.box.append(h('p', { class: C.muted, dataset: { cpNote: cat } }, `On the critical path (${cat})`));
     }
 
-    /** Puts cp=1 back into the address after the router rewrote it (or takes it out). */
-    function syncUrl() {
-        const u = new URL(location.href);
-        if ((u.searchParams.get('cp') === '1') === on) return;
-        if (on) u.searchParams.set('cp', '1');
-        else u.searchParams.delete('cp');
-        history.replaceState(history.state, '', u.href);
-    }
-
     return {
         button,
         legend,
@@ -353,7 +346,7 @@ export function createCritPath(o) {
         need,
         draw,
         showFor,
-        syncUrl,
+        set,
         /** A new rank: what was fetched is another rank's. */
         reset() {
             if (ctrl) ctrl.abort();

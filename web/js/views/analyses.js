@@ -233,11 +233,8 @@ function render(doc, rank, run, route) {
     const t0us = rankStartUs(run, rank) ?? (w0 !== null ? w0 / 1000 : 0);
     /** A link to the Timeline tab on [a, b) ns of this rank. */
     const tl = (/** @type {number | null} */ a, /** @type {number | null} */ b, /** @type {string} */ label, cp = false) => {
-        const fields = { view: /** @type {'run'} */ ('run'), run: route.run, rank, tab: 'timeline', start: a !== null && b !== null && b > a ? a / 1000 : null, end: a !== null && b !== null && b > a ? b / 1000 : null };
-        // cp=1 is not a router key: the timeline's critical-path module reads it from
-        // the address the page loads with, so that link loads the page (target)
-        const href = buildUrl(fields) + (cp ? '&cp=1' : '');
-        return h('a', { href, class: C.anTl, target: cp ? '_self' : null }, label);
+        const fields = { view: /** @type {'run'} */ ('run'), run: route.run, rank, tab: 'timeline', start: a !== null && b !== null && b > a ? a / 1000 : null, end: a !== null && b !== null && b > a ? b / 1000 : null, cp };
+        return h('a', { href: buildUrl(fields), class: C.anTl }, label);
     };
     const ctx = { doc, rank, w0, w1, t0us, tl };
     return h(

@@ -154,7 +154,7 @@ function createTimeline(root, ctx) {
     });
 
     /** What this view last wrote to the URL (so its own changes are not re-applied). */
-    let written = { start: '', end: '', sel: '', pins: '', q: search.query };
+    let written = { start: '', end: '', sel: '', pins: '', q: search.query, cp: store.get().route.cp };
     /** Whether the URL's selection is still to be restored (first load only). */
     let firstLoad = true;
 
@@ -168,7 +168,10 @@ function createTimeline(root, ctx) {
         { class: [C.btn, C.btnSm], href: api.analysisUrl(run.id, 'source', { rank }), download: '', title: 'The original trace file of this rank (opens in Perfetto)' },
         'Download trace',
     );
-    const cp = createCritPath({ runId: run.id, rank: () => rank, plot: () => plot, changed: () => invalidateOverlay() });
+    const cp = createCritPath({
+        runId: run.id, rank: () => rank, plot: () => plot, changed: () => invalidateOverlay(),
+        initial: store.get().route.cp, toggled: () => scheduleUrl(),
+    });
     const toolbar = h(
         'div',
         { class: [C.toolbar, C.tlToolbar] },
@@ -276,7 +279,6 @@ function createTimeline(root, ctx) {
         if (ref) select(ref, { reveal: false });
         if (search.query) search.run(search.query, false);
         if (!firstLoad) scheduleUrl(); // a new rank: the old selection is gone
-        cp.syncUrl();
         firstLoad = false;
     }
 
@@ -816,11 +818,11 @@ function createTimeline(root, ctx) {
             sel: selStr,
             pins: pinList.join(','),
             q: search.query,
+            cp: cp.on,
         };
         const r = store.get().route;
         if (r.view !== 'run' || r.tab !== 'timeline') return;
-        updateRoute(store, { start: all ? null : view.start, end: all ? null : view.end, sel: selStr, pins: pinList, q: search.query });
-        cp.syncUrl(); // the router does not know cp=1
+        updateRoute(store, { start: all ? null : view.start, end: all ? null : view.end, sel: selStr, pins: pinList, q: search.query, cp: cp.on });
     }
 
     /** @param {Route} r */
@@ -864,6 +866,10 @@ function createTimeline(root, ctx) {
         if (r.q !== written.q) {
             written.q = r.q;
             search.setQuery(r.q);
+        }
+        if (r.cp !== written.cp) {
+            written.cp = r.cp;
+            cp.set(r.cp);
         }
     }
 
