@@ -84,9 +84,24 @@ struct rules_gpu {
     int64_t peak_bytes; /* peak allocated; -1: unknown */
 };
 
+/* The framework a rank's advice is written for (framework_of in rules.c):
+ * a Kineto trace is PyTorch; an Nsight Systems export is CUDA unless it
+ * shows PyTorch (aten:: ops, DataLoader ranges, ATen kernels); any other
+ * trace with XLA/TPU tracks is JAX, else PyTorch. */
+enum rules_framework { RULES_PYTORCH, RULES_JAX, RULES_CUDA, RULES_NFRAMEWORKS };
+
+/* One piece of advice per framework: a rule keeps a
+ *   static const struct rules_advice advice[RULES_NFRAMEWORKS]
+ * indexed by rules_rank.framework, and passes advice[fw].text and
+ * .snippet to rules_add. text: plain text; snippet: code in the
+ * framework's language (Python, or C/CUDA for RULES_CUDA), or NULL. */
+struct rules_advice {
+    const char *text, *snippet;
+};
+
 struct rules_rank {
     int rank;
-    const char *framework; /* "pytorch", "jax", "tensorflow" (static) */
+    enum rules_framework framework;
     struct rules_step *steps; /* steady-state steps: a warm-up first step is left out */
     size_t nsteps;
     int warmup_dropped;           /* 1: the first step (>= 5x the others) was left out */

@@ -132,20 +132,45 @@ static void ranks_free(struct rules_rank *r, size_t n)
     free(r);
 }
 
-static const char *framework_of(sqlite3 *db, int rank, const char *format)
+/* Does db hold a name only PyTorch writes? An Nsight Systems capture of a
+ * PyTorch program shows aten:: operators and DataLoader ranges (NVTX from
+ * emit_nvtx or record_function), or ATen's own kernels (at::native::) even
+ * without NVTX. Names are interned only when an event uses them, so the
+ * small string table answers for the run without a scan of the slices
+ * (the ranks of one run are one program). The DataLoader names are the only
+ * ones the breakdown's dataloader part comes from, so dataloader_bound
+ * never fires on a CUDA rank. */
+static int shows_pytorch(sqlite3 *db)
+{
+    static const char *const probe =
+        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'aten::%' OR s LIKE '%at::native::%'"
+        " OR s LIKE 'enumerate(DataLoader)#%' OR s LIKE 'enumerate(DataPipe)#%')";
+    sqlite3_stmt *st;
+    int yes = 0;
+    if (sqlite3_prepare_v2(db, probe, -1, &st, NULL) == SQLITE_OK) {
+        yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+    }
+    return yes;
+}
+
+static enum rules_framework framework_of(sqlite3 *db, int rank, const char *format)
 {
     static const char *const probe =
         "SELECT EXISTS(SELECT 1 FROM track t WHERE t.rank = ? AND (t.name LIKE '%XLA%' OR t.name LIKE '/device:%'"
         " OR t.name LIKE '%TPU%'))";
     sqlite3_stmt *st;
     int jax = 0;
-    if (format && strncmp(format, "kineto", 6) == 0) return "pytorch";
+    if (format && strncmp(format, "kineto", 6) == 0) return RULES_PYTORCH;
+    /* Nsight traces CUDA applications, most of them C++ without PyTorch:
+     * their advice is CUDA's unless the trace shows PyTorch */
+    if (format && strcmp(format, "nsys") == 0) return shows_pytorch(db) ? RULES_PYTORCH : RULES_CUDA;
     if (sqlite3_prepare_v2(db, probe, -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int(st, 1, rank);
         jax = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
         sqlite3_finalize(st);
     }
-    return jax ? "jax" : "pytorch";
+    return jax ? RULES_JAX : RULES_PYTORCH;
 }
 
 /* A first step this many times the median of the others is warm-up. */

@@ -39,6 +39,35 @@ static const char advice_jax[] =
     "Feed the device from a pipeline that prefetches in the background (tf.data with "
     ".prefetch(tf.data.AUTOTUNE) and parallel map, or grain with worker processes) so the next batch is "
     "ready when the step starts.";
+/* A CUDA rank never gets here (the DataLoader names make a rank PyTorch:
+ * framework_of); the text is for a loader named like PyTorch's anyway. */
+static const char advice_cuda[] =
+    "The iteration waits for its input: read and prepare the next batch on the host while the GPU works "
+    "on the current one. Double-buffer it in pinned host memory (cudaMallocHost) so each batch's "
+    "cudaMemcpyAsync on a copy stream overlaps the previous batch's kernels, and order the streams with "
+    "events (cudaEventRecord/cudaStreamWaitEvent) instead of synchronizing the device; move slow decoding "
+    "to worker threads or to the GPU.";
+static const char snippet_cuda[] =
+    "// h[2]: cudaMallocHost buffers, d[2]: device buffers; load_batch(h[0], 0) before the loop\n"
+    "for (int i = 0; i < n; i++) {\n"
+    "    int b = i % 2;\n"
+    "    cudaStreamWaitEvent(copy, used[b], 0);  // step i-2 is done with d[b]\n"
+    "    cudaMemcpyAsync(d[b], h[b], bytes, cudaMemcpyHostToDevice, copy);\n"
+    "    cudaEventRecord(copied[b], copy);\n"
+    "    cudaStreamWaitEvent(compute, copied[b], 0);\n"
+    "    step<<<grid, block, 0, compute>>>(d[b]);\n"
+    "    cudaEventRecord(used[b], compute);\n"
+    "    if (i + 1 < n) {\n"
+    "        cudaEventSynchronize(copied[1 - b]);  // h[1-b] is free again\n"
+    "        load_batch(h[1 - b], i + 1);          // host I/O overlaps the GPU\n"
+    "    }\n"
+    "}";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, snippet_cuda },
+};
 
 static int run(struct rules_ctx *c, struct err *e)
 {
@@ -64,10 +93,9 @@ static int run(struct rules_ctx *c, struct err *e)
         if (single)
             json_array_append_new(lines, json_string("The loader runs in the training process "
                                                      "(_SingleProcessDataLoaderIter: num_workers=0)"));
-        int jax = strcmp(r->framework, "jax") == 0;
         rules_add(c, &rule_dataloader_bound, share >= cfg->dataloader_high_pct ? RULES_HIGH : RULES_MEDIUM,
-                  r->rank, dl, ev, rules_link_step(r, w, link, sizeof link), jax ? advice_jax : advice_torch,
-                  jax ? NULL : snippet_torch, "Input-bound: the step waits %.0f %% of its time for the next batch",
+                  r->rank, dl, ev, rules_link_step(r, w, link, sizeof link),
+                  advice[r->framework].text, advice[r->framework].snippet, "Input-bound: the step waits %.0f %% of its time for the next batch",
                   share);
     }
     (void)e;

@@ -30,6 +30,26 @@ static const char snippet_torch[] =
 static const char advice_jax[] =
     "Compute in bfloat16 (cast params and activations, e.g. with jmp or flax dtype=jnp.bfloat16) or set "
     "jax.default_matmul_precision(\"tensorfloat32\") so XLA's dots use tensor cores.";
+static const char advice_cuda[] =
+    "Let the matrix multiplications and convolutions use tensor cores. With cuBLAS, keep FP32 data and "
+    "allow TF32 (cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH), or cublasGemmEx/cublasLtMatmul with "
+    "CUBLAS_COMPUTE_32F_FAST_TF32), or store the inputs in FP16/BF16 and accumulate in FP32 "
+    "(CUBLAS_COMPUTE_32F). With cuDNN, set CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION "
+    "(cudnnSetConvolutionMathType). Hand-written matmul kernels run on the SIMT units: call cuBLAS/cuBLASLt "
+    "or CUTLASS instead, or use WMMA (nvcuda::wmma) fragments.";
+static const char snippet_cuda[] =
+    "cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH);  // FP32 data, TF32 tensor cores\n"
+    "// or BF16 inputs with FP32 accumulation:\n"
+    "cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha,\n"
+    "             A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &beta,\n"
+    "             C, CUDA_R_32F, ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);\n"
+    "cudnnSetConvolutionMathType(conv, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, snippet_cuda },
+};
 
 /* Device time of the kernels launched by tensor-core-eligible operators,
  * the part of it already on tensor cores, and the top such operator. */
@@ -88,9 +108,8 @@ static int run(struct rules_ctx *c, struct err *e)
             json_array_append_new(lines, json_string(line));
         }
         snprintf(link, sizeof link, "view=kernels&rank=%d&group=op&sort=total", r->rank);
-        int jax = strcmp(r->framework, "jax") == 0;
         rules_add(c, &rule_enable_amp, elig_pct >= 50 ? RULES_HIGH : RULES_MEDIUM, r->rank, saving, ev, link,
-                  jax ? advice_jax : advice_torch, jax ? NULL : snippet_torch,
+                  advice[r->framework].text, advice[r->framework].snippet,
                   "Tensor cores unused: %.0f %% of GPU time is matmul work on SIMT units", elig_pct);
     }
     (void)e;

@@ -406,6 +406,55 @@ static const char advice_jax[] =
     "Let JAX dispatch asynchronously: avoid float(x), x.item(), np.asarray(x), jax.device_get() and "
     "block_until_ready() inside the step loop; log metrics every N steps (or with jax.debug.callback) so "
     "the host keeps queuing work ahead of the device.";
+static const char advice_cuda[] =
+    "Each blocking call (cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous cudaMemcpy of a result, "
+    "cudaMalloc/cudaFree) waits until the GPU's queue is empty, and the GPU then idles while the host "
+    "launches the next work. Keep the queue full: take device-wide syncs out of the loop, read results back "
+    "every N iterations with cudaMemcpyAsync into pinned memory and an event recorded after the copy, and "
+    "wait on that event (cudaEventQuery, or cudaEventSynchronize only when the value is needed); order work "
+    "between streams with cudaStreamWaitEvent instead of synchronizing the host.";
+static const char snippet_cuda[] =
+    "// h_loss: cudaMallocHost'ed once; ready: cudaEventCreateWithFlags(&ready, cudaEventDisableTiming)\n"
+    "int pending = 0;\n"
+    "for (int it = 0; it < iters; it++) {\n"
+    "    step<<<grid, block, 0, s>>>(d_x, d_loss);  // no cudaDeviceSynchronize here\n"
+    "    if (it % 100 == 0 && !pending) {           // read back every N iterations\n"
+    "        cudaMemcpyAsync(h_loss, d_loss, sizeof *h_loss, cudaMemcpyDeviceToHost, s);\n"
+    "        cudaEventRecord(ready, s);\n"
+    "        pending = 1;\n"
+    "    }\n"
+    "    if (pending && cudaEventQuery(ready) == cudaSuccess) {  // never blocks\n"
+    "        report(*h_loss);\n"
+    "        pending = 0;\n"
+    "    }\n"
+    "}";
+static const char advice_free_cuda[] =
+    "Stop returning GPU memory inside the loop: cudaFree waits for the whole device. Allocate the working "
+    "buffers once before the loop and reuse them, or use the stream-ordered allocator (cudaMallocAsync/"
+    "cudaFreeAsync) with the pool's release threshold raised so freed memory stays in the pool instead of "
+    "synchronizing.";
+static const char snippet_free_cuda[] =
+    "cudaMemPool_t pool;\n"
+    "cudaDeviceGetDefaultMemPool(&pool, device);\n"
+    "uint64_t keep = UINT64_MAX;  // keep freed memory in the pool\n"
+    "cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);\n"
+    "cudaMallocAsync(&tmp, bytes, s);  // inside the loop: no device-wide sync\n"
+    "work<<<grid, block, 0, s>>>(tmp);\n"
+    "cudaFreeAsync(tmp, s);";
+
+/* What to do, by framework; the second row when most idle follows frees. */
+static const struct rules_advice advice[2][RULES_NFRAMEWORKS] = {
+    {
+        [RULES_PYTORCH] = { advice_torch, snippet_torch },
+        [RULES_JAX] = { advice_jax, NULL },
+        [RULES_CUDA] = { advice_cuda, snippet_cuda },
+    },
+    {
+        [RULES_PYTORCH] = { advice_free, NULL },
+        [RULES_JAX] = { advice_jax, NULL },
+        [RULES_CUDA] = { advice_free_cuda, snippet_free_cuda },
+    },
+};
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
@@ -539,10 +588,10 @@ static int run(struct rules_ctx *ctx, struct err *e)
         enum rules_severity sev = idle_pct >= 2 * cfg->sync_pct ? RULES_HIGH
                                   : idle_pct > cfg->sync_pct || idle_pct >= 1.0 ? RULES_MEDIUM
                                                                                : RULES_LOW;
-        int jax = strcmp(r->framework, "jax") == 0;
+        const struct rules_advice *adv = &advice[frees][r->framework];
         rules_add(ctx, &rule_excessive_host_sync, sev, r->rank, idle_step, ev,
                   rules_link_step(r, &r->steps[ws], link, sizeof link),
-                  jax ? advice_jax : frees ? advice_free : advice_torch, jax || frees ? NULL : snippet_torch, "Host syncs: %.1f per step wait for the GPU, leaving it idle %.1f %% of the step",
+                  adv->text, adv->snippet, "Host syncs: %.1f per step wait for the GPU, leaving it idle %.1f %% of the step",
                   per_step, idle_pct);
         free(iss);
     }

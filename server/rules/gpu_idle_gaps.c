@@ -322,6 +322,20 @@ static const char advice_jax[] =
     "The device idles while the host does other work between dispatches: move host-side work (data "
     "preparation, logging, conversions to NumPy) off the step, prefetch input with a background pipeline, and "
     "avoid blocking on device values (jax.device_get, float(x), block_until_ready) inside the loop.";
+static const char advice_cuda[] =
+    "The GPU idles while the thread that feeds it does other work with nothing queued (host computation, "
+    "I/O, blocking CUDA calls). Launches are asynchronous: queue the next kernels before the host work so "
+    "it overlaps them, or move that work to another thread; keep blocking calls out of the loop "
+    "(cudaDeviceSynchronize, synchronous cudaMemcpy, cudaMalloc/cudaFree: allocate once or use "
+    "cudaMallocAsync); and do one-time setup (module loading on a kernel's first launch, stream, event and "
+    "cuBLAS/cuDNN handle creation) before the measured iterations. NVTX ranges around the host phases "
+    "name the gaps in the next trace.";
+static const char snippet_cuda[] =
+    "#include <nvtx3/nvToolsExt.h>\n"
+    "step<<<grid, block, 0, s>>>(d_x);  // queue the GPU work first\n"
+    "nvtxRangePushA(\"prepare_next\");   // names the host work in the trace\n"
+    "prepare_next(h_next);              // runs while the kernel does\n"
+    "nvtxRangePop();";
 
 /* What names gap g ("cudaStreamSynchronize in aten::item", "Optimizer.step#
  * AdamW.step") into buf; "" when nothing does. Returns buf. */
@@ -432,12 +446,14 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
              ((double)w->b + m) / 1000.0);
     enum rules_severity sev = share >= 3 * cfg->gap_pct ? RULES_HIGH : RULES_MEDIUM;
     if (dl_claimed && s->act[GPUSCAN_DATALOADER] > MOST * s->total) sev = RULES_LOW;
-    int jax = strcmp(r->framework, "jax") == 0;
+    /* PyTorch advice depends on what the host did; JAX and CUDA get one text */
+    struct rules_advice adv = { acts[main_act].advice, acts[main_act].snippet };
+    if (r->framework == RULES_JAX) adv = (struct rules_advice){ advice_jax, NULL };
+    else if (r->framework == RULES_CUDA) adv = (struct rules_advice){ advice_cuda, snippet_cuda };
     name[0] = '\0';
     for (size_t i = 0; i < s->ntop && !name[0]; i++)
         if (s->top[i].act == main_act && s->top[i].label) gap_label(nm, &s->top[i], name, sizeof name);
-    rules_add(c, &rule_gpu_idle_gaps, sev, r->rank, saving, ev, link, jax ? advice_jax : acts[main_act].advice,
-              jax ? NULL : acts[main_act].snippet,
+    rules_add(c, &rule_gpu_idle_gaps, sev, r->rank, saving, ev, link, adv.text, adv.snippet,
               "GPU idle gaps: %lld gaps of %s or more idle the GPU %.0f %% of the step, the host %s%s%s%s",
               (long long)s->n, rules_fmt_ns(cfg->gap_ms * 1e6, a, sizeof a), share, acts[main_act].doing,
               name[0] ? " (" : "", name, name[0] ? ")" : "");

@@ -301,6 +301,32 @@ static const char advice_jax[] =
     "The host dispatches GPU work slower than the GPU runs it: jit the whole training step so XLA runs it as "
     "one fused computation, replace Python loops over small ops with lax.scan or lax.fori_loop, and give "
     "each kernel more work (a larger batch).";
+static const char advice_cuda[] =
+    "The host cannot issue GPU work as fast as the GPU finishes it: each kernel runs shorter than its "
+    "launch call, so the GPU idles between kernels. Cut the launches per iteration: capture the repeated "
+    "sequence once in a CUDA graph (cudaStreamBeginCapture/cudaStreamEndCapture, then "
+    "cudaGraphInstantiate) and replay it with one cudaGraphLaunch per iteration (cudaGraphExecUpdate when "
+    "only kernel arguments change); fuse chains of small kernels into one (elementwise ops, or a GEMM "
+    "epilogue with cuBLASLt or CUTLASS); and give each launch more work (a larger problem or batch per "
+    "kernel, batched cuBLAS calls instead of a loop of small ones). CUDA API tracing adds host time per "
+    "call: confirm with the iteration time measured without the profiler.";
+static const char snippet_cuda[] =
+    "// capture one iteration's launches once, replay them with a single call\n"
+    "cudaGraph_t graph;\n"
+    "cudaGraphExec_t exec;\n"
+    "cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);\n"
+    "run_iteration(stream);  // the kernels of one iteration, all on `stream`\n"
+    "cudaStreamEndCapture(stream, &graph);\n"
+    "cudaGraphInstantiateWithFlags(&exec, graph, 0);\n"
+    "for (int it = 0; it < iters; it++)\n"
+    "    cudaGraphLaunch(exec, stream);  // one launch instead of one per kernel\n"
+    "cudaStreamSynchronize(stream);";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, snippet_cuda },
+};
 
 /* Appends "<head> name p %, name p %..." for the shares of total to lines
  * (shares under 0.5 % left out). */
@@ -378,11 +404,10 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
     if (json_array_size(regions)) json_array_append_new(lines, json_string(line));
     json_object_set_new(ev, "regions", regions);
 
-    int jax = strcmp(r->framework, "jax") == 0;
     rules_add(c, &rule_kernel_launch_bound,
               s->overhead >= HIGH_SHARE * span ? RULES_HIGH : RULES_MEDIUM, r->rank,
               s->overhead / n, ev, rules_link_step(r, &r->steps[ws], link, sizeof link),
-              jax ? advice_jax : advice_torch, jax ? NULL : snippet_torch,
+              advice[r->framework].text, advice[r->framework].snippet,
               "Launch-bound: the GPU idles %.0f %% of the step waiting for the host to launch work", idle_pct);
 }
 

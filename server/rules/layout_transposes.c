@@ -25,6 +25,22 @@ static const char snippet_torch[] =
 static const char advice_jax[] =
     "Use NHWC end to end: give convolutions dimension_numbers=(\"NHWC\", \"HWIO\", \"NHWC\") (flax.linen.Conv "
     "already does) and feed NHWC batches, so XLA inserts no layout transposes.";
+static const char advice_cuda[] =
+    "cuDNN converts the tensors between NCHW and NHWC around its tensor-core convolutions, which work in "
+    "NHWC. Keep activations and filters NHWC end to end: describe them with CUDNN_TENSOR_NHWC (or NHWC "
+    "strides in the cuDNN frontend), have your own kernels read and write NHWC, and with TensorRT use "
+    "channel-last input and output formats, so no conversion kernels run.";
+static const char snippet_cuda[] =
+    "cudnnSetTensor4dDescriptor(xDesc, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, c, h, w);\n"
+    "cudnnSetFilter4dDescriptor(wDesc, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, k, c, r, s);\n"
+    "cudnnSetTensor4dDescriptor(yDesc, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, k, p, q);\n"
+    "cudnnSetConvolutionMathType(convDesc, CUDNN_TENSOR_OP_MATH);";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, snippet_cuda },
+};
 
 #define TRANSPOSE_WHERE                                                                                     \
     "(name LIKE '%nchwToNhwc%' OR name LIKE '%nhwcToNchw%' OR name LIKE '%nchw2nhwc%'"                     \
@@ -98,11 +114,10 @@ static int run(struct rules_ctx *ctx, struct err *e)
         json_object_set_new(ev, "by_op", ops);
         /* the link filters the kernel table on the direction that costs most */
         snprintf(link, sizeof link, "view=kernels&rank=%d&q=%s", r->rank, back * 2 > tr ? "nhwcToNchw" : "nchwToNhwc");
-        int jax = strcmp(r->framework, "jax") == 0;
         /* severity by what the step would gain, not the kernel share */
         enum rules_severity sev = step_pct >= 10 ? RULES_HIGH : step_pct >= 3 ? RULES_MEDIUM : RULES_LOW;
         rules_add(ctx, &rule_layout_transposes, sev, r->rank,
-                  saving, ev, link, jax ? advice_jax : advice_torch, jax ? NULL : snippet_torch,
+                  saving, ev, link, advice[r->framework].text, advice[r->framework].snippet,
                   "Layout conversions: %.0f %% of GPU kernel time converts between NCHW and NHWC", pct);
     }
 out:

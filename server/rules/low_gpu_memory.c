@@ -58,6 +58,10 @@ static const char advice_torch[] =
 static const char advice_jax[] =
     "Give each step more work: raise the per-device batch size (the memory allows the factor above) and "
     "scale the learning rate with it.";
+static const char advice_cuda[] =
+    "Give each launch more work: the memory allows a larger problem or batch per iteration (the factor "
+    "above), or several independent problems at once (batched cuBLAS calls, kernels on concurrent streams, "
+    "or several processes sharing the GPU through MPS).";
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
@@ -117,9 +121,14 @@ static int run(struct rules_ctx *ctx, struct err *e)
                  "                    num_workers=8, pin_memory=True)\n"
                  "opt = torch.optim.AdamW(model.parameters(), lr=%d * base_lr)  # linear scaling, add warmup",
                  rules_fmt_bytes(peak, a, sizeof a), times, k, k, k);
-        int jax = strcmp(r->framework, "jax") == 0;
+        /* the PyTorch snippet carries the factor: built above */
+        const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+            [RULES_PYTORCH] = { advice_torch, snippet },
+            [RULES_JAX] = { advice_jax, NULL },
+            [RULES_CUDA] = { advice_cuda, NULL },
+        };
         rules_add(ctx, &rule_low_gpu_memory, util_pct < cfg->gpu_util_pct / 2 ? RULES_MEDIUM : RULES_LOW, r->rank, 0,
-                  ev, link, jax ? advice_jax : advice_torch, jax ? NULL : snippet,
+                  ev, link, advice[r->framework].text, advice[r->framework].snippet,
                   "GPU memory mostly unused: peak %s (%.1f %%) at %.*f %% GPU utilization; %s%dx the batch fits",
                   rules_fmt_bytes(peak, b, sizeof b), peak_pct, util_pct < 10 ? 1 : 0, util_pct,
                   times > 100 ? "over " : "~", times > 100 ? 100 : times);

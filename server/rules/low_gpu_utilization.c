@@ -58,6 +58,17 @@ static const char snippet_torch[] =
 static const char advice_jax[] =
     "Give each device more work per step: a larger per-device batch, the whole training step under one "
     "jit, and input prefetched in the background.";
+static const char advice_cuda[] =
+    "Give the GPU more work per launch: a larger problem or batch per iteration, fewer and larger kernels "
+    "(fuse small ones), independent work on concurrent streams, and the iteration captured in a CUDA graph "
+    "so short kernels are not each waiting on a launch.";
+
+/* The advice once the cause is dealt with, by framework. */
+static const struct rules_advice advice_after[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_more_work, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, NULL },
+};
 
 /* Index of the cause with this id, -1 when it is not one. */
 static int cause_of(const char *id)
@@ -184,20 +195,20 @@ static int run(struct rules_ctx *c, struct err *e)
             json_array_append_new(lines, json_string(line));
         }
 
-        int jax = strcmp(r->framework, "jax") == 0;
+        const struct rules_advice *after = &advice_after[r->framework];
         if (cause)
             snprintf(advice, sizeof advice,
                      "Fix the main cause first, %s: see the %s finding. If utilization stays low once it is fixed: %s",
-                     what, causes[k].id, jax ? advice_jax : advice_more_work);
+                     what, causes[k].id, after->text);
         else
-            snprintf(advice, sizeof advice, "%s", jax ? advice_jax : advice_more_work);
+            snprintf(advice, sizeof advice, "%s", after->text);
         /* the cause's own view when it is about this rank, else this rank's longest step */
         json_t *cr = cause ? json_object_get(cause, "rank") : NULL;
         const char *cl = cause ? json_string_value(json_object_get(cause, "link")) : NULL;
         if (cl && json_is_integer(cr) && json_integer_value(cr) == r->rank) snprintf(link, sizeof link, "%s", cl);
         else rules_link_step(r, rules_worst_step(r, -1), link, sizeof link);
         rules_add(c, &rule_low_gpu_utilization, util < cfg->gpu_util_pct / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0,
-                  ev, link, advice, jax ? NULL : snippet_torch,
+                  ev, link, advice, after->snippet,
                   "Low GPU utilization: kernels run %.1f %% of the step%s%s",
                   util, cause ? "; main cause: " : "", cause ? what : "");
     }

@@ -53,6 +53,17 @@ static const char advice_jax[] =
     "Find what keeps device arrays alive across steps: Python lists of per-step outputs or metrics, caches "
     "keyed per batch, or new jit compilations per step (shapes changing) whose executables and buffers "
     "pile up. Convert metrics to host values every N steps and drop references to old arrays.";
+static const char advice_cuda[] =
+    "Device memory grows every iteration: an allocation inside the loop is not freed on some path (a "
+    "cudaMalloc without its cudaFree, a cudaMallocAsync without its cudaFreeAsync, a library handle or "
+    "workspace created per iteration). Allocate working buffers and handles once outside the loop and "
+    "reuse them; compute-sanitizer --tool memcheck --leak-check full lists the allocations never freed.";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, NULL },
+};
 
 /* Allocated memory on (rank, dev) just before the first [memory] sample at
  * or after ts; -1 when there is none. */
@@ -180,9 +191,8 @@ static int run(struct rules_ctx *ctx, struct err *e)
             }
             json_object_set_new(ev, "kept_by_op", ops);
             snprintf(link, sizeof link, "view=memory&rank=%d&device=%d", r->rank, dev);
-            int jax = strcmp(r->framework, "jax") == 0;
             rules_add(ctx, &rule_memory_growth, left >= 0 && left > 10000 ? RULES_MEDIUM : RULES_HIGH, r->rank, 0, ev,
-                      link, jax ? advice_jax : advice_torch, jax ? NULL : snippet_torch,
+                      link, advice[r->framework].text, advice[r->framework].snippet,
                       "GPU memory grows %s per step (%zu steps in a row): tensors kept across steps",
                       rules_fmt_bytes(rate, a, sizeof a), len);
             free(b);

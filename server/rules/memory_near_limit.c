@@ -48,6 +48,17 @@ static const char advice_jax[] =
     "Lower the peak: rematerialize activations (jax.checkpoint / nn.remat) for the largest blocks, compute in "
     "bfloat16, and use a smaller micro-batch with gradient accumulation (optax.MultiSteps); shard parameters "
     "and optimizer state across devices when they dominate.";
+static const char advice_cuda[] =
+    "Lower the peak before an allocation fails: free or reuse temporary buffers as soon as their last "
+    "kernel is queued (cudaMallocAsync/cudaFreeAsync from one memory pool lets buffers with disjoint "
+    "lifetimes share memory), process the problem in smaller chunks, store data in FP16/BF16 where the "
+    "numerics allow, and check cudaMemGetInfo before large allocations.";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, NULL },
+};
 
 /* Index of the step holding ts, or -1. */
 static int step_of(const struct rules_rank *r, int64_t ts)
@@ -140,10 +151,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 json_array_append_new(lines, json_string(line));
             }
             snprintf(link, sizeof link, "view=memory&rank=%d&device=%d", r->rank, g->device);
-            int jax = strcmp(r->framework, "jax") == 0;
             rules_add(ctx, &rule_memory_near_limit,
                       pct >= (100.0 + cfg->memory_limit_pct) / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0, ev, link,
-                      jax ? advice_jax : advice_torch, jax ? NULL : snippet_torch,
+                      advice[r->framework].text, advice[r->framework].snippet,
                       "GPU memory near its limit: peak %s is %.1f %% of GPU %d", rules_fmt_bytes(peak, a, sizeof a),
                       pct, g->device);
         }

@@ -128,6 +128,28 @@ static const char advice_jax[] =
     "Feed the device from an iterator that transfers batches ahead of use (e.g. "
     "flax.jax_utils.prefetch_to_device, or jax.device_put on the next batch while the current step runs) "
     "and fetch results every N steps rather than every step.";
+static const char advice_cuda[] =
+    "Copy from and to pinned (page-locked) host memory: the GPU's copy engines can only read pinned memory, "
+    "so a copy from malloc'ed or stack memory is first staged by the CPU through a driver buffer, which "
+    "holds the host thread, lowers the bandwidth and keeps the copy from overlapping kernels. Allocate the "
+    "host buffers with cudaMallocHost (or cudaHostAlloc), or pin existing ones once with cudaHostRegister, "
+    "then copy with cudaMemcpyAsync on a non-default stream and make the kernels wait on an event "
+    "(cudaStreamWaitEvent) rather than the host.";
+static const char snippet_cuda[] =
+    "float *h;\n"
+    "cudaMallocHost((void **)&h, bytes);  // pinned, instead of malloc\n"
+    "// or pin an existing buffer once: cudaHostRegister(buf, bytes, cudaHostRegisterDefault);\n"
+    "cudaStream_t copy;\n"
+    "cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);\n"
+    "cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, copy);  // DMA: returns at once\n"
+    "cudaEventRecord(copied, copy);\n"
+    "cudaStreamWaitEvent(compute, copied, 0);  // the kernels wait, not the host";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, snippet_cuda },
+};
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
@@ -274,10 +296,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
         enum rules_severity sev = pct >= 10 * cfg->pageable_pct ? RULES_HIGH
                                   : pct >= cfg->pageable_pct   ? RULES_MEDIUM
                                                                : RULES_LOW;
-        int jax = strcmp(r->framework, "jax") == 0;
         rules_add(ctx, &rule_pageable_memcpy, sev, r->rank, saving, ev,
-                  rules_link_step(r, &r->steps[ws], link, sizeof link), jax ? advice_jax : advice_torch,
-                  jax ? NULL : snippet_torch, "Pageable memory copies: %s per step staged by the CPU (%.1f %% of the step)",
+                  rules_link_step(r, &r->steps[ws], link, sizeof link),
+                  advice[r->framework].text, advice[r->framework].snippet, "Pageable memory copies: %s per step staged by the CPU (%.1f %% of the step)",
                   rules_fmt_bytes(bytes_step, a, sizeof a), pct);
     }
 out:

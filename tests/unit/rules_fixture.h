@@ -8,7 +8,10 @@
  *   json_t *f = fixture_findings(DEV_H100, CPU(...) "," GPU(...));
  *   CHECK(fixture_has(f, "dataloader_bound", 0));
  *   json_decref(f);
- * fixture_findings_ranks() imports one file per rank ("rank<N>" names).
+ * fixture_findings_ranks() imports one file per rank ("rank<N>" names);
+ * fixture_findings_file() imports a file written otherwise (Nsight SQLite).
+ * fixture_trace_add() builds event lists in code; fixture_num/str/evnum/
+ * evstr/has_line read findings and their evidence.
  * Times in the event macros are µs, as in real traces.
  */
 #ifndef TB_RULES_FIXTURE_H
@@ -134,6 +137,30 @@ static inline json_t *fixture_findings_ranks(const char *devices, const char *ex
     return out;
 }
 
+/* Imports the file at path (any format the importers probe: an Nsight
+ * SQLite export, say) as a one-rank run and returns its findings, or NULL
+ * on failure (reported on stderr). The file is left in place. */
+static inline json_t *fixture_findings_file(const char *path)
+{
+    struct err e;
+    struct ingest_file file = { path, path, 0 };
+    struct ingest_request req = { NULL, &file, 1, NULL };
+    char id[CATALOG_ID_LEN + 1];
+    json_t *out = NULL;
+    sqlite3 *db;
+    if (ingest_run(fixture_cat, &fixture_cfg, &req, NULL, id, &e) != 0) {
+        fprintf(stderr, "import failed: %s\n", e.msg);
+        return NULL;
+    }
+    char *dbp = xasprintf("%s/runs/%s/run.db", fixture_root, id);
+    if (rundb_open_ro(dbp, &db, &e) == 0) {
+        if (rules_findings(db, -1, &out, &e) != 0) fprintf(stderr, "findings: %s\n", e.msg);
+        sqlite3_close(db);
+    }
+    free(dbp);
+    return out;
+}
+
 static inline json_t *fixture_findings(const char *devices, const char *events)
 {
     return fixture_findings_ranks(devices, "", &events, 1);
@@ -155,6 +182,75 @@ static inline json_t *fixture_get(json_t *findings, const char *id, int rank)
 static inline int fixture_has(json_t *findings, const char *id, int rank)
 {
     return fixture_get(findings, id, rank) != NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Building traces in code, reading findings                               */
+/* ---------------------------------------------------------------------- */
+
+/* A growing comma-separated list of events (or any text): zero-initialise,
+ * fixture_trace_add(), pass t.s on; t.s is owned by the holder (free it,
+ * or fixture_trace_reset() to reuse the buffer). */
+struct fixture_trace {
+    char *s;
+    size_t n, cap;
+};
+
+/* Appends one printf-formatted item, after a ',' unless it is the first. */
+static inline void fixture_trace_add(struct fixture_trace *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline void fixture_trace_add(struct fixture_trace *t, const char *fmt, ...)
+{
+    va_list ap, aq;
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0) exit(1);
+    if (t->n + (size_t)k + 2 > t->cap) t->s = xrealloc(t->s, t->cap = (t->n + (size_t)k + 2) * 2);
+    if (t->n) t->s[t->n++] = ',';
+    vsnprintf(t->s + t->n, (size_t)k + 1, fmt, aq);
+    va_end(aq);
+    t->n += (size_t)k;
+}
+
+/* Empties t, keeping its buffer. */
+static inline void fixture_trace_reset(struct fixture_trace *t)
+{
+    t->n = 0;
+    if (t->s) t->s[0] = '\0';
+}
+
+/* Member k of object o as a number (0 when absent) or a string (NULL). */
+static inline double fixture_num(json_t *o, const char *k)
+{
+    return json_number_value(json_object_get(o, k));
+}
+
+static inline const char *fixture_str(json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* Member k of finding f's evidence, as above. */
+static inline double fixture_evnum(json_t *f, const char *k)
+{
+    return fixture_num(json_object_get(f, "evidence"), k);
+}
+
+static inline const char *fixture_evstr(json_t *f, const char *k)
+{
+    return fixture_str(json_object_get(f, "evidence"), k);
+}
+
+/* Does an evidence line of finding f contain s? */
+static inline int fixture_has_line(json_t *f, const char *s)
+{
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(json_object_get(f, "evidence"), "lines"), i, l)
+        if (strstr(json_string_value(l), s)) return 1;
+    return 0;
 }
 
 /* Prints the findings (for a failing test's log). */

@@ -8,47 +8,27 @@
 #include "rules_fixture.h"
 
 #include <math.h>
-#include <stdarg.h>
 
 /* ---------------------------------------------------------------------- */
 /* Building traces in code                                                  */
 /* ---------------------------------------------------------------------- */
 
-struct tbuf {
-    char *s;
-    size_t n, cap;
-};
-
-static void tb_add(struct tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tb_add(struct tbuf *b, const char *fmt, ...)
-{
-    char ev[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(ev, sizeof ev, fmt, ap);
-    va_end(ap);
-    if (k < 0 || (size_t)k >= sizeof ev) exit(1);
-    if (b->n + (size_t)k + 2 > b->cap) b->s = xrealloc(b->s, b->cap = (b->n + (size_t)k + 2) * 2);
-    if (b->n) b->s[b->n++] = ',';
-    memcpy(b->s + b->n, ev, (size_t)k + 1);
-    b->n += (size_t)k;
-}
-
 /* A host span on the main thread (corr 0: none). */
-static void host(struct tbuf *b, const char *cat, const char *name, double ts, double dur, int corr)
+static void host(struct fixture_trace *b, const char *cat, const char *name, double ts, double dur, int corr)
 {
     if (corr)
-        tb_add(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
-                  "\"args\":{\"correlation\":%d}}",
-               cat, name, ts, dur, corr);
+        fixture_trace_add(b,
+                          "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%.3f,"
+                          "\"dur\":%.3f,\"args\":{\"correlation\":%d}}",
+                          cat, name, ts, dur, corr);
     else
-        tb_add(b,
-               "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
-               "\"args\":{}}",
-               cat, name, ts, dur);
+        fixture_trace_add(b,
+                          "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%.3f,"
+                          "\"dur\":%.3f,\"args\":{}}",
+                          cat, name, ts, dur);
 }
 
-static void step(struct tbuf *b, int n, double ts, double dur)
+static void step(struct fixture_trace *b, int n, double ts, double dur)
 {
     char name[32];
     snprintf(name, sizeof name, "ProfilerStep#%d", n);
@@ -57,14 +37,15 @@ static void step(struct tbuf *b, int n, double ts, double dur)
 
 /* An operator launching one kernel: the op [op_ts, +op_dur) holds the
  * launch call [l_ts, +l_dur); the kernel runs [k_ts, +k_dur). */
-static void op_kernel(struct tbuf *b, const char *op, double op_ts, double op_dur, double l_ts, double l_dur,
+static void op_kernel(struct fixture_trace *b, const char *op, double op_ts, double op_dur, double l_ts, double l_dur,
                       double k_ts, double k_dur, int corr)
 {
     host(b, "cpu_op", op, op_ts, op_dur, 0);
     host(b, "cuda_runtime", "cudaLaunchKernel", l_ts, l_dur, corr);
-    tb_add(b, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"small_kernel\",\"pid\":0,\"tid\":7,\"ts\":%.3f,"
-              "\"dur\":%.3f,\"args\":{\"device\":0,\"stream\":7,\"correlation\":%d}}",
-           k_ts, k_dur, corr);
+    fixture_trace_add(b,
+                      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"small_kernel\",\"pid\":0,\"tid\":7,"
+                      "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"device\":0,\"stream\":7,\"correlation\":%d}}",
+                      k_ts, k_dur, corr);
 }
 
 /* Launch-bound: 2 steps of 100 µs, 10 ops each, one every 10 µs. Op i
@@ -74,7 +55,7 @@ static void op_kernel(struct tbuf *b, const char *op, double op_ts, double op_du
  * all of it launch overhead. */
 static char *launch_bound_trace(void)
 {
-    struct tbuf b = { 0 };
+    struct fixture_trace b = { 0 };
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 100.0 * s;
@@ -92,7 +73,7 @@ static char *launch_bound_trace(void)
  * op only in its last 3 µs: the waits are short, but not launch overhead. */
 static char *host_idle_trace(void)
 {
-    struct tbuf b = { 0 };
+    struct fixture_trace b = { 0 };
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 200.0 * s;
@@ -110,7 +91,7 @@ static char *host_idle_trace(void)
  * waits are the sync's doing (excessive_host_sync), not the launches'. */
 static char *sync_trace(void)
 {
-    struct tbuf b = { 0 };
+    struct fixture_trace b = { 0 };
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 200.0 * s;
@@ -134,7 +115,7 @@ enum gap_host { GAP_PYTHON, GAP_COLLECTIVE, GAP_AFTER_SYNC };
  * kernel that runs to the step's end. One 4 ms gap per step: 40 %. */
 static char *python_gap_trace(enum gap_host what)
 {
-    struct tbuf b = { 0 };
+    struct fixture_trace b = { 0 };
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 10000.0 * s;
@@ -154,7 +135,7 @@ static char *python_gap_trace(enum gap_host what)
  * launch one kernel running to the step's end. */
 static char *dataloader_trace(void)
 {
-    struct tbuf b = { 0 };
+    struct fixture_trace b = { 0 };
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 10000.0 * s;
@@ -168,7 +149,7 @@ static char *dataloader_trace(void)
 /* A busy GPU: each 100 µs step launches two 48 µs kernels ahead of time. */
 static char *busy_trace(void)
 {
-    struct tbuf b = { 0 };
+    struct fixture_trace b = { 0 };
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 100.0 * s;
@@ -186,26 +167,6 @@ static json_t *findings_of(char *events)
     return f;
 }
 
-static double evnum(json_t *finding, const char *key)
-{
-    return json_number_value(json_object_get(json_object_get(finding, "evidence"), key));
-}
-
-static const char *evstr(json_t *finding, const char *key)
-{
-    return json_string_value(json_object_get(json_object_get(finding, "evidence"), key));
-}
-
-/* Does any evidence line of finding d contain s? */
-static int line_has(json_t *d, const char *s)
-{
-    size_t i;
-    json_t *l;
-    json_array_foreach(json_object_get(json_object_get(d, "evidence"), "lines"), i, l)
-        if (strstr(json_string_value(l), s)) return 1;
-    return 0;
-}
-
 #define NEAR(a, b) (fabs((a) - (b)) < 0.01)
 
 /* ---------------------------------------------------------------------- */
@@ -220,18 +181,18 @@ static void test_launch_bound_fires(void)
     if (!d) fixture_dump(f);
     REQUIRE(d != NULL);
     CHECK_EQ_STR(json_string_value(json_object_get(d, "severity")), "high");
-    CHECK(NEAR(evnum(d, "idle_pct"), 80.0));
-    CHECK(NEAR(evnum(d, "hostwait_pct"), 100.0));
-    CHECK(NEAR(evnum(d, "overhead_pct"), 100.0));
-    CHECK(NEAR(evnum(d, "overhead_us"), 80.0));
-    CHECK(NEAR(evnum(d, "ops_per_step"), 10.0));
-    CHECK(NEAR(evnum(d, "mean_op_us"), 2.0));
-    CHECK(NEAR(evnum(d, "mean_launch_us"), 5.0));
-    CHECK(NEAR(evnum(d, "shorter_than_launch_pct"), 100.0));
-    CHECK(line_has(d, "GPU idle 80 µs of a 100 µs step (80 %), average of 2 steps"));
-    CHECK(line_has(d, "framework ops 38 %"));  /* 3 of each 8 µs wait in the op itself */
-    CHECK(line_has(d, "CUDA launch calls 62 %"));
-    CHECK(line_has(d, "Where: aten::add 100 %"));
+    CHECK(NEAR(fixture_evnum(d, "idle_pct"), 80.0));
+    CHECK(NEAR(fixture_evnum(d, "hostwait_pct"), 100.0));
+    CHECK(NEAR(fixture_evnum(d, "overhead_pct"), 100.0));
+    CHECK(NEAR(fixture_evnum(d, "overhead_us"), 80.0));
+    CHECK(NEAR(fixture_evnum(d, "ops_per_step"), 10.0));
+    CHECK(NEAR(fixture_evnum(d, "mean_op_us"), 2.0));
+    CHECK(NEAR(fixture_evnum(d, "mean_launch_us"), 5.0));
+    CHECK(NEAR(fixture_evnum(d, "shorter_than_launch_pct"), 100.0));
+    CHECK(fixture_has_line(d, "GPU idle 80 µs of a 100 µs step (80 %), average of 2 steps"));
+    CHECK(fixture_has_line(d, "framework ops 38 %"));  /* 3 of each 8 µs wait in the op itself */
+    CHECK(fixture_has_line(d, "CUDA launch calls 62 %"));
+    CHECK(fixture_has_line(d, "Where: aten::add 100 %"));
     /* the whole wait goes: 80 µs per step */
     CHECK(NEAR(json_number_value(json_object_get(d, "saving_us")), 80.0));
     CHECK_EQ_STR(json_string_value(json_object_get(d, "link")), "view=timeline&rank=0&start=0.000&end=100.000");
@@ -274,7 +235,7 @@ static void test_launch_bound_vs_host_idle(void)
     json_t *u = fixture_get(f, "low_gpu_utilization", 0);
     REQUIRE(u != NULL);
     CHECK(json_is_null(json_object_get(json_object_get(u, "evidence"), "cause")));
-    CHECK(line_has(u, "No other rule explains the idle time"));
+    CHECK(fixture_has_line(u, "No other rule explains the idle time"));
     json_decref(f);
 
     /* waits opened by a host sync belong to the sync */
@@ -304,10 +265,10 @@ static void test_idle_gaps_fires(void)
     if (!d) fixture_dump(f);
     REQUIRE(d != NULL);
     CHECK_EQ_STR(json_string_value(json_object_get(d, "severity")), "high");
-    CHECK(NEAR(evnum(d, "gap_us"), 4000.0));
-    CHECK(NEAR(evnum(d, "share_pct"), 40.0));
-    CHECK(NEAR(evnum(d, "gaps"), 2));
-    CHECK_EQ_STR(evstr(d, "main_host"), "python");
+    CHECK(NEAR(fixture_evnum(d, "gap_us"), 4000.0));
+    CHECK(NEAR(fixture_evnum(d, "share_pct"), 40.0));
+    CHECK(NEAR(fixture_evnum(d, "gaps"), 2));
+    CHECK_EQ_STR(fixture_evstr(d, "main_host"), "python");
     /* 3988 of each 4000 µs outside any op, then 12 µs in the next one */
     CHECK(NEAR(json_number_value(json_object_get(json_object_get(json_object_get(d, "evidence"), "host_pct"),
                                                  "python")),
@@ -317,8 +278,9 @@ static void test_idle_gaps_fires(void)
     CHECK(NEAR(json_number_value(json_object_get(top, "start_us")), 2012.0));
     CHECK(NEAR(json_number_value(json_object_get(top, "dur_us")), 4000.0));
     CHECK_EQ_STR(json_string_value(json_object_get(top, "step")), "ProfilerStep#1");
-    CHECK(line_has(d, "2 gaps of at least 1.00 ms with no GPU work: 4.00 ms of a 10.0 ms step (40 %)"));
-    CHECK(line_has(d, "4.00 ms in ProfilerStep#1 at +2.01 ms: the host was running code the profiler did not record"));
+    CHECK(fixture_has_line(d, "2 gaps of at least 1.00 ms with no GPU work: 4.00 ms of a 10.0 ms step (40 %)"));
+    CHECK(fixture_has_line(
+        d, "4.00 ms in ProfilerStep#1 at +2.01 ms: the host was running code the profiler did not record"));
     CHECK(NEAR(json_number_value(json_object_get(d, "saving_us")), 4000.0));
     /* the timeline over the largest gap, 10 % margin each side */
     CHECK_EQ_STR(json_string_value(json_object_get(d, "link")), "view=timeline&rank=0&start=1612.000&end=6412.000");
@@ -334,7 +296,7 @@ static void test_idle_gaps_fires(void)
     REQUIRE(f != NULL);
     d = fixture_get(f, "gpu_idle_gaps", 0);
     REQUIRE(d != NULL);
-    CHECK_EQ_STR(evstr(d, "main_host"), "collective");
+    CHECK_EQ_STR(fixture_evstr(d, "main_host"), "collective");
     CHECK(strstr(json_string_value(json_object_get(d, "title")), "waiting in a collective (gloo:all_reduce)") != NULL);
     CHECK(strstr(json_string_value(json_object_get(d, "advice")), "nccl") != NULL);
     json_decref(f);
@@ -347,9 +309,9 @@ static void test_idle_gaps_fires(void)
     top = json_array_get(json_object_get(json_object_get(d, "evidence"), "top"), 0);
     REQUIRE(top != NULL);
     CHECK(json_is_true(json_object_get(top, "after_sync")));
-    CHECK(NEAR(evnum(d, "after_sync"), 2));
-    CHECK(line_has(d, "after a host sync emptied the GPU's queue"));
-    CHECK(line_has(d, "2 of the 2 gaps opened while the host was blocked in a sync"));
+    CHECK(NEAR(fixture_evnum(d, "after_sync"), 2));
+    CHECK(fixture_has_line(d, "after a host sync emptied the GPU's queue"));
+    CHECK(fixture_has_line(d, "2 of the 2 gaps opened while the host was blocked in a sync"));
     json_decref(f);
 }
 
@@ -380,9 +342,9 @@ static void test_dataloader_gaps(void)
     json_t *d = fixture_get(f, "gpu_idle_gaps", 0);
     if (!d) fixture_dump(f);
     REQUIRE(d != NULL);
-    CHECK_EQ_STR(evstr(d, "main_host"), "dataloader");
+    CHECK_EQ_STR(fixture_evstr(d, "main_host"), "dataloader");
     CHECK(strstr(json_string_value(json_object_get(d, "title")), "DataLoader") != NULL);
-    CHECK(line_has(d, "dataloader_bound already counts the DataLoader part (8.00 ms per step)"));
+    CHECK(fixture_has_line(d, "dataloader_bound already counts the DataLoader part (8.00 ms per step)"));
     CHECK_EQ_STR(json_string_value(json_object_get(d, "severity")), "low");
     /* the 12 µs of each gap outside the DataLoader */
     CHECK(NEAR(json_number_value(json_object_get(d, "saving_us")), 12.0));
@@ -391,7 +353,7 @@ static void test_dataloader_gaps(void)
 
     json_t *u = fixture_get(f, "low_gpu_utilization", 0);
     REQUIRE(u != NULL);
-    CHECK_EQ_STR(evstr(u, "cause"), "dataloader_bound");
+    CHECK_EQ_STR(fixture_evstr(u, "cause"), "dataloader_bound");
     CHECK(strstr(json_string_value(json_object_get(u, "title")), "DataLoader") != NULL);
     json_decref(f);
 }
@@ -410,12 +372,12 @@ static void test_low_utilization(void)
     json_t *k = fixture_get(f, "kernel_launch_bound", 0);
     REQUIRE(k != NULL);
     CHECK_EQ_STR(json_string_value(json_object_get(u, "severity")), "high"); /* under half the threshold */
-    CHECK(NEAR(evnum(u, "util_pct"), 20.0));
-    CHECK(NEAR(evnum(u, "kernel_us"), 20.0));
-    CHECK(NEAR(evnum(u, "idle_us"), 80.0));
-    CHECK_EQ_STR(evstr(u, "cause"), "kernel_launch_bound");
-    CHECK(line_has(u, "Kernels run 20.0 % of the steps' time on GPU 0 (NVIDIA H100 80GB HBM3)"));
-    CHECK(line_has(u, "Main cause: launch overhead"));
+    CHECK(NEAR(fixture_evnum(u, "util_pct"), 20.0));
+    CHECK(NEAR(fixture_evnum(u, "kernel_us"), 20.0));
+    CHECK(NEAR(fixture_evnum(u, "idle_us"), 80.0));
+    CHECK_EQ_STR(fixture_evstr(u, "cause"), "kernel_launch_bound");
+    CHECK(fixture_has_line(u, "Kernels run 20.0 % of the steps' time on GPU 0 (NVIDIA H100 80GB HBM3)"));
+    CHECK(fixture_has_line(u, "Main cause: launch overhead"));
     /* a summary: the cause carries the saving, and its view is the link */
     CHECK(NEAR(json_number_value(json_object_get(u, "saving_us")), 0.0));
     CHECK_EQ_STR(json_string_value(json_object_get(u, "link")), json_string_value(json_object_get(k, "link")));

@@ -18,33 +18,22 @@
 /* Trace builder                                                           */
 /* ---------------------------------------------------------------------- */
 
-static char tb_buf[1 << 16];
-static size_t tb_len;
+static struct fixture_trace tb;
 static long tb_total, tb_corr; /* allocated bytes so far; next correlation id */
 
 static void tb_reset(void)
 {
-    tb_len = 0;
-    tb_buf[0] = '\0';
+    fixture_trace_reset(&tb);
     tb_total = 0;
     tb_corr = 1;
 }
 
-static void tb_add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void tb_add(const char *fmt, ...)
-{
-    va_list ap;
-    if (tb_len) tb_len += (size_t)snprintf(tb_buf + tb_len, sizeof tb_buf - tb_len, ",");
-    va_start(ap, fmt);
-    tb_len += (size_t)vsnprintf(tb_buf + tb_len, sizeof tb_buf - tb_len, fmt, ap);
-    va_end(ap);
-    if (tb_len >= sizeof tb_buf) abort(); /* a test trace outgrew the buffer */
-}
-
 static void tb_cpu(const char *cat, const char *name, long ts, long dur)
 {
-    tb_add("{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%ld,\"args\":{}}", cat,
-           name, ts, dur);
+    fixture_trace_add(&tb,
+                      "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%ld,\"dur\":%ld,"
+                      "\"args\":{}}",
+                      cat, name, ts, dur);
 }
 
 static void tb_step(int n, long ts, long dur)
@@ -58,12 +47,14 @@ static void tb_step(int n, long ts, long dur)
 static void tb_kernel(long ts, long dur)
 {
     long c = tb_corr++;
-    tb_add("{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":%ld,"
-           "\"dur\":4,\"args\":{\"correlation\":%ld}}",
-           ts, c);
-    tb_add("{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%ld,\"dur\":%ld,"
-           "\"args\":{\"device\":0,\"stream\":7,\"correlation\":%ld}}",
-           ts + 5, dur, c);
+    fixture_trace_add(&tb,
+                      "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+                      "\"ts\":%ld,\"dur\":4,\"args\":{\"correlation\":%ld}}",
+                      ts, c);
+    fixture_trace_add(&tb,
+                      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":7,\"ts\":%ld,\"dur\":%ld,"
+                      "\"args\":{\"device\":0,\"stream\":7,\"correlation\":%ld}}",
+                      ts + 5, dur, c);
 }
 
 /* A [memory] event on GPU 0: bytes > 0 allocates at addr, < 0 frees it;
@@ -71,29 +62,11 @@ static void tb_kernel(long ts, long dur)
 static void tb_mem(long ts, long addr, long bytes)
 {
     tb_total += bytes;
-    tb_add("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,\"tid\":1,"
-           "\"ts\":%ld,\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":%ld,\"Bytes\":%ld,"
-           "\"Total Allocated\":%ld,\"Total Reserved\":%ld}}",
-           ts, addr, bytes, tb_total, tb_total + 64 * MIB);
-}
-
-static double num(json_t *o, const char *k)
-{
-    return json_number_value(json_object_get(o, k));
-}
-
-static const char *str(json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
-static int has_line(json_t *f, const char *s)
-{
-    size_t i;
-    json_t *l;
-    json_array_foreach(json_object_get(json_object_get(f, "evidence"), "lines"), i, l)
-        if (strstr(json_string_value(l), s)) return 1;
-    return 0;
+    fixture_trace_add(&tb,
+                      "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\",\"pid\":1,"
+                      "\"tid\":1,\"ts\":%ld,\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":%ld,\"Bytes\":%ld,"
+                      "\"Total Allocated\":%ld,\"Total Reserved\":%ld}}",
+                      ts, addr, bytes, tb_total, tb_total + 64 * MIB);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -122,30 +95,30 @@ static void small_batch_trace(long kernel_us, long loader_us)
 static void test_low_gpu_memory(void)
 {
     small_batch_trace(50, 0);
-    json_t *f = fixture_findings(DEV_H100, tb_buf);
+    json_t *f = fixture_findings(DEV_H100, tb.s);
     REQUIRE(f != NULL);
     json_t *m = fixture_get(f, "low_gpu_memory", 0);
     if (!m) fixture_dump(f);
     REQUIRE(m != NULL);
     json_t *ev = json_object_get(m, "evidence");
-    CHECK_EQ_INT((long long)num(ev, "peak_bytes"), 500 * MIB);
-    CHECK_EQ_INT((long long)num(ev, "kept_bytes"), 100 * MIB);
-    CHECK(fabs(num(ev, "gpu_util_pct") - 5.0) < 0.01);
+    CHECK_EQ_INT((long long)fixture_num(ev, "peak_bytes"), 500 * MIB);
+    CHECK_EQ_INT((long long)fixture_num(ev, "kept_bytes"), 100 * MIB);
+    CHECK(fabs(fixture_num(ev, "gpu_util_pct") - 5.0) < 0.01);
     /* (90 % of 85029158912 - 100 MiB) / 400 MiB = 182.2 */
-    CHECK_EQ_INT((long long)num(ev, "batch_factor"), 182);
-    CHECK_EQ_INT((long long)num(ev, "ranks_sharing"), 1);
-    CHECK_EQ_STR(str(m, "severity"), "medium"); /* under half the 50 % utilization line */
-    CHECK(num(m, "saving_us") == 0);
-    CHECK_EQ_STR(str(m, "link"), "view=memory&rank=0&device=0");
-    CHECK(has_line(m, "Peak allocated: 500 MiB of 79.2 GiB (0.6 %) on GPU 0 (NVIDIA H100 80GB HBM3)"));
-    CHECK(has_line(m, "About 182 times the batch would still fit below 90 % of the memory"));
-    CHECK(has_line(m, "Kept across steps (weights, gradients, optimizer state): 100 MiB; per batch: 400 MiB"));
-    CHECK(strstr(str(m, "snippet"), "batch_size=8 * bs") != NULL);
+    CHECK_EQ_INT((long long)fixture_num(ev, "batch_factor"), 182);
+    CHECK_EQ_INT((long long)fixture_num(ev, "ranks_sharing"), 1);
+    CHECK_EQ_STR(fixture_str(m, "severity"), "medium"); /* under half the 50 % utilization line */
+    CHECK(fixture_num(m, "saving_us") == 0);
+    CHECK_EQ_STR(fixture_str(m, "link"), "view=memory&rank=0&device=0");
+    CHECK(fixture_has_line(m, "Peak allocated: 500 MiB of 79.2 GiB (0.6 %) on GPU 0 (NVIDIA H100 80GB HBM3)"));
+    CHECK(fixture_has_line(m, "About 182 times the batch would still fit below 90 % of the memory"));
+    CHECK(fixture_has_line(m, "Kept across steps (weights, gradients, optimizer state): 100 MiB; per batch: 400 MiB"));
+    CHECK(strstr(fixture_str(m, "snippet"), "batch_size=8 * bs") != NULL);
     json_decref(f);
 
     /* a busy GPU (95 %): the batch is not what holds it back */
     small_batch_trace(950, 0);
-    f = fixture_findings(DEV_H100, tb_buf);
+    f = fixture_findings(DEV_H100, tb.s);
     REQUIRE(f != NULL);
     CHECK(!fixture_has(f, "low_gpu_memory", -1));
     json_decref(f);
@@ -153,7 +126,7 @@ static void test_low_gpu_memory(void)
     /* input-bound: loading grows with the batch, so no advice to raise it
      * (dataloader_bound speaks instead) */
     small_batch_trace(50, 800);
-    f = fixture_findings(DEV_H100, tb_buf);
+    f = fixture_findings(DEV_H100, tb.s);
     REQUIRE(f != NULL);
     CHECK(!fixture_has(f, "low_gpu_memory", -1));
     CHECK(fixture_has(f, "dataloader_bound", 0));
@@ -183,41 +156,41 @@ static void big_batch_trace(long act_mib)
 static void test_memory_near_limit(void)
 {
     big_batch_trace(900);
-    json_t *f = fixture_findings(DEV_1G, tb_buf);
+    json_t *f = fixture_findings(DEV_1G, tb.s);
     REQUIRE(f != NULL);
     json_t *m = fixture_get(f, "memory_near_limit", 0);
     if (!m) fixture_dump(f);
     REQUIRE(m != NULL);
     json_t *ev = json_object_get(m, "evidence");
-    CHECK_EQ_INT((long long)num(ev, "peak_bytes"), 1000 * MIB);
-    CHECK_EQ_INT((long long)num(ev, "memory_bytes"), 1073741824);
-    CHECK(fabs(num(ev, "peak_pct") - 1000.0 / 1024 * 100) < 0.01);
-    CHECK_EQ_INT((long long)num(ev, "reserved_bytes"), 1064 * MIB);
-    CHECK_EQ_STR(str(m, "severity"), "high"); /* 97.7 %: past halfway from 90 % to full */
-    CHECK(num(m, "saving_us") == 0);
-    CHECK_EQ_STR(str(ev, "peak_step"), "ProfilerStep#1");
+    CHECK_EQ_INT((long long)fixture_num(ev, "peak_bytes"), 1000 * MIB);
+    CHECK_EQ_INT((long long)fixture_num(ev, "memory_bytes"), 1073741824);
+    CHECK(fabs(fixture_num(ev, "peak_pct") - 1000.0 / 1024 * 100) < 0.01);
+    CHECK_EQ_INT((long long)fixture_num(ev, "reserved_bytes"), 1064 * MIB);
+    CHECK_EQ_STR(fixture_str(m, "severity"), "high"); /* 97.7 %: past halfway from 90 % to full */
+    CHECK(fixture_num(m, "saving_us") == 0);
+    CHECK_EQ_STR(fixture_str(ev, "peak_step"), "ProfilerStep#1");
     json_t *live = json_array_get(json_object_get(ev, "live_by_op"), 0);
-    CHECK_EQ_STR(str(live, "op"), "aten::empty");
-    CHECK_EQ_INT((long long)num(live, "bytes"), 900 * MIB);
-    CHECK_EQ_STR(str(m, "link"), "view=memory&rank=0&device=0");
-    CHECK(has_line(m, "Peak allocated: 1000 MiB of 1.0 GiB (97.7 %) on GPU 0 (Test GPU 1GB)"));
-    CHECK(has_line(m, "Live at the peak: 900 MiB from aten::empty (1 tensors)"));
-    CHECK(strstr(str(m, "snippet"), "checkpoint") != NULL);
-    CHECK(strstr(str(m, "advice"), "gradient accumulation") != NULL);
+    CHECK_EQ_STR(fixture_str(live, "op"), "aten::empty");
+    CHECK_EQ_INT((long long)fixture_num(live, "bytes"), 900 * MIB);
+    CHECK_EQ_STR(fixture_str(m, "link"), "view=memory&rank=0&device=0");
+    CHECK(fixture_has_line(m, "Peak allocated: 1000 MiB of 1.0 GiB (97.7 %) on GPU 0 (Test GPU 1GB)"));
+    CHECK(fixture_has_line(m, "Live at the peak: 900 MiB from aten::empty (1 tensors)"));
+    CHECK(strstr(fixture_str(m, "snippet"), "checkpoint") != NULL);
+    CHECK(strstr(fixture_str(m, "advice"), "gradient accumulation") != NULL);
     json_decref(f);
 
     /* 91.8 %: over the line but not by much */
     big_batch_trace(840);
-    f = fixture_findings(DEV_1G, tb_buf);
+    f = fixture_findings(DEV_1G, tb.s);
     REQUIRE(f != NULL);
     m = fixture_get(f, "memory_near_limit", 0);
     CHECK(m != NULL);
-    if (m) CHECK_EQ_STR(str(m, "severity"), "medium");
+    if (m) CHECK_EQ_STR(fixture_str(m, "severity"), "medium");
     json_decref(f);
 
     /* half the GPU */
     big_batch_trace(400);
-    f = fixture_findings(DEV_1G, tb_buf);
+    f = fixture_findings(DEV_1G, tb.s);
     REQUIRE(f != NULL);
     CHECK(!fixture_has(f, "memory_near_limit", -1));
     json_decref(f);
@@ -250,41 +223,41 @@ static void leak_trace(long keep_mib)
 static void test_memory_growth(void)
 {
     leak_trace(200);
-    json_t *f = fixture_findings(DEV_H100, tb_buf);
+    json_t *f = fixture_findings(DEV_H100, tb.s);
     REQUIRE(f != NULL);
     json_t *m = fixture_get(f, "memory_growth", 0);
     if (!m) fixture_dump(f);
     REQUIRE(m != NULL);
     json_t *ev = json_object_get(m, "evidence");
-    CHECK(fabs(num(ev, "bytes_per_step") - 200.0 * MIB) < 0.5);
-    CHECK_EQ_INT((long long)num(ev, "growing_steps"), 4);
-    CHECK(fabs(num(ev, "growth_bytes") - 800.0 * MIB) < 0.5);
+    CHECK(fabs(fixture_num(ev, "bytes_per_step") - 200.0 * MIB) < 0.5);
+    CHECK_EQ_INT((long long)fixture_num(ev, "growing_steps"), 4);
+    CHECK(fabs(fixture_num(ev, "growth_bytes") - 800.0 * MIB) < 0.5);
     /* max(64 MiB, 5 % of the 1924 MiB peak) */
-    CHECK(fabs(num(ev, "threshold_bytes") - 0.05 * 1924 * MIB) < 0.5);
+    CHECK(fabs(fixture_num(ev, "threshold_bytes") - 0.05 * 1924 * MIB) < 0.5);
     /* (85029158912 - 1924 MiB) / 200 MiB */
-    CHECK(fabs(num(ev, "steps_left") - (H100_BYTES - 1924.0 * MIB) / (200.0 * MIB)) < 0.01);
+    CHECK(fabs(fixture_num(ev, "steps_left") - (H100_BYTES - 1924.0 * MIB) / (200.0 * MIB)) < 0.01);
     json_t *b = json_object_get(ev, "boundary_bytes");
     CHECK_EQ_INT(json_array_size(b), 5);
     CHECK_EQ_INT(json_integer_value(json_array_get(b, 0)), 1024 * MIB);
     CHECK_EQ_INT(json_integer_value(json_array_get(b, 4)), 1824 * MIB);
     json_t *k = json_array_get(json_object_get(ev, "kept_by_op"), 0);
-    CHECK_EQ_STR(str(k, "op"), "aten::cat");
-    CHECK_EQ_INT((long long)num(k, "bytes"), 600 * MIB); /* steps 1-3: still alive after step 4 */
-    CHECK_EQ_INT((long long)num(k, "tensors"), 3);
-    CHECK_EQ_STR(str(m, "severity"), "high");
-    CHECK(num(m, "saving_us") == 0);
-    CHECK_EQ_STR(str(m, "link"), "view=memory&rank=0&device=0");
-    CHECK(has_line(m, "Allocated at step boundaries: 1.0 GiB -> 1.2 GiB -> 1.4 GiB -> 1.6 GiB -> 1.8 GiB"));
-    CHECK(has_line(m, "Grows 200 MiB per step over 4 consecutive steps (800 MiB in all"));
-    CHECK(has_line(m, "At this rate the GPU's 79.2 GiB are full in about 396 steps"));
-    CHECK(strstr(str(m, "snippet"), "detach") != NULL);
+    CHECK_EQ_STR(fixture_str(k, "op"), "aten::cat");
+    CHECK_EQ_INT((long long)fixture_num(k, "bytes"), 600 * MIB); /* steps 1-3: still alive after step 4 */
+    CHECK_EQ_INT((long long)fixture_num(k, "tensors"), 3);
+    CHECK_EQ_STR(fixture_str(m, "severity"), "high");
+    CHECK(fixture_num(m, "saving_us") == 0);
+    CHECK_EQ_STR(fixture_str(m, "link"), "view=memory&rank=0&device=0");
+    CHECK(fixture_has_line(m, "Allocated at step boundaries: 1.0 GiB -> 1.2 GiB -> 1.4 GiB -> 1.6 GiB -> 1.8 GiB"));
+    CHECK(fixture_has_line(m, "Grows 200 MiB per step over 4 consecutive steps (800 MiB in all"));
+    CHECK(fixture_has_line(m, "At this rate the GPU's 79.2 GiB are full in about 396 steps"));
+    CHECK(strstr(fixture_str(m, "snippet"), "detach") != NULL);
     json_decref(f);
 
     /* the same with the threshold at 5 growing steps: 4 are not enough */
     struct config keep = fixture_cfg;
     struct err e;
     REQUIRE(config_set(&fixture_cfg, "rule_growth_steps", "5", &e) == 0);
-    f = fixture_findings(DEV_H100, tb_buf);
+    f = fixture_findings(DEV_H100, tb.s);
     REQUIRE(f != NULL);
     CHECK(!fixture_has(f, "memory_growth", -1));
     json_decref(f);
@@ -292,14 +265,14 @@ static void test_memory_growth(void)
 
     /* steady: every step frees what it allocated */
     leak_trace(0);
-    f = fixture_findings(DEV_H100, tb_buf);
+    f = fixture_findings(DEV_H100, tb.s);
     REQUIRE(f != NULL);
     CHECK(!fixture_has(f, "memory_growth", -1));
     json_decref(f);
 
     /* growing, but 1 MiB a step: 4 MiB is under max(64 MiB, 5 % of peak) */
     leak_trace(1);
-    f = fixture_findings(DEV_H100, tb_buf);
+    f = fixture_findings(DEV_H100, tb.s);
     REQUIRE(f != NULL);
     CHECK(!fixture_has(f, "memory_growth", -1));
     json_decref(f);
@@ -312,5 +285,6 @@ int main(void)
     RUN(test_memory_near_limit);
     RUN(test_memory_growth);
     fixture_done();
+    free(tb.s);
     return harness_done("rules_memory");
 }
