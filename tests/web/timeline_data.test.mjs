@@ -70,6 +70,8 @@ test('counter values: bytes with binary prefixes, else three figures and the uni
     assert.equal(formatCounter(123.4, '%'), '123 %');
     assert.equal(formatCounter(12.34, ''), '12.3');
     assert.equal(formatCounter(1.234, 'W'), '1.23 W');
+    assert.equal(formatCounter(8, 'launches'), '8 launches', 'whole counts without decimals');
+    assert.equal(formatCounter(31.79, 'GB/s'), '31.8 GB/s');
     assert.equal(formatCounter(NaN, 'bytes'), '—');
     assert.equal(counterUnit([{ id: 1, unit: 'bytes' }], 1), 'bytes');
     assert.equal(counterUnit([{ id: 1, unit: 'bytes' }], 2), '');

@@ -122,6 +122,7 @@ export function formatCounter(v, unit) {
         return `${(Math.sign(v) * x).toFixed(i ? 1 : 0)} ${units[i]}`;
     }
     if (unit === 'ops' && Number.isInteger(v)) return `${v} ${v === 1 ? 'op' : 'ops'}`;
+    if (Number.isInteger(v)) return unit ? `${v} ${unit}` : String(v); // counts (queue depth)
     const s = Math.abs(v) >= 100 ? v.toFixed(0) : Math.abs(v) >= 10 ? v.toFixed(1) : v.toFixed(2);
     return unit ? `${s} ${unit}` : s;
 }

@@ -11,7 +11,8 @@
  * here keeps state between frames except caches: text widths (one font)
  * and the hatch pattern of merged items per canvas context.
  *
- * Counters: an area chart of the per-pixel max; a GPU busy series (unit
+ * Counters: an area chart of the per-pixel max (then the last value until
+ * the next point); a GPU busy series (unit
  * "ops") as a busy/idle band, idle moments in red however short.
  *
  * Lanes: slices of a depth are drawn left to right; a run of sub-pixel
@@ -347,13 +348,20 @@ function drawCounter(g, s, id, top, hgt) {
         g.fillText(label, 4, top + 9);
         return;
     }
+    // A point stands for one fetched bucket: its max holds across the
+    // bucket's pixels only, then its last value until the next point (a
+    // 1 µs copy before a long pause is a spike, not a plateau).
+    const px = win ? Math.max(1, (w / (view.end - view.start)) * ((win.end - win.start) / win.width)) : 1;
     g.beginPath();
     g.moveTo(T.timeToPx(view, c.ts[0]), top + hgt - 3);
     for (let i = 0; i < c.ts.length; i++) {
         const x = T.timeToPx(view, c.ts[i]);
         const x2 = i + 1 < c.ts.length ? T.timeToPx(view, c.ts[i + 1]) : Math.min(w, T.timeToPx(view, win ? win.end : view.end));
+        const xb = Math.min(x2, x + px);
         g.lineTo(x, y(c.max[i]));
-        g.lineTo(x2, y(c.max[i]));
+        g.lineTo(xb, y(c.max[i]));
+        g.lineTo(xb, y(c.last[i]));
+        g.lineTo(x2, y(c.last[i]));
     }
     g.lineTo(T.timeToPx(view, win ? win.end : view.end), top + hgt - 3);
     g.closePath();
