@@ -148,6 +148,9 @@ struct an_ctx {
     char gpu_name[128];
     /* private to analyses.c */
     sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
+    uint32_t *ncache_id;   /* name id -> class bits (an_name_class), open addressing */
+    uint8_t *ncache_bits;
+    size_t ncache_cap, ncache_n;
     char namebuf[4][512];
     int nameslot;
 };
@@ -183,6 +186,13 @@ int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uin
 
 /* The text of str id (borrowed from a per-ctx buffer ring of 4; "" none). */
 const char *an_name(struct an_ctx *c, uint32_t id);
+
+/* What a name (str id) says, computed once per id and rank: a
+ * communication kernel (kclass_comm_kernel), a ProfilerStep span, an
+ * "nn.Module: X" frame. Per-op classification otherwise costs a string
+ * fetch and a case-insensitive scan for each of millions of ops. */
+enum { AN_NAME_COMM = 1, AN_NAME_STEP = 2, AN_NAME_MODULE = 4 };
+int an_name_class(struct an_ctx *c, uint32_t id);
 
 /* The index of the first op with ts >= t (binary search), nops if none. */
 size_t an_ops_from(const struct an_ctx *c, int64_t t);

@@ -54,6 +54,41 @@ const char *an_name(struct an_ctx *c, uint32_t id)
     return gpuscan_names_text(c->names, id, buf, sizeof c->namebuf[0]);
 }
 
+#define NAME_KNOWN 0x80
+
+int an_name_class(struct an_ctx *c, uint32_t id)
+{
+    if (c->ncache_n * 2 >= c->ncache_cap) {
+        size_t ncap = c->ncache_cap ? c->ncache_cap * 2 : 1024;
+        uint32_t *nid = xcalloc(ncap, sizeof *nid);
+        uint8_t *nb = xcalloc(ncap, 1);
+        for (size_t i = 0; i < c->ncache_cap; i++) {
+            if (!c->ncache_bits[i]) continue;
+            size_t k = (c->ncache_id[i] * 2654435761u) & (ncap - 1);
+            while (nb[k]) k = (k + 1) & (ncap - 1);
+            nid[k] = c->ncache_id[i];
+            nb[k] = c->ncache_bits[i];
+        }
+        free(c->ncache_id);
+        free(c->ncache_bits);
+        c->ncache_id = nid;
+        c->ncache_bits = nb;
+        c->ncache_cap = ncap;
+    }
+    size_t k = (id * 2654435761u) & (c->ncache_cap - 1);
+    while (c->ncache_bits[k]) {
+        if (c->ncache_id[k] == id) return c->ncache_bits[k] & ~NAME_KNOWN;
+        k = (k + 1) & (c->ncache_cap - 1);
+    }
+    const char *nm = an_name(c, id);
+    int bits = (kclass_comm_kernel(nm) ? AN_NAME_COMM : 0) | (kclass_profiler_step(nm) ? AN_NAME_STEP : 0) |
+               (strncmp(nm, "nn.Module: ", 11) == 0 ? AN_NAME_MODULE : 0);
+    c->ncache_id[k] = id;
+    c->ncache_bits[k] = (uint8_t)(bits | NAME_KNOWN);
+    c->ncache_n++;
+    return bits;
+}
+
 size_t an_ops_from(const struct an_ctx *c, int64_t t)
 {
     size_t lo = 0, hi = c->nops;
@@ -249,12 +284,12 @@ static int load_gpu(struct an_ctx *c, struct err *e)
             o->device = s->device;
             o->launch = -1;
             o->bytes = -1;
-            gpuscan_names_text(c->names, o->name, nm, sizeof nm);
             if (o->kind == TB_K_KERNEL) {
-                o->type = kclass_comm_kernel(nm) ? AN_COMM : AN_COMPUTE;
+                o->type = an_name_class(c, o->name) & AN_NAME_COMM ? AN_COMM : AN_COMPUTE;
                 o->copy = AN_COPY_NONE;
                 o->pinned = 2;
             } else {
+                gpuscan_names_text(c->names, o->name, nm, sizeof nm);
                 o->type = AN_MEMORY;
                 o->copy = (uint8_t)copy_kind(nm, o->kind);
                 o->pinned = (uint8_t)pinned_of(nm, o->copy);
@@ -277,16 +312,10 @@ struct hframe {
     uint8_t kind;
 };
 
-static int annot_of(struct an_ctx *c, const struct hframe *f, char *buf, size_t n)
+static int annot_of(struct an_ctx *c, const struct hframe *f)
 {
-    if (f->kind == TB_K_USER_ANNOTATION) {
-        gpuscan_names_text(c->names, f->name, buf, n);
-        return kclass_profiler_step(buf) ? 0 : 1;
-    }
-    if (f->kind == TB_K_PYTHON) {
-        gpuscan_names_text(c->names, f->name, buf, n);
-        return strncmp(buf, "nn.Module: ", 11) == 0 ? 2 : 0;
-    }
+    if (f->kind == TB_K_USER_ANNOTATION) return an_name_class(c, f->name) & AN_NAME_STEP ? 0 : 1;
+    if (f->kind == TB_K_PYTHON) return an_name_class(c, f->name) & AN_NAME_MODULE ? 2 : 0;
     return 0;
 }
 
@@ -308,7 +337,6 @@ static int load_launches(struct an_ctx *c, struct err *e)
     sqlite3_bind_int(tr, 1, c->rank);
     struct hframe *stk = NULL;
     size_t ns = 0, scap = 0, cap = 0;
-    char buf[512];
     int rc;
     while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
         uint32_t track = (uint32_t)sqlite3_column_int64(tr, 0);
@@ -345,7 +373,7 @@ static int load_launches(struct an_ctx *c, struct err *e)
                         l->top_op = stk[i].name;
                         l->top_id = stk[i].id;
                     } else if (!l->annot) {
-                        int src = annot_of(c, &stk[i], buf, sizeof buf);
+                        int src = annot_of(c, &stk[i]);
                         if (src) {
                             l->annot = stk[i].name;
                             l->annot_src = (uint8_t)src;
@@ -448,6 +476,11 @@ static void ctx_free(struct an_ctx *c)
     free(c->launches);
     free(c->steps);
     free(c->streams);
+    free(c->ncache_id);
+    free(c->ncache_bits);
+    c->ncache_id = NULL;
+    c->ncache_bits = NULL;
+    c->ncache_cap = c->ncache_n = 0;
     c->ops = NULL;
     c->launches = NULL;
     c->steps = NULL;

@@ -204,10 +204,19 @@ static int analyse(const char *db_path, const struct config_rules *rules, int *r
     sqlite3_busy_timeout(db, 5000);
     /* the rank a trace says it is beats its file name and the upload order */
     int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
+    double t[5];
+    t[0] = now_s();
     if (rc == 0) rc = analysis_run(db, e);
+    t[1] = now_s();
     if (rc == 0) rc = rules_run(db, rules, e);
+    t[2] = now_s();
     if (rc == 0) rc = analyses_run(db, e);
+    t[3] = now_s();
     if (rc == 0) rc = timeline_build(db, e);
+    t[4] = now_s();
+    if (rc == 0)
+        LOG_INFO("derived tables: analysis %.2f s, rules %.2f s, analyses %.2f s, timeline %.2f s", t[1] - t[0],
+                 t[2] - t[1], t[3] - t[2], t[4] - t[3]);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
 }

@@ -126,7 +126,7 @@ static int load_ganns(struct an_ctx *c, struct gann **out, size_t *nout, struct 
         int64_t dur = sqlite3_column_int64(st, 2);
         g->end = g->ts + (dur > 0 ? dur : 0);
         g->name = (uint32_t)sqlite3_column_int64(st, 3);
-        g->step = (uint8_t)kclass_profiler_step(an_name(c, g->name));
+        g->step = (uint8_t)(an_name_class(c, g->name) & AN_NAME_STEP ? 1 : 0);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return err_set(e, ERR_DB, "annotations: gpu annotations: %s", sqlite3_errmsg(c->db));
