@@ -15,6 +15,7 @@
 #define TB_CATALOG_H
 
 #include <jansson.h>
+#include <sqlite3.h>
 #include <stdint.h>
 
 #include "err.h"
@@ -77,5 +78,10 @@ int catalog_logdir_mark(struct catalog *c, const char *path, int64_t size, int64
 
 /* Path of a run's folder: DATA/runs/<id> (owned by caller). */
 char *catalog_run_dir(struct catalog *c, const char *id);
+
+/* Opens run id's database read-only (what every read API does first):
+ * ERR_NOT_FOUND when the catalog has no such run.
+ * OUT *db: owned by caller (sqlite3_close, also after an error). */
+int catalog_open_run(struct catalog *c, const char *id, sqlite3 **db, struct err *e);
 
 #endif

@@ -131,6 +131,13 @@ int rundb_open_ro(const char *db_path, sqlite3 **out, struct err *e);
  * else ERR_DB. Shared by every module writing a run or the catalog. */
 int rundb_db_error(sqlite3 *db, struct err *e, const char *what);
 
+/* Settles a request's ?rank= on an open run: the rank asked for (have_rank:
+ * want), else the lowest; *rank, *t0, *t1 (its span, 0 when unknown) set.
+ * Every rank number is appended to ranks (NULL: not wanted). ERR_NOT_FOUND
+ * "run <run_id> has no rank N" / "... has no ranks". */
+int rundb_pick_rank(sqlite3 *db, const char *run_id, int have_rank, long long want, int *rank, int64_t *t0,
+                    int64_t *t1, json_t *ranks, struct err *e);
+
 /* Run facts for the run page: {ranks: [{rank, file, bytes, format, device,
  * distributed, t0_ns, t1_ns, base_ns, stats, notes: [...]}], tracks: n,
  * slices: n}. OUT *out: owned by caller. */

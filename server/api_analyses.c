@@ -19,26 +19,6 @@
 #include "rundb.h"
 #include "xmalloc.h"
 
-/* Opens run {id} of the request read-only. ERR_NOT_FOUND for an unknown
- * run. OUT *db: owned by caller (sqlite3_close, also on error). */
-static int run_open(struct http_req *req, sqlite3 **db, struct err *e)
-{
-    struct app *app = http_req_app(req);
-    const char *id = http_req_param(req, "id");
-    json_t *cat;
-    int rc;
-
-    *db = NULL;
-    if (catalog_get(app->cat, id, &cat, e) < 0) return e->code;
-    json_decref(cat);
-    char *dir = catalog_run_dir(app->cat, id);
-    char *path = xasprintf("%s/run.db", dir);
-    free(dir);
-    rc = rundb_open_ro(path, db, e);
-    free(path);
-    return rc;
-}
-
 /* The stored documents of `rank` (< 0: all) as {"<rank>": doc}. A run
  * imported before the analyses, or a rank it lacks, is ERR_NOT_FOUND: both
  * mean "nothing stored here", and the message says which.
@@ -102,7 +82,8 @@ int api_analyses_get(struct http_req *req)
 
     err_clear(&e);
     if (qparam_int(req, "rank", -1, 0, INT32_MAX, &rank, &e) < 0) return http_send_err(conn, &e);
-    if (run_open(req, &db, &e) == 0) read_docs(req, db, (int)rank, &docs, &e);
+    if (catalog_open_run(http_req_app(req)->cat, http_req_param(req, "id"), &db, &e) == 0)
+        read_docs(req, db, (int)rank, &docs, &e);
     sqlite3_close(db);
     if (e.code < 0) return http_send_err(conn, &e);
     return http_send_json(conn, 200, json_pack("{s:s,s:o}", "run", http_req_param(req, "id"), "ranks", docs));
@@ -143,7 +124,8 @@ int api_analyses_critpath(struct http_req *req)
                 (long long)t1);
         return http_send_err(conn, &e);
     }
-    if (run_open(req, &db, &e) < 0 || read_docs(req, db, (int)rank, &docs, &e) < 0) goto out;
+    if (catalog_open_run(http_req_app(req)->cat, id, &db, &e) < 0 || read_docs(req, db, (int)rank, &docs, &e) < 0)
+        goto out;
     if (rank < 0) rank = lowest_rank(docs);
     if (rank < 0) {
         err_set(&e, ERR_NOT_FOUND, "run %s has no ranks", id);

@@ -204,24 +204,15 @@ static int run_open(struct http_req *req, struct run *r, struct err *e)
 {
     struct app *app = http_req_app(req);
     sqlite3_stmt *st = NULL;
-    json_t *cat;
-    char *dir, *path;
     long long want;
-    int rc, have_rank = 0, found = 0;
+    int rc, have_rank = 0;
 
     memset(r, 0, sizeof *r);
     r->id = http_req_param(req, "id");
     r->ranks = json_array();
     if (qparam_int(req, "rank", 0, 0, INT32_MAX, &want, e) < 0) return e->code;
     have_rank = qparam_get(req, "rank") != NULL;
-    if (catalog_get(app->cat, r->id, &cat, e) < 0) return e->code;
-    json_decref(cat);
-    dir = catalog_run_dir(app->cat, r->id);
-    path = xasprintf("%s/run.db", dir);
-    free(dir);
-    rc = rundb_open_ro(path, &r->db, e);
-    free(path);
-    if (rc < 0) return rc;
+    if ((rc = catalog_open_run(app->cat, r->id, &r->db, e)) < 0) return rc;
 
     if (prepare(r->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'step'", &st, e) < 0)
         return e->code;
@@ -231,22 +222,7 @@ static int run_open(struct http_req *req, struct run *r, struct err *e)
     if (rc == 0)
         return err_set(e, ERR_CONFLICT, "this run was imported before analysis existed; re-import it");
 
-    if (prepare(r->db, "SELECT rank, t0, t1 FROM rank ORDER BY rank", &st, e) < 0) return e->code;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int k = sqlite3_column_int(st, 0);
-        json_array_append_new(r->ranks, json_integer(k));
-        if ((!have_rank && !found) || (have_rank && k == want)) {
-            found = 1;
-            r->rank = k;
-            r->t0 = sqlite3_column_int64(st, 1);
-            r->t1 = sqlite3_column_int64(st, 2);
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return db_fail(r->db, e, "ranks");
-    if (!found && have_rank) return err_set(e, ERR_NOT_FOUND, "run %s has no rank %lld", r->id, want);
-    if (!found) return err_set(e, ERR_NOT_FOUND, "run %s has no ranks", r->id);
-    return 0;
+    return rundb_pick_rank(r->db, r->id, have_rank, want, &r->rank, &r->t0, &r->t1, r->ranks, e);
 }
 
 /* ======================================================================== */

@@ -37,17 +37,12 @@ int api_ranks_get(struct http_req *req)
     struct app *app = http_req_app(req);
     const char *id = http_req_param(req, "id");
     struct err e;
-    json_t *cat, *out = NULL;
+    json_t *out = NULL;
     sqlite3 *db = NULL;
     int top = TOP_DEFAULT, rc;
 
-    if (param_top(req, &top, &e) < 0 || catalog_get(app->cat, id, &cat, &e) < 0) return http_send_err(conn, &e);
-    json_decref(cat);
-    char *dir = catalog_run_dir(app->cat, id);
-    char *path = xasprintf("%s/run.db", dir);
-    free(dir);
-    rc = rundb_open_ro(path, &db, &e);
-    free(path);
+    if (param_top(req, &top, &e) < 0) return http_send_err(conn, &e);
+    rc = catalog_open_run(app->cat, id, &db, &e);
     if (rc == 0) rc = ranks_build(db, top, &out, &e);
     sqlite3_close(db);
     if (rc < 0) return http_send_err(conn, &e);

@@ -180,6 +180,20 @@ char *catalog_run_dir(struct catalog *c, const char *id)
     return xasprintf("%s/%s", c->runs_dir, id);
 }
 
+int catalog_open_run(struct catalog *c, const char *id, sqlite3 **db, struct err *e)
+{
+    json_t *row;
+    *db = NULL;
+    if (catalog_get(c, id, &row, e) < 0) return e->code;
+    json_decref(row);
+    char *dir = catalog_run_dir(c, id);
+    char *path = xasprintf("%s/run.db", dir);
+    free(dir);
+    int rc = rundb_open_ro(path, db, e);
+    free(path);
+    return rc;
+}
+
 int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e)
 {
     sqlite3_stmt *st;

@@ -179,6 +179,31 @@ int rundb_db_error(sqlite3 *db, struct err *e, const char *what)
     return err_set(e, why ? ERR_NOSPACE : ERR_DB, "%s: %s%s", what, sqlite3_errmsg(db), why ? why : "");
 }
 
+int rundb_pick_rank(sqlite3 *db, const char *run_id, int have_rank, long long want, int *rank, int64_t *t0,
+                    int64_t *t1, json_t *ranks, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc, found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT rank, coalesce(t0, 0), coalesce(t1, 0) FROM rank ORDER BY rank", -1, &st,
+                           NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "run database (ranks)");
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int k = sqlite3_column_int(st, 0);
+        if (ranks) json_array_append_new(ranks, json_integer(k));
+        if ((!have_rank && !found) || (have_rank && k == want)) {
+            found = 1;
+            *rank = k;
+            *t0 = sqlite3_column_int64(st, 1);
+            *t1 = sqlite3_column_int64(st, 2);
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "run database (ranks)");
+    if (!found && have_rank) return err_set(e, ERR_NOT_FOUND, "run %s has no rank %lld", run_id, want);
+    if (!found) return err_set(e, ERR_NOT_FOUND, "run %s has no ranks", run_id);
+    return 0;
+}
+
 static int db_err(struct rundb_writer *w, struct err *e, const char *what)
 {
     return rundb_db_error(w->db, e, what);
