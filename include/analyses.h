@@ -151,7 +151,7 @@ struct an_ctx {
     uint32_t *ncache_id;   /* name id -> class bits (an_name_class), open addressing */
     uint8_t *ncache_bits;
     size_t ncache_cap, ncache_n;
-    char namebuf[4][512];
+    char namebuf[4][4096]; /* kernel names of C++ templates run to kilobytes */
     int nameslot;
 };
 
