@@ -24,4 +24,9 @@ char *xmemdup0(const void *s, size_t n); /* owned by caller: exactly n bytes + a
 char *xasprintf(const char *fmt, ...) /* owned by caller */
     __attribute__((format(printf, 1, 2)));
 
+/* qsort for arrays that may be empty: qsort's pointer must be non-null even
+ * for 0 elements, and an empty array here is often a NULL one (UBSan
+ * reports it). Every sort in server/ goes through this. */
+void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #endif

@@ -301,7 +301,7 @@ static int load_gpu(struct an_ctx *c, struct err *e)
     sqlite3_finalize(sl);
     sqlite3_finalize(tr);
     if (rc != SQLITE_DONE) return db_fail(c->db, e, "GPU ops");
-    if (c->nops) qsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
+    if (c->nops) xqsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
     return 0;
 }
 
@@ -390,7 +390,7 @@ static int load_launches(struct an_ctx *c, struct err *e)
     sqlite3_finalize(sl);
     sqlite3_finalize(tr);
     if (rc != SQLITE_DONE) return db_fail(c->db, e, "launch calls");
-    if (c->nlaunches) qsort(c->launches, c->nlaunches, sizeof *c->launches, cmp_launch);
+    if (c->nlaunches) xqsort(c->launches, c->nlaunches, sizeof *c->launches, cmp_launch);
     return 0;
 }
 
@@ -401,7 +401,7 @@ static void link_ops(struct an_ctx *c)
     if (!c->nlaunches || !c->nops) return;
     struct corr_ix *ix = xmalloc(c->nlaunches * sizeof *ix);
     for (size_t i = 0; i < c->nlaunches; i++) ix[i] = (struct corr_ix){ c->launches[i].corr, (int32_t)i };
-    qsort(ix, c->nlaunches, sizeof *ix, cmp_corr);
+    xqsort(ix, c->nlaunches, sizeof *ix, cmp_corr);
     for (size_t i = 0; i < c->nops; i++) {
         struct an_op *o = &c->ops[i];
         if (!o->corr) continue;
@@ -422,7 +422,7 @@ static void link_ops(struct an_ctx *c)
     size_t n = 0, best_n = 0;
     for (size_t i = 0; i < c->nlaunches; i++)
         if (c->launches[i].gpu >= 0) th[n++] = c->launches[i].thread;
-    qsort(th, n, sizeof *th, cmp_u32);
+    xqsort(th, n, sizeof *th, cmp_u32);
     for (size_t i = 0, j; i < n; i = j) {
         for (j = i; j < n && th[j] == th[i]; j++) {}
         if (j - i > best_n) {

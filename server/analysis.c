@@ -844,7 +844,7 @@ static size_t pick_host_steps(struct rankctx *c)
         for (size_t j = 0; j < k; j++) dup |= c->hs[j].name == c->hs[i].name;
         if (!dup) c->hs[k++] = c->hs[i];
     }
-    qsort(c->hs, k, sizeof *c->hs, cmp_hstep);
+    xqsort(c->hs, k, sizeof *c->hs, cmp_hstep);
     return k;
 }
 
@@ -1034,7 +1034,7 @@ static int gpu_metrics(struct rankctx *c, json_t *header, int64_t w0, int64_t w1
         int64_t busy_ns = ivlist_len_in(&busy, w0, w1, &cur);
         double sm = 0;
         if (ne) {
-            qsort(ed, ne, sizeof *ed, cmp_edge);
+            xqsort(ed, ne, sizeof *ed, cmp_edge);
             double level = 0;
             for (size_t i = 0; i < ne; i++) {
                 if (i > 0 && ed[i].t > ed[i - 1].t) sm += (level < 1.0 ? level : 1.0) * (double)(ed[i].t - ed[i - 1].t);
@@ -1311,7 +1311,7 @@ static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, js
     json_t *peaks = json_object();
     int rc = 0;
     uint64_t double_free = 0;
-    if (c->nmo) qsort(c->mo, c->nmo, sizeof *c->mo, cmp_memop); /* qsort(NULL, 0) is undefined */
+    if (c->nmo) xqsort(c->mo, c->nmo, sizeof *c->mo, cmp_memop); /* xqsort(NULL, 0) is undefined */
     if (sqlite3_prepare_v2(c->db,
                            "SELECT id, ts, dev_type, dev_id, addr, bytes, total_alloc, total_reserved FROM mem"
                            " WHERE rank = ? ORDER BY ts, id",

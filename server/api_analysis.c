@@ -853,7 +853,7 @@ static int memory_devices(struct run *r, const struct binds *b, json_t **out, st
         if (strcmp(k, "cpu") == 0 || !*k || strspn(k, "0123456789") != strlen(k) || strlen(k) > 4) continue;
         if (nids < (int)(sizeof ids / sizeof ids[0])) ids[nids++] = atoi(k);
     }
-    qsort(ids, (size_t)nids, sizeof ids[0], cmp_int);
+    xqsort(ids, (size_t)nids, sizeof ids[0], cmp_int);
     has_cpu = json_object_get(peaks, "cpu") != NULL;
     first->dev_type = nids ? 1 : 0;
     first->dev_id = nids ? ids[0] : -1;

@@ -941,7 +941,7 @@ int api_timeline_search(struct http_req *req)
                 hits[nhits++].id = sqlite3_column_int64(top, 1);
             }
             if (nhits > (size_t)limit * 4) {
-                qsort(hits, nhits, sizeof *hits, hit_cmp);
+                if (nhits) xqsort(hits, nhits, sizeof *hits, hit_cmp);
                 nhits = (size_t)limit;
             }
         }
@@ -950,7 +950,7 @@ int api_timeline_search(struct http_req *req)
         db_fail(r.db, &e, "search");
         goto fail;
     }
-    qsort(hits, nhits, sizeof *hits, hit_cmp);
+    if (nhits) xqsort(hits, nhits, sizeof *hits, hit_cmp);
     if (nhits > (size_t)limit) nhits = (size_t)limit;
     out = json_object();
     json_t *arr = json_array();
@@ -1152,7 +1152,7 @@ int api_timeline_aggregate(struct http_req *req)
     size_t n = 0;
     for (size_t i = 0; i < m.cap; i++)
         if (m.rows[i].name) m.rows[n++] = m.rows[i];
-    qsort(m.rows, n, sizeof *m.rows, arow_cmp);
+    xqsort(m.rows, n, sizeof *m.rows, arow_cmp);
     out = json_object();
     json_t *rows = json_array(), *counters = json_array();
     json_object_set_new(out, "start_us", jus(start));

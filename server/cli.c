@@ -91,7 +91,7 @@ static void scan_dir(const char *dir, const char *rel, int depth, struct groups 
         nf = 1;
     }
     if (nf) {
-        qsort(files, (size_t)nf, sizeof *files, cmp_str);
+        xqsort(files, (size_t)nf, sizeof *files, cmp_str);
         out->g = xrealloc(out->g, sizeof *out->g * (size_t)(out->n + 1));
         char *dn = xstrdup(dir);
         size_t dl = strlen(dn);
@@ -105,7 +105,7 @@ static void scan_dir(const char *dir, const char *rel, int depth, struct groups 
     } else {
         free(files);
     }
-    if (ns) qsort(subs, (size_t)ns, sizeof *subs, cmp_str); /* qsort(NULL, 0) is undefined */
+    if (ns) xqsort(subs, (size_t)ns, sizeof *subs, cmp_str); /* xqsort(NULL, 0) is undefined */
     for (int i = 0; i < ns; i++) {
         if (depth < 4) {
             char *p = xasprintf("%s/%s", dir, subs[i]);

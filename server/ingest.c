@@ -185,7 +185,7 @@ static void assign_ranks(const struct ingest_request *req, struct rank_order *ou
     }
     if (!ok)
         for (int i = 0; i < req->nfiles; i++) out[i].rank = i;
-    qsort(out, (size_t)req->nfiles, sizeof *out, cmp_rank);
+    xqsort(out, (size_t)req->nfiles, sizeof *out, cmp_rank);
 }
 
 /* Derived tables (steps, breakdown, operator and kernel tables, memory),

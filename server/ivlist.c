@@ -37,7 +37,7 @@ static int cmp_ivl(const void *x, const void *y)
 void ivlist_normalize(struct ivlist *l)
 {
     if (l->n < 2) return;
-    qsort(l->v, l->n, sizeof *l->v, cmp_ivl);
+    xqsort(l->v, l->n, sizeof *l->v, cmp_ivl);
     size_t k = 0;
     for (size_t i = 1; i < l->n; i++) {
         if (l->v[i].a <= l->v[k].b) {

@@ -54,7 +54,7 @@ static int cmp_double(const void *x, const void *y)
 static double median(double *v, size_t n)
 {
     if (!n) return 0;
-    qsort(v, n, sizeof *v, cmp_double);
+    xqsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
@@ -121,7 +121,7 @@ static void names_add(struct names *s, uint32_t id, const char *text)
 
 static void names_sort(struct names *s)
 {
-    if (s->n) qsort(s->v, s->n, sizeof *s->v, cmp_u32); /* id is the first member */
+    if (s->n) xqsort(s->v, s->n, sizeof *s->v, cmp_u32); /* id is the first member */
 }
 
 static const struct named *names_find(const struct names *s, uint32_t id)
@@ -536,7 +536,7 @@ static int scan_collectives(struct ctx *c, struct rank *r)
     }
     free(host);
     free(hmeta);
-    if (r->ninst) qsort(r->inst, r->ninst, sizeof *r->inst, cmp_inst_time);
+    if (r->ninst) xqsort(r->inst, r->ninst, sizeof *r->inst, cmp_inst_time);
     for (size_t i = 0; i < r->ninst; i++) r->inst[i].step = (int16_t)step_at(r, r->inst[i].ts);
     return 0;
 }
@@ -620,7 +620,7 @@ static void match_instances(struct ctx *c)
 {
     for (size_t i = 0; i < c->nr; i++) {
         struct rank *r = &c->r[i];
-        if (r->ninst) qsort(r->inst, r->ninst, sizeof *r->inst, cmp_inst_key);
+        if (r->ninst) xqsort(r->inst, r->ninst, sizeof *r->inst, cmp_inst_key);
         r->kstart = xcalloc(c->nkeys + 1, sizeof *r->kstart);
         size_t a = 0;
         for (size_t k = 0; k <= c->nkeys; k++) {
@@ -775,7 +775,7 @@ static json_t *heatmap_json(struct ctx *c, int *truncated)
     for (size_t i = 0; i < c->nr; i++)
         for (size_t j = 0; j < c->r[i].nsteps; j++)
             cols[nc++] = (struct col){ c->r[i].steps[j].name, step_order(c->r[i].steps[j].name, j) };
-    qsort(cols, nc, sizeof *cols, cmp_col);
+    xqsort(cols, nc, sizeof *cols, cmp_col);
     size_t u = 0, run = 0, shared = 0, with_steps = 0, most = 0;
     for (size_t i = 0; i < nc; i++) {
         if (!u || strcmp(cols[u - 1].name, cols[i].name) != 0 || cols[u - 1].order != cols[i].order) {

@@ -213,7 +213,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     if (r->nsteps >= 3) {
         int64_t *d = xcalloc(r->nsteps - 1, sizeof *d);
         for (size_t i = 1; i < r->nsteps; i++) d[i - 1] = r->steps[i].dur;
-        qsort(d, r->nsteps - 1, sizeof *d, cmp_i64);
+        xqsort(d, r->nsteps - 1, sizeof *d, cmp_i64);
         int64_t median = d[(r->nsteps - 1) / 2];
         free(d);
         if (median > 0 && r->steps[0].dur > WARMUP_FACTOR * median) {
@@ -312,7 +312,7 @@ static int store(sqlite3 *db, json_t *findings, struct err *e)
     json_t **v = xcalloc(n ? n : 1, sizeof *v);
     int rc = 0;
     for (size_t i = 0; i < n; i++) v[i] = json_array_get(findings, i);
-    if (n) qsort(v, n, sizeof *v, cmp_finding);
+    if (n) xqsort(v, n, sizeof *v, cmp_finding);
     if (sqlite3_exec(db, "DELETE FROM finding", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT INTO finding(rank, ord, id, severity, saving_ns, body) VALUES(?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {

@@ -90,7 +90,7 @@ static int spill(struct sorter *s, struct err *e)
         if (s->fd < 0) return err_set(e, ERR_IO, "cannot create a sort file in %s: %s", s->tmp_dir, strerror(errno));
         unlink(path); /* the file lives only as long as the fd */
     }
-    qsort(s->idx, s->nidx, sizeof *s->idx, rec_cmp);
+    xqsort(s->idx, s->nidx, sizeof *s->idx, rec_cmp);
     struct run r = { 0 };
     r.off = s->file_end;
     /* write records in order through a staging buffer */
@@ -224,7 +224,7 @@ int sorter_finish(struct sorter *s, struct err *e)
     s->finished = 1;
     if (s->nruns == 0) {
         /* idx is NULL when nothing was added: qsort's pointer must not be */
-        if (s->nidx) qsort(s->idx, s->nidx, sizeof *s->idx, rec_cmp);
+        if (s->nidx) xqsort(s->idx, s->nidx, sizeof *s->idx, rec_cmp);
         s->walk = 0;
         return 0;
     }

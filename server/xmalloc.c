@@ -72,3 +72,8 @@ char *xasprintf(const char *fmt, ...)
     va_end(ap);
     return p;
 }
+
+void xqsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1) qsort(base, n, size, cmp);
+}

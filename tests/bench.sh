@@ -136,7 +136,7 @@ query_bench() {
     for path in overview operators "operators?group=shape" "operators?group=stack&q=aten&sort=name" \
         "operators?format=csv" kernels "kernels?group=op&sort=occupancy" "kernels?format=csv" memory \
         "memory?points=5000" "memory?device=cpu" memory/events "memory/events?sort=lifetime&q=aten" \
-        "memory/events?format=csv"; do
+        "memory/events?format=csv" analyses critpath; do
         ms=$(query_time "$base/api/runs/$run/$path")
         case "$ms" in
         FAILED*) echo "  $path: $ms" ;;

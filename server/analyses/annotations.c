@@ -94,7 +94,7 @@ static int cmp_by_sum_ns(const void *a, const void *b) { return cmp_item_ns(a, b
 /* Sorts the objects of arr by cmp and keeps the first top. */
 static json_t *sorted_top(json_t **v, size_t n, int (*cmp)(const void *, const void *))
 {
-    qsort(v, n, sizeof *v, cmp);
+    xqsort(v, n, sizeof *v, cmp);
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         if (i < AN_ANNOT_TOP) json_array_append_new(arr, v[i]);
@@ -130,7 +130,7 @@ static int load_ganns(struct an_ctx *c, struct gann **out, size_t *nout, struct 
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return err_set(e, ERR_DB, "annotations: gpu annotations: %s", sqlite3_errmsg(c->db));
-    if (*nout) qsort(*out, *nout, sizeof **out, cmp_gann);
+    if (*nout) xqsort(*out, *nout, sizeof **out, cmp_gann);
     return 0;
 }
 
@@ -141,7 +141,7 @@ static json_t *gann_summary(struct an_ctx *c, struct gann *g, size_t n)
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
         if (g[i].ts >= c->w0 && g[i].ts < c->w1) g[m++] = g[i];
-    if (m) qsort(g, m, sizeof *g, cmp_gann_name); /* g is NULL without annotations */
+    if (m) xqsort(g, m, sizeof *g, cmp_gann_name); /* g is NULL without annotations */
     json_t **v = xmalloc((m + 1) * sizeof *v);
     size_t nv = 0;
     for (size_t i = 0, j; i < m; i = j) {
@@ -229,7 +229,7 @@ int an_annotations(struct an_ctx *c, json_t *out, struct err *e)
     free(sp);
     free(stk);
 
-    qsort(at, na, sizeof *at, cmp_attr);
+    xqsort(at, na, sizeof *at, cmp_attr);
     json_t **v = xmalloc((na + 1) * sizeof *v);
     size_t nv = 0;
     for (size_t i = 0, j; i < na; i = j) {

@@ -77,7 +77,7 @@ static int emit_series(struct an_ctx *c, int kind, size_t i0, size_t i1, struct 
         ev[n++] = (struct bw_ev){ o->ts + op_dur(o), -g, -1 };
     }
     if (!n) return 0;
-    qsort(ev, n, sizeof *ev, cmp_bw_ev);
+    xqsort(ev, n, sizeof *ev, cmp_bw_ev);
     char name[64];
     snprintf(name, sizeof name, "Copy bandwidth (%s)", an_copy_names[kind]);
     int64_t series;

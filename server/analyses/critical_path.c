@@ -200,7 +200,7 @@ static int load_syncs(struct cp_walk *w, struct err *e)
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return db_fail(c->db, e, "cuda_sync events");
-    if (w->nsyncs) qsort(w->syncs, w->nsyncs, sizeof *w->syncs, cmp_sync);
+    if (w->nsyncs) xqsort(w->syncs, w->nsyncs, sizeof *w->syncs, cmp_sync);
     return 0;
 }
 

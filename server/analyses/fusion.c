@@ -227,7 +227,7 @@ int an_fusion(struct an_ctx *c, json_t *out, struct err *e)
         if (o->kind != TB_K_KERNEL || o->ts < c->w0 || o->ts >= c->w1) continue;
         recs[nr++] = (struct frec){ l->top_id, (int32_t)i };
     }
-    qsort(recs, nr, sizeof *recs, cmp_frec);
+    xqsort(recs, nr, sizeof *recs, cmp_frec);
 
     struct inst *ins = xmalloc((nr + 1) * sizeof *ins);
     size_t ni = 0, maxn = 0;
@@ -311,7 +311,7 @@ int an_fusion(struct an_ctx *c, json_t *out, struct err *e)
         cd[nc++] = (struct cand){ i, saving };
         total_saving += saving;
     }
-    qsort(cd, nc, sizeof *cd, cmp_cand);
+    xqsort(cd, nc, sizeof *cd, cmp_cand);
     json_t *items = json_array();
     for (size_t i = 0; i < nc && i < FUSE_TOP; i++) {
         const struct pat *p = &m.v[cd[i].pat];

@@ -113,7 +113,7 @@ static json_t *stats_of(struct lens *l)
 {
     if (l->n == 0) return json_pack("{s:i,s:i,s:i,s:i,s:i}", "count", 0, "mean_ns", 0, "min_ns", 0, "p50_ns", 0,
                                     "max_ns", 0);
-    qsort(l->v, l->n, sizeof *l->v, cmp_i64);
+    xqsort(l->v, l->n, sizeof *l->v, cmp_i64);
     double sum = 0;
     for (size_t i = 0; i < l->n; i++) sum += (double)l->v[i];
     return json_pack("{s:I,s:f,s:I,s:f,s:I}", "count", (json_int_t)l->n, "mean_ns", sum / (double)l->n, "min_ns",

@@ -86,7 +86,7 @@ static json_t *summary(const struct row *r, size_t n, int m, int kernels_only, i
             total += (double)r[i].v[m];
         }
     if (k == 0) return json_pack("{s:i,s:i,s:i,s:i,s:i}", "mean", 0, "p50", 0, "p95", 0, "max", 0, "total", 0);
-    qsort(tmp, k, sizeof *tmp, cmp_i64);
+    xqsort(tmp, k, sizeof *tmp, cmp_i64);
     return json_pack("{s:f,s:f,s:f,s:I,s:I}", "mean", total / (double)k, "p50", quantile(tmp, k, 0.5), "p95",
                      quantile(tmp, k, 0.95), "max", (json_int_t)tmp[k - 1], "total", (json_int_t)total);
 }
@@ -136,7 +136,7 @@ int an_launch(struct an_ctx *c, json_t *out, struct err *e)
     size_t nout = 0;
     for (size_t i = 0; i < n; i++)
         if (rows[i].excess >= 0) rows[nout++] = rows[i];
-    qsort(rows, nout, sizeof *rows, cmp_excess);
+    xqsort(rows, nout, sizeof *rows, cmp_excess);
     json_t *list = json_array();
     for (size_t i = 0; i < nout && i < TOP_OUTLIERS; i++) {
         const struct row *r = &rows[i];

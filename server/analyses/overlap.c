@@ -64,7 +64,7 @@ static void sweep(const struct an_ctx *c, int all, int32_t dev, struct ov_ev *ev
         ev[n++] = (struct ov_ev){ a, (int8_t)o->type, 1 };
         ev[n++] = (struct ov_ev){ b, (int8_t)o->type, -1 };
     }
-    qsort(ev, n, sizeof *ev, cmp_ov_ev);
+    xqsort(ev, n, sizeof *ev, cmp_ov_ev);
     long cnt[AN_NTYPES] = { 0 };
     int64_t prev = c->w0;
     for (size_t j = 0; j < n;) {
@@ -123,7 +123,7 @@ int an_overlap(struct an_ctx *c, json_t *out, struct err *e)
     int32_t *devs = xmalloc((c->nstreams + 1) * sizeof *devs);
     size_t nd = 0;
     for (size_t i = 0; i < c->nstreams; i++) devs[nd++] = c->streams[i].device;
-    qsort(devs, nd, sizeof *devs, cmp_i32);
+    xqsort(devs, nd, sizeof *devs, cmp_i32);
     size_t u = 0;
     for (size_t i = 0; i < nd; i++)
         if (u == 0 || devs[u - 1] != devs[i]) devs[u++] = devs[i];

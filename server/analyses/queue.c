@@ -107,7 +107,7 @@ static void mask_build(struct an_ctx *c, struct mask_cache *m)
     m->n = 0;
     for (size_t i = 0; i < c->nlaunches; i++)
         if (c->launches[i].gpu >= 0) m->id[m->n++] = c->launches[i].name;
-    qsort(m->id, m->n, sizeof *m->id, cmp_u32);
+    xqsort(m->id, m->n, sizeof *m->id, cmp_u32);
     size_t u = 0;
     for (size_t i = 0; i < m->n; i++)
         if (u == 0 || m->id[u - 1] != m->id[i]) m->id[u++] = m->id[i];
@@ -196,7 +196,7 @@ int an_queue(struct an_ctx *c, json_t *out, struct err *e)
     }
     free(m.id);
     free(m.yes);
-    qsort(ev, n, sizeof *ev, cmp_qev);
+    xqsort(ev, n, sizeof *ev, cmp_qev);
 
     int rc = 0;
     int64_t fixes = 0, win = c->w1 > c->w0 ? c->w1 - c->w0 : 0;

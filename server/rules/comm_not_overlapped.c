@@ -88,8 +88,8 @@ static int comm_names(sqlite3 *db, struct ids *kern, struct ids *ops)
         else if (s && kclass_comm_op(s)) ids_add(ops, id);
     }
     sqlite3_finalize(st);
-    if (kern->n) qsort(kern->v, kern->n, sizeof *kern->v, cmp_u32);
-    if (ops->n) qsort(ops->v, ops->n, sizeof *ops->v, cmp_u32);
+    if (kern->n) xqsort(kern->v, kern->n, sizeof *kern->v, cmp_u32);
+    if (ops->n) xqsort(ops->v, ops->n, sizeof *ops->v, cmp_u32);
     return 0;
 }
 
@@ -196,7 +196,7 @@ static int measure(sqlite3 *db, const struct ids *kern, const struct ids *ops, s
     struct win *w = xcalloc(n, sizeof *w);
     int64_t *cs = xcalloc(n, sizeof *cs), *comp = xcalloc(n, sizeof *comp), *ovl = xcalloc(n, sizeof *ovl);
     for (size_t i = 0; i < n; i++) w[i] = (struct win){ r->steps[i].ts, r->steps[i].ts + r->steps[i].dur, i };
-    qsort(w, n, sizeof *w, cmp_win);
+    xqsort(w, n, sizeof *w, cmp_win);
     for (size_t i = 0, k = 0; i < n; i++) {
         while (k < comm.n && comm.v[k].b <= w[i].a) k++;
         for (size_t j = k; j < comm.n && comm.v[j].a < w[i].b; j++)

@@ -193,7 +193,7 @@ static int pageable_dtoh_load(sqlite3 *db, int rank, struct corrset *cs)
             cs->v[cs->n++] = sqlite3_column_int64(st, 0);
         }
     }
-    if (cs->n) qsort(cs->v, cs->n, sizeof *cs->v, cmp_i64);
+    if (cs->n) xqsort(cs->v, cs->n, sizeof *cs->v, cmp_i64);
     rc = 0;
 out:
     sqlite3_finalize(nm);
@@ -474,7 +474,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         if (!r->nsteps || r->avg_dur <= 0) continue;
         int bad = load_calls(ctx->db, r, &nm, &calls, &n) != 0;
         if (!bad && n) {
-            qsort(calls, n, sizeof *calls, cmp_call_end);
+            xqsort(calls, n, sizeof *calls, cmp_call_end);
             bad = sweep_gpu(ctx->db, r->rank, calls, n) != 0;
         }
         if (bad) {
@@ -537,7 +537,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             continue;
         }
         if (iss[MAX_ISSUERS].calls) niss++; /* keep "other" (it sits at index MAX_ISSUERS = niss) */
-        qsort(iss, niss, sizeof *iss, cmp_issuer);
+        xqsort(iss, niss, sizeof *iss, cmp_issuer);
 
         /* the step that lost the most to its syncs */
         size_t ws = 0;

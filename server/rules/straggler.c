@@ -66,7 +66,7 @@ static double median_except(const double *v, size_t n, size_t skip, double *tmp)
     for (size_t i = 0; i < n; i++)
         if (i != skip) tmp[m++] = v[i];
     if (!m) return 0;
-    qsort(tmp, m, sizeof *tmp, cmp_double);
+    xqsort(tmp, m, sizeof *tmp, cmp_double);
     return m % 2 ? tmp[m / 2] : (tmp[m / 2 - 1] + tmp[m / 2]) / 2;
 }
 
@@ -79,7 +79,7 @@ static const char **common_steps(const struct rank_fig *f, size_t nf, size_t *n)
     struct step_ref *refs = xcalloc(total ? total : 1, sizeof *refs);
     for (size_t i = 0; i < nf; i++)
         for (size_t j = 0; j < f[i].r->nsteps; j++) refs[k++] = (struct step_ref){ f[i].r->steps[j].name, i };
-    qsort(refs, total, sizeof *refs, cmp_ref);
+    xqsort(refs, total, sizeof *refs, cmp_ref);
     const char **names = xcalloc(total ? total : 1, sizeof *names);
     *n = 0;
     for (size_t i = 0; i < total;) {
