@@ -32,8 +32,28 @@ static void test_wrappers(void)
     free(z);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* An empty array is often NULL; qsort(NULL, 0) is undefined (UBSan aborts
+ * the sanitizer build), xqsort accepts it. */
+static void test_xqsort(void)
+{
+    xqsort(NULL, 0, sizeof(int), cmp_int);
+    int one[1] = { 7 };
+    xqsort(one, 1, sizeof one[0], cmp_int);
+    CHECK_EQ_INT(one[0], 7);
+    int v[5] = { 5, -1, 3, 3, 0 };
+    xqsort(v, 5, sizeof v[0], cmp_int);
+    CHECK(v[0] == -1 && v[1] == 0 && v[2] == 3 && v[3] == 3 && v[4] == 5);
+}
+
 int main(void)
 {
     RUN(test_wrappers);
+    RUN(test_xqsort);
     return harness_done("xmalloc_test");
 }
