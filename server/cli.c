@@ -282,10 +282,18 @@ static void print_analyses(FILE *f, json_t *an)
                 num(l, "short_share") * 100, num(l, "runtime_outliers"), num(l, "delay_outliers"));
     size_t i;
     json_t *v;
-    json_array_foreach(json_object_get(json_object_get(an, "queue"), "streams"), i, v)
+    /* the busiest streams; side streams that never queue more than one op are counted, not listed */
+    size_t quiet = 0;
+    json_array_foreach(json_object_get(json_object_get(an, "queue"), "streams"), i, v) {
+        if (num(v, "max") <= 1 && num(v, "at_limit_ns") <= 0) {
+            quiet++;
+            continue;
+        }
         fprintf(f, "queue depth %-12s max %.0f, mean %.1f, at the 1024 limit %.3f ms\n",
                 json_string_value(json_object_get(v, "name")) ? json_string_value(json_object_get(v, "name")) : "?",
                 num(v, "max"), num(v, "mean"), num(v, "at_limit_ns") / 1e6);
+    }
+    if (quiet) fprintf(f, "queue depth: %zu more stream(s) never held more than one op\n", quiet);
     json_array_foreach(json_object_get(json_object_get(an, "copy"), "kinds"), i, v) {
         /* pinned or pageable matters for host copies only */
         const char *kind = json_string_value(json_object_get(v, "kind"));
