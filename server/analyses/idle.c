@@ -43,8 +43,11 @@
  * p50 interpolates linearly between order statistics (as pandas does).
  *
  * Cost: one index array over the rank's ops, the gap lengths of one
- * stream, and per stream one set of host cursors (gpuscan_hosts; cursors
- * only move forward, and the gaps of different streams overlap in time).
+ * stream, and one record per host-wait gap. What the host did is read in
+ * one forward pass per launching thread: the gaps of all streams, sorted by
+ * start, are swept over their union once and each stretch is shared out to
+ * the gaps it overlaps (a cursor per stream would re-read the thread once
+ * per stream: 64 streams cost 64 passes over the host slices).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -86,12 +89,83 @@ static int by_of_act(int act)
     }
 }
 
+/* A host-wait gap's host part [a, until) on thread, owed to stream s. */
+struct hreq {
+    uint32_t thread;
+    int s;
+    int64_t a, until;
+};
+
+struct hreqs {
+    struct hreq *v;
+    size_t n, cap;
+};
+
+static int cmp_hreq(const void *x, const void *y)
+{
+    const struct hreq *p = x, *q = y;
+    if (p->thread != q->thread) return p->thread < q->thread ? -1 : 1;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return (p->until > q->until) - (p->until < q->until);
+}
+
+/* The sweep of one thread's union of gaps: pos is where the next stretch
+ * starts; r[0..next) have begun (r sorted by a), and act[0..nact) are those
+ * not yet over — at most one per stream, as one stream's gaps never
+ * overlap, so a stretch costs O(streams) however long the gaps. */
+struct share {
+    const struct hreq *r;
+    size_t n, next;
+    size_t *act, nact;
+    int64_t pos;
+    struct tally *T;
+};
+
 static void on_stretch(void *arg, int act, const struct gpuscan_frame *stack, int n, int64_t ns)
 {
     (void)stack;
     (void)n;
-    struct tally *t = arg;
-    t->by[by_of_act(act)] += ns;
+    struct share *sh = arg;
+    int64_t s0 = sh->pos, s1 = sh->pos + ns;
+    int by = by_of_act(act);
+    while (sh->next < sh->n && sh->r[sh->next].a < s1) sh->act[sh->nact++] = sh->next++;
+    for (size_t i = 0; i < sh->nact;) {
+        const struct hreq *q = &sh->r[sh->act[i]];
+        int64_t a = q->a > s0 ? q->a : s0, b = q->until < s1 ? q->until : s1;
+        if (b > a) sh->T[q->s].by[by] += b - a;
+        if (q->until <= s1) sh->act[i] = sh->act[--sh->nact]; /* over: swap-remove */
+        else i++;
+    }
+    sh->pos = s1;
+}
+
+/* Shares out what each launching thread did over the host-wait gaps in q
+ * (sorted here) to the streams' tallies T: one forward sweep per thread
+ * over the union of its gaps. */
+static int sweep_hosts(struct an_ctx *c, struct hreqs *q, struct tally *T, struct err *e)
+{
+    xqsort(q->v, q->n, sizeof *q->v, cmp_hreq);
+    struct gpuscan_hosts *H = gpuscan_hosts_open(c->db, c->names);
+    int rc = 0;
+    for (size_t i = 0, j; i < q->n && rc == 0; i = j) {
+        for (j = i; j < q->n && q->v[j].thread == q->v[i].thread; j++) {}
+        struct gpuscan_host *h;
+        if ((rc = gpuscan_hosts_get(H, q->v[i].thread, &h, e)) != 0) break;
+        struct share sh = { q->v + i, j - i, 0, xmalloc((j - i) * sizeof(size_t)), 0, 0, T };
+        for (size_t k = i; k < j && rc == 0;) {
+            /* one piece of the union: gaps chained by overlap */
+            int64_t ua = q->v[k].a, ub = q->v[k].until;
+            size_t m = k + 1;
+            for (; m < j && q->v[m].a < ub; m++)
+                if (q->v[m].until > ub) ub = q->v[m].until;
+            sh.pos = ua;
+            rc = gpuscan_host_sweep(h, ua, ub, on_stretch, &sh, e);
+            k = m;
+        }
+        free(sh.act);
+    }
+    gpuscan_hosts_close(H);
+    return rc;
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -161,11 +235,11 @@ static int stream_ix(const struct an_ctx *c, uint32_t track)
 /* One stream                                                             */
 /* ====================================================================== */
 
-/* Scans the ops ix[0..n) of one stream (in start order) into t, the gap
- * lengths into l[] and the histogram hist[][]; host waits are swept on the
- * launching threads' cursors of H. */
-static int scan_stream(struct an_ctx *c, const size_t *ix, size_t n, struct gpuscan_hosts *H, struct tally *t,
-                       struct lens *l, int64_t hist[NCAT][NEDGES + 1], struct err *e)
+/* Scans the ops ix[0..n) of stream s (in start order) into t, the gap
+ * lengths into l[] and the histogram hist[][]; the host part of each host
+ * wait goes to q, for sweep_hosts. */
+static void scan_stream(struct an_ctx *c, int s, const size_t *ix, size_t n, struct hreqs *q, struct tally *t,
+                        struct lens *l, int64_t hist[NCAT][NEDGES + 1])
 {
     int64_t w0 = c->w0, w1 = c->w1, prev_end = 0;
     for (size_t k = 0; k < n; k++) {
@@ -191,10 +265,8 @@ static int scan_stream(struct an_ctx *c, const size_t *ix, size_t n, struct gpus
                 if (cat == CAT_HOST) {
                     int64_t until = la->ts < b ? la->ts : b;
                     if (until > a) {
-                        struct gpuscan_host *h;
-                        int rc = gpuscan_hosts_get(H, la->thread, &h, e);
-                        if (rc == 0) rc = gpuscan_host_sweep(h, a, until, on_stretch, t, e);
-                        if (rc) return rc;
+                        if (q->n == q->cap) q->v = xrealloc(q->v, (q->cap = q->cap ? q->cap * 2 : 256) * sizeof *q->v);
+                        q->v[q->n++] = (struct hreq){ la->thread, s, a, until };
                     } else {
                         until = a;
                     }
@@ -204,7 +276,6 @@ static int scan_stream(struct an_ctx *c, const size_t *ix, size_t n, struct gpus
         }
         if (k == 0 || o->end > prev_end) prev_end = o->end;
     }
-    return 0;
 }
 
 /* ====================================================================== */
@@ -239,23 +310,26 @@ int an_idle(struct an_ctx *c, json_t *out, struct err *e)
     free(fill);
     free(sx);
 
-    for (size_t s = 0; s < c->nstreams && rc == 0; s++) {
-        struct tally t;
-        memset(&t, 0, sizeof t);
+    struct tally *T = xcalloc(c->nstreams + 1, sizeof *T);
+    json_t **stats = xcalloc(c->nstreams + 1, sizeof *stats);
+    struct hreqs q = { NULL, 0, 0 };
+    for (size_t s = 0; s < c->nstreams; s++) {
         for (int k = 0; k < NCAT; k++) l[k].n = 0;
-        struct gpuscan_hosts *H = gpuscan_hosts_open(c->db, c->names);
-        rc = scan_stream(c, ix + start[s], start[s + 1] - start[s], H, &t, l, hist, e);
-        gpuscan_hosts_close(H);
-        if (rc) break;
+        scan_stream(c, (int)s, ix + start[s], start[s + 1] - start[s], &q, &T[s], l, hist);
+        stats[s] = json_object();
+        for (int k = 0; k < NCAT; k++) json_object_set_new(stats[s], cat_names[k], stats_of(&l[k]));
+    }
+    rc = sweep_hosts(c, &q, T, e);
+    free(q.v);
+    for (size_t s = 0; s < c->nstreams && rc == 0; s++) {
+        struct tally t = T[s];
         int64_t idle;
         json_t *o = tally_json(&t, &idle);
         if (t.busy == 0 && idle == 0) {
             json_decref(o);
             continue;
         }
-        json_t *st = json_object();
-        for (int k = 0; k < NCAT; k++) json_object_set_new(st, cat_names[k], stats_of(&l[k]));
-        json_object_set_new(o, "stats", st);
+        json_object_set_new(o, "stats", json_incref(stats[s]));
         json_object_set_new(o, "stream", json_integer(c->streams[s].track));
         json_object_set_new(o, "name", json_string(c->streams[s].name));
         json_object_set_new(o, "device", json_integer(c->streams[s].device));
@@ -267,6 +341,9 @@ int an_idle(struct an_ctx *c, json_t *out, struct err *e)
         }
         for (int k = 0; k < NBY; k++) tot.by[k] += t.by[k];
     }
+    for (size_t s = 0; s < c->nstreams; s++) json_decref(stats[s]);
+    free(stats);
+    free(T);
     free(start);
     free(ix);
     for (int k = 0; k < NCAT; k++) free(l[k].v);
