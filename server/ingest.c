@@ -1,7 +1,6 @@
 #define LOG_MODULE "ingest"
 #include "ingest.h"
 
-
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -188,35 +187,53 @@ static void assign_ranks(const struct ingest_request *req, struct rank_order *ou
     xqsort(out, (size_t)req->nfiles, sizeof *out, cmp_rank);
 }
 
-/* Derived tables (steps, breakdown, operator and kernel tables, memory),
- * the recommendations drawn from them and the timeline's level of detail
- * are computed once here, before the run becomes visible. */
+/* Opens a finished run database read-write for the derived stages. */
+static int open_rw(const char *db_path, sqlite3 **db, struct err *e)
+{
+    if (sqlite3_open_v2(db_path, db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        err_set(e, ERR_DB, "cannot open the run database: %s", *db ? sqlite3_errmsg(*db) : "out of memory");
+        sqlite3_close(*db);
+        *db = NULL;
+        return e->code;
+    }
+    sqlite3_busy_timeout(*db, 5000);
+    return 0;
+}
+
+/* Every derived table of a run, in dependency order: the analysis (steps,
+ * breakdown, operator and kernel tables, memory), the recommendations drawn
+ * from it, the GPU analyses (they read the steps) and the timeline's level
+ * of detail (it turns the analyses' series into counter lanes). Run at
+ * ingest and again after a rank renumbering. */
+static int derive(sqlite3 *db, const struct config_rules *rules, struct err *e)
+{
+    double t[5];
+    int rc;
+    t[0] = now_s();
+    if ((rc = analysis_run(db, e)) != 0) return rc;
+    t[1] = now_s();
+    if ((rc = rules_run(db, rules, e)) != 0) return rc;
+    t[2] = now_s();
+    if ((rc = analyses_run(db, e)) != 0) return rc;
+    t[3] = now_s();
+    if ((rc = timeline_build(db, e)) != 0) return rc;
+    t[4] = now_s();
+    LOG_INFO("derived tables: analysis %.2f s, rules %.2f s, analyses %.2f s, timeline %.2f s", t[1] - t[0],
+             t[2] - t[1], t[3] - t[2], t[4] - t[3]);
+    return 0;
+}
+
+/* The derived tables of a new run, computed once here before it becomes
+ * visible, after settling its ranks from the traces' headers. */
 static int analyse(const char *db_path, const struct config_rules *rules, int *rank_map, int nranks,
                    struct err *e)
 {
     sqlite3 *db = NULL;
     int changed = 0;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        err_set(e, ERR_DB, "cannot reopen the run database: %s", db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return e->code;
-    }
-    sqlite3_busy_timeout(db, 5000);
+    if (open_rw(db_path, &db, e) != 0) return e->code;
     /* the rank a trace says it is beats its file name and the upload order */
     int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
-    double t[5];
-    t[0] = now_s();
-    if (rc == 0) rc = analysis_run(db, e);
-    t[1] = now_s();
-    if (rc == 0) rc = rules_run(db, rules, e);
-    t[2] = now_s();
-    if (rc == 0) rc = analyses_run(db, e);
-    t[3] = now_s();
-    if (rc == 0) rc = timeline_build(db, e);
-    t[4] = now_s();
-    if (rc == 0)
-        LOG_INFO("derived tables: analysis %.2f s, rules %.2f s, analyses %.2f s, timeline %.2f s", t[1] - t[0],
-                 t[2] - t[1], t[3] - t[2], t[4] - t[3]);
+    if (rc == 0) rc = derive(db, rules, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
 }
@@ -788,17 +805,10 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
     dir = catalog_run_dir(s->cat, run_id);
     path = xasprintf("%s/run.db", dir);
     src = xasprintf("%s/src", dir);
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "cannot open the run database: %s", db ? sqlite3_errmsg(db) : "out of memory");
-        goto out;
-    }
-    sqlite3_busy_timeout(db, 5000);
-    if ((rc = check_mapping(from, to, n, e)) != 0) goto out;
+    if ((rc = check_mapping(from, to, n, e)) != 0 || (rc = open_rw(path, &db, e)) != 0) goto out;
     /* the derived tables are computed again rather than renumbered: the
      * findings' texts name ranks and the straggler is judged across them */
-    if ((rc = rundb_renumber_ranks(db, from, to, n, e)) != 0 || (rc = analysis_run(db, e)) != 0 ||
-        (rc = rules_run(db, &s->cfg->rules, e)) != 0 || (rc = analyses_run(db, e)) != 0 ||
-        (rc = timeline_build(db, e)) != 0)
+    if ((rc = rundb_renumber_ranks(db, from, to, n, e)) != 0 || (rc = derive(db, &s->cfg->rules, e)) != 0)
         goto out;
     if ((rc = rename_sources(src, from, to, n, e)) != 0) goto out;
     size_t i;
