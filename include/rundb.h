@@ -127,9 +127,16 @@ int rundb_open_ro(const char *db_path, sqlite3 **out, struct err *e);
 
 /* Fills e from db's last error as "<what>: <SQLite message>" and returns
  * the code: ERR_NOSPACE with a plain-words cause for a full disk, a
- * read-only folder or a failed write (SQLite says only "disk I/O error"),
- * else ERR_DB. Shared by every module writing a run or the catalog. */
+ * read-only folder or a failed write (SQLite says only "disk I/O error";
+ * a reader writes too, its temporary sort files), else ERR_DB. Shared by
+ * every module reading or writing a run or the catalog. */
 int rundb_db_error(sqlite3 *db, struct err *e, const char *what);
+
+/* sqlite3_prepare_v2 of the fixed statement sql on db. A failure (a stale
+ * schema or a bug: the text is ours) is logged with the statement and
+ * returned as rundb_db_error(db, e, "run database (prepare)").
+ * OUT *st: owned by caller (sqlite3_finalize), NULL on failure. */
+int rundb_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e);
 
 /* Settles a request's ?rank= on an open run: the rank asked for (have_rank:
  * want), else the lowest; *rank, *t0, *t1 (its span, 0 when unknown) set.

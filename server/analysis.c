@@ -14,6 +14,7 @@
 #include "kclass.h"
 #include "log.h"
 #include "model.h"
+#include "rundb.h"
 #include "xmalloc.h"
 
 static const char schema_sql[] =
@@ -319,12 +320,6 @@ static uint32_t corr_find(const struct rankctx *c, int64_t corr)
     return 0;
 }
 
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    int code = sqlite3_errcode(db) == SQLITE_FULL ? ERR_NOSPACE : ERR_DB;
-    return err_set(e, code, "analysis: %s: %s", what, sqlite3_errmsg(db));
-}
-
 /* ====================================================================== */
 /* Pass 1: GPU ops                                                        */
 /* ====================================================================== */
@@ -430,14 +425,14 @@ static int load_gpu(struct rankctx *c, struct err *e)
     int rc = 0, src;
     if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = db_fail(c->db, e, "GPU ops");
+        rc = rundb_db_error(c->db, e, "analysis (GPU ops)");
         goto out;
     }
     sqlite3_bind_int(tr, 1, c->rank);
     while (rc == 0 && (src = sqlite3_step(tr)) == SQLITE_ROW)
         rc = load_gpu_track(c, st, sqlite3_column_int64(tr, 0), sqlite3_column_int64(tr, 1),
                             sqlite3_column_type(tr, 2) == SQLITE_NULL ? 0 : sqlite3_column_int(tr, 2), e);
-    if (rc == 0 && src != SQLITE_DONE) rc = db_fail(c->db, e, "GPU lanes");
+    if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (GPU lanes)");
 out:
     sqlite3_finalize(tr);
     sqlite3_finalize(st);
@@ -495,7 +490,7 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
         c->ng++;
     }
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return db_fail(c->db, e, "GPU ops");
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (GPU ops)");
     return 0;
 }
 
@@ -658,7 +653,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         w->mem_id = sqlite3_column_int64(w->mem, 0);
         w->mem_ts = sqlite3_column_int64(w->mem, 1);
     } else if (rc != SQLITE_DONE) {
-        return db_fail(c->db, e, "memory events");
+        return rundb_db_error(c->db, e, "analysis (memory events)");
     }
 
     sqlite3_bind_int64(st, 1, first);
@@ -762,7 +757,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
     if (rc == SQLITE_DONE && flush_mem(c, w, INT64_MAX) != 0) rc = SQLITE_ERROR;
     while (w->n) pop_frame(c, w);
     sqlite3_reset(w->mem);
-    if (rc != SQLITE_DONE) return db_fail(c->db, e, "CPU slices");
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (CPU slices)");
     return 0;
 }
 
@@ -782,7 +777,7 @@ static int load_cpu(struct rankctx *c, struct err *e)
     if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->db, mem_sql, -1, &w.mem, NULL) != SQLITE_OK) {
-        rc = db_fail(c->db, e, "CPU slices");
+        rc = rundb_db_error(c->db, e, "analysis (CPU slices)");
         goto out;
     }
     sqlite3_bind_int(tr, 1, c->rank);
@@ -792,7 +787,7 @@ static int load_cpu(struct rankctx *c, struct err *e)
         if ((rc = walk_track(c, st, &w, track, sqlite3_column_int64(tr, 1), sqlite3_column_int64(tr, 2), e)) != 0)
             goto out;
     }
-    if (src != SQLITE_DONE) rc = db_fail(c->db, e, "tracks");
+    if (src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (tracks)");
 out:
     for (int i = 0; i < w.n; i++) {
         free(w.f[i].shape);
@@ -986,7 +981,7 @@ static int gpu_metrics(struct rankctx *c, json_t *header, int64_t w0, int64_t w1
                            "INSERT INTO gpu(rank, device, name, memory_bytes, cc, util, sm_eff, occupancy, tc_share,"
                            " kernel_ns, tc_ns, window_ns) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &ins, NULL) != SQLITE_OK)
-        return db_fail(c->db, e, "gpu table");
+        return rundb_db_error(c->db, e, "analysis (gpu table)");
     int rc = 0;
     int32_t *devs = NULL;
     size_t ndev = 0;
@@ -1069,7 +1064,7 @@ static int gpu_metrics(struct rankctx *c, json_t *header, int64_t w0, int64_t w1
         sqlite3_bind_int64(ins, 10, kns);
         sqlite3_bind_int64(ins, 11, tcns);
         sqlite3_bind_int64(ins, 12, win);
-        if (sqlite3_step(ins) != SQLITE_DONE) rc = db_fail(c->db, e, "gpu table");
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (gpu table)");
         sqlite3_reset(ins);
         ivlist_free(&busy);
         free(ed);
@@ -1095,7 +1090,7 @@ static int write_ops(struct rankctx *c, struct err *e)
                            "INSERT INTO op_stat(rank, name, shape, stack, calls, host_self, host_total, dev_self,"
                            " dev_total, tc_self, tc_total, tc_eligible) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &ins, NULL) != SQLITE_OK)
-        return db_fail(c->db, e, "op_stat");
+        return rundb_db_error(c->db, e, "analysis (op_stat)");
     int rc = 0;
     for (size_t i = 0; i < c->ops.cap && rc == 0; i++) {
         const struct opagg *a = c->ops.keys[i] ? c->ops.vals[i] : NULL;
@@ -1112,7 +1107,7 @@ static int write_ops(struct rankctx *c, struct err *e)
         sqlite3_bind_int64(ins, 10, a->tc_self);
         sqlite3_bind_int64(ins, 11, a->tc_total);
         sqlite3_bind_int(ins, 12, a->tc_elig);
-        if (sqlite3_step(ins) != SQLITE_DONE) rc = db_fail(c->db, e, "op_stat");
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (op_stat)");
         sqlite3_reset(ins);
     }
     sqlite3_finalize(ins);
@@ -1158,7 +1153,7 @@ static int write_kernels(struct rankctx *c, struct err *e)
                            "INSERT INTO kernel_stat(rank, device, name, op, calls, total, min, max, tc, comm, bps_w,"
                            " bps_dur, occ_w, occ_dur, limiter) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &ins, NULL) != SQLITE_OK)
-        return db_fail(c->db, e, "kernel_stat");
+        return rundb_db_error(c->db, e, "analysis (kernel_stat)");
     int rc = 0;
     for (size_t i = 0; i < c->kernels.cap && rc == 0; i++) {
         const struct kagg *a = c->kernels.keys[i] ? c->kernels.vals[i] : NULL;
@@ -1179,7 +1174,7 @@ static int write_kernels(struct rankctx *c, struct err *e)
         sqlite3_bind_int64(ins, 14, a->occ_dur);
         if (a->limiter) sqlite3_bind_text(ins, 15, a->limiter, -1, SQLITE_STATIC);
         else sqlite3_bind_null(ins, 15);
-        if (sqlite3_step(ins) != SQLITE_DONE) rc = db_fail(c->db, e, "kernel_stat");
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (kernel_stat)");
         sqlite3_reset(ins);
     }
     sqlite3_finalize(ins);
@@ -1320,7 +1315,7 @@ static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, js
                            "INSERT INTO mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op)"
                            " VALUES(?,?,?,?,?,?,?,?)",
                            -1, &ins, NULL) != SQLITE_OK) {
-        rc = db_fail(c->db, e, "memory");
+        rc = rundb_db_error(c->db, e, "analysis (memory)");
         goto out;
     }
     sqlite3_bind_int(st, 1, c->rank);
@@ -1408,7 +1403,7 @@ static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, js
         json_object_set_new(summary, "frees_without_allocation", json_integer((json_int_t)double_free));
     goto out;
 dberr:
-    rc = db_fail(c->db, e, "memory");
+    rc = rundb_db_error(c->db, e, "analysis (memory)");
 out:
     for (size_t k = 0; k < nsm; k++) {
         free(sm[k].end);
@@ -1434,7 +1429,7 @@ static int write_steps(struct rankctx *c, const struct step *s, size_t n, struct
                            " memset, comm, runtime, dataloader, cpu_exec, other)"
                            " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &ins, NULL) != SQLITE_OK)
-        return db_fail(c->db, e, "step table");
+        return rundb_db_error(c->db, e, "analysis (step table)");
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         sqlite3_bind_int(ins, 1, c->rank);
@@ -1451,7 +1446,7 @@ static int write_steps(struct rankctx *c, const struct step *s, size_t n, struct
         for (int k = 0; k <= C_N; k++)
             if (col[k]) sqlite3_bind_int64(ins, col[k], s[i].part[k]);
         sqlite3_bind_int64(ins, 12, s[i].part[C_COMM_K] + s[i].part[C_COMM]);
-        if (sqlite3_step(ins) != SQLITE_DONE) rc = db_fail(c->db, e, "step table");
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (step table)");
         sqlite3_reset(ins);
     }
     sqlite3_finalize(ins);
@@ -1488,7 +1483,7 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
     c.cpu_max = c.all_max = INT64_MIN;
     c.notes = json_array();
     if (sqlite3_prepare_v2(db, "SELECT s FROM str WHERE id = ?", -1, &c.names.get, NULL) != SQLITE_OK) {
-        rc = db_fail(db, e, "strings");
+        rc = rundb_db_error(db, e, "analysis (strings)");
         goto out;
     }
     /* phase timings at debug level: what a slow ingest needs explained */
@@ -1523,12 +1518,12 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
         if (sqlite3_prepare_v2(db, "INSERT INTO analysis(rank, summary) VALUES(?, ?)", -1, &ins, NULL) !=
             SQLITE_OK) {
             free(text);
-            rc = db_fail(db, e, "analysis table");
+            rc = rundb_db_error(db, e, "analysis (analysis table)");
             goto out;
         }
         sqlite3_bind_int(ins, 1, rank);
         sqlite3_bind_text(ins, 2, text, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(ins) != SQLITE_DONE) rc = db_fail(db, e, "analysis table");
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = rundb_db_error(db, e, "analysis (analysis table)");
         sqlite3_finalize(ins);
         free(text);
     }
@@ -1555,21 +1550,16 @@ out:
 int analysis_run(sqlite3 *db, struct err *e)
 {
     sqlite3_stmt *ranks = NULL;
-    char *msg = NULL;
     int rc = 0;
     /* run again (ranks renumbered after import), it starts from empty tables */
-    if (sqlite3_exec(db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, clear_sql, NULL, NULL, &msg) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "analysis: cannot create tables: %s", msg ? msg : "?");
-        sqlite3_free(msg);
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, clear_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = rundb_db_error(db, e, "analysis (tables)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
-    if (sqlite3_prepare_v2(db, "SELECT rank, header FROM rank ORDER BY rank", -1, &ranks, NULL) != SQLITE_OK) {
-        rc = db_fail(db, e, "ranks");
-        goto out;
-    }
+    if ((rc = rundb_prepare(db, "SELECT rank, header FROM rank ORDER BY rank", &ranks, e)) < 0) goto out;
     int src;
     while ((src = sqlite3_step(ranks)) == SQLITE_ROW) {
         const char *h = (const char *)sqlite3_column_text(ranks, 1);
@@ -1579,20 +1569,14 @@ int analysis_run(sqlite3 *db, struct err *e)
         if (rc) goto out;
     }
     if (src != SQLITE_DONE) {
-        rc = db_fail(db, e, "ranks");
+        rc = rundb_db_error(db, e, "analysis (ranks)");
         goto out;
     }
-    if (sqlite3_exec(db, index_sql, NULL, NULL, &msg) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "analysis: cannot index: %s", msg ? msg : "?");
-        sqlite3_free(msg);
-    }
+    if (sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK) rc = rundb_db_error(db, e, "analysis (index)");
 out:
     sqlite3_finalize(ranks);
-    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        int code = sqlite3_errcode(db) == SQLITE_FULL ? ERR_NOSPACE : ERR_DB;
-        rc = err_set(e, code, "analysis: cannot commit: %s", msg ? msg : "?");
-        sqlite3_free(msg);
-    }
+    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(db, e, "analysis (commit)");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
@@ -1617,11 +1601,12 @@ static int report_rank(sqlite3 *db, int rank, int top_n, json_t *r, struct err *
     json_t *steps = json_array();
     json_object_set_new(r, "steps", steps);
 
-#define PREP(sql)                                                                                        \
-    do {                                                                                                 \
-        sqlite3_finalize(st);                                                                            \
-        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(db, e, "report");   \
-        sqlite3_bind_int(st, 1, rank);                                                                   \
+#define PREP(sql)                                                                                                      \
+    do {                                                                                                               \
+        sqlite3_finalize(st);                                                                                          \
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)                                                   \
+            return rundb_db_error(db, e, "analysis (report)");                                                         \
+        sqlite3_bind_int(st, 1, rank);                                                                                 \
     } while (0)
 
     PREP("SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec,"

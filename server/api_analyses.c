@@ -39,39 +39,6 @@ static int read_docs(struct http_req *req, sqlite3 *db, int rank, json_t **docs,
     return 0;
 }
 
-/* v as an integer time in ns: an optional '-' and up to 19 digits that fit
- * an int64 (trace clocks can be epoch based, ~1.7e18 ns, one digit more
- * than qparam_parse_int reads). 0 or -1. */
-static int parse_ns(const char *v, int64_t *ns)
-{
-    const char *d = v + (*v == '-');
-    uint64_t x = 0, lim = *v == '-' ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-
-    if (*d == '\0' || strlen(d) > 19 || strspn(d, "0123456789") != strlen(d)) return -1;
-    for (; *d; d++) {
-        uint64_t dig = (uint64_t)(*d - '0');
-        if (x > (lim - dig) / 10) return -1;
-        x = x * 10 + dig;
-    }
-    /* negated as unsigned so that INT64_MIN comes out exact */
-    *ns = *v == '-' ? (int64_t)(0 - x) : (int64_t)x;
-    return 0;
-}
-
-/* ?name= through parse_ns. OUT *given: 0 when absent (*ns untouched). */
-static int param_ns(struct http_req *req, const char *name, int64_t *ns, int *given, struct err *e)
-{
-    const char *v = qparam_get(req, name);
-
-    *given = 0;
-    if (!v) return 0;
-    if (parse_ns(v, ns) < 0)
-        return err_set(e, ERR_INVALID, "parameter '%s' must be an integer time in ns (the rank's trace clock)",
-                       name);
-    *given = 1;
-    return 0;
-}
-
 int api_analyses_get(struct http_req *req)
 {
     struct MHD_Connection *conn = http_req_conn(req);
@@ -116,8 +83,8 @@ int api_analyses_critpath(struct http_req *req)
 
     err_clear(&e);
     if (qparam_int(req, "rank", -1, 0, INT32_MAX, &rank, &e) < 0 ||
-        qparam_int(req, "step", -1, 0, INT32_MAX, &step, &e) < 0 || param_ns(req, "start", &t0, &has0, &e) < 0 ||
-        param_ns(req, "end", &t1, &has1, &e) < 0)
+        qparam_int(req, "step", -1, 0, INT32_MAX, &step, &e) < 0 || qparam_ns(req, "start", &t0, &has0, &e) < 0 ||
+        qparam_ns(req, "end", &t1, &has1, &e) < 0)
         return http_send_err(conn, &e);
     if (has0 && has1 && t0 >= t1) {
         err_set(&e, ERR_INVALID, "parameter 'start' (%lld) must be before 'end' (%lld)", (long long)t0,

@@ -38,9 +38,6 @@
 /* Query parameters                                                           */
 /* ======================================================================== */
 
-
-
-
 /* Picks value v of parameter name among the keys of an allow-list table:
  * `keys` points at the `key` member of its first entry, each entry being
  * `stride` bytes. *out = the entry index, def when absent. */
@@ -71,7 +68,6 @@ static int param_pick(struct http_req *req, const char *name, const char *const 
 
 #define PICK(req, name, table, def, out, e)                                                                \
     param_pick(req, name, &(table)[0].key, sizeof(table)[0], sizeof(table) / sizeof(table)[0], def, out, e)
-
 
 /* ?q=: NULL when absent, else its LIKE pattern (owned by caller). */
 static int param_like(struct http_req *req, char **out, struct err *e)
@@ -144,20 +140,6 @@ struct binds {
     int64_t ktotal; /* all kernel ns of the rank */
 };
 
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    return err_set(e, ERR_DB, "run database (%s): %s", what, sqlite3_errmsg(db));
-}
-
-static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
-{
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
-        LOG_WARN("prepare failed: %s: %s", sqlite3_errmsg(db), sql);
-        return db_fail(db, e, "query");
-    }
-    return 0;
-}
-
 static void bind_i64(sqlite3_stmt *st, const char *name, int64_t v)
 {
     int i = sqlite3_bind_parameter_index(st, name);
@@ -214,11 +196,11 @@ static int run_open(struct http_req *req, struct run *r, struct err *e)
     have_rank = qparam_get(req, "rank") != NULL;
     if ((rc = catalog_open_run(app->cat, r->id, &r->db, e)) < 0) return rc;
 
-    if (prepare(r->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'step'", &st, e) < 0)
+    if (rundb_prepare(r->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'step'", &st, e) < 0)
         return e->code;
     rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
-    if (rc < 0) return db_fail(r->db, e, "schema");
+    if (rc < 0) return rundb_db_error(r->db, e, "run database (schema)");
     if (rc == 0)
         return err_set(e, ERR_CONFLICT, "this run was imported before analysis existed; re-import it");
 
@@ -317,14 +299,14 @@ static int table_count(struct run *r, const struct table *t, const struct binds 
 
     sbuf_printf(&sql, "SELECT count(*) FROM (SELECT 1 %s %s)", t->count_from ? t->count_from : t->from_where,
               t->group_by);
-    rc = prepare(r->db, sql.p, &st, e);
+    rc = rundb_prepare(r->db, sql.p, &st, e);
     free(sql.p);
     if (rc < 0) return rc;
     bind_all(st, b);
     rc = sqlite3_step(st);
     *total = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : db_fail(r->db, e, "count");
+    return rc == SQLITE_ROW ? 0 : rundb_db_error(r->db, e, "run database (count)");
 }
 
 /* Runs t: a page of rows into the JSON array rows (limit >= 1), or every
@@ -342,7 +324,7 @@ static int table_rows(struct run *r, const struct table *t, const struct binds *
     /* No LIMIT at all for every row: SQLite sorts "LIMIT -1" as a top-N
      * of unbounded N, several times slower than a plain sort. */
     if (limit >= 0) sbuf_add(&sql, " LIMIT :limit OFFSET :offset");
-    rc = prepare(r->db, sql.p, &st, e);
+    rc = rundb_prepare(r->db, sql.p, &st, e);
     free(sql.p);
     if (rc < 0) return rc;
     bind_all(st, b);
@@ -367,7 +349,7 @@ static int table_rows(struct run *r, const struct table *t, const struct binds *
         }
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "rows");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (rows)");
 }
 
 /* Answers a table: CSV with every row, or JSON {..., total, offset, limit,
@@ -410,12 +392,12 @@ static int query_i64(struct run *r, const char *sql, const struct binds *b, int6
     sqlite3_stmt *st;
     int rc;
 
-    if (prepare(r->db, sql, &st, e) < 0) return e->code;
+    if (rundb_prepare(r->db, sql, &st, e) < 0) return e->code;
     bind_all(st, b);
     rc = sqlite3_step(st);
     for (int i = 0; i < n; i++) vals[i] = rc == SQLITE_ROW ? sqlite3_column_int64(st, i) : 0;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "query");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (query)");
 }
 
 static json_t *us_or_null(sqlite3_stmt *st, int i)
@@ -445,13 +427,13 @@ static int load_summary(struct run *r, const struct binds *b, json_t **out, stru
     json_t *sum = NULL;
     int rc;
 
-    if (prepare(r->db, "SELECT summary FROM analysis WHERE rank = :rank", &st, e) < 0) return e->code;
+    if (rundb_prepare(r->db, "SELECT summary FROM analysis WHERE rank = :rank", &st, e) < 0) return e->code;
     bind_all(st, b);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW && sqlite3_column_text(st, 0))
         sum = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
     sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_fail(r->db, e, "summary");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(r->db, e, "run database (summary)");
     if (!json_is_object(sum)) {
         json_decref(sum);
         sum = json_object();
@@ -472,10 +454,10 @@ static int overview_steps(struct run *r, const struct binds *b, json_t *out, str
     int rc;
 
     json_object_set_new(out, "steps", steps);
-    if (prepare(r->db,
-                "SELECT idx, name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime, dataloader,"
-                " cpu_exec, other FROM step WHERE rank = :rank ORDER BY idx",
-                &st, e) < 0) {
+    if (rundb_prepare(r->db,
+                      "SELECT idx, name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime, dataloader,"
+                      " cpu_exec, other FROM step WHERE rank = :rank ORDER BY idx",
+                      &st, e) < 0) {
         json_decref(avg);
         return e->code;
     }
@@ -502,7 +484,7 @@ static int overview_steps(struct run *r, const struct binds *b, json_t *out, str
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         json_decref(avg);
-        return db_fail(r->db, e, "steps");
+        return rundb_db_error(r->db, e, "run database (steps)");
     }
     json_t *abd = json_object();
     for (int k = 0; k < NCATS; k++)
@@ -520,10 +502,10 @@ static int overview_gpus(struct run *r, const struct binds *b, json_t *out, stru
     int rc;
 
     json_object_set_new(out, "gpus", gpus);
-    if (prepare(r->db,
-                "SELECT device, name, memory_bytes, cc, util, sm_eff, occupancy, tc_share, kernel_ns FROM gpu"
-                " WHERE rank = :rank ORDER BY device",
-                &st, e) < 0)
+    if (rundb_prepare(r->db,
+                      "SELECT device, name, memory_bytes, cc, util, sm_eff, occupancy, tc_share, kernel_ns FROM gpu"
+                      " WHERE rank = :rank ORDER BY device",
+                      &st, e) < 0)
         return e->code;
     bind_all(st, b);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -542,7 +524,7 @@ static int overview_gpus(struct run *r, const struct binds *b, json_t *out, stru
         json_array_append_new(gpus, g);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "gpus");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (gpus)");
 }
 
 int api_analysis_overview(struct http_req *req)
@@ -622,6 +604,33 @@ struct sort_opt {
     int desc;         /* default direction */
 };
 
+/* A name-grouped table (operators, kernels): its columns are name, the
+ * group's extra column, then cols; ordered by the sort, in the sort's own
+ * direction unless ?order= was given. */
+static void table_grouped(struct table *t, const struct group_opt *g, const struct col *cols, size_t n,
+                          const struct sort_opt *s, struct page *pg)
+{
+    t->group_by = g->group_by;
+    table_add_cols(t, &(struct col){ "name", "name", COL_TEXT }, 1);
+    if (g->extra.key) table_add_cols(t, &g->extra, 1);
+    table_add_cols(t, cols, n);
+    if (!pg->order_given) pg->desc = s->desc;
+    table_order(t, s->expr, pg->desc, g->tiebreak);
+}
+
+/* The head of a table answer: {rank, group (unless NULL), sort, order}.
+ * Owned by caller. */
+static json_t *table_head(const struct run *r, const char *group, const char *sort, const struct page *pg)
+{
+    json_t *out = json_object();
+
+    json_object_set_new(out, "rank", json_integer(r->rank));
+    if (group) json_object_set_new(out, "group", json_string(group));
+    json_object_set_new(out, "sort", json_string(sort));
+    json_object_set_new(out, "order", json_string(pg->desc ? "desc" : "asc"));
+    return out;
+}
+
 enum { OP_SORT_HOST_SELF = 1, OP_SORT_DEVICE_SELF = 3 };
 static const struct sort_opt op_sorts[] = {
     { "calls", "sum(calls)", 1 },
@@ -668,19 +677,10 @@ int api_analysis_operators(struct http_req *req)
                   &b, flags, 4, &e) < 0)
         goto fail;
     t.from_where = "FROM op_stat WHERE rank = :rank AND (:q IS NULL OR name LIKE :q ESCAPE '\\')";
-    t.group_by = op_groups[g].group_by;
-    table_add_cols(&t, &(struct col){ "name", "name", COL_TEXT }, 1);
-    if (op_groups[g].extra.key) table_add_cols(&t, &op_groups[g].extra, 1);
-    table_add_cols(&t, op_cols, sizeof op_cols / sizeof op_cols[0]);
     if (s == SIZE_MAX) s = flags[1] ? OP_SORT_DEVICE_SELF : OP_SORT_HOST_SELF;
-    if (!pg.order_given) pg.desc = op_sorts[s].desc;
-    table_order(&t, op_sorts[s].expr, pg.desc, op_groups[g].tiebreak);
+    table_grouped(&t, &op_groups[g], op_cols, sizeof op_cols / sizeof op_cols[0], &op_sorts[s], &pg);
 
-    out = json_object();
-    json_object_set_new(out, "rank", json_integer(r.rank));
-    json_object_set_new(out, "group", json_string(op_groups[g].key));
-    json_object_set_new(out, "sort", json_string(op_sorts[s].key));
-    json_object_set_new(out, "order", json_string(pg.desc ? "desc" : "asc"));
+    out = table_head(&r, op_groups[g].key, op_sorts[s].key, &pg);
     json_object_set_new(out, "has_device", json_boolean(flags[1]));
     json_object_set_new(out, "has_shapes", json_boolean(flags[2]));
     json_object_set_new(out, "has_stacks", json_boolean(flags[3]));
@@ -767,18 +767,10 @@ int api_analysis_kernels(struct http_req *req)
     b.ktotal = sums[0];
     t.from_where = "FROM kernel_stat WHERE rank = :rank AND (:q IS NULL OR name LIKE :q ESCAPE '\\'"
                    " OR op LIKE :q ESCAPE '\\')";
-    t.group_by = kernel_groups[g].group_by;
-    table_add_cols(&t, &(struct col){ "name", "name", COL_TEXT }, 1);
-    if (kernel_groups[g].extra.key) table_add_cols(&t, &kernel_groups[g].extra, 1);
-    table_add_cols(&t, kernel_cols, sizeof kernel_cols / sizeof kernel_cols[0]);
-    if (!pg.order_given) pg.desc = kernel_sorts[s].desc;
-    table_order(&t, kernel_sorts[s].expr, pg.desc, kernel_groups[g].tiebreak);
+    table_grouped(&t, &kernel_groups[g], kernel_cols, sizeof kernel_cols / sizeof kernel_cols[0], &kernel_sorts[s],
+                  &pg);
 
-    out = json_object();
-    json_object_set_new(out, "rank", json_integer(r.rank));
-    json_object_set_new(out, "group", json_string(kernel_groups[g].key));
-    json_object_set_new(out, "sort", json_string(kernel_sorts[s].key));
-    json_object_set_new(out, "order", json_string(pg.desc ? "desc" : "asc"));
+    out = table_head(&r, kernel_groups[g].key, kernel_sorts[s].key, &pg);
     json_object_set_new(out, "kernel_us", json_real((double)sums[0] / 1000.0));
     json_object_set_new(out, "tc_us", json_real((double)sums[1] / 1000.0));
     status = send_table(req, &r, &t, &b, &pg, "kernels", out);
@@ -857,7 +849,7 @@ static int memory_devices(struct run *r, const struct binds *b, json_t **out, st
     has_cpu = json_object_get(peaks, "cpu") != NULL;
     first->dev_type = nids ? 1 : 0;
     first->dev_id = nids ? ids[0] : -1;
-    if (prepare(r->db, "SELECT memory_bytes FROM gpu WHERE rank = :rank AND device = :di", &cap, e) < 0) {
+    if (rundb_prepare(r->db, "SELECT memory_bytes FROM gpu WHERE rank = :rank AND device = :di", &cap, e) < 0) {
         json_decref(sum);
         json_decref(list);
         return e->code;
@@ -1016,7 +1008,7 @@ static int memory_curve(struct run *r, const struct binds *b, long long points, 
     peak->alloc = -1;
     peak->ts = 0;
     for (int pass = 0; pass < 2; pass++) {
-        if (prepare(r->db, pass == 0 ? before_sql : range_sql, &st, e) < 0) return e->code;
+        if (rundb_prepare(r->db, pass == 0 ? before_sql : range_sql, &st, e) < 0) return e->code;
         bind_all(st, b);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             int64_t bucket;
@@ -1031,7 +1023,7 @@ static int memory_curve(struct run *r, const struct binds *b, long long points, 
             if (s.alloc > peak->alloc) *peak = s;
         }
         sqlite3_finalize(st);
-        if (rc != SQLITE_DONE) return db_fail(r->db, e, "memory");
+        if (rc != SQLITE_DONE) return rundb_db_error(r->db, e, "run database (memory)");
     }
     curve_flush(c);
     return 0;
@@ -1044,10 +1036,10 @@ static int memory_steps(struct run *r, const struct binds *b, json_t *out, struc
     int rc;
 
     json_object_set_new(out, "steps", steps);
-    if (prepare(r->db,
-                "SELECT name, host_ts, host_ts + host_dur FROM step WHERE rank = :rank AND host_ts <= :end"
-                " AND host_ts + host_dur >= :start ORDER BY idx",
-                &st, e) < 0)
+    if (rundb_prepare(r->db,
+                      "SELECT name, host_ts, host_ts + host_dur FROM step WHERE rank = :rank AND host_ts <= :end"
+                      " AND host_ts + host_dur >= :start ORDER BY idx",
+                      &st, e) < 0)
         return e->code;
     bind_all(st, b);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1058,7 +1050,7 @@ static int memory_steps(struct run *r, const struct binds *b, json_t *out, struc
         json_array_append_new(steps, s);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "steps");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (steps)");
 }
 
 int api_analysis_memory(struct http_req *req)
@@ -1169,12 +1161,9 @@ int api_analysis_memory_events(struct http_req *req)
     if (!pg.order_given) pg.desc = event_sorts[s].desc;
     table_order(&t, event_sorts[s].expr, pg.desc, "a.id ASC");
 
-    out = json_object();
+    out = table_head(&r, NULL, event_sorts[s].key, &pg);
     device_key(&(struct device){ b.dev_type, b.dev_id }, key, sizeof key);
-    json_object_set_new(out, "rank", json_integer(r.rank));
     json_object_set_new(out, "device", json_string(key));
-    json_object_set_new(out, "sort", json_string(event_sorts[s].key));
-    json_object_set_new(out, "order", json_string(pg.desc ? "desc" : "asc"));
     status = send_table(req, &r, &t, &b, &pg, "memory", out);
     goto out;
 fail:

@@ -33,10 +33,6 @@
 /* JSON text (the viewport answer is large and all numbers)                  */
 /* ======================================================================== */
 
-
-
-
-
 static void sb_real(struct sbuf *b, double v)
 {
     char tmp[40];
@@ -78,10 +74,6 @@ static void sb_str(struct sbuf *b, const char *s, size_t n)
 /* ======================================================================== */
 /* Parameters                                                                 */
 /* ======================================================================== */
-
-
-
-
 
 /* ?name=1,2,3 -> ids (owned by caller). *n = 0 and *out = NULL when absent. */
 static int param_ids(struct http_req *req, const char *name, int64_t **out, size_t *n, struct err *e)
@@ -127,20 +119,6 @@ struct run {
     size_t ntracks;
 };
 
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    return err_set(e, ERR_DB, "run database (%s): %s", what, sqlite3_errmsg(db));
-}
-
-static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
-{
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
-        LOG_WARN("prepare failed: %s: %s", sqlite3_errmsg(db), sql);
-        return db_fail(db, e, "query");
-    }
-    return 0;
-}
-
 static void run_close(struct run *r)
 {
     sqlite3_close(r->db);
@@ -168,14 +146,14 @@ static int run_open(struct http_req *req, struct run *r, struct err *e)
     if (rc < 0) return rc;
     if (rc == 0) return err_set(e, ERR_CONFLICT, "this run was imported before the timeline existed; re-import it");
     if ((rc = rundb_pick_rank(r->db, r->id, have_rank, want, &r->rank, &r->t0, &r->t1, r->ranks, e)) < 0) return rc;
-    if (prepare(r->db, "SELECT id FROM track WHERE rank = ? ORDER BY id", &st, e) < 0) return e->code;
+    if (rundb_prepare(r->db, "SELECT id FROM track WHERE rank = ? ORDER BY id", &st, e) < 0) return e->code;
     sqlite3_bind_int(st, 1, r->rank);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         r->tracks = xrealloc(r->tracks, (r->ntracks + 1) * sizeof *r->tracks);
         r->tracks[r->ntracks++] = sqlite3_column_int64(st, 0);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "tracks");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (tracks)");
 }
 
 static int has_track(const struct run *r, int64_t id)
@@ -274,7 +252,7 @@ static int tracks_list(struct run *r, json_t *out, struct err *e)
     int rc;
 
     json_object_set_new(out, "tracks", arr);
-    if (prepare(r->db, sql, &st, e) < 0) return e->code;
+    if (rundb_prepare(r->db, sql, &st, e) < 0) return e->code;
     sqlite3_bind_int(st, 1, r->rank);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int gpu = sqlite3_column_int(st, 1) == TB_TRACK_GPU;
@@ -301,7 +279,7 @@ static int tracks_list(struct run *r, json_t *out, struct err *e)
         json_array_append_new(arr, t);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "tracks");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (tracks)");
 }
 
 static int counters_list(struct run *r, json_t *out, struct err *e)
@@ -311,13 +289,14 @@ static int counters_list(struct run *r, json_t *out, struct err *e)
     int rc;
 
     json_object_set_new(out, "counters", arr);
-    if (prepare(r->db, "SELECT id, name, unit FROM cseries WHERE rank = ? ORDER BY id", &st, e) < 0) return e->code;
+    if (rundb_prepare(r->db, "SELECT id, name, unit FROM cseries WHERE rank = ? ORDER BY id", &st, e) < 0)
+        return e->code;
     sqlite3_bind_int(st, 1, r->rank);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         json_array_append_new(arr, json_pack("{s:I,s:o,s:o}", "id", (json_int_t)sqlite3_column_int64(st, 0), "name",
                                              text_or_null(st, 1), "unit", text_or_null(st, 2)));
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "counters");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (counters)");
 }
 
 static int steps_list(struct run *r, json_t *out, struct err *e)
@@ -338,7 +317,7 @@ static int steps_list(struct run *r, json_t *out, struct err *e)
                                              jus(sqlite3_column_int64(st, 1)), "end_us",
                                              jus(sqlite3_column_int64(st, 2))));
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "steps");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (steps)");
 }
 
 int api_timeline_tracks(struct http_req *req)
@@ -494,7 +473,7 @@ int api_timeline_view(struct http_req *req)
     if (!qparam_get(req, "counters")) {
         /* every counter series of the rank */
         int rc;
-        if (prepare(r.db, "SELECT id FROM cseries WHERE rank = ? ORDER BY id", &st, &e) < 0) goto fail;
+        if (rundb_prepare(r.db, "SELECT id FROM cseries WHERE rank = ? ORDER BY id", &st, &e) < 0) goto fail;
         sqlite3_bind_int(st, 1, r.rank);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
             series = xrealloc(series, (nseries + 1) * sizeof *series);
@@ -503,7 +482,7 @@ int api_timeline_view(struct http_req *req)
         sqlite3_finalize(st);
         st = NULL;
         if (rc != SQLITE_DONE) {
-            db_fail(r.db, &e, "counters");
+            rundb_db_error(r.db, &e, "run database (counters)");
             goto fail;
         }
     }
@@ -520,7 +499,7 @@ int api_timeline_view(struct http_req *req)
     sbuf_int(&b, r.rank, 0);
     write_view(&b, v, &names);
     sbuf_add(&b, ",\"strings\":[");
-    if (prepare(r.db, "SELECT s FROM str WHERE id = ?", &st, &e) < 0) goto fail;
+    if (rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &st, &e) < 0) goto fail;
     for (size_t i = 0; i < names.n; i++) {
         size_t n;
         const char *s = str_of(st, names.order[i], &n);
@@ -579,7 +558,8 @@ static int slice_get(sqlite3 *db, sqlite3_stmt *one, int64_t id, struct srow *s,
     sqlite3_bind_int64(one, 1, id);
     int rc = sqlite3_step(one);
     if (rc == SQLITE_ROW) srow_read(one, s);
-    else if (rc != SQLITE_DONE) return db_fail(db, e, "slice");
+    else if (rc != SQLITE_DONE)
+        return rundb_db_error(db, e, "run database (slice)");
     return rc == SQLITE_ROW ? 0 : 1;
 }
 
@@ -616,8 +596,11 @@ static int slice_children(sqlite3 *db, const struct srow *s, int64_t *self, stru
     *self = s->dur;
     *kids = NULL;
     *nkids = 0;
-    if (prepare(db, "SELECT ts, dur, parent FROM slice WHERE id > ?1 AND id <= (SELECT last_slice FROM track WHERE id = ?2)"
-                " ORDER BY id", &st, e) < 0)
+    if (rundb_prepare(
+            db,
+            "SELECT ts, dur, parent FROM slice WHERE id > ?1 AND id <= (SELECT last_slice FROM track WHERE id = ?2)"
+            " ORDER BY id",
+            &st, e) < 0)
         return e->code;
     sqlite3_bind_int64(st, 1, s->id);
     sqlite3_bind_int64(st, 2, s->track);
@@ -632,7 +615,7 @@ static int slice_children(sqlite3 *db, const struct srow *s, int64_t *self, stru
     }
     sqlite3_finalize(st);
     if (*self < 0) *self = 0;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(db, e, "children");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "run database (children)");
 }
 
 /* Flow endpoints on s's track inside s and in none of its children. */
@@ -642,12 +625,15 @@ static int slice_flows(struct run *r, const struct srow *s, const struct span *k
     sqlite3_stmt *mine = NULL, *other = NULL;
     int rc;
 
-    if (prepare(r->db, "SELECT id, coalesce(cat, 0), fid, ph, ts FROM flow WHERE track = ? AND ts >= ? AND ts <= ? ORDER BY ts, id",
-                &mine, e) < 0 ||
-        prepare(r->db,
-                "SELECT ph, track, ts, cat FROM flow WHERE rank = ? AND fid = ? AND coalesce(cat, 0) = ? AND id != ?"
-                " ORDER BY ts LIMIT 64",
-                &other, e) < 0)
+    if (rundb_prepare(r->db,
+                      "SELECT id, coalesce(cat, 0), fid, ph, ts FROM flow WHERE track = ? AND ts >= ? AND ts <= ? "
+                      "ORDER BY ts, id",
+                      &mine, e) < 0 ||
+        rundb_prepare(
+            r->db,
+            "SELECT ph, track, ts, cat FROM flow WHERE rank = ? AND fid = ? AND coalesce(cat, 0) = ? AND id != ?"
+            " ORDER BY ts LIMIT 64",
+            &other, e) < 0)
         goto out;
     sqlite3_bind_int64(mine, 1, s->track);
     sqlite3_bind_int64(mine, 2, s->ts);
@@ -675,7 +661,7 @@ static int slice_flows(struct run *r, const struct srow *s, const struct span *k
                                                    jus(sqlite3_column_int64(other, 2))));
         }
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) db_fail(r->db, e, "flows");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) rundb_db_error(r->db, e, "run database (flows)");
 out:
     sqlite3_finalize(mine);
     sqlite3_finalize(other);
@@ -692,11 +678,12 @@ static int corr_peers(struct run *r, const struct srow *s, int gpu_side, struct 
 
     *n = 0;
     if (!s->corr) return 0;
-    if (prepare(r->db,
-                "SELECT s.id, s.track, s.ts, s.dur, s.depth, coalesce(s.parent, 0), s.name, coalesce(s.cat, 0),"
-                " s.kind, s.corr FROM slice s JOIN track t ON t.id = s.track WHERE s.corr = ? AND s.corr != 0 AND t.rank = ?"
-                " AND (t.kind = 1) = ? AND s.id != ? ORDER BY s.ts, s.id LIMIT ?",
-                &st, e) < 0)
+    if (rundb_prepare(r->db,
+                      "SELECT s.id, s.track, s.ts, s.dur, s.depth, coalesce(s.parent, 0), s.name, coalesce(s.cat, 0),"
+                      " s.kind, s.corr FROM slice s JOIN track t ON t.id = s.track WHERE s.corr = ? AND s.corr != 0 "
+                      "AND t.rank = ?"
+                      " AND (t.kind = 1) = ? AND s.id != ? ORDER BY s.ts, s.id LIMIT ?",
+                      &st, e) < 0)
         return e->code;
     sqlite3_bind_int64(st, 1, s->corr);
     sqlite3_bind_int(st, 2, r->rank);
@@ -705,7 +692,7 @@ static int corr_peers(struct run *r, const struct srow *s, int gpu_side, struct 
     sqlite3_bind_int(st, 5, max);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) srow_read(st, &peers[(*n)++]);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "correlation");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (correlation)");
 }
 
 /* Finds the slice of track with start ts and duration dur (id: fast path,
@@ -774,9 +761,9 @@ int api_timeline_slice(struct http_req *req)
         err_set(&e, ERR_NOT_FOUND, "rank %d has no track %lld", r.rank, track);
         goto fail;
     }
-    if (prepare(r.db, "SELECT " SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
-        prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0 ||
-        prepare(r.db, "SELECT args FROM slice WHERE id = ?", &args, &e) < 0)
+    if (rundb_prepare(r.db, "SELECT " SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT args FROM slice WHERE id = ?", &args, &e) < 0)
         goto fail;
     rc = slice_find(&r, one, track, ts, dur, id, &s, &e);
     if (rc < 0) goto fail;
@@ -869,7 +856,6 @@ fail:
 /* GET /api/runs/{id}/timeline/search                                         */
 /* ======================================================================== */
 
-
 struct hit {
     int64_t ts, id;
 };
@@ -909,14 +895,17 @@ int api_timeline_search(struct http_req *req)
         goto fail;
     }
     pat = qparam_like(q);
-    if (prepare(r.db, "SELECT id FROM str WHERE s LIKE ? ESCAPE '\\' LIMIT " "5000", &names, &e) < 0 ||
-        prepare(r.db,
-                "SELECT track, count(*) FROM slice WHERE name = ? AND ts >= ? AND ts < ? GROUP BY track",
-                &cnt, &e) < 0 ||
-        prepare(r.db, "SELECT ts, id FROM slice WHERE name = ? AND track = ? AND ts >= ? AND ts < ? ORDER BY ts LIMIT ?",
-                &top, &e) < 0 ||
-        prepare(r.db, "SELECT " SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
-        prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0)
+    if (rundb_prepare(r.db,
+                      "SELECT id FROM str WHERE s LIKE ? ESCAPE '\\' LIMIT "
+                      "5000",
+                      &names, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT track, count(*) FROM slice WHERE name = ? AND ts >= ? AND ts < ? GROUP BY track",
+                      &cnt, &e) < 0 ||
+        rundb_prepare(
+            r.db, "SELECT ts, id FROM slice WHERE name = ? AND track = ? AND ts >= ? AND ts < ? ORDER BY ts LIMIT ?",
+            &top, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT " SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0)
         goto fail;
     sqlite3_bind_text(names, 1, pat, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(names)) == SQLITE_ROW) {
@@ -947,7 +936,7 @@ int api_timeline_search(struct http_req *req)
         }
     }
     if (rc != SQLITE_DONE) {
-        db_fail(r.db, &e, "search");
+        rundb_db_error(r.db, &e, "run database (search)");
         goto fail;
     }
     if (nhits) xqsort(hits, nhits, sizeof *hits, hit_cmp);
@@ -1099,7 +1088,7 @@ static int aggregate_track(struct run *r, sqlite3_stmt *one, sqlite3_stmt *range
                 (uint32_t)sqlite3_column_int64(range, 4));
     }
     free(stack);
-    return rc == SQLITE_DONE ? 0 : db_fail(r->db, e, "aggregate");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (aggregate)");
 }
 
 static int aggregate_counters(struct run *r, int64_t start, int64_t end, json_t *arr, struct err *e)
@@ -1107,7 +1096,7 @@ static int aggregate_counters(struct run *r, int64_t start, int64_t end, json_t 
     sqlite3_stmt *ser = NULL;
     int rc;
 
-    if (prepare(r->db, "SELECT id, name FROM cseries WHERE rank = ? ORDER BY id", &ser, e) < 0) return e->code;
+    if (rundb_prepare(r->db, "SELECT id, name FROM cseries WHERE rank = ? ORDER BY id", &ser, e) < 0) return e->code;
     sqlite3_bind_int(ser, 1, r->rank);
     while ((rc = sqlite3_step(ser)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(ser, 0), n;
@@ -1121,7 +1110,7 @@ static int aggregate_counters(struct run *r, int64_t start, int64_t end, json_t 
         json_object_set_new(c, "avg", n ? json_real(avg) : json_null());
         json_array_append_new(arr, c);
     }
-    if (!e->code && rc != SQLITE_DONE) db_fail(r->db, e, "counters");
+    if (!e->code && rc != SQLITE_DONE) rundb_db_error(r->db, e, "run database (counters)");
     sqlite3_finalize(ser);
     return e->code;
 }
@@ -1141,10 +1130,10 @@ int api_timeline_aggregate(struct http_req *req)
     if (run_open(req, &r, &e) < 0 || param_window(req, &r, 1, &start, &end, &e) < 0 ||
         param_tracks(req, &r, &tracks, &ntracks, &e) < 0)
         goto fail;
-    if (prepare(r.db, "SELECT " SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
-        prepare(r.db, "SELECT id, coalesce(parent, 0), ts, dur, name FROM slice WHERE id >= ? AND id < ?", &range,
-                &e) < 0 ||
-        prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0)
+    if (rundb_prepare(r.db, "SELECT " SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT id, coalesce(parent, 0), ts, dur, name FROM slice WHERE id >= ? AND id < ?", &range,
+                      &e) < 0 ||
+        rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0)
         goto fail;
     for (size_t i = 0; i < ntracks; i++)
         if (aggregate_track(&r, one, range, tracks[i], start, end, &m, &scanned, &e) < 0) goto fail;

@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "log.h"
+#include "qparam.h"
 #include "rundb.h"
 #include "xmalloc.h"
 
@@ -157,27 +158,13 @@ int diff_parse_sort(const char *s, const char *name, int *out, struct err *e)
 /* Connection                                                             */
 /* ====================================================================== */
 
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    return err_set(e, ERR_DB, "run database (%s): %s", what, sqlite3_errmsg(db));
-}
-
-static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
-{
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
-        LOG_WARN("prepare failed: %s: %s", sqlite3_errmsg(db), sql);
-        return db_fail(db, e, "diff");
-    }
-    return 0;
-}
-
 /* One integer from a one-row query on schema s with ?1 = rank (ignored when
  * the query has no parameter). */
 static int query_int(sqlite3 *db, const char *fmt, int s, int rank, int64_t *out, struct err *e)
 {
     sqlite3_stmt *st;
     char *sql = xasprintf(fmt, schema[s], schema[s]);
-    int rc = prepare(db, sql, &st, e);
+    int rc = rundb_prepare(db, sql, &st, e);
 
     free(sql);
     if (rc < 0) return rc;
@@ -185,14 +172,14 @@ static int query_int(sqlite3 *db, const char *fmt, int s, int rank, int64_t *out
     rc = sqlite3_step(st);
     *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : db_fail(db, e, "diff");
+    return rc == SQLITE_ROW ? 0 : rundb_db_error(db, e, "run database (diff)");
 }
 
 static int pick_rank(struct diff *d, int s, int want, struct err *e)
 {
     sqlite3_stmt *st;
     char *sql = xasprintf("SELECT rank FROM %s.rank ORDER BY rank", schema[s]);
-    int rc = prepare(d->db, sql, &st, e), found = 0;
+    int rc = rundb_prepare(d->db, sql, &st, e), found = 0;
 
     free(sql);
     if (rc < 0) return rc;
@@ -206,7 +193,7 @@ static int pick_rank(struct diff *d, int s, int want, struct err *e)
         }
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return db_fail(d->db, e, "ranks");
+    if (rc != SQLITE_DONE) return rundb_db_error(d->db, e, "run database (ranks)");
     if (!found && want >= 0) return err_set(e, ERR_NOT_FOUND, "run %s has no rank %d", s ? "B" : "A", want);
     if (!found) return err_set(e, ERR_NOT_FOUND, "run %s has no ranks", s ? "B" : "A");
     return 0;
@@ -223,7 +210,7 @@ int diff_open(const char *db_a, int rank_a, const char *db_b, int rank_b, struct
     if ((rc = rundb_open_ro(db_a, &d->db, e)) < 0) goto fail;
     sqlite3_create_function_v2(d->db, "tb_kfamily", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_kfamily,
                                NULL, NULL, NULL);
-    if ((rc = prepare(d->db, "ATTACH DATABASE ?1 AS bdb", &st, e)) < 0) goto fail;
+    if ((rc = rundb_prepare(d->db, "ATTACH DATABASE ?1 AS bdb", &st, e)) < 0) goto fail;
     sqlite3_bind_text(st, 1, db_b, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -276,22 +263,6 @@ int diff_rank(const struct diff *d, int side)
 /* ====================================================================== */
 /* Tables                                                                 */
 /* ====================================================================== */
-
-/* "%" + s with %, _ and \ escaped + "%" (LIKE ... ESCAPE '\'). Owned by caller. */
-static char *like_pattern(const char *s)
-{
-    size_t n = strlen(s), j = 0;
-    char *p = xmalloc(2 * n + 3);
-
-    p[j++] = '%';
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' || s[i] == '_' || s[i] == '\\') p[j++] = '\\';
-        p[j++] = s[i];
-    }
-    p[j++] = '%';
-    p[j] = '\0';
-    return p;
-}
 
 /* The CTEs shared by the count and the row queries: sa / sb are each side
  * grouped by key, s the full join with delta, ratio and status (st = enum
@@ -361,7 +332,7 @@ static int table_counts(struct diff *d, const struct diff_query *q, const char *
 {
     char *cte = cte_sql(d, q), *sql = xasprintf("%s SELECT st, count(*) FROM s GROUP BY st", cte);
     sqlite3_stmt *st;
-    int rc = prepare(d->db, sql, &st, e);
+    int rc = rundb_prepare(d->db, sql, &st, e);
 
     free(cte);
     free(sql);
@@ -373,7 +344,7 @@ static int table_counts(struct diff *d, const struct diff_query *q, const char *
         if (k >= 0 && k < DIFF_NSTATUS) c[k] = sqlite3_column_int64(st, 1);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(d->db, e, "diff counts");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(d->db, e, "run database (diff counts)");
 }
 
 static json_t *counts_json(const int64_t c[DIFF_NSTATUS])
@@ -400,7 +371,7 @@ int diff_table(struct diff *d, const struct diff_query *q, json_t **out, struct 
 
     *out = NULL;
     if (q->q && strlen(q->q) > Q_MAX) return err_set(e, ERR_INVALID, "parameter 'q' is longer than %d bytes", Q_MAX);
-    if (q->q && *q->q) like = like_pattern(q->q);
+    if (q->q && *q->q) like = qparam_like(q->q);
     if ((rc = table_counts(d, q, like, c, e)) < 0) goto done;
     for (int i = 0; i < DIFF_NSTATUS; i++)
         if (mask & (1u << i)) total += c[i];
@@ -409,7 +380,7 @@ int diff_table(struct diff *d, const struct diff_query *q, json_t **out, struct 
     sql = xasprintf("%s SELECT name, a_calls, b_calls, a_t, b_t, delta, ratio, st, tc FROM s"
                     " WHERE (:mask >> st) & 1 ORDER BY (%s) IS NULL, %s %s, name ASC LIMIT :lim OFFSET :off",
                     cte, sort_sql[sort], sort_sql[sort], q->desc ? "DESC" : "ASC");
-    rc = prepare(d->db, sql, &st, e);
+    rc = rundb_prepare(d->db, sql, &st, e);
     free(cte);
     free(sql);
     if (rc < 0) goto done;
@@ -430,7 +401,7 @@ int diff_table(struct diff *d, const struct diff_query *q, json_t **out, struct 
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         json_decref(rows);
-        rc = db_fail(d->db, e, "diff rows");
+        rc = rundb_db_error(d->db, e, "run database (diff rows)");
         goto done;
     }
     rc = 0;
@@ -470,7 +441,7 @@ static int side_json(struct diff *d, int s, json_t **out, struct err *e)
     sql = xasprintf("SELECT avg(dur), avg(kernel), avg(memcpy), avg(memset), avg(comm), avg(runtime),"
                     " avg(dataloader), avg(cpu_exec), avg(other) FROM %s.step WHERE rank = ?1",
                     schema[s]);
-    rc = prepare(d->db, sql, &st, e);
+    rc = rundb_prepare(d->db, sql, &st, e);
     free(sql);
     if (rc < 0) goto fail;
     sqlite3_bind_int(st, 1, d->rank[s]);
@@ -485,7 +456,7 @@ static int side_json(struct diff *d, int s, json_t **out, struct err *e)
     sql = xasprintf("SELECT name, memory_bytes, cc, util, sm_eff, tc_share FROM %s.gpu WHERE rank = ?1"
                     " ORDER BY kernel_ns DESC, device LIMIT 1",
                     schema[s]);
-    rc = prepare(d->db, sql, &st, e);
+    rc = rundb_prepare(d->db, sql, &st, e);
     free(sql);
     if (rc < 0) goto fail;
     sqlite3_bind_int(st, 1, d->rank[s]);
@@ -517,7 +488,7 @@ static int side_json(struct diff *d, int s, json_t **out, struct err *e)
 
     json_t *peak = json_null();
     sql = xasprintf("SELECT summary FROM %s.analysis WHERE rank = ?1", schema[s]);
-    rc = prepare(d->db, sql, &st, e);
+    rc = rundb_prepare(d->db, sql, &st, e);
     free(sql);
     if (rc < 0) goto fail;
     sqlite3_bind_int(st, 1, d->rank[s]);
@@ -574,7 +545,8 @@ int diff_overview(struct diff *d, double threshold, json_t **out, struct err *e)
         goto fail;
 
     json_t *aa = json_object_get(side[0], "average"), *ba = json_object_get(side[1], "average");
-    double ad = json_number_value(json_object_get(aa, "dur_us")), bdur = json_number_value(json_object_get(ba, "dur_us"));
+    double ad = json_number_value(json_object_get(aa, "dur_us")),
+           bdur = json_number_value(json_object_get(ba, "dur_us"));
     cats = json_array();
     dbd = json_object();
     for (int k = 0; k < NCATS; k++) {
@@ -583,17 +555,15 @@ int diff_overview(struct diff *d, double threshold, json_t **out, struct err *e)
                             num_delta(json_object_get(json_object_get(aa, "breakdown_us"), analysis_categories[k]),
                                       json_object_get(json_object_get(ba, "breakdown_us"), analysis_categories[k])));
     }
-    *out = json_pack("{s:o,s:o,s:o,s:o,s:f,s:{s:f,s:o,s:o,s:o,s:o},s:o,s:o,s:o}", "a", side[0], "b", side[1],
-                     "categories", cats, "speedup",
-                     ad > 0 && bdur > 0 && d->steps[0] > 0 && d->steps[1] > 0 ? json_real(ad / bdur) : json_null(),
-                     "threshold", threshold, "delta", "dur_us", bdur - ad, "breakdown_us", dbd, "kernel_us",
-                     num_delta(json_object_get(side[0], "kernel_us"), json_object_get(side[1], "kernel_us")),
-                     "gpu_utilization",
-                     num_delta(json_object_get(side[0], "gpu_utilization"), json_object_get(side[1], "gpu_utilization")),
-                     "tensor_core_share",
-                     num_delta(json_object_get(side[0], "tensor_core_share"),
-                               json_object_get(side[1], "tensor_core_share")),
-                     "kernels", kc, "kernel_families", fc, "operators", oc);
+    *out = json_pack(
+        "{s:o,s:o,s:o,s:o,s:f,s:{s:f,s:o,s:o,s:o,s:o},s:o,s:o,s:o}", "a", side[0], "b", side[1], "categories", cats,
+        "speedup", ad > 0 && bdur > 0 && d->steps[0] > 0 && d->steps[1] > 0 ? json_real(ad / bdur) : json_null(),
+        "threshold", threshold, "delta", "dur_us", bdur - ad, "breakdown_us", dbd, "kernel_us",
+        num_delta(json_object_get(side[0], "kernel_us"), json_object_get(side[1], "kernel_us")), "gpu_utilization",
+        num_delta(json_object_get(side[0], "gpu_utilization"), json_object_get(side[1], "gpu_utilization")),
+        "tensor_core_share",
+        num_delta(json_object_get(side[0], "tensor_core_share"), json_object_get(side[1], "tensor_core_share")),
+        "kernels", kc, "kernel_families", fc, "operators", oc);
     return *out ? 0 : err_set(e, ERR_INTERNAL, "diff: cannot build the overview");
 fail:
     json_decref(side[0]);

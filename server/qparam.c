@@ -1,6 +1,7 @@
 /* qparam.c — checked query-string parameters (see include/qparam.h). */
 #include "qparam.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +21,19 @@ const char *qparam_get(struct http_req *req, const char *name)
 int qparam_parse_int(const char *v, long long min, long long max, long long *out)
 {
     const char *d = v + (*v == '-');
-    long long x = 0;
+    uint64_t x = 0, lim = *v == '-' ? (uint64_t)LLONG_MAX + 1 : (uint64_t)LLONG_MAX;
+    long long y;
 
-    if (*d == '\0' || strspn(d, "0123456789") != strlen(d) || strlen(d) > 18) return -1;
-    for (; *d; d++) x = x * 10 + (*d - '0');
-    if (*v == '-') x = -x;
-    if (x < min || x > max) return -1;
-    *out = x;
+    if (*d == '\0' || strlen(d) > 19 || strspn(d, "0123456789") != strlen(d)) return -1;
+    for (; *d; d++) {
+        uint64_t dig = (uint64_t)(*d - '0');
+        if (x > (lim - dig) / 10) return -1;
+        x = x * 10 + dig;
+    }
+    /* negated as unsigned so that LLONG_MIN comes out exact */
+    y = *v == '-' ? (long long)(0 - x) : (long long)x;
+    if (y < min || y > max) return -1;
+    *out = y;
     return 0;
 }
 
@@ -74,6 +81,21 @@ int qparam_us(struct http_req *req, const char *name, int64_t *ns, int *given, s
     if (!v) return 0;
     if (qparam_parse_us(v, ns) != 0)
         return err_set(e, ERR_INVALID, "parameter '%s' must be a time in microseconds (a decimal number)", name);
+    *given = 1;
+    return 0;
+}
+
+int qparam_ns(struct http_req *req, const char *name, int64_t *ns, int *given, struct err *e)
+{
+    const char *v = qparam_get(req, name);
+    long long x;
+
+    *given = 0;
+    if (!v) return 0;
+    if (qparam_parse_int(v, INT64_MIN, INT64_MAX, &x) < 0)
+        return err_set(e, ERR_INVALID, "parameter '%s' must be an integer time in ns (the rank's trace clock)",
+                       name);
+    *ns = x;
     *given = 1;
     return 0;
 }

@@ -179,6 +179,13 @@ int rundb_db_error(sqlite3 *db, struct err *e, const char *what)
     return err_set(e, why ? ERR_NOSPACE : ERR_DB, "%s: %s%s", what, sqlite3_errmsg(db), why ? why : "");
 }
 
+int rundb_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
+{
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK) return 0;
+    LOG_WARN("prepare failed: %s: %s", sqlite3_errmsg(db), sql);
+    return rundb_db_error(db, e, "run database (prepare)");
+}
+
 int rundb_pick_rank(sqlite3 *db, const char *run_id, int have_rank, long long want, int *rank, int64_t *t0,
                     int64_t *t1, json_t *ranks, struct err *e)
 {

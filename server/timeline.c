@@ -11,6 +11,7 @@
 
 #include "gpuscan.h"
 #include "log.h"
+#include "rundb.h"
 #include "xmalloc.h"
 
 #define NLEV 48 /* levels 1..47: 2 ns .. 1.6 days per bucket */
@@ -26,19 +27,6 @@ static const char schema_sql[] =
     " max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;"
     "CREATE TABLE gpubusy(rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts))"
     " WITHOUT ROWID;";
-
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    int rc = sqlite3_errcode(db);
-    int code = rc == SQLITE_FULL || rc == SQLITE_IOERR ? ERR_NOSPACE : ERR_DB;
-    return err_set(e, code, "timeline (%s): %s", what, sqlite3_errmsg(db));
-}
-
-static int prep(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
-{
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) return db_fail(db, e, "prepare");
-    return 0;
-}
 
 /* floor(t / 2^L) for any sign of t. */
 static int64_t bucket_of(int64_t t, int level)
@@ -89,7 +77,7 @@ static int emit_row(sqlite3 *db, sqlite3_stmt *ins, int64_t track, int level, in
     sqlite3_bind_int64(ins, 10, a->name);
     int rc = sqlite3_step(ins);
     sqlite3_reset(ins);
-    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "lod insert");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (lod insert)");
 }
 
 static int flush_track(sqlite3 *db, sqlite3_stmt *ins, struct tstate *t, struct err *e)
@@ -118,7 +106,7 @@ static int load_tracks(sqlite3 *db, struct tinfo **out, size_t *n, struct err *e
 
     *out = NULL;
     *n = 0;
-    if (prep(db, "SELECT id, coalesce(max_depth, 0), coalesce(nslices, 0) FROM track ORDER BY id", &st, e) < 0)
+    if (rundb_prepare(db, "SELECT id, coalesce(max_depth, 0), coalesce(nslices, 0) FROM track ORDER BY id", &st, e) < 0)
         return e->code;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == cap) {
@@ -131,7 +119,7 @@ static int load_tracks(sqlite3 *db, struct tinfo **out, size_t *n, struct err *e
         (*n)++;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "tracks");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (tracks)");
 }
 
 static struct tinfo *find_tinfo(struct tinfo *ti, size_t n, int64_t id)
@@ -154,7 +142,7 @@ static int count_levels(sqlite3 *db, struct tinfo *ti, size_t nti, int (*kept)[N
     struct tinfo *t = NULL;
     int rc;
 
-    if (prep(db, "SELECT track, ts, dur, depth FROM slice ORDER BY id", &st, e) < 0) return e->code;
+    if (rundb_prepare(db, "SELECT track, ts, dur, depth FROM slice ORDER BY id", &st, e) < 0) return e->code;
     for (;;) {
         rc = sqlite3_step(st);
         int64_t track = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -2;
@@ -203,7 +191,7 @@ static int count_levels(sqlite3 *db, struct tinfo *ti, size_t nti, int (*kept)[N
     }
     free(last);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "lod count");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (lod count)");
 }
 
 static int build_slices(sqlite3 *db, struct err *e)
@@ -220,7 +208,7 @@ static int build_slices(sqlite3 *db, struct err *e)
     if (load_tracks(db, &ti, &nti, e) < 0) goto out;
     kept = xcalloc(nti ? nti : 1, sizeof *kept);
     if (count_levels(db, ti, nti, kept, e) < 0) goto out;
-    if (prep(db, "INSERT INTO lod_level(track, level) VALUES(?,?)", &lvl, e) < 0) goto out;
+    if (rundb_prepare(db, "INSERT INTO lod_level(track, level) VALUES(?,?)", &lvl, e) < 0) goto out;
     for (size_t i = 0; i < nti; i++)
         for (int k = 1; k <= kept[i][0]; k++) {
             sqlite3_bind_int64(lvl, 1, ti[i].id);
@@ -228,13 +216,15 @@ static int build_slices(sqlite3 *db, struct err *e)
             rc = sqlite3_step(lvl);
             sqlite3_reset(lvl);
             if (rc != SQLITE_DONE) {
-                db_fail(db, e, "lod_level insert");
+                rundb_db_error(db, e, "timeline (lod_level insert)");
                 goto out;
             }
         }
-    if (prep(db, "INSERT INTO lod(track, level, bucket, depth, fid, n, ts, te, ldur, name)"
-                 " VALUES(?,?,?,?,?,?,?,?,?,?)", &ins, e) < 0 ||
-        prep(db, "SELECT id, track, ts, dur, depth, name FROM slice ORDER BY id", &st, e) < 0)
+    if (rundb_prepare(db,
+                      "INSERT INTO lod(track, level, bucket, depth, fid, n, ts, te, ldur, name)"
+                      " VALUES(?,?,?,?,?,?,?,?,?,?)",
+                      &ins, e) < 0 ||
+        rundb_prepare(db, "SELECT id, track, ts, dur, depth, name FROM slice ORDER BY id", &st, e) < 0)
         goto out;
     t.id = -1;
     for (;;) {
@@ -293,7 +283,7 @@ static int build_slices(sqlite3 *db, struct err *e)
         }
     }
     if (rc != SQLITE_DONE) {
-        db_fail(db, e, "lod scan");
+        rundb_db_error(db, e, "timeline (lod scan)");
         goto out;
     }
     rc = 0;
@@ -331,7 +321,7 @@ static int cemit(sqlite3 *db, sqlite3_stmt *ins, int64_t series, int level, cons
     sqlite3_bind_int64(ins, 9, a->lts);
     int rc = sqlite3_step(ins);
     sqlite3_reset(ins);
-    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "clod insert");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (clod insert)");
 }
 
 /* Two passes over one series' samples (st yields ts, value in time order):
@@ -355,7 +345,7 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_
         }
     }
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return db_fail(db, e, "counter scan");
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
     /* the samples themselves stay in their table (level 0 is read there) */
     for (int L = 2, last = 0, prev = 0; L < NLEV; L++) {
         int64_t pr = prev ? rows[prev] : rows[0] / 2;
@@ -392,7 +382,7 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_
         }
     }
     sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return db_fail(db, e, "counter scan");
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
     for (int k = 0; k < nkept; k++)
         if (open[k].n && cemit(db, ins, series, kept[k], &open[k], e) != 0) return e->code;
     return 0;
@@ -463,7 +453,7 @@ static int busy_flush(struct busyw *w, struct err *e)
     sqlite3_bind_int64(w->ins, 4, w->pv);
     int rc = sqlite3_step(w->ins);
     sqlite3_reset(w->ins);
-    if (rc != SQLITE_DONE) return db_fail(w->db, e, "gpubusy insert");
+    if (rc != SQLITE_DONE) return rundb_db_error(w->db, e, "timeline (gpubusy insert)");
     w->lastv = w->pv;
     w->nrows++;
     return 0;
@@ -497,14 +487,15 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
     int64_t nops = 0, nrows = 0;
     int rc;
 
-    if (prep(db,
-             "SELECT rank, device FROM track WHERE kind = 1 AND nslices > 0 AND device IS NOT NULL"
-             " GROUP BY rank, device UNION SELECT rank, 0 FROM track WHERE kind = 1 AND nslices > 0"
-             " GROUP BY rank HAVING max(device IS NOT NULL) = 0 ORDER BY 1, 2",
-             &devs, e) < 0 ||
-        prep(db, "INSERT INTO gpubusy(rank, dev, ts, value) VALUES(?,?,?,?)", &ins, e) < 0 ||
-        prep(db, "SELECT t0 FROM rank WHERE rank = ? AND t0 IS NOT NULL", &t0q, e) < 0 ||
-        prep(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?, 3, 1, ?, ?, 'ops')", &ser, e) < 0)
+    if (rundb_prepare(db,
+                      "SELECT rank, device FROM track WHERE kind = 1 AND nslices > 0 AND device IS NOT NULL"
+                      " GROUP BY rank, device UNION SELECT rank, 0 FROM track WHERE kind = 1 AND nslices > 0"
+                      " GROUP BY rank HAVING max(device IS NOT NULL) = 0 ORDER BY 1, 2",
+                      &devs, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO gpubusy(rank, dev, ts, value) VALUES(?,?,?,?)", &ins, e) < 0 ||
+        rundb_prepare(db, "SELECT t0 FROM rank WHERE rank = ? AND t0 IS NOT NULL", &t0q, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?, 3, 1, ?, ?, 'ops')", &ser,
+                      e) < 0)
         goto out;
     while ((rc = sqlite3_step(devs)) == SQLITE_ROW) {
         int rank = sqlite3_column_int(devs, 0), dev = sqlite3_column_int(devs, 1);
@@ -553,12 +544,12 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
         int r2 = sqlite3_step(ser);
         sqlite3_reset(ser);
         if (r2 != SQLITE_DONE) {
-            db_fail(db, e, "busy series");
+            rundb_db_error(db, e, "timeline (busy series)");
             goto out;
         }
     }
     if (rc != SQLITE_DONE) {
-        db_fail(db, e, "GPU devices");
+        rundb_db_error(db, e, "timeline (GPU devices)");
         goto out;
     }
     LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, now_s() - t0s);
@@ -580,12 +571,13 @@ static int anseries_present(sqlite3 *db, struct err *e)
     sqlite3_stmt *st;
     int rc;
 
-    if (prep(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('anseries', 'ansample')", &st,
-             e) < 0)
+    if (rundb_prepare(db,
+                      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('anseries', 'ansample')",
+                      &st, e) < 0)
         return e->code;
     rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
-    if (rc < 0) return db_fail(db, e, "schema");
+    if (rc < 0) return rundb_db_error(db, e, "timeline (schema)");
     return rc == 2;
 }
 
@@ -598,15 +590,16 @@ static int register_anseries(sqlite3 *db, struct err *e)
     sqlite3_stmt *st;
     int rc;
 
-    if (prep(db,
-             "INSERT INTO cseries(rank, src, key1, key2, name, unit)"
-             " SELECT a.rank, 4, a.id, a.kind, a.name, coalesce(a.unit, '') FROM anseries a"
-             " WHERE EXISTS (SELECT 1 FROM ansample s WHERE s.series = a.id) ORDER BY a.rank, a.kind, a.key, a.id",
-             &st, e) < 0)
+    if (rundb_prepare(
+            db,
+            "INSERT INTO cseries(rank, src, key1, key2, name, unit)"
+            " SELECT a.rank, 4, a.id, a.kind, a.name, coalesce(a.unit, '') FROM anseries a"
+            " WHERE EXISTS (SELECT 1 FROM ansample s WHERE s.series = a.id) ORDER BY a.rank, a.kind, a.key, a.id",
+            &st, e) < 0)
         return e->code;
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "analyses series");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (analyses series)");
 }
 
 static int build_counters(sqlite3 *db, struct err *e)
@@ -616,25 +609,26 @@ static int build_counters(sqlite3 *db, struct err *e)
 
     /* GPU busy first: the counter lanes list it on top */
     if (build_gpubusy(db, e) != 0) goto out;
-    if (prep(db,
-             "INSERT INTO cseries(rank, src, key1, key2, name, unit)"
-             " SELECT c.rank, 0, c.name, 0, s.s, '' FROM (SELECT DISTINCT rank, name FROM counter) c"
-             " JOIN str s ON s.id = c.name ORDER BY c.rank, s.s",
-             &ser, e) < 0)
+    if (rundb_prepare(db,
+                      "INSERT INTO cseries(rank, src, key1, key2, name, unit)"
+                      " SELECT c.rank, 0, c.name, 0, s.s, '' FROM (SELECT DISTINCT rank, name FROM counter) c"
+                      " JOIN str s ON s.id = c.name ORDER BY c.rank, s.s",
+                      &ser, e) < 0)
         goto out;
     rc = sqlite3_step(ser);
     sqlite3_finalize(ser);
     ser = NULL;
     if (rc != SQLITE_DONE) {
-        db_fail(db, e, "counter series");
+        rundb_db_error(db, e, "timeline (counter series)");
         goto out;
     }
     /* memory totals: one series per device for allocated and reserved */
-    if (prep(db,
-             "SELECT rank, dev_type, dev_id, max(total_alloc IS NOT NULL), max(total_reserved IS NOT NULL)"
-             " FROM mem GROUP BY rank, dev_type, dev_id ORDER BY rank, dev_type, dev_id",
-             &list, e) < 0 ||
-        prep(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?,?,?,?,?,'bytes')", &ser, e) < 0)
+    if (rundb_prepare(db,
+                      "SELECT rank, dev_type, dev_id, max(total_alloc IS NOT NULL), max(total_reserved IS NOT NULL)"
+                      " FROM mem GROUP BY rank, dev_type, dev_id ORDER BY rank, dev_type, dev_id",
+                      &list, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?,?,?,?,?,'bytes')", &ser, e) <
+            0)
         goto out;
     while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
         for (int src = 1; src <= 2; src++) {
@@ -650,35 +644,38 @@ static int build_counters(sqlite3 *db, struct err *e)
             int r2 = sqlite3_step(ser);
             sqlite3_reset(ser);
             if (r2 != SQLITE_DONE) {
-                db_fail(db, e, "memory series");
+                rundb_db_error(db, e, "timeline (memory series)");
                 goto out;
             }
         }
     }
     if (rc != SQLITE_DONE) {
-        db_fail(db, e, "memory series");
+        rundb_db_error(db, e, "timeline (memory series)");
         goto out;
     }
     sqlite3_finalize(list);
     list = NULL;
     /* the analyses' series last: they derive from the trace, its own counters come first */
     if ((has_an = anseries_present(db, e)) < 0 || (has_an && register_anseries(db, e) != 0)) goto out;
-    if (has_an && prep(db, "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 ORDER BY ts",
-                       &an, e) < 0)
+    if (has_an &&
+        rundb_prepare(db, "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 ORDER BY ts", &an,
+                      e) < 0)
         goto out;
-    if (prep(db, "SELECT id, rank, src, key1, key2 FROM cseries ORDER BY id", &list, e) < 0 ||
-        prep(db, "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES(?,?,?,?,?,?,?,?,?)",
-             &ins, e) < 0 ||
-        prep(db, "SELECT ts, value FROM counter WHERE rank = ? AND name = ? ORDER BY ts, id", &cs, e) < 0 ||
-        prep(db,
-             "SELECT ts, total_alloc FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
-             " AND total_alloc IS NOT NULL ORDER BY ts, id",
-             &ms[0], e) < 0 ||
-        prep(db,
-             "SELECT ts, total_reserved FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
-             " AND total_reserved IS NOT NULL ORDER BY ts, id",
-             &ms[1], e) < 0 ||
-        prep(db, "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 ORDER BY ts", &gb, e) < 0)
+    if (rundb_prepare(db, "SELECT id, rank, src, key1, key2 FROM cseries ORDER BY id", &list, e) < 0 ||
+        rundb_prepare(db,
+                      "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES(?,?,?,?,?,?,?,?,?)",
+                      &ins, e) < 0 ||
+        rundb_prepare(db, "SELECT ts, value FROM counter WHERE rank = ? AND name = ? ORDER BY ts, id", &cs, e) < 0 ||
+        rundb_prepare(db,
+                      "SELECT ts, total_alloc FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
+                      " AND total_alloc IS NOT NULL ORDER BY ts, id",
+                      &ms[0], e) < 0 ||
+        rundb_prepare(db,
+                      "SELECT ts, total_reserved FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
+                      " AND total_reserved IS NOT NULL ORDER BY ts, id",
+                      &ms[1], e) < 0 ||
+        rundb_prepare(db, "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 ORDER BY ts", &gb,
+                      e) < 0)
         goto out;
     while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(list, 0);
@@ -689,7 +686,7 @@ static int build_counters(sqlite3 *db, struct err *e)
         if (src) sqlite3_bind_int64(q, 3, sqlite3_column_int64(list, 4));
         if (build_series(db, q, ins, id, e) != 0) goto out;
     }
-    if (rc != SQLITE_DONE) db_fail(db, e, "series");
+    if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (series)");
 out:
     sqlite3_finalize(list);
     sqlite3_finalize(ser);
@@ -711,17 +708,15 @@ static double now_s(void)
 
 int timeline_build(sqlite3 *db, struct err *e)
 {
-    char *msg = NULL;
     double t0 = now_s(), t1, t2;
 
     err_clear(e);
-    if (sqlite3_exec(db, "PRAGMA cache_size=-16384; BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
+    if (sqlite3_exec(db, "PRAGMA cache_size=-16384; BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, "DROP TABLE IF EXISTS lod; DROP TABLE IF EXISTS lod_level; DROP TABLE IF EXISTS clod;"
                          "DROP TABLE IF EXISTS cseries; DROP TABLE IF EXISTS gpubusy;",
-                     NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
-        err_set(e, ERR_DB, "timeline tables: %s", msg ? msg : "?");
-        sqlite3_free(msg);
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "timeline (tables)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
@@ -735,10 +730,8 @@ int timeline_build(sqlite3 *db, struct err *e)
         return e->code;
     }
     t2 = now_s();
-    if (sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        int code = sqlite3_errcode(db) == SQLITE_FULL ? ERR_NOSPACE : ERR_DB;
-        err_set(e, code, "timeline tables: %s", msg ? msg : "?");
-        sqlite3_free(msg);
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "timeline (commit)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
@@ -752,11 +745,12 @@ int timeline_present(sqlite3 *db, struct err *e)
     sqlite3_stmt *st;
     int rc;
 
-    if (prep(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('lod', 'clod')", &st, e) < 0)
+    if (rundb_prepare(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('lod', 'clod')", &st,
+                      e) < 0)
         return e->code;
     rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
-    if (rc < 0) return db_fail(db, e, "schema");
+    if (rc < 0) return rundb_db_error(db, e, "timeline (schema)");
     return rc == 2;
 }
 
@@ -774,7 +768,7 @@ static int lower_bound(sqlite3 *db, sqlite3_stmt *tsq, int64_t lo, int64_t hi, i
         int rc = sqlite3_step(tsq);
         int64_t ts = rc == SQLITE_ROW ? sqlite3_column_int64(tsq, 0) : INT64_MAX;
         sqlite3_reset(tsq);
-        if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_fail(db, e, "slice ts");
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (slice ts)");
         if (ts < t) lo = mid + 1;
         else hi = mid;
     }
@@ -790,7 +784,7 @@ static int track_bounds(sqlite3 *db, int64_t track, int64_t *first, int64_t *las
     *first = 1;
     *last = 0;
     *ndepth = 0;
-    if (prep(db, "SELECT first_slice, last_slice, coalesce(max_depth, 0) FROM track WHERE id = ?", &st, e) < 0)
+    if (rundb_prepare(db, "SELECT first_slice, last_slice, coalesce(max_depth, 0) FROM track WHERE id = ?", &st, e) < 0)
         return e->code;
     sqlite3_bind_int64(st, 1, track);
     rc = sqlite3_step(st);
@@ -800,7 +794,7 @@ static int track_bounds(sqlite3 *db, int64_t track, int64_t *first, int64_t *las
         *ndepth = sqlite3_column_int(st, 2) + 1;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(db, e, "track");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (track)");
 }
 
 int timeline_slice_range(sqlite3 *db, int64_t track, int64_t t_lo, int64_t t_hi, int64_t *lo, int64_t *hi,
@@ -811,7 +805,7 @@ int timeline_slice_range(sqlite3 *db, int64_t track, int64_t t_lo, int64_t t_hi,
     int nd;
 
     if (track_bounds(db, track, &first, &last, &nd, e) < 0) return e->code;
-    if (prep(db, "SELECT ts FROM slice WHERE id = ?", &tsq, e) < 0) return e->code;
+    if (rundb_prepare(db, "SELECT ts FROM slice WHERE id = ?", &tsq, e) < 0) return e->code;
     int rc = lower_bound(db, tsq, first, last + 1, t_lo, lo, e);
     if (rc == 0) rc = lower_bound(db, tsq, *lo, last + 1, t_hi, hi, e);
     sqlite3_finalize(tsq);
@@ -902,7 +896,7 @@ static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo
         (*nread)++;
     }
     sqlite3_reset(raw);
-    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "slices");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (slices)");
 }
 
 struct qstmts {
@@ -930,7 +924,7 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t 
         rc = sqlite3_step(s->one);
         if (rc != SQLITE_ROW) {
             sqlite3_reset(s->one);
-            if (rc != SQLITE_DONE) return db_fail(db, e, "parents");
+            if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (parents)");
             break;
         }
         int64_t ts = sqlite3_column_int64(s->one, 0), dur = sqlite3_column_int64(s->one, 1);
@@ -975,7 +969,7 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t 
                 (*nread)++;
             }
             sqlite3_reset(s->lod);
-            rc = rc == SQLITE_DONE ? 0 : db_fail(db, e, "lod");
+            rc = rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (lod)");
         }
         if (rc == 0) rc = feed_raw(db, s->raw, q, lo_b, lo_e, nread, e);
     }
@@ -1024,7 +1018,7 @@ static int series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_
     int64_t rank = 0, k1 = 0, k2 = 0;
 
     *raw = *before = NULL;
-    if (prep(db, "SELECT src, rank, key1, key2 FROM cseries WHERE id = ?", &st, e) < 0) return e->code;
+    if (rundb_prepare(db, "SELECT src, rank, key1, key2 FROM cseries WHERE id = ?", &st, e) < 0) return e->code;
     sqlite3_bind_int64(st, 1, series);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -1034,9 +1028,9 @@ static int series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_
         k2 = sqlite3_column_int64(st, 3);
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_fail(db, e, "series");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (series)");
     if (src < 0 || src >= NSRC) return 1;
-    if (prep(db, raw_sql[src][0], raw, e) < 0 || prep(db, raw_sql[src][1], before, e) < 0) {
+    if (rundb_prepare(db, raw_sql[src][0], raw, e) < 0 || rundb_prepare(db, raw_sql[src][1], before, e) < 0) {
         sqlite3_finalize(*raw);
         *raw = NULL;
         return e->code;
@@ -1078,10 +1072,13 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
     out->id = series;
     rc = series_open(db, series, &raw, &before, e);
     if (rc) return rc < 0 ? rc : 0;
-    if (prep(db, "SELECT level FROM clod WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1", &lv, e) < 0 ||
-        prep(db, "SELECT fts, min, max, last FROM clod WHERE series = ? AND level = ? AND bucket >= ? AND bucket < ?"
-                 " ORDER BY bucket",
-             &rows, e) < 0)
+    if (rundb_prepare(db, "SELECT level FROM clod WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1", &lv,
+                      e) < 0 ||
+        rundb_prepare(
+            db,
+            "SELECT fts, min, max, last FROM clod WHERE series = ? AND level = ? AND bucket >= ? AND bucket < ?"
+            " ORDER BY bucket",
+            &rows, e) < 0)
         goto out;
     sqlite3_bind_int64(lv, 1, series);
     sqlite3_bind_int(lv, 2, bw >= 1 ? (int)floor(log2(bw)) : 0);
@@ -1130,7 +1127,7 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
             }
         }
         if (rc != SQLITE_DONE) {
-            db_fail(db, e, "counter rows");
+            rundb_db_error(db, e, "timeline (counter rows)");
             goto out;
         }
     }
@@ -1168,7 +1165,7 @@ int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t e
             sum += v;
             (*n)++;
         }
-        if (rc != SQLITE_DONE) db_fail(db, e, "counter samples");
+        if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (counter samples)");
     }
     if (*n) *avg = sum / (double)*n;
     sqlite3_finalize(raw);
@@ -1185,7 +1182,8 @@ int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int
 
     err_clear(e);
     *out = NULL;
-    if (width < 1 || width > TIMELINE_WIDTH_MAX) return err_set(e, ERR_INVALID, "width must be 1..%d", TIMELINE_WIDTH_MAX);
+    if (width < 1 || width > TIMELINE_WIDTH_MAX)
+        return err_set(e, ERR_INVALID, "width must be 1..%d", TIMELINE_WIDTH_MAX);
     if (end <= start) return err_set(e, ERR_INVALID, "end must be greater than start");
     memset(&s, 0, sizeof s);
     memset(&q, 0, sizeof q);
@@ -1202,15 +1200,15 @@ int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int
     /* one read transaction: one snapshot, and the file lock taken once
      * rather than per statement */
     int in_txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-    if (prep(db, "SELECT ts FROM slice WHERE id = ?", &s.tsq, e) < 0 ||
-        prep(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id >= ? AND id < ?", &s.raw, e) < 0 ||
-        prep(db, "SELECT ts, dur, depth, parent, name FROM slice WHERE id = ?", &s.one, e) < 0 ||
-        prep(db, "SELECT level FROM lod_level WHERE track = ? AND level <= ? ORDER BY level DESC LIMIT 1", &s.lvl,
-             e) < 0 ||
-        prep(db,
-             "SELECT depth, fid, n, ts, te, ldur, name FROM lod WHERE track = ? AND level = ? AND bucket >= ?"
-             " AND bucket < ? ORDER BY bucket, depth, fid",
-             &s.lod, e) < 0)
+    if (rundb_prepare(db, "SELECT ts FROM slice WHERE id = ?", &s.tsq, e) < 0 ||
+        rundb_prepare(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id >= ? AND id < ?", &s.raw, e) < 0 ||
+        rundb_prepare(db, "SELECT ts, dur, depth, parent, name FROM slice WHERE id = ?", &s.one, e) < 0 ||
+        rundb_prepare(db, "SELECT level FROM lod_level WHERE track = ? AND level <= ? ORDER BY level DESC LIMIT 1",
+                      &s.lvl, e) < 0 ||
+        rundb_prepare(db,
+                      "SELECT depth, fid, n, ts, te, ldur, name FROM lod WHERE track = ? AND level = ? AND bucket >= ?"
+                      " AND bucket < ? ORDER BY bucket, depth, fid",
+                      &s.lod, e) < 0)
         goto out;
     for (size_t i = 0; i < ntracks; i++) {
         v->ntracks++;

@@ -1,7 +1,9 @@
 /* qparam_test — the pure parsers behind the API's query parameters:
- * integers in a range, times in µs read exactly, LIKE escaping. */
+ * integers in a range (ns times over all of int64), times in µs read
+ * exactly, LIKE escaping. */
 #include "qparam.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "harness.h"
@@ -15,6 +17,30 @@ static void test_int(void)
     CHECK_EQ_INT(x, -3);
     static const char *bad[] = { "", "-", "1.5", "x", " 1", "1 ", "+1", "101", "-1", "1234567890123456789" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) CHECK(qparam_parse_int(bad[i], 0, 100, &x) < 0);
+}
+
+/* ns times (critpath's start and end): 19-digit epoch times, both int64
+ * limits exact, one past either refused, nothing but digits. */
+static void test_ns(void)
+{
+    long long ns = 7;
+    CHECK_EQ_INT(qparam_parse_int("0", INT64_MIN, INT64_MAX, &ns), 0);
+    CHECK_EQ_INT(ns, 0);
+    CHECK_EQ_INT(qparam_parse_int("1795344527679083192", INT64_MIN, INT64_MAX, &ns), 0);
+    CHECK(ns == 1795344527679083192LL);
+    CHECK_EQ_INT(qparam_parse_int("9223372036854775807", INT64_MIN, INT64_MAX, &ns), 0);
+    CHECK(ns == INT64_MAX);
+    CHECK_EQ_INT(qparam_parse_int("-9223372036854775808", INT64_MIN, INT64_MAX, &ns), 0);
+    CHECK(ns == INT64_MIN);
+    CHECK_EQ_INT(qparam_parse_int("-12", INT64_MIN, INT64_MAX, &ns), 0);
+    CHECK(ns == -12);
+    static const char *bad[] = { "", "-", "+1", "1.5", "1e9", " 1", "1 ", "0x10", "9223372036854775808",
+                                 "-9223372036854775809", "99999999999999999999", "00000000000000000001", "--1" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ns = 7;
+        CHECK(qparam_parse_int(bad[i], INT64_MIN, INT64_MAX, &ns) < 0);
+        CHECK(ns == 7); /* untouched on error */
+    }
 }
 
 static void test_us(void)
@@ -47,6 +73,7 @@ static void test_like(void)
 int main(void)
 {
     RUN(test_int);
+    RUN(test_ns);
     RUN(test_us);
     RUN(test_like);
     return harness_done("qparam");
