@@ -1,8 +1,8 @@
 /*
  * rules.h — recommendations: the catalog of ../shared/docs/rules.md as code.
  * After the analysis tables are written (analysis.h), rules_run() loads the
- * facts every rule needs once (steps with their breakdown, GPUs, memory
- * summary of each rank), runs each registered rule, orders the findings by
+ * facts every rule needs once (steps with their breakdown, GPUs and the
+ * ranks sharing each, memory summary, world size of each rank), runs each registered rule, orders the findings by
  * the time they could save and stores them in the run database:
  *
  *   finding(rank, ord, id, severity, saving_ns, body)
@@ -31,6 +31,7 @@
 
 #include "config.h"
 #include "err.h"
+#include "ivlist.h"
 
 /* The registry, in evaluation order (a rule that sums up others, like
  * low_gpu_utilization, comes after them): one X(<id>) line per rule. */
@@ -81,7 +82,11 @@ struct rules_gpu {
     double cc;            /* compute capability 9.0; 0: unknown */
     double util, tc_share;
     int64_t kernel_ns, tc_ns, window_ns;
-    int64_t peak_bytes; /* peak allocated; -1: unknown */
+    int64_t peak_bytes;    /* peak allocated; -1: unknown */
+    int64_t peak_reserved; /* reserved by the caching allocator at the peak; 0: unknown */
+    int64_t peak_ts;       /* when the peak is reached; 0: unknown */
+    int nshare;            /* ranks of the run reporting this GPU (same id, name, size), >= 1: they
+                            * share its memory, each counted with memory_bytes / nshare */
 };
 
 /* The framework a rank's advice is written for (framework_of in rules.c):
@@ -105,6 +110,7 @@ struct rules_rank {
     struct rules_step *steps; /* steady-state steps: a warm-up first step is left out */
     size_t nsteps;
     int warmup_dropped;           /* 1: the first step (>= 5x the others) was left out */
+    int world_size;               /* the job's, from distributedInfo; 0: not given */
     int64_t avg_dur;              /* mean step duration, ns */
     double avg_part[RULES_NPARTS]; /* mean of each part, ns */
     struct rules_gpu *gpus;
@@ -152,9 +158,42 @@ const char *rules_fmt_bytes(double bytes, char *buf, size_t n);
  * ("view=timeline&rank=R&start=US&end=US") into buf; returns buf. */
 const char *rules_link_step(const struct rules_rank *r, const struct rules_step *s, char *buf, size_t n);
 
+/* The memory-page route of GPU dev of rank r ("view=memory&rank=R&device=D")
+ * into buf; returns buf. */
+const char *rules_link_memory(const struct rules_rank *r, int dev, char *buf, size_t n);
+
 /* The step of r with the largest part k (or the longest step when k < 0);
  * NULL when r has no steps. */
 const struct rules_step *rules_worst_step(const struct rules_rank *r, int k);
+
+/* The index of the step of r holding ts, or -1 (steps are in time order). */
+int rules_step_at(const struct rules_rank *r, int64_t ts);
+
+/* The length of [a, b) inside r's steps. *si (start at 0) walks the steps
+ * forward: calls must come with a non-decreasing a. OUT *first: the step
+ * holding the first in-step part; OUT *most: the step holding most of it
+ * (either NULL: not wanted; both *si when [a, b) meets no step). */
+int64_t rules_len_in_steps(const struct rules_rank *r, size_t *si, int64_t a, int64_t b, size_t *first, size_t *most);
+
+/* Appends to lines the evidence about g's peak allocated memory (g must know
+ * both peak_bytes and memory_bytes): the peak against the rank's share of
+ * the GPU and, when ranks share it, how it is split. */
+void rules_lines_peak(json_t *lines, const struct rules_gpu *g);
+
+/* The compute of one rank measured against its communication, window by
+ * window: compute = the union of the rank's kernels on its GPU streams that
+ * are not collectives (kernel_stat.comm), streamed in time order and merged
+ * on the fly. Shared by comm_not_overlapped and the ranks comparison.
+ *   lo, hi:  the rank's slice id range (ids follow track, then time);
+ *   comm:    the communication intervals, normalized;
+ *   w:       nw windows (steps), in start order, not overlapping;
+ *   comm_ns: OUT comm inside each window (NULL: not wanted);
+ *   comp_ns: OUT compute inside each window;
+ *   ovl_ns:  OUT the part of that compute that overlaps comm.
+ * The OUT arrays hold nw elements; they are overwritten. Returns 0 or
+ * ERR_DB (message in e). */
+int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const struct ivlist *comm, const struct ivl *w,
+                       size_t nw, int64_t *comm_ns, int64_t *comp_ns, int64_t *ovl_ns, struct err *e);
 
 /* Recomputes the findings of every rank of db (an open read-write handle
  * with the analysis tables) and stores them, replacing earlier ones. */

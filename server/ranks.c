@@ -69,33 +69,10 @@ static json_t *or_null(json_t *v)
     return v ? json_incref(v) : json_null();
 }
 
-static int64_t clip(int64_t a, int64_t b, int64_t x, int64_t y)
-{
-    int64_t s = a > x ? a : x, t = b < y ? b : y;
-    return t > s ? t - s : 0;
-}
-
-/* Sorted set of string ids. */
-struct ids {
-    uint32_t *v;
-    size_t n, cap;
-};
-
 static int cmp_u32(const void *x, const void *y)
 {
     uint32_t p = *(const uint32_t *)x, q = *(const uint32_t *)y;
     return (p > q) - (p < q);
-}
-
-static void ids_add(struct ids *s, uint32_t id)
-{
-    if (s->n == s->cap) s->v = xrealloc(s->v, (s->cap = s->cap ? s->cap * 2 : 32) * sizeof *s->v);
-    s->v[s->n++] = id;
-}
-
-static int ids_has(const struct ids *s, uint32_t id)
-{
-    return s->n && bsearch(&id, s->v, s->n, sizeof *s->v, cmp_u32) != NULL;
 }
 
 static void coll_from_name(const char *name, char *out, size_t n);
@@ -465,23 +442,16 @@ static int scan_collectives(struct ctx *c, struct rank *r)
     size_t cap = 0, nhost = 0;
     int rc;
     if (r->lo > r->hi) return 0;
-    /* host spans only on CPU threads: gloo's GPU-side annotation copies
-     * would count each collective twice */
-    struct ids cpu = { 0 };
-    if (prepare(c->db, "SELECT id FROM track WHERE rank = ? AND kind = 0 ORDER BY id", &st, c->e) < 0)
-        return c->e->code;
-    sqlite3_bind_int(st, 1, r->rank);
-    while (sqlite3_step(st) == SQLITE_ROW) ids_add(&cpu, (uint32_t)sqlite3_column_int64(st, 0));
-    sqlite3_finalize(st);
+    /* last column: on a CPU thread. Host spans count only there: gloo's
+     * GPU-side annotation copies would count each collective twice */
     if (prepare(c->db,
-                "SELECT ts, dur, name, kind, corr, args, track FROM slice"
-                " WHERE id BETWEEN ?1 AND ?2 AND kind IN (1, 2, 6)",
-                &st, c->e) < 0) {
-        free(cpu.v);
+                "SELECT ts, dur, name, kind, corr, args, track IN (SELECT id FROM track WHERE rank = ?3 AND kind = 0)"
+                " FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind IN (1, 2, 6)",
+                &st, c->e) < 0)
         return c->e->code;
-    }
     sqlite3_bind_int64(st, 1, r->lo);
     sqlite3_bind_int64(st, 2, r->hi);
+    sqlite3_bind_int(st, 3, r->rank);
     struct inst *host = NULL;
     struct meta *hmeta = NULL;
     size_t hcap = 0;
@@ -489,7 +459,7 @@ static int scan_collectives(struct ctx *c, struct rank *r)
         uint32_t name = (uint32_t)sqlite3_column_int64(st, 2);
         int is_kernel = sqlite3_column_int(st, 3) == TB_K_KERNEL;
         const struct named *nm = names_find(is_kernel ? &c->kern : &c->ops, name);
-        if (!nm || (!is_kernel && !ids_has(&cpu, (uint32_t)sqlite3_column_int64(st, 6)))) continue;
+        if (!nm || (!is_kernel && !sqlite3_column_int(st, 6))) continue;
         if (!c->budget) {
             c->truncated = 1;
             break;
@@ -519,7 +489,6 @@ static int scan_collectives(struct ctx *c, struct rank *r)
         }
     }
     sqlite3_finalize(st);
-    free(cpu.v);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
         free(host);
         free(hmeta);
@@ -542,71 +511,33 @@ static int scan_collectives(struct ctx *c, struct rank *r)
 }
 
 /* Per step: comm = union of the collectives, compute = union of the other
- * kernels (any stream), overlap = their intersection; means over the
- * rank's steps. Compute kernels are streamed in time order and merged on
- * the fly, so memory is the collectives' intervals. */
+ * kernels (any stream), overlap = their intersection (rules_comm_overlap,
+ * shared with the comm_not_overlapped rule); means over the rank's steps. */
 static int measure_overlap(struct ctx *c, struct rank *r)
 {
     if (!r->nsteps || r->lo > r->hi) return 0;
-    size_t n = r->ninst;
-    struct ivl *comm = xcalloc(n ? n : 1, sizeof *comm);
-    for (size_t i = 0; i < n; i++) comm[i] = (struct ivl){ r->inst[i].ts, r->inst[i].ts + r->inst[i].dur };
-    struct ivlist merged = { comm, n, n };
-    ivlist_normalize(&merged);
-    n = merged.n;
-    int64_t csum = 0, comp = 0, ovl = 0;
-    for (size_t i = 0; i < r->nsteps; i++)
-        for (size_t k = 0; k < n; k++)
-            csum += clip(comm[k].a, comm[k].b, r->steps[i].ts, r->steps[i].ts + r->steps[i].dur);
-
-    sqlite3_stmt *st;
-    if (prepare(c->db,
-                "SELECT ts, dur, name FROM slice WHERE id BETWEEN ? AND ? AND kind = 6"
-                " AND track IN (SELECT id FROM track WHERE rank = ? AND kind = 1) ORDER BY ts",
-                &st, c->e) < 0) {
-        free(comm);
-        return c->e->code;
-    }
-    sqlite3_bind_int64(st, 1, r->lo);
-    sqlite3_bind_int64(st, 2, r->hi);
-    sqlite3_bind_int(st, 3, r->rank);
-    int64_t a = 0, b = INT64_MIN;
-    size_t wc = 0, cc = 0;
-    int rc, more = 1;
-    while (more) {
-        int64_t x = 0, y = 0;
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-            if (names_find(&c->kern, (uint32_t)sqlite3_column_int64(st, 2))) continue;
-            x = sqlite3_column_int64(st, 0), y = x + sqlite3_column_int64(st, 1);
-            if (x <= b) {
-                if (y > b) b = y;
-                continue;
-            }
-        } else {
-            more = 0;
+    size_t n = r->nsteps;
+    struct ivlist comm = { 0 };
+    for (size_t i = 0; i < r->ninst; i++) ivlist_add(&comm, r->inst[i].ts, r->inst[i].ts + r->inst[i].dur);
+    ivlist_normalize(&comm);
+    struct ivl *w = xcalloc(n, sizeof *w);
+    int64_t *cs = xcalloc(3 * n, sizeof *cs), *comp = cs + n, *ovl = comp + n;
+    for (size_t i = 0; i < n; i++) w[i] = (struct ivl){ r->steps[i].ts, r->steps[i].ts + r->steps[i].dur };
+    int rc = rules_comm_overlap(c->db, r->rank, r->lo, r->hi, &comm, w, n, cs, comp, ovl, c->e);
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++) {
+            r->comm += (double)cs[i];
+            r->compute += (double)comp[i];
+            r->overlap += (double)ovl[i];
         }
-        /* [a, b) is complete: add it to the steps it meets */
-        if (b > a) {
-            while (wc < r->nsteps && r->steps[wc].ts + r->steps[wc].dur <= a) wc++;
-            while (cc < n && comm[cc].b <= a) cc++;
-            for (size_t i = wc; i < r->nsteps && r->steps[i].ts < b; i++) {
-                int64_t s = r->steps[i].ts > a ? r->steps[i].ts : a;
-                int64_t t = r->steps[i].ts + r->steps[i].dur < b ? r->steps[i].ts + r->steps[i].dur : b;
-                if (t <= s) continue;
-                comp += t - s;
-                for (size_t k = cc; k < n && comm[k].a < t; k++) ovl += clip(comm[k].a, comm[k].b, s, t);
-            }
-        }
-        a = x, b = y;
+        r->comm /= (double)n;
+        r->compute /= (double)n;
+        r->overlap /= (double)n;
     }
-    sqlite3_finalize(st);
-    free(comm);
-    if (rc != SQLITE_DONE) return db_fail(c->db, c->e, "kernels");
-    r->comm = (double)csum / (double)r->nsteps;
-    r->compute = (double)comp / (double)r->nsteps;
-    r->overlap = (double)ovl / (double)r->nsteps;
-    return 0;
+    free(w);
+    free(cs);
+    ivlist_free(&comm);
+    return rc;
 }
 
 /* ====================================================================== */

@@ -62,6 +62,12 @@ const char *rules_link_step(const struct rules_rank *r, const struct rules_step 
     return buf;
 }
 
+const char *rules_link_memory(const struct rules_rank *r, int dev, char *buf, size_t n)
+{
+    snprintf(buf, n, "view=memory&rank=%d&device=%d", r->rank, dev);
+    return buf;
+}
+
 const struct rules_step *rules_worst_step(const struct rules_rank *r, int k)
 {
     const struct rules_step *w = NULL;
@@ -70,6 +76,107 @@ const struct rules_step *rules_worst_step(const struct rules_rank *r, int k)
         if (!w || (k < 0 ? s->dur > w->dur : s->part[k] > w->part[k])) w = s;
     }
     return w;
+}
+
+int rules_step_at(const struct rules_rank *r, int64_t ts)
+{
+    size_t lo = 0, hi = r->nsteps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->steps[mid].ts <= ts) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return -1;
+    const struct rules_step *s = &r->steps[lo - 1];
+    return ts < s->ts + s->dur ? (int)(lo - 1) : -1;
+}
+
+int64_t rules_len_in_steps(const struct rules_rank *r, size_t *si, int64_t a, int64_t b, size_t *first, size_t *most)
+{
+    int64_t len = 0, best = 0;
+    size_t f, m;
+    while (*si < r->nsteps && r->steps[*si].ts + r->steps[*si].dur <= a) (*si)++;
+    f = m = *si;
+    for (size_t i = *si; i < r->nsteps && r->steps[i].ts < b; i++) {
+        int64_t lo = a > r->steps[i].ts ? a : r->steps[i].ts;
+        int64_t hi = b < r->steps[i].ts + r->steps[i].dur ? b : r->steps[i].ts + r->steps[i].dur;
+        if (hi <= lo) continue;
+        if (!len) f = i;
+        if (hi - lo > best) best = hi - lo, m = i;
+        len += hi - lo;
+    }
+    if (first) *first = f;
+    if (most) *most = m;
+    return len;
+}
+
+void rules_lines_peak(json_t *lines, const struct rules_gpu *g)
+{
+    char a[32], b[32], line[320];
+    double share = (double)g->memory_bytes / g->nshare, peak = (double)g->peak_bytes;
+    snprintf(line, sizeof line, "Peak allocated: %s of %s (%.1f %%) on GPU %d (%s)", rules_fmt_bytes(peak, a, sizeof a),
+             rules_fmt_bytes(share, b, sizeof b), peak / share * 100.0, g->device, g->name[0] ? g->name : "unnamed");
+    json_array_append_new(lines, json_string(line));
+    if (g->nshare > 1) {
+        snprintf(line, sizeof line, "%d ranks of this run use this GPU: each counted with 1/%d of its %s", g->nshare,
+                 g->nshare, rules_fmt_bytes((double)g->memory_bytes, a, sizeof a));
+        json_array_append_new(lines, json_string(line));
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Communication against compute                                            */
+/* ---------------------------------------------------------------------- */
+
+/* Adds one merged compute interval [a, b) (they come in time order,
+ * disjoint) to the windows it meets; *wc and *cc are cursors into w and
+ * comm that only move forward. */
+static void overlap_add(const struct ivl *w, size_t nw, size_t *wc, const struct ivlist *comm, size_t *cc, int64_t a,
+                        int64_t b, int64_t *comp_ns, int64_t *ovl_ns)
+{
+    while (*wc < nw && w[*wc].b <= a) (*wc)++;
+    for (size_t i = *wc; i < nw && w[i].a < b; i++) {
+        int64_t s = w[i].a > a ? w[i].a : a, t = w[i].b < b ? w[i].b : b;
+        if (t <= s) continue;
+        comp_ns[i] += t - s;
+        ovl_ns[i] += ivlist_len_in(comm, s, t, cc);
+    }
+}
+
+int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const struct ivlist *comm, const struct ivl *w,
+                       size_t nw, int64_t *comm_ns, int64_t *comp_ns, int64_t *ovl_ns, struct err *e)
+{
+    sqlite3_stmt *st;
+    size_t wc = 0, cc = 0;
+    for (size_t i = 0; i < nw; i++) {
+        if (comm_ns) comm_ns[i] = ivlist_len_in(comm, w[i].a, w[i].b, &cc);
+        comp_ns[i] = ovl_ns[i] = 0;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT ts, dur FROM slice WHERE id BETWEEN ? AND ? AND kind = 6"
+                           " AND track IN (SELECT id FROM track WHERE rank = ? AND kind = 1)"
+                           " AND name NOT IN (SELECT id FROM str WHERE s IN (SELECT name FROM kernel_stat WHERE comm))"
+                           " ORDER BY ts",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, e, "compute kernels");
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+    sqlite3_bind_int(st, 3, rank);
+    int64_t a = 0, b = INT64_MIN;
+    int rc;
+    cc = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(st, 0), end = ts + sqlite3_column_int64(st, 1);
+        if (ts <= b) {
+            if (end > b) b = end;
+            continue;
+        }
+        if (b > a) overlap_add(w, nw, &wc, comm, &cc, a, b, comp_ns, ovl_ns);
+        a = ts, b = end;
+    }
+    if (b > a) overlap_add(w, nw, &wc, comm, &cc, a, b, comp_ns, ovl_ns);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "compute kernels");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -182,6 +289,29 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The job's world size in a rank's distributedInfo (JSON text or NULL); 0
+ * when not given. */
+static int world_size_of(const char *distributed)
+{
+    json_t *di = distributed ? json_loads(distributed, 0, NULL) : NULL;
+    json_t *ws = json_object_get(di, "world_size");
+    int n = json_is_integer(ws) ? (int)json_integer_value(ws) : 0;
+    json_decref(di);
+    return n;
+}
+
+/* How many ranks of the run report the same GPU as g (same id, name, size). */
+static int sharing(const struct rules_ctx *ctx, const struct rules_gpu *g)
+{
+    int n = 0;
+    for (size_t i = 0; i < ctx->nranks; i++)
+        for (size_t j = 0; j < ctx->ranks[i].ngpus; j++) {
+            const struct rules_gpu *o = &ctx->ranks[i].gpus[j];
+            if (o->device == g->device && o->memory_bytes == g->memory_bytes && strcmp(o->name, g->name) == 0) n++;
+        }
+    return n > 0 ? n : 1;
+}
+
 static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, struct err *e)
 {
     sqlite3_stmt *st = NULL;
@@ -264,6 +394,8 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
         snprintf(key, sizeof key, "%d", g->device);
         json_t *pk = json_object_get(json_object_get(r->summary, "peak_memory"), key);
         g->peak_bytes = pk ? json_integer_value(json_object_get(pk, "bytes")) : -1;
+        g->peak_reserved = json_integer_value(json_object_get(pk, "reserved"));
+        g->peak_ts = json_integer_value(json_object_get(pk, "ts"));
     }
     sqlite3_finalize(st);
     for (size_t i = 0; i < r->ngpus; i++)
@@ -352,7 +484,8 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
         rc = db_fail(db, e, "schema");
         goto out;
     }
-    if (sqlite3_prepare_v2(db, "SELECT rank, format FROM rank ORDER BY rank", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT rank, format, distributed FROM rank ORDER BY rank", -1, &st, NULL) !=
+        SQLITE_OK) {
         rc = db_fail(db, e, "ranks");
         goto out;
     }
@@ -361,10 +494,13 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
         struct rules_rank *r = &ctx.ranks[ctx.nranks++];
         memset(r, 0, sizeof *r);
         r->rank = sqlite3_column_int(st, 0);
+        r->world_size = world_size_of((const char *)sqlite3_column_text(st, 2));
         if ((rc = load_rank(db, r, (const char *)sqlite3_column_text(st, 1), e)) != 0) goto out;
     }
     sqlite3_finalize(st);
     st = NULL;
+    for (size_t i = 0; i < ctx.nranks; i++)
+        for (size_t j = 0; j < ctx.ranks[i].ngpus; j++) ctx.ranks[i].gpus[j].nshare = sharing(&ctx, &ctx.ranks[i].gpus[j]);
 
     for (const char *p = cfg->off; *p;) { /* a typo in rules_off must not pass silently */
         p += strspn(p, ", ");

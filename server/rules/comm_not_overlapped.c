@@ -17,8 +17,9 @@
  * spends least time in collectives (it waits least) and reported once for
  * the run, with every rank's figures in the evidence.
  *
- * Memory: per rank, the collectives' intervals (few) and one step-sized
- * array; kernels are streamed in time order and merged on the fly.
+ * Memory: per rank, the collectives' intervals (few) and step-sized
+ * arrays; kernels are streamed in time order and merged on the fly
+ * (rules_comm_overlap, shared with the Ranks page).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,12 +38,6 @@ _Static_assert(TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_KERNEL == 6
 
 /* Below this share of the step, the overlap the advice could win is noise. */
 #define MIN_HIDEABLE_PCT 1.0
-
-static int64_t clip(int64_t a, int64_t b, int64_t x, int64_t y)
-{
-    int64_t s = a > x ? a : x, t = b < y ? b : y;
-    return t > s ? t - s : 0;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Names of collectives                                                     */
@@ -105,40 +100,6 @@ struct fig {
     int64_t worst_exposed;
 };
 
-/* Step windows sorted by start, each pointing back to its step. */
-struct win {
-    int64_t a, b;
-    size_t step;
-};
-
-static int cmp_win(const void *x, const void *y)
-{
-    const struct win *p = x, *q = y;
-    return (p->a > q->a) - (p->a < q->a);
-}
-
-struct sweep {
-    const struct ivlist *comm;
-    const struct win *w;
-    size_t nw, wc, cc;          /* windows; cursors into windows and comm */
-    int64_t *comp, *ovl;        /* per step */
-};
-
-/* Adds one merged compute interval [a, b) (intervals come in time order,
- * disjoint) to the per-step compute and overlap sums. */
-static void sweep_add(struct sweep *s, int64_t a, int64_t b)
-{
-    while (s->wc < s->nw && s->w[s->wc].b <= a) s->wc++;
-    while (s->cc < s->comm->n && s->comm->v[s->cc].b <= a) s->cc++;
-    for (size_t i = s->wc; i < s->nw && s->w[i].a < b; i++) {
-        int64_t x = s->w[i].a > a ? s->w[i].a : a, y = s->w[i].b < b ? s->w[i].b : b;
-        if (y <= x) continue;
-        s->comp[s->w[i].step] += y - x;
-        for (size_t k = s->cc; k < s->comm->n && s->comm->v[k].a < y; k++)
-            s->ovl[s->w[i].step] += clip(s->comm->v[k].a, s->comm->v[k].b, x, y);
-    }
-}
-
 /* The id range of the rank's slices (ids follow track, then time). */
 static int slice_range(sqlite3 *db, int rank, int64_t *lo, int64_t *hi)
 {
@@ -192,56 +153,27 @@ static int measure(sqlite3 *db, const struct ids *kern, const struct ids *ops, s
     }
     ivlist_normalize(&comm);
 
+    /* per step: comm inside it, compute, and their overlap */
     size_t n = r->nsteps;
-    struct win *w = xcalloc(n, sizeof *w);
-    int64_t *cs = xcalloc(n, sizeof *cs), *comp = xcalloc(n, sizeof *comp), *ovl = xcalloc(n, sizeof *ovl);
-    for (size_t i = 0; i < n; i++) w[i] = (struct win){ r->steps[i].ts, r->steps[i].ts + r->steps[i].dur, i };
-    xqsort(w, n, sizeof *w, cmp_win);
-    for (size_t i = 0, k = 0; i < n; i++) {
-        while (k < comm.n && comm.v[k].b <= w[i].a) k++;
-        for (size_t j = k; j < comm.n && comm.v[j].a < w[i].b; j++)
-            cs[w[i].step] += clip(comm.v[j].a, comm.v[j].b, w[i].a, w[i].b);
-    }
-
-    /* compute kernels of every stream in time order, merged as they come */
-    struct sweep sw = { &comm, w, n, 0, 0, comp, ovl };
-    if (sqlite3_prepare_v2(db,
-                           "SELECT ts, dur, name FROM slice WHERE id BETWEEN ? AND ? AND kind = 6"
-                           " AND track IN (SELECT id FROM track WHERE rank = ? AND kind = 1) ORDER BY ts",
-                           -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, lo);
-        sqlite3_bind_int64(st, 2, hi);
-        sqlite3_bind_int(st, 3, r->rank);
-        int64_t a = 0, b = INT64_MIN;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            int64_t ts = sqlite3_column_int64(st, 0), end = ts + sqlite3_column_int64(st, 1);
-            if (ids_has(kern, (uint32_t)sqlite3_column_int64(st, 2))) continue;
-            if (ts > b) {
-                if (b > a) sweep_add(&sw, a, b);
-                a = ts, b = end;
-            } else if (end > b) {
-                b = end;
-            }
+    struct ivl *w = xcalloc(n, sizeof *w);
+    int64_t *cs = xcalloc(3 * n, sizeof *cs), *comp = cs + n, *ovl = comp + n;
+    for (size_t i = 0; i < n; i++) w[i] = (struct ivl){ r->steps[i].ts, r->steps[i].ts + r->steps[i].dur };
+    struct err e;
+    if (rules_comm_overlap(db, r->rank, lo, hi, &comm, w, n, cs, comp, ovl, &e) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            f->comm += (double)cs[i];
+            f->compute += (double)comp[i];
+            f->overlap += (double)ovl[i];
+            int64_t x = cs[i] - ovl[i];
+            if (!f->worst || x > f->worst_exposed) f->worst = &r->steps[i], f->worst_exposed = x;
         }
-        if (b > a) sweep_add(&sw, a, b);
-        rc = 0;
-    }
-    for (size_t i = 0; i < n; i++) {
-        f->comm += (double)cs[i];
-        f->compute += (double)comp[i];
-        f->overlap += (double)ovl[i];
-        int64_t x = cs[i] - ovl[i];
-        if (!f->worst || x > f->worst_exposed) f->worst = &r->steps[i], f->worst_exposed = x;
-    }
-    if (n) {
         f->comm /= (double)n;
         f->compute /= (double)n;
         f->overlap /= (double)n;
+        rc = 0;
     }
     free(w);
     free(cs);
-    free(comp);
-    free(ovl);
 out:
     sqlite3_finalize(st);
     free(comm.v);
@@ -274,23 +206,6 @@ static const char snippet_torch[] =
     "...  # independent compute\n"
     "work.wait()";
 
-/* The job's world size from rank's distributedInfo; 0 when not given. */
-static int world_size(sqlite3 *db, int rank)
-{
-    sqlite3_stmt *st;
-    int n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT distributed FROM rank WHERE rank = ?", -1, &st, NULL) != SQLITE_OK) return 0;
-    sqlite3_bind_int(st, 1, rank);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-        json_t *di = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-        json_t *ws = json_object_get(di, "world_size");
-        if (json_is_integer(ws)) n = (int)json_integer_value(ws);
-        json_decref(di);
-    }
-    sqlite3_finalize(st);
-    return n;
-}
-
 static int run(struct rules_ctx *c, struct err *e)
 {
     const struct config_rules *cfg = c->cfg;
@@ -304,9 +219,8 @@ static int run(struct rules_ctx *c, struct err *e)
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
         if (!r->nsteps || r->avg_dur <= 0) continue;
-        int ws = world_size(c->db, r->rank);
-        if (ws == 1) continue; /* a group of one has nothing to overlap */
-        if (ws > world) world = ws;
+        if (r->world_size == 1) continue; /* a group of one has nothing to overlap */
+        if (r->world_size > world) world = r->world_size;
         f[nf].r = r;
         if (measure(c->db, &kern, &ops, &f[nf]) == 0) nf++;
         else memset(&f[nf], 0, sizeof f[nf]);

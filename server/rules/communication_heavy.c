@@ -60,23 +60,6 @@ static void top_comm_kernel(sqlite3 *db, int rank, char *top, size_t n, long lon
     sqlite3_finalize(st);
 }
 
-/* The job's world size from rank's distributedInfo; 0 when not given. */
-static int world_size(sqlite3 *db, int rank)
-{
-    sqlite3_stmt *st;
-    int n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT distributed FROM rank WHERE rank = ?", -1, &st, NULL) != SQLITE_OK) return 0;
-    sqlite3_bind_int(st, 1, rank);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-        json_t *di = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-        json_t *ws = json_object_get(di, "world_size");
-        if (json_is_integer(ws)) n = (int)json_integer_value(ws);
-        json_decref(di);
-    }
-    sqlite3_finalize(st);
-    return n;
-}
-
 static int run(struct rules_ctx *c, struct err *e)
 {
     const struct config_rules *cfg = c->cfg;
@@ -89,9 +72,8 @@ static int run(struct rules_ctx *c, struct err *e)
         if (!r->nsteps || r->avg_dur <= 0) continue;
         /* a group of one moves nothing between ranks: its "collectives"
          * are local copies and synchronisation */
-        int ws = world_size(c->db, r->rank);
-        if (ws == 1) continue;
-        if (ws > world) world = ws;
+        if (r->world_size == 1) continue;
+        if (r->world_size > world) world = r->world_size;
         nr++;
         if (!best || r->avg_part[RULES_COMM] < best->avg_part[RULES_COMM]) best = r;
         if (!most || r->avg_part[RULES_COMM] > most->avg_part[RULES_COMM]) most = r;
@@ -104,7 +86,7 @@ static int run(struct rules_ctx *c, struct err *e)
     json_t *ranks = json_array();
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
-        if (!r->nsteps || r->avg_dur <= 0 || world_size(c->db, r->rank) == 1) continue;
+        if (!r->nsteps || r->avg_dur <= 0 || r->world_size == 1) continue;
         json_array_append_new(ranks, json_pack("{s:i,s:f,s:f,s:f}", "rank", r->rank, "comm_us",
                                                r->avg_part[RULES_COMM] / 1000.0, "step_us",
                                                (double)r->avg_dur / 1000.0, "share_pct",

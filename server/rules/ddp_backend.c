@@ -125,8 +125,7 @@ static int run(struct rules_ctx *c, struct err *e)
         json_t *di = text ? json_loads(text, 0, NULL) : NULL;
         char be[32];
         cuda_backend(json_string_value(json_object_get(di, "backend")), be, sizeof be);
-        json_t *ws = json_object_get(di, "world_size");
-        int size = json_is_integer(ws) ? (int)json_integer_value(ws) : 0;
+        int size = r->world_size;
         json_decref(di);
         if (be[0] == '-') continue;                /* no CUDA entry in the config */
         if (size == 1 && c->nranks == 1) continue; /* one process: nothing to reduce */

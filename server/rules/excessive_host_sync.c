@@ -126,20 +126,6 @@ static int names_class(const struct names *nm, uint32_t id)
     return -1;
 }
 
-/* Index of the step holding ts, or -1 (steps are in time order). */
-static int step_of(const struct rules_rank *r, int64_t ts)
-{
-    size_t lo = 0, hi = r->nsteps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->steps[mid].ts <= ts) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == 0) return -1;
-    const struct rules_step *s = &r->steps[lo - 1];
-    return ts < s->ts + s->dur ? (int)(lo - 1) : -1;
-}
-
 /* The correlation ids of the rank's device-to-host copies into pageable
  * memory (which cudaMemcpyAsync performs synchronously), sorted. One pass
  * over the memcpy rows of the rank's GPU tracks, and none at all when no
@@ -253,7 +239,7 @@ static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct name
                 }
                 ts = copy_ts;
             }
-            int s = step_of(r, ts);
+            int s = rules_step_at(r, ts);
             if (blocking[k].cls == CC_ASYNC_COPY) {
                 have_copy = 1;
                 copy_ts = ts;

@@ -117,28 +117,6 @@ static void on_act(void *arg, int act, const struct gpuscan_frame *stack, int n,
     }
 }
 
-/* Length of [a, b) inside the steps; *si walks the steps forward as a
- * grows. OUT *where: the step holding most of it (a gap often runs from
- * a step's last kernel into the next step's input). */
-static int64_t in_steps(const struct rules_rank *r, size_t *si, int64_t a, int64_t b, size_t *where)
-{
-    int64_t len = 0, most = 0;
-    while (*si < r->nsteps && r->steps[*si].ts + r->steps[*si].dur <= a) (*si)++;
-    *where = *si;
-    for (size_t i = *si; i < r->nsteps && r->steps[i].ts < b; i++) {
-        int64_t lo = a > r->steps[i].ts ? a : r->steps[i].ts;
-        int64_t hi = b < r->steps[i].ts + r->steps[i].dur ? b : r->steps[i].ts + r->steps[i].dur;
-        if (hi > lo) {
-            if (hi - lo > most) {
-                most = hi - lo;
-                *where = i;
-            }
-            len += hi - lo;
-        }
-    }
-    return len;
-}
-
 struct scanner {
     sqlite3 *db;
     const struct rules_rank *r;
@@ -181,7 +159,9 @@ static void keep_top(struct scan *s, const struct gap *g)
 static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64_t next_corr, int64_t prev_corr)
 {
     struct gap g = { a, b, 0, 0, A_UNKNOWN, 0, 0, 0 };
-    g.len = in_steps(S->r, &S->si, a, b, &g.step);
+    /* a gap often runs from a step's last kernel into the next step's
+     * input: it belongs to the step holding most of it */
+    g.len = rules_len_in_steps(S->r, &S->si, a, b, NULL, &g.step);
     if (g.len < S->gap_ns) return 0;
     int64_t track = launch_thread(S, next_corr);
     if (track < 0) track = launch_thread(S, prev_corr);

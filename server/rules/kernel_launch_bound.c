@@ -160,24 +160,6 @@ static void on_act(void *arg, int act, const struct gpuscan_frame *stack, int n,
     }
 }
 
-/* Length of [a, b) inside the steps; *si walks the steps forward as a
- * grows. OUT *where: the step holding the first in-step part. */
-static int64_t in_steps(const struct rules_rank *r, size_t *si, int64_t a, int64_t b, size_t *where)
-{
-    int64_t len = 0;
-    while (*si < r->nsteps && r->steps[*si].ts + r->steps[*si].dur <= a) (*si)++;
-    *where = *si;
-    for (size_t i = *si; i < r->nsteps && r->steps[i].ts < b; i++) {
-        int64_t lo = a > r->steps[i].ts ? a : r->steps[i].ts;
-        int64_t hi = b < r->steps[i].ts + r->steps[i].dur ? b : r->steps[i].ts + r->steps[i].dur;
-        if (hi > lo) {
-            if (!len) *where = i;
-            len += hi - lo;
-        }
-    }
-    return len;
-}
-
 struct scanner {
     sqlite3 *db;
     const struct rules_rank *r;
@@ -210,7 +192,7 @@ static int launch_of(struct scanner *S, int64_t corr, int64_t *track, int64_t *t
 static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64_t next_dur, int64_t corr)
 {
     int64_t track, lts, ldur;
-    int64_t len = in_steps(S->r, &S->si, a, b, &s->step);
+    int64_t len = rules_len_in_steps(S->r, &S->si, a, b, &s->step, NULL);
     if (len <= 0) return 0;
     s->idle += (double)len;
     if (corr < 0 || !launch_of(S, corr, &track, &lts, &ldur) || lts < a) return 0;

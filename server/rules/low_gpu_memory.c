@@ -18,21 +18,8 @@
  * it (several processes on one GPU); each gets its part of the memory. */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "rules.h"
-
-/* How many ranks of the run use the same GPU as g (same id, name, size). */
-static int sharing(const struct rules_ctx *ctx, const struct rules_gpu *g)
-{
-    int n = 0;
-    for (size_t i = 0; i < ctx->nranks; i++)
-        for (size_t j = 0; j < ctx->ranks[i].ngpus; j++) {
-            const struct rules_gpu *o = &ctx->ranks[i].gpus[j];
-            if (o->device == g->device && o->memory_bytes == g->memory_bytes && strcmp(o->name, g->name) == 0) n++;
-        }
-    return n > 0 ? n : 1;
-}
 
 /* The least allocated memory at a step's end on device dev: what stays
  * across steps. -1 when the trace has no such sample. */
@@ -70,8 +57,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         const struct rules_rank *r = &ctx->ranks[ri];
         const struct rules_gpu *g = r->gpu;
         if (!g || g->memory_bytes <= 0 || g->peak_bytes <= 0) continue;
-        int nshare = sharing(ctx, g);
-        double share = (double)g->memory_bytes / nshare, peak = (double)g->peak_bytes;
+        double share = (double)g->memory_bytes / g->nshare, peak = (double)g->peak_bytes;
         double peak_pct = peak / share * 100.0, util_pct = g->util * 100.0;
         if (peak_pct >= cfg->low_memory_pct || util_pct >= cfg->gpu_util_pct) continue;
         if (r->nsteps && r->avg_dur > 0) {
@@ -93,16 +79,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
         char a[32], b[32], line[320], link[160], snippet[320];
         json_t *ev = json_pack("{s:[],s:I,s:I,s:f,s:f,s:f,s:i,s:i}", "lines", "peak_bytes", (json_int_t)g->peak_bytes,
                                "memory_bytes", (json_int_t)g->memory_bytes, "peak_pct", peak_pct, "gpu_util_pct",
-                               util_pct, "kept_bytes", kept, "batch_factor", times, "ranks_sharing", nshare);
+                               util_pct, "kept_bytes", kept, "batch_factor", times, "ranks_sharing", g->nshare);
         json_t *lines = json_object_get(ev, "lines");
-        snprintf(line, sizeof line, "Peak allocated: %s of %s (%.1f %%) on GPU %d (%s)", rules_fmt_bytes(peak, a, sizeof a),
-                 rules_fmt_bytes(share, b, sizeof b), peak_pct, g->device, g->name[0] ? g->name : "unnamed");
-        json_array_append_new(lines, json_string(line));
-        if (nshare > 1) {
-            snprintf(line, sizeof line, "%d ranks of this run use this GPU: each counted with 1/%d of its %s", nshare,
-                     nshare, rules_fmt_bytes((double)g->memory_bytes, a, sizeof a));
-            json_array_append_new(lines, json_string(line));
-        }
+        rules_lines_peak(lines, g);
         snprintf(line, sizeof line, "GPU utilization: %.1f %%", util_pct);
         json_array_append_new(lines, json_string(line));
         if (kept > 0) {
@@ -113,7 +92,6 @@ static int run(struct rules_ctx *ctx, struct err *e)
         snprintf(line, sizeof line, "About %d times the batch would still fit below %.0f %% of the memory", times,
                  cfg->memory_limit_pct);
         json_array_append_new(lines, json_string(line));
-        snprintf(link, sizeof link, "view=memory&rank=%d&device=%d", r->rank, g->device);
         int k = times >= 8 ? 8 : times >= 4 ? 4 : 2; /* a first step to measure, not the whole factor */
         snprintf(snippet, sizeof snippet,
                  "# peak %s: about %dx the batch fits; try %dx and measure\n"
@@ -128,7 +106,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             [RULES_CUDA] = { advice_cuda, NULL },
         };
         rules_add(ctx, &rule_low_gpu_memory, util_pct < cfg->gpu_util_pct / 2 ? RULES_MEDIUM : RULES_LOW, r->rank, 0,
-                  ev, link, advice[r->framework].text, advice[r->framework].snippet,
+                  ev, rules_link_memory(r, g->device, link, sizeof link), advice[r->framework].text, advice[r->framework].snippet,
                   "GPU memory mostly unused: peak %s (%.1f %%) at %.*f %% GPU utilization; %s%dx the batch fits",
                   rules_fmt_bytes(peak, b, sizeof b), peak_pct, util_pct < 10 ? 1 : 0, util_pct,
                   times > 100 ? "over " : "~", times > 100 ? 100 : times);

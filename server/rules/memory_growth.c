@@ -17,21 +17,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "rules.h"
 #include "xmalloc.h"
-
-static int sharing(const struct rules_ctx *ctx, const struct rules_gpu *g)
-{
-    int n = 0;
-    for (size_t i = 0; i < ctx->nranks; i++)
-        for (size_t j = 0; j < ctx->ranks[i].ngpus; j++) {
-            const struct rules_gpu *o = &ctx->ranks[i].gpus[j];
-            if (o->device == g->device && o->memory_bytes == g->memory_bytes && strcmp(o->name, g->name) == 0) n++;
-        }
-    return n > 0 ? n : 1;
-}
 
 static const char advice_torch[] =
     "Find what keeps tensors from one step to the next: a Python list that appends the loss or outputs "
@@ -139,7 +127,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             /* the last growing step's peak: what the next steps add to */
             int64_t last_peak = json_integer_value(json_object_get(json_array_get(arr, best_q - 1), "peak"));
             if (last_peak < b[best_q]) last_peak = b[best_q];
-            double share = g && g->memory_bytes > 0 ? (double)g->memory_bytes / sharing(ctx, g) : 0;
+            double share = g && g->memory_bytes > 0 ? (double)g->memory_bytes / g->nshare : 0;
             double left = share > 0 ? (share - (double)last_peak) / rate : -1;
             if (share > 0 && left < 0) left = 0;
 
@@ -190,9 +178,8 @@ static int run(struct rules_ctx *ctx, struct err *e)
                                                      (json_int_t)sqlite3_column_int64(kept, 3)));
             }
             json_object_set_new(ev, "kept_by_op", ops);
-            snprintf(link, sizeof link, "view=memory&rank=%d&device=%d", r->rank, dev);
             rules_add(ctx, &rule_memory_growth, left >= 0 && left > 10000 ? RULES_MEDIUM : RULES_HIGH, r->rank, 0, ev,
-                      link, advice[r->framework].text, advice[r->framework].snippet,
+                      rules_link_memory(r, dev, link, sizeof link), advice[r->framework].text, advice[r->framework].snippet,
                       "GPU memory grows %s per step (%zu steps in a row): tensors kept across steps",
                       rules_fmt_bytes(rate, a, sizeof a), len);
             free(b);

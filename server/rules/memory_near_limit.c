@@ -9,20 +9,8 @@
  * operators whose tensors are live at that moment. No saving estimate. */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "rules.h"
-
-static int sharing(const struct rules_ctx *ctx, const struct rules_gpu *g)
-{
-    int n = 0;
-    for (size_t i = 0; i < ctx->nranks; i++)
-        for (size_t j = 0; j < ctx->ranks[i].ngpus; j++) {
-            const struct rules_gpu *o = &ctx->ranks[i].gpus[j];
-            if (o->device == g->device && o->memory_bytes == g->memory_bytes && strcmp(o->name, g->name) == 0) n++;
-        }
-    return n > 0 ? n : 1;
-}
 
 static const char advice_torch[] =
     "Lower the peak before it becomes an out-of-memory error: recompute activations in the backward pass "
@@ -60,14 +48,6 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, NULL },
 };
 
-/* Index of the step holding ts, or -1. */
-static int step_of(const struct rules_rank *r, int64_t ts)
-{
-    for (size_t i = 0; i < r->nsteps; i++)
-        if (ts >= r->steps[i].ts && ts < r->steps[i].ts + r->steps[i].dur) return (int)i;
-    return -1;
-}
-
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const struct config_rules *cfg = ctx->cfg;
@@ -88,31 +68,18 @@ static int run(struct rules_ctx *ctx, struct err *e)
         for (size_t gi = 0; gi < r->ngpus; gi++) {
             const struct rules_gpu *g = &r->gpus[gi];
             if (g->memory_bytes <= 0 || g->peak_bytes <= 0) continue;
-            int nshare = sharing(ctx, g);
-            double share = (double)g->memory_bytes / nshare, peak = (double)g->peak_bytes;
+            double share = (double)g->memory_bytes / g->nshare, peak = (double)g->peak_bytes;
             double pct = peak / share * 100.0;
             if (pct <= cfg->memory_limit_pct) continue;
-            char key[16];
-            snprintf(key, sizeof key, "%d", g->device);
-            json_t *pk = json_object_get(json_object_get(r->summary, "peak_memory"), key);
-            int64_t reserved = json_integer_value(json_object_get(pk, "reserved"));
-            int64_t peak_ts = json_integer_value(json_object_get(pk, "ts"));
-            int ps = step_of(r, peak_ts);
+            int64_t reserved = g->peak_reserved, peak_ts = g->peak_ts;
+            int ps = rules_step_at(r, peak_ts);
 
-            char a[32], b[32], line[320], link[160];
+            char a[32], line[320], link[160];
             json_t *ev = json_pack("{s:[],s:I,s:I,s:I,s:f,s:i}", "lines", "peak_bytes", (json_int_t)g->peak_bytes,
                                    "reserved_bytes", (json_int_t)reserved, "memory_bytes",
-                                   (json_int_t)g->memory_bytes, "peak_pct", pct, "ranks_sharing", nshare);
+                                   (json_int_t)g->memory_bytes, "peak_pct", pct, "ranks_sharing", g->nshare);
             json_t *lines = json_object_get(ev, "lines"), *ops = json_array();
-            snprintf(line, sizeof line, "Peak allocated: %s of %s (%.1f %%) on GPU %d (%s)",
-                     rules_fmt_bytes(peak, a, sizeof a), rules_fmt_bytes(share, b, sizeof b), pct, g->device,
-                     g->name[0] ? g->name : "unnamed");
-            json_array_append_new(lines, json_string(line));
-            if (nshare > 1) {
-                snprintf(line, sizeof line, "%d ranks of this run use this GPU: each counted with 1/%d of its %s",
-                         nshare, nshare, rules_fmt_bytes((double)g->memory_bytes, a, sizeof a));
-                json_array_append_new(lines, json_string(line));
-            }
+            rules_lines_peak(lines, g);
             if (reserved > 0) {
                 snprintf(line, sizeof line, "Reserved by the caching allocator: %s (%.1f %%)",
                          rules_fmt_bytes((double)reserved, a, sizeof a), (double)reserved / share * 100.0);
@@ -150,9 +117,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
                          rules_fmt_bytes(peak - traced, a, sizeof a));
                 json_array_append_new(lines, json_string(line));
             }
-            snprintf(link, sizeof link, "view=memory&rank=%d&device=%d", r->rank, g->device);
             rules_add(ctx, &rule_memory_near_limit,
-                      pct >= (100.0 + cfg->memory_limit_pct) / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0, ev, link,
+                      pct >= (100.0 + cfg->memory_limit_pct) / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0, ev,
+                      rules_link_memory(r, g->device, link, sizeof link),
                       advice[r->framework].text, advice[r->framework].snippet,
                       "GPU memory near its limit: peak %s is %.1f %% of GPU %d", rules_fmt_bytes(peak, a, sizeof a),
                       pct, g->device);

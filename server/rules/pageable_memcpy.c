@@ -47,20 +47,6 @@ struct agg {
     int64_t copies, bytes, gpu_ns, host_ns, cost_ns, saving_ns;
 };
 
-/* Index of the step holding ts, or -1 (steps are in time order). */
-static int step_of(const struct rules_rank *r, int64_t ts)
-{
-    size_t lo = 0, hi = r->nsteps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->steps[mid].ts <= ts) lo = mid + 1;
-        else hi = mid;
-    }
-    if (lo == 0) return -1;
-    const struct rules_step *s = &r->steps[lo - 1];
-    return ts < s->ts + s->dur ? (int)(lo - 1) : -1;
-}
-
 /* The outermost operator above slice id (what the user called: aten::to,
  * aten::copy_ ...) into out; "" when none. */
 static void outer_op(sqlite3_stmt *q, int64_t id, char *out, size_t n)
@@ -195,7 +181,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
             while (sqlite3_step(st) == SQLITE_ROW) {
                 int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
-                int s = step_of(r, ts);
+                int s = rules_step_at(r, ts);
                 const char *name = (const char *)sqlite3_column_text(st, 3);
                 if (s < 0 || !name) continue;
                 enum dir d;
