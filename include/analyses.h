@@ -27,9 +27,11 @@
  * rank context (which it must not modify) and may add series and segments.
  *
  * Invariants of the context: ops are the rank's kernels, memcpys and memsets
- * on GPU tracks sorted by (ts, id); launches are the rank's runtime/driver
- * calls carrying a correlation id, sorted by (ts, id); op->launch and
- * launch->op index each other (-1: no partner; the first partner wins when a
+ * on GPU tracks sorted by (ts, id); streams are the GPU tracks holding them,
+ * sorted by track id, and by_stream groups the ops by stream (op->sx), each
+ * group in (ts, id) order; launches are the rank's runtime/driver calls
+ * carrying a correlation id, sorted by (ts, id); op->launch and launch->gpu
+ * index each other (-1: no partner; the first partner wins when a
  * correlation id repeats). Memory: the context holds the rank's GPU ops and
  * launch calls (small fixed records) and is freed before the next rank;
  * everything else streams. JSON built by an analysis belongs to `out`.
@@ -93,6 +95,7 @@ struct an_op {
     int64_t bytes;    /* memcpy/memset size, -1 unknown or a kernel */
     uint32_t name;    /* str id */
     uint32_t stream;  /* the GPU track (track id) */
+    uint32_t sx;      /* index into streams (of that track) */
     int32_t device;   /* -1: unknown */
     int32_t launch;   /* index into launches, -1 none */
     uint8_t kind;     /* TB_K_KERNEL, TB_K_MEMCPY or TB_K_MEMSET */
@@ -105,7 +108,6 @@ struct an_launch {
     int64_t id;       /* slice id */
     int64_t ts, end;
     int64_t corr;
-    int64_t op_id;    /* slice id of the innermost operator around it, 0 none */
     int64_t top_id;   /* slice id of the outermost operator around it, 0 none */
     uint32_t name;    /* the runtime call, str id */
     uint32_t thread;  /* the host track (track id) */
@@ -141,6 +143,8 @@ struct an_ctx {
     size_t nsteps;
     struct an_stream *streams;
     size_t nstreams;
+    uint32_t *by_stream;         /* op indices grouped by stream ... */
+    size_t *stream_ofs;          /* ... stream k: by_stream[stream_ofs[k] .. stream_ofs[k+1]) */
     int64_t w0, w1;              /* the steps' window (whole GPU span without steps) */
     uint32_t main_thread;        /* the host track issuing most launches, 0 none */
     double gpu_mem_gbps;         /* device memory bandwidth peak of the GPU, 0 unknown */
@@ -196,5 +200,15 @@ int an_name_class(struct an_ctx *c, uint32_t id);
 
 /* The index of the first op with ts >= t (binary search), nops if none. */
 size_t an_ops_from(const struct an_ctx *c, int64_t t);
+
+/* The index into c->streams of GPU track `track` (binary search), -1 when
+ * the rank has no such stream. */
+int an_stream_ix(const struct an_ctx *c, uint32_t track);
+
+/* Sorts v[0..n) ascending. */
+void an_sort_i64(int64_t *v, size_t n);
+/* The q-quantile (0 <= q <= 1) of sorted v[0..n) (n > 0), interpolated
+ * linearly between order statistics, as pandas does. */
+double an_quantile(const int64_t *v, size_t n, double q);
 
 #endif

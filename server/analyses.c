@@ -4,13 +4,16 @@
  * ANALYSES_LIST on it, and stores their documents, series and critical-path
  * segments.
  */
+#define LOG_MODULE "analyses"
 #include "analyses.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kclass.h"
+#include "log.h"
 #include "model.h"
 #include "rundb.h"
 #include "xmalloc.h"
@@ -98,6 +101,36 @@ size_t an_ops_from(const struct an_ctx *c, int64_t t)
         else hi = mid;
     }
     return lo;
+}
+
+int an_stream_ix(const struct an_ctx *c, uint32_t track)
+{
+    size_t lo = 0, hi = c->nstreams;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->streams[mid].track < track) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < c->nstreams && c->streams[lo].track == track ? (int)lo : -1;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void an_sort_i64(int64_t *v, size_t n)
+{
+    if (n) xqsort(v, n, sizeof *v, cmp_i64);
+}
+
+double an_quantile(const int64_t *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n) return (double)v[n - 1];
+    return (double)v[i] + (pos - (double)i) * (double)(v[i + 1] - v[i]);
 }
 
 int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const char *unit, int64_t *series,
@@ -255,7 +288,6 @@ static int load_gpu(struct an_ctx *c, struct err *e)
     sqlite3_bind_int(tr, 1, c->rank);
     size_t cap = 0, scap = 0;
     int rc;
-    char nm[512];
     while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
         if (c->nstreams == scap)
             c->streams = xrealloc(c->streams, (scap = scap ? scap * 2 : 8) * sizeof *c->streams);
@@ -281,6 +313,7 @@ static int load_gpu(struct an_ctx *c, struct err *e)
             o->kind = (uint8_t)sqlite3_column_int(sl, 4);
             o->corr = sqlite3_column_int64(sl, 5);
             o->stream = s->track;
+            o->sx = (uint32_t)(c->nstreams - 1);
             o->device = s->device;
             o->launch = -1;
             o->bytes = -1;
@@ -289,7 +322,7 @@ static int load_gpu(struct an_ctx *c, struct err *e)
                 o->copy = AN_COPY_NONE;
                 o->pinned = 2;
             } else {
-                gpuscan_names_text(c->names, o->name, nm, sizeof nm);
+                const char *nm = an_name(c, o->name);
                 o->type = AN_MEMORY;
                 o->copy = (uint8_t)copy_kind(nm, o->kind);
                 o->pinned = (uint8_t)pinned_of(nm, o->copy);
@@ -303,6 +336,22 @@ static int load_gpu(struct an_ctx *c, struct err *e)
     if (rc != SQLITE_DONE) return db_fail(c->db, e, "GPU ops");
     if (c->nops) xqsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
     return 0;
+}
+
+/* c->by_stream and c->stream_ofs: a counting sort of the ops by op->sx,
+ * stable, so each group keeps the (ts, id) order of c->ops. */
+static void group_streams(struct an_ctx *c)
+{
+    size_t *ofs = xcalloc(c->nstreams + 1, sizeof *ofs);
+    uint32_t *by = xmalloc((c->nops ? c->nops : 1) * sizeof *by);
+    for (size_t i = 0; i < c->nops; i++) ofs[c->ops[i].sx + 1]++;
+    for (size_t k = 0; k < c->nstreams; k++) ofs[k + 1] += ofs[k];
+    size_t *fill = xmalloc((c->nstreams + 1) * sizeof *fill);
+    memcpy(fill, ofs, (c->nstreams + 1) * sizeof *fill);
+    for (size_t i = 0; i < c->nops; i++) by[fill[c->ops[i].sx]++] = (uint32_t)i;
+    free(fill);
+    c->by_stream = by;
+    c->stream_ofs = ofs;
 }
 
 /* An open host slice while walking a thread. */
@@ -366,10 +415,7 @@ static int load_launches(struct an_ctx *c, struct err *e)
                 l->gpu = -1;
                 for (size_t i = ns; i-- > 0;) {
                     if (stk[i].kind == TB_K_CPU_OP) {
-                        if (!l->op) {
-                            l->op = stk[i].name;
-                            l->op_id = stk[i].id;
-                        }
+                        if (!l->op) l->op = stk[i].name;
                         l->top_op = stk[i].name;
                         l->top_id = stk[i].id;
                     } else if (!l->annot) {
@@ -476,6 +522,8 @@ static void ctx_free(struct an_ctx *c)
     free(c->launches);
     free(c->steps);
     free(c->streams);
+    free(c->by_stream);
+    free(c->stream_ofs);
     free(c->ncache_id);
     free(c->ncache_bits);
     c->ncache_id = NULL;
@@ -485,15 +533,36 @@ static void ctx_free(struct an_ctx *c)
     c->launches = NULL;
     c->steps = NULL;
     c->streams = NULL;
+    c->by_stream = NULL;
+    c->stream_ofs = NULL;
     c->nops = c->nlaunches = c->nsteps = c->nstreams = 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Logs (debug) how long `what` of rank took since *t, and restarts *t. */
+static void lap(int rank, const char *what, double *t)
+{
+    double n = now_s();
+    LOG_DEBUG("rank %d: %s took %.3f s", rank, what, n - *t);
+    *t = n;
 }
 
 static int load_rank(struct an_ctx *c, struct err *e)
 {
     int rc;
-    if ((rc = load_steps(c, e)) || (rc = load_gpu(c, e)) || (rc = load_launches(c, e)) ||
-        (rc = load_gpu_peak(c, e)))
-        return rc;
+    double t = now_s();
+    if ((rc = load_steps(c, e)) || (rc = load_gpu(c, e))) return rc;
+    group_streams(c);
+    lap(c->rank, "steps and GPU ops", &t);
+    if ((rc = load_launches(c, e))) return rc;
+    lap(c->rank, "launch calls", &t);
+    if ((rc = load_gpu_peak(c, e))) return rc;
     link_ops(c);
     if (c->nsteps) {
         c->w0 = c->steps[0].ts;
@@ -536,10 +605,12 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
     json_object_set_new(doc, "steps", json_integer((json_int_t)c->nsteps));
     json_object_set_new(doc, "gpu", json_pack("{s:s,s:f,s:f}", "name", c->gpu_name, "memory_gbps",
                                               c->gpu_mem_gbps, "link_gbps", c->link_gbps));
+    double t = now_s();
     for (size_t i = 0; i < sizeof registry / sizeof registry[0] && rc == 0; i++) {
         json_t *o = json_object();
         rc = registry[i].fn(c, o, e);
         json_object_set_new(doc, registry[i].name, o);
+        lap(c->rank, registry[i].name, &t);
     }
     if (rc == 0) {
         char *text = json_dumps(doc, JSON_COMPACT);

@@ -50,7 +50,8 @@
  * Segments go to the critpath table in time order, adjacent pieces of one
  * slice (same category and track) merged.
  *
- * Memory: per rank the op links (two int32 per op) and the stream-sync
+ * Memory: per rank the op links (one int32 per op: its predecessor on its
+ * stream; the stream groups are the context's) and the stream-sync
  * table; per step the host slices of the threads the walk visits (loaded on
  * first visit, by id range of the track) and at most CP_MAX_SEGS segments.
  */
@@ -114,8 +115,6 @@ struct cp_walk {
     sqlite3_stmt *trk, *probe, *rows, *one;
     uint32_t main;        /* the thread holding the step spans (else the one launching most), 0 none */
     int32_t *prev;        /* previous op on the same stream, -1 */
-    int32_t *sidx;        /* op indices grouped by stream, each group in start order */
-    size_t *sofs;         /* group k: sidx[sofs[k] .. sofs[k+1]) */
     struct cp_sync *syncs; /* cuda_sync "Stream Sync" events, by corr */
     size_t nsyncs;
     struct cp_thread *th;
@@ -137,36 +136,14 @@ static int db_fail(sqlite3 *db, struct err *e, const char *what)
 /* Per-rank indexes                                                       */
 /* ====================================================================== */
 
-static size_t stream_of(const struct an_ctx *c, uint32_t track)
+/* Each op's predecessor on its stream, from the context's stream groups. */
+static void index_prev(struct cp_walk *w)
 {
-    size_t lo = 0, hi = c->nstreams;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->streams[mid].track < track) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-/* The ops grouped by stream (c->streams is in track order) and each op's
- * predecessor on its stream. */
-static void index_streams(struct cp_walk *w)
-{
-    struct an_ctx *c = w->c;
-    size_t ns = c->nstreams;
-    w->sofs = xcalloc(ns + 2, sizeof *w->sofs);
+    const struct an_ctx *c = w->c;
     w->prev = xmalloc((c->nops ? c->nops : 1) * sizeof *w->prev);
-    w->sidx = xmalloc((c->nops ? c->nops : 1) * sizeof *w->sidx);
-    size_t *fill = xcalloc(ns + 1, sizeof *fill);
-    for (size_t i = 0; i < c->nops; i++) w->sofs[stream_of(c, c->ops[i].stream) + 1]++;
-    for (size_t k = 0; k < ns + 1; k++) w->sofs[k + 1] += w->sofs[k];
-    for (size_t i = 0; i < c->nops; i++) {
-        size_t k = stream_of(c, c->ops[i].stream);
-        size_t at = w->sofs[k] + fill[k]++;
-        w->prev[i] = fill[k] > 1 ? w->sidx[at - 1] : -1;
-        w->sidx[at] = (int32_t)i;
-    }
-    free(fill);
+    for (size_t k = 0; k < c->nstreams; k++)
+        for (size_t at = c->stream_ofs[k]; at < c->stream_ofs[k + 1]; at++)
+            w->prev[c->by_stream[at]] = at > c->stream_ofs[k] ? (int32_t)c->by_stream[at - 1] : -1;
 }
 
 static int cmp_sync(const void *a, const void *b)
@@ -191,10 +168,9 @@ static int load_syncs(struct cp_walk *w, struct err *e)
     sqlite3_bind_int(st, 1, c->rank);
     size_t cap = 0;
     int rc;
-    char nm[128];
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        gpuscan_names_text(c->names, (uint32_t)sqlite3_column_int64(st, 2), nm, sizeof nm);
-        if (!strstr(nm, "Stream")) continue; /* device/event syncs: any stream */
+        /* device/event syncs: any stream */
+        if (!strstr(an_name(c, (uint32_t)sqlite3_column_int64(st, 2)), "Stream")) continue;
         if (w->nsyncs == cap) w->syncs = xrealloc(w->syncs, (cap = cap ? cap * 2 : 64) * sizeof *w->syncs);
         w->syncs[w->nsyncs++] = (struct cp_sync){ sqlite3_column_int64(st, 0), (uint32_t)sqlite3_column_int64(st, 1) };
     }
@@ -226,24 +202,24 @@ static int32_t launched_op(const struct an_ctx *c, int64_t id, int64_t ts)
     return -1;
 }
 
-/* The op on one stream group k (or on all, k == SIZE_MAX) that ended last
- * in (after, t], -1 none. */
-static int32_t last_ended(const struct cp_walk *w, size_t k, int64_t after, int64_t t)
+/* The op on stream k (an index into c->streams; all streams when k < 0)
+ * that ended last in (after, t], -1 none. */
+static int32_t last_ended(const struct an_ctx *c, int k, int64_t after, int64_t t)
 {
-    const struct an_ctx *c = w->c;
     int32_t best = -1;
-    size_t k0 = k == SIZE_MAX ? 0 : k, k1 = k == SIZE_MAX ? c->nstreams : k + 1;
-    for (k = k0; k < k1 && k < c->nstreams; k++) {
-        size_t lo = w->sofs[k], hi = w->sofs[k + 1];
+    size_t k0 = k < 0 ? 0 : (size_t)k, k1 = k < 0 ? c->nstreams : (size_t)k + 1;
+    const uint32_t *by = c->by_stream;
+    for (size_t s = k0; s < k1 && s < c->nstreams; s++) {
+        size_t lo = c->stream_ofs[s], hi = c->stream_ofs[s + 1];
         while (lo < hi) { /* first op of the group starting after t */
             size_t mid = lo + (hi - lo) / 2;
-            if (c->ops[w->sidx[mid]].ts <= t) lo = mid + 1;
+            if (c->ops[by[mid]].ts <= t) lo = mid + 1;
             else hi = mid;
         }
-        for (size_t n = 0; lo > w->sofs[k] && n < CP_SCAN_BACK; n++) {
-            const struct an_op *o = &c->ops[w->sidx[--lo]];
+        for (size_t n = 0; lo > c->stream_ofs[s] && n < CP_SCAN_BACK; n++) {
+            const struct an_op *o = &c->ops[by[--lo]];
             if (o->end > t) continue;
-            if (o->end > after && (best < 0 || o->end > c->ops[best].end)) best = w->sidx[lo];
+            if (o->end > after && (best < 0 || o->end > c->ops[best].end)) best = (int32_t)by[lo];
             break;
         }
     }
@@ -547,7 +523,7 @@ static int walk_step(struct cp_walk *w, struct err *e)
     int stall = 0, rc;
     int32_t open[CP_MAX_DEPTH];
     enum where at;
-    int32_t op = last_ended(w, SIZE_MAX, lo, t);
+    int32_t op = last_ended(c, -1, lo, t);
     struct cp_thread *h = NULL;
     if (op >= 0 && c->ops[op].end == t && c->ops[op].end >= s->host_end) {
         at = AT_GPU;
@@ -606,10 +582,9 @@ static int walk_step(struct cp_walk *w, struct err *e)
             if (sy >= 0 && jumps && t < last_sync) {
                 const struct cp_slice *S = &h->s[sy];
                 int32_t j = -1;
-                size_t sk = S->stream ? stream_of(c, S->stream) : SIZE_MAX;
                 if (S->target >= 0 && c->ops[S->target].end <= t) j = S->target;
-                else j = last_ended(w, sk < c->nstreams && c->streams[sk].track == S->stream ? sk : SIZE_MAX, S->ts, t);
-                if (S->stream && j < 0) j = last_ended(w, SIZE_MAX, S->ts, t);
+                else j = last_ended(c, S->stream ? an_stream_ix(c, S->stream) : -1, S->ts, t);
+                if (S->stream && j < 0) j = last_ended(c, -1, S->ts, t);
                 if (j >= 0) { /* sync edge: the call's tail after the op's end is runtime time */
                     int64_t g = c->ops[j].end > lo ? c->ops[j].end : lo;
                     emit(w, g, t, AN_CP_LAUNCH, h->track, S->id);
@@ -701,7 +676,7 @@ int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
     if (rc == 0) rc = load_syncs(&w, e);
     if (rc == 0) rc = find_main(&w, e);
     if (rc == 0) {
-        index_streams(&w);
+        index_prev(&w);
         w.seg = xmalloc(CP_MAX_SEGS * sizeof *w.seg);
     }
     for (size_t i = 0; rc == 0 && i < c->nsteps; i++) {
@@ -730,8 +705,6 @@ int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
     free(w.th);
     free(w.seg);
     free(w.prev);
-    free(w.sidx);
-    free(w.sofs);
     free(w.syncs);
     sqlite3_finalize(w.trk);
     sqlite3_finalize(w.probe);

@@ -42,8 +42,8 @@
  * lengths in stats and the histogram are the parts inside the window;
  * p50 interpolates linearly between order statistics (as pandas does).
  *
- * Cost: one index array over the rank's ops, the gap lengths of one
- * stream, and one record per host-wait gap. What the host did is read in
+ * Cost: the gap lengths of one stream (the ops come grouped by stream in
+ * the context), and one record per host-wait gap. What the host did is read in
  * one forward pass per launching thread: the gaps of all streams, sorted by
  * start, are swept over their union once and each stretch is shared out to
  * the gaps it overlaps (a cursor per stream would re-read the thread once
@@ -168,30 +168,15 @@ static int sweep_hosts(struct an_ctx *c, struct hreqs *q, struct tally *T, struc
     return rc;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* The q-quantile of sorted v[0..n) (n > 0), interpolated linearly. */
-static double quantile(const int64_t *v, size_t n, double q)
-{
-    double pos = q * (double)(n - 1);
-    size_t i = (size_t)pos;
-    if (i + 1 >= n) return (double)v[n - 1];
-    return (double)v[i] + (pos - (double)i) * (double)(v[i + 1] - v[i]);
-}
-
 static json_t *stats_of(struct lens *l)
 {
     if (l->n == 0) return json_pack("{s:i,s:i,s:i,s:i,s:i}", "count", 0, "mean_ns", 0, "min_ns", 0, "p50_ns", 0,
                                     "max_ns", 0);
-    xqsort(l->v, l->n, sizeof *l->v, cmp_i64);
+    an_sort_i64(l->v, l->n);
     double sum = 0;
     for (size_t i = 0; i < l->n; i++) sum += (double)l->v[i];
     return json_pack("{s:I,s:f,s:I,s:f,s:I}", "count", (json_int_t)l->n, "mean_ns", sum / (double)l->n, "min_ns",
-                     (json_int_t)l->v[0], "p50_ns", quantile(l->v, l->n, 0.5), "max_ns",
+                     (json_int_t)l->v[0], "p50_ns", an_quantile(l->v, l->n, 0.5), "max_ns",
                      (json_int_t)l->v[l->n - 1]);
 }
 
@@ -219,18 +204,6 @@ static int bin_of(int64_t len)
     return b;
 }
 
-/* The stream index of track id (streams are sorted by track), -1 none. */
-static int stream_ix(const struct an_ctx *c, uint32_t track)
-{
-    size_t lo = 0, hi = c->nstreams;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->streams[mid].track < track) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < c->nstreams && c->streams[lo].track == track ? (int)lo : -1;
-}
-
 /* ====================================================================== */
 /* One stream                                                             */
 /* ====================================================================== */
@@ -238,7 +211,7 @@ static int stream_ix(const struct an_ctx *c, uint32_t track)
 /* Scans the ops ix[0..n) of stream s (in start order) into t, the gap
  * lengths into l[] and the histogram hist[][]; the host part of each host
  * wait goes to q, for sweep_hosts. */
-static void scan_stream(struct an_ctx *c, int s, const size_t *ix, size_t n, struct hreqs *q, struct tally *t,
+static void scan_stream(struct an_ctx *c, int s, const uint32_t *ix, size_t n, struct hreqs *q, struct tally *t,
                         struct lens *l, int64_t hist[NCAT][NEDGES + 1])
 {
     int64_t w0 = c->w0, w1 = c->w1, prev_end = 0;
@@ -292,30 +265,14 @@ int an_idle(struct an_ctx *c, json_t *out, struct err *e)
     struct lens l[NCAT];
     memset(l, 0, sizeof l);
     json_t *streams = json_array();
-
-    /* the ops grouped by stream, each group in (ts, id) order: a counting
-     * sort over the ops, which are in that order already */
-    size_t *start = xcalloc(c->nstreams + 1, sizeof *start);
-    size_t *ix = xmalloc((c->nops ? c->nops : 1) * sizeof *ix);
-    int *sx = xmalloc((c->nops ? c->nops : 1) * sizeof *sx);
-    for (size_t i = 0; i < c->nops; i++) {
-        sx[i] = stream_ix(c, c->ops[i].stream);
-        if (sx[i] >= 0) start[sx[i] + 1]++;
-    }
-    for (size_t s = 0; s < c->nstreams; s++) start[s + 1] += start[s];
-    size_t *fill = xmalloc((c->nstreams + 1) * sizeof *fill);
-    memcpy(fill, start, (c->nstreams + 1) * sizeof *fill);
-    for (size_t i = 0; i < c->nops; i++)
-        if (sx[i] >= 0) ix[fill[sx[i]]++] = i;
-    free(fill);
-    free(sx);
+    const size_t *start = c->stream_ofs;
 
     struct tally *T = xcalloc(c->nstreams + 1, sizeof *T);
     json_t **stats = xcalloc(c->nstreams + 1, sizeof *stats);
     struct hreqs q = { NULL, 0, 0 };
     for (size_t s = 0; s < c->nstreams; s++) {
         for (int k = 0; k < NCAT; k++) l[k].n = 0;
-        scan_stream(c, (int)s, ix + start[s], start[s + 1] - start[s], &q, &T[s], l, hist);
+        scan_stream(c, (int)s, c->by_stream + start[s], start[s + 1] - start[s], &q, &T[s], l, hist);
         stats[s] = json_object();
         for (int k = 0; k < NCAT; k++) json_object_set_new(stats[s], cat_names[k], stats_of(&l[k]));
     }
@@ -344,8 +301,6 @@ int an_idle(struct an_ctx *c, json_t *out, struct err *e)
     for (size_t s = 0; s < c->nstreams; s++) json_decref(stats[s]);
     free(stats);
     free(T);
-    free(start);
-    free(ix);
     for (int k = 0; k < NCAT; k++) free(l[k].v);
     if (rc) {
         json_decref(streams);

@@ -52,26 +52,12 @@ struct row {
     uint8_t kernel;
 };
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Largest excess first, then launch order. */
 static int cmp_excess(const void *a, const void *b)
 {
     const struct row *x = a, *y = b;
     if (x->excess != y->excess) return x->excess > y->excess ? -1 : 1;
     return (x->launch > y->launch) - (x->launch < y->launch);
-}
-
-static double quantile(const int64_t *v, size_t n, double q)
-{
-    double pos = q * (double)(n - 1);
-    size_t i = (size_t)pos;
-    if (i + 1 >= n) return (double)v[n - 1];
-    return (double)v[i] + (pos - (double)i) * (double)(v[i + 1] - v[i]);
 }
 
 /* {"mean","p50","p95","max","total"} of metric m over the rows (kernels
@@ -86,9 +72,9 @@ static json_t *summary(const struct row *r, size_t n, int m, int kernels_only, i
             total += (double)r[i].v[m];
         }
     if (k == 0) return json_pack("{s:i,s:i,s:i,s:i,s:i}", "mean", 0, "p50", 0, "p95", 0, "max", 0, "total", 0);
-    xqsort(tmp, k, sizeof *tmp, cmp_i64);
-    return json_pack("{s:f,s:f,s:f,s:I,s:I}", "mean", total / (double)k, "p50", quantile(tmp, k, 0.5), "p95",
-                     quantile(tmp, k, 0.95), "max", (json_int_t)tmp[k - 1], "total", (json_int_t)total);
+    an_sort_i64(tmp, k);
+    return json_pack("{s:f,s:f,s:f,s:I,s:I}", "mean", total / (double)k, "p50", an_quantile(tmp, k, 0.5), "p95",
+                     an_quantile(tmp, k, 0.95), "max", (json_int_t)tmp[k - 1], "total", (json_int_t)total);
 }
 
 int an_launch(struct an_ctx *c, json_t *out, struct err *e)

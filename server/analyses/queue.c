@@ -82,17 +82,6 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int stream_ix(const struct an_ctx *c, uint32_t track)
-{
-    size_t lo = 0, hi = c->nstreams;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->streams[mid].track < track) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < c->nstreams && c->streams[lo].track == track ? (int)lo : -1;
-}
-
 /* The sorted distinct names of the launches with a partner, and which of
  * them are in the mask: one name lookup per distinct call, not per call. */
 struct mask_cache {
@@ -189,10 +178,8 @@ int an_queue(struct an_ctx *c, json_t *out, struct err *e)
         const struct an_launch *l = &c->launches[i];
         if (l->gpu < 0 || !mask_has(&m, l->name)) continue;
         const struct an_op *o = &c->ops[l->gpu];
-        int s = stream_ix(c, o->stream);
-        if (s < 0) continue;
-        ev[n++] = (struct qev){ l->ts, (uint32_t)s, +1 };
-        ev[n++] = (struct qev){ o->ts, (uint32_t)s, -1 };
+        ev[n++] = (struct qev){ l->ts, o->sx, +1 };
+        ev[n++] = (struct qev){ o->ts, o->sx, -1 };
     }
     free(m.id);
     free(m.yes);

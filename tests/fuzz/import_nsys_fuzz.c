@@ -18,32 +18,9 @@
 #include <string.h>
 
 #include "fsutil.h"
+#include "import_fuzz.h"
 #include "importer.h"
 #include "rundb.h"
-
-static long q(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    long v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) abort();
-    if (sqlite3_step(st) == SQLITE_ROW) v = (long)sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static void check_db(const char *path, const struct tb_rank_stats *s)
-{
-    sqlite3 *db;
-    struct err e;
-    if (rundb_open_ro(path, &db, &e) != 0) abort();
-    if (q(db, "SELECT count(*) FROM slice") != (long)s->slices || q(db, "SELECT count(*) FROM instant") != (long)s->instants)
-        abort();
-    if (q(db, "SELECT count(*) FROM slice WHERE dur < 0") != 0) abort();
-    if (q(db, "SELECT count(*) FROM slice c JOIN slice p ON p.id=c.parent WHERE p.track != c.track"
-              " OR c.depth != p.depth + 1 OR c.ts < p.ts OR c.ts >= p.ts + p.dur") != 0)
-        abort();
-    sqlite3_close(db);
-}
 
 static int temp_copy_left(const char *dir)
 {
@@ -92,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
         if (!ctx.format) abort();
         if (st.slices + st.instants + st.dropped != st.events) abort();
         if (rundb_close_writer(w, &e) != 0) abort();
-        check_db(db, &st);
+        fuzz_check_run(db, &st);
     }
     if (setenv("TMPDIR", base, 1) != 0) abort();
     if (fsutil_rmtree(dir, &e) != 0) abort();

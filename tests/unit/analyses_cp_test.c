@@ -9,63 +9,16 @@
  * the traces are µs, in the figures ns. */
 #include "analyses_fixture.h"
 
-#include <stdarg.h>
-
 /* ---------------------------------------------------------------------- */
 /* Building traces in code                                                  */
 /* ---------------------------------------------------------------------- */
 
-struct tbuf {
-    char *s;
-    size_t n, cap;
-};
-
-static void tb_add(struct tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tb_add(struct tbuf *b, const char *fmt, ...)
-{
-    char ev[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(ev, sizeof ev, fmt, ap);
-    va_end(ap);
-    if (k < 0 || (size_t)k >= sizeof ev) exit(1);
-    if (b->n + (size_t)k + 2 > b->cap) b->s = xrealloc(b->s, b->cap = (b->n + (size_t)k + 2) * 2);
-    if (b->n) b->s[b->n++] = ',';
-    memcpy(b->s + b->n, ev, (size_t)k + 1);
-    b->n += (size_t)k;
-}
-
-/* A host span on thread tid (corr 0: none). */
-static void host_t(struct tbuf *b, int tid, const char *cat, const char *name, double ts, double dur, int corr)
-{
-    if (corr)
-        tb_add(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                  "\"args\":{\"correlation\":%d}}",
-               cat, name, tid, ts, dur, corr);
-    else
-        tb_add(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                  "\"args\":{}}",
-               cat, name, tid, ts, dur);
-}
-
-static void host(struct tbuf *b, const char *cat, const char *name, double ts, double dur, int corr)
-{
-    host_t(b, 1, cat, name, ts, dur, corr);
-}
-
 /* A GPU op on stream 7 (cat "kernel" or "gpu_memcpy"). */
-static void gpu(struct tbuf *b, const char *cat, const char *name, double ts, double dur, int corr)
+static void gpu(struct fixture_trace *b, const char *cat, const char *name, double ts, double dur, int corr)
 {
-    tb_add(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%.3f,\"dur\":%.3f,"
-              "\"args\":{\"device\":0,\"stream\":7,\"correlation\":%d}}",
-           cat, name, ts, dur, corr);
-}
-
-static void step(struct tbuf *b, int n, double ts, double dur)
-{
-    char name[32];
-    snprintf(name, sizeof name, "ProfilerStep#%d", n);
-    host(b, "user_annotation", name, ts, dur, 0);
+    fixture_trace_add(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%.3f,\"dur\":%.3f,"
+                      "\"args\":{\"device\":0,\"stream\":7,\"correlation\":%d}}",
+                      cat, name, ts, dur, corr);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -145,12 +98,12 @@ static int64_t check_path(char *trace, const struct want *w)
  * the path. cpu = 9 * 5 + 2 = 47, launch = 9 * 5 + 5 + 1 = 51. */
 static void test_launch_bound(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 100);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 100);
     for (int i = 0; i < 10; i++) {
         double t = 10.0 * i;
-        host(&b, "cpu_op", "aten::add", t, 8, 0);
-        host(&b, "cuda_runtime", "cudaLaunchKernel", t + 2, 5, i + 1);
+        fixture_host(&b, 1, "cpu_op", "aten::add", t, 8, 0);
+        fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", t + 2, 5, i + 1);
         gpu(&b, "kernel", "small_kernel", t + 8, 2, i + 1);
     }
     struct want w = { .cpu = 47, .gpu = 2, .launch = 51, .bound_by = "launch_overhead" };
@@ -163,11 +116,11 @@ static void test_launch_bound(void)
  * launch [2,3) and the call [1,2) (launch), [0,1) cpu. */
 static void test_gpu_bound(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 20);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 3, 1, 2);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 5, 1, 3);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 20);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 3, 1, 2);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 5, 1, 3);
     gpu(&b, "kernel", "big_gemm", 3, 30, 1);
     gpu(&b, "kernel", "big_gemm", 35, 30, 2);
     gpu(&b, "kernel", "big_gemm", 66, 30, 3);
@@ -183,12 +136,12 @@ static void test_gpu_bound(void)
  * [1, 2) (launch), [0, 1) cpu. */
 static void test_device_sync(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 50);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 50);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
     gpu(&b, "kernel", "gemm", 3, 37, 1);
-    host(&b, "cuda_runtime", "cudaDeviceSynchronize", 5, 36, 0);
-    host(&b, "cpu_op", "aten::foo", 42, 6, 0);
+    fixture_host(&b, 1, "cuda_runtime", "cudaDeviceSynchronize", 5, 36, 0);
+    fixture_host(&b, 1, "cpu_op", "aten::foo", 42, 6, 0);
     struct want w = { .cpu = 10, .gpu = 37, .launch = 3, .bound_by = "gpu_compute" };
     check_path(b.s, &w);
 }
@@ -201,14 +154,14 @@ static void test_device_sync(void)
  * cpu [0, 1) 1. */
 static void test_stream_sync_in_op(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 40);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 2, 0.5, 2);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 40);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 2, 0.5, 2);
     gpu(&b, "kernel", "gemm", 3, 17, 1);
     gpu(&b, "kernel", "reduce", 21, 9, 2);
-    host(&b, "cpu_op", "aten::item", 5, 27, 0);
-    host(&b, "cuda_runtime", "cudaStreamSynchronize", 6, 25, 0);
+    fixture_host(&b, 1, "cpu_op", "aten::item", 5, 27, 0);
+    fixture_host(&b, 1, "cuda_runtime", "cudaStreamSynchronize", 6, 25, 0);
     struct want w = { .cpu = 10, .gpu = 26, .launch = 3, .gap = 1, .bound_by = "gpu_compute" };
     check_path(b.s, &w);
 }
@@ -219,11 +172,11 @@ static void test_stream_sync_in_op(void)
  * dataloader 40 — one merged segment. */
 static void test_dataloader(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 60);
-    host(&b, "user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1, 40, 0);
-    host(&b, "cpu_op", "aten::stack", 10, 10, 0);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 42, 2, 1);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 60);
+    fixture_host(&b, 1, "user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1, 40, 0);
+    fixture_host(&b, 1, "cpu_op", "aten::stack", 10, 10, 0);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 42, 2, 1);
     gpu(&b, "kernel", "conv", 45, 10, 1);
     struct want w = { .cpu = 18, .dataloader = 40, .launch = 2, .bound_by = "dataloader" };
     int64_t n = check_path(b.s, &w);
@@ -233,9 +186,9 @@ static void test_dataloader(void)
 /* A collective kernel [3, 50) launched at [1, 2) in a step [0, 10). */
 static void test_communication(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 10);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 10);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
     gpu(&b, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 3, 47, 1);
     struct want w = { .cpu = 1, .comm = 47, .launch = 2, .bound_by = "communication" };
     check_path(b.s, &w);
@@ -248,11 +201,11 @@ static void test_communication(void)
  * call [1, 2); cpu [0, 1). */
 static void test_blocking_copy(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 45);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 45);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
     gpu(&b, "kernel", "gemm", 3, 27, 1);
-    host(&b, "cuda_runtime", "cudaMemcpyAsync", 20, 20, 2);
+    fixture_host(&b, 1, "cuda_runtime", "cudaMemcpyAsync", 20, 20, 2);
     gpu(&b, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", 30, 8, 2);
     struct want w = { .cpu = 6, .gpu = 35, .launch = 4, .bound_by = "gpu_compute" };
     check_path(b.s, &w);
@@ -264,10 +217,10 @@ static void test_blocking_copy(void)
  * span: gpu 34, launch gap 1 + call 3, cpu 2 (op) + 20 (main). */
 static void test_helper_thread(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 40);
-    host_t(&b, 2, "cpu_op", "autograd::engine::evaluate_function: AddBackward0", 20, 10, 0);
-    host_t(&b, 2, "cuda_runtime", "cudaLaunchKernel", 22, 3, 1);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 40);
+    fixture_host(&b, 2, "cpu_op", "autograd::engine::evaluate_function: AddBackward0", 20, 10, 0);
+    fixture_host(&b, 2, "cuda_runtime", "cudaLaunchKernel", 22, 3, 1);
     gpu(&b, "kernel", "add_kernel", 26, 34, 1);
     struct want w = { .cpu = 22, .gpu = 34, .launch = 4, .bound_by = "gpu_compute" };
     check_path(b.s, &w);
@@ -279,12 +232,12 @@ static void test_helper_thread(void)
  * [30, 60): k2 25 gpu, launch gap [34, 35) 1, call [33, 34) 1, cpu 3. */
 static void test_two_steps(void)
 {
-    struct tbuf b = { 0 };
-    step(&b, 1, 0, 10);
-    step(&b, 2, 30, 10);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    struct fixture_trace b = { 0 };
+    fixture_step(&b, 1, 0, 10);
+    fixture_step(&b, 2, 30, 10);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
     gpu(&b, "kernel", "gemm", 2, 28, 1);
-    host(&b, "cuda_runtime", "cudaLaunchKernel", 33, 1, 2);
+    fixture_host(&b, 1, "cuda_runtime", "cudaLaunchKernel", 33, 1, 2);
     gpu(&b, "kernel", "gemm", 35, 25, 2);
     char *db = NULL;
     json_t *doc = fixture_analyses(DEV_H100, b.s, &db);

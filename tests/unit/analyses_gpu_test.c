@@ -7,73 +7,42 @@
 #include "analyses_fixture.h"
 
 #include <math.h>
-#include <stdarg.h>
-
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-6 * (fabs(b) + 1.0))
 
 /* ---------------------------------------------------------------------- */
 /* Building traces in code                                                  */
 /* ---------------------------------------------------------------------- */
 
-struct tbuf {
-    char *s;
-    size_t n, cap;
-};
-
-static void tb_add(struct tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tb_add(struct tbuf *b, const char *fmt, ...)
-{
-    char ev[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(ev, sizeof ev, fmt, ap);
-    va_end(ap);
-    if (k < 0 || (size_t)k >= sizeof ev) exit(1);
-    if (b->n + (size_t)k + 2 > b->cap) b->s = xrealloc(b->s, b->cap = (b->n + (size_t)k + 2) * 2);
-    if (b->n) b->s[b->n++] = ',';
-    memcpy(b->s + b->n, ev, (size_t)k + 1);
-    b->n += (size_t)k;
-}
-
-/* A host span on the main thread (corr 0: none). */
-static void host(struct tbuf *b, const char *cat, const char *name, double ts, double dur, int corr)
-{
-    tb_add(b,
-           "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
-           "\"args\":{\"correlation\":%d}}",
-           cat, name, ts, dur, corr);
-}
-
 /* A GPU event on device 0, stream `stream` (bytes < 0: none; corr 0: none). */
-static void gpu(struct tbuf *b, const char *cat, const char *name, int stream, double ts, double dur, int corr,
+static void gpu(struct fixture_trace *b, const char *cat, const char *name, int stream, double ts, double dur, int corr,
                 long long bytes)
 {
     char extra[64] = "";
     if (bytes >= 0) snprintf(extra, sizeof extra, ",\"bytes\":%lld", bytes);
-    tb_add(b,
-           "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-           "\"args\":{\"device\":0,\"stream\":%d,\"correlation\":%d%s}}",
-           cat, name, stream, ts, dur, stream, corr, extra);
+    fixture_trace_add(b,
+                      "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":0,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                      "\"args\":{\"device\":0,\"stream\":%d,\"correlation\":%d%s}}",
+                      cat, name, stream, ts, dur, stream, corr, extra);
 }
 
 /* A gpu_user_annotation on stream 7's track (no stream arg, as Kineto writes it). */
-static void gpu_annot(struct tbuf *b, const char *name, double ts, double dur)
+static void gpu_annot(struct fixture_trace *b, const char *name, double ts, double dur)
 {
-    tb_add(b,
-           "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%.3f,"
-           "\"dur\":%.3f,\"args\":{\"External id\":1}}",
-           name, ts, dur);
+    fixture_trace_add(b,
+                      "{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%.3f,"
+                      "\"dur\":%.3f,\"args\":{\"External id\":1}}",
+                      name, ts, dur);
 }
 
 /* A launch call [l_ts, +l_dur) and its kernel [k_ts, +k_dur) on stream 7. */
-static void launch_kernel(struct tbuf *b, const char *kernel, double l_ts, double l_dur, double k_ts, double k_dur,
-                          int corr)
+static void launch_kernel(struct fixture_trace *b, const char *kernel, double l_ts, double l_dur, double k_ts,
+                          double k_dur, int corr)
 {
-    host(b, "cuda_runtime", "cudaLaunchKernel", l_ts, l_dur, corr);
+    fixture_host(b, 1, "cuda_runtime", "cudaLaunchKernel", l_ts, l_dur, corr);
     gpu(b, "kernel", kernel, 7, k_ts, k_dur, corr, -1);
 }
 
-static json_t *doc_of(struct tbuf *b, char **dbpath)
+static json_t *doc_of(struct fixture_trace *b, char **dbpath)
 {
     json_t *doc = fixture_analyses(DEV_H100, b->s, dbpath);
     free(b->s);
@@ -111,8 +80,8 @@ static double num(json_t *o, const char *key) { return fixture_at(o, key, NULL);
  * 0 at 400. Busy union: 60 + 100 + 25 + 2 + 0 = 187 µs. */
 static void test_copy(void)
 {
-    struct tbuf b = { 0 };
-    host(&b, "user_annotation", "ProfilerStep#1", 0, 1000, 0);
+    struct fixture_trace b = { 0 };
+    fixture_host(&b, 1, "user_annotation", "ProfilerStep#1", 0, 1000, 0);
     gpu(&b, "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 7, 100, 20, 0, 1000000);
     gpu(&b, "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 8, 110, 50, 0, 2000000);
     gpu(&b, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 7, 300, 100, 0, 1000000);
@@ -203,8 +172,8 @@ static void test_copy(void)
  * Unions: compute 220, comm 300, memory 53; overlap (117 + 3) / 300 = 0.4. */
 static void test_overlap(void)
 {
-    struct tbuf b = { 0 };
-    host(&b, "user_annotation", "ProfilerStep#1", 0, 1000, 0);
+    struct fixture_trace b = { 0 };
+    fixture_host(&b, 1, "user_annotation", "ProfilerStep#1", 0, 1000, 0);
     gpu(&b, "kernel", "ampere_sgemm_128x64_nn", 7, 100, 200, 0, -1);
     gpu(&b, "kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 8, 200, 300, 0, -1);
     gpu(&b, "gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 7, 350, 50, 0, 1000);
@@ -245,8 +214,8 @@ static void test_overlap(void)
     json_decref(doc);
 
     /* no communication: the ratio is null, not 0 */
-    struct tbuf b2 = { 0 };
-    host(&b2, "user_annotation", "ProfilerStep#1", 0, 100, 0);
+    struct fixture_trace b2 = { 0 };
+    fixture_host(&b2, 1, "user_annotation", "ProfilerStep#1", 0, 100, 0);
     gpu(&b2, "kernel", "ampere_sgemm_128x64_nn", 7, 10, 20, 0, -1);
     doc = doc_of(&b2, NULL);
     REQUIRE(doc != NULL);
@@ -277,17 +246,17 @@ static void test_overlap(void)
  * gpu_region 10; total 118 µs, 5 unattributed. */
 static void test_annotations(void)
 {
-    struct tbuf b = { 0 };
-    host(&b, "user_annotation", "ProfilerStep#1", 0, 1000, 0);
-    host(&b, "user_annotation", "outer", 10, 490, 0);
-    host(&b, "user_annotation", "inner", 20, 80, 0);
-    host(&b, "cpu_op", "aten::mul", 30, 50, 0);
+    struct fixture_trace b = { 0 };
+    fixture_host(&b, 1, "user_annotation", "ProfilerStep#1", 0, 1000, 0);
+    fixture_host(&b, 1, "user_annotation", "outer", 10, 490, 0);
+    fixture_host(&b, 1, "user_annotation", "inner", 20, 80, 0);
+    fixture_host(&b, 1, "cpu_op", "aten::mul", 30, 50, 0);
     launch_kernel(&b, "k1", 35, 5, 200, 10, 1);
     launch_kernel(&b, "k7", 45, 5, 212, 3, 7);
-    host(&b, "python_function", "nn.Module: Linear_0", 110, 90, 0);
-    host(&b, "cpu_op", "aten::linear", 120, 50, 0);
+    fixture_host(&b, 1, "python_function", "nn.Module: Linear_0", 110, 90, 0);
+    fixture_host(&b, 1, "cpu_op", "aten::linear", 120, 50, 0);
     launch_kernel(&b, "k2", 130, 5, 220, 30, 2);
-    host(&b, "cpu_op", "aten::add", 300, 20, 0);
+    fixture_host(&b, 1, "cpu_op", "aten::add", 300, 20, 0);
     launch_kernel(&b, "k3", 305, 5, 320, 20, 3);
     launch_kernel(&b, "k4", 600, 5, 610, 40, 4);
     launch_kernel(&b, "k5", 640, 5, 650, 10, 5);
@@ -354,26 +323,26 @@ static void test_annotations(void)
  * aten::big launches two 30 µs kernels: too long to be a candidate. */
 static void test_fusion(void)
 {
-    struct tbuf b = { 0 };
+    struct fixture_trace b = { 0 };
     int corr = 1;
-    host(&b, "user_annotation", "ProfilerStep#1", 0, 2000, 0);
+    fixture_host(&b, 1, "user_annotation", "ProfilerStep#1", 0, 2000, 0);
     for (int r = 0; r < 5; r++) {
         double t = 100.0 * r + 10;
-        host(&b, "cpu_op", "aten::foo", t, 40, 0);
+        fixture_host(&b, 1, "cpu_op", "aten::foo", t, 40, 0);
         launch_kernel(&b, "k_a", t + 2, 8, t + 10, 4, corr++);
         launch_kernel(&b, "k_b", t + 12, 8, t + 20, 4, corr++);
         launch_kernel(&b, "k_c", t + 22, 8, t + 30, 4, corr++);
     }
     for (int j = 0; j < 3; j++) {
         double t = 600.0 + 100 * j;
-        host(&b, "cpu_op", "aten::add", t, 10, 0);
+        fixture_host(&b, 1, "cpu_op", "aten::add", t, 10, 0);
         launch_kernel(&b, "void at::native::vectorized_elementwise_kernel<4, add>", t + 2, 5, t + 10, 2, corr++);
-        host(&b, "cpu_op", "aten::mul", t + 12, 10, 0);
+        fixture_host(&b, 1, "cpu_op", "aten::mul", t + 12, 10, 0);
         launch_kernel(&b, "void at::native::vectorized_elementwise_kernel<4, mul>", t + 14, 5, t + 20, 2, corr++);
-        host(&b, "cpu_op", "aten::mm", t + 30, 10, 0);
+        fixture_host(&b, 1, "cpu_op", "aten::mm", t + 30, 10, 0);
         launch_kernel(&b, "ampere_sgemm_128x64_nn", t + 32, 5, t + 40, 50, corr++);
     }
-    host(&b, "cpu_op", "aten::big", 1500, 10, 0);
+    fixture_host(&b, 1, "cpu_op", "aten::big", 1500, 10, 0);
     launch_kernel(&b, "big_a", 1502, 3, 1510, 30, corr++);
     launch_kernel(&b, "big_b", 1505, 3, 1540, 30, corr++);
     json_t *doc = doc_of(&b, NULL);

@@ -10,7 +10,8 @@
  *   json_decref(f);
  * fixture_findings_ranks() imports one file per rank ("rank<N>" names);
  * fixture_findings_file() imports a file written otherwise (Nsight SQLite).
- * fixture_trace_add() builds event lists in code; fixture_num/str/evnum/
+ * fixture_trace_add() builds event lists in code (fixture_host and
+ * fixture_step add host spans); fixture_num/str/evnum/
  * evstr/has_line read findings and their evidence.
  * Times in the event macros are µs, as in real traces.
  */
@@ -212,6 +213,30 @@ static inline void fixture_trace_add(struct fixture_trace *t, const char *fmt, .
     vsnprintf(t->s + t->n, (size_t)k + 1, fmt, aq);
     va_end(aq);
     t->n += (size_t)k;
+}
+
+/* A host span on thread tid of process 1 (corr 0: no correlation id). */
+static inline void fixture_host(struct fixture_trace *t, int tid, const char *cat, const char *name, double ts,
+                                double dur, int corr)
+{
+    if (corr)
+        fixture_trace_add(t,
+                          "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                          "\"dur\":%.3f,\"args\":{\"correlation\":%d}}",
+                          cat, name, tid, ts, dur, corr);
+    else
+        fixture_trace_add(t,
+                          "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+                          "\"dur\":%.3f,\"args\":{}}",
+                          cat, name, tid, ts, dur);
+}
+
+/* The span of ProfilerStep#n on the main thread (tid 1). */
+static inline void fixture_step(struct fixture_trace *t, int n, double ts, double dur)
+{
+    char name[32];
+    snprintf(name, sizeof name, "ProfilerStep#%d", n);
+    fixture_host(t, 1, "user_annotation", name, ts, dur, 0);
 }
 
 /* Empties t, keeping its buffer. */

@@ -32,13 +32,6 @@ static void tb_gpu(const char *cat, const char *name, long ts, long dur, const c
                       cat, name, ts, dur, args[0] ? "," : "", args);
 }
 
-static void tb_step(int n, long ts, long dur)
-{
-    char name[32];
-    snprintf(name, sizeof name, "ProfilerStep#%d", n);
-    tb_cpu("user_annotation", name, ts, dur, "");
-}
-
 /* A runtime call and the GPU work it launched, joined by correlation id. */
 static void tb_launch(const char *call, long corr, long ts, long dur, const char *gcat, const char *gname, long gts,
                       long gdur, const char *gargs)
@@ -65,7 +58,7 @@ static void host_sync_trace(int items)
     fixture_trace_reset(&tb);
     for (int s = 0; s < 2; s++) {
         long t0 = s * 400;
-        tb_step(s + 1, t0, 400);
+        fixture_step(&tb, s + 1, t0, 400);
         for (int i = 0; i < items; i++) {
             long x = t0 + 10 + i * 40;
             tb_launch("cudaLaunchKernel", corr++, x, 5, "kernel", "vectorized_elementwise_kernel", x + 6, 20, "");
@@ -137,7 +130,7 @@ static void pageable_copy_trace(const char *copy_name)
     fixture_trace_reset(&tb);
     for (int s = 0; s < 2; s++) {
         long t0 = s * 400;
-        tb_step(s + 1, t0, 400);
+        fixture_step(&tb, s + 1, t0, 400);
         for (int i = 0; i < 6; i++) {
             long x = t0 + 10 + i * 40;
             tb_launch("cudaLaunchKernel", corr++, x, 5, "kernel", "vectorized_elementwise_kernel", x + 6, 20, "");
@@ -176,7 +169,7 @@ static void test_host_sync_quiet(void)
     fixture_trace_reset(&tb);
     for (int s = 0; s < 2; s++) {
         long t0 = s * 400;
-        tb_step(s + 1, t0, 400);
+        fixture_step(&tb, s + 1, t0, 400);
         tb_launch("cudaLaunchKernel", corr++, t0 + 5, 5, "kernel", "k", t0 + 12, 20, "");
         /* eight syncs after the kernel has finished: they return at once */
         for (int i = 0; i < 8; i++) tb_cpu("cuda_runtime", "cudaEventSynchronize", t0 + 100 + i * 20, 3, "");
@@ -192,7 +185,7 @@ static void test_host_sync_quiet(void)
     fixture_trace_reset(&tb);
     for (int s = 0; s < 3; s++) {
         long t0 = s * 1000;
-        tb_step(s + 1, t0, 1000);
+        fixture_step(&tb, s + 1, t0, 1000);
         tb_launch("cudaLaunchKernel", corr++, t0 + 5, 5, "kernel", "gemm", t0 + 12, 970, "");
         tb_cpu("cuda_runtime", "cudaDeviceSynchronize", t0 + 30, 955, "");
     }
@@ -217,7 +210,7 @@ static void copy_trace(const char *copy_name, long bytes, long call_dur, long dm
     fixture_trace_reset(&tb);
     for (int s = 0; s < 2; s++) {
         long t0 = s * 1000;
-        tb_step(s + 1, t0, 1000);
+        fixture_step(&tb, s + 1, t0, 1000);
         tb_cpu("cpu_op", "aten::to", t0 + 5, call_dur + 10, "");
         tb_cpu("cpu_op", "aten::copy_", t0 + 7, call_dur + 6, "");
         tb_launch("cudaMemcpyAsync", corr++, t0 + 10, call_dur, "gpu_memcpy", copy_name, t0 + 10 + call_dur - dma_dur - 5,
@@ -295,7 +288,7 @@ static void conv_trace(long conv_us, long in_us, long out_us)
     fixture_trace_reset(&tb);
     for (int s = 0; s < 2; s++) {
         long t0 = s * 200, g = t0 + 20;
-        tb_step(s + 1, t0, 200);
+        fixture_step(&tb, s + 1, t0, 200);
         tb_cpu("cpu_op", "aten::cudnn_convolution", t0 + 2, 30, "");
         tb_launch("cudaLaunchKernel", corr++, t0 + 4, 4, "kernel", NCHW2NHWC, g, in_us, "");
         tb_launch("cudaLaunchKernel", corr++, t0 + 10, 4, "kernel", CONV_NHWC, g + in_us, conv_us, "");

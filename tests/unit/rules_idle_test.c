@@ -13,35 +13,13 @@
 /* Building traces in code                                                  */
 /* ---------------------------------------------------------------------- */
 
-/* A host span on the main thread (corr 0: none). */
-static void host(struct fixture_trace *b, const char *cat, const char *name, double ts, double dur, int corr)
-{
-    if (corr)
-        fixture_trace_add(b,
-                          "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%.3f,"
-                          "\"dur\":%.3f,\"args\":{\"correlation\":%d}}",
-                          cat, name, ts, dur, corr);
-    else
-        fixture_trace_add(b,
-                          "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":1,\"tid\":1,\"ts\":%.3f,"
-                          "\"dur\":%.3f,\"args\":{}}",
-                          cat, name, ts, dur);
-}
-
-static void step(struct fixture_trace *b, int n, double ts, double dur)
-{
-    char name[32];
-    snprintf(name, sizeof name, "ProfilerStep#%d", n);
-    host(b, "user_annotation", name, ts, dur, 0);
-}
-
 /* An operator launching one kernel: the op [op_ts, +op_dur) holds the
  * launch call [l_ts, +l_dur); the kernel runs [k_ts, +k_dur). */
 static void op_kernel(struct fixture_trace *b, const char *op, double op_ts, double op_dur, double l_ts, double l_dur,
                       double k_ts, double k_dur, int corr)
 {
-    host(b, "cpu_op", op, op_ts, op_dur, 0);
-    host(b, "cuda_runtime", "cudaLaunchKernel", l_ts, l_dur, corr);
+    fixture_host(b, 1, "cpu_op", op, op_ts, op_dur, 0);
+    fixture_host(b, 1, "cuda_runtime", "cudaLaunchKernel", l_ts, l_dur, corr);
     fixture_trace_add(b,
                       "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"small_kernel\",\"pid\":0,\"tid\":7,"
                       "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"device\":0,\"stream\":7,\"correlation\":%d}}",
@@ -59,7 +37,7 @@ static char *launch_bound_trace(void)
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 100.0 * s;
-        step(&b, s + 1, s0, 100);
+        fixture_step(&b, s + 1, s0, 100);
         for (int i = 0; i < 10; i++) {
             double t = s0 + 10.0 * i;
             op_kernel(&b, "aten::add", t, 8, t + 2, 5, t + 8, 2, corr++);
@@ -77,7 +55,7 @@ static char *host_idle_trace(void)
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 200.0 * s;
-        step(&b, s + 1, s0, 200);
+        fixture_step(&b, s + 1, s0, 200);
         for (int i = 0; i < 10; i++) {
             double t = s0 + 20.0 * i;
             op_kernel(&b, "aten::add", t + 15, 3, t + 16, 1, t + 18, 2, corr++);
@@ -95,12 +73,12 @@ static char *sync_trace(void)
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 200.0 * s;
-        step(&b, s + 1, s0, 200);
+        fixture_step(&b, s + 1, s0, 200);
         for (int i = 0; i < 10; i++) {
             double t = s0 + 20.0 * i;
             op_kernel(&b, "aten::add", t, 4, t + 1, 2, t + 4, 2, corr++);
-            host(&b, "cpu_op", "aten::item", t + 5, 5, 0);
-            host(&b, "cuda_runtime", "cudaStreamSynchronize", t + 5, 3, 0);
+            fixture_host(&b, 1, "cpu_op", "aten::item", t + 5, 5, 0);
+            fixture_host(&b, 1, "cuda_runtime", "cudaStreamSynchronize", t + 5, 3, 0);
         }
     }
     return b.s;
@@ -119,12 +97,12 @@ static char *python_gap_trace(enum gap_host what)
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 10000.0 * s;
-        step(&b, s + 1, s0, 10000);
+        fixture_step(&b, s + 1, s0, 10000);
         op_kernel(&b, "aten::mm", s0, 20, s0 + 5, 5, s0 + 12, 2000, corr++);
-        if (what == GAP_COLLECTIVE) host(&b, "user_annotation", "gloo:all_reduce", s0 + 30, 5960, 0);
+        if (what == GAP_COLLECTIVE) fixture_host(&b, 1, "user_annotation", "gloo:all_reduce", s0 + 30, 5960, 0);
         if (what == GAP_AFTER_SYNC) {
-            host(&b, "cpu_op", "aten::item", s0 + 25, 1995, 0);
-            host(&b, "cuda_runtime", "cudaStreamSynchronize", s0 + 26, 1990, 0);
+            fixture_host(&b, 1, "cpu_op", "aten::item", s0 + 25, 1995, 0);
+            fixture_host(&b, 1, "cuda_runtime", "cudaStreamSynchronize", s0 + 26, 1990, 0);
         }
         op_kernel(&b, "aten::mm", s0 + 6000, 20, s0 + 6005, 5, s0 + 6012, 3988, corr++);
     }
@@ -139,8 +117,9 @@ static char *dataloader_trace(void)
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 10000.0 * s;
-        step(&b, s + 1, s0, 10000);
-        host(&b, "user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", s0, 8000, 0);
+        fixture_step(&b, s + 1, s0, 10000);
+        fixture_host(&b, 1, "user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", s0, 8000,
+                     0);
         op_kernel(&b, "aten::mm", s0 + 8000, 20, s0 + 8005, 5, s0 + 8012, 1988, corr++);
     }
     return b.s;
@@ -153,7 +132,7 @@ static char *busy_trace(void)
     int corr = 1;
     for (int s = 0; s < 2; s++) {
         double s0 = 100.0 * s;
-        step(&b, s + 1, s0, 100);
+        fixture_step(&b, s + 1, s0, 100);
         op_kernel(&b, "aten::mm", s0, 4, s0 + 1, 2, s0 + 3, 48, corr++);
         op_kernel(&b, "aten::mm", s0 + 5, 4, s0 + 6, 2, s0 + 51, 48, corr++);
     }

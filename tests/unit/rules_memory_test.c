@@ -36,13 +36,6 @@ static void tb_cpu(const char *cat, const char *name, long ts, long dur)
                       cat, name, ts, dur);
 }
 
-static void tb_step(int n, long ts, long dur)
-{
-    char name[32];
-    snprintf(name, sizeof name, "ProfilerStep#%d", n);
-    tb_cpu("user_annotation", name, ts, dur);
-}
-
 /* A kernel launched at ts, running from ts + 5 for dur. */
 static void tb_kernel(long ts, long dur)
 {
@@ -82,7 +75,7 @@ static void small_batch_trace(long kernel_us, long loader_us)
     tb_mem(10, 1, 100 * MIB);
     for (int s = 0; s < 2; s++) {
         long t0 = 100 + s * 1000;
-        tb_step(s + 1, t0, 1000);
+        fixture_step(&tb, s + 1, t0, 1000);
         if (loader_us)
             tb_cpu("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t0 + 1, loader_us);
         long t = t0 + 5 + loader_us;
@@ -145,7 +138,7 @@ static void big_batch_trace(long act_mib)
     tb_mem(10, 1, 100 * MIB);
     for (int s = 0; s < 2; s++) {
         long t0 = 100 + s * 1000;
-        tb_step(s + 1, t0, 1000);
+        fixture_step(&tb, s + 1, t0, 1000);
         tb_cpu("cpu_op", "aten::empty", t0 + 10, 20);
         tb_mem(t0 + 20, 2, act_mib * MIB);
         tb_kernel(t0 + 40, 500);
@@ -209,7 +202,7 @@ static void leak_trace(long keep_mib)
     tb_mem(10, 1, 1024 * MIB);
     for (int s = 0; s < 4; s++) {
         long t0 = 100 + s * 1000;
-        tb_step(s + 1, t0, 1000);
+        fixture_step(&tb, s + 1, t0, 1000);
         if (keep_mib) {
             tb_cpu("cpu_op", "aten::cat", t0 + 15, 10);
             tb_mem(t0 + 20, 100 + s, keep_mib * MIB);
