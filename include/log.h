@@ -21,6 +21,9 @@ int log_level_parse(const char *s);
 void log_write(enum log_level lvl, const char *module, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Monotonic seconds, for the stage timings the logs report. */
+double log_now_s(void);
+
 #ifndef LOG_MODULE
 #define LOG_MODULE "main"
 #endif
@@ -28,5 +31,12 @@ void log_write(enum log_level lvl, const char *module, const char *fmt, ...)
 #define LOG_INFO(...) log_write(LOG_LEVEL_INFO, LOG_MODULE, __VA_ARGS__)
 #define LOG_WARN(...) log_write(LOG_LEVEL_WARN, LOG_MODULE, __VA_ARGS__)
 #define LOG_ERROR(...) log_write(LOG_LEVEL_ERROR, LOG_MODULE, __VA_ARGS__)
+/* Logs (debug) how long `what` of rank took since *t, and restarts *t. */
+#define LOG_LAP(rank, what, t)                                                                              \
+    do {                                                                                                    \
+        double log_now_ = log_now_s();                                                                      \
+        LOG_DEBUG("rank %d: %s took %.3f s", (rank), (what), log_now_ - *(t));                              \
+        *(t) = log_now_;                                                                                    \
+    } while (0)
 
 #endif

@@ -538,30 +538,15 @@ static void ctx_free(struct an_ctx *c)
     c->nops = c->nlaunches = c->nsteps = c->nstreams = 0;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Logs (debug) how long `what` of rank took since *t, and restarts *t. */
-static void lap(int rank, const char *what, double *t)
-{
-    double n = now_s();
-    LOG_DEBUG("rank %d: %s took %.3f s", rank, what, n - *t);
-    *t = n;
-}
-
 static int load_rank(struct an_ctx *c, struct err *e)
 {
     int rc;
-    double t = now_s();
+    double t = log_now_s();
     if ((rc = load_steps(c, e)) || (rc = load_gpu(c, e))) return rc;
     group_streams(c);
-    lap(c->rank, "steps and GPU ops", &t);
+    LOG_LAP(c->rank, "steps and GPU ops", &t);
     if ((rc = load_launches(c, e))) return rc;
-    lap(c->rank, "launch calls", &t);
+    LOG_LAP(c->rank, "launch calls", &t);
     if ((rc = load_gpu_peak(c, e))) return rc;
     link_ops(c);
     if (c->nsteps) {
@@ -605,12 +590,12 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
     json_object_set_new(doc, "steps", json_integer((json_int_t)c->nsteps));
     json_object_set_new(doc, "gpu", json_pack("{s:s,s:f,s:f}", "name", c->gpu_name, "memory_gbps",
                                               c->gpu_mem_gbps, "link_gbps", c->link_gbps));
-    double t = now_s();
+    double t = log_now_s();
     for (size_t i = 0; i < sizeof registry / sizeof registry[0] && rc == 0; i++) {
         json_t *o = json_object();
         rc = registry[i].fn(c, o, e);
         json_object_set_new(doc, registry[i].name, o);
-        lap(c->rank, registry[i].name, &t);
+        LOG_LAP(c->rank, registry[i].name, &t);
     }
     if (rc == 0) {
         char *text = json_dumps(doc, JSON_COMPACT);

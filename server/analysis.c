@@ -1453,20 +1453,6 @@ static int write_steps(struct rankctx *c, const struct step *s, size_t n, struct
     return rc;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void lap(int rank, const char *what, double *t)
-{
-    double n = now_s();
-    LOG_DEBUG("rank %d: %s took %.3f s", rank, what, n - *t);
-    *t = n;
-}
-
 static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct err *e)
 {
     struct rankctx c;
@@ -1487,24 +1473,24 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
         goto out;
     }
     /* phase timings at debug level: what a slow ingest needs explained */
-    double t = now_s(), t0 = t;
+    double t = log_now_s(), t0 = t;
     if ((rc = load_gpu(&c, e)) != 0) goto out;
-    lap(rank, "GPU ops", &t);
+    LOG_LAP(rank, "GPU ops", &t);
     if ((rc = load_cpu(&c, e)) != 0) goto out;
-    lap(rank, "CPU threads", &t);
+    LOG_LAP(rank, "CPU threads", &t);
     if ((rc = build_steps(&c, &steps, &nsteps)) != 0) goto out;
     breakdown(&c, steps, nsteps);
     if ((rc = write_steps(&c, steps, nsteps, e)) != 0) goto out;
-    lap(rank, "steps and breakdown", &t);
+    LOG_LAP(rank, "steps and breakdown", &t);
     int64_t w0 = nsteps ? steps[0].ts : 0, w1 = nsteps ? steps[nsteps - 1].end : 0;
     if ((rc = gpu_metrics(&c, header, w0, w1, e)) != 0) goto out;
     if ((rc = write_ops(&c, e)) != 0) goto out;
     if ((rc = write_kernels(&c, e)) != 0) goto out;
-    lap(rank, "metrics and tables", &t);
+    LOG_LAP(rank, "metrics and tables", &t);
     if ((rc = memory(&c, steps, nsteps, summary, e)) != 0) goto out;
-    lap(rank, "memory", &t);
+    LOG_LAP(rank, "memory", &t);
     t = t0;
-    lap(rank, "all", &t);
+    LOG_LAP(rank, "all", &t);
 
     json_object_set_new(summary, "window_ns", json_pack("[I,I]", (json_int_t)w0, (json_int_t)w1));
     json_object_set_new(summary, "steps_found", json_integer((json_int_t)c.nhost));

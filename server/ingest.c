@@ -129,17 +129,10 @@ struct progress_link {
     const char *phase;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void on_phase(void *arg, const char *phase)
 {
     struct progress_link *l = arg;
-    double t = now_s();
+    double t = log_now_s();
     /* phase timings are what `make bench` and a slow ingest need explained */
     if (l->phase) LOG_DEBUG("phase %s took %.3f s", l->phase, t - l->t_phase);
     l->phase = phase;
@@ -209,15 +202,15 @@ static int derive(sqlite3 *db, const struct config_rules *rules, struct err *e)
 {
     double t[5];
     int rc;
-    t[0] = now_s();
+    t[0] = log_now_s();
     if ((rc = analysis_run(db, e)) != 0) return rc;
-    t[1] = now_s();
+    t[1] = log_now_s();
     if ((rc = rules_run(db, rules, e)) != 0) return rc;
-    t[2] = now_s();
+    t[2] = log_now_s();
     if ((rc = analyses_run(db, e)) != 0) return rc;
-    t[3] = now_s();
+    t[3] = log_now_s();
     if ((rc = timeline_build(db, e)) != 0) return rc;
-    t[4] = now_s();
+    t[4] = log_now_s();
     LOG_INFO("derived tables: analysis %.2f s, rules %.2f s, analyses %.2f s, timeline %.2f s", t[1] - t[0],
              t[2] - t[1], t[3] - t[2], t[4] - t[3]);
     return 0;
@@ -250,7 +243,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     int *rank_map = NULL;
     json_t *files = json_array(), *info = NULL;
     char *name = NULL, *files_text = NULL, *tags_text = NULL;
-    struct progress_link link = { progress, mu, 0, now_s(), "parse" };
+    struct progress_link link = { progress, mu, 0, log_now_s(), "parse" };
     int rc = 0;
     uint64_t total = 0, events = 0;
 

@@ -44,3 +44,10 @@ void log_write(enum log_level lvl, const char *module, const char *fmt, ...)
     /* One write per line so lines from several threads never interleave. */
     if (write(STDERR_FILENO, line, (size_t)n) < 0) { /* nowhere left to report it */ }
 }
+
+double log_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

@@ -475,11 +475,10 @@ static int busy_set(struct busyw *w, int64_t t, int64_t v, struct err *e)
  * whose streams name none: device 0; streams without a device count for
  * every device of their rank, as in gpuscan). Memory: one heap of the end
  * times of the ops running at once. */
-static double now_s(void);
 
 static int build_gpubusy(sqlite3 *db, struct err *e)
 {
-    double t0s = now_s();
+    double t0s = log_now_s();
     sqlite3_stmt *devs = NULL, *ins = NULL, *t0q = NULL, *ser = NULL;
     struct endheap h = { NULL, 0, 0 };
     struct gpuscan_lanes *L = NULL;
@@ -552,7 +551,7 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
         rundb_db_error(db, e, "timeline (GPU devices)");
         goto out;
     }
-    LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, now_s() - t0s);
+    LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, log_now_s() - t0s);
 out:
     gpuscan_lanes_close(L);
     free(h.v);
@@ -699,16 +698,9 @@ out:
     return e->code;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 int timeline_build(sqlite3 *db, struct err *e)
 {
-    double t0 = now_s(), t1, t2;
+    double t0 = log_now_s(), t1, t2;
 
     err_clear(e);
     if (sqlite3_exec(db, "PRAGMA cache_size=-16384; BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
@@ -724,19 +716,19 @@ int timeline_build(sqlite3 *db, struct err *e)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    t1 = now_s();
+    t1 = log_now_s();
     if (build_counters(db, e) != 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    t2 = now_s();
+    t2 = log_now_s();
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         rundb_db_error(db, e, "timeline (commit)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
     LOG_INFO("level of detail built: slices %.2f s, counters %.2f s, commit %.2f s", t1 - t0, t2 - t1,
-             now_s() - t2);
+             log_now_s() - t2);
     return 0;
 }
 
