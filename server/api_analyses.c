@@ -20,8 +20,9 @@
 #include "xmalloc.h"
 
 /* The stored documents of `rank` (< 0: all) as {"<rank>": doc}. A run
- * imported before the analyses, or a rank it lacks, is ERR_NOT_FOUND: both
- * mean "nothing stored here", and the message says which.
+ * imported before the analyses is ERR_CONFLICT, like the other read APIs
+ * for a run older than their tables (the pages offer to re-import); a rank
+ * it lacks is ERR_NOT_FOUND.
  * OUT *docs: owned by caller. */
 static int read_docs(struct http_req *req, sqlite3 *db, int rank, json_t **docs, struct err *e)
 {
@@ -29,7 +30,7 @@ static int read_docs(struct http_req *req, sqlite3 *db, int rank, json_t **docs,
 
     if (analyses_read(db, rank, docs, e) < 0) return e->code;
     if (!*docs)
-        return err_set(e, ERR_NOT_FOUND, "run %s was imported before the GPU analyses existed; re-import it to get them",
+        return err_set(e, ERR_CONFLICT, "run %s was imported before the GPU analyses existed; re-import it to get them",
                        id);
     if (rank >= 0 && json_object_size(*docs) == 0) {
         json_decref(*docs);
