@@ -45,8 +45,7 @@ export function h(tag, attrs, ...children) {
         for (const [key, val] of Object.entries(attrs)) {
             if (val === undefined || val === null || val === false) continue;
             if (key === 'class') {
-                const list = Array.isArray(val) ? val : [val];
-                for (const c of list) if (c) el.classList.add(.../** @type {string} */ (c).split(/\s+/).filter(Boolean));
+                addClasses(el, val);
             } else if (key === 'on') {
                 for (const [ev, fn] of Object.entries(/** @type {Record<string, EventListener>} */ (val))) {
                     el.addEventListener(ev, fn);
@@ -73,6 +72,17 @@ export function h(tag, attrs, ...children) {
     return el;
 }
 
+/**
+ * Adds a `class` attribute's classes: a string of names or a list of them
+ * (false, null and undefined skipped).
+ * @param {Element} el
+ * @param {unknown} val
+ */
+function addClasses(el, val) {
+    const list = Array.isArray(val) ? val : [val];
+    for (const c of list) if (c) el.classList.add(.../** @type {string} */ (c).split(/\s+/).filter(Boolean));
+}
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 /**
@@ -92,8 +102,7 @@ export function svg(tag, attrs, ...children) {
         for (const [key, val] of Object.entries(attrs)) {
             if (val === undefined || val === null || val === false) continue;
             if (key === 'class') {
-                const list = Array.isArray(val) ? val : [val];
-                for (const c of list) if (c) el.classList.add(.../** @type {string} */ (c).split(/\s+/).filter(Boolean));
+                addClasses(el, val);
             } else if (key === 'style' || key === 'innerHTML' || /^on/i.test(key) || /href$/i.test(key)) {
                 throw new Error('svg(): refusing ' + key);
             } else {
@@ -324,6 +333,30 @@ export function inlineEditor(opts) {
         input.select();
     });
     return form;
+}
+
+/**
+ * Calls fn whenever devicePixelRatio changes (browser zoom, the window
+ * moved to another screen), so canvases can be sized again.
+ * @param {() => void} fn
+ * @returns {() => void} stops it
+ */
+export function onDprChange(fn) {
+    /** @type {MediaQueryList | null} */
+    let mq = null;
+    const changed = () => {
+        watch();
+        fn();
+    };
+    function watch() {
+        if (mq) mq.removeEventListener('change', changed);
+        mq = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+        mq.addEventListener('change', changed);
+    }
+    watch();
+    return () => {
+        if (mq) mq.removeEventListener('change', changed);
+    };
 }
 
 /**

@@ -19,7 +19,7 @@
 
 import { byteTicks, dragWindow, linearScale, niceTicks, sampleAt, timeTickLabels } from './charts.js';
 import { C } from './classes.js';
-import { h, replace } from './dom.js';
+import { h, onDprChange, replace } from './dom.js';
 import { formatBytes, formatOffset } from './format.js';
 
 /** @typedef {import('./charts.js').Scale} Scale */
@@ -275,18 +275,7 @@ export function createMemoryChart(opts) {
 
     const ro = new ResizeObserver(() => invalidate());
     ro.observe(el);
-    /** @type {MediaQueryList | null} */
-    let mq = null;
-    const onDpr = () => {
-        watchDpr();
-        invalidate();
-    };
-    function watchDpr() {
-        if (mq) mq.removeEventListener('change', onDpr);
-        mq = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
-        mq.addEventListener('change', onDpr);
-    }
-    watchDpr();
+    const stopDpr = onDprChange(invalidate);
 
     return {
         el,
@@ -304,7 +293,7 @@ export function createMemoryChart(opts) {
         plotWidth: () => Math.max(0, plotBox().x1 - plotBox().x0),
         destroy() {
             ro.disconnect();
-            if (mq) mq.removeEventListener('change', onDpr);
+            stopDpr();
             if (frame) cancelAnimationFrame(frame);
         },
     };

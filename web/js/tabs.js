@@ -3,13 +3,15 @@
  * tabs.js — what the run page's analysis tabs (views/overview.js,
  * operators.js, kernels.js, memory.js) share: the context run.js mounts
  * them with, writing table state to the URL, the rank a tab shows, section
- * headings, and the error box for a failed analysis request (a run
- * imported before analyses existed answers 409; an unknown rank 404).
+ * headings, the error box for a failed analysis request (a run
+ * imported before analyses existed answers 409; an unknown rank 404), and
+ * small cells and chart keys (share bars, swatches, legends, stacks).
  */
 
 import * as api from './api.js';
 import { C } from './classes.js';
-import { alertBox, h } from './dom.js';
+import { linearScale, niceTicks, timeTickLabels } from './charts.js';
+import { alertBox, h, svg } from './dom.js';
 import { formatPercent } from './format.js';
 import { buildUrl, navigate } from './router.js';
 
@@ -66,6 +68,46 @@ export function rankStartUs(run, rank) {
 }
 
 /**
+ * A tab's request that only its latest call may answer: each load() aborts
+ * the one before and marks root busy until it settles; got() runs with the
+ * answer, failed() with any error but an abort (also one got() threw),
+ * neither once stop() was called.
+ * @template T
+ * @param {HTMLElement} root
+ * @param {(signal: AbortSignal) => Promise<T>} request
+ * @param {(v: T) => void} got
+ * @param {(e: unknown) => void} failed
+ * @returns {{load: () => Promise<void>, stop: () => void}}
+ */
+export function latestRequest(root, request, got, failed) {
+    /** @type {AbortController | null} */
+    let ctrl = null;
+    let stopped = false;
+    async function load() {
+        if (ctrl) ctrl.abort();
+        const mine = new AbortController();
+        ctrl = mine;
+        root.classList.add(C.busy);
+        try {
+            const v = await request(mine.signal);
+            if (!stopped && ctrl === mine) got(v);
+        } catch (e) {
+            if (stopped || ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
+            failed(e);
+        } finally {
+            if (ctrl === mine) root.classList.remove(C.busy);
+        }
+    }
+    return {
+        load,
+        stop() {
+            stopped = true;
+            if (ctrl) ctrl.abort();
+        },
+    };
+}
+
+/**
  * @param {string} title
  * @param {...Child} body
  */
@@ -119,6 +161,121 @@ export function shareBar(n, total) {
     const v = typeof n === 'number' && total > 0 ? Math.max(0, Math.min(1, n / total)) : 0;
     fill.style.width = (v * 100).toFixed(1) + '%';
     return h('span', { class: C.shareBar }, h('span', { class: C.shareTrack }, fill), h('span', null, formatPercent(n, total)));
+}
+
+/**
+ * A colour key: a square, a line ('line') or a dashed line ('dashed').
+ * @param {string} color
+ * @param {'box' | 'line' | 'dashed'} [shape]
+ * @returns {HTMLElement}
+ */
+export function swatch(color, shape = 'box') {
+    const s = h('span', { class: [C.swatch, shape !== 'box' && C.swatchLine, shape === 'dashed' && C.swatchDashed], 'aria-hidden': 'true' });
+    if (shape === 'dashed') s.style.color = color;
+    else s.style.background = color;
+    return s;
+}
+
+/** @typedef {{label: string, color: string, help?: string, shape?: 'box' | 'line' | 'dashed'}} LegendItem */
+
+/**
+ * The key of a chart: one swatch and label per item (help: its tooltip).
+ * @param {LegendItem[]} items
+ * @returns {HTMLElement}
+ */
+export function legend(items) {
+    return h('ul', { class: C.legend }, items.map((i) => h('li', { title: i.help || null }, swatch(i.color, i.shape), i.label)));
+}
+
+/**
+ * One horizontal bar of coloured segments (HTML), each as wide as its share
+ * of scale, the value of the full width.
+ * @param {string} label aria-label
+ * @param {{color: string, value: number, title: string}[]} segs  those of value 0 or less are left out
+ * @param {number} scale > 0
+ * @param {string} [cls] extra class
+ * @returns {HTMLElement}
+ */
+export function hbar(label, segs, scale, cls) {
+    return h(
+        'div',
+        { class: [C.hbar, cls], role: 'img', 'aria-label': label },
+        segs
+            .filter((s) => s.value > 0)
+            .map((s) => {
+                const seg = h('span', { class: C.hbarSeg, title: s.title });
+                seg.style.width = ((s.value / scale) * 100).toFixed(2) + '%';
+                seg.style.background = s.color;
+                return seg;
+            }),
+    );
+}
+
+/**
+ * One row of stackedBars(): its label on the axis (name: in the tooltip,
+ * when other), its segments and its total (default: their sum).
+ * @typedef {object} BarRow
+ * @property {string} label
+ * @property {string} [name]
+ * @property {{label: string, color: string, value: number}[]} segs
+ * @property {number} [total]
+ * @property {string | false} [labelClass]    extra class of the label
+ * @property {Record<string, string>} [attrs] extra attributes of the row's <g>
+ */
+
+/**
+ * Horizontal stacked bars on one time axis, one row per item, in SVG
+ * (viewBox units: it scales with its box). Segments of value 0 or less are
+ * left out; labels longer than 22 characters are cut.
+ * @param {object} o
+ * @param {string} o.label                  aria-label
+ * @param {BarRow[]} o.rows
+ * @param {{w: number, left: number, right: number, top: number, row: number, gap: number, bottom: number}} o.box  geometry
+ * @param {number} o.ticks                  about how many axis ticks
+ * @param {number} [o.perUs]                value units per µs (1000 for ns; default 1)
+ * @param {(v: number) => string} o.fmt     a value in the tooltips
+ * @param {string} [o.class]                extra class of the <svg>
+ * @returns {SVGSVGElement}
+ */
+export function stackedBars(o) {
+    const { box, rows, fmt } = o;
+    const per = o.perUs ?? 1;
+    const totals = rows.map((r) => r.total ?? r.segs.reduce((a, s) => a + Math.max(0, s.value), 0));
+    const max = Math.max(0, ...totals);
+    const { ticks, step } = niceTicks(0, max > 0 ? max / per : 1, o.ticks);
+    const x = linearScale(0, ticks[ticks.length - 1] * per, box.left, box.w - box.right);
+    const labels = timeTickLabels(ticks, step);
+    const yAxis = box.top + rows.length * (box.row + box.gap);
+    const short = (/** @type {string} */ s) => (s.length > 22 ? s.slice(0, 21) + '…' : s);
+    return svg(
+        'svg',
+        { class: [C.chart, o.class], viewBox: `0 0 ${box.w} ${yAxis + box.bottom}`, role: 'img', 'aria-label': o.label },
+        ticks.map((t, i) =>
+            svg(
+                'g',
+                null,
+                svg('line', { class: C.gridLine, x1: x.map(t * per), x2: x.map(t * per), y1: box.top, y2: yAxis }),
+                svg('text', { class: C.axis, x: x.map(t * per), y: yAxis + 16, 'text-anchor': 'middle' }, labels[i]),
+            ),
+        ),
+        rows.map((r, i) => {
+            const y = box.top + i * (box.row + box.gap);
+            let at = 0;
+            const segs = r.segs.filter((s) => s.value > 0);
+            const tip = [`${r.name ?? r.label}: ${fmt(totals[i])}`, ...segs.map((s) => `${s.label}: ${fmt(s.value)} (${formatPercent(s.value, totals[i])})`)].join('\n');
+            return svg(
+                'g',
+                { ...r.attrs, class: C.bar },
+                svg('title', null, tip),
+                svg('text', { class: [C.axis, r.labelClass], x: box.left - 6, y: y + box.row / 2 + 4, 'text-anchor': 'end' }, short(r.label)),
+                segs.map((s) => {
+                    const x0 = x.map(at);
+                    at += s.value;
+                    return svg('rect', { x: x0.toFixed(2), y, height: box.row, width: Math.max(0.5, x.map(at) - x0).toFixed(2), fill: s.color });
+                }),
+            );
+        }),
+    );
 }
 
 /**

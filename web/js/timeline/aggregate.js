@@ -17,6 +17,7 @@ import { alertBox, h, replace } from '../dom.js';
 import { formatMicros, formatNumber, formatOffset } from '../format.js';
 import * as T from '../timescale.js';
 import { counterUnit, formatCounter } from './data.js';
+import { detailsHead } from './details.js';
 
 /** @typedef {import('../api.js').TimelineAggregate} TimelineAggregate */
 
@@ -85,14 +86,7 @@ export function showAggregate(box, a, r, act) {
     const cs = r.counters || [];
     replace(
         box,
-        h(
-            'div',
-            { class: C.tlDetailsHead },
-            h('h2', { class: C.sectionTitle }, TITLE),
-            h('span', { class: C.spacer }),
-            h('button', { type: 'button', class: [C.btn, C.btnSm], on: { click: () => act.zoom() } }, 'Zoom to it'),
-            h('button', { type: 'button', class: [C.btn, C.btnSm], on: { click: () => act.clear() } }, 'Clear'),
-        ),
+        detailsHead(TITLE, () => act.zoom(), () => act.clear()),
         h('p', { class: C.muted }, `${formatOffset(a.start, act.origin)} → ${formatOffset(a.end, act.origin)} (${T.formatSpan(a.end - a.start)}), slices of the lanes shown that start in the window, by name. Click a row to highlight its slices.`),
         rows.length
             ? h(

@@ -27,6 +27,7 @@
 import * as api from '../api.js';
 import { C } from '../classes.js';
 import { h, replace } from '../dom.js';
+import { legend as legendList } from '../tabs.js';
 import * as T from '../timescale.js';
 import { HEAD_H, SLICE_H, depthY, laneTop } from './layout.js';
 
@@ -115,18 +116,29 @@ export function createCritPath(o) {
     /** @type {{id: number, box: HTMLElement} | null} */
     let picked = null;
 
+    /**
+     * New segments: the slice id → depth cache is rebuilt at the next paint
+     * (a new items map rebuilds it too).
+     * @param {Segment[]} v
+     */
+    function setSegs(v) {
+        segs = v;
+        depthsOf = null;
+    }
+
     const button = h('button', { type: 'button', class: [C.btn, C.btnSm], 'aria-pressed': String(on), title: 'Outline the critical path of the steps (what bounded each step)' }, 'Critical path');
     const note = h('span', { class: [C.muted, C.nowrap] });
     const legend = h(
         'div',
         { class: C.toolbar, hidden: !on, 'aria-label': 'Critical path categories', dataset: { cpLegend: '1' } },
         h('strong', null, 'Critical path'),
-        h(
-            'ul',
-            { class: C.legend },
-            DEFAULT_CATS.map((c) =>
-                h('li', null, h('span', { class: c === 'kernel_gap' || c === 'launch_overhead' ? [C.swatch, C.swatchLine] : C.swatch, style: { background: CP_COLOURS[/** @type {keyof CP_COLOURS} */ (c)] } }), LABELS[c]),
-            ),
+        // the categories that are mostly gaps (drawn as dashed lines) get a line swatch
+        legendList(
+            DEFAULT_CATS.map((c) => ({
+                label: LABELS[c],
+                color: CP_COLOURS[/** @type {keyof CP_COLOURS} */ (c)],
+                shape: c === 'kernel_gap' || c === 'launch_overhead' ? 'line' : 'box',
+            })),
         ),
         note,
     );
@@ -139,7 +151,7 @@ export function createCritPath(o) {
         legend.hidden = !on;
         if (!on) {
             if (ctrl) ctrl.abort();
-            segs = [];
+            setSegs([]);
             got = null;
             delete o.plot().dataset.cpSegments;
         }
@@ -174,15 +186,14 @@ export function createCritPath(o) {
         const mine = new AbortController();
         ctrl = mine;
         try {
-            const url = api.analysisUrl(o.runId, 'critpath', { rank: r, start: Math.floor(want.start * 1000), end: Math.ceil(want.end * 1000) });
-            const ans = await api.request('GET', url, undefined, mine.signal);
+            const ans = await api.getCritpath(o.runId, { rank: r, start: Math.floor(want.start * 1000), end: Math.ceil(want.end * 1000) }, mine.signal);
             if (ctrl !== mine || !on) return;
-            segs = parseSegments(ans || {});
+            setSegs(parseSegments(ans || {}));
             got = want;
             error = '';
         } catch (e) {
             if (ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            segs = [];
+            setSegs([]);
             got = want; // not again for this window
             error = e instanceof Error ? e.message : String(e);
         }
@@ -207,18 +218,10 @@ export function createCritPath(o) {
         let any = -1;
         for (let k = depths.length - 1; k >= 0; k--) {
             const it = depths[k];
-            if (!it) continue;
-            let lo = 0;
-            let hi = it.ts.length;
-            while (lo < hi) {
-                const m = (lo + hi) >> 1;
-                if (it.ts[m] <= mid) lo = m + 1;
-                else hi = m;
-            }
-            if (lo > 0 && it.ts[lo - 1] + it.dur[lo - 1] >= mid) {
-                if (it.n[lo - 1] > 1) return k;
-                if (any < 0) any = k;
-            }
+            const i = it ? T.hitIndex(it.ts, it.dur, mid, 0) : -1;
+            if (!it || i < 0) continue;
+            if (it.n[i] > 1) return k;
+            if (any < 0) any = k;
         }
         return Math.max(0, any);
     }
@@ -250,7 +253,6 @@ export function createCritPath(o) {
     function draw(g, s) {
         if (!on) return 0;
         const { view } = s;
-        depthsOf = null; // segments or items may have changed since the last paint
         let n = 0;
         /** @type {{x: number, y: number} | null} */
         let prev = null;
@@ -350,7 +352,7 @@ export function createCritPath(o) {
         /** A new rank: what was fetched is another rank's. */
         reset() {
             if (ctrl) ctrl.abort();
-            segs = [];
+            setSegs([]);
             got = null;
             picked = null;
         },

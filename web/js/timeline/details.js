@@ -66,6 +66,26 @@ export function showDetailsError(box, e) {
 }
 
 /**
+ * The head of a timeline side panel (this one and aggregate.js's): its
+ * title, then "Zoom to it" and "Clear" buttons.
+ * @param {string} title
+ * @param {() => void} zoom
+ * @param {() => void} clear
+ * @param {{zoom?: string, clear?: string}} [tips] the buttons' tooltips
+ * @returns {HTMLElement}
+ */
+export function detailsHead(title, zoom, clear, tips = {}) {
+    return h(
+        'div',
+        { class: C.tlDetailsHead },
+        h('h2', { class: C.sectionTitle }, title),
+        h('span', { class: C.spacer }),
+        h('button', { type: 'button', class: [C.btn, C.btnSm], title: tips.zoom || null, on: { click: zoom } }, 'Zoom to it'),
+        h('button', { type: 'button', class: [C.btn, C.btnSm], title: tips.clear || null, on: { click: clear } }, 'Clear'),
+    );
+}
+
+/**
  * A button that selects (and reveals) a slice.
  * @param {SliceLink} l
  * @param {DetailsActions} act
@@ -100,14 +120,7 @@ export function showDetails(box, d, act) {
     const flows = d.flows || [];
     replace(
         box,
-        h(
-            'div',
-            { class: C.tlDetailsHead },
-            h('h2', { class: C.sectionTitle }, TITLE),
-            h('span', { class: C.spacer }),
-            h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'Fit the view to this slice (F)', on: { click: act.fit } }, 'Zoom to it'),
-            h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'Clear the selection (Escape)', on: { click: act.clear } }, 'Clear'),
-        ),
+        detailsHead(TITLE, act.fit, act.clear, { zoom: 'Fit the view to this slice (F)', clear: 'Clear the selection (Escape)' }),
         h('p', { class: [C.mono, C.tlSliceName] }, d.name),
         h('dl', { class: C.kv }, rows.map(([k, v]) => [h('dt', null, k), h('dd', null, v)])),
         d.launcher

@@ -87,6 +87,24 @@ export function fitCanvas(c, w, hgt) {
     return g;
 }
 
+/**
+ * fitCanvas(), then the background filled and the text style set: the
+ * start of every opaque layer.
+ * @param {HTMLCanvasElement} c
+ * @param {number} w CSS px
+ * @param {number} hgt CSS px
+ * @returns {CanvasRenderingContext2D | null}
+ */
+function fitOpaque(c, w, hgt) {
+    const g = fitCanvas(c, w, hgt);
+    if (!g) return null;
+    g.fillStyle = COL.bg;
+    g.fillRect(0, 0, w, hgt);
+    g.font = FONT;
+    g.textBaseline = 'middle';
+    return g;
+}
+
 /** @type {Map<string, number>} */
 const widthCache = new Map();
 
@@ -143,12 +161,8 @@ function hatchOf(g) {
 export function drawRuler(canvas, s) {
     const { view } = s;
     const w = view.width;
-    const g = fitCanvas(canvas, w, HEAD_H);
+    const g = fitOpaque(canvas, w, HEAD_H);
     if (!g) return;
-    g.fillStyle = COL.bg;
-    g.fillRect(0, 0, w, HEAD_H);
-    g.font = FONT;
-    g.textBaseline = 'middle';
     const r = T.rulerTicks(view, s.origin, 100);
     g.strokeStyle = COL.line;
     g.fillStyle = COL.muted;
@@ -160,7 +174,6 @@ export function drawRuler(canvas, s) {
         g.stroke();
         if (x + 4 + textWidth(g, t.label) < w) g.fillText(t.label, x + 4, RULER_H / 2);
     }
-    g.textBaseline = 'middle';
     s.steps.forEach((st, i) => {
         const a = T.timeToPx(view, st.start_us);
         const b = T.timeToPx(view, st.end_us);
@@ -193,12 +206,8 @@ export function drawRuler(canvas, s) {
 export function drawLanes(canvas, s, hgt) {
     const { view, layout } = s;
     const w = view.width;
-    const g = fitCanvas(canvas, w, hgt);
+    const g = fitOpaque(canvas, w, hgt);
     if (!g) return;
-    g.fillStyle = COL.bg;
-    g.fillRect(0, 0, w, hgt);
-    g.font = FONT;
-    g.textBaseline = 'middle';
     // step bands across every lane
     s.steps.forEach((st, i) => {
         const a = T.timeToPx(view, st.start_us);
@@ -443,10 +452,8 @@ function drawBusy(g, s, c, top, hgt, y) {
  * @param {number} hgt CSS px
  */
 export function drawMini(canvas, s, w, hgt) {
-    const g = fitCanvas(canvas, w, hgt);
+    const g = fitOpaque(canvas, w, hgt);
     if (!g) return;
-    g.fillStyle = COL.bg;
-    g.fillRect(0, 0, w, hgt);
     const mv = { start: s.bounds.start, end: s.bounds.end, width: w };
     s.steps.forEach((st, i) => {
         const a = T.timeToPx(mv, st.start_us);

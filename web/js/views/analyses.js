@@ -24,10 +24,10 @@
 import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, replace, svg } from '../dom.js';
-import { linearScale, niceTicks, timeTickLabels } from '../charts.js';
+import { linearScale, niceTicks } from '../charts.js';
 import { DASH, formatBytes, formatDuration, formatNumber, formatOffset, formatPercent, formatShare, plural } from '../format.js';
 import { buildUrl } from '../router.js';
-import { analysisError, rankStartUs, shareBar, tabRank } from '../tabs.js';
+import { analysisError, hbar, latestRequest, legend, rankStartUs, shareBar, stackedBars as barRows, swatch, tabRank } from '../tabs.js';
 import { CP_COLOURS } from '../timeline/critpath.js';
 
 /** @typedef {import('../api.js').AnalysesDoc} AnalysesDoc */
@@ -129,6 +129,15 @@ const empty = (o) => Object.keys(o).length === 0;
 /** @param {number | null} ns */
 const dur = (ns) => formatDuration(ns);
 
+/** @param {Record<string, any>} s a stream @returns {string} */
+const streamName = (s) => str(s, 'name') || `track ${num(s, 'stream') ?? '?'}`;
+
+/** @param {Record<string, any>} s a stream: its name, and its GPU muted */
+const streamCell = (s) => [streamName(s), isNum(s.device) && s.device >= 0 ? h('span', { class: C.muted }, ` GPU ${s.device}`) : null];
+
+/** A value followed by its share, muted. @param {Child} value @param {string} share */
+const withShare = (value, share) => [value, h('span', { class: C.muted }, ` ${share}`)];
+
 // --- the tab ----------------------------------------------------------------------
 
 /** @type {{destroy: () => void} | null} */
@@ -154,37 +163,25 @@ export function unmount() {
  */
 function createAnalyses(root, ctx) {
     const { store, run } = ctx;
-    /** @type {AbortController | null} */
-    let ctrl = null;
     let shownRank = /** @type {number | null | undefined} */ (undefined);
-    let destroyed = false;
-
-    async function load() {
-        const route = store.get().route;
-        const rank = tabRank(run, route);
-        shownRank = route.rank;
-        if (ctrl) ctrl.abort();
-        const mine = new AbortController();
-        ctrl = mine;
-        root.classList.add(C.busy);
-        try {
-            const d = await api.getAnalyses(run.id, rank, mine.signal);
-            if (destroyed || ctrl !== mine) return;
+    let rank = 0;
+    const req = latestRequest(
+        root,
+        (signal) => {
+            const route = store.get().route;
+            rank = tabRank(run, route);
+            shownRank = route.rank;
+            return api.getAnalyses(run.id, rank, signal);
+        },
+        (d) => {
             const doc = d.ranks[String(rank)];
             replace(root, doc ? render(doc, rank, run, store.get().route) : alertBox('warn', `No analyses for rank ${rank}`, 'The server returned none.'));
             markSection();
             revealHash();
-        } catch (e) {
-            if (destroyed || ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            if (e instanceof api.ApiError && e.status === 404 && /before the GPU analyses/.test(e.message)) {
-                replace(root, alertBox('warn', 'No GPU analyses for this run', h('p', null, e.message), h('p', null, 'Upload its trace files again to get this tab.')));
-            } else {
-                replace(root, analysisError(e, 'analyses', store.get().route, load));
-            }
-        } finally {
-            if (ctrl === mine) root.classList.remove(C.busy);
-        }
-    }
+        },
+        // a run older than the analyses answers 409: analysisError says to upload it again
+        (e) => replace(root, analysisError(e, 'analyses', store.get().route, req.load)),
+    );
 
     /** Scrolls to the section the URL's anchor names (after a load, the page was not there yet). */
     function revealHash() {
@@ -204,16 +201,15 @@ function createAnalyses(root, ctx) {
     }
 
     replace(root, h('p', { class: [C.muted, C.loading] }, 'Loading the GPU analyses…'));
-    load();
+    req.load();
     window.addEventListener('hashchange', markSection);
     const unsubscribe = store.subscribe((next) => {
         const r = next.route;
-        if (r.view === 'run' && r.run === run.id && r.tab === 'analyses' && r.rank !== shownRank) load();
+        if (r.view === 'run' && r.run === run.id && r.tab === 'analyses' && r.rank !== shownRank) req.load();
     });
     return {
         destroy() {
-            destroyed = true;
-            if (ctrl) ctrl.abort();
+            req.stop();
             window.removeEventListener('hashchange', markSection);
             unsubscribe();
         },
@@ -292,18 +288,6 @@ function anSection(id, title, body) {
 
 // --- small building blocks ----------------------------------------------------------
 
-/** @param {string} color */
-function swatch(color) {
-    const s = h('span', { class: C.swatch, 'aria-hidden': 'true' });
-    s.style.background = color;
-    return s;
-}
-
-/** @param {Part[]} items */
-function legend(items) {
-    return h('ul', { class: C.legend }, items.map((i) => h('li', { title: i.help || null }, swatch(i.color), i.label)));
-}
-
 /**
  * @param {string} label
  * @param {Child} value
@@ -375,16 +359,11 @@ function nameCell(s) {
  */
 function fullBar(label, segs, fmt, total) {
     const sum = total ?? segs.reduce((a, s) => a + Math.max(0, s.value), 0);
-    const shown = segs.filter((s) => s.value > 0 && sum > 0);
-    return h(
-        'div',
-        { class: C.hbar, role: 'img', 'aria-label': label + ': ' + shown.map((s) => `${s.part.label} ${formatPercent(s.value, sum)}`).join(', ') },
-        shown.map((s) => {
-            const seg = h('span', { class: C.hbarSeg, title: `${s.part.label}: ${fmt(s.value)} (${formatPercent(s.value, sum)})` });
-            seg.style.width = ((s.value / sum) * 100).toFixed(2) + '%';
-            seg.style.background = s.part.color;
-            return seg;
-        }),
+    const shown = sum > 0 ? segs.filter((s) => s.value > 0) : [];
+    return hbar(
+        label + ': ' + shown.map((s) => `${s.part.label} ${formatPercent(s.value, sum)}`).join(', '),
+        shown.map((s) => ({ color: s.part.color, value: s.value, title: `${s.part.label}: ${fmt(s.value)} (${formatPercent(s.value, sum)})` })),
+        sum,
     );
 }
 
@@ -396,43 +375,15 @@ const HB = { w: 900, left: 150, right: 24, top: 6, row: 20, gap: 6, bottom: 26 }
  * @param {{label: string, segs: {part: Part, value: number}[]}[]} rows
  */
 function stackedBars(label, rows) {
-    const totals = rows.map((r) => r.segs.reduce((a, s) => a + Math.max(0, s.value), 0));
-    const max = Math.max(0, ...totals);
-    const { ticks, step } = niceTicks(0, max > 0 ? max / 1000 : 1, 5);
-    const top = ticks[ticks.length - 1] * 1000;
-    const x = linearScale(0, top, HB.left, HB.w - HB.right);
-    const labels = timeTickLabels(ticks, step);
-    const yAxis = HB.top + rows.length * (HB.row + HB.gap);
-    const short = (/** @type {string} */ s) => (s.length > 22 ? s.slice(0, 21) + '…' : s);
-    return svg(
-        'svg',
-        { class: [C.chart, C.anChart], viewBox: `0 0 ${HB.w} ${yAxis + HB.bottom}`, role: 'img', 'aria-label': label },
-        ticks.map((t, i) =>
-            svg(
-                'g',
-                null,
-                svg('line', { class: C.gridLine, x1: x.map(t * 1000), x2: x.map(t * 1000), y1: HB.top, y2: yAxis }),
-                svg('text', { class: C.axis, x: x.map(t * 1000), y: yAxis + 16, 'text-anchor': 'middle' }, labels[i]),
-            ),
-        ),
-        rows.map((r, i) => {
-            const y = HB.top + i * (HB.row + HB.gap);
-            let at = 0;
-            const segs = r.segs.filter((s) => s.value > 0);
-            const tip = [`${r.label}: ${dur(totals[i])}`, ...segs.map((s) => `${s.part.label}: ${dur(s.value)} (${formatPercent(s.value, totals[i])})`)].join('\n');
-            return svg(
-                'g',
-                { class: C.bar },
-                svg('title', null, tip),
-                svg('text', { class: C.axis, x: HB.left - 6, y: y + HB.row / 2 + 4, 'text-anchor': 'end' }, short(r.label)),
-                segs.map((s) => {
-                    const x0 = x.map(at);
-                    at += s.value;
-                    return svg('rect', { x: x0.toFixed(2), y, height: HB.row, width: Math.max(0.5, x.map(at) - x0).toFixed(2), fill: s.part.color });
-                }),
-            );
-        }),
-    );
+    return barRows({
+        label,
+        box: HB,
+        ticks: 5,
+        perUs: 1000,
+        fmt: dur,
+        class: C.anChart,
+        rows: rows.map((r) => ({ label: r.label, segs: r.segs.map((s) => ({ label: s.part.label, color: s.part.color, value: s.value })) })),
+    });
 }
 
 // --- 1. idle time by cause --------------------------------------------------------------
@@ -458,13 +409,13 @@ function idleSection(o) {
             'div',
             { class: C.metrics },
             metric('GPU idle (all streams)', dur(idle), 'Gaps between GPU ops on each stream inside the steps, summed over the streams.'),
-            metric('Host wait', [dur(num(tot, 'host_wait_ns')), h('span', { class: C.muted }, ` ${formatShare(num(ratios, 'host_wait'))}`)], 'The next op’s launch call began after the previous op ended: the host was late.'),
-            metric('Kernel wait', [dur(num(tot, 'kernel_wait_ns')), h('span', { class: C.muted }, ` ${formatShare(num(ratios, 'kernel_wait'))}`)], `Gaps shorter than ${dur(num(o, 'kernel_wait_threshold_ns') ?? 30000)} between queued work.`),
-            metric('Other', [dur(num(tot, 'other_ns')), h('span', { class: C.muted }, ` ${formatShare(num(ratios, 'other'))}`)], 'Waiting on events, other streams or copies.'),
+            metric('Host wait', withShare(dur(num(tot, 'host_wait_ns')), formatShare(num(ratios, 'host_wait'))), 'The next op’s launch call began after the previous op ended: the host was late.'),
+            metric('Kernel wait', withShare(dur(num(tot, 'kernel_wait_ns')), formatShare(num(ratios, 'kernel_wait'))), `Gaps shorter than ${dur(num(o, 'kernel_wait_threshold_ns') ?? 30000)} between queued work.`),
+            metric('Other', withShare(dur(num(tot, 'other_ns')), formatShare(num(ratios, 'other'))), 'Waiting on events, other streams or copies.'),
         ),
         stackedBars(
             'Idle time by cause per stream',
-            streams.map((s) => ({ label: str(s, 'name') || `track ${num(s, 'stream') ?? '?'}`, segs: idleSegs(s) })),
+            streams.map((s) => ({ label: streamName(s), segs: idleSegs(s) })),
         ),
         legend(IDLE_PARTS),
         table(
@@ -483,7 +434,7 @@ function idleSection(o) {
                 const counts = obj(s.counts);
                 const gaps = (num(counts, 'host_wait') ?? 0) + (num(counts, 'kernel_wait') ?? 0) + (num(counts, 'other') ?? 0);
                 return [
-                    [str(s, 'name') || `track ${num(s, 'stream') ?? '?'}`, isNum(s.device) && s.device >= 0 ? h('span', { class: C.muted }, ` GPU ${s.device}`) : null],
+                    streamCell(s),
                     dur(num(s, 'busy_ns')),
                     dur(num(s, 'idle_ns')),
                     dur(num(s, 'host_wait_ns')),
@@ -636,7 +587,7 @@ function queueSection(o, ctx) {
             'Queue depth per stream',
             ['Stream', { label: 'Launches', num: true }, { label: 'Max', num: true }, { label: 'Mean', num: true, title: 'Time-weighted over the analysed window' }, { label: 'Median', num: true }, { label: `Time at ${formatNumber(limit)}`, num: true, title: 'CUDA blocks the launching thread while a stream has this many launches queued' }, ''],
             streams.map((s) => [
-                [str(s, 'name') || `track ${num(s, 'stream') ?? '?'}`, isNum(s.device) && s.device >= 0 ? h('span', { class: C.muted }, ` GPU ${s.device}`) : null],
+                streamCell(s),
                 formatNumber(num(s, 'launches')),
                 formatNumber(num(s, 'max')),
                 isNum(s.mean) ? formatNumber(s.mean, 1) : DASH,
@@ -723,9 +674,9 @@ function overlapSection(o) {
         h(
             'div',
             { class: C.metrics },
-            metric('Compute', [dur(num(o, 'compute_ns')), h('span', { class: C.muted }, ` ${formatPercent(num(o, 'compute_ns'), win)}`)], 'Time at least one compute kernel ran.'),
-            metric('Communication', [dur(num(o, 'communication_ns')), h('span', { class: C.muted }, ` ${formatPercent(num(o, 'communication_ns'), win)}`)], 'Time at least one communication kernel ran.'),
-            metric('Memory', [dur(num(o, 'memory_ns')), h('span', { class: C.muted }, ` ${formatPercent(num(o, 'memory_ns'), win)}`)], 'Time at least one memcpy or memset ran.'),
+            metric('Compute', withShare(dur(num(o, 'compute_ns')), formatPercent(num(o, 'compute_ns'), win)), 'Time at least one compute kernel ran.'),
+            metric('Communication', withShare(dur(num(o, 'communication_ns')), formatPercent(num(o, 'communication_ns'), win)), 'Time at least one communication kernel ran.'),
+            metric('Memory', withShare(dur(num(o, 'memory_ns')), formatPercent(num(o, 'memory_ns'), win)), 'Time at least one memcpy or memset ran.'),
             metric('Comm. overlapped with compute', formatShare(num(o, 'comm_overlap_ratio')), 'Time compute and communication both run ÷ communication time (HTA’s comp_comm_overlap). Dash: no communication.'),
         ),
         h('h3', { class: C.anSub }, `Whole window (${dur(win)})`),
@@ -758,8 +709,8 @@ function annotationsSection(o) {
         h(
             'div',
             { class: C.metrics },
-            metric('GPU time attributed', [dur(num(o, 'attributed_ns')), h('span', { class: C.muted }, ` ${formatPercent(num(o, 'attributed_ns'), total)}`)], 'GPU ops whose launch lies under an annotation (innermost wins), or that run inside a GPU annotation.'),
-            metric('Under no annotation', [dur(num(o, 'unattributed_ns')), h('span', { class: C.muted }, ` ${formatPercent(num(o, 'unattributed_ns'), total)}`)]),
+            metric('GPU time attributed', withShare(dur(num(o, 'attributed_ns')), formatPercent(num(o, 'attributed_ns'), total)), 'GPU ops whose launch lies under an annotation (innermost wins), or that run inside a GPU annotation.'),
+            metric('Under no annotation', withShare(dur(num(o, 'unattributed_ns')), formatPercent(num(o, 'unattributed_ns'), total))),
             metric('GPU op time', dur(total), 'Sum of the durations of every GPU op starting in the window (concurrent streams both count).'),
         ),
         rows.length
@@ -865,7 +816,7 @@ function critpathSection(o, ctx) {
                 return [
                     [label(s, i), s.truncated === true ? h('span', { class: C.muted, title: 'The path has more segments than are stored: the timeline shows its first part' }, ' (truncated)') : null],
                     dur(d),
-                    ...segs.map((x) => [dur(x.value), h('span', { class: C.muted }, ` ${formatPercent(x.value, total)}`)]),
+                    ...segs.map((x) => withShare(dur(x.value), formatPercent(x.value, total))),
                     b ? (CP_PARTS[b] || { label: b }).label : DASH,
                     ctx.tl(ts, ts !== null && d !== null ? ts + d : null, 'show on timeline', true),
                 ];

@@ -26,6 +26,7 @@ import { alertBox, h, replace, setTitle } from '../dom.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatShare, plural } from '../format.js';
 import { COMPARE_STATUSES, buildUrl, navigate, parseStatuses } from '../router.js';
 import { createTable } from '../table.js';
+import { hbar, swatch } from '../tabs.js';
 
 /** @typedef {import('../api.js').Diff} Diff */
 /** @typedef {import('../api.js').DiffSide} DiffSide */
@@ -489,13 +490,6 @@ function sideCard(which, s, base) {
     );
 }
 
-/** @param {string} color */
-function swatch(color) {
-    const s = h('span', { class: C.swatch, 'aria-hidden': 'true' });
-    s.style.background = color;
-    return s;
-}
-
 /**
  * Category | A | B | change | a bar centred on zero (left: less time in B).
  * @param {Diff} d
@@ -563,17 +557,15 @@ function stackedPair(d, cats) {
     if (!(max > 0)) return null;
     /** @param {'A' | 'B'} which @param {DiffSide} s */
     const bar = (which, s) => {
-        const segs = stackBreakdown(s.average.breakdown_us, cats).filter((g) => g.value > 0);
-        const track = h(
-            'div',
-            { class: [C.hbar, C.cmpHbar], role: 'img', 'aria-label': `${which}: average step ${formatMicros(s.average.dur_us)}` },
+        const segs = stackBreakdown(s.average.breakdown_us, cats);
+        const track = hbar(
+            `${which}: average step ${formatMicros(s.average.dur_us)}`,
             segs.map((g) => {
                 const info = categoryInfo(g.key);
-                const seg = h('span', { class: C.hbarSeg, title: `${info.label}: ${formatMicros(g.value)}` });
-                seg.style.width = ((g.value / max) * 100).toFixed(2) + '%';
-                seg.style.background = info.color;
-                return seg;
+                return { color: info.color, value: g.value, title: `${info.label}: ${formatMicros(g.value)}` };
             }),
+            max,
+            C.cmpHbar,
         );
         return h('div', { class: C.cmpBarRow }, h('span', { class: C.cmpBarLabel }, which), track, h('span', { class: [C.num, C.muted] }, formatMicros(s.average.dur_us)));
     };

@@ -21,7 +21,7 @@ import { alertBox, h, replace } from '../dom.js';
 import { DASH, formatBytes, formatMicros, formatOffset, formatPercent } from '../format.js';
 import { CHART_COLORS, createMemoryChart } from '../memchart.js';
 import { createTable } from '../table.js';
-import { analysisError, rankStartUs, tabRank, updateRoute } from '../tabs.js';
+import { analysisError, legend, rankStartUs, tabRank, updateRoute } from '../tabs.js';
 
 /** @typedef {import('../api.js').MemoryCurve} MemoryCurve */
 /** @typedef {import('../api.js').MemoryEventRow} MemoryEventRow */
@@ -115,7 +115,7 @@ function createMemory(root, ctx) {
                 h('h2', { class: C.sectionTitle }, 'Memory over time'),
                 h('p', { class: C.muted }, 'Drag across the chart to zoom into a time window; the allocations below follow the window.'),
                 chartBox,
-                legend(),
+                curveLegend(),
             ),
             events,
         ),
@@ -343,24 +343,11 @@ function stat(label, value, note) {
     return h('div', { class: C.stat }, h('dt', { class: C.statLabel }, label), h('dd', { class: C.statValue }, value), note ? h('dd', { class: C.muted }, note) : null);
 }
 
-function legend() {
-    /**
-     * @param {string} color
-     * @param {string} label
-     * @param {boolean} [dashed]
-     */
-    const item = (color, label, dashed) => {
-        const s = h('span', { class: [C.swatch, C.swatchLine, dashed && C.swatchDashed], 'aria-hidden': 'true' });
-        if (dashed) s.style.color = color;
-        else s.style.background = color;
-        return h('li', null, s, label);
-    };
-    return h(
-        'ul',
-        { class: C.legend },
-        item(CHART_COLORS.allocated, 'allocated (tensors in use)'),
-        item(CHART_COLORS.reserved, 'reserved (held by the caching allocator)'),
-        item(CHART_COLORS.peak, 'peak'),
-        item(CHART_COLORS.step, 'step boundary', true),
-    );
+function curveLegend() {
+    return legend([
+        { color: CHART_COLORS.allocated, label: 'allocated (tensors in use)', shape: 'line' },
+        { color: CHART_COLORS.reserved, label: 'reserved (held by the caching allocator)', shape: 'line' },
+        { color: CHART_COLORS.peak, label: 'peak', shape: 'line' },
+        { color: CHART_COLORS.step, label: 'step boundary', shape: 'dashed' },
+    ]);
 }

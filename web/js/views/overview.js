@@ -22,7 +22,7 @@ import { categoryInfo, linearScale, niceTicks, stackBreakdown, timeTickLabels } 
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
 import { buildUrl } from '../router.js';
-import { analysisError, section } from '../tabs.js';
+import { analysisError, hbar, latestRequest, legend, section, swatch } from '../tabs.js';
 
 /** @typedef {import('../api.js').Overview} Overview */
 /** @typedef {import('../api.js').GpuSummary} GpuSummary */
@@ -71,40 +71,26 @@ export function unmount() {
  */
 function createOverview(root, ctx) {
     const { store, run } = ctx;
-    /** @type {AbortController | null} */
-    let ctrl = null;
     let shownRank = /** @type {number | null | undefined} */ (undefined);
-    let destroyed = false;
-
-    async function load() {
-        const rank = store.get().route.rank;
-        shownRank = rank;
-        if (ctrl) ctrl.abort();
-        const mine = new AbortController();
-        ctrl = mine;
-        root.classList.add(C.busy);
-        try {
-            const ov = await api.getOverview(run.id, rank, mine.signal);
-            if (destroyed || ctrl !== mine) return;
-            replace(root, render(ov, store.get().route));
-        } catch (e) {
-            if (destroyed || ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            replace(root, analysisError(e, 'overview', store.get().route, load));
-        } finally {
-            if (ctrl === mine) root.classList.remove(C.busy);
-        }
-    }
+    const req = latestRequest(
+        root,
+        (signal) => {
+            shownRank = store.get().route.rank;
+            return api.getOverview(run.id, shownRank, signal);
+        },
+        (ov) => replace(root, render(ov, store.get().route)),
+        (e) => replace(root, analysisError(e, 'overview', store.get().route, req.load)),
+    );
 
     replace(root, h('p', { class: [C.muted, C.loading] }, 'Loading the overview…'));
-    load();
+    req.load();
     const unsubscribe = store.subscribe((next) => {
         const r = next.route;
-        if (r.view === 'run' && r.run === run.id && r.tab === 'overview' && r.rank !== shownRank) load();
+        if (r.view === 'run' && r.run === run.id && r.tab === 'overview' && r.rank !== shownRank) req.load();
     });
     return {
         destroy() {
-            destroyed = true;
-            if (ctrl) ctrl.abort();
+            req.stop();
             unsubscribe();
         },
     };
@@ -144,7 +130,7 @@ function render(ov, route) {
                 { class: [C.card, C.cardPad] },
                 h('h2', { class: C.sectionTitle }, `Step time breakdown (${plural((ov.steps || []).length, 'step')})`),
                 stepChart(ov.steps || [], cats),
-                legend(cats),
+                legend(cats.map((k) => categoryInfo(k))),
             ),
         ),
         section('Notes', notesList(ov.notes || [])),
@@ -302,13 +288,6 @@ function summaryTable(ov, cats) {
     );
 }
 
-/** @param {string} color */
-function swatch(color) {
-    const s = h('span', { class: C.swatch, 'aria-hidden': 'true' });
-    s.style.background = color;
-    return s;
-}
-
 /**
  * The average step as one horizontal 100 % bar.
  * @param {Overview} ov
@@ -318,16 +297,13 @@ function averageBar(ov, cats) {
     const avg = ov.average;
     if (!avg || !(avg.dur_us > 0)) return null;
     const segs = stackBreakdown(avg.breakdown_us, cats).filter((s) => s.value > 0);
-    return h(
-        'div',
-        { class: C.hbar, role: 'img', 'aria-label': 'Average step: ' + segs.map((s) => `${categoryInfo(s.key).label} ${formatPercent(s.value, avg.dur_us)}`).join(', ') },
+    return hbar(
+        'Average step: ' + segs.map((s) => `${categoryInfo(s.key).label} ${formatPercent(s.value, avg.dur_us)}`).join(', '),
         segs.map((s) => {
             const info = categoryInfo(s.key);
-            const seg = h('span', { class: C.hbarSeg, title: `${info.label}: ${formatMicros(s.value)} (${formatPercent(s.value, avg.dur_us)})` });
-            seg.style.width = ((s.value / avg.dur_us) * 100).toFixed(2) + '%';
-            seg.style.background = info.color;
-            return seg;
+            return { color: info.color, value: s.value, title: `${info.label}: ${formatMicros(s.value)} (${formatPercent(s.value, avg.dur_us)})` };
         }),
+        avg.dur_us,
     );
 }
 
@@ -401,18 +377,6 @@ function stepLabel(s) {
     if (m) return '#' + m[1];
     const n = s.name || String(s.idx);
     return n.length > 10 ? n.slice(0, 9) + '…' : n;
-}
-
-/** @param {string[]} cats */
-function legend(cats) {
-    return h(
-        'ul',
-        { class: C.legend },
-        cats.map((k) => {
-            const info = categoryInfo(k);
-            return h('li', { title: info.help }, swatch(info.color), info.label);
-        }),
-    );
 }
 
 // --- notes ---------------------------------------------------------------------------

@@ -19,10 +19,10 @@
 import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, replace, svg } from '../dom.js';
-import { categoryInfo, niceTicks, stackBreakdown, timeTickLabels, linearScale } from '../charts.js';
+import { categoryInfo, stackBreakdown } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, plural } from '../format.js';
 import { buildUrl } from '../router.js';
-import { analysisError, section } from '../tabs.js';
+import { analysisError, latestRequest, legend, section, stackedBars, swatch } from '../tabs.js';
 
 /** @typedef {import('../api.js').Ranks} Ranks */
 /** @typedef {import('../api.js').RanksRank} RanksRank */
@@ -68,30 +68,18 @@ export function unmount() {
  */
 function createRanks(root, ctx) {
     const { store, run } = ctx;
-    /** @type {AbortController | null} */
-    let ctrl = null;
     /** @type {Ranks | null} */
     let data = null;
     let shownRank = /** @type {number | null | undefined} */ (undefined);
-    let destroyed = false;
-
-    async function load() {
-        if (ctrl) ctrl.abort();
-        const mine = new AbortController();
-        ctrl = mine;
-        root.classList.add(C.busy);
-        try {
-            const d = await api.getRanks(run.id, TOP_KERNELS, mine.signal);
-            if (destroyed || ctrl !== mine) return;
+    const req = latestRequest(
+        root,
+        (signal) => api.getRanks(run.id, TOP_KERNELS, signal),
+        (d) => {
             data = d;
             show();
-        } catch (e) {
-            if (destroyed || ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            replace(root, analysisError(e, 'rank comparison', store.get().route, load));
-        } finally {
-            if (ctrl === mine) root.classList.remove(C.busy);
-        }
-    }
+        },
+        (e) => replace(root, analysisError(e, 'rank comparison', store.get().route, req.load)),
+    );
 
     function show() {
         if (!data) return;
@@ -112,20 +100,19 @@ function createRanks(root, ctx) {
         } catch (e) {
             return e instanceof Error ? e.message : String(e);
         }
-        await load();
+        await req.load();
         return null;
     }
 
     replace(root, h('p', { class: [C.muted, C.loading] }, 'Comparing the ranks…'));
-    load();
+    req.load();
     const unsubscribe = store.subscribe((next) => {
         const r = next.route;
         if (r.view === 'run' && r.run === run.id && r.tab === 'ranks' && r.rank !== shownRank) show();
     });
     return {
         destroy() {
-            destroyed = true;
-            if (ctrl) ctrl.abort();
+            req.stop();
             unsubscribe();
         },
     };
@@ -162,7 +149,7 @@ function render(d, route, renumber) {
                 { class: [C.card, C.cardPad] },
                 h('h2', { class: C.sectionTitle }, 'Average step by rank'),
                 breakdownChart(d, cats, route),
-                legend(cats.map((k) => ({ label: categoryInfo(k).label, color: categoryInfo(k).color, help: categoryInfo(k).help }))),
+                legend(cats.map((k) => categoryInfo(k))),
             ),
             h(
                 'article',
@@ -263,22 +250,6 @@ function stragglerCallout(d, route) {
 
 // --- charts ------------------------------------------------------------------------
 
-/** @param {string} color */
-function swatch(color) {
-    const s = h('span', { class: C.swatch, 'aria-hidden': 'true' });
-    s.style.background = color;
-    return s;
-}
-
-/** @param {{label: string, color: string, help: string}[]} items */
-function legend(items) {
-    return h(
-        'ul',
-        { class: C.legend },
-        items.map((i) => h('li', { title: i.help }, swatch(i.color), i.label)),
-    );
-}
-
 const HB = { w: 640, left: 64, right: 24, top: 8, row: 22, gap: 6, bottom: 28 };
 
 /**
@@ -291,46 +262,20 @@ const HB = { w: 640, left: 64, right: 24, top: 8, row: 22, gap: 6, bottom: 28 };
  * @param {number} [width] viewBox width: wider for a chart that spans the page, so its text keeps its size
  */
 function hbars(ranks, segments, total, label, route, width = HB.w) {
-    const max = Math.max(0, ...ranks.map(total));
-    const { ticks, step } = niceTicks(0, max > 0 ? max : 1, 4);
-    const top = ticks[ticks.length - 1];
-    const height = HB.top + ranks.length * (HB.row + HB.gap) + HB.bottom;
-    const x = linearScale(0, top, HB.left, width - HB.right);
-    const labels = timeTickLabels(ticks, step);
-    const yAxis = HB.top + ranks.length * (HB.row + HB.gap);
-    return svg(
-        'svg',
-        { class: C.chart, viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': label },
-        ticks.map((t, i) =>
-            svg(
-                'g',
-                null,
-                svg('line', { class: C.gridLine, x1: x.map(t), x2: x.map(t), y1: HB.top, y2: yAxis }),
-                svg('text', { class: C.axis, x: x.map(t), y: yAxis + 16, 'text-anchor': 'middle' }, labels[i]),
-            ),
-        ),
-        ranks.map((r, i) => {
-            const y = HB.top + i * (HB.row + HB.gap);
-            let at = 0;
-            const segs = segments(r).filter((s) => s.value > 0);
-            const tip = [`Rank ${r.rank}: ${formatMicros(total(r))}`, ...segs.map((s) => `${s.label}: ${formatMicros(s.value)} (${formatPercent(s.value, total(r))})`)].join('\n');
-            return svg(
-                'g',
-                { class: C.bar, 'data-rank': String(r.rank) },
-                svg('title', null, tip),
-                svg(
-                    'text',
-                    { class: [C.axis, r.rank === route.rank && C.rkHlText], x: HB.left - 6, y: y + HB.row / 2 + 4, 'text-anchor': 'end' },
-                    `rank ${r.rank}`,
-                ),
-                segs.map((s) => {
-                    const x0 = x.map(at);
-                    at += s.value;
-                    return svg('rect', { x: x0.toFixed(2), y, height: HB.row, width: Math.max(0, x.map(at) - x0).toFixed(2), fill: s.color });
-                }),
-            );
-        }),
-    );
+    return stackedBars({
+        label,
+        box: { ...HB, w: width },
+        ticks: 4,
+        fmt: formatMicros,
+        rows: ranks.map((r) => ({
+            label: `rank ${r.rank}`,
+            name: `Rank ${r.rank}`,
+            segs: segments(r),
+            total: total(r),
+            labelClass: r.rank === route.rank && C.rkHlText,
+            attrs: { 'data-rank': String(r.rank) },
+        })),
+    });
 }
 
 /**

@@ -42,7 +42,7 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { alertBox, h, replace } from '../dom.js';
+import { alertBox, h, onDprChange, replace } from '../dom.js';
 import { formatOffset } from '../format.js';
 import { buildSel, parseSel, urlTime } from '../router.js';
 import { analysisError, tabRank, updateRoute } from '../tabs.js';
@@ -887,18 +887,7 @@ function createTimeline(root, ctx) {
     });
     ro.observe(plot);
     ro.observe(mini);
-    /** @type {MediaQueryList | null} */
-    let mq = null;
-    const onDpr = () => {
-        watchDpr();
-        invalidate();
-    };
-    function watchDpr() {
-        if (mq) mq.removeEventListener('change', onDpr);
-        mq = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
-        mq.addEventListener('change', onDpr);
-    }
-    watchDpr();
+    const stopDpr = onDprChange(invalidate);
 
     load();
 
@@ -915,7 +904,7 @@ function createTimeline(root, ctx) {
             window.removeEventListener('keydown', onKey);
             unsubscribe();
             ro.disconnect();
-            if (mq) mq.removeEventListener('change', onDpr);
+            stopDpr();
         },
     };
 }
