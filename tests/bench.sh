@@ -77,6 +77,32 @@ bench() {
     rm -rf "$data" "$data.out" "$log"
 }
 
+# start_server DATA LOG: `traceboard serve` on DATA in the background, its
+# output in LOG; sets spid, token and base (the URL without the query).
+# Fails, the server killed, when it has not printed its URL within 10 s.
+start_server() {
+    "$BIN" serve --port 0 --data-dir "$1" --log-level warn > "$2" 2>&1 &
+    spid=$!
+    url=""
+    for i in $(seq 1 100); do
+        url=$(sed -n 's/^open: \(http[^ ]*\)/\1/p' "$2" | head -1)
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    if [ -z "$url" ]; then
+        kill "$spid" 2> /dev/null
+        return 1
+    fi
+    token=$(echo "$url" | sed -n 's/.*[?&]token=\([^&]*\).*/\1/p')
+    base=$(echo "$url" | sed 's/?.*//; s:/$::')
+}
+
+# stop_server: ends the server of start_server.
+stop_server() {
+    kill "$spid" 2> /dev/null
+    wait "$spid" 2> /dev/null
+}
+
 # query_time URL: median of 5 request times in ms, or "FAILED <status>".
 query_time() {
     times=$(for i in 1 2 3 4 5; do
@@ -114,23 +140,12 @@ query_bench() {
         rm -rf "$qdata" "$qdata.candidates" "$qdata.out"
         return 1
     fi
-    "$BIN" serve --port 0 --data-dir "$qdata" --log-level warn > "$qdata.serve" 2>&1 &
-    spid=$!
-    url=""
-    for i in $(seq 1 100); do
-        url=$(sed -n 's/^open: \(http[^ ]*\)/\1/p' "$qdata.serve" | head -1)
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
-    if [ -z "$url" ]; then
+    if ! start_server "$qdata" "$qdata.serve"; then
         echo "query benchmark: FAILED (server did not start)"
         cat "$qdata.serve"
-        kill "$spid" 2> /dev/null
         rm -rf "$qdata" "$qdata.candidates" "$qdata.out" "$qdata.serve"
         return 1
     fi
-    token=$(echo "$url" | sed -n 's/.*[?&]token=\([^&]*\).*/\1/p')
-    base=$(echo "$url" | sed 's/?.*//; s:/$::')
     json_mb=$(json_bytes "$qfile" | awk '{ printf "%.1f", $1 / 1e6 }')
     echo "query benchmark: $(basename "$qfile") ($json_mb MB JSON), run $run; median of 5 requests"
     for path in overview operators "operators?group=shape" "operators?group=stack&q=aten&sort=name" \
@@ -144,8 +159,7 @@ query_bench() {
                printf "  %-42s %7.1f ms (target <= %d: %s)\n", p, ms, t, (ms <= t ? "ok" : "ABOVE") }' ;;
         esac
     done
-    kill "$spid" 2> /dev/null
-    wait "$spid" 2> /dev/null
+    stop_server
     rm -rf "$qdata" "$qdata.candidates" "$qdata.out" "$qdata.serve"
 }
 
@@ -171,17 +185,7 @@ timeline_bench() {
         sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): /  import wall time: /p;
             s/.*Maximum resident set size (kbytes): \(.*\)/  import peak RSS (kB): \1/p' "$tdata.time"
     fi
-    "$BIN" serve --port 0 --data-dir "$tdata" --log-level warn > "$tdata.serve" 2>&1 &
-    spid=$!
-    url=""
-    for i in $(seq 1 100); do
-        url=$(sed -n 's/^open: \(http[^ ]*\)/\1/p' "$tdata.serve" | head -1)
-        [ -n "$url" ] && break
-        sleep 0.1
-    done
-    [ -n "$url" ] || { cat "$tdata.serve"; kill "$spid" 2> /dev/null; die "timeline server did not start"; }
-    token=$(echo "$url" | sed -n 's/.*[?&]token=\([^&]*\).*/\1/p')
-    base=$(echo "$url" | sed 's/?.*//; s:/$::')
+    start_server "$tdata" "$tdata.serve" || { cat "$tdata.serve"; die "timeline server did not start"; }
     run=$(ls "$tdata/runs" | head -1)
     api="$base/api/runs/$run/timeline"
     out="$tdata.resp"
@@ -245,8 +249,7 @@ PY
         printf "  all %d requests: p50 %.1f ms, p95 %.1f ms (bar p95 <= 50: %s); max items per track depth %d (bar <= 2000: %s)\n",
             n, p50, p95, (p95 <= 50 ? "ok" : "ABOVE"), mi, (mi <= 2000 ? "ok" : "ABOVE") }'
     done
-    kill "$spid" 2> /dev/null
-    wait "$spid" 2> /dev/null
+    stop_server
     rm -f "$out".* "$tdata.serve" "$tdata.windows"
 }
 

@@ -7,15 +7,10 @@
 // analyses.png, analyses-hostile.png, timeline_counters.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { createRequire } from 'node:module';
-import { startServer, SHARED } from '../integration/lib.mjs';
-
-const require = createRequire(resolve('tests/package.json'));
-const { chromium } = require('playwright-core');
-const SHOTS = process.env.TB_SCREENSHOTS || resolve('build/screenshots');
-mkdirSync(SHOTS, { recursive: true });
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { SHARED } from '../integration/lib.mjs';
+import { SHOTS, startBrowser, runIdOf } from './lib.mjs';
 
 const SECTIONS = ['an-idle', 'an-launch', 'an-queue', 'an-copy', 'an-overlap', 'an-annotations', 'an-fusion', 'an-critpath'];
 /** The document key of each section. */
@@ -24,44 +19,21 @@ const KEYS = { 'an-idle': 'idle', 'an-launch': 'launch', 'an-queue': 'queue', 'a
 const DL0 = join(SHARED, 'traces', 'dataloader_workers0');
 const EVIL = '<img src=x onerror=alert(1)>';
 
-let srv, browser, page;
-const errors = [];
+let session, srv, page, errors;
 
 before(async () => {
-  srv = await startServer();
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss(); });
+  session = await startBrowser();
+  ({ srv, page, errors } = session);
   // the token link logs the browser in (a cookie) and leaves the token out of the address
   await page.goto(srv.url);
   await page.waitForURL((u) => !u.searchParams.has('token'));
 });
 
-after(async () => {
-  await browser?.close();
-  await srv?.stop();
-  srv?.cleanup();
-});
+after(async () => { await session?.close(); });
 
-/** Uploads one trace body as a new run; returns its id. */
-async function upload(name, filename, body) {
-  const res = await srv.req(`/api/runs?filename=${encodeURIComponent(filename)}&name=${encodeURIComponent(name)}`, {
-    method: 'POST', body, headers: { 'Content-Type': 'application/octet-stream' },
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  return (await res.json()).id;
-}
-
+/** One rank's document of /analyses. */
 async function analysesDoc(id, rank = 0) {
-  const r = await srv.req(`/api/runs/${id}/analyses?rank=${rank}`);
-  assert.equal(r.status, 200);
-  return (await r.json()).ranks[String(rank)];
+  return (await srv.json(`/api/runs/${id}/analyses?rank=${rank}`)).ranks[String(rank)];
 }
 
 /** Opens the tab and waits for its last section. */
@@ -131,7 +103,7 @@ function craftedTrace() {
 }
 
 test('a crafted trace with markup in its names: every section renders, the names stay text', async () => {
-  const id = await upload('analyses-hostile', 'evil.pt.trace.json', craftedTrace());
+  const id = await srv.uploadBody(craftedTrace(), 'evil.pt.trace.json', 'analyses-hostile');
   const doc = await analysesDoc(id);
   await openTab(id);
   await checkSections(doc);
@@ -145,7 +117,7 @@ test('a crafted trace with markup in its names: every section renders, the names
 
 test('dataloader_workers0: numbers in every section its analyses fill, anchors and rank in the URL', { skip: !existsSync(DL0) && 'no ../shared/traces' }, async () => {
   const file = readdirSync(DL0).find((f) => f.endsWith('.json.gz'));
-  const id = await upload('dataloader_workers0', file, readFileSync(join(DL0, file)));
+  const id = await srv.uploadBody(readFileSync(join(DL0, file)), file, 'dataloader_workers0');
   const doc = await analysesDoc(id);
   await page.goto(`${srv.base}/?run=${id}`);
   await page.click('nav[aria-label="Run views"] a:has-text("Analyses")');
@@ -181,8 +153,7 @@ test('dataloader_workers0: numbers in every section its analyses fill, anchors a
 });
 
 test('the queue-depth and copy-bandwidth series are counter lanes on the timeline', { skip: !existsSync(DL0) && 'no ../shared/traces' }, async () => {
-  const runs = (await (await srv.req('/api/runs')).json()).runs;
-  const id = runs.find((r) => r.name === 'dataloader_workers0').id;
+  const id = await runIdOf(srv, 'dataloader_workers0');
   const tracks = await (await srv.req(`/api/runs/${id}/timeline/tracks?rank=0`)).json();
   const queue = tracks.counters.filter((c) => /^Queue depth/.test(c.name));
   const copy = tracks.counters.filter((c) => /^Copy bandwidth/.test(c.name));

@@ -8,45 +8,19 @@
 // (default build/screenshots).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createRequire } from 'node:module';
-import { startServer } from '../integration/lib.mjs';
+import { SHOTS, startBrowser, runIdOf } from './lib.mjs';
 
-const require = createRequire(resolve('tests/package.json'));
-const { chromium } = require('playwright-core');
-const SHOTS = process.env.TB_SCREENSHOTS || resolve('build/screenshots');
-mkdirSync(SHOTS, { recursive: true });
-
-let srv, browser, page;
-const errors = [];
+let session, srv, page, errors;
 
 before(async () => {
-  srv = await startServer({ args: ['--demo', resolve('tests/data/demo')] });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  session = await startBrowser({ args: ['--demo', resolve('tests/data/demo')] });
+  ({ srv, page, errors } = session);
   await page.goto(srv.url); // the token link logs in
   await page.waitForSelector('text=matmul_fp32_strict');
 });
 
-after(async () => {
-  await browser?.close();
-  await srv?.stop();
-  srv?.cleanup();
-});
-
-async function runIdOf(name) {
-  const r = await (await srv.req('/api/runs')).json();
-  const run = r.runs.find((x) => x.name === name);
-  assert.ok(run, `run ${name} exists`);
-  return run.id;
-}
+after(async () => { await session?.close(); });
 
 async function timelineLoaded() {
   await page.waitForSelector('.tb-tl-plot[data-loaded]:not([data-busy])', { timeout: 15000 });
@@ -71,7 +45,7 @@ async function shot(name) {
 }
 
 test('timeline with cp=1: legend, outlined segments, details line, URL, toggle off', async () => {
-  const id = await runIdOf('matmul_fp32_strict');
+  const id = await runIdOf(srv, 'matmul_fp32_strict');
   const api = await (await srv.req(`/api/runs/${id}/critpath?rank=0`)).json();
   assert.ok(api.segments.length > 0, 'the run has a stored critical path');
   try {

@@ -1,39 +1,21 @@
 // Browser tests: Debian's chromium driven by playwright-core against the real
-// server. Screenshots go to $TB_SCREENSHOTS (default build/screenshots).
+// server (tests/browser/lib.mjs). Screenshots go to $TB_SCREENSHOTS (default
+// build/screenshots).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, existsSync, readFileSync, readdirSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { join, resolve, basename } from 'node:path';
-import { createRequire } from 'node:module';
-import { startServer, demoFiles, fileBlob } from '../integration/lib.mjs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { demoFiles, SHARED, HAVE_SQLITE } from '../integration/lib.mjs';
+import { SHOTS, startBrowser, runIdOf } from './lib.mjs';
 
-const require = createRequire(resolve('tests/package.json'));
-const { chromium } = require('playwright-core');
-const SHOTS = process.env.TB_SCREENSHOTS || resolve('build/screenshots');
-mkdirSync(SHOTS, { recursive: true });
-
-let srv, browser, page;
-const errors = [];
+let session, srv, page, errors;
 
 before(async () => {
-  srv = await startServer({ args: ['--demo', resolve('tests/data/demo')] });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run', '--disable-quic'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  page.on('dialog', (d) => { errors.push('dialog: ' + d.message()); d.dismiss(); });
+  session = await startBrowser({ args: ['--demo', resolve('tests/data/demo')] });
+  ({ srv, page, errors } = session);
 });
 
-after(async () => {
-  await browser?.close();
-  await srv?.stop();
-  srv?.cleanup();
-});
+after(async () => { await session?.close(); });
 
 test('the token link logs in and the runs list shows the demo runs', async () => {
   await page.goto(srv.url);
@@ -82,23 +64,6 @@ test('a multi-rank run shows its ranks; a reload keeps the view', async () => {
 
 // --- run page analysis tabs ---------------------------------------------------------
 
-/** The id of the first run with this name. */
-async function runIdOf(name) {
-  const r = await (await srv.req('/api/runs')).json();
-  const run = r.runs.find((x) => x.name === name);
-  assert.ok(run, `run ${name} exists`);
-  return run.id;
-}
-
-/** Uploads one trace body as a new run; returns its id. */
-async function uploadTrace(name, filename, body) {
-  const res = await srv.req(`/api/runs?filename=${encodeURIComponent(filename)}&name=${encodeURIComponent(name)}`, {
-    method: 'POST', body, headers: { 'Content-Type': 'application/json' },
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  return (await res.json()).id;
-}
-
 /** Text of one column of a table (1-based). */
 function column(label, n) {
   return page.$$eval(`table[aria-label="${label}"] tbody tr td:nth-child(${n})`, (tds) => tds.map((td) => td.textContent.trim()));
@@ -115,7 +80,7 @@ async function sortBy(label, key, dir) {
 }
 
 test('overview: findings with evidence, advice, snippet and a link into the view that shows them', async () => {
-  const id = await runIdOf('matmul_fp32_strict');
+  const id = await runIdOf(srv, 'matmul_fp32_strict');
   await page.goto(`${srv.base}/?run=${id}`);
   const amp = page.locator('li.tb-rec[data-id="enable_amp"]');
   await amp.waitFor();
@@ -139,7 +104,7 @@ test('overview: findings with evidence, advice, snippet and a link into the view
 });
 
 test('overview: GPU card, execution summary, a bar per step, recommendations', async () => {
-  const id = await runIdOf('matmul_amp');
+  const id = await runIdOf(srv, 'matmul_amp');
   await page.goto(`${srv.base}/?run=${id}&view=overview`);
   await page.waitForSelector('article[aria-label="GPU 0"]');
   try {
@@ -164,7 +129,7 @@ test('overview: GPU card, execution summary, a bar per step, recommendations', a
 });
 
 test('overview of a multi-rank run follows the rank selector', async () => {
-  const id = await runIdOf('ddp_gloo_4ranks');
+  const id = await runIdOf(srv, 'ddp_gloo_4ranks');
   await page.goto(`${srv.base}/?run=${id}&view=overview`);
   await page.waitForSelector('[data-rank="0"]');
   await page.selectOption('select[aria-label="Rank"]', '2');
@@ -175,7 +140,7 @@ test('overview of a multi-rank run follows the rank selector', async () => {
 });
 
 test('operators: rows, sorting on the server, search, CSV link', async () => {
-  const id = await runIdOf('matmul_amp');
+  const id = await runIdOf(srv, 'matmul_amp');
   await page.goto(`${srv.base}/?run=${id}&view=operators`);
   await page.waitForSelector('table[aria-label="Operators"] tbody tr td');
   try {
@@ -212,7 +177,7 @@ test('operators: rows, sorting on the server, search, CSV link', async () => {
 });
 
 test('kernels: rows with tensor cores, share and occupancy; sorting; group by operator', async () => {
-  const id = await runIdOf('matmul_amp');
+  const id = await runIdOf(srv, 'matmul_amp');
   await page.goto(`${srv.base}/?run=${id}&view=kernels`);
   await page.waitForSelector('table[aria-label="Kernels"] tbody tr td');
   try {
@@ -235,7 +200,7 @@ test('kernels: rows with tensor cores, share and occupancy; sorting; group by op
 });
 
 test('memory: the curve, drag to zoom (URL and events follow), reset', async () => {
-  const id = await runIdOf('matmul_amp');
+  const id = await runIdOf(srv, 'matmul_amp');
   await page.goto(`${srv.base}/?run=${id}&view=memory`);
   await page.waitForSelector('.tb-memchart[data-points]');
   await page.waitForSelector('table[aria-label="Allocations"] tbody tr td');
@@ -294,7 +259,7 @@ function hostileTrace() {
 
 test('hostile operator, kernel and GPU names render as text on every tab', async () => {
   const t = hostileTrace();
-  const id = await uploadTrace('hostile-names', 'evil.pt.trace.json', t.json);
+  const id = await srv.uploadBody(t.json, 'evil.pt.trace.json', 'hostile-names');
   const check = async (tab, texts) => {
     await page.goto(`${srv.base}/?run=${id}&view=${tab}`);
     for (const s of texts) await page.waitForSelector(`text=${s}`);
@@ -309,9 +274,9 @@ test('hostile operator, kernel and GPU names render as text on every tab', async
   await check('memory', [t.op]);
 });
 
-test('a run imported before analyses existed explains itself', { skip: !existsSync('/usr/bin/sqlite3') && 'no sqlite3 CLI' }, async () => {
-  const id = await uploadTrace('pre-analysis', 'old.pt.trace.json', hostileTrace().json);
-  execFileSync('/usr/bin/sqlite3', [join(srv.dataDir, 'runs', id, 'run.db'), 'DROP TABLE step']);
+test('a run imported before analyses existed explains itself', { skip: !HAVE_SQLITE && 'no sqlite3 CLI' }, async () => {
+  const id = await srv.uploadBody(hostileTrace().json, 'old.pt.trace.json', 'pre-analysis');
+  srv.sql(id, 'DROP TABLE step');
   const seen = errors.length;
   await page.goto(`${srv.base}/?run=${id}&view=overview`);
   await page.waitForSelector('.tb-alert-warn:has-text("No overview for this run")');
@@ -359,7 +324,7 @@ function urlWindow() {
 }
 
 test('timeline: zoom with W, pan with D, click a kernel, its launch, search, reload', async (t) => {
-  const id = await runIdOf('matmul_amp');
+  const id = await runIdOf(srv, 'matmul_amp');
   if (!(await hasTimeline(id))) return t.skip('the server has no timeline API yet');
   await page.goto(`${srv.base}/?run=${id}&view=timeline`);
   await page.waitForSelector('.tb-tl-label[data-kind="gpu"]');
@@ -491,7 +456,7 @@ test('timeline: a slice named like markup is text', async (t) => {
       { ph: 'X', cat: 'cpu_op', name: evil, pid: 1, tid: 1, ts: 1100, dur: 600, args: { note: '<b>x</b>' } },
     ],
   });
-  const id = await uploadTrace('hostile-timeline', 'evil-tl.pt.trace.json', json);
+  const id = await srv.uploadBody(json, 'evil-tl.pt.trace.json', 'hostile-timeline');
   if (!(await hasTimeline(id))) return t.skip('the server has no timeline API yet');
   await page.goto(`${srv.base}/?run=${id}&view=timeline&q=${encodeURIComponent('onerror')}`);
   await page.waitForFunction(() => /1 match/.test(document.querySelector('.tb-tl-hits')?.textContent || ''));
@@ -507,7 +472,7 @@ test('timeline: a slice named like markup is text', async (t) => {
 });
 
 test('ranks: straggler callout names rank 2, heat map of 4 ranks, collectives and files', async () => {
-  const id = await runIdOf('ddp_gloo_4ranks');
+  const id = await runIdOf(srv, 'ddp_gloo_4ranks');
   await page.goto(`${srv.base}/?run=${id}`);
   await page.click('nav[aria-label="Run views"] a:has-text("Ranks")');
   await page.waitForURL(/view=ranks/);
@@ -593,12 +558,7 @@ test('compare: pick two runs on the runs list, speedup, removed and added GEMMs,
 });
 
 test('ranks: renumbering on the Ranks tab moves the straggler with its file', async () => {
-  const fd = new FormData();
-  fd.append('name', 'ddp-renumber');
-  for (const f of demoFiles('ddp_gloo_4ranks')) fd.append('file', fileBlob(f), basename(f));
-  const res = await srv.req('/api/runs', { method: 'POST', body: fd });
-  assert.equal(res.status, 201, await res.clone().text());
-  const { id } = await res.json();
+  const id = await srv.upload(demoFiles('ddp_gloo_4ranks'), 'ddp-renumber');
   await page.goto(`${srv.base}/?run=${id}&view=ranks`);
   const form = page.locator('form[aria-label="Renumber ranks"]');
   await form.waitFor();
@@ -620,7 +580,6 @@ test('ranks: renumbering on the Ranks tab moves the straggler with its file', as
 
 // --- other trace sources (../shared; skipped without it) --------------------------------
 
-const SHARED = process.env.TB_SHARED || resolve('../shared');
 const OTHER_SOURCES = [
   ['jax_mlp', 'perfetto_trace.json.gz', () => {
     const dir = join(SHARED, 'traces', 'jax_mlp', 'plugins', 'profile');
@@ -636,11 +595,7 @@ for (const [name, filename, where] of OTHER_SOURCES) {
   test(`a ${name} run shows its GPU work on the overview, kernels and timeline`, async (t) => {
     const path = where();
     if (!path || !existsSync(path)) return t.skip(`${name} sample not found under ${SHARED}`);
-    const res = await srv.req(`/api/runs?filename=${encodeURIComponent(filename)}&name=${name}`, {
-      method: 'POST', body: readFileSync(path), headers: { 'Content-Type': 'application/octet-stream' },
-    });
-    assert.equal(res.status, 201, await res.clone().text());
-    const { id } = await res.json();
+    const id = await srv.uploadBody(readFileSync(path), filename, name);
     await page.goto(`${srv.base}/?run=${id}&view=overview`);
     await page.waitForSelector('table[aria-label="Average step by category"]');
     const kernelRow = (await column('Average step by category', 1)).findIndex((c) => c.startsWith('Kernel'));

@@ -5,46 +5,23 @@
 // and a run imported before the analyses existed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { join, basename } from 'node:path';
-import { startServer, demoFiles, fileBlob } from './lib.mjs';
+import { startServer, demoFiles, HAVE_SQLITE } from './lib.mjs';
 
 const ANALYSES = ['idle', 'launch', 'queue', 'copy', 'overlap', 'annotations', 'fusion', 'critical_path'];
 const CATEGORIES = ['cpu', 'dataloader', 'gpu_compute', 'communication', 'launch_overhead', 'kernel_gap'];
 
 let srv, ddp;
-let sqlite = true;
-try { execFileSync('sqlite3', ['-version'], { stdio: 'ignore' }); } catch { sqlite = false; }
-const sql = (id, q) => execFileSync('sqlite3', [join(srv.dataDir, 'runs', id, 'run.db'), q]).toString().trim();
-
-async function upload(files, name) {
-  const fd = new FormData();
-  fd.append('name', name);
-  for (const f of files) fd.append('file', fileBlob(f), basename(f));
-  const r = await srv.req('/api/runs', { method: 'POST', body: fd });
-  const j = await r.json();
-  assert.equal(r.status, 201, JSON.stringify(j));
-  return j.id;
-}
-
-async function get(path, status = 200) {
-  const r = await srv.req(path);
-  const text = await r.text();
-  assert.equal(r.status, status, `${path}: ${text}`);
-  assert.match(r.headers.get('content-type') || '', /application\/json/);
-  return JSON.parse(text);
-}
 
 /** An error answer: the one error shape, its code, and a message matching re. */
 async function error(path, status, re) {
-  const j = await get(path, status);
-  assert.equal(j.error.code, status === 400 ? 'invalid' : 'not_found', path);
+  const j = await srv.json(path, status);
+  assert.equal(j.error.code, { 400: 'invalid', 404: 'not_found', 409: 'conflict' }[status], path);
   assert.match(j.error.message, re, path);
 }
 
 before(async () => {
   srv = await startServer();
-  ddp = await upload(demoFiles('ddp_gloo_4ranks'), 'ddp');
+  ddp = await srv.upload(demoFiles('ddp_gloo_4ranks'), 'ddp');
 });
 after(async () => { await srv.stop(); srv.cleanup(); });
 
@@ -56,17 +33,17 @@ function checkDoc(doc, rank) {
 }
 
 test('analyses: every rank by default, one with ?rank=', async () => {
-  const all = await get(`/api/runs/${ddp}/analyses`);
+  const all = await srv.json(`/api/runs/${ddp}/analyses`);
   assert.equal(all.run, ddp);
   assert.deepEqual(Object.keys(all.ranks).sort(), ['0', '1', '2', '3']);
   for (const [k, doc] of Object.entries(all.ranks)) checkDoc(doc, k);
   assert.equal(all.ranks['0'].steps, 4);
 
-  const one = await get(`/api/runs/${ddp}/analyses?rank=2`);
+  const one = await srv.json(`/api/runs/${ddp}/analyses?rank=2`);
   assert.deepEqual(Object.keys(one.ranks), ['2']);
   assert.deepEqual(one.ranks['2'], all.ranks['2']);
   // an empty value means the default (as HTML forms send it)
-  assert.deepEqual(Object.keys((await get(`/api/runs/${ddp}/analyses?rank=`)).ranks).length, 4);
+  assert.deepEqual(Object.keys((await srv.json(`/api/runs/${ddp}/analyses?rank=`)).ranks).length, 4);
 });
 
 test('analyses: bad rank 400, unknown rank and run 404', async () => {
@@ -77,7 +54,7 @@ test('analyses: bad rank 400, unknown rank and run 404', async () => {
 });
 
 test('critpath: default shape (lowest rank, every step, whole time)', async () => {
-  const j = await get(`/api/runs/${ddp}/critpath`);
+  const j = await srv.json(`/api/runs/${ddp}/critpath`);
   assert.equal(j.run, ddp);
   assert.equal(j.rank, 0);
   assert.equal(j.step, -1);
@@ -87,31 +64,31 @@ test('critpath: default shape (lowest rank, every step, whole time)', async () =
     assert.equal(s.length, 5);
     assert.ok(s[1] >= 0 && s[2] >= 0 && s[2] < CATEGORIES.length);
   }
-  const r3 = await get(`/api/runs/${ddp}/critpath?rank=3&step=0`);
+  const r3 = await srv.json(`/api/runs/${ddp}/critpath?rank=3&step=0`);
   assert.equal(r3.rank, 3);
   assert.equal(r3.step, 0);
 });
 
 test('critpath: rank, step and [start, end) select the stored segments', async (t) => {
-  if (!sqlite) { t.skip('sqlite3 CLI not installed'); return; }
-  const id = await upload(demoFiles('matmul_amp'), 'amp-cp');
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const id = await srv.upload(demoFiles('matmul_amp'), 'amp-cp');
   // segments of our own, so the filter is tested whatever the analysis finds
-  sql(id, 'DELETE FROM critpath; INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES'
+  srv.sql(id, 'DELETE FROM critpath; INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES'
     + ' (0, 0, 1000, 100, 0, 1, 11), (0, 0, 1100, 50, 2, 2, 12), (0, 0, 1150, 10, 5, 2, 0),'
     + ' (0, 1, 2000, 300, 4, 1, 13), (0, 1, 2300, 200, 3, 3, 14);');
-  const all = await get(`/api/runs/${id}/critpath?rank=0`);
+  const all = await srv.json(`/api/runs/${id}/critpath?rank=0`);
   assert.deepEqual(all.segments.map((s) => s[0]), [1000, 1100, 1150, 2000, 2300]);
-  const s1 = await get(`/api/runs/${id}/critpath?rank=0&step=1`);
+  const s1 = await srv.json(`/api/runs/${id}/critpath?rank=0&step=1`);
   assert.deepEqual(s1.segments, [[2000, 300, 4, 1, 13], [2300, 200, 3, 3, 14]]);
   // [start, end): a segment is in when it overlaps; end is exclusive
-  const w = await get(`/api/runs/${id}/critpath?start=1120&end=2000`);
+  const w = await srv.json(`/api/runs/${id}/critpath?start=1120&end=2000`);
   assert.deepEqual(w.segments.map((s) => s[4]), [12, 0]); // slice 0: a gap
-  const open = await get(`/api/runs/${id}/critpath?start=2299`);
+  const open = await srv.json(`/api/runs/${id}/critpath?start=2299`);
   assert.deepEqual(open.segments.map((s) => s[4]), [13, 14]);
-  const upto = await get(`/api/runs/${id}/critpath?end=1001`);
+  const upto = await srv.json(`/api/runs/${id}/critpath?end=1001`);
   assert.deepEqual(upto.segments.map((s) => s[4]), [11]);
   // epoch-based ns need 19 digits
-  const big = await get(`/api/runs/${id}/critpath?start=-9223372036854775808&end=9223372036854775807`);
+  const big = await srv.json(`/api/runs/${id}/critpath?start=-9223372036854775808&end=9223372036854775807`);
   assert.equal(big.segments.length, 5);
 });
 
@@ -128,13 +105,13 @@ test('critpath: every bad parameter is a 400 naming it; unknown rank and step 40
   await error(`${base}?rank=1&step=4`, 404, /no step 4 \(it has 4\)/);
 });
 
-test('a run imported before the analyses answers 404 on both', async (t) => {
-  if (!sqlite) { t.skip('sqlite3 CLI not installed'); return; }
-  const id = await upload(demoFiles('matmul_amp'), 'old');
-  sql(id, 'DROP TABLE analyses; DROP TABLE anseries; DROP TABLE ansample; DROP TABLE critpath;');
-  await error(`/api/runs/${id}/analyses`, 404, /before the GPU analyses existed/);
-  await error(`/api/runs/${id}/analyses?rank=0`, 404, /before the GPU analyses existed/);
-  await error(`/api/runs/${id}/critpath?rank=0&step=0`, 404, /before the GPU analyses existed/);
+test('a run imported before the analyses answers 409 on both, like the other read APIs', async (t) => {
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const id = await srv.upload(demoFiles('matmul_amp'), 'old');
+  srv.sql(id, 'DROP TABLE analyses; DROP TABLE anseries; DROP TABLE ansample; DROP TABLE critpath;');
+  await error(`/api/runs/${id}/analyses`, 409, /before the GPU analyses existed/);
+  await error(`/api/runs/${id}/analyses?rank=0`, 409, /before the GPU analyses existed/);
+  await error(`/api/runs/${id}/critpath?rank=0&step=0`, 409, /before the GPU analyses existed/);
   // parameters are checked first: a bad one is still a 400
   await error(`/api/runs/${id}/critpath?step=x`, 400, /'step'/);
 });

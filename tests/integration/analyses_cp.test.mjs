@@ -7,12 +7,10 @@
 // ../shared/traces is absent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { BIN, SHARED } from './lib.mjs';
+import { TRACES, analyzeJson } from './tracejson.mjs';
 
-const TRACES = join(SHARED, 'traces');
 const CATS = ['cpu', 'dataloader', 'gpu_compute', 'communication', 'launch_overhead', 'kernel_gap'];
 const EXPECT = { matmul_fp32_strict: 'gpu_compute', dataloader_workers0: 'dataloader' };
 
@@ -20,14 +18,9 @@ const scenarios = existsSync(TRACES)
   ? readdirSync(TRACES).filter((d) => statSync(join(TRACES, d)).isDirectory()).sort()
   : [];
 
-function analyze(dir) {
-  const out = execFileSync(BIN, ['analyze', '--json', dir], { maxBuffer: 1 << 28, stdio: ['ignore', 'pipe', 'pipe'] });
-  return JSON.parse(out.toString());
-}
-
 for (const sc of scenarios) {
   test(`critical path of ${sc}`, () => {
-    const doc = analyze(join(TRACES, sc) + '/');
+    const doc = analyzeJson(join(TRACES, sc) + '/');
     assert.ok(doc.ranks.length >= 1, 'ranks');
     for (const rk of doc.ranks) {
       const cp = rk.analyses && rk.analyses.critical_path;

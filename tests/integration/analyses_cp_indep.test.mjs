@@ -94,32 +94,21 @@
 // the time a thread spends inside DataLoader spans in the step.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
-import { join } from 'node:path';
-import { BIN, SHARED } from './lib.mjs';
+import { GPU_CATS, RUNTIME_CATS, isDataLoader, ns, linkLaunches, traceDirs, testTracesPresent, scenarioRanks }
+  from './tracejson.mjs';
 
-const TRACES = join(SHARED, 'traces');
 const CATS = ['cpu', 'dataloader', 'gpu_compute', 'communication', 'launch_overhead', 'kernel_gap'];
 const SHARE_TOL = 0.03;
 const STEP_TOL = 0.05;
 const DOMINANT = 0.6;
 
-const GPU_CATS = new Set(['kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset', 'Memset']);
-const RUNTIME_CATS = new Set(['cuda_runtime', 'Runtime', 'cuda_driver']);
 const NODE_HOST_CATS = new Set(['cpu_op', 'Operator', 'cuda_runtime', 'Runtime', 'cuda_driver']);
 const HTA_BLOCKING = new Set(['cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
   'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync']);
 const COMM_KERNEL = /nccl|gloo|rccl|hccl|msccl|nvshmem|cross_device_reduce|allreduce|all_reduce|allgather|all_gather|reducescatter|reduce_scatter|alltoall|all_to_all|sendrecv/i;
-const isDataLoader = (n) => (n.startsWith('enumerate(DataLoader)#') && n.endsWith('.__next__')) ||
-  n.startsWith('enumerate(DataPipe)#');
 
-const ns = (us) => Math.round(us * 1000); // as the importer does
-
-/** The events of one trace file, in ns. */
-function load(file) {
-  const trace = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8'));
+/** The events of a parsed trace, in ns. */
+function load(trace) {
   const host = new Map(); // thread key -> node events (cpu_op, runtime, driver)
   const cpuOps = new Map(); // thread key -> cpu_op events (fusion)
   const loaders = new Map(); // thread key -> DataLoader spans
@@ -152,19 +141,12 @@ function load(file) {
       cpuOps.get(key).push(ev);
     }
   }
-  ops.sort((x, y) => x.ts - y.ts || y.end - x.end);
-  runtimes.sort((x, y) => x.ts - y.ts);
-  const byCorr = new Map();
-  for (const r of runtimes) if (!byCorr.has(r.corr)) byCorr.set(r.corr, r); // first partner wins
-  for (const o of ops) {
-    o.launch = o.corr ? byCorr.get(o.corr) : undefined;
-    if (o.launch && !o.launch.op) o.launch.op = o;
-  }
+  linkLaunches(ops, runtimes);
   const order = (x, y) => x.ts - y.ts || y.end - x.end || x.id - y.id;
   for (const l of host.values()) l.sort(order);
   for (const l of cpuOps.values()) l.sort(order);
   for (const l of loaders.values()) l.sort((x, y) => x[0] - y[0]);
-  return { rank: trace.distributedInfo?.rank ?? 0, host, cpuOps, loaders, ops };
+  return { host, cpuOps, loaders, ops };
 }
 
 /** Length of [a, b) inside the union of sorted spans. */
@@ -337,28 +319,15 @@ const sameName = (ours, mine) => ours === mine || (ours.length >= 200 && mine.st
 const pct = (x) => (100 * x).toFixed(1);
 const shareStr = (sh) => CATS.filter((c) => sh[c] >= 0.0005).map((c) => `${c} ${pct(sh[c])}%`).join(', ');
 
-const dirs = existsSync(TRACES)
-  ? readdirSync(TRACES).filter((d) => statSync(join(TRACES, d)).isDirectory() &&
-      readdirSync(join(TRACES, d)).some((f) => f.endsWith('.pt.trace.json.gz'))).sort()
-  : [];
-
-test('the shared traces are there', (t) => {
-  if (!existsSync(TRACES)) t.skip('../shared/traces not found');
-  else assert.ok(dirs.length > 0);
-});
+const dirs = traceDirs();
+testTracesPresent(dirs);
 
 for (const dir of dirs) {
   test(`critical path and fusion patterns agree with an independent computation: ${dir}`, () => {
-    const r = spawnSync(BIN, ['analyze', '--json', join(TRACES, dir)], { encoding: 'utf8', maxBuffer: 256 << 20 });
-    assert.equal(r.status, 0, r.stderr);
-    const rep = JSON.parse(r.stdout);
-    const files = readdirSync(join(TRACES, dir)).filter((f) => f.endsWith('.pt.trace.json.gz')).sort();
-    for (const f of files) {
-      const t = load(join(TRACES, dir, f));
-      const rk = rep.ranks.find((x) => x.rank === t.rank);
-      assert.ok(rk && rk.analyses, `${f}: rank ${t.rank} has analyses`);
-      const doc = rk.analyses, cp = doc.critical_path;
-      const where = `${dir} rank ${t.rank}`;
+    for (const { trace, rank, doc } of scenarioRanks(dir)) {
+      const t = load(trace);
+      const cp = doc.critical_path;
+      const where = `${dir} rank ${rank}`;
       assert.ok(cp.steps.length > 0, `${where}: steps`);
 
       // ---- critical path ----

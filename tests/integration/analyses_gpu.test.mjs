@@ -7,48 +7,14 @@
 //
 // Times: the trace gives µs as decimal text; the importer turns that text
 // into integer ns exactly (3 decimals, the 4th rounds). JSON.parse would go
-// through a double, so ts/dur are rewritten as strings first and converted
-// with integer arithmetic: the figures must then agree to the nanosecond.
+// through a double, so the traces are read with readTrace's exact times
+// (tsn, durn: integer ns from the text): the figures must then agree to the
+// nanosecond.
 // The window [w0, w1) is taken from the document (the steps stretched over
 // their GPU work is the analysis module's definition, tested elsewhere).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
-import { join } from 'node:path';
-import { BIN, SHARED } from './lib.mjs';
-
-const TRACES = join(SHARED, 'traces');
-
-/** µs decimal text → integer ns, as jtok_us_to_ns does. */
-function usToNs(s) {
-  if (typeof s === 'number') s = String(s);
-  const neg = s.startsWith('-');
-  if (neg) s = s.slice(1);
-  if (/e/i.test(s)) return Math.round(Number(s) * 1000) * (neg ? -1 : 1);
-  const [ip, fp = ''] = s.split('.');
-  let ns = Number(ip) * 1000 + Number((fp + '000').slice(0, 3));
-  if (fp.length > 3 && fp[3] >= '5') ns += 1;
-  return neg ? -ns : ns;
-}
-
-function loadTrace(path) {
-  let text = gunzipSync(readFileSync(path)).toString('utf8');
-  text = text.replace(/"(ts|dur)":\s*(-?[0-9][0-9.eE+-]*)/g, '"$1":"$2"');
-  const t = JSON.parse(text);
-  for (const e of t.traceEvents || []) {
-    if (e.ts !== undefined) e.tsn = usToNs(e.ts);
-    e.durn = e.dur !== undefined ? Math.max(0, usToNs(e.dur)) : 0;
-  }
-  return t;
-}
-
-function analyze(dir) {
-  const r = spawnSync(BIN, ['analyze', '--json', dir], { encoding: 'utf8', maxBuffer: 256 << 20 });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
-}
+import { traceDirs, testTracesPresent, scenarioRanks } from './tracejson.mjs';
 
 const GPU_CATS = new Set(['kernel', 'gpu_memcpy', 'gpu_memset']);
 
@@ -95,32 +61,12 @@ function intersect(x, y) {
   return out;
 }
 
-function rankOf(t) {
-  const r = t.distributedInfo && t.distributedInfo.rank;
-  return typeof r === 'number' ? r : 0;
-}
-
-const scenarios = existsSync(TRACES)
-  ? readdirSync(TRACES).filter((d) => {
-    const p = join(TRACES, d);
-    return statSync(p).isDirectory() && readdirSync(p).some((f) => f.endsWith('.pt.trace.json.gz'));
-  })
-  : [];
-
-test('../shared traces are present', (t) => {
-  if (!scenarios.length) t.skip('../shared/traces not found');
-});
+const scenarios = traceDirs();
+testTracesPresent(scenarios);
 
 for (const sc of scenarios) {
   test(`copy, overlap and annotations agree with a JS recomputation: ${sc}`, () => {
-    const dir = join(TRACES, sc);
-    const rep = analyze(dir);
-    const files = readdirSync(dir).filter((f) => f.endsWith('.pt.trace.json.gz')).sort();
-    for (const f of files) {
-      const tr = loadTrace(join(dir, f));
-      const rk = rep.ranks.find((r) => r.rank === rankOf(tr));
-      assert.ok(rk && rk.analyses, `${f}: rank ${rankOf(tr)} with analyses`);
-      const an = rk.analyses;
+    for (const { file: f, trace: tr, doc: an } of scenarioRanks(sc, { exact: true })) {
       const [w0, w1] = an.window_ns;
       const ev = tr.traceEvents.filter((e) => e.ph === 'X');
       const ops = ev.filter((e) => GPU_CATS.has(e.cat));

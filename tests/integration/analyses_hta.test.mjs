@@ -24,17 +24,11 @@
 //    collapsed (HTA's describe() runs over every row of the whole trace).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
-import { join } from 'node:path';
-import { BIN, SHARED } from './lib.mjs';
+import { GPU_CATS, RUNTIME_CATS, isDataLoader, ns, linkLaunches, traceDirs, testTracesPresent, scenarioRanks }
+  from './tracejson.mjs';
 
-const TRACES = join(SHARED, 'traces');
 const KERNEL_WAIT_NS = 30000;
 
-const GPU_CATS = new Set(['kernel', 'Kernel', 'gpu_memcpy', 'Memcpy', 'gpu_memset', 'Memset']);
-const LAUNCH_CATS = new Set(['cuda_runtime', 'Runtime', 'cuda_driver']);
 const HTA_MASK = new Set(['cudaLaunchKernel', 'cudaLaunchKernelExC', 'cudaMemcpyAsync', 'cudaMemsetAsync']);
 const QUEUE_MASK = /^(cudaLaunchKernel|cudaLaunchKernelExC|cuLaunchKernel|cuLaunchKernelEx|cudaMemcpyAsync|cudaMemsetAsync)(_\w+)?$/;
 const BLOCKING = new Set(['cudaMemcpy', 'cudaMemcpy2D', 'cudaMemcpy3D', 'cudaMemcpyFromSymbol', 'cudaMemcpyPeer',
@@ -42,19 +36,17 @@ const BLOCKING = new Set(['cudaMemcpy', 'cudaMemcpy2D', 'cudaMemcpy3D', 'cudaMem
   'cuMemFree_v2', 'hipFree']);
 const COMM = /^(nccl|gloo|rccl|mpi|ucc|xccl|hccl):/;
 
-const ns = (us) => Math.round(us * 1000);
-
 /** What a host slice says the thread is doing (the buckets of host_wait_by),
  * or null; a smaller rank wins when slices nest (DataLoader over comm over
  * sync over launching). */
-const RANK = { dataloader: 0, comm: 1, sync: 2, launching: 3 };
+const ACTS = ['dataloader', 'comm', 'sync', 'launching'];
+const RANK = Object.fromEntries(ACTS.map((a, i) => [a, i]));
 function hostAct(e) {
   const n = e.name || '';
-  if (LAUNCH_CATS.has(e.cat)) return n.includes('Synchronize') || BLOCKING.has(n) ? 'sync' : 'launching';
+  if (RUNTIME_CATS.has(e.cat)) return n.includes('Synchronize') || BLOCKING.has(n) ? 'sync' : 'launching';
   if (e.cat !== 'cpu_op' && e.cat !== 'user_annotation' && e.cat !== 'Operator') return null;
   if (/^ProfilerStep#/.test(n) || /(step|train|eval|test|predict|iter)[^#]*#\d+$/i.test(n)) return null;
-  if ((n.startsWith('enumerate(DataLoader)#') && n.endsWith('.__next__')) || n.startsWith('enumerate(DataPipe)#'))
-    return 'dataloader';
+  if (isDataLoader(n)) return 'dataloader';
   if (COMM.test(n)) return 'comm';
   return 'launching';
 }
@@ -65,11 +57,10 @@ function quantile(sorted, q) {
   return i + 1 >= sorted.length ? sorted[sorted.length - 1] : sorted[i] + (pos - i) * (sorted[i + 1] - sorted[i]);
 }
 
-/** The events of one trace file, in ns, linked by correlation id. hta:
+/** The events of a parsed trace, in ns, linked by correlation id. hta:
  * times rounded as HTA does (round_down_time_stamps: ts up, end down to
  * whole µs). */
-function load(file, hta = false) {
-  const trace = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8'));
+function load(trace, hta = false) {
   const ops = [], launches = [], host = new Map();
   for (const e of trace.traceEvents || []) {
     if (e.ph !== 'X' || typeof e.ts !== 'number') continue;
@@ -85,40 +76,32 @@ function load(file, hta = false) {
       continue;
     }
     const key = `${e.pid}:${e.tid}`;
-    if (LAUNCH_CATS.has(e.cat) && a.correlation) launches.push({ ts, end, corr: a.correlation, name: e.name, key });
+    if (RUNTIME_CATS.has(e.cat) && a.correlation) launches.push({ ts, end, corr: a.correlation, name: e.name, key });
     const act = hostAct(e);
     if (act) {
       if (!host.has(key)) host.set(key, []);
       host.get(key).push({ ts, end, act });
     }
   }
-  ops.sort((x, y) => x.ts - y.ts || (y.end - y.ts) - (x.end - x.ts));
-  launches.sort((x, y) => x.ts - y.ts);
-  const byCorr = new Map();
-  for (const l of launches) if (!byCorr.has(l.corr)) byCorr.set(l.corr, l); // the first partner wins
-  for (const o of ops) {
-    o.launch = o.corr ? byCorr.get(o.corr) : undefined;
-    if (o.launch && !o.launch.op) o.launch.op = o;
-  }
-  for (const list of host.values()) list.sort((x, y) => x.ts - y.ts);
-  return { rank: trace.distributedInfo?.rank ?? 0, ops, launches, host };
+  linkLaunches(ops, launches);
+  return { ops, launches, host };
 }
 
-/** Time per bucket of host activity on thread list over [a, b). */
-function sweep(list, a, b, into) {
-  const cuts = new Set([a, b]);
-  const open = list.filter((s) => s.ts < b && s.end > a);
-  for (const s of open) {
-    if (s.ts > a) cuts.add(s.ts);
-    if (s.end < b) cuts.add(s.end);
+/** Time per bucket of host activity of a thread (its spans) over [a, b). */
+function sweep(spans, a, b, into) {
+  const open = spans.filter((s) => s.ts < b && s.end > a);
+  // each stretch between two span edges goes to the smallest rank open over it
+  const edges = [];
+  for (const s of open) edges.push([Math.max(s.ts, a), RANK[s.act], 1], [Math.min(s.end, b), RANK[s.act], -1]);
+  edges.sort((x, y) => x[0] - y[0]);
+  const count = ACTS.map(() => 0);
+  const best = () => ACTS[count.findIndex((n) => n > 0)] || 'none';
+  let at = a;
+  for (const [t, r, d] of edges) {
+    if (t > at) { into[best()] += t - at; at = t; }
+    count[r] += d;
   }
-  const pts = [...cuts].sort((x, y) => x - y);
-  for (let i = 0; i + 1 < pts.length; i++) {
-    let best = 'none';
-    for (const s of open)
-      if (s.ts <= pts[i] && s.end >= pts[i + 1] && (best === 'none' || RANK[s.act] < RANK[best])) best = s.act;
-    into[best] += pts[i + 1] - pts[i];
-  }
+  if (b > at) into[best()] += b - at;
 }
 
 /** Idle time by cause per stream, in [w0, w1). */
@@ -222,28 +205,15 @@ function close(got, want, tol, what) {
   assert.ok(Math.abs(got - want) <= tol, `${what}: traceboard ${got}, independent ${want} (tolerance ${tol})`);
 }
 
-const dirs = existsSync(TRACES)
-  ? readdirSync(TRACES).filter((d) => statSync(join(TRACES, d)).isDirectory() &&
-      readdirSync(join(TRACES, d)).some((f) => f.endsWith('.pt.trace.json.gz'))).sort()
-  : [];
-
-test('the shared traces are there', (t) => {
-  if (!existsSync(TRACES)) t.skip('../shared/traces not found');
-  else assert.ok(dirs.length > 0);
-});
+const dirs = traceDirs();
+testTracesPresent(dirs);
 
 for (const dir of dirs) {
   test(`HTA analyses agree with an independent computation: ${dir}`, () => {
-    const r = spawnSync(BIN, ['analyze', '--json', join(TRACES, dir)], { encoding: 'utf8', maxBuffer: 256 << 20 });
-    assert.equal(r.status, 0, r.stderr);
-    const rep = JSON.parse(r.stdout);
-    const files = readdirSync(join(TRACES, dir)).filter((f) => f.endsWith('.pt.trace.json.gz')).sort();
-    for (const f of files) {
-      const t = load(join(TRACES, dir, f));
-      const rk = rep.ranks.find((x) => x.rank === t.rank);
-      assert.ok(rk && rk.analyses, `${f}: rank ${t.rank} has analyses`);
-      const doc = rk.analyses, [w0, w1] = doc.window_ns;
-      const where = `${dir} rank ${t.rank}`;
+    for (const { trace, rank, doc } of scenarioRanks(dir)) {
+      const t = load(trace);
+      const [w0, w1] = doc.window_ns;
+      const where = `${dir} rank ${rank}`;
       assert.ok(w1 > w0, `${where}: a window`);
 
       // idle time by cause, stream by stream
@@ -269,7 +239,7 @@ for (const dir of dirs) {
       }
       // HTA's own rounding: the same categories within 1 µs per gap, give
       // or take the gaps that cross the 30 µs line when rounded
-      const hta = idle(load(join(TRACES, dir, f), true), w0, w1);
+      const hta = idle(load(trace, true), w0, w1);
       for (const s of doc.idle.streams) {
         const h = hta.get(streamNo(s));
         assert.ok(h, `${where}: ${s.name} in the rounded trace`);

@@ -4,9 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { join, basename } from 'node:path';
-import { startServer, demoFiles, fileBlob } from './lib.mjs';
+import { startServer, demoFiles, HAVE_SQLITE } from './lib.mjs';
 
 let srv, amp, ddp, evil;
 
@@ -26,22 +25,6 @@ function evilTrace() {
     }
   }
   return Buffer.from(JSON.stringify({ schemaVersion: 1, traceEvents: ev }));
-}
-
-async function upload(body, filename, name) {
-  const r = await srv.req(`/api/runs?filename=${encodeURIComponent(filename)}&name=${encodeURIComponent(name)}`, {
-    method: 'POST', body, headers: { 'Content-Type': 'application/octet-stream' },
-  });
-  const j = await r.json();
-  assert.equal(r.status, 201, JSON.stringify(j));
-  return j.id;
-}
-
-async function get(path, status = 200) {
-  const r = await srv.req(path);
-  const text = await r.text();
-  assert.equal(r.status, status, `${path}: ${text}`);
-  return JSON.parse(text);
 }
 
 /** RFC 4180 parser: rows of fields (quoted fields may hold , " CR LF). */
@@ -84,19 +67,14 @@ function assertSorted(rows, key, order, what) {
 before(async () => {
   srv = await startServer();
   const [ampFile] = demoFiles('matmul_amp');
-  amp = await upload(readFileSync(ampFile), basename(ampFile), 'amp');
-  const fd = new FormData();
-  fd.append('name', 'ddp');
-  for (const f of demoFiles('ddp_gloo_4ranks')) fd.append('file', fileBlob(f), basename(f));
-  const r = await srv.req('/api/runs', { method: 'POST', body: fd });
-  ddp = (await r.json()).id;
-  assert.equal(r.status, 201);
-  evil = await upload(evilTrace(), 'evil.pt.trace.json', 'evil');
+  amp = await srv.uploadBody(readFileSync(ampFile), basename(ampFile), 'amp');
+  ddp = await srv.upload(demoFiles('ddp_gloo_4ranks'), 'ddp');
+  evil = await srv.uploadBody(evilTrace(), 'evil.pt.trace.json', 'evil');
 });
 after(async () => { await srv.stop(); srv.cleanup(); });
 
 test('overview: steps whose parts add up, GPUs, peaks, ranks', async () => {
-  const o = await get(`/api/runs/${amp}/overview`);
+  const o = await srv.json(`/api/runs/${amp}/overview`);
   assert.equal(o.rank, 0);
   assert.deepEqual(o.ranks, [0]);
   assert.deepEqual(o.categories, ['kernel', 'memcpy', 'memset', 'communication', 'runtime', 'dataloader', 'cpu_exec', 'other']);
@@ -125,10 +103,10 @@ test('overview: steps whose parts add up, GPUs, peaks, ranks', async () => {
   assert.ok(Array.isArray(o.notes) && Array.isArray(o.recommendations));
   assert.ok(!o.recommendations.some((r) => r.id === 'enable_amp'), 'AMP runs on tensor cores already');
 
-  const d = await get(`/api/runs/${ddp}/overview?rank=2`);
+  const d = await srv.json(`/api/runs/${ddp}/overview?rank=2`);
   assert.equal(d.rank, 2);
   assert.deepEqual(d.ranks, [0, 1, 2, 3]);
-  const d0 = await get(`/api/runs/${ddp}/overview`);
+  const d0 = await srv.json(`/api/runs/${ddp}/overview`);
   assert.equal(d0.rank, 0, 'rank defaults to the lowest');
   for (const s of d.steps) assert.equal(d.categories.reduce((a, c) => a + ns(s.breakdown_us[c]), 0), ns(s.dur_us));
   assert.ok(d.steps.some((s) => s.breakdown_us.communication > 0), 'DDP steps spend time in communication');
@@ -145,13 +123,13 @@ test('overview: steps whose parts add up, GPUs, peaks, ranks', async () => {
   assert.ok(d.recommendations.some((r) => r.id === 'ddp_backend' && r.rank === null), 'gloo on GPUs');
   assert.ok(d.recommendations.some((r) => r.id === 'straggler'), 'rank 2 is the straggler');
 
-  const e = await get(`/api/runs/${evil}/overview`);
+  const e = await srv.json(`/api/runs/${evil}/overview`);
   assert.deepEqual(e.gpus, []);
   assert.equal(e.peak_memory_cpu_bytes, null);
 });
 
 test('operators: grouping, default sort, totals, paging', async () => {
-  const all = await get(`/api/runs/${amp}/operators?limit=1000`);
+  const all = await srv.json(`/api/runs/${amp}/operators?limit=1000`);
   assert.equal(all.group, 'name');
   assert.equal(all.has_device, true);
   assert.equal(all.has_shapes, true);
@@ -171,23 +149,23 @@ test('operators: grouping, default sort, totals, paging', async () => {
   assert.ok(mm && mm.tc_eligible && mm.tc_self_share > 0.5, 'aten::mm runs on tensor cores under AMP');
 
   // group by shape: more rows, same call total
-  const shp = await get(`/api/runs/${amp}/operators?group=shape&limit=1000`);
+  const shp = await srv.json(`/api/runs/${amp}/operators?group=shape&limit=1000`);
   assert.ok(shp.total > all.total);
   assert.ok(shp.rows.every((r) => typeof r.shape === 'string'));
   assert.equal(shp.rows.reduce((a, r) => a + r.calls, 0), all.totals.calls);
-  const stk = await get(`/api/runs/${amp}/operators?group=stack&limit=5`);
+  const stk = await srv.json(`/api/runs/${amp}/operators?group=stack&limit=5`);
   assert.ok(stk.rows.every((r) => 'stack' in r));
 
   // pages put together give the full list
   const pages = [];
-  for (let off = 0; off < all.total; off += 7) pages.push(...(await get(`/api/runs/${amp}/operators?limit=7&offset=${off}`)).rows);
+  for (let off = 0; off < all.total; off += 7) pages.push(...(await srv.json(`/api/runs/${amp}/operators?limit=7&offset=${off}`)).rows);
   assert.deepEqual(pages, all.rows);
-  const past = await get(`/api/runs/${amp}/operators?offset=${all.total + 5}`);
+  const past = await srv.json(`/api/runs/${amp}/operators?offset=${all.total + 5}`);
   assert.equal(past.total, all.total);
   assert.deepEqual(past.rows, []);
 
   // no GPU time: host_self is the default sort
-  const e = await get(`/api/runs/${evil}/operators`);
+  const e = await srv.json(`/api/runs/${evil}/operators`);
   assert.equal(e.has_device, false);
   assert.equal(e.sort, 'host_self');
   assertSorted(e.rows, 'host_self_us', 'desc', 'cpu-only default');
@@ -198,26 +176,26 @@ test('operators and kernels sort both ways on every key', async () => {
     device_self: 'device_self_us', device_total: 'device_total_us', name: 'name' };
   for (const [sort, field] of Object.entries(opKeys)) {
     for (const order of ['asc', 'desc']) {
-      const r = await get(`/api/runs/${amp}/operators?sort=${sort}&order=${order}&limit=1000`);
+      const r = await srv.json(`/api/runs/${amp}/operators?sort=${sort}&order=${order}&limit=1000`);
       assert.equal(r.sort, sort);
       assert.equal(r.order, order);
       assertSorted(r.rows, field, order, `operators ${sort} ${order}`);
     }
   }
-  assert.equal((await get(`/api/runs/${amp}/operators?sort=name`)).order, 'asc', 'name sorts ascending by default');
+  assert.equal((await srv.json(`/api/runs/${amp}/operators?sort=name`)).order, 'asc', 'name sorts ascending by default');
   const kKeys = { total: 'total_us', calls: 'calls', mean: 'mean_us', min: 'min_us', max: 'max_us', name: 'name',
     share: 'share', occupancy: 'achieved_occupancy', blocks_per_sm: 'blocks_per_sm' };
   for (const [sort, field] of Object.entries(kKeys)) {
     for (const order of ['asc', 'desc']) {
-      const r = await get(`/api/runs/${amp}/kernels?sort=${sort}&order=${order}&limit=1000`);
+      const r = await srv.json(`/api/runs/${amp}/kernels?sort=${sort}&order=${order}&limit=1000`);
       assertSorted(r.rows, field, order, `kernels ${sort} ${order}`);
     }
   }
 });
 
 test('kernels: totals, shares, grouping by launching op', async () => {
-  const k = await get(`/api/runs/${amp}/kernels?limit=1000`);
-  const ov = await get(`/api/runs/${amp}/overview`);
+  const k = await srv.json(`/api/runs/${amp}/kernels?limit=1000`);
+  const ov = await srv.json(`/api/runs/${amp}/overview`);
   assert.equal(k.sort, 'total');
   assertSorted(k.rows, 'total_us', 'desc', 'default kernel sort');
   assert.equal(k.rows.length, k.total);
@@ -232,39 +210,39 @@ test('kernels: totals, shares, grouping by launching op', async () => {
     assert.ok(r.achieved_occupancy === null || (r.achieved_occupancy >= 0 && r.achieved_occupancy <= 1));
     assert.equal('op' in r, false);
   }
-  const byOp = await get(`/api/runs/${amp}/kernels?group=op&limit=1000`);
+  const byOp = await srv.json(`/api/runs/${amp}/kernels?group=op&limit=1000`);
   assert.ok(byOp.total >= k.total);
   assert.equal(ns(byOp.rows.reduce((a, r) => a + r.total_us, 0)), ns(k.kernel_us));
   assert.ok(byOp.rows.some((r) => r.op === 'aten::mm'));
   // q matches the kernel name or the launching op, case-insensitively
-  const q = await get(`/api/runs/${amp}/kernels?group=op&q=ATEN::MM&limit=1000`);
+  const q = await srv.json(`/api/runs/${amp}/kernels?group=op&q=ATEN::MM&limit=1000`);
   assert.ok(q.total > 0 && q.total < byOp.total);
   for (const r of q.rows) assert.ok(`${r.name}\n${r.op}`.toLowerCase().includes('aten::mm'), r.name);
   assert.equal(q.kernel_us, k.kernel_us, 'kernel_us is the whole rank');
-  const ddpK = await get(`/api/runs/${ddp}/kernels?rank=1`);
+  const ddpK = await srv.json(`/api/runs/${ddp}/kernels?rank=1`);
   assert.equal(ddpK.rank, 1);
 });
 
 test('q is a literal substring: % _ \\ and markup match only themselves', async () => {
-  const all = (await get(`/api/runs/${evil}/operators?limit=1000&sort=name`)).rows.map((r) => r.name);
+  const all = (await srv.json(`/api/runs/${evil}/operators?limit=1000&sort=name`)).rows.map((r) => r.name);
   assert.deepEqual([...all].sort(), [...EVIL_NAMES].sort());
   for (const q of ['%', '_', '\\', 'evil%op', 'evil_op', 'evil\\op', '<script>', 'SCRIPT', '"', ',', '=', "'", 'none%_\\']) {
-    const r = await get(`/api/runs/${evil}/operators?limit=1000&q=${encodeURIComponent(q)}`);
+    const r = await srv.json(`/api/runs/${evil}/operators?limit=1000&q=${encodeURIComponent(q)}`);
     const want = EVIL_NAMES.filter((n) => n.toLowerCase().includes(q.toLowerCase()));
     assert.deepEqual(r.rows.map((x) => x.name).sort(), want.sort(), `q=${q}`);
     assert.equal(r.total, want.length);
     assert.equal(r.totals.calls, 2 * want.length);
   }
-  const s = await get(`/api/runs/${evil}/operators?q=${encodeURIComponent('<script>')}`);
+  const s = await srv.json(`/api/runs/${evil}/operators?q=${encodeURIComponent('<script>')}`);
   assert.equal(s.rows[0].name, '<script>alert(1)</script>');
   // hostile q on the other tables: 200, nothing matched, nothing broken
   for (const path of ['kernels', 'memory/events']) {
     for (const q of ['%', '_', "'; DROP TABLE step; --", '<script>']) {
-      const r = await get(`/api/runs/${amp}/${path}?q=${encodeURIComponent(q)}`);
+      const r = await srv.json(`/api/runs/${amp}/${path}?q=${encodeURIComponent(q)}`);
       assert.ok(r.rows.every((x) => `${x.name ?? ''}\n${x.op ?? ''}`.toLowerCase().includes(q.toLowerCase())), `${path} q=${q}`);
     }
   }
-  assert.equal((await get(`/api/runs/${amp}/overview`)).steps.length > 0, true, 'tables still there');
+  assert.equal((await srv.json(`/api/runs/${amp}/overview`)).steps.length > 0, true, 'tables still there');
 });
 
 test('CSV export: header, every matching row, quoting, formula guard', async () => {
@@ -275,7 +253,7 @@ test('CSV export: header, every matching row, quoting, formula guard', async () 
     ['memory/events', 'op,bytes,addr,alloc_us,free_us,lifetime_us'],
   ]) {
     const sep = path.includes('?') ? '&' : '?';
-    const json = await get(`/api/runs/${amp}/${path}${sep}limit=3`);
+    const json = await srv.json(`/api/runs/${amp}/${path}${sep}limit=3`);
     const r = await srv.req(`/api/runs/${amp}/${path}${sep}format=csv&limit=3&offset=1`);
     assert.equal(r.status, 200);
     assert.match(r.headers.get('content-type'), /^text\/csv/);
@@ -286,7 +264,7 @@ test('CSV export: header, every matching row, quoting, formula guard', async () 
     assert.ok(rows.every((x) => x.length === rows[0].length), `${path}: rectangular`);
   }
   // kernel names hold commas: quoted, and they read back intact
-  const k = await get(`/api/runs/${amp}/kernels?limit=1000&sort=name&order=asc`);
+  const k = await srv.json(`/api/runs/${amp}/kernels?limit=1000&sort=name&order=asc`);
   const kc = parseCsv(await (await srv.req(`/api/runs/${amp}/kernels?format=csv&sort=name&order=asc`)).text());
   assert.deepEqual(kc.slice(1).map((x) => x[0]), k.rows.map((x) => x.name));
   assert.deepEqual(kc.slice(1).map((x) => Number(x[2])), k.rows.map((x) => Number(x.total_us.toFixed(3))));
@@ -300,7 +278,7 @@ test('CSV export: header, every matching row, quoting, formula guard', async () 
 });
 
 test('memory curve: downsampled with the peak kept, window, steps', async () => {
-  const full = await get(`/api/runs/${amp}/memory?points=5000`);
+  const full = await srv.json(`/api/runs/${amp}/memory?points=5000`);
   assert.equal(full.device, '0');
   assert.deepEqual(full.devices.map((d) => d.id), ['0', 'cpu']);
   assert.equal(full.devices[0].label, 'GPU 0');
@@ -313,14 +291,14 @@ test('memory curve: downsampled with the peak kept, window, steps', async () => 
   assert.equal(Math.max(...c.allocated), full.peak.bytes);
   assert.equal(full.peak.bytes, full.devices[0].peak_bytes);
   assert.equal(ns(full.peak.ts_us), ns(full.devices[0].peak_us));
-  const ov = await get(`/api/runs/${amp}/overview`);
+  const ov = await srv.json(`/api/runs/${amp}/overview`);
   assert.equal(full.peak.bytes, ov.peak_memory_bytes['0']);
   assert.ok(c.ts_us.every((t) => t >= full.start_us && t <= full.end_us));
   assert.equal(full.steps.length, ov.steps.length);
   for (const s of full.steps) assert.ok(s.end_us >= s.start_us);
 
   for (const points of [10, 37, 200]) {
-    const d = await get(`/api/runs/${amp}/memory?points=${points}`);
+    const d = await srv.json(`/api/runs/${amp}/memory?points=${points}`);
     assert.ok(d.curve.ts_us.length <= 3 * points, `${d.curve.ts_us.length} > 3 x ${points}`);
     assert.equal(Math.max(...d.curve.allocated), full.peak.bytes, `peak kept at ${points} points`);
     assert.equal(d.curve.ts_us[0], c.ts_us[0], 'first sample kept');
@@ -329,7 +307,7 @@ test('memory curve: downsampled with the peak kept, window, steps', async () => 
 
   // a window in the middle: starts with the level in force at its start
   const mid = (full.start_us + full.end_us) / 2, end = mid + (full.end_us - full.start_us) / 10;
-  const w = await get(`/api/runs/${amp}/memory?start_us=${mid}&end_us=${end}&points=50`);
+  const w = await srv.json(`/api/runs/${amp}/memory?start_us=${mid}&end_us=${end}&points=50`);
   assert.ok(Math.abs(ns(w.start_us) - ns(mid)) <= 1 && Math.abs(ns(w.end_us) - ns(end)) <= 1);
   assert.ok(w.curve.ts_us.length > 0 && w.curve.ts_us.length <= 150);
   assert.ok(w.curve.ts_us.every((t) => t >= mid - 0.001 && t <= end + 0.001));
@@ -339,17 +317,17 @@ test('memory curve: downsampled with the peak kept, window, steps', async () => 
   assert.ok(w.peak.bytes <= full.peak.bytes && w.peak.bytes === Math.max(...w.curve.allocated));
   assert.ok(w.steps.every((s) => s.end_us >= mid && s.start_us <= end));
 
-  const cpu = await get(`/api/runs/${amp}/memory?device=cpu`);
+  const cpu = await srv.json(`/api/runs/${amp}/memory?device=cpu`);
   assert.equal(cpu.device, 'cpu');
   assert.equal(cpu.peak.bytes, ov.peak_memory_cpu_bytes);
-  const none = await get(`/api/runs/${evil}/memory`);
+  const none = await srv.json(`/api/runs/${evil}/memory`);
   assert.deepEqual(none.devices, []);
   assert.deepEqual(none.curve.ts_us, []);
   assert.equal(none.peak.bytes, null);
 });
 
 test('memory events: overlap window, min_bytes, sort, paging, op filter', async () => {
-  const all = await get(`/api/runs/${amp}/memory/events?limit=1000`);
+  const all = await srv.json(`/api/runs/${amp}/memory/events?limit=1000`);
   assert.equal(all.device, '0');
   assert.ok(all.total > 10);
   assertSorted(all.rows, 'bytes', 'desc', 'default events sort');
@@ -359,28 +337,28 @@ test('memory events: overlap window, min_bytes, sort, paging, op filter', async 
   }
   for (const [sort, field] of Object.entries({ bytes: 'bytes', alloc: 'alloc_us', free: 'free_us', lifetime: 'lifetime_us', op: 'op' })) {
     for (const order of ['asc', 'desc']) {
-      const r = await get(`/api/runs/${amp}/memory/events?sort=${sort}&order=${order}&limit=1000`);
+      const r = await srv.json(`/api/runs/${amp}/memory/events?sort=${sort}&order=${order}&limit=1000`);
       assert.equal(r.total, all.total);
       assertSorted(r.rows, field, order, `events ${sort} ${order}`);
     }
   }
-  const big = await get(`/api/runs/${amp}/memory/events?min_bytes=1048576&limit=1000`);
+  const big = await srv.json(`/api/runs/${amp}/memory/events?min_bytes=1048576&limit=1000`);
   assert.equal(big.total, all.rows.filter((r) => Math.abs(r.bytes) >= 1048576).length);
   assert.ok(big.rows.every((r) => Math.abs(r.bytes) >= 1048576));
 
   const alloc = all.rows.filter((r) => r.alloc_us !== null).map((r) => r.alloc_us).sort((a, b) => a - b);
   const s = alloc[Math.floor(alloc.length / 3)], e = alloc[Math.floor(alloc.length / 2)];
-  const w = await get(`/api/runs/${amp}/memory/events?start_us=${s}&end_us=${e}&limit=1000`);
+  const w = await srv.json(`/api/runs/${amp}/memory/events?start_us=${s}&end_us=${e}&limit=1000`);
   const want = all.rows.filter((r) => (r.alloc_us === null || r.alloc_us <= e) && (r.free_us === null || r.free_us >= s));
   assert.equal(w.total, want.length);
   assert.ok(w.total > 0 && w.total < all.total);
 
-  const mm = await get(`/api/runs/${amp}/memory/events?q=aten::mm&limit=1000`);
+  const mm = await srv.json(`/api/runs/${amp}/memory/events?q=aten::mm&limit=1000`);
   assert.ok(mm.total > 0 && mm.total < all.total);
   assert.ok(mm.rows.every((r) => r.op === 'aten::mm'));
-  const page = await get(`/api/runs/${amp}/memory/events?limit=5&offset=5`);
+  const page = await srv.json(`/api/runs/${amp}/memory/events?limit=5&offset=5`);
   assert.deepEqual(page.rows, all.rows.slice(5, 10));
-  const cpu = await get(`/api/runs/${amp}/memory/events?device=cpu`);
+  const cpu = await srv.json(`/api/runs/${amp}/memory/events?device=cpu`);
   assert.equal(cpu.device, 'cpu');
   assert.ok(cpu.rows.every((r) => r.bytes !== 0));
 });
@@ -400,29 +378,27 @@ test('bad parameters answer 400 naming them; unknown rank, device, run 404', asy
     ['overview?rank=%201', 'rank'],
   ];
   for (const [path, name] of bad) {
-    const j = await get(`/api/runs/${amp}/${path}`, 400);
+    const j = await srv.json(`/api/runs/${amp}/${path}`, 400);
     assert.equal(j.error.code, 'invalid');
     assert.ok(j.error.message.includes(`'${name}'`), `${path}: ${j.error.message}`);
   }
   for (const path of ['overview', 'operators', 'kernels', 'memory', 'memory/events']) {
-    const j = await get(`/api/runs/${ddp}/${path}?rank=7`, 404);
+    const j = await srv.json(`/api/runs/${ddp}/${path}?rank=7`, 404);
     assert.match(j.error.message, /rank 7/);
-    await get(`/api/runs/0123456789abcdef/${path}`, 404);
+    await srv.json(`/api/runs/0123456789abcdef/${path}`, 404);
   }
-  assert.match((await get(`/api/runs/${amp}/memory?device=5`, 404)).error.message, /device '5'/);
+  assert.match((await srv.json(`/api/runs/${amp}/memory?device=5`, 404)).error.message, /device '5'/);
   assert.equal((await srv.req(`/api/runs/${amp}/overview`, { auth: false })).status, 401);
 });
 
 test('a run imported before the analysis tables answers 409', async (t) => {
-  let sqlite = true;
-  try { execFileSync('sqlite3', ['-version'], { stdio: 'ignore' }); } catch { sqlite = false; }
-  if (!sqlite) { t.skip('sqlite3 CLI not installed'); return; }
-  const id = await upload(evilTrace(), 'old.pt.trace.json', 'old');
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const id = await srv.uploadBody(evilTrace(), 'old.pt.trace.json', 'old');
   const db = join(srv.dataDir, 'runs', id, 'run.db');
   assert.ok(existsSync(db));
-  execFileSync('sqlite3', [db, 'DROP TABLE step; DROP TABLE op_stat; DROP TABLE kernel_stat; DROP TABLE mem_alloc; DROP TABLE analysis; DROP TABLE gpu;']);
+  srv.sql(id, 'DROP TABLE step; DROP TABLE op_stat; DROP TABLE kernel_stat; DROP TABLE mem_alloc; DROP TABLE analysis; DROP TABLE gpu;');
   for (const path of ['overview', 'operators', 'kernels', 'memory', 'memory/events', 'operators?format=csv']) {
-    const j = await get(`/api/runs/${id}/${path}`, 409);
+    const j = await srv.json(`/api/runs/${id}/${path}`, 409);
     assert.equal(j.error.code, 'conflict');
     assert.match(j.error.message, /re-import/);
   }

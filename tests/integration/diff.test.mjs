@@ -6,40 +6,23 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { join, basename } from 'node:path';
-import { startServer, demoFiles, fileBlob, BIN, SHARED, DEMO } from './lib.mjs';
+import { join } from 'node:path';
+import { startServer, demoFiles, BIN, SHARED, DEMO } from './lib.mjs';
 
 let srv, fp32, amp, ddp;
-
-async function upload(files, name) {
-  const fd = new FormData();
-  fd.append('name', name);
-  for (const f of files) fd.append('file', fileBlob(f), basename(f));
-  const r = await srv.req('/api/runs', { method: 'POST', body: fd });
-  const j = await r.json();
-  assert.equal(r.status, 201, JSON.stringify(j));
-  return j.id;
-}
-
-async function get(path, status = 200) {
-  const r = await srv.req(path);
-  const text = await r.text();
-  assert.equal(r.status, status, `${path}: ${text}`);
-  return r.headers.get('content-type').startsWith('application/json') ? JSON.parse(text) : text;
-}
 
 const FFMA = /^sm80_xmma_gemm_f32f32.*ffma/;
 
 before(async () => {
   srv = await startServer();
-  fp32 = await upload(demoFiles('matmul_fp32_strict'), 'fp32');
-  amp = await upload(demoFiles('matmul_amp'), 'amp');
-  ddp = await upload(demoFiles('ddp_gloo_4ranks'), 'ddp');
+  fp32 = await srv.upload(demoFiles('matmul_fp32_strict'), 'fp32');
+  amp = await srv.upload(demoFiles('matmul_amp'), 'amp');
+  ddp = await srv.upload(demoFiles('ddp_gloo_4ranks'), 'ddp');
 });
 after(async () => { await srv.stop(); srv.cleanup(); });
 
 test('overview: fp32 vs amp, speedup and breakdown deltas', async () => {
-  const o = await get(`/api/diff?a=${fp32}&b=${amp}`);
+  const o = await srv.json(`/api/diff?a=${fp32}&b=${amp}`);
   assert.equal(o.a.id, fp32);
   assert.equal(o.a.name, 'fp32');
   assert.equal(o.b.name, 'amp');
@@ -63,7 +46,7 @@ test('overview: fp32 vs amp, speedup and breakdown deltas', async () => {
 });
 
 test('kernels: the FFMA GEMMs removed, nvjet added; families; filters, sort, paging, CSV', async () => {
-  const t = await get(`/api/diff/kernels?a=${fp32}&b=${amp}&limit=1000`);
+  const t = await srv.json(`/api/diff/kernels?a=${fp32}&b=${amp}&limit=1000`);
   assert.equal(t.kind, 'kernels');
   assert.equal(t.group, 'name');
   assert.equal(t.per, 'step');
@@ -95,28 +78,28 @@ test('kernels: the FFMA GEMMs removed, nvjet added; families; filters, sort, pag
     else assert.equal(r.ratio, null);
   }
 
-  const f = await get(`/api/diff/kernels?a=${fp32}&b=${amp}&group=family`);
+  const f = await srv.json(`/api/diff/kernels?a=${fp32}&b=${amp}&group=family`);
   assert.equal(f.group, 'family');
   const gemm = f.rows.find((r) => r.name === 'GEMM');
   assert.equal(gemm.status, 'faster');
   assert.ok(gemm.ratio < 0.5, `GEMM ratio ${gemm.ratio}`);
 
-  const rem = await get(`/api/diff/kernels?a=${fp32}&b=${amp}&status=removed,added&q=GEMM&sort=name&order=asc`);
+  const rem = await srv.json(`/api/diff/kernels?a=${fp32}&b=${amp}&status=removed,added&q=GEMM&sort=name&order=asc`);
   assert.ok(rem.rows.length >= 2 && rem.rows.every((r) => ['removed', 'added'].includes(r.status)));
   assert.ok(rem.rows.every((r) => /gemm/i.test(r.name)));
   assert.equal(rem.total, rem.counts.added + rem.counts.removed);
   const names = rem.rows.map((r) => r.name);
   assert.deepEqual(names, [...names].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
 
-  const p1 = await get(`/api/diff/kernels?a=${fp32}&b=${amp}&limit=2&offset=1`);
+  const p1 = await srv.json(`/api/diff/kernels?a=${fp32}&b=${amp}&limit=2&offset=1`);
   assert.equal(p1.rows.length, 2);
   assert.deepEqual(p1.rows.map((r) => r.name), t.rows.slice(1, 3).map((r) => r.name));
 
-  const tot = await get(`/api/diff/kernels?a=${fp32}&b=${amp}&per=total&q=nvjet`);
+  const tot = await srv.json(`/api/diff/kernels?a=${fp32}&b=${amp}&per=total&q=nvjet`);
   const perStep = t.rows.find((r) => r.name === tot.rows[0].name);
-  assert.ok(Math.abs(tot.rows[0].b_us - perStep.b_us * (await get(`/api/diff?a=${fp32}&b=${amp}`)).b.steps) < 1e-3);
+  assert.ok(Math.abs(tot.rows[0].b_us - perStep.b_us * (await srv.json(`/api/diff?a=${fp32}&b=${amp}`)).b.steps) < 1e-3);
 
-  const csv = await get(`/api/diff/kernels?a=${fp32}&b=${amp}&format=csv`);
+  const csv = await srv.text(`/api/diff/kernels?a=${fp32}&b=${amp}&format=csv`);
   const lines = csv.trim().split('\r\n');
   assert.equal(lines[0], 'name,status,a_calls,b_calls,a_us,b_us,delta_us,ratio,tensor_cores');
   assert.equal(lines.length, t.total + 1, 'CSV has every row');
@@ -124,7 +107,7 @@ test('kernels: the FFMA GEMMs removed, nvjet added; families; filters, sort, pag
 });
 
 test('operators: timed by device self time', async () => {
-  const t = await get(`/api/diff/operators?a=${fp32}&b=${amp}`);
+  const t = await srv.json(`/api/diff/operators?a=${fp32}&b=${amp}`);
   assert.equal(t.kind, 'operators');
   assert.equal(t.metric, 'device_self');
   const mm = t.rows.find((r) => r.name === 'aten::mm');
@@ -134,12 +117,12 @@ test('operators: timed by device self time', async () => {
 });
 
 test('two ranks of one run', async () => {
-  const o = await get(`/api/diff?a=${ddp}&b=${ddp}&rank_a=0&rank_b=2`);
+  const o = await srv.json(`/api/diff?a=${ddp}&b=${ddp}&rank_a=0&rank_b=2`);
   assert.equal(o.a.rank, 0);
   assert.equal(o.b.rank, 2);
   assert.deepEqual(o.a.ranks, [0, 1, 2, 3]);
   assert.ok(o.speedup > 0);
-  const t = await get(`/api/diff/kernels?a=${ddp}&b=${ddp}&rank_a=0&rank_b=2`);
+  const t = await srv.json(`/api/diff/kernels?a=${ddp}&b=${ddp}&rank_a=0&rank_b=2`);
   assert.equal(t.a.rank, 0);
   assert.equal(t.b.rank, 2);
 });
@@ -161,7 +144,7 @@ test('bad requests: 400 naming the parameter, 404 unknown run or rank', async ()
     [`/api/diff/kernels?a=${fp32}&b=${amp}&per=day`, 400, /'per'/],
   ];
   for (const [path, status, msg] of cases) {
-    const j = await get(path, status);
+    const j = await srv.json(path, status);
     assert.equal(typeof j.error.code, 'string', path);
     assert.match(j.error.message, msg, path);
   }
@@ -189,18 +172,18 @@ const CONTROL = join(SHARED, 'corpus/hta/tests/data/trace_diff/control/control.j
 const TESTF = join(SHARED, 'corpus/hta/tests/data/trace_diff/test/test.json.gz');
 
 test("HTA's trace_diff control vs test", { skip: !existsSync(CONTROL) && 'no ../shared corpus' }, async () => {
-  const c = await upload([CONTROL], 'control');
-  const t = await upload([TESTF], 'test');
-  const o = await get(`/api/diff?a=${c}&b=${t}`);
+  const c = await srv.upload([CONTROL], 'control');
+  const t = await srv.upload([TESTF], 'test');
+  const o = await srv.json(`/api/diff?a=${c}&b=${t}`);
   assert.equal(o.a.device.name, 'NVIDIA A100-PG509-200');
   assert.equal(o.b.device.name, 'Tesla V100-SXM2-16GB');
   assert.ok(o.a.steps > 0 && o.b.steps > 0);
   assert.ok(o.speedup > 0.3 && o.speedup < 1, `V100 is slower: ${o.speedup}`);
   assert.ok(o.delta.breakdown_us.communication > 0);
-  const k = await get(`/api/diff/kernels?a=${c}&b=${t}&group=family&limit=5`);
+  const k = await srv.json(`/api/diff/kernels?a=${c}&b=${t}&group=family&limit=5`);
   assert.equal(k.rows[0].name, 'GEMM');
   assert.equal(k.rows[0].status, 'slower');
-  const ops = await get(`/api/diff/operators?a=${c}&b=${t}&status=added`);
+  const ops = await srv.json(`/api/diff/operators?a=${c}&b=${t}&status=added`);
   assert.ok(ops.rows.some((r) => r.name === 'CompiledFunctionBackward'));
   // the CLI reads the same traces
   const rep = JSON.parse(execFileSync(BIN, ['diff', '--json', CONTROL, TESTF], { encoding: 'utf8', maxBuffer: 64 << 20 }));

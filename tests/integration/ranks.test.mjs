@@ -5,32 +5,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
-import { join, basename } from 'node:path';
-import { startServer, demoFiles, fileBlob, existsSync, SHARED } from './lib.mjs';
+import { join } from 'node:path';
+import { startServer, demoFiles, existsSync, SHARED } from './lib.mjs';
 
 let srv, ddp, amp;
 
-async function upload(files, name) {
-  const fd = new FormData();
-  fd.append('name', name);
-  for (const f of files) fd.append('file', fileBlob(f), basename(f));
-  const r = await srv.req('/api/runs', { method: 'POST', body: fd });
-  const j = await r.json();
-  assert.equal(r.status, 201, JSON.stringify(j));
-  return j.id;
-}
-
-async function get(path, status = 200) {
-  const r = await srv.req(path);
-  const text = await r.text();
-  assert.equal(r.status, status, `${path}: ${text}`);
-  return JSON.parse(text);
-}
-
 before(async () => {
   srv = await startServer();
-  ddp = await upload(demoFiles('ddp_gloo_4ranks'), 'ddp');
-  amp = await upload(demoFiles('matmul_amp'), 'amp');
+  ddp = await srv.upload(demoFiles('ddp_gloo_4ranks'), 'ddp');
+  amp = await srv.upload(demoFiles('matmul_amp'), 'amp');
 });
 after(async () => { await srv.stop(); srv.cleanup(); });
 
@@ -64,7 +47,7 @@ function checkShape(d, nranks) {
 }
 
 test('ddp_gloo_4ranks: rank 2 is the straggler, the others wait for it in allreduce', async () => {
-  const d = await get(`/api/runs/${ddp}/ranks`);
+  const d = await srv.json(`/api/runs/${ddp}/ranks`);
   checkShape(d, 4);
   assert.equal(d.world_size, 4);
   assert.equal(d.alignment, 'baseTimeNanoseconds');
@@ -99,25 +82,25 @@ test('ddp_gloo_4ranks: rank 2 is the straggler, the others wait for it in allred
 });
 
 test('top, a single-rank run, bad parameters, unknown run', async () => {
-  const d = await get(`/api/runs/${ddp}/ranks?top=2`);
+  const d = await srv.json(`/api/runs/${ddp}/ranks?top=2`);
   assert.equal(d.kernels.length, 2);
-  const one = await get(`/api/runs/${amp}/ranks`);
+  const one = await srv.json(`/api/runs/${amp}/ranks`);
   checkShape(one, 1);
   assert.equal(one.straggler, null);
   for (const bad of ['0', '101', 'x', '-1', '1.5']) {
-    const e = await get(`/api/runs/${ddp}/ranks?top=${bad}`, 400);
+    const e = await srv.json(`/api/runs/${ddp}/ranks?top=${bad}`, 400);
     assert.equal(e.error.code, 'invalid');
     assert.match(e.error.message, /top/);
   }
-  await get('/api/runs/0123456789abcdef/ranks', 404);
+  await srv.json('/api/runs/0123456789abcdef/ranks', 404);
 });
 
 const TRACE_FILTER = join(SHARED, 'corpus/hta/tests/data/trace_filter');
 const DLRM = join(SHARED, 'corpus/param/et_replay/tests/inputs/dlrm_kineto');
 
 test('HTA trace_filter sampled_rank-0/1: a two-rank NCCL run', { skip: !existsSync(TRACE_FILTER) && 'no ../shared corpus' }, async () => {
-  const id = await upload(['sampled_rank-0.json.gz', 'sampled_rank-1.json.gz'].map((f) => join(TRACE_FILTER, f)), 'trace_filter');
-  const d = await get(`/api/runs/${id}/ranks`);
+  const id = await srv.upload(['sampled_rank-0.json.gz', 'sampled_rank-1.json.gz'].map((f) => join(TRACE_FILTER, f)), 'trace_filter');
+  const d = await srv.json(`/api/runs/${id}/ranks`);
   checkShape(d, 2);
   assert.equal(d.world_size, 128);
   assert.deepEqual(d.ranks.map((r) => r.distributed_rank), [0, 1]);
@@ -137,8 +120,8 @@ test('HTA trace_filter sampled_rank-0/1: a two-rank NCCL run', { skip: !existsSy
 test('param dlrm_kineto: eight NCCL ranks', { skip: !existsSync(DLRM) && 'no ../shared corpus' }, async () => {
   const files = readdirSync(DLRM).filter((f) => f.endsWith('.json')).sort().map((f) => join(DLRM, f));
   assert.equal(files.length, 8);
-  const id = await upload(files, 'dlrm');
-  const d = await get(`/api/runs/${id}/ranks`);
+  const id = await srv.upload(files, 'dlrm');
+  const d = await srv.json(`/api/runs/${id}/ranks`);
   checkShape(d, 8);
   assert.equal(d.world_size, 8);
   assert.deepEqual(d.ranks.map((r) => r.distributed_rank), [0, 1, 2, 3, 4, 5, 6, 7]);
@@ -161,7 +144,7 @@ test('param dlrm_kineto: eight NCCL ranks', { skip: !existsSync(DLRM) && 'no ../
 });
 
 test('ranks can be renumbered after import: tables, findings, sources and the file list follow', async () => {
-  const id = await upload(demoFiles('ddp_gloo_4ranks'), 'ddp-renumber');
+  const id = await srv.upload(demoFiles('ddp_gloo_4ranks'), 'ddp-renumber');
   const patch = (body) => srv.req(`/api/runs/${id}`, {
     method: 'PATCH', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' },
   });
@@ -171,11 +154,11 @@ test('ranks can be renumbered after import: tables, findings, sources and the fi
   const run = await r.json();
   const byFile = Object.fromEntries(run.files.map((f) => [f.name.slice(0, 5), f.rank]));
   assert.deepEqual(byFile, { rank0: 2, rank1: 1, rank2: 0, rank3: 3 });
-  const d = await get(`/api/runs/${id}/ranks`);
+  const d = await srv.json(`/api/runs/${id}/ranks`);
   assert.equal(d.straggler.rank, 0, 'the straggler moved with its file');
   const files = Object.fromEntries(d.ranks.map((x) => [x.rank, x.file]));
   assert.match(files[0], /^rank2\./);
-  const o = await get(`/api/runs/${id}/overview?rank=0`);
+  const o = await srv.json(`/api/runs/${id}/overview?rank=0`);
   assert.ok(o.recommendations.some((x) => x.id === 'straggler' && x.rank === 0));
   const src = await srv.req(`/api/runs/${id}/source?rank=0`);
   assert.equal(src.status, 200);
@@ -193,5 +176,5 @@ test('ranks can be renumbered after import: tables, findings, sources and the fi
     assert.equal(b.status, 400, JSON.stringify(body));
     assert.match((await b.json()).error.message, re);
   }
-  assert.equal((await get(`/api/runs/${id}/ranks`)).straggler.rank, 0);
+  assert.equal((await srv.json(`/api/runs/${id}/ranks`)).straggler.rank, 0);
 });

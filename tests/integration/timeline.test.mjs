@@ -5,9 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { join, basename } from 'node:path';
-import { startServer, demoFiles } from './lib.mjs';
+import { startServer, demoFiles, HAVE_SQLITE } from './lib.mjs';
 
 let srv, amp, evil;
 const EVIL = '<img src=x onerror=alert(1)>';
@@ -31,25 +30,6 @@ function evilTrace() {
   return Buffer.from(JSON.stringify({ schemaVersion: 1, traceEvents: ev }));
 }
 
-async function upload(body, filename, name) {
-  const r = await srv.req(`/api/runs?filename=${encodeURIComponent(filename)}&name=${encodeURIComponent(name)}`, {
-    method: 'POST', body, headers: { 'Content-Type': 'application/octet-stream' },
-  });
-  const j = await r.json();
-  assert.equal(r.status, 201, JSON.stringify(j));
-  return j.id;
-}
-
-async function get(path, status = 200) {
-  const r = await srv.req(path);
-  const text = await r.text();
-  assert.equal(r.status, status, `${path}: ${text}`);
-  return JSON.parse(text);
-}
-
-let sqlite = true;
-try { execFileSync('sqlite3', ['-version'], { stdio: 'ignore' }); } catch { sqlite = false; }
-const sql = (id, q) => execFileSync('sqlite3', [join(srv.dataDir, 'runs', id, 'run.db'), q]).toString().trim();
 const ns = (us) => Math.round(us * 1000);
 
 /** Checks the viewport invariants; returns {track: {depth: sum of n}}. */
@@ -75,13 +55,13 @@ function checkView(v, width) {
 before(async () => {
   srv = await startServer();
   const [ampFile] = demoFiles('matmul_amp');
-  amp = await upload(readFileSync(ampFile), basename(ampFile), 'amp');
-  evil = await upload(evilTrace(), 'evil.pt.trace.json', 'evil');
+  amp = await srv.uploadBody(readFileSync(ampFile), basename(ampFile), 'amp');
+  evil = await srv.uploadBody(evilTrace(), 'evil.pt.trace.json', 'evil');
 });
 after(async () => { await srv.stop(); srv.cleanup(); });
 
 test('tracks: CPU lanes then GPU streams, counters, steps', async () => {
-  const t = await get(`/api/runs/${amp}/timeline/tracks`);
+  const t = await srv.json(`/api/runs/${amp}/timeline/tracks`);
   assert.equal(t.rank, 0);
   assert.deepEqual(t.ranks, [0]);
   assert.ok(t.t1_us > t.t0_us);
@@ -103,11 +83,11 @@ test('tracks: CPU lanes then GPU streams, counters, steps', async () => {
 });
 
 test('GPU busy: ops running on the device, idle gaps kept as min 0 at any zoom', async () => {
-  const t = await get(`/api/runs/${amp}/timeline/tracks`);
+  const t = await srv.json(`/api/runs/${amp}/timeline/tracks`);
   const busy = t.counters.find((c) => c.name === 'GPU busy (GPU 0)');
   const gpu = t.tracks.find((x) => x.kind === 'gpu');
   for (const width of [20, 400, 4000]) {
-    const v = await get(`/api/runs/${amp}/timeline?width=${width}&tracks=${gpu.id}&counters=${busy.id}`);
+    const v = await srv.json(`/api/runs/${amp}/timeline?width=${width}&tracks=${gpu.id}&counters=${busy.id}`);
     assert.equal(v.counters.length, 1);
     const c = v.counters[0];
     assert.ok(c.ts.length > 0 && c.ts.length <= width + 1);
@@ -118,9 +98,9 @@ test('GPU busy: ops running on the device, idle gaps kept as min 0 at any zoom',
     assert.ok(c.max.some((x) => x >= 1), `busy somewhere at ${width} px`);
     assert.ok(c.min.some((x) => x === 0), `an idle gap at ${width} px`);
   }
-  if (sqlite) {
+  if (HAVE_SQLITE) {
     // only transitions: no two samples in a row hold the same count
-    const same = Number(sql(amp, 'SELECT count(*) FROM gpubusy a JOIN gpubusy b ON b.rank = a.rank AND b.dev = a.dev' +
+    const same = Number(srv.sql(amp, 'SELECT count(*) FROM gpubusy a JOIN gpubusy b ON b.rank = a.rank AND b.dev = a.dev' +
       ' AND b.ts = (SELECT min(ts) FROM gpubusy c WHERE c.rank = a.rank AND c.dev = a.dev AND c.ts > a.ts)' +
       ' WHERE a.value = b.value'));
     assert.equal(same, 0);
@@ -128,10 +108,10 @@ test('GPU busy: ops running on the device, idle gaps kept as min 0 at any zoom',
 });
 
 test('viewport: bucket bound, merged counts add up, full zoom is exact', async () => {
-  const tr = await get(`/api/runs/${amp}/timeline/tracks`);
+  const tr = await srv.json(`/api/runs/${amp}/timeline/tracks`);
   const total = Object.fromEntries(tr.tracks.map((x) => [x.id, x.nslices]));
   for (const width of [1, 50, 2000]) {
-    const v = await get(`/api/runs/${amp}/timeline?width=${width}`);
+    const v = await srv.json(`/api/runs/${amp}/timeline?width=${width}`);
     assert.equal(v.width, width);
     assert.equal(v.start_us, tr.t0_us);
     const counts = checkView(v, width);
@@ -149,12 +129,12 @@ test('viewport: bucket bound, merged counts add up, full zoom is exact', async (
   const gpu = tr.tracks.find((x) => x.kind === 'gpu');
   const mid = (tr.t0_us + tr.t1_us) / 2;
   const start = (mid - 3000).toFixed(3), end = (mid + 3000).toFixed(3);
-  const v = await get(`/api/runs/${amp}/timeline?start=${start}&end=${end}&width=300&tracks=${gpu.id}`);
+  const v = await srv.json(`/api/runs/${amp}/timeline?start=${start}&end=${end}&width=300&tracks=${gpu.id}`);
   assert.equal(v.tracks.length, 1);
   const counts = checkView(v, 300);
   const got = Object.values(counts[gpu.id]).reduce((a, b) => a + b, 0);
-  if (sqlite) {
-    const want = Number(sql(amp, `SELECT count(*) FROM slice WHERE track = ${gpu.id} AND ts < ${ns(+end)}` +
+  if (HAVE_SQLITE) {
+    const want = Number(srv.sql(amp, `SELECT count(*) FROM slice WHERE track = ${gpu.id} AND ts < ${ns(+end)}` +
       ` AND (ts >= ${ns(+start)} OR ts + dur > ${ns(+start)})`));
     assert.equal(got, want);
   }
@@ -162,7 +142,7 @@ test('viewport: bucket bound, merged counts add up, full zoom is exact', async (
   const first = v.tracks[0].depths[0];
   const i = first.n.findIndex((n) => n === 1);
   const z0 = first.ts[i];
-  const z = await get(`/api/runs/${amp}/timeline?start=${z0}&end=${(z0 + 4).toFixed(3)}&width=8192&tracks=${gpu.id}`);
+  const z = await srv.json(`/api/runs/${amp}/timeline?start=${z0}&end=${(z0 + 4).toFixed(3)}&width=8192&tracks=${gpu.id}`);
   checkView(z, 8192);
   for (const d of z.tracks[0].depths) assert.ok(d.n.every((n) => n === 1));
   assert.ok(z.tracks[0].depths[0].ts.includes(z0));
@@ -175,16 +155,16 @@ test('hostile names stay text: escaped in the answer, exact once parsed', async 
   assert.ok(!text.includes('<img'), 'markup is escaped in the JSON text');
   const v = JSON.parse(text);
   assert.ok(v.strings.includes(EVIL));
-  const s = await get(`/api/runs/${evil}/timeline/search?q=${encodeURIComponent('IMG SRC')}`);
+  const s = await srv.json(`/api/runs/${evil}/timeline/search?q=${encodeURIComponent('IMG SRC')}`);
   assert.equal(s.total, 1);
   assert.equal(s.hits[0].name, EVIL);
 });
 
 test('slice details: args, parents, launch and kernel both ways, flows', async () => {
-  const tr = await get(`/api/runs/${evil}/timeline/tracks`);
+  const tr = await srv.json(`/api/runs/${evil}/timeline/tracks`);
   const gpu = tr.tracks.find((x) => x.kind === 'gpu');
   const cpu = tr.tracks.find((x) => x.kind === 'cpu' && x.nslices > 0);
-  const k = await get(`/api/runs/${evil}/timeline/slice?track=${gpu.id}&ts=50&dur=100`);
+  const k = await srv.json(`/api/runs/${evil}/timeline/slice?track=${gpu.id}&ts=50&dur=100`);
   assert.equal(k.name, 'gemm_kernel');
   assert.equal(k.kind, 'kernel');
   assert.equal(k.args.correlation, 5);
@@ -192,36 +172,36 @@ test('slice details: args, parents, launch and kernel both ways, flows', async (
   assert.equal(k.launcher.op.name, 'aten::mm');
   assert.deepEqual(k.flows.map((f) => [f.dir, f.cat, f.track, f.ts_us]), [['in', 'ac2g', cpu.id, 20]]);
 
-  const l = await get(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=20&dur=10&id=999`);
+  const l = await srv.json(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=20&dur=10&id=999`);
   assert.equal(l.name, 'cudaLaunchKernel');
   assert.deepEqual(l.parents.map((p) => p.name), ['aten::mm', 'ProfilerStep#1']);
   assert.deepEqual(l.launched.map((x) => [x.name, x.track, x.ts_us, x.dur_us]), [['gemm_kernel', gpu.id, 50, 100]]);
   assert.deepEqual(l.flows.map((f) => [f.dir, f.track, f.ts_us]), [['out', gpu.id, 50]]);
   // the id fast path is checked against track + start + duration
-  const m = await get(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=10&dur=200&id=${l.id}`);
+  const m = await srv.json(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=10&dur=200&id=${l.id}`);
   assert.equal(m.name, 'aten::mm');
   assert.equal(m.self_us, 190);
   assert.deepEqual(m.flows, [], 'the flow belongs to the launch, not to its parent');
-  const p = await get(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=0&dur=1000`);
+  const p = await srv.json(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=0&dur=1000`);
   assert.equal(p.self_us, 1000 - 200 - 100 - 10 - 10);
-  await get(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=10&dur=201`, 404);
+  await srv.json(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=10&dur=201`, 404);
 });
 
 test('search: literal substring, case-insensitive, by time, windowed', async () => {
-  const a = await get(`/api/runs/${evil}/timeline/search?q=%25`);
+  const a = await srv.json(`/api/runs/${evil}/timeline/search?q=%25`);
   assert.deepEqual(a.hits.map((h) => h.name), ['100%_done']);
-  const b = await get(`/api/runs/${evil}/timeline/search?q=_DONE`);
+  const b = await srv.json(`/api/runs/${evil}/timeline/search?q=_DONE`);
   assert.deepEqual(b.hits.map((h) => h.name), ['100%_done', '100X_done']);
-  const c = await get(`/api/runs/${evil}/timeline/search?q=a&limit=2`);
+  const c = await srv.json(`/api/runs/${evil}/timeline/search?q=a&limit=2`);
   assert.ok(c.total > 2 && c.hits.length === 2 && c.hits[0].ts_us <= c.hits[1].ts_us);
-  const d = await get(`/api/runs/${evil}/timeline/search?q=done&start=510&end=600`);
+  const d = await srv.json(`/api/runs/${evil}/timeline/search?q=done&start=510&end=600`);
   assert.equal(d.total, 1);
-  const g = await get(`/api/runs/${amp}/timeline/search?q=LAUNCHkernel&limit=5`);
+  const g = await srv.json(`/api/runs/${amp}/timeline/search?q=LAUNCHkernel&limit=5`);
   assert.ok(g.total > 5 && g.hits.length === 5);
 });
 
 test('aggregate: time by name over a window, counters', async () => {
-  const a = await get(`/api/runs/${evil}/timeline/aggregate?start=0&end=1000`);
+  const a = await srv.json(`/api/runs/${evil}/timeline/aggregate?start=0&end=1000`);
   const by = Object.fromEntries(a.rows.map((r) => [r.name, r]));
   assert.equal(by['ProfilerStep#1'].total_us, 1000);
   assert.equal(by['ProfilerStep#1'].self_us, 680);
@@ -229,7 +209,7 @@ test('aggregate: time by name over a window, counters', async () => {
   assert.equal(by.gemm_kernel.count, 1);
   for (let i = 1; i < a.rows.length; i++) assert.ok(a.rows[i - 1].total_us >= a.rows[i].total_us);
   // a window cutting slices counts their overlap
-  const b = await get(`/api/runs/${evil}/timeline/aggregate?start=100&end=350`);
+  const b = await srv.json(`/api/runs/${evil}/timeline/aggregate?start=100&end=350`);
   const bb = Object.fromEntries(b.rows.map((r) => [r.name, r]));
   assert.equal(bb['ProfilerStep#1'].total_us, 250);
   assert.equal(bb['aten::mm'].total_us, 110);
@@ -249,26 +229,26 @@ test('bad parameters answer 400 naming them; unknown runs 404', async () => {
     ['timeline/aggregate?end=5', 'start'], ['timeline/aggregate?start=5', 'end'],
   ];
   for (const [path, name] of bad) {
-    const j = await get(`/api/runs/${evil}/${path}`, 400);
+    const j = await srv.json(`/api/runs/${evil}/${path}`, 400);
     assert.equal(j.error.code, 'invalid');
     assert.match(j.error.message, new RegExp(name), path);
   }
-  await get(`/api/runs/${evil}/timeline?rank=3`, 404);
+  await srv.json(`/api/runs/${evil}/timeline?rank=3`, 404);
   for (const path of ['timeline', 'timeline/tracks', 'timeline/slice?track=1&ts=1&dur=1', 'timeline/search?q=a',
     'timeline/aggregate?start=0&end=1'])
-    await get(`/api/runs/0123456789abcdef/${path}`, 404);
+    await srv.json(`/api/runs/0123456789abcdef/${path}`, 404);
   assert.equal((await srv.req(`/api/runs/${evil}/timeline`, { auth: false })).status, 401);
 });
 
 test('a run imported before the timeline tables answers 409', async (t) => {
-  if (!sqlite) { t.skip('sqlite3 CLI not installed'); return; }
-  const id = await upload(evilTrace(), 'old.pt.trace.json', 'old');
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const id = await srv.uploadBody(evilTrace(), 'old.pt.trace.json', 'old');
   const db = join(srv.dataDir, 'runs', id, 'run.db');
   assert.ok(existsSync(db));
-  execFileSync('sqlite3', [db, 'DROP TABLE lod; DROP TABLE lod_level; DROP TABLE clod; DROP TABLE cseries;']);
+  srv.sql(id, 'DROP TABLE lod; DROP TABLE lod_level; DROP TABLE clod; DROP TABLE cseries;');
   for (const path of ['timeline', 'timeline/tracks', 'timeline/slice?track=1&ts=0&dur=1000', 'timeline/search?q=a',
     'timeline/aggregate?start=0&end=1']) {
-    const j = await get(`/api/runs/${id}/${path}`, 409);
+    const j = await srv.json(`/api/runs/${id}/${path}`, 409);
     assert.equal(j.error.code, 'conflict');
     assert.match(j.error.message, /re-import/);
   }
