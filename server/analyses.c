@@ -33,19 +33,6 @@ static const char schema_sql[] =
     "CREATE TABLE critpath(rank INTEGER, step INTEGER, ts INTEGER, dur INTEGER, cat INTEGER, track INTEGER,"
     " slice INTEGER);";
 
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    char w[96];
-    snprintf(w, sizeof w, "analyses (%s)", what);
-    return rundb_db_error(db, e, w);
-}
-
-static int prep(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
-{
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) return db_fail(db, e, "prepare");
-    return 0;
-}
-
 /* ====================================================================== */
 /* Output helpers for the analyses                                        */
 /* ====================================================================== */
@@ -143,7 +130,7 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
     sqlite3_bind_int64(st, 3, key);
     sqlite3_bind_text(st, 4, name, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(st, 5, unit, -1, SQLITE_TRANSIENT);
-    if (sqlite3_step(st) != SQLITE_DONE) return db_fail(c->db, e, "series insert");
+    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (series insert)");
     *series = sqlite3_last_insert_rowid(c->db);
     return 0;
 }
@@ -155,7 +142,7 @@ int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct
     sqlite3_bind_int64(st, 1, series);
     sqlite3_bind_int64(st, 2, ts);
     sqlite3_bind_double(st, 3, value);
-    if (sqlite3_step(st) != SQLITE_DONE) return db_fail(c->db, e, "sample insert");
+    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
     return 0;
 }
 
@@ -171,7 +158,7 @@ int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uin
     sqlite3_bind_int(st, 5, cat);
     sqlite3_bind_int64(st, 6, track);
     sqlite3_bind_int64(st, 7, slice);
-    if (sqlite3_step(st) != SQLITE_DONE) return db_fail(c->db, e, "critical path insert");
+    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (critical path insert)");
     return 0;
 }
 
@@ -247,7 +234,8 @@ static int cmp_u32(const void *a, const void *b)
 static int load_steps(struct an_ctx *c, struct err *e)
 {
     sqlite3_stmt *st;
-    if (prep(c->db, "SELECT idx, name, ts, dur, host_ts, host_dur FROM step WHERE rank = ? ORDER BY ts", &st, e))
+    if (rundb_prepare(c->db, "SELECT idx, name, ts, dur, host_ts, host_dur FROM step WHERE rank = ? ORDER BY ts", &st,
+                      e))
         return e->code;
     sqlite3_bind_int(st, 1, c->rank);
     size_t cap = 0;
@@ -265,23 +253,23 @@ static int load_steps(struct an_ctx *c, struct err *e)
         s->host_end = s->host_ts + sqlite3_column_int64(st, 5);
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(c->db, e, "steps");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "analyses (steps)");
 }
 
 static int load_gpu(struct an_ctx *c, struct err *e)
 {
     sqlite3_stmt *tr, *sl;
-    if (prep(c->db,
-             /* a trace without thread_name metadata leaves GPU tracks unnamed */
-             "SELECT id, device, CASE WHEN coalesce(name, '') = '' AND stream IS NOT NULL"
-             " THEN 'stream ' || stream ELSE name END, first_slice, last_slice FROM track"
-             " WHERE rank = ? AND kind = 1 AND nslices > 0 ORDER BY id",
-             &tr, e))
+    if (rundb_prepare(c->db,
+                      /* a trace without thread_name metadata leaves GPU tracks unnamed */
+                      "SELECT id, device, CASE WHEN coalesce(name, '') = '' AND stream IS NOT NULL"
+                      " THEN 'stream ' || stream ELSE name END, first_slice, last_slice FROM track"
+                      " WHERE rank = ? AND kind = 1 AND nslices > 0 ORDER BY id",
+                      &tr, e))
         return e->code;
-    if (prep(c->db,
-             "SELECT id, ts, dur, name, kind, corr, CASE WHEN kind IN (7, 8) THEN args END FROM slice"
-             " WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)",
-             &sl, e)) {
+    if (rundb_prepare(c->db,
+                      "SELECT id, ts, dur, name, kind, corr, CASE WHEN kind IN (7, 8) THEN args END FROM slice"
+                      " WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)",
+                      &sl, e)) {
         sqlite3_finalize(tr);
         return e->code;
     }
@@ -333,7 +321,7 @@ static int load_gpu(struct an_ctx *c, struct err *e)
     }
     sqlite3_finalize(sl);
     sqlite3_finalize(tr);
-    if (rc != SQLITE_DONE) return db_fail(c->db, e, "GPU ops");
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (GPU ops)");
     if (c->nops) xqsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
     return 0;
 }
@@ -374,12 +362,13 @@ static int annot_of(struct an_ctx *c, const struct hframe *f)
 static int load_launches(struct an_ctx *c, struct err *e)
 {
     sqlite3_stmt *tr, *sl;
-    if (prep(c->db,
-             "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0"
-             " ORDER BY id",
-             &tr, e))
+    if (rundb_prepare(c->db,
+                      "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0"
+                      " ORDER BY id",
+                      &tr, e))
         return e->code;
-    if (prep(c->db, "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ? AND ?", &sl, e)) {
+    if (rundb_prepare(c->db, "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ? AND ?", &sl,
+                      e)) {
         sqlite3_finalize(tr);
         return e->code;
     }
@@ -435,7 +424,7 @@ static int load_launches(struct an_ctx *c, struct err *e)
     free(stk);
     sqlite3_finalize(sl);
     sqlite3_finalize(tr);
-    if (rc != SQLITE_DONE) return db_fail(c->db, e, "launch calls");
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (launch calls)");
     if (c->nlaunches) xqsort(c->launches, c->nlaunches, sizeof *c->launches, cmp_launch);
     return 0;
 }
@@ -499,7 +488,8 @@ static const struct gpu_peak peaks[] = {
 static int load_gpu_peak(struct an_ctx *c, struct err *e)
 {
     sqlite3_stmt *st;
-    if (prep(c->db, "SELECT name FROM gpu WHERE rank = ? ORDER BY kernel_ns DESC LIMIT 1", &st, e)) return e->code;
+    if (rundb_prepare(c->db, "SELECT name FROM gpu WHERE rank = ? ORDER BY kernel_ns DESC LIMIT 1", &st, e))
+        return e->code;
     sqlite3_bind_int(st, 1, c->rank);
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
@@ -513,7 +503,7 @@ static int load_gpu_peak(struct an_ctx *c, struct err *e)
             }
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(c->db, e, "gpu");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "analyses (gpu)");
 }
 
 static void ctx_free(struct an_ctx *c)
@@ -602,7 +592,7 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
         sqlite3_reset(ins_doc);
         sqlite3_bind_int(ins_doc, 1, c->rank);
         sqlite3_bind_text(ins_doc, 2, text, -1, free);
-        if (sqlite3_step(ins_doc) != SQLITE_DONE) rc = db_fail(c->db, e, "document insert");
+        if (sqlite3_step(ins_doc) != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analyses (document insert)");
     }
     json_decref(doc);
     ctx_free(c);
@@ -616,17 +606,19 @@ int analyses_run(sqlite3 *db, struct err *e)
     c.db = db;
     sqlite3_stmt *ranks = NULL, *ins_doc = NULL;
     int rc = 0;
-    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return db_fail(db, e, "begin");
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (begin)");
     if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
-        rc = db_fail(db, e, "schema");
+        rc = rundb_db_error(db, e, "analyses (schema)");
         goto out;
     }
-    if ((rc = prep(db, "INSERT INTO anseries(rank, kind, key, name, unit) VALUES(?,?,?,?,?)", &c.ins_series, e)) ||
-        (rc = prep(db, "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES(?,?,?)", &c.ins_sample, e)) ||
-        (rc = prep(db, "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES(?,?,?,?,?,?,?)",
-                   &c.ins_seg, e)) ||
-        (rc = prep(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
-        (rc = prep(db, "SELECT rank FROM rank ORDER BY rank", &ranks, e)))
+    if ((rc = rundb_prepare(db, "INSERT INTO anseries(rank, kind, key, name, unit) VALUES(?,?,?,?,?)", &c.ins_series,
+                            e)) ||
+        (rc =
+             rundb_prepare(db, "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES(?,?,?)", &c.ins_sample, e)) ||
+        (rc = rundb_prepare(db, "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES(?,?,?,?,?,?,?)",
+                            &c.ins_seg, e)) ||
+        (rc = rundb_prepare(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
+        (rc = rundb_prepare(db, "SELECT rank FROM rank ORDER BY rank", &ranks, e)))
         goto out;
     if ((rc = gpuscan_names_open(db, &c.names, e))) goto out;
     int src;
@@ -634,9 +626,9 @@ int analyses_run(sqlite3 *db, struct err *e)
         c.rank = sqlite3_column_int(ranks, 0);
         rc = run_rank(&c, ins_doc, e);
     }
-    if (rc == 0 && src != SQLITE_DONE) rc = db_fail(db, e, "ranks");
+    if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
     if (rc == 0 && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
-        rc = db_fail(db, e, "index");
+        rc = rundb_db_error(db, e, "analyses (index)");
 out:
     ctx_free(&c);
     gpuscan_names_close(c.names);
@@ -645,7 +637,8 @@ out:
     sqlite3_finalize(c.ins_series);
     sqlite3_finalize(c.ins_sample);
     sqlite3_finalize(c.ins_seg);
-    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) rc = db_fail(db, e, "commit");
+    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(db, e, "analyses (commit)");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
 }
@@ -670,7 +663,8 @@ int analyses_read(sqlite3 *db, int rank, json_t **out, struct err *e)
     *out = NULL;
     if (!has_table(db, "analyses")) return 0;
     sqlite3_stmt *st;
-    if (prep(db, "SELECT rank, doc FROM analyses WHERE ?1 < 0 OR rank = ?1 ORDER BY rank", &st, e)) return e->code;
+    if (rundb_prepare(db, "SELECT rank, doc FROM analyses WHERE ?1 < 0 OR rank = ?1 ORDER BY rank", &st, e))
+        return e->code;
     sqlite3_bind_int(st, 1, rank);
     json_t *all = json_object();
     int rc;
@@ -685,7 +679,7 @@ int analyses_read(sqlite3 *db, int rank, json_t **out, struct err *e)
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         json_decref(all);
-        return db_fail(db, e, "read");
+        return rundb_db_error(db, e, "analyses (read)");
     }
     *out = all;
     return 0;
@@ -697,10 +691,10 @@ int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, j
     if (!has_table(db, "critpath")) return err_set(e, ERR_NOT_FOUND, "this run has no critical path (imported "
                                                                      "before the analyses existed)");
     sqlite3_stmt *st;
-    if (prep(db,
-             "SELECT ts, dur, cat, track, slice FROM critpath WHERE rank = ?1 AND (?2 < 0 OR step = ?2)"
-             " AND ts < ?4 AND ts + dur > ?3 ORDER BY ts LIMIT 200000",
-             &st, e))
+    if (rundb_prepare(db,
+                      "SELECT ts, dur, cat, track, slice FROM critpath WHERE rank = ?1 AND (?2 < 0 OR step = ?2)"
+                      " AND ts < ?4 AND ts + dur > ?3 ORDER BY ts LIMIT 200000",
+                      &st, e))
         return e->code;
     sqlite3_bind_int(st, 1, rank);
     sqlite3_bind_int(st, 2, step);
@@ -716,7 +710,7 @@ int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, j
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         json_decref(segs);
-        return db_fail(db, e, "critical path");
+        return rundb_db_error(db, e, "analyses (critical path)");
     }
     json_t *cats = json_array();
     for (int i = 0; i < AN_CP_NCAT; i++) json_array_append_new(cats, json_string(an_cp_names[i]));

@@ -9,14 +9,10 @@
 #include "kclass.h"
 #include "model.h"
 #include "xmalloc.h"
+#include "rundb.h"
 
 _Static_assert(TB_K_KERNEL == 6 && TB_K_MEMCPY == 7 && TB_K_MEMSET == 8 && TB_TRACK_GPU == 1,
                "kind numbers used in SQL");
-
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    return err_set(e, ERR_DB, "gpuscan (%s): %s", what, sqlite3_errmsg(db));
-}
 
 /* ====================================================================== */
 /* Host activity of a slice                                               */
@@ -65,7 +61,7 @@ int gpuscan_names_open(sqlite3 *db, struct gpuscan_names **out, struct err *e)
     *out = NULL;
     if (sqlite3_prepare_v2(db, "SELECT s FROM str WHERE id = ?", -1, &nm->get, NULL) != SQLITE_OK) {
         free(nm);
-        return db_fail(db, e, "names");
+        return rundb_db_error(db, e, "gpuscan (names)");
     }
     *out = nm;
     return 0;
@@ -140,7 +136,7 @@ static int host_fetch(struct gpuscan_host *h, struct err *e)
         h->has = 1;
         return 0;
     }
-    return rc == SQLITE_DONE ? 0 : db_fail(sqlite3_db_handle(h->st), e, "host slices");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(sqlite3_db_handle(h->st), e, "gpuscan (host slices)");
 }
 
 /* Pushes the fetched slice on the stack. */
@@ -174,7 +170,7 @@ int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_hos
     int64_t first = 0, last = -1;
     if (sqlite3_prepare_v2(H->db, "SELECT first_slice, last_slice FROM track WHERE id = ? AND nslices > 0", -1, &q,
                            NULL) != SQLITE_OK)
-        return db_fail(H->db, e, "host track");
+        return rundb_db_error(H->db, e, "gpuscan (host track)");
     sqlite3_bind_int64(q, 1, track);
     if (sqlite3_step(q) == SQLITE_ROW) {
         first = sqlite3_column_int64(q, 0);
@@ -187,7 +183,7 @@ int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_hos
     if (sqlite3_prepare_v2(H->db, "SELECT ts, dur, kind, name FROM slice WHERE id BETWEEN ? AND ? ORDER BY id", -1,
                            &h->st, NULL) != SQLITE_OK) {
         free(h);
-        return db_fail(H->db, e, "host slices");
+        return rundb_db_error(H->db, e, "gpuscan (host slices)");
     }
     H->v = xrealloc(H->v, (H->n + 1) * sizeof *H->v);
     H->v[H->n++] = h;
@@ -298,7 +294,7 @@ static int lane_fetch(struct lane *l, int64_t w1, struct err *e)
         l->has = l->op.ts < w1;
         return 0;
     }
-    return rc == SQLITE_DONE ? 0 : db_fail(sqlite3_db_handle(l->st), e, "GPU ops");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(sqlite3_db_handle(l->st), e, "gpuscan (GPU ops)");
 }
 
 /* First slice id in [lo, hi] starting at or after ts (hi + 1: none); ids
@@ -330,7 +326,7 @@ int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1
                            " AND (device IS NULL OR device = ?) ORDER BY id",
                            -1, &tr, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "SELECT ts FROM slice WHERE id = ?", -1, &get_ts, NULL) != SQLITE_OK) {
-        rc = db_fail(db, e, "GPU streams");
+        rc = rundb_db_error(db, e, "gpuscan (GPU streams)");
         goto out;
     }
     sqlite3_bind_int(tr, 1, rank);
@@ -346,7 +342,7 @@ int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1
         if (sqlite3_prepare_v2(db, "SELECT ts, dur, corr FROM slice WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)"
                                    " ORDER BY id",
                                -1, &l->st, NULL) != SQLITE_OK) {
-            rc = db_fail(db, e, "GPU ops");
+            rc = rundb_db_error(db, e, "gpuscan (GPU ops)");
             goto out;
         }
         L->n++;

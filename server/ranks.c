@@ -19,6 +19,7 @@
 #include "model.h"
 #include "rules.h"
 #include "xmalloc.h"
+#include "rundb.h"
 
 _Static_assert(TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_RUNTIME == 4 && TB_K_DRIVER == 5 &&
                    TB_K_KERNEL == 6 && TB_TRACK_CPU == 0 && TB_TRACK_GPU == 1,
@@ -32,17 +33,6 @@ _Static_assert(TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_RUNTIME == 
 /* ====================================================================== */
 /* Small helpers                                                          */
 /* ====================================================================== */
-
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    return err_set(e, ERR_DB, "run database (%s): %s", what, sqlite3_errmsg(db));
-}
-
-static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
-{
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK) return 0;
-    return db_fail(db, e, "query");
-}
 
 static int cmp_double(const void *x, const void *y)
 {
@@ -175,12 +165,12 @@ static int load_ranks(struct ctx *c)
     sqlite3_stmt *st;
     int rc;
     size_t cap = 0;
-    if (prepare(c->db,
-                "SELECT r.rank, r.file, r.format, r.base_ns, r.t0, r.t1, r.distributed,"
-                " (SELECT min(first_slice) FROM track WHERE rank = r.rank AND nslices > 0),"
-                " (SELECT max(last_slice) FROM track WHERE rank = r.rank AND nslices > 0)"
-                " FROM rank r ORDER BY r.rank",
-                &st, c->e) < 0)
+    if (rundb_prepare(c->db,
+                      "SELECT r.rank, r.file, r.format, r.base_ns, r.t0, r.t1, r.distributed,"
+                      " (SELECT min(first_slice) FROM track WHERE rank = r.rank AND nslices > 0),"
+                      " (SELECT max(last_slice) FROM track WHERE rank = r.rank AND nslices > 0)"
+                      " FROM rank r ORDER BY r.rank",
+                      &st, c->e) < 0)
         return c->e->code;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (c->nr == cap) c->r = xrealloc(c->r, (cap = cap ? cap * 2 : 8) * sizeof *c->r);
@@ -200,7 +190,7 @@ static int load_ranks(struct ctx *c)
         }
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(c->db, c->e, "ranks");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, c->e, "run database (ranks)");
 }
 
 static struct rank *find_rank(struct ctx *c, int rank)
@@ -214,10 +204,10 @@ static int load_steps(struct ctx *c)
 {
     sqlite3_stmt *st;
     int rc;
-    if (prepare(c->db,
-                "SELECT rank, name, ts, dur, kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec, other"
-                " FROM step ORDER BY rank, idx",
-                &st, c->e) < 0)
+    if (rundb_prepare(c->db,
+                      "SELECT rank, name, ts, dur, kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec, other"
+                      " FROM step ORDER BY rank, idx",
+                      &st, c->e) < 0)
         return c->e->code;
     size_t cap = 0;
     struct rank *cur = NULL;
@@ -236,7 +226,7 @@ static int load_steps(struct ctx *c)
         s->col = -1;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(c->db, c->e, "steps");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, c->e, "run database (steps)");
 }
 
 /* The kernels analysis flagged as collectives (by name or by their
@@ -246,11 +236,11 @@ static int load_comm_names(struct ctx *c)
 {
     sqlite3_stmt *st;
     int rc;
-    if (prepare(c->db,
-                "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
-                " WHERE instr(substr(s, 1, 6), ':') > 0 OR s = 'record_param_comms'"
-                " OR s IN (SELECT name FROM kernel_stat WHERE comm)",
-                &st, c->e) < 0)
+    if (rundb_prepare(c->db,
+                      "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
+                      " WHERE instr(substr(s, 1, 6), ':') > 0 OR s = 'record_param_comms'"
+                      " OR s IN (SELECT name FROM kernel_stat WHERE comm)",
+                      &st, c->e) < 0)
         return c->e->code;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
@@ -262,7 +252,7 @@ static int load_comm_names(struct ctx *c)
     sqlite3_finalize(st);
     names_sort(&c->kern);
     names_sort(&c->ops);
-    return rc == SQLITE_DONE ? 0 : db_fail(c->db, c->e, "names");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, c->e, "run database (names)");
 }
 
 /* ====================================================================== */
@@ -444,10 +434,11 @@ static int scan_collectives(struct ctx *c, struct rank *r)
     if (r->lo > r->hi) return 0;
     /* last column: on a CPU thread. Host spans count only there: gloo's
      * GPU-side annotation copies would count each collective twice */
-    if (prepare(c->db,
-                "SELECT ts, dur, name, kind, corr, args, track IN (SELECT id FROM track WHERE rank = ?3 AND kind = 0)"
-                " FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind IN (1, 2, 6)",
-                &st, c->e) < 0)
+    if (rundb_prepare(
+            c->db,
+            "SELECT ts, dur, name, kind, corr, args, track IN (SELECT id FROM track WHERE rank = ?3 AND kind = 0)"
+            " FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind IN (1, 2, 6)",
+            &st, c->e) < 0)
         return c->e->code;
     sqlite3_bind_int64(st, 1, r->lo);
     sqlite3_bind_int64(st, 2, r->hi);
@@ -492,7 +483,7 @@ static int scan_collectives(struct ctx *c, struct rank *r)
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
         free(host);
         free(hmeta);
-        return db_fail(c->db, c->e, "collectives");
+        return rundb_db_error(c->db, c->e, "run database (collectives)");
     }
     if (!r->ninst && nhost) {
         for (size_t i = 0; i < nhost; i++) host[i].key = key_of(c, &hmeta[i]);
@@ -854,11 +845,12 @@ static int kernels_json(struct ctx *c, int top_n, json_t **out)
     sqlite3_stmt *top, *per;
     int rc;
     *out = json_array();
-    if (prepare(c->db, "SELECT name, sum(total) t, max(comm) FROM kernel_stat GROUP BY name ORDER BY t DESC LIMIT ?",
-                &top, c->e) < 0)
+    if (rundb_prepare(c->db,
+                      "SELECT name, sum(total) t, max(comm) FROM kernel_stat GROUP BY name ORDER BY t DESC LIMIT ?",
+                      &top, c->e) < 0)
         return c->e->code;
-    if (prepare(c->db, "SELECT rank, sum(total), sum(calls) FROM kernel_stat WHERE name = ? GROUP BY rank", &per,
-                c->e) < 0) {
+    if (rundb_prepare(c->db, "SELECT rank, sum(total), sum(calls) FROM kernel_stat WHERE name = ? GROUP BY rank", &per,
+                      c->e) < 0) {
         sqlite3_finalize(top);
         return c->e->code;
     }
@@ -898,7 +890,7 @@ static int kernels_json(struct ctx *c, int top_n, json_t **out)
     free(calls);
     sqlite3_finalize(top);
     sqlite3_finalize(per);
-    return rc == SQLITE_DONE ? 0 : db_fail(c->db, c->e, "kernels");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, c->e, "run database (kernels)");
 }
 
 /* The stored straggler finding with per-step evidence: in each step the
@@ -1008,11 +1000,12 @@ static void ctx_free(struct ctx *c)
 static int has_table(sqlite3 *db, const char *name, struct err *e)
 {
     sqlite3_stmt *st;
-    if (prepare(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", &st, e) < 0) return e->code;
+    if (rundb_prepare(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", &st, e) < 0)
+        return e->code;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);
-    return rc < 0 ? db_fail(db, e, "schema") : rc;
+    return rc < 0 ? rundb_db_error(db, e, "run database (schema)") : rc;
 }
 
 int ranks_build(sqlite3 *db, int top_n, json_t **out, struct err *e)

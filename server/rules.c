@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "xmalloc.h"
+#include "rundb.h"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS finding(rank INTEGER, ord INTEGER, id TEXT, severity TEXT,"
@@ -22,12 +23,6 @@ static const char *const severity_names[] = { "low", "medium", "high" };
 static const struct rules_def *const registry[] = { RULES_LIST(X) };
 #undef X
 #define NRULES (sizeof registry / sizeof registry[0])
-
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    int code = sqlite3_errcode(db) == SQLITE_FULL ? ERR_NOSPACE : ERR_DB;
-    return err_set(e, code, "rules: %s: %s", what, sqlite3_errmsg(db));
-}
 
 /* ---------------------------------------------------------------------- */
 /* Formatting helpers for evidence text                                     */
@@ -158,7 +153,7 @@ int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const stru
                            " AND name NOT IN (SELECT id FROM str WHERE s IN (SELECT name FROM kernel_stat WHERE comm))"
                            " ORDER BY ts",
                            -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, e, "compute kernels");
+        return rundb_db_error(db, e, "rules (compute kernels)");
     sqlite3_bind_int64(st, 1, lo);
     sqlite3_bind_int64(st, 2, hi);
     sqlite3_bind_int(st, 3, rank);
@@ -176,7 +171,7 @@ int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const stru
     }
     if (b > a) overlap_add(w, nw, &wc, comm, &cc, a, b, comp_ns, ovl_ns);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(db, e, "compute kernels");
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "rules (compute kernels)");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -322,7 +317,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
                            "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"
                            " dataloader, cpu_exec, other FROM step WHERE rank = ? ORDER BY idx",
                            -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, e, "steps");
+        return rundb_db_error(db, e, "rules (steps)");
     sqlite3_bind_int(st, 1, r->rank);
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (r->nsteps == cap) r->steps = xrealloc(r->steps, (cap = cap ? cap * 2 : 16) * sizeof *r->steps);
@@ -363,7 +358,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     }
 
     if (sqlite3_prepare_v2(db, "SELECT summary FROM analysis WHERE rank = ?", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, e, "summary");
+        return rundb_db_error(db, e, "rules (summary)");
     sqlite3_bind_int(st, 1, r->rank);
     if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
         r->summary = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
@@ -375,7 +370,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
                            "SELECT device, name, memory_bytes, cc, util, tc_share, kernel_ns, tc_ns, window_ns"
                            " FROM gpu WHERE rank = ? ORDER BY device",
                            -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, e, "gpus");
+        return rundb_db_error(db, e, "rules (gpus)");
     sqlite3_bind_int(st, 1, r->rank);
     while (sqlite3_step(st) == SQLITE_ROW) {
         if (r->ngpus == cap) r->gpus = xrealloc(r->gpus, (cap = cap ? cap * 2 : 4) * sizeof *r->gpus);
@@ -448,7 +443,7 @@ static int store(sqlite3 *db, json_t *findings, struct err *e)
     if (sqlite3_exec(db, "DELETE FROM finding", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT INTO finding(rank, ord, id, severity, saving_ns, body) VALUES(?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
-        rc = db_fail(db, e, "store");
+        rc = rundb_db_error(db, e, "rules (store)");
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -463,7 +458,7 @@ static int store(sqlite3 *db, json_t *findings, struct err *e)
         sqlite3_bind_int64(st, 5, (sqlite3_int64)llround(json_real_value(json_object_get(v[i], "saving_us")) * 1000));
         sqlite3_bind_text(st, 6, body, -1, free);
         if (sqlite3_step(st) != SQLITE_DONE) {
-            rc = db_fail(db, e, "store");
+            rc = rundb_db_error(db, e, "rules (store)");
             goto out;
         }
     }
@@ -481,12 +476,12 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
     int rc = 0;
 
     if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
-        rc = db_fail(db, e, "schema");
+        rc = rundb_db_error(db, e, "rules (schema)");
         goto out;
     }
     if (sqlite3_prepare_v2(db, "SELECT rank, format, distributed FROM rank ORDER BY rank", -1, &st, NULL) !=
         SQLITE_OK) {
-        rc = db_fail(db, e, "ranks");
+        rc = rundb_db_error(db, e, "rules (ranks)");
         goto out;
     }
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -518,12 +513,12 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
         }
     }
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = db_fail(db, e, "begin");
+        rc = rundb_db_error(db, e, "rules (begin)");
         goto out;
     }
     rc = store(db, ctx.findings, e);
     if (sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !rc)
-        rc = db_fail(db, e, "commit");
+        rc = rundb_db_error(db, e, "rules (commit)");
 out:
     sqlite3_finalize(st);
     ranks_free(ctx.ranks, ctx.nranks);
@@ -539,7 +534,7 @@ int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e)
                            &st, NULL) != SQLITE_OK) {
         if (strstr(sqlite3_errmsg(db), "no such table"))
             return err_set(e, ERR_INVALID, "this run was imported before recommendations existed; re-import it");
-        return db_fail(db, e, "findings");
+        return rundb_db_error(db, e, "rules (findings)");
     }
     sqlite3_bind_int(st, 1, rank);
     sqlite3_bind_int(st, 2, rank);
@@ -552,7 +547,7 @@ int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e)
     sqlite3_finalize(st);
     if (src != SQLITE_DONE) {
         json_decref(arr);
-        return db_fail(db, e, "findings");
+        return rundb_db_error(db, e, "rules (findings)");
     }
     *out = arr;
     return 0;

@@ -63,6 +63,7 @@
 #include "analyses.h"
 #include "model.h"
 #include "xmalloc.h"
+#include "rundb.h"
 
 _Static_assert(TB_K_SYNC == 11 && TB_TRACK_GPU == 1, "kind numbers used in SQL");
 
@@ -127,11 +128,6 @@ struct cp_walk {
     int64_t by[AN_CP_NCAT];
 };
 
-static int db_fail(sqlite3 *db, struct err *e, const char *what)
-{
-    return err_set(e, ERR_DB, "critical path: %s: %s", what, sqlite3_errmsg(db));
-}
-
 /* ====================================================================== */
 /* Per-rank indexes                                                       */
 /* ====================================================================== */
@@ -164,7 +160,7 @@ static int load_syncs(struct cp_walk *w, struct err *e)
                            " AND t.last_slice WHERE t.rank = ? AND t.kind = 1 AND t.nslices > 0 AND s.kind = 11"
                            " AND s.corr != 0",
                            -1, &st, NULL) != SQLITE_OK)
-        return db_fail(c->db, e, "prepare");
+        return rundb_db_error(c->db, e, "critical path (prepare)");
     sqlite3_bind_int(st, 1, c->rank);
     size_t cap = 0;
     int rc;
@@ -175,7 +171,7 @@ static int load_syncs(struct cp_walk *w, struct err *e)
         w->syncs[w->nsyncs++] = (struct cp_sync){ sqlite3_column_int64(st, 0), (uint32_t)sqlite3_column_int64(st, 1) };
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return db_fail(c->db, e, "cuda_sync events");
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "critical path (cuda_sync events)");
     if (w->nsyncs) xqsort(w->syncs, w->nsyncs, sizeof *w->syncs, cmp_sync);
     return 0;
 }
@@ -299,7 +295,7 @@ static int fetch_one(struct cp_walk *w, int64_t id, int *found, struct err *e)
     sqlite3_bind_int64(w->one, 1, id);
     int rc = sqlite3_step(w->one);
     *found = rc == SQLITE_ROW;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(w->c->db, e, "host slice");
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(w->c->db, e, "critical path (host slice)");
 }
 
 /* The first slice id of [first, last] starting at or after t (last + 1:
@@ -319,7 +315,7 @@ static int first_from(struct cp_walk *w, int64_t first, int64_t last, int64_t t,
         } else if (rc == SQLITE_DONE) {
             hi = mid;
         } else {
-            return db_fail(w->c->db, e, "probe");
+            return rundb_db_error(w->c->db, e, "critical path (probe)");
         }
     }
     *out = lo;
@@ -345,7 +341,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
             h->first = sqlite3_column_int64(w->trk, 0);
             h->last = sqlite3_column_int64(w->trk, 1);
         } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-            return db_fail(c->db, e, "track");
+            return rundb_db_error(c->db, e, "critical path (track)");
         }
         h->known = 1;
     }
@@ -382,7 +378,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
         struct cp_slice *x = &h->s[h->n - 1];
         x->parent = pid ? index_of(h, pid) : -1;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return db_fail(c->db, e, "host slices");
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(c->db, e, "critical path (host slices)");
     sqlite3_reset(w->rows);
     return 0;
 }
@@ -403,7 +399,7 @@ static int find_main(struct cp_walk *w, struct err *e)
                            "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND"
                            " nslices > 0 ORDER BY id",
                            -1, &tr, NULL) != SQLITE_OK)
-        return db_fail(c->db, e, "prepare");
+        return rundb_db_error(c->db, e, "critical path (prepare)");
     sqlite3_bind_int(tr, 1, c->rank);
     int rc, found = 0;
     while (!found && (rc = sqlite3_step(tr)) == SQLITE_ROW) {
@@ -426,7 +422,7 @@ static int find_main(struct cp_walk *w, struct err *e)
         }
         sqlite3_reset(w->rows);
     }
-    rc = found || rc == SQLITE_DONE ? 0 : db_fail(c->db, e, "tracks");
+    rc = found || rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "critical path (tracks)");
     sqlite3_finalize(tr);
     return rc;
 }
@@ -660,7 +656,7 @@ static int prepare(struct cp_walk *w, struct err *e)
                            -1, &w->rows, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id = ?",
                            -1, &w->one, NULL) != SQLITE_OK)
-        return db_fail(db, e, "prepare");
+        return rundb_db_error(db, e, "critical path (prepare)");
     return 0;
 }
 
