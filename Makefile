@@ -94,9 +94,13 @@ DEBS_TEST  := $(DEBS_BUILD) clang node:nodejs npm:npm chromium:chromium python3:
 deps:
 	@sh tests/deps.sh $(DEBS_BUILD)
 
+# npm ci installs exactly tests/package-lock.json (playwright-core pinned to a
+# release whose engines allow Debian 12's Node 18). The copy of the lock left in
+# node_modules says which one is installed, so a changed lock installs again.
 test-deps:
 	@sh tests/deps.sh $(DEBS_TEST)
-	@test -d tests/node_modules/playwright-core || (cd tests && npm install --no-audit --no-fund --silent)
+	@cmp -s tests/package-lock.json tests/node_modules/.traceboard-lock.json 2>/dev/null || \
+	  (cd tests && npm ci --no-audit --no-fund --silent && cp package-lock.json node_modules/.traceboard-lock.json)
 
 run: deps
 	$(MAKE) $(BIN)
