@@ -16,7 +16,8 @@
  *
  * Accepted beyond RFC 8259, because real traces contain them: NaN,
  * Infinity and -Infinity literals. Invalid UTF-8 is not an error here;
- * jtok_utf8_copy() repairs it where text is kept.
+ * jtok_utf8_copy() repairs it where text is kept (jtok_utf8_repair() where
+ * a name is shown).
  *
  * One struct jtok is used by one thread; it owns its window buffer.
  */
@@ -95,6 +96,15 @@ size_t jtok_utf8_copy(const char *s, size_t n, char *out);
 
 /* 1 when s[0..n) is valid UTF-8. */
 int jtok_utf8_valid(const char *s, size_t n);
+
+/* Copies s[0..n) to out replacing each byte of an invalid UTF-8 sequence
+ * with U+FFFD, as a browser shows it: for names (file and folder names)
+ * that are displayed, where '?' would read as part of the name. out must
+ * hold 3 * n bytes. Returns bytes written (no NUL is added). */
+size_t jtok_utf8_repair(const char *s, size_t n, char *out);
+
+/* The NUL-terminated s as valid UTF-8 (jtok_utf8_repair). Owned by caller. */
+char *jtok_utf8_dup(const char *s);
 
 /* Microseconds as written ("123", "123.456", "1.5e3", "-2") to integer
  * nanoseconds, exactly for up to 3 fraction digits (rounded beyond).

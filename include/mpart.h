@@ -74,8 +74,10 @@ int mpart_finish(struct mpart *p, struct err *e);
 void mpart_free(struct mpart *p);
 
 /* Reduces a client-supplied file name to its base name: strips every
- * directory part (both '/' and '\'). ERR_INVALID when the result is empty,
- * "." or "..", longer than MPART_FILENAME_MAX or holds control characters.
+ * directory part (both '/' and '\') and makes it valid UTF-8, each byte of
+ * an invalid sequence a U+FFFD (names end up in JSON, which must be UTF-8).
+ * ERR_INVALID when the result is empty, "." or "..", longer than
+ * MPART_FILENAME_MAX or holds control characters.
  * OUT out: the cleaned name. Shared with raw uploads' ?filename=. */
 int mpart_filename_clean(const char *in, char out[MPART_FILENAME_MAX + 1], struct err *e);
 

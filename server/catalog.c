@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "jtok.h"
 #include "log.h"
 #include "rundb.h"
 #include "xmalloc.h"
@@ -233,8 +234,12 @@ static json_t *col_json(sqlite3_stmt *st, int i)
 static json_t *row_json(sqlite3_stmt *st)
 {
     const char *id = (const char *)sqlite3_column_text(st, 0);
+    const char *name = (const char *)sqlite3_column_text(st, 1);
+    /* A name stored before ingest repaired names may not be UTF-8, which
+     * jansson refuses: repaired here, the run is still listed. */
+    char *fixed = name && !jtok_utf8_valid(name, strlen(name)) ? jtok_utf8_dup(name) : NULL;
     json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:i,s:s,s:I,s:I,s:i}", "id", id, "name",
-                          (const char *)sqlite3_column_text(st, 1), "created",
+                          fixed ? fixed : name ? name : "", "created",
                           (json_int_t)sqlite3_column_int64(st, 2), "status", (const char *)sqlite3_column_text(st, 3),
                           "ranks", sqlite3_column_int(st, 4), "gpu",
                           sqlite3_column_text(st, 5) ? (const char *)sqlite3_column_text(st, 5) : "", "bytes",
@@ -245,6 +250,7 @@ static json_t *row_json(sqlite3_stmt *st)
     char url[64];
     snprintf(url, sizeof url, "./?run=%s", id);
     json_object_set_new(o, "url", json_string(url));
+    free(fixed);
     return o;
 }
 

@@ -15,6 +15,7 @@
 #include "analysis.h"
 #include "fsutil.h"
 #include "importer.h"
+#include "jtok.h"
 #include "log.h"
 #include "rundb.h"
 #include "rules.h"
@@ -101,6 +102,16 @@ static char *run_name_from_files(const struct ingest_file *files, int n)
         s = xstrdup("run");
     }
     return s;
+}
+
+/* The first bytes of s, at most max, without cutting a UTF-8 character in
+ * two. Owned by caller. */
+static char *name_prefix(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max);
+
+    for (int k = 0; k < 3 && s[n] && n && ((unsigned char)s[n] & 0xC0) == 0x80; k++) n--;
+    return xstrndup(s, n);
 }
 
 /* File names become path components of src/: keep them boring. */
@@ -286,15 +297,22 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         struct import_ctx ctx = { on_progress, &link, 64u << 20, NULL };
         struct tb_rank_stats st;
 
-        if ((rc = rundb_begin_rank(w, order[i].rank, base_name(f->name), sz, e)) != 0) goto out;
-        if ((rc = importer_import_file(f->path, base_name(f->name), &lim, w, &ctx, e)) != 0) goto out;
-        if ((rc = rundb_finish_rank(w, &st, e)) != 0) goto out;
+        /* A name from a folder scan or the command line may be any bytes;
+         * JSON answers need UTF-8. */
+        char *shown = jtok_utf8_dup(base_name(f->name));
+
+        if ((rc = rundb_begin_rank(w, order[i].rank, shown, sz, e)) != 0 ||
+            (rc = importer_import_file(f->path, shown, &lim, w, &ctx, e)) != 0 ||
+            (rc = rundb_finish_rank(w, &st, e)) != 0) {
+            free(shown);
+            goto out;
+        }
         events += st.events;
         link.base += (uint64_t)sz;
         on_phase(&link, "parse");
-        json_array_append_new(files, json_pack("{s:s,s:I,s:i,s:s}", "name", base_name(f->name), "bytes",
-                                               (json_int_t)sz, "rank", order[i].rank, "format",
-                                               ctx.format ? ctx.format : "?"));
+        json_array_append_new(files, json_pack("{s:s,s:I,s:i,s:s}", "name", shown, "bytes", (json_int_t)sz, "rank",
+                                               order[i].rank, "format", ctx.format ? ctx.format : "?"));
+        free(shown);
     }
     rc = rundb_close_writer(w, e);
     w = NULL;
@@ -346,7 +364,14 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     struct catalog_run r;
     memset(&r, 0, sizeof r);
     memcpy(r.id, id, sizeof r.id);
-    name = req->run_name && req->run_name[0] ? xstrndup(req->run_name, 200) : run_name_from_files(req->files, req->nfiles);
+    {
+        /* a --logdir folder name may be any bytes: the catalog holds UTF-8
+         * (a name jansson refuses would leave the run out of the list) */
+        char *raw = req->run_name && req->run_name[0] ? name_prefix(req->run_name, 200)
+                                                       : run_name_from_files(req->files, req->nfiles);
+        name = jtok_utf8_dup(raw);
+        free(raw);
+    }
     r.name = name;
     r.created = (int64_t)time(NULL);
     r.ranks = req->nfiles;

@@ -514,6 +514,32 @@ size_t jtok_utf8_copy(const char *s, size_t n, char *out)
     return n;
 }
 
+size_t jtok_utf8_repair(const char *s, size_t n, char *out)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, o = 0;
+    while (i < n) {
+        size_t k = u[i] < 0x80 ? 1 : utf8_seq(u + i, n - i);
+        if (!k) {
+            o += put_utf8(out + o, 0xFFFD);
+            i++;
+            continue;
+        }
+        memcpy(out + o, s + i, k);
+        i += k;
+        o += k;
+    }
+    return o;
+}
+
+char *jtok_utf8_dup(const char *s)
+{
+    size_t n = strlen(s);
+    char *out = xmalloc(3 * n + 1);
+    out[jtok_utf8_repair(s, n, out)] = '\0';
+    return out;
+}
+
 /* --- numbers ------------------------------------------------------------ */
 
 int jtok_us_to_ns(const char *s, size_t n, int64_t *out)

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jtok.h"
 #include "xmalloc.h"
 
 enum mpart_state {
@@ -144,7 +145,13 @@ int mpart_filename_clean(const char *in, char out[MPART_FILENAME_MAX + 1], struc
         unsigned char c = (unsigned char)base[i];
         if (c < 0x20 || c == 0x7f) return err_set(e, ERR_INVALID, "file name holds control characters");
     }
-    memcpy(out, base, n + 1);
+    char fixed[3 * MPART_FILENAME_MAX];
+    n = jtok_utf8_repair(base, n, fixed);
+    if (n > MPART_FILENAME_MAX)
+        return err_set(e, ERR_INVALID, "file name longer than %d bytes once its bytes that are not UTF-8 are "
+                                       "replaced with U+FFFD", MPART_FILENAME_MAX);
+    memcpy(out, fixed, n);
+    out[n] = '\0';
     return 0;
 }
 

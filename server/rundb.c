@@ -1384,8 +1384,10 @@ int rundb_info(const char *db_path, json_t **out, struct err *e)
                                  (const char *)sqlite3_column_text(nt, 3)));
         }
         sqlite3_reset(nt);
-        json_t *r = json_pack("{s:i,s:s?,s:I,s:s?,s:I}", "rank", rank, "file",
-                              (const char *)sqlite3_column_text(st, 1), "bytes",
+        /* a file name stored before ingest repaired names may not be UTF-8 */
+        const char *file = (const char *)sqlite3_column_text(st, 1);
+        char *fixed = file && !jtok_utf8_valid(file, strlen(file)) ? jtok_utf8_dup(file) : NULL;
+        json_t *r = json_pack("{s:i,s:s?,s:I,s:s?,s:I}", "rank", rank, "file", fixed ? fixed : file, "bytes",
                               (json_int_t)sqlite3_column_int64(st, 2), "format",
                               (const char *)sqlite3_column_text(st, 3), "base_ns",
                               (json_int_t)sqlite3_column_int64(st, 4));
@@ -1398,6 +1400,7 @@ int rundb_info(const char *db_path, json_t **out, struct err *e)
         json_object_set_new(r, "device", col_json(st, 7));
         json_object_set_new(r, "distributed", col_json(st, 8));
         json_object_set_new(r, "stats", col_json(st, 9));
+        free(fixed);
         json_object_set_new(r, "notes", notes);
         json_array_append_new(ranks, r);
     }

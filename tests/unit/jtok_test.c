@@ -643,7 +643,20 @@ static void test_utf8(void)
         CHECK(memcmp(out, cases[i].repaired, cases[i].n) == 0);
         CHECK(jtok_utf8_valid(out, cases[i].n));
         free(out);
+        /* jtok_utf8_repair: the same, each '?' a U+FFFD */
+        char want[64], *got = xmalloc(3 * cases[i].n);
+        size_t wn = 0;
+        for (size_t k = 0; k < cases[i].n; k++) {
+            if (cases[i].repaired[k] == '?') memcpy(want + wn, "\xef\xbf\xbd", 3), wn += 3;
+            else want[wn++] = cases[i].repaired[k];
+        }
+        CHECK_EQ_INT(jtok_utf8_repair(cases[i].in, cases[i].n, got), wn);
+        CHECK(memcmp(got, want, wn) == 0);
+        free(got);
     }
+    char *dup = jtok_utf8_dup("raw\xff.json");
+    CHECK_EQ_STR(dup, "raw\xef\xbf\xbd.json");
+    free(dup);
     /* in place, as rundb does */
     char s[] = "ok\xff\xc3\xa9";
     jtok_utf8_copy(s, 5, s);

@@ -219,6 +219,8 @@ static void test_filenames(void)
         { "mixed/dir\\win/f", "f" },
         { "...", "..." },
         { "caf\xc3\xa9.json", "caf\xc3\xa9.json" },
+        { "raw\xff.json.gz", "raw\xef\xbf\xbd.json.gz" },          /* not UTF-8: U+FFFD */
+        { "r\xff\xfe.json", "r\xef\xbf\xbd\xef\xbf\xbd.json" },
     };
     static const char *bad[] = { "", ".", "..", "dir/", "dir\\", "a/..", "a\\.", "tab\there", "nl\nx" };
     char out[MPART_FILENAME_MAX + 1], longname[400];
@@ -235,6 +237,10 @@ static void test_filenames(void)
     CHECK_EQ_INT(mpart_filename_clean(longname, out, &e), ERR_INVALID);
     longname[255] = '\0';
     CHECK_EQ_INT(mpart_filename_clean(longname, out, &e), 0);
+    /* 255 bytes, but longer than that once repaired */
+    memset(longname, 0xff, 100);
+    CHECK_EQ_INT(mpart_filename_clean(longname, out, &e), ERR_INVALID);
+    CHECK(strstr(e.msg, "U+FFFD") != NULL);
 
     /* Through the parser: the callback sees the cleaned name; a refused
      * name fails the parse. */

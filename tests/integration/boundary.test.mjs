@@ -1,0 +1,101 @@
+// Issue 15, faults found by testing from outside: what crosses the server's
+// boundary is made safe there. File and folder names that are not UTF-8 are
+// repaired (U+FFFD) instead of breaking the JSON answers.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, mkdirSync, copyFileSync, rmSync, utimesSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { startServer, demoFiles, HAVE_SQLITE } from './lib.mjs';
+
+let srv;
+before(async () => { srv = await startServer(); });
+after(async () => { await srv.stop(); srv.cleanup(); });
+
+const TRACE = () => readFileSync(demoFiles('matmul_amp')[0]);
+
+async function waitFor(fn, ms = 15000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v || Date.now() > end) return v;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Asserts the run is listed and its page answers, with every file name valid
+ * text holding U+FFFD where the bad bytes were; returns GET /api/runs/{id}. */
+async function checkListed(s, id, fileRe) {
+  const list = await s.json('/api/runs');
+  const run = list.runs.find((x) => x.id === id);
+  assert.ok(run, `run ${id} is listed`);
+  const one = await s.json(`/api/runs/${id}`);
+  assert.match(JSON.stringify(one), fileRe);
+  return one;
+}
+
+test('a raw upload whose ?filename= is not UTF-8: 201, listed, the name repaired', async () => {
+  const r = await srv.req('/api/runs?filename=raw%FF.pt.trace.json.gz', { method: 'POST', body: TRACE() });
+  const body = await r.json();
+  assert.equal(r.status, 201, JSON.stringify(body));
+  await checkListed(srv, body.id, /raw\uFFFD\.pt\.trace\.json\.gz/);
+});
+
+test('a multipart upload whose filename bytes are not UTF-8: 201, listed, the name repaired', async () => {
+  const b = 'tbBoundary15';
+  const body = Buffer.concat([
+    Buffer.from(`--${b}\r\nContent-Disposition: form-data; name="file"; filename="rank0`),
+    Buffer.from([0xff, 0xfe]),
+    Buffer.from('.pt.trace.json.gz"\r\nContent-Type: application/gzip\r\n\r\n'),
+    TRACE(),
+    Buffer.from(`\r\n--${b}--\r\n`),
+  ]);
+  const r = await srv.req('/api/runs', {
+    method: 'POST', body, headers: { 'Content-Type': `multipart/form-data; boundary=${b}` },
+  });
+  const j = await r.json();
+  assert.equal(r.status, 201, JSON.stringify(j));
+  await checkListed(srv, j.id, /rank0\uFFFD\uFFFD\.pt\.trace\.json\.gz/);
+});
+
+test('--logdir: a folder and a file whose names are not UTF-8 become a listed run', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'tb-badname-'));
+  const logdir = join(work, 'runs');
+  mkdirSync(logdir);
+  const job = Buffer.concat([Buffer.from(logdir + '/job'), Buffer.from([0xff])]);
+  mkdirSync(job);
+  const file = Buffer.concat([job, Buffer.from('/rank0'), Buffer.from([0xfe]), Buffer.from('.pt.trace.json.gz')]);
+  copyFileSync(demoFiles('matmul_amp')[0], file);
+  const old = new Date(Date.now() - 60000);
+  utimesSync(file, old, old);
+  const s = await startServer({ dataDir: join(work, 'data'), args: ['--logdir', logdir, '--logdir-interval', '1'] });
+  try {
+    const runs = await waitFor(async () => {
+      const r = await s.req('/api/runs');
+      if (r.status !== 200) return null;
+      const j = await r.json();
+      return j.runs.length ? j.runs : null;
+    });
+    assert.ok(runs, `the folder was imported and listed (GET /api/runs: ${(await s.req('/api/runs')).status})`);
+    assert.equal(runs[0].name, 'job\uFFFD');
+    await checkListed(s, runs[0].id, /rank0\uFFFD\.pt\.trace\.json\.gz/);
+  } finally {
+    await s.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test('a run stored earlier with names that are not UTF-8 is listed and served, names repaired', { skip: !HAVE_SQLITE && 'no sqlite3 CLI' }, async () => {
+  const id = await srv.uploadBody(TRACE(), 'old.pt.trace.json.gz', 'old');
+  // what an older server stored for a --logdir folder "old\xff" and file "old\xfe..."
+  execFileSync('sqlite3', [join(srv.dataDir, 'catalog.db'), `UPDATE runs SET name = CAST(X'6f6c64ff' AS TEXT) WHERE id = '${id}'`]);
+  srv.sql(id, "UPDATE rank SET file = CAST(X'6f6c64fe2e6a736f6e' AS TEXT)");
+  const list = await srv.json('/api/runs');
+  const run = list.runs.find((x) => x.id === id);
+  assert.ok(run, 'the run is listed');
+  assert.equal(run.name, 'old\uFFFD');
+  const one = await srv.json(`/api/runs/${id}`);
+  assert.equal(one.name, 'old\uFFFD');
+  assert.equal(one.info.ranks[0].file, 'old\uFFFD.json');
+});
