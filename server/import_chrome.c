@@ -527,7 +527,12 @@ static int do_counter(struct chrome *c, const struct ev *ev, int64_t ts, struct 
     while (rc == 0 && jtok_span_next_member(&cur, end, &k, &v, &ie) == 1) {
         double d;
         if (jtok_to_double(&v, &d) != 0 || !isfinite(d)) continue;
-        char *full = xasprintf("%s.%.*s", name, (int)k.n, k.p);
+        /* the key names the series: a JSON string like any other, so
+         * "caf\u00e9" is shown as café (the name is already copied out of
+         * the scratch buffer this reuses) */
+        const char *ks;
+        size_t kn = str_decode(c, &k, &ks);
+        char *full = xasprintf("%s.%.*s", name, (int)kn, ks);
         struct tb_counter ct = { rundb_intern(c->w, full, strlen(full)), track, ts, d };
         free(full);
         rc = rundb_add_counter(c->w, &ct, e);

@@ -575,6 +575,19 @@ static void test_counters(void)
     CHECK_Q(r.db, 12, "SELECT value FROM counter WHERE ts=6000");
     CHECK(notes(r.db, "dropped", "counter event without args") == 1);
     result_close(&r);
+
+    /* series names (the args' keys) are JSON strings too: escapes decoded */
+    import_text("{\"traceEvents\":[\n"
+                "{\"ph\":\"C\",\"name\":\"m\\u00e9m\",\"pid\":1,\"ts\":5,"
+                "\"args\":{\"caf\\u00e9\":1,\"q\\\"uote\":2,\"tab\\\\x\":3}}\n"
+                "]}",
+                &r);
+    REQUIRE(r.rc == 0);
+    CHECK_EQ_INT(r.st.counters, 3);
+    CHECK_Q(r.db, 1, "SELECT value FROM counter c JOIN str n ON n.id=c.name WHERE n.s='m\xc3\xa9m.caf\xc3\xa9'");
+    CHECK_Q(r.db, 2, "SELECT value FROM counter c JOIN str n ON n.id=c.name WHERE n.s='m\xc3\xa9m.q\"uote'");
+    CHECK_Q(r.db, 3, "SELECT value FROM counter c JOIN str n ON n.id=c.name WHERE n.s='m\xc3\xa9m.tab\\x'");
+    result_close(&r);
 }
 
 static void test_metadata(void)
