@@ -711,9 +711,11 @@ static int redirect_with_cookie(struct http_req *req)
     struct MHD_Response *resp;
     size_t plen = q ? (size_t)(q - raw) : strlen(raw);
 
-    /* Collapse leading slashes: "//host/x" would be a redirect off-site. */
-    while (plen > 1 && raw[1] == '/') raw++, plen--;
-    loc = xasprintf("%.*s%s%s", (int)plen, raw, rest[0] ? "?" : "", rest);
+    /* The Location must stay a path on this server: browsers read "//host"
+     * and "/\host" (a backslash counts as a slash) as another host, so the
+     * leading slashes and backslashes become one '/'. */
+    while (plen && (*raw == '/' || *raw == '\\')) raw++, plen--;
+    loc = xasprintf("/%.*s%s%s", (int)plen, raw, rest[0] ? "?" : "", rest);
     cookie = xasprintf("%s=%s; Path=%s; HttpOnly; SameSite=Strict", s->cookie_name, s->app->token,
                        base[0] ? base : "/");
     free(rest);

@@ -1,12 +1,14 @@
 // Issue 15, faults found by testing from outside: what crosses the server's
 // boundary is made safe there. File and folder names that are not UTF-8 are
-// repaired (U+FFFD) instead of breaking the JSON answers.
+// repaired (U+FFFD) instead of breaking the JSON answers; the redirect that
+// takes ?token= out of the address stays on this server.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, copyFileSync, rmSync, utimesSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { connect } from 'node:net';
 import { startServer, demoFiles, HAVE_SQLITE } from './lib.mjs';
 
 let srv;
@@ -22,6 +24,30 @@ async function waitFor(fn, ms = 15000) {
     if (v || Date.now() > end) return v;
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** Sends head (the request line and headers, CRLF-separated, without the
+ * empty line) on its own connection, exactly as written (fetch would
+ * normalise the path); resolves to {status, headers (lower-case names), body}. */
+function rawRequest(s, head) {
+  const u = new URL(s.base);
+  return new Promise((res, rej) => {
+    let buf = Buffer.alloc(0);
+    const sock = connect(Number(u.port), u.hostname, () => sock.write(head + '\r\nConnection: close\r\n\r\n'));
+    sock.on('data', (d) => { buf = Buffer.concat([buf, d]); });
+    sock.on('error', rej);
+    sock.on('close', () => {
+      const text = buf.toString('latin1');
+      const at = text.indexOf('\r\n\r\n');
+      const lines = text.slice(0, at < 0 ? text.length : at).split('\r\n');
+      const headers = {};
+      for (const l of lines.slice(1)) {
+        const i = l.indexOf(':');
+        if (i > 0) headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+      }
+      res({ status: Number((lines[0].match(/^HTTP\/1\.[01] (\d+)/) || [])[1]), headers, body: at < 0 ? '' : text.slice(at + 4) });
+    });
+  });
 }
 
 /** Asserts the run is listed and its page answers, with every file name valid
@@ -98,4 +124,17 @@ test('a run stored earlier with names that are not UTF-8 is listed and served, n
   const one = await srv.json(`/api/runs/${id}`);
   assert.equal(one.name, 'old\uFFFD');
   assert.equal(one.info.ranks[0].file, 'old\uFFFD.json');
+});
+
+test('the ?token= redirect stays on this server whatever the path starts with', async () => {
+  for (const path of ['/\\evil.example/', '//evil.example/', '/\\/evil.example/x', '/\\\\evil.example', '/%2F/ok/']) {
+    const r = await rawRequest(srv, `GET ${path}?token=${srv.token}&view=x HTTP/1.1\r\nHost: 127.0.0.1`);
+    assert.equal(r.status, 303, `${path}: ${r.status}`);
+    const loc = r.headers.location;
+    assert.ok(loc && !loc.includes('token='), `${path}: ${loc}`);
+    assert.match(loc, /^\/[^/\\]/, `${path} redirects to a path on this server, got ${loc}`);
+    // and a browser resolves it to this server
+    assert.equal(new URL(loc, srv.base + '/').host, new URL(srv.base).host, `${path} -> ${loc}`);
+    assert.match(loc, /\?view=x$/);
+  }
 });
