@@ -268,13 +268,39 @@ int api_runs_job(struct http_req *req)
     return http_send_json(http_req_conn(req), 200, job);
 }
 
-static const char *source_type(const char *name)
+static int ends_with(const char *s, size_t n, const char *suffix)
 {
-    size_t n = strlen(name);
+    size_t k = strlen(suffix);
+    return n > k && strncasecmp(s + n - k, suffix, k) == 0;
+}
 
-    if (n > 3 && strcasecmp(name + n - 3, ".gz") == 0) return "application/gzip";
-    if (n > 5 && strcasecmp(name + n - 5, ".json") == 0) return "application/json";
-    return "application/octet-stream";
+/* The name a kept trace downloads under: its base name with the extension
+ * of what the file is (.json or .sqlite, then .gz when compressed), read
+ * from its first bytes and the rank's format, whatever it was uploaded as:
+ * a trace sent as "evil.html" must not land on a disk as a page.
+ * OUT *type: the matching Content-Type (static). Owned by caller. */
+static char *source_name(const char *name, const char *path, const char *format, const char **type)
+{
+    unsigned char head[16] = { 0 };
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), gz, sqlite;
+    char *base = xstrdup(name), *dot, *out;
+    const char *ext;
+    size_t n = strlen(base);
+
+    if (fd >= 0) {
+        if (read(fd, head, sizeof head) < 0) memset(head, 0, sizeof head);
+        close(fd);
+    }
+    gz = head[0] == 0x1f && head[1] == 0x8b;
+    sqlite = memcmp(head, "SQLite format 3", 16) == 0 || (format && strcmp(format, "nsys") == 0);
+    ext = sqlite ? ".sqlite" : ".json";
+    if (ends_with(base, n, ".gz")) base[n -= 3] = '\0';
+    if (ends_with(base, n, ext)) base[n - strlen(ext)] = '\0'; /* appended again below */
+    else if ((dot = strrchr(base, '.')) != NULL && dot != base) *dot = '\0'; /* another kind's */
+    out = xasprintf("%s%s%s", base[0] ? base : "trace", ext, gz ? ".gz" : "");
+    free(base);
+    *type = gz ? "application/gzip" : sqlite ? "application/vnd.sqlite3" : "application/json";
+    return out;
 }
 
 int api_runs_source(struct http_req *req)
@@ -293,7 +319,6 @@ int api_runs_source(struct http_req *req)
     if (!rank || !*rank || strlen(rank) > 6 || strspn(rank, "0123456789") != strlen(rank))
         return http_send_error(conn, 400, "invalid", "expected ?rank=N (a rank number)");
     if (catalog_get(app->cat, id, &run, &e) < 0) return http_send_err(conn, &e);
-    json_decref(run);
     plen = (size_t)snprintf(prefix, sizeof prefix, "%d-", atoi(rank));
     dir = catalog_run_dir(app->cat, id);
     src = xasprintf("%s/src", dir);
@@ -313,8 +338,23 @@ int api_runs_source(struct http_req *req)
     }
     closedir(d);
     free(src);
-    if (!path) return http_send_error(conn, 404, "not_found", "no uploaded file for rank %s", rank);
-    status = http_send_file(conn, path, source_type(name), name);
+    if (!path) {
+        json_decref(run);
+        return http_send_error(conn, 404, "not_found", "no uploaded file for rank %s", rank);
+    }
+    {
+        const char *format = NULL, *type;
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(run, "files"), i, f) {
+            if (json_integer_value(json_object_get(f, "rank")) == atoi(rank))
+                format = json_string_value(json_object_get(f, "format"));
+        }
+        char *shown = source_name(name, path, format, &type);
+        status = http_send_file(conn, path, type, shown);
+        free(shown);
+    }
+    json_decref(run);
     free(path);
     free(name);
     return status;

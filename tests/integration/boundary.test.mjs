@@ -1,10 +1,12 @@
 // Issue 15, faults found by testing from outside: what crosses the server's
 // boundary is made safe there. File and folder names that are not UTF-8 are
 // repaired (U+FFFD) instead of breaking the JSON answers; the redirect that
-// takes ?token= out of the address stays on this server.
+// takes ?token= out of the address stays on this server; a trace downloads
+// under a name of its own kind, whatever it was uploaded as.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, copyFileSync, rmSync, utimesSync, readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -136,5 +138,30 @@ test('the ?token= redirect stays on this server whatever the path starts with', 
     // and a browser resolves it to this server
     assert.equal(new URL(loc, srv.base + '/').host, new URL(srv.base).host, `${path} -> ${loc}`);
     assert.match(loc, /\?view=x$/);
+  }
+});
+
+test('a trace uploaded as evil.html downloads as .json / .json.gz with a trace Content-Type', async () => {
+  const gz = TRACE();
+  const cases = [
+    { upload: 'evil.html', body: gunzipSync(gz), file: 'evil.json', type: 'application/json' },
+    { upload: 'evil.html', body: gz, file: 'evil.json.gz', type: 'application/gzip' },
+    { upload: 'page.htm.gz', body: gz, file: 'page.json.gz', type: 'application/gzip' },
+    { upload: 'x.svg', body: gunzipSync(gz), file: 'x.json', type: 'application/json' },
+    { upload: 'rank0.pt.trace.json.gz', body: gz, file: 'rank0.pt.trace.json.gz', type: 'application/gzip' },
+    { upload: 'plain.json', body: gunzipSync(gz), file: 'plain.json', type: 'application/json' },
+    { upload: 'noext', body: gz, file: 'noext.json.gz', type: 'application/gzip' },
+  ];
+  for (const c of cases) {
+    const id = await srv.uploadBody(c.body, c.upload, c.upload);
+    const r = await srv.req(`/api/runs/${id}/source?rank=0`);
+    assert.equal(r.status, 200, c.upload);
+    const cd = r.headers.get('content-disposition') || '';
+    assert.match(cd, /^attachment;/, `${c.upload}: ${cd}`);
+    assert.ok(cd.includes(`filename="${c.file}"`) && cd.includes(`filename*=UTF-8''${c.file}`), `${c.upload}: ${cd}`);
+    assert.doesNotMatch(cd, /\.html?\b|\.svg/i, `${c.upload}: ${cd}`);
+    assert.equal(r.headers.get('content-type'), c.type, c.upload);
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff');
+    assert.ok(Buffer.from(await r.arrayBuffer()).equals(c.body), `${c.upload}: the bytes as uploaded`);
   }
 });
