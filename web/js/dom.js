@@ -8,6 +8,9 @@
  * refuses `innerHTML`, inline `on*` attributes and `style` strings (the
  * server's CSP forbids inline handlers and styles anyway), and rejects
  * `javascript:` URLs. Styles are set through element.style or classes.
+ * A trace string placed among other text goes in its own element, bdi()
+ * or any inline element (app.css isolates them), so that an unclosed
+ * U+202E in it cannot reverse the text after it.
  *
  * Toasts live in one container appended to <body> on first use; dialogs
  * are <dialog> elements removed from the page once closed.
@@ -70,6 +73,27 @@ export function h(tag, attrs, ...children) {
     }
     append(el, children);
     return el;
+}
+
+/**
+ * A trace-derived string (run, file, GPU name …) isolated from the text
+ * around it: an unclosed bidi override in it stays inside.
+ * @param {string} text
+ * @param {Attrs | null} [attrs]
+ * @returns {HTMLElement}
+ */
+export function bdi(text, attrs = null) {
+    return h('bdi', attrs, text);
+}
+
+/**
+ * A trace-derived string isolated inside plain text (a tooltip, a toast, an
+ * <option>, the document title), where no element can hold it: wrapped in
+ * U+2068 FIRST STRONG ISOLATE … U+2069 POP DIRECTIONAL ISOLATE.
+ * @param {string} text
+ */
+export function bidiText(text) {
+    return '\u2068' + text + '\u2069';
 }
 
 /**
@@ -147,11 +171,13 @@ export function replace(el, ...children) {
 }
 
 /**
- * Sets the window title: setTitle("my run") -> "my run — traceboard".
+ * Sets the window title: setTitle("my run") -> "my run — traceboard", each
+ * part inside bidiText() marks.
  * @param {...string} parts
  */
 export function setTitle(...parts) {
-    document.title = [...parts.filter(Boolean), 'traceboard'].join(' — ');
+    // a part may be a run name (bidiText: its overrides stay inside)
+    document.title = [...parts.filter(Boolean).map((p) => bidiText(String(p))), 'traceboard'].join(' — ');
 }
 
 // --- messages ---------------------------------------------------------------

@@ -23,7 +23,7 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { alertBox, h, replace, svg } from '../dom.js';
+import { alertBox, bdi, h, replace, svg } from '../dom.js';
 import { linearScale, niceTicks } from '../charts.js';
 import { DASH, formatBytes, formatDuration, formatNumber, formatOffset, formatPercent, formatShare, plural } from '../format.js';
 import { buildUrl } from '../router.js';
@@ -242,7 +242,7 @@ function render(doc, rank, run, route) {
             `Rank ${rank}: `,
             isNum(doc.steps) && doc.steps > 0 ? `${plural(doc.steps, 'step')}, ` : 'no steps (the whole GPU span), ',
             w0 !== null && w1 !== null ? `${dur(w1 - w0)} analysed` : null,
-            doc.gpu && obj(doc.gpu).name ? ` on ${obj(doc.gpu).name}` : null,
+            doc.gpu && obj(doc.gpu).name ? [' on ', bdi(String(obj(doc.gpu).name))] : null,
             '. ',
             tl(w0, w1, 'Show this window on the timeline'),
         ),

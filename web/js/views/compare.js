@@ -22,7 +22,7 @@
 import * as api from '../api.js';
 import { C } from '../classes.js';
 import { categoryInfo, stackBreakdown } from '../charts.js';
-import { alertBox, h, replace, setTitle } from '../dom.js';
+import { alertBox, bdi, bidiText, h, replace, setTitle } from '../dom.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatShare, plural } from '../format.js';
 import { COMPARE_STATUSES, buildUrl, navigate, parseStatuses } from '../router.js';
 import { createTable } from '../table.js';
@@ -140,7 +140,7 @@ function createCompare(root, store) {
             const d = await api.getDiff(pairParams(r), mine.signal);
             if (ctrl !== mine) return;
             diff = d;
-            setTitle(`${d.a.name} vs ${d.b.name}`, 'Compare');
+            setTitle(`${bidiText(d.a.name)} vs ${bidiText(d.b.name)}`, 'Compare'); // each name isolated too
             replace(head, header(d, store.get().route));
             replace(body, overview(d));
         } catch (e) {
@@ -241,7 +241,11 @@ function createCompare(root, store) {
                 h(
                     'span',
                     null,
-                    `${p.per === 'step' ? 'Per step' : 'Whole trace'} · ${isK ? 'kernel time' : p.metric === 'device_self' ? 'device self time' : 'host self time'} · A = ${p.a.name} (rank ${p.a.rank}), B = ${p.b.name} (rank ${p.b.rank}) · faster/slower beyond ±5 % and 1 µs`,
+                    `${p.per === 'step' ? 'Per step' : 'Whole trace'} · ${isK ? 'kernel time' : p.metric === 'device_self' ? 'device self time' : 'host self time'} · A = `,
+                    bdi(p.a.name),
+                    ` (rank ${p.a.rank}), B = `,
+                    bdi(p.b.name),
+                    ` (rank ${p.b.rank}) · faster/slower beyond ±5 % and 1 µs`,
                 ),
             onPage: (p) => {
                 last = p;
@@ -477,7 +481,7 @@ function sideCard(which, s, base) {
             h(
                 'dl',
                 { class: C.kv },
-                row('Device', dev ? `${dev.name || 'GPU'}${dev.compute_capability ? ` (cc ${dev.compute_capability})` : ''}` : 'no GPU activity'),
+                row('Device', dev ? [bdi(dev.name || 'GPU'), dev.compute_capability ? ` (cc ${dev.compute_capability})` : ''] : 'no GPU activity'),
                 row('Rank', `${s.rank} of ${plural(s.ranks.length, 'rank')}`),
                 row('Steps', formatNumber(s.steps)),
                 row('Average step', formatMicros(s.average.dur_us), base ? deltaSpan(s.average.dur_us - base.average.dur_us) : null),

@@ -17,7 +17,7 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { h, replace, svg } from '../dom.js';
+import { bdi, h, replace, svg } from '../dom.js';
 import { categoryInfo, linearScale, niceTicks, stackBreakdown, timeTickLabels } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
@@ -219,7 +219,7 @@ function headline(ov, route) {
     return h(
         'dl',
         { class: C.stats },
-        stat('Steps', formatNumber(steps.length), first ? (steps.length > 1 ? `${first.name} … ${last.name}` : first.name) : 'no ProfilerStep spans'),
+        stat('Steps', formatNumber(steps.length), first ? (steps.length > 1 ? [bdi(first.name), ' … ', bdi(last.name)] : bdi(first.name)) : 'no ProfilerStep spans'),
         stat('Average step', formatMicros(ov.average && ov.average.dur_us), 'a step lasts until its GPU work ends'),
         peaks.map(([dev, bytes]) => stat(`Peak memory, GPU ${dev}`, formatBytes(bytes), memLink(dev))),
         stat('Peak memory, CPU', formatBytes(ov.peak_memory_cpu_bytes), ov.peak_memory_cpu_bytes === null ? 'no CPU memory events' : memLink('cpu')),

@@ -27,7 +27,7 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { alertBox, h, inlineEditor, replace, setTitle } from '../dom.js';
+import { alertBox, bdi, bidiText, h, inlineEditor, replace, setTitle } from '../dom.js';
 import {
     DASH,
     formatBytes,
@@ -237,7 +237,7 @@ function createRunPage(root, store, id) {
         const facts = [
             h('span', { title: formatDateTimeUtc(r.created) }, formatDate(r.created)),
             plural(r.ranks, 'rank'),
-            r.gpu || 'no GPU recorded',
+            r.gpu ? bdi(r.gpu) : 'no GPU recorded',
             formatBytes(r.bytes),
             plural(r.events, 'event'),
             r.info && typeof r.info.tracks === 'number' ? plural(r.info.tracks, 'track') : null,
@@ -274,7 +274,7 @@ function createRunPage(root, store, id) {
                 'select',
                 { class: C.select, 'aria-label': 'Rank' },
                 perRank ? null : h('option', { value: '' }, `All ${ranks.length} ranks`),
-                ranks.map((k) => h('option', { value: String(k.rank) }, `Rank ${k.rank} — ${k.file}`)),
+                ranks.map((k) => h('option', { value: String(k.rank) }, `Rank ${k.rank} — ${bidiText(k.file)}`)),
             );
             select.value = perRank ? String(tabRank(r, route)) : route.rank === null ? '' : String(route.rank);
             select.addEventListener('change', () =>

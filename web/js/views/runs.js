@@ -25,7 +25,7 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { alertBox, clear, confirmDialog, copyText, h, inlineEditor, progressBar, replace, setTitle, toast } from '../dom.js';
+import { alertBox, bidiText, clear, confirmDialog, copyText, h, inlineEditor, progressBar, replace, setTitle, toast } from '../dom.js';
 import { DASH, formatAge, formatBytes, formatDate, formatDateTimeUtc, formatNumber, plural } from '../format.js';
 import { buildUrl, navigate } from '../router.js';
 import {
@@ -502,7 +502,7 @@ function createRunsPage(root, store) {
                     'a',
                     {
                         href: buildUrl({ view: 'run', run: r.id }),
-                        title: (r.files || []).map((f) => `rank ${f.rank}: ${f.name} (${formatBytes(f.bytes)})`).join('\n') || r.name,
+                        title: (r.files || []).map((f) => `rank ${f.rank}: ${bidiText(f.name)} (${formatBytes(f.bytes)})`).join('\n') || r.name,
                     },
                     r.name || r.id,
                 ),
@@ -572,13 +572,13 @@ function createRunsPage(root, store) {
             if (!yes) return;
             try {
                 await api.deleteRun(r.id);
-                toast(`Deleted “${r.name || r.id}”`, { kind: 'ok' });
+                toast(`Deleted “${bidiText(r.name || r.id)}”`, { kind: 'ok' });
                 if (data) data = { ...data, runs: data.runs.filter((x) => x.id !== r.id) };
                 dataText = '';
                 render();
                 refresh();
             } catch (e) {
-                toast(`Could not delete “${r.name}”: ${e instanceof Error ? e.message : e}`, { kind: 'error' });
+                toast(`Could not delete “${bidiText(r.name)}”: ${e instanceof Error ? e.message : e}`, { kind: 'error' });
             }
         };
 
