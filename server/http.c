@@ -28,6 +28,12 @@
 
 #define CSRF_HEADER "X-Traceboard-CSRF"
 #define GZIP_MIN 1024 /* smaller bodies are not worth compressing */
+/* Our own limits on the request target and the header block, well inside
+ * the 128 KiB a connection may use: up to there we answer 414/431 in JSON
+ * with the security headers. Past what fits in that memory libmicrohttpd
+ * answers first with its own static page (see README "Security"). */
+#define TARGET_MAX (32 * 1024)
+#define HEADERS_MAX (32 * 1024)
 
 struct http_server {
     struct MHD_Daemon *d;
@@ -817,6 +823,27 @@ static int host_allowed(const char *host, const char *bind)
 }
 
 /* First access call: everything that can be refused before the body. */
+static enum MHD_Result add_header_bytes(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    size_t *sum = cls;
+
+    *sum += strlen(key) + (value ? strlen(value) : 0) + 4; /* "K: V\r\n" */
+    return MHD_YES;
+}
+
+/* 414/431 for a request over TARGET_MAX/HEADERS_MAX; 0 when it is within. */
+static int check_request_size(struct http_req *req)
+{
+    size_t headers = 0;
+
+    if (strlen(req->raw) > TARGET_MAX)
+        return http_send_error(req->conn, 414, "too_large", "request target over %d bytes", TARGET_MAX);
+    MHD_get_connection_values(req->conn, MHD_HEADER_KIND, add_header_bytes, &headers);
+    if (headers > HEADERS_MAX)
+        return http_send_error(req->conn, 431, "too_large", "request headers over %d bytes", HEADERS_MAX);
+    return 0;
+}
+
 static enum MHD_Result route_request(struct http_req *req)
 {
     const struct app *app = req->srv->app;
@@ -827,6 +854,7 @@ static enum MHD_Result route_request(struct http_req *req)
     int rc, is_api, status = 0;
     int64_t cl;
 
+    if ((status = check_request_size(req)) != 0) return answered(req, status);
     if (http_target_split(req->raw, &req->path, &req->query, &e) < 0)
         return answered(req, http_send_error(conn, 400, "invalid", "%s", e.msg));
     req->rpath = http_strip_base(cfg->base_path, req->path);
