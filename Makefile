@@ -95,11 +95,12 @@ deps:
 	@sh tests/deps.sh $(DEBS_BUILD)
 
 # npm ci installs exactly tests/package-lock.json (playwright-core pinned to a
-# release whose engines allow Debian 12's Node 18). The copy of the lock left in
-# node_modules says which one is installed, so a changed lock installs again.
+# release whose engines allow Debian 12's Node 18). It runs again when the lock
+# changed (the copy left in node_modules differs) or a package installed is not
+# at its locked version (tests/node_deps_ok.mjs).
 test-deps:
 	@sh tests/deps.sh $(DEBS_TEST)
-	@cmp -s tests/package-lock.json tests/node_modules/.traceboard-lock.json 2>/dev/null || \
+	@(cmp -s tests/package-lock.json tests/node_modules/.traceboard-lock.json && node tests/node_deps_ok.mjs) 2>/dev/null || \
 	  (cd tests && npm ci --no-audit --no-fund --silent && cp package-lock.json node_modules/.traceboard-lock.json)
 
 run: deps
