@@ -25,6 +25,13 @@
  *   completed  MHD's completion callback (also on disconnect or shutdown):
  *              the route's cleanup hook runs, the request is freed
  *
+ * Connections: MHD's connect/close notifications register every connection
+ * with conntrack.h, which cuts request heads slower than cfg.head_timeout and
+ * keeps connections without the token to cfg.untrusted_connections (the
+ * oldest evicted); http.c reports each complete head (trusted if the token
+ * came with it, or with no_auth) and each request's end. There is no
+ * per-address limit: behind ssh -L every user is 127.0.0.1.
+ *
  * Threads: MHD calls handlers on its pool threads (cfg.threads, or one per
  * core); one request is only ever touched by one thread at a time. Strings
  * from http_req_* are borrowed until the request completes.

@@ -22,6 +22,7 @@
 
 #include "app.h"
 #include "assets.h"
+#include "conntrack.h"
 #include "log.h"
 #include "routes.h"
 #include "xmalloc.h"
@@ -40,6 +41,7 @@ struct http_server {
     pthread_cond_t cv;
     int deferred; /* helper threads of http_defer still running; under mu */
     int stopping; /* http_stop has begun; under mu */
+    struct conntrack *ct; /* head deadline and untrusted share (thread-safe) */
 };
 
 /* A decoded query value, kept so http_req_query can lend it out. */
@@ -974,6 +976,73 @@ static enum MHD_Result finish(struct http_req *req)
 }
 
 /* ======================================================================== */
+/* Connection tracking (see conntrack.h)                                      */
+/* ======================================================================== */
+
+/* 1 if the request carries the valid token (bearer header, cookie or
+ * ?token=), whether or not its route asked for it: a monitor polling
+ * /api/health with its token is a known client too. */
+static int token_shown(struct http_req *req)
+{
+    const char *want = req->srv->app->token;
+    const char *h = http_req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *cookie = MHD_lookup_connection_value(req->conn, MHD_COOKIE_KIND, req->srv->cookie_name);
+    char *given = NULL;
+    int ok = 0;
+
+    if (h && strncasecmp(h, "Bearer ", 7) == 0) {
+        h += 7;
+        while (*h == ' ') h++;
+        if (http_token_equal(h, want)) return 1;
+    }
+    if (cookie && http_token_equal(cookie, want)) return 1;
+    if (http_query_get(req->query, "token", &given) == 1) ok = http_token_equal(given, want);
+    free(given);
+    return ok;
+}
+
+/* The record conntrack_open gave the connection, or NULL (a connection
+ * MHD accepted before the notify callback was set cannot exist, but a NULL
+ * costs nothing to tolerate). */
+static struct conntrack_conn *conn_record(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The request head is complete: the connection leaves the head deadline,
+ * and is trusted from now on when it showed the token (with no_auth, any
+ * whole head will do: the deadline and the share still bound the rest). */
+static void track_head_done(struct http_req *req)
+{
+    struct conntrack_conn *cc = conn_record(req->conn);
+
+    if (cc) conntrack_head_done(req->srv->ct, cc, req->srv->app->cfg.no_auth || token_shown(req));
+}
+
+static void track_request_done(struct http_server *s, struct MHD_Connection *conn)
+{
+    struct conntrack_conn *cc = conn_record(conn);
+
+    if (cc) conntrack_request_done(s->ct, cc);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct http_server *s = cls;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci) *socket_context = conntrack_open(s->ct, ci->connect_fd);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        conntrack_close(s->ct, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
+/* ======================================================================== */
 /* MHD callbacks                                                              */
 /* ======================================================================== */
 
@@ -996,10 +1065,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 
     if (!req) *con_cls = req = on_uri(cls, url, conn);
     if (!req->started) {
+        enum MHD_Result r;
         req->started = 1;
         req->conn = conn;
         req->method = method;
-        return route_request(req);
+        r = route_request(req);
+        track_head_done(req);
+        return r;
     }
     if (*upload_size) {
         size_t n = *upload_size;
@@ -1031,6 +1103,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
     if (!req) return;
     *con_cls = NULL;
+    track_request_done(req->srv, conn);
     if (req->routed && req->m.route->upload && req->m.route->upload->cleanup) req->m.route->upload->cleanup(req);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ms = (double)(t1.tv_sec - req->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - req->t0.tv_nsec) / 1e6;
@@ -1085,7 +1158,7 @@ int http_start(struct app *app, struct http_server **out, struct err *e)
      * until conn_timeout, keeping its temp files that long. poll() notices
      * at once and is cheap at our connection counts. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    unsigned threads, per_ip, maxc = (unsigned)cfg->max_connections;
+    unsigned threads, untrusted, maxc = (unsigned)cfg->max_connections;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     struct http_server *s;
     const union MHD_DaemonInfo *info;
@@ -1106,13 +1179,22 @@ int http_start(struct app *app, struct http_server **out, struct err *e)
         return err_set(e, ERR_INVALID, "bind address '%s' is not an IPv4 or IPv6 literal", cfg->bind);
     }
     threads = cfg->threads > 0 ? (unsigned)cfg->threads : (unsigned)(cores > 0 ? cores : 1);
-    /* Browsers open ~6 connections per site; a reverse proxy funnels every
-     * user through one address, so leave room without letting one client
-     * take every slot. */
-    per_ip = maxc / 4 > 32 ? maxc / 4 : (maxc < 32 ? maxc : 32);
+    /* No per-address limit: behind `ssh -L` or a reverse proxy every user
+     * is one address, so such a limit locks them all out together. Slow and
+     * anonymous clients are bounded by conntrack instead, below MHD's own
+     * limit, so that limit is never reached by them. */
+    untrusted = cfg->untrusted_connections > 0 ? (unsigned)cfg->untrusted_connections : maxc / 4;
+    if (untrusted < 1) untrusted = 1;
+    if (untrusted >= maxc && maxc > 1)
+        return err_set(e, ERR_INVALID, "untrusted_connections (%u) must be below max_connections (%u)", untrusted,
+                       maxc);
 
     s = xcalloc(1, sizeof *s);
     s->app = app;
+    if (conntrack_start(cfg->head_timeout, (int)untrusted, &s->ct, e) < 0) {
+        free(s);
+        return e->code;
+    }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     /* MHD wants its logger first, or early messages bypass it. */
@@ -1122,15 +1204,16 @@ int http_start(struct app *app, struct http_server **out, struct err *e)
                             MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout,
                             MHD_OPTION_CONNECTION_LIMIT, maxc,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
                             MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_END);
     if (!s->d) {
         int errsv = errno;
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
+        conntrack_stop(s->ct);
         free(s);
         return err_set(e, ERR_IO, "cannot listen on %s port %d: %s", cfg->bind, cfg->port,
                        errsv ? strerror(errsv) : "libmicrohttpd refused to start");
@@ -1160,6 +1243,7 @@ void http_stop(struct http_server *s)
     while (s->deferred > 0) pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
     MHD_stop_daemon(s->d);
+    conntrack_stop(s->ct);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);

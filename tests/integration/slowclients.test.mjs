@@ -100,3 +100,29 @@ test('a browser keep-alive connection that showed its token stays usable', async
   for (let i = 0; i < 3; i++) agentReqs.push(await srv.req('/api/runs').then((r) => r.status));
   assert.deepEqual(agentReqs, [200, 200, 200]);
 });
+
+test('no_auth: every whole head is trusted, yet dribblers are still cut and capped', async () => {
+  const open = await startServer({ args: ['--no-auth', '--head-timeout', '2', '--untrusted-connections', '8'] });
+  try {
+    const p = Number(new URL(open.base).port);
+    const slow = Array.from({ length: 20 }, () => new Promise((resolve) => {
+      const t0 = Date.now();
+      const sock = connect({ port: p, host: '127.0.0.1' }, () => sock.write('GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: '));
+      const timer = setInterval(() => { if (!sock.destroyed) sock.write('a'); if (Date.now() - t0 > 8000) sock.destroy(); }, 300);
+      sock.on('error', () => {});
+      sock.on('close', () => { clearInterval(timer); resolve(Date.now() - t0); });
+    }));
+    await new Promise((r) => setTimeout(r, 300));
+    const t0 = Date.now();
+    const r = await open.req('/api/health');
+    assert.equal(r.status, 200);
+    assert.ok(Date.now() - t0 < 1000);
+    const times = await Promise.all(slow);
+    // 12 of the 20 evicted at once (share of 8), the rest cut at the 2 s deadline
+    assert.ok(times.filter((ms) => ms < 1000).length >= 12, `evicted: ${times.join(' ')}`);
+    assert.ok(Math.max(...times) < 4500, `held up to ${Math.max(...times)} ms (head_timeout 2 s)`);
+  } finally {
+    await open.stop();
+    open.cleanup();
+  }
+});
