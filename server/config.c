@@ -89,7 +89,7 @@ static const struct config_entry config_table[] = {
       "Connections that have not shown the token yet, at most (oldest cut first); 0 = a quarter of max_connections." },
     { "query_workers", CONFIG_INT, FIELD(query_workers), "0", 0, 256, NULL,
       "Threads running heavy queries (timeline, search, analyses, diff...); 0 uses one per CPU core." },
-    { "query_queue", CONFIG_INT, FIELD(query_queue), "16", 0, 4096, NULL,
+    { "query_queue", CONFIG_INT, FIELD(query_queue), "64", 0, 4096, NULL,
       "Heavy queries waiting for a free query worker, at most; more are answered 503 busy." },
     { "query_budget_ms", CONFIG_INT, FIELD(query_budget_ms), "10000", 1, 3600000, NULL,
       "Milliseconds one heavy query may run before it is stopped and answered 503 over_budget." },
