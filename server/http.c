@@ -1054,7 +1054,15 @@ static enum MHD_Result run_heavy(struct http_req *req)
     struct MHD_Response *resp;
 
     if (req->pooled == 0) {
-        if (workpool_reserve(s->pool) < 0) {
+        int rc = ERR_CONFLICT, stopping;
+        /* Reserved under mu with the stopping check: http_stop frees the
+         * pool once no job is left, and none may come after. */
+        pthread_mutex_lock(&s->mu);
+        stopping = s->stopping;
+        if (!stopping && (rc = workpool_reserve(s->pool)) == 0) s->deferred++;
+        pthread_mutex_unlock(&s->mu);
+        if (stopping) return answered(req, http_send_error(req->conn, 503, "stopping", "the server is shutting down"));
+        if (rc < 0) {
             struct workpool_stats st;
             workpool_get_stats(s->pool, &st);
             return answered(req, http_send_error(req->conn, 503, "busy",
@@ -1064,9 +1072,6 @@ static enum MHD_Result run_heavy(struct http_req *req)
         }
         req->pooled = 1;
         MHD_suspend_connection(req->conn);
-        pthread_mutex_lock(&s->mu);
-        s->deferred++;
-        pthread_mutex_unlock(&s->mu);
         workpool_push(s->pool, heavy_main, req);
         return MHD_YES;
     }
