@@ -30,7 +30,7 @@ SRCS := \
 	server/sorter.c server/rundb.c server/kclass.c server/analysis.c server/timeline.c server/diff.c server/ranks.c \
 	server/sbuf.c server/qparam.c server/ivlist.c server/rules.c server/gpuscan.c $(sort $(wildcard server/rules/*.c)) \
 	server/analyses.c $(sort $(wildcard server/analyses/*.c)) server/catalog.c server/ingest.c server/cli.c \
-	server/mpart.c server/assets.c server/http.c server/routes.c server/api_runs.c server/api_analysis.c \
+	server/mpart.c server/assets.c server/conntrack.c server/budget.c server/workpool.c server/http.c server/routes.c server/api_runs.c server/api_analysis.c \
 	server/api_timeline.c server/api_diff.c server/api_ranks.c server/api_analyses.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o

@@ -67,6 +67,11 @@ struct config {
     int ingest_workers;            /* concurrent ingests, default 1 */
     int conn_timeout;              /* seconds an idle connection may stay, default 60 */
     int max_connections;           /* default 256 */
+    int head_timeout;              /* seconds to send a whole request head, default 10 */
+    int untrusted_connections;     /* slots for connections without a token yet; 0 = max_connections/4 */
+    int query_workers;             /* threads for heavy queries; 0 = number of cores */
+    int query_queue;               /* heavy queries waiting for a worker, default 64 */
+    int query_budget_ms;           /* time one heavy query may take, default 10000 */
     int keep_sources;              /* keep uploaded trace files for download, default 1 */
     uint64_t sort_memory;          /* bytes of ingest sort buffer, default 64 MiB */
     char log_level[16];            /* debug|info|warn|error, default info */

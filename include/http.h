@@ -22,12 +22,31 @@
  *   handled    the route handler ran and queued a response ...
  *   deferred   ... or called http_defer: the connection is suspended while
  *              work runs on a helper thread, then the handler runs again
+ *   pooled     ... or, for a ROUTE_HEAVY route, the connection is suspended
+ *              and the handler itself runs on a query worker (workpool.h)
+ *              under cfg.query_budget_ms (budget.h); its http_send_* answer
+ *              is kept in the request and queued by the MHD thread once the
+ *              worker resumes the connection. No free worker or queue
+ *              place: 503 busy at once. Over budget: the answer is replaced
+ *              by 503 over_budget. Client gone (its socket peeked while the
+ *              query runs): the query stops, nothing is sent.
  *   completed  MHD's completion callback (also on disconnect or shutdown):
  *              the route's cleanup hook runs, the request is freed
  *
+ * Connections: MHD's connect/close notifications register every connection
+ * with conntrack.h, which cuts request heads slower than cfg.head_timeout and
+ * keeps connections without the token to cfg.untrusted_connections (the
+ * oldest evicted); http.c reports each complete head (trusted if the token
+ * came with it, or with no_auth) and each request's end. There is no
+ * per-address limit: behind ssh -L every user is 127.0.0.1.
+ *
  * Threads: MHD calls handlers on its pool threads (cfg.threads, or one per
- * core); one request is only ever touched by one thread at a time. Strings
- * from http_req_* are borrowed until the request completes.
+ * core), except ROUTE_HEAVY handlers, which run on the cfg.query_workers
+ * query workers while their connection is suspended; one request is only
+ * ever touched by one thread at a time. Strings from http_req_* are borrowed
+ * until the request completes. Test hook: with TB_TEST_QUERY_SPIN set in
+ * the environment, every heavy query first waits out its budget (an endless
+ * query on demand, for tests/integration/heavy.test.mjs).
  *
  * The parsing helpers at the end are pure functions used by the server and
  * by tests/fuzz/query_fuzz.c.
@@ -64,7 +83,8 @@ int http_start(struct app *app, struct http_server **out, struct err *e);
 int http_port(const struct http_server *s);
 
 /* Stops accepting, ends deferred requests (their waits see
- * http_req_stopping and answer 503), stops the daemon and frees s. */
+ * http_req_stopping and answer 503) and heavy queries (their budget stops
+ * them: 503 stopping), stops the daemon and frees s. */
 void http_stop(struct http_server *s);
 
 /* ------------------------------------------------------------------------ */

@@ -25,6 +25,10 @@ struct http_req;
 enum route_flag {
     ROUTE_OPEN = 1u << 0,   /* answered without the access token (health check) */
     ROUTE_UPLOAD = 1u << 1, /* body streamed to `upload` hooks, bounded by cfg.upload_limit */
+    /* May scan a whole run: the handler runs on a query worker (bounded
+     * pool and queue, 503 busy when full) under cfg.query_budget_ms, and
+     * stops when the client leaves (see http.h). It may not http_defer. */
+    ROUTE_HEAVY = 1u << 2,
 };
 
 /* Hooks of an upload route, all called on the connection's MHD thread. */

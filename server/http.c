@@ -9,6 +9,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +23,11 @@
 
 #include "app.h"
 #include "assets.h"
+#include "budget.h"
+#include "conntrack.h"
 #include "log.h"
 #include "routes.h"
+#include "workpool.h"
 #include "xmalloc.h"
 
 #define CSRF_HEADER "X-Traceboard-CSRF"
@@ -46,6 +50,10 @@ struct http_server {
     pthread_cond_t cv;
     int deferred; /* helper threads of http_defer still running; under mu */
     int stopping; /* http_stop has begun; under mu */
+    struct conntrack *ct; /* head deadline and untrusted share (thread-safe) */
+    struct workpool *pool; /* query workers for ROUTE_HEAVY handlers (thread-safe) */
+    atomic_int stop_queries; /* set by http_stop: running heavy queries end now */
+    int test_spin; /* test hook TB_TEST_QUERY_SPIN: heavy queries first wait out their budget */
 };
 
 /* A decoded query value, kept so http_req_query can lend it out. */
@@ -80,7 +88,17 @@ struct http_req {
     void *data; /* handler-private */
     struct qval *qvals;
     struct timespec t0;
+    /* A ROUTE_HEAVY request on a query worker (see run_heavy): */
+    int pooled;                  /* 0, 1 = on a worker (suspended), 2 = back */
+    struct MHD_Response *pool_resp; /* its answer, queued by the MHD thread */
+    int pool_status;
+    int pool_gone;               /* the client left: close without answering */
 };
+
+/* The request whose handler this thread is running on a query worker: its
+ * http_send_* answers are kept in it (queue) for the MHD thread to send,
+ * since MHD wants responses queued from its own callbacks. */
+static _Thread_local struct http_req *pool_capture;
 
 /* ======================================================================== */
 /* Pure helpers                                                               */
@@ -297,18 +315,33 @@ static const char *const security_headers[][2] = {
 };
 
 /* The only MHD_queue_response in the program. Consumes resp. */
+static int queue_now(struct MHD_Connection *conn, int status, struct MHD_Response *resp)
+{
+    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)status, resp);
+
+    MHD_destroy_response(resp);
+    if (ok != MHD_YES) LOG_WARN("could not queue a %d response", status);
+    return ok == MHD_YES ? status : 0;
+}
+
+/* Every response goes out here, with the security headers. On a query
+ * worker it is kept for the MHD thread instead (see pool_capture).
+ * Consumes resp. */
 static int queue(struct MHD_Connection *conn, int status, struct MHD_Response *resp, enum cache_policy cache)
 {
-    enum MHD_Result ok;
+    struct http_req *cap = pool_capture;
 
     if (!resp) return 0;
     for (size_t i = 0; i < sizeof security_headers / sizeof security_headers[0]; i++)
         MHD_add_response_header(resp, security_headers[i][0], security_headers[i][1]);
     MHD_add_response_header(resp, "Cache-Control", cache == CACHE_REVALIDATE ? "no-cache" : "no-store");
-    ok = MHD_queue_response(conn, (unsigned)status, resp);
-    MHD_destroy_response(resp);
-    if (ok != MHD_YES) LOG_WARN("could not queue a %d response", status);
-    return ok == MHD_YES ? status : 0;
+    if (cap && cap->conn == conn) {
+        if (cap->pool_resp) MHD_destroy_response(cap->pool_resp);
+        cap->pool_resp = resp;
+        cap->pool_status = status;
+        return status;
+    }
+    return queue_now(conn, status, resp);
 }
 
 /* gzip of text[0..n). Returns a buffer owned by caller or NULL (then the
@@ -990,6 +1023,97 @@ static int serve_static(struct http_req *req)
     }
 }
 
+/* ======================================================================== */
+/* Heavy routes on the query workers                                          */
+/* ======================================================================== */
+
+/* Runs on a query worker while the connection is suspended: the handler
+ * under a time budget, its answer kept in req; then hands req back. */
+static void heavy_main(void *arg)
+{
+    struct http_req *req = arg;
+    struct http_server *s = req->srv;
+    struct MHD_Connection *conn = req->conn;
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int budget_ms = s->app->cfg.query_budget_ms;
+    struct budget b;
+    int status;
+
+    budget_begin(&b, budget_ms, ci ? ci->connect_fd : -1, &s->stop_queries);
+    pool_capture = req;
+    if (s->test_spin)
+        while (!budget_check()) nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+    status = b.state == BUDGET_RUNNING ? req->m.route->handler(req) : 0;
+    budget_end();
+    if (status == HTTP_DEFERRED) {
+        /* Heavy routes answer from the worker; a wait belongs on http_defer. */
+        LOG_ERROR("%s %s: a heavy route may not defer", req->method, req->path);
+        status = http_send_error(conn, 500, "internal", "heavy route deferred");
+    }
+    /* A statement stopped by the budget ends like an error or a short
+     * result: neither may pass for the answer. */
+    if (b.state == BUDGET_OVER)
+        status = http_send_error(conn, 503, "over_budget",
+                                 "this query ran longer than its budget of %d ms and was stopped; ask for less "
+                                 "(a shorter time window, one rank, a filter) or raise query_budget_ms",
+                                 budget_ms);
+    else if (b.state == BUDGET_STOPPED)
+        status = http_send_error(conn, 503, "stopping", "the server is shutting down");
+    pool_capture = NULL;
+    if (b.state == BUDGET_GONE) req->pool_gone = 1;
+    if (!status && req->pool_resp) {
+        MHD_destroy_response(req->pool_resp);
+        req->pool_resp = NULL;
+    }
+    req->pooled = 2;
+    /* As in defer_main: from the resume on, req is MHD's again. */
+    pthread_mutex_lock(&s->mu);
+    MHD_resume_connection(conn);
+    s->deferred--;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* A ROUTE_HEAVY request whose body is complete: first call sends it to a
+ * query worker (or answers 503 busy at once when they and their queue are
+ * full); the call after the worker resumed the connection sends the
+ * answer. */
+static enum MHD_Result run_heavy(struct http_req *req)
+{
+    struct http_server *s = req->srv;
+    struct MHD_Response *resp;
+
+    if (req->pooled == 0) {
+        int rc = ERR_CONFLICT, stopping;
+        /* Reserved under mu with the stopping check: http_stop frees the
+         * pool once no job is left, and none may come after. */
+        pthread_mutex_lock(&s->mu);
+        stopping = s->stopping;
+        if (!stopping && (rc = workpool_reserve(s->pool)) == 0) s->deferred++;
+        pthread_mutex_unlock(&s->mu);
+        if (stopping) return answered(req, http_send_error(req->conn, 503, "stopping", "the server is shutting down"));
+        if (rc < 0) {
+            struct workpool_stats st;
+            workpool_get_stats(s->pool, &st);
+            return answered(req, http_send_error(req->conn, 503, "busy",
+                                                 "the server is busy with other heavy queries (%d running, %d "
+                                                 "waiting); try again in a moment",
+                                                 st.running, st.queued));
+        }
+        req->pooled = 1;
+        MHD_suspend_connection(req->conn);
+        workpool_push(s->pool, heavy_main, req);
+        return MHD_YES;
+    }
+    resp = req->pool_resp;
+    req->pool_resp = NULL;
+    if (req->pool_gone || !resp) {
+        if (resp) MHD_destroy_response(resp);
+        return answered(req, 0); /* closes the connection */
+    }
+    return answered(req, queue_now(req->conn, req->pool_status, resp));
+}
+
 /* The body is complete (or there was none). */
 static enum MHD_Result finish(struct http_req *req)
 {
@@ -998,9 +1122,77 @@ static enum MHD_Result finish(struct http_req *req)
     if (req->answered) return MHD_YES;
     if (req->draining) return answered(req, http_send_err(req->conn, &req->drain_err));
     if (req->kind == REQ_STATIC) return answered(req, serve_static(req));
+    if (req->m.route->flags & ROUTE_HEAVY) return run_heavy(req);
     status = req->m.route->handler(req);
     if (status == HTTP_DEFERRED) return MHD_YES;
     return answered(req, status);
+}
+
+/* ======================================================================== */
+/* Connection tracking (see conntrack.h)                                      */
+/* ======================================================================== */
+
+/* 1 if the request carries the valid token (bearer header, cookie or
+ * ?token=), whether or not its route asked for it: a monitor polling
+ * /api/health with its token is a known client too. */
+static int token_shown(struct http_req *req)
+{
+    const char *want = req->srv->app->token;
+    const char *h = http_req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+    const char *cookie = MHD_lookup_connection_value(req->conn, MHD_COOKIE_KIND, req->srv->cookie_name);
+    char *given = NULL;
+    int ok = 0;
+
+    if (h && strncasecmp(h, "Bearer ", 7) == 0) {
+        h += 7;
+        while (*h == ' ') h++;
+        if (http_token_equal(h, want)) return 1;
+    }
+    if (cookie && http_token_equal(cookie, want)) return 1;
+    if (http_query_get(req->query, "token", &given) == 1) ok = http_token_equal(given, want);
+    free(given);
+    return ok;
+}
+
+/* The record conntrack_open gave the connection, or NULL (a connection
+ * MHD accepted before the notify callback was set cannot exist, but a NULL
+ * costs nothing to tolerate). */
+static struct conntrack_conn *conn_record(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The request head is complete: the connection leaves the head deadline,
+ * and is trusted from now on when it showed the token (with no_auth, any
+ * whole head will do: the deadline and the share still bound the rest). */
+static void track_head_done(struct http_req *req)
+{
+    struct conntrack_conn *cc = conn_record(req->conn);
+
+    if (cc) conntrack_head_done(req->srv->ct, cc, req->srv->app->cfg.no_auth || token_shown(req));
+}
+
+static void track_request_done(struct http_server *s, struct MHD_Connection *conn)
+{
+    struct conntrack_conn *cc = conn_record(conn);
+
+    if (cc) conntrack_request_done(s->ct, cc);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    struct http_server *s = cls;
+
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (ci) *socket_context = conntrack_open(s->ct, ci->connect_fd);
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        conntrack_close(s->ct, *socket_context);
+        *socket_context = NULL;
+    }
 }
 
 /* ======================================================================== */
@@ -1026,10 +1218,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 
     if (!req) *con_cls = req = on_uri(cls, url, conn);
     if (!req->started) {
+        enum MHD_Result r;
         req->started = 1;
         req->conn = conn;
         req->method = method;
-        return route_request(req);
+        r = route_request(req);
+        track_head_done(req);
+        return r;
     }
     if (*upload_size) {
         size_t n = *upload_size;
@@ -1061,6 +1256,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
     if (!req) return;
     *con_cls = NULL;
+    track_request_done(req->srv, conn);
     if (req->routed && req->m.route->upload && req->m.route->upload->cleanup) req->m.route->upload->cleanup(req);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ms = (double)(t1.tv_sec - req->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - req->t0.tv_nsec) / 1e6;
@@ -1083,6 +1279,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         free(q->value);
         free(q);
     }
+    if (req->pool_resp) MHD_destroy_response(req->pool_resp);
     free(req->body);
     free(req->path);
     free(req->raw);
@@ -1115,7 +1312,7 @@ int http_start(struct app *app, struct http_server **out, struct err *e)
      * until conn_timeout, keeping its temp files that long. poll() notices
      * at once and is cheap at our connection counts. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    unsigned threads, per_ip, maxc = (unsigned)cfg->max_connections;
+    unsigned threads, untrusted, maxc = (unsigned)cfg->max_connections;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     struct http_server *s;
     const union MHD_DaemonInfo *info;
@@ -1136,13 +1333,29 @@ int http_start(struct app *app, struct http_server **out, struct err *e)
         return err_set(e, ERR_INVALID, "bind address '%s' is not an IPv4 or IPv6 literal", cfg->bind);
     }
     threads = cfg->threads > 0 ? (unsigned)cfg->threads : (unsigned)(cores > 0 ? cores : 1);
-    /* Browsers open ~6 connections per site; a reverse proxy funnels every
-     * user through one address, so leave room without letting one client
-     * take every slot. */
-    per_ip = maxc / 4 > 32 ? maxc / 4 : (maxc < 32 ? maxc : 32);
+    /* No per-address limit: behind `ssh -L` or a reverse proxy every user
+     * is one address, so such a limit locks them all out together. Slow and
+     * anonymous clients are bounded by conntrack instead, below MHD's own
+     * limit, so that limit is never reached by them. */
+    untrusted = cfg->untrusted_connections > 0 ? (unsigned)cfg->untrusted_connections : maxc / 4;
+    if (untrusted < 1) untrusted = 1;
+    if (untrusted >= maxc && maxc > 1)
+        return err_set(e, ERR_INVALID, "untrusted_connections (%u) must be below max_connections (%u)", untrusted,
+                       maxc);
 
     s = xcalloc(1, sizeof *s);
     s->app = app;
+    if (conntrack_start(cfg->head_timeout, (int)untrusted, &s->ct, e) < 0) {
+        free(s);
+        return e->code;
+    }
+    if (workpool_start(cfg->query_workers > 0 ? cfg->query_workers : (int)(cores > 0 ? cores : 1), cfg->query_queue,
+                       &s->pool, e) < 0) {
+        conntrack_stop(s->ct);
+        free(s);
+        return e->code;
+    }
+    s->test_spin = getenv("TB_TEST_QUERY_SPIN") != NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     /* MHD wants its logger first, or early messages bypass it. */
@@ -1152,15 +1365,17 @@ int http_start(struct app *app, struct http_server **out, struct err *e)
                             MHD_OPTION_THREAD_POOL_SIZE, threads > 1 ? threads : 0u,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->conn_timeout,
                             MHD_OPTION_CONNECTION_LIMIT, maxc,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128 * 1024),
                             MHD_OPTION_URI_LOG_CALLBACK, on_uri, s,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                             MHD_OPTION_END);
     if (!s->d) {
         int errsv = errno;
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
+        conntrack_stop(s->ct);
+        workpool_stop(s->pool);
         free(s);
         return err_set(e, ERR_IO, "cannot listen on %s port %d: %s", cfg->bind, cfg->port,
                        errsv ? strerror(errsv) : "libmicrohttpd refused to start");
@@ -1185,11 +1400,14 @@ void http_stop(struct http_server *s)
 
     if (!s) return;
     lfd = MHD_quiesce_daemon(s->d);
+    atomic_store(&s->stop_queries, 1);
     pthread_mutex_lock(&s->mu);
     s->stopping = 1;
     while (s->deferred > 0) pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
+    workpool_stop(s->pool);
     MHD_stop_daemon(s->d);
+    conntrack_stop(s->ct);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);

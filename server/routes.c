@@ -11,7 +11,9 @@
 #include "api_timeline.h"
 #include "catalog.h"
 
-/* One line per endpoint. http.c serves the web UI's files for any GET that
+/* One line per endpoint. ROUTE_HEAVY: anything that reads a run's events
+ * or analysis tables, whose cost grows with the run (10 M events: seconds),
+ * runs on the query workers. http.c serves the web UI's files for any GET that
  * matches nothing here and is not under /api/. */
 static const struct route routes[] = {
     { "GET", "/api/health", api_runs_health, NULL, ROUTE_OPEN },
@@ -21,22 +23,22 @@ static const struct route routes[] = {
     { "PATCH", "/api/runs/{id}", api_runs_patch, NULL, 0 },
     { "DELETE", "/api/runs/{id}", api_runs_delete, NULL, 0 },
     { "GET", "/api/runs/{id}/source", api_runs_source, NULL, 0 },
-    { "GET", "/api/runs/{id}/overview", api_analysis_overview, NULL, 0 },
-    { "GET", "/api/runs/{id}/operators", api_analysis_operators, NULL, 0 },
-    { "GET", "/api/runs/{id}/kernels", api_analysis_kernels, NULL, 0 },
-    { "GET", "/api/runs/{id}/memory", api_analysis_memory, NULL, 0 },
-    { "GET", "/api/runs/{id}/memory/events", api_analysis_memory_events, NULL, 0 },
-    { "GET", "/api/runs/{id}/timeline", api_timeline_view, NULL, 0 },
-    { "GET", "/api/runs/{id}/timeline/tracks", api_timeline_tracks, NULL, 0 },
-    { "GET", "/api/runs/{id}/timeline/slice", api_timeline_slice, NULL, 0 },
-    { "GET", "/api/runs/{id}/timeline/search", api_timeline_search, NULL, 0 },
-    { "GET", "/api/runs/{id}/timeline/aggregate", api_timeline_aggregate, NULL, 0 },
-    { "GET", "/api/runs/{id}/ranks", api_ranks_get, NULL, 0 },
-    { "GET", "/api/runs/{id}/analyses", api_analyses_get, NULL, 0 },
-    { "GET", "/api/runs/{id}/critpath", api_analyses_critpath, NULL, 0 },
-    { "GET", "/api/diff", api_diff_overview, NULL, 0 },
-    { "GET", "/api/diff/operators", api_diff_operators, NULL, 0 },
-    { "GET", "/api/diff/kernels", api_diff_kernels, NULL, 0 },
+    { "GET", "/api/runs/{id}/overview", api_analysis_overview, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/operators", api_analysis_operators, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/kernels", api_analysis_kernels, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/memory", api_analysis_memory, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/memory/events", api_analysis_memory_events, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/timeline", api_timeline_view, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/timeline/tracks", api_timeline_tracks, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/timeline/slice", api_timeline_slice, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/timeline/search", api_timeline_search, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/timeline/aggregate", api_timeline_aggregate, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/ranks", api_ranks_get, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/analyses", api_analyses_get, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/critpath", api_analyses_critpath, NULL, ROUTE_HEAVY },
+    { "GET", "/api/diff", api_diff_overview, NULL, ROUTE_HEAVY },
+    { "GET", "/api/diff/operators", api_diff_operators, NULL, ROUTE_HEAVY },
+    { "GET", "/api/diff/kernels", api_diff_kernels, NULL, ROUTE_HEAVY },
     { "GET", "/api/jobs/{n}", api_runs_job, NULL, 0 },
 };
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget.h"
 #include "jtok.h"
 #include "log.h"
 #include "sorter.h"
@@ -1349,6 +1350,9 @@ int rundb_open_ro(const char *db_path, sqlite3 **out, struct err *e)
         return e->code;
     }
     sqlite3_busy_timeout(db, 5000);
+    /* On a query worker: stop when the request is over budget or its
+     * client has gone (see budget.h). */
+    budget_attach(db);
     *out = db;
     return 0;
 }

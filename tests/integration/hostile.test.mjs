@@ -150,9 +150,11 @@ test('an upload body cut off mid-way leaves nothing behind', async () => {
 });
 
 // libmicrohttpd's timeout is an idle timeout: a client that stalls is cut
-// after conn_timeout; one that dribbles a byte at a time holds only a slot
-// (bounded by max_connections and the per-address limit, headers by 128 KiB
-// of connection memory) and no worker thread, so everyone else is served.
+// after conn_timeout; one that dribbles a byte at a time is cut when its
+// request head is not complete after head_timeout, and until then holds one
+// of the untrusted_connections slots (the oldest evicted when they run out;
+// headers bounded by 128 KiB of connection memory) and no worker thread, so
+// everyone else is served. slowclients.test.mjs floods those limits.
 test('slow-loris: a stalled client is dropped after conn_timeout, dribbling ones starve nobody', async () => {
   const stalled = raw(['GET /api/runs HTTP/1.1\r\nHost: x\r\n']);
   const dribblers = Array.from({ length: 30 }, () =>

@@ -59,7 +59,8 @@ static void sb_vprintf(struct sbuf *b, const char *fmt, va_list ap)
         va_list cp;
         va_copy(cp, ap);
         size_t room = b->cap - b->len;
-        int n = vsnprintf(b->p + b->len, room, fmt, cp);
+        /* b->p is NULL before the first growth: NULL + 0 is undefined */
+        int n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, cp);
         va_end(cp);
         if (n < 0) {
             fprintf(stderr, "gentrace: formatting failed\n");
