@@ -125,7 +125,9 @@ static void finish_swaps(struct catalog *c)
         json_t *files = json_load_file(marker, 0, &jerr);
         char *text = json_is_array(files) ? json_dumps(files, JSON_COMPACT) : NULL;
         struct err e;
-        int rc = text ? update_files(c, de->d_name, text, &e) : err_set(&e, ERR_DB, "%s: %s", marker, jerr.text);
+        int rc = text    ? update_files(c, de->d_name, text, &e)
+                 : files ? err_set(&e, ERR_DB, "%s: not a JSON array", marker)
+                         : err_set(&e, ERR_DB, "%s: %s", marker, jerr.text);
         if (rc == 0) LOG_WARN("run %s: finished a change of its ranks cut off by a restart", de->d_name);
         if (rc == 0 || rc == ERR_NOT_FOUND) {
             /* done, or a deleted run's folder (clean_orphans removes it) */

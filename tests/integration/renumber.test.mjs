@@ -130,7 +130,8 @@ test('kill -9 at each step of a renumbering, and at random moments: after a rest
       const res = await r;
       if (!(res instanceof Response)) killed++;
       await exited(srv, 10000);
-      await checkAfterCrash(dataDir, id, `kill after ${ms} ms`);
+      const rank = await checkAfterCrash(dataDir, id, `kill after ${ms} ms`);
+      console.log(`# kill -9 after ${ms} ms: ${res instanceof Response ? `answered ${res.status} first` : 'mid-request'}, restarted with rank ${rank}`);
       rmSync(dataDir, { recursive: true, force: true });
     }
     assert.ok(killed >= 2, `expected some renumberings to be killed mid-way, got ${killed}`);
