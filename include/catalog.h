@@ -66,6 +66,15 @@ int catalog_update(struct catalog *c, const char *id, const char *name, json_t *
  * borrowed), e.g. after its ranks were renumbered. ERR_NOT_FOUND. */
 int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e);
 
+/* Swaps new_dir (a complete run folder built beside the run, on the same
+ * filesystem) in as run id's folder, with files (JSON array as for
+ * catalog_set_files, borrowed) as its new file list; see the design note
+ * above. Readers that opened the old run.db keep reading the old one.
+ * On success new_dir holds the old run (the caller removes it); on failure
+ * the old run is in place, unchanged, and new_dir is the caller's.
+ * ERR_NOT_FOUND (run), ERR_NOSPACE / ERR_IO / ERR_DB. */
+int catalog_swap_run(struct catalog *c, const char *id, const char *new_dir, json_t *files, struct err *e);
+
 /* Removes the row, then the run folder. ERR_NOT_FOUND if absent. */
 int catalog_delete(struct catalog *c, const char *id, struct err *e);
 

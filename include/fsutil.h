@@ -36,9 +36,9 @@ int fsutil_fsync_path(const char *path, struct err *e);
 /* Size of a regular file, or -1. */
 int64_t fsutil_file_size(const char *path);
 
-/* The data folder's lock (<data_dir>/lock, flock): every ingest and upload
- * holds it shared while it has folders in tmp/ or an uncatalogued run
- * folder; the start-up cleanups (catalog orphans, tmp sweep) take it
+/* The data folder's lock (<data_dir>/lock, flock): every ingest, upload
+ * and rank renumbering holds it shared while it has folders in tmp/, an
+ * uncatalogued run folder or a swap in progress; the start-up cleanups (catalog orphans, tmp sweep) take it
  * exclusively and skip their sweep when they cannot, so a server and an
  * `import` on one data folder never delete each other's work.
  * exclusive: LOCK_EX without waiting (returns 1 when held elsewhere), else
@@ -48,6 +48,17 @@ int fsutil_lock_data(const char *data_dir, int exclusive, int *fd, struct err *e
 
 /* Releases a lock from fsutil_lock_data (fd < 0: nothing). */
 void fsutil_unlock(int fd);
+
+/* Swaps two paths in one step (renameat2 RENAME_EXCHANGE): afterwards a
+ * names what b named and b what a named, and no moment exists where either
+ * is missing. Both must exist on one filesystem. ERR_NOT_FOUND when one is
+ * missing; ERR_IO where the filesystem cannot exchange. */
+int fsutil_exchange(const char *a, const char *b, struct err *e);
+
+/* Test hook for crash tests: when the environment variable TB_TEST_CRASH_AT
+ * equals point, the process kills itself with SIGKILL right here, as a
+ * kill -9 or a power cut at that step would. A no-op otherwise. */
+void fsutil_crash_point(const char *point);
 
 /* Maps errno to our codes: ENOSPC/EROFS/EDQUOT -> ERR_NOSPACE, else ERR_IO. */
 int fsutil_errno_code(int errnum);

@@ -86,10 +86,13 @@ int ingest_job_json(struct ingest_service *s, int job_id, json_t **out, struct e
 
 /* Renumbers the ranks of a stored run: rank from[i] becomes to[i] (every
  * rank of the run listed once in from[]; to[] distinct, 0..1000000). The
- * raw tables move, the derived ones (analysis, recommendations, timeline)
- * are computed again, the kept source files and the catalog's file list
- * follow. One renumbering at a time per service; seconds for a big run.
- * ERR_NOT_FOUND (run), ERR_INVALID (mapping). */
+ * renumbered run is built beside the old one in DATA/tmp/renumber-<id>-XXXXXX/
+ * (run.db copied, raw tables moved, the derived ones - analysis,
+ * recommendations, timeline - computed again, kept sources linked under
+ * their new ranks) and swapped in with catalog_swap_run, so readers and a
+ * crash see the old run or the new one, never a mix. Seconds for a big run.
+ * ERR_NOT_FOUND (run), ERR_INVALID (mapping), ERR_CONFLICT (this run is
+ * being renumbered already), ERR_NOSPACE (disk full: the old run is kept). */
 int ingest_renumber(struct ingest_service *s, const char *run_id, const int *from, const int *to, int n,
                     struct err *e);
 

@@ -119,6 +119,13 @@ int rundb_ranks_from_headers(sqlite3 *db, int *map, int n, int *changed, struct 
  * caller's to rebuild. */
 int rundb_renumber_ranks(sqlite3 *db, const int *from, const int *to, int n, struct err *e);
 
+/* Copies a committed run database (src_path, read through SQLite so that
+ * its WAL is included: a consistent snapshot) into a new file dst_path, the
+ * first step of changing a run beside the one readers use. A full disk is
+ * ERR_NOSPACE; dst_path may be left partly written (the caller owns its
+ * folder and removes it). */
+int rundb_copy(const char *src_path, const char *dst_path, struct err *e);
+
 /* --- readers --- */
 
 /* Opens a committed run database read-only (busy timeout set).

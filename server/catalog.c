@@ -2,6 +2,7 @@
 #include "catalog.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -18,6 +19,12 @@
 #include "xmalloc.h"
 
 #define CATALOG_VERSION 2
+
+/* The file list a swapped-in run folder brings for its catalog row
+ * (catalog_swap_run). In DATA/runs/<id>/ it means "the row may still hold
+ * the old list": present there only between a swap's rename and the end of
+ * its row update, or after a crash in between. */
+#define SWAP_MARKER "catalog-files.json"
 
 struct catalog {
     sqlite3 *db;
@@ -98,6 +105,44 @@ static void clean_orphans(struct catalog *c)
     closedir(d);
 }
 
+static int update_files(struct catalog *c, const char *id, const char *text, struct err *e);
+
+/* Finishes the swaps (catalog_swap_run) that a crash cut off between their
+ * rename and their row update: the folder in runs/ is already the new run,
+ * so the row takes the file list its marker brings. Idempotent. */
+static void finish_swaps(struct catalog *c)
+{
+    DIR *d = opendir(c->runs_dir);
+    struct dirent *de;
+    if (!d) return;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || !catalog_id_valid(de->d_name)) continue;
+        char *marker = xasprintf("%s/%s/" SWAP_MARKER, c->runs_dir, de->d_name);
+        if (fsutil_file_size(marker) < 0) {
+            free(marker);
+            continue;
+        }
+        json_error_t jerr;
+        json_t *files = json_load_file(marker, 0, &jerr);
+        char *text = json_is_array(files) ? json_dumps(files, JSON_COMPACT) : NULL;
+        struct err e;
+        int rc = text    ? update_files(c, de->d_name, text, &e)
+                 : files ? err_set(&e, ERR_DB, "%s: not a JSON array", marker)
+                         : err_set(&e, ERR_DB, "%s: %s", marker, jerr.text);
+        if (rc == 0) LOG_WARN("run %s: finished a change of its ranks cut off by a restart", de->d_name);
+        if (rc == 0 || rc == ERR_NOT_FOUND) {
+            /* done, or a deleted run's folder (clean_orphans removes it) */
+            if (unlink(marker) != 0) LOG_WARN("cannot remove %s: %s", marker, strerror(errno));
+        } else {
+            LOG_WARN("run %s: cannot finish a change of its ranks: %s", de->d_name, e.msg);
+        }
+        json_decref(files);
+        free(text);
+        free(marker);
+    }
+    closedir(d);
+}
+
 int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
 {
     struct catalog *c = xcalloc(1, sizeof *c);
@@ -137,6 +182,7 @@ int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
     struct err le;
     int lrc = fsutil_lock_data(data_dir, 1, &lock, &le);
     if (lrc == 0) {
+        finish_swaps(c);
         clean_orphans(c);
         fsutil_unlock(lock);
     } else if (lrc == 1) {
@@ -298,14 +344,13 @@ out:
     return rc;
 }
 
-int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e)
+/* UPDATE of a run's file list (text: a JSON array). Takes mu unless the
+ * caller holds it (locked). */
+static int update_files_mu(struct catalog *c, const char *id, const char *text, int locked, struct err *e)
 {
     sqlite3_stmt *st;
     int rc = 0;
-    if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
-    if (!json_is_array(files)) return err_set(e, ERR_INVALID, "files must be an array");
-    char *text = json_dumps(files, JSON_COMPACT);
-    pthread_mutex_lock(&c->mu);
+    if (!locked) pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db, "UPDATE runs SET files = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "update");
         goto out;
@@ -316,8 +361,112 @@ int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct e
     else if (sqlite3_changes(c->db) == 0) rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
     sqlite3_finalize(st);
 out:
-    pthread_mutex_unlock(&c->mu);
+    if (!locked) pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+static int update_files(struct catalog *c, const char *id, const char *text, struct err *e)
+{
+    return update_files_mu(c, id, text, 0, e);
+}
+
+int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e)
+{
+    if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
+    if (!json_is_array(files)) return err_set(e, ERR_INVALID, "files must be an array");
+    char *text = json_dumps(files, JSON_COMPACT);
+    int rc = update_files(c, id, text, e);
     free(text);
+    return rc;
+}
+
+/* Writes the marker into dir durably: file and folder entry synced, so that
+ * after the rename it is there whenever the new folder is. */
+static int write_marker(const char *dir, const char *text, struct err *e)
+{
+    char *path = xasprintf("%s/" SWAP_MARKER, dir);
+    int rc = 0, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        int en = errno;
+        rc = err_set(e, fsutil_errno_code(en), "cannot create %s: %s", path, strerror(en));
+        goto out;
+    }
+    size_t n = strlen(text), off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, text + off, n - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            int en = errno;
+            rc = err_set(e, fsutil_errno_code(en), "cannot write %s: %s", path, strerror(en));
+            break;
+        }
+        off += (size_t)w;
+    }
+    if (rc == 0 && fsync(fd) != 0) {
+        int en = errno;
+        rc = err_set(e, fsutil_errno_code(en), "cannot write %s: %s", path, strerror(en));
+    }
+    close(fd);
+    if (rc == 0) rc = fsutil_fsync_path(dir, e);
+out:
+    free(path);
+    return rc;
+}
+
+/* fsync of the folder holding path (a rename's two entries live there). */
+static void sync_parent(const char *path)
+{
+    char *p = xstrdup(path), *slash = strrchr(p, '/');
+    struct err ignore;
+    if (slash && slash != p) {
+        *slash = '\0';
+        fsutil_fsync_path(p, &ignore);
+    }
+    free(p);
+}
+
+int catalog_swap_run(struct catalog *c, const char *id, const char *new_dir, json_t *files, struct err *e)
+{
+    if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
+    if (!json_is_array(files)) return err_set(e, ERR_INVALID, "files must be an array");
+    char *text = json_dumps(files, JSON_COMPACT);
+    char *dir = catalog_run_dir(c, id);
+    char *marker = xasprintf("%s/" SWAP_MARKER, dir);
+    int rc = write_marker(new_dir, text, e);
+    if (rc) goto out;
+    fsutil_crash_point("renumber-staged");
+    /* Under mu, so that catalog_get never pairs the new folder with the old
+     * list; readers that opened the old run.db keep its inode. */
+    pthread_mutex_lock(&c->mu);
+    rc = fsutil_exchange(new_dir, dir, e);
+    if (rc == 0) {
+        sync_parent(dir);
+        sync_parent(new_dir);
+        fsutil_crash_point("renumber-swapped");
+        rc = update_files_mu(c, id, text, 1, e);
+        if (rc) {
+            /* put the old run back; if even that fails, the marker makes
+             * the next start finish the swap instead */
+            struct err e2;
+            if (fsutil_exchange(new_dir, dir, &e2) != 0)
+                LOG_ERROR("run %s: %s (the next start finishes the change)", id, e2.msg);
+            sync_parent(dir);
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (rc == 0) {
+        fsutil_crash_point("renumber-catalogued");
+        /* a marker left behind only makes a restart write the same list again */
+        if (unlink(marker) != 0) LOG_WARN("cannot remove %s: %s", marker, strerror(errno));
+        else {
+            struct err ignore;
+            fsutil_fsync_path(dir, &ignore);
+        }
+    }
+out:
+    free(text);
+    free(dir);
+    free(marker);
     return rc;
 }
 

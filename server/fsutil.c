@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,6 +154,23 @@ int fsutil_lock_data(const char *data_dir, int exclusive, int *fd, struct err *e
     *fd = -1;
     if (exclusive && en == EWOULDBLOCK) return 1;
     return err_set(e, ERR_IO, "cannot lock the data folder: %s", strerror(en));
+}
+
+int fsutil_exchange(const char *a, const char *b, struct err *e)
+{
+    if (renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE) == 0) return 0;
+    int en = errno;
+    if (en == EINVAL || en == ENOSYS || en == ENOTSUP)
+        return err_set(e, ERR_IO, "cannot swap %s and %s: the filesystem cannot exchange two folders in one step",
+                       a, b);
+    return err_set(e, en == ENOENT ? ERR_NOT_FOUND : fsutil_errno_code(en), "cannot swap %s and %s: %s", a, b,
+                   strerror(en));
+}
+
+void fsutil_crash_point(const char *point)
+{
+    const char *want = getenv("TB_TEST_CRASH_AT");
+    if (want && strcmp(want, point) == 0) kill(getpid(), SIGKILL);
 }
 
 void fsutil_unlock(int fd)

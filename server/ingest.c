@@ -497,11 +497,18 @@ struct job {
     struct job *next;  /* all jobs, newest first */
 };
 
+/* A run whose ranks an ingest_renumber is changing: a second one waits
+ * for nothing and is refused (409). */
+struct renumbering {
+    char run_id[CATALOG_ID_LEN + 1];
+    struct renumbering *next;
+};
+
 struct ingest_service {
     struct catalog *cat;
     const struct config *cfg;
     pthread_mutex_t mu;
-    pthread_mutex_t renumber_mu; /* one ingest_renumber at a time (held for seconds: not mu) */
+    struct renumbering *renumbering; /* runs whose ranks are being renumbered (under mu) */
     pthread_cond_t work, done;
     struct job *jobs;
     int next_id;
@@ -600,7 +607,6 @@ int ingest_service_start(struct catalog *cat, const struct config *cfg, struct i
     s->cfg = cfg;
     s->next_id = 1;
     pthread_mutex_init(&s->mu, NULL);
-    pthread_mutex_init(&s->renumber_mu, NULL);
     pthread_cond_init(&s->work, NULL);
     pthread_cond_init(&s->done, NULL);
     s->nthreads = cfg->ingest_workers > 0 ? cfg->ingest_workers : 1;
@@ -641,7 +647,6 @@ void ingest_service_stop(struct ingest_service *s)
     }
     free(s->threads);
     pthread_mutex_destroy(&s->mu);
-    pthread_mutex_destroy(&s->renumber_mu);
     pthread_cond_destroy(&s->work);
     pthread_cond_destroy(&s->done);
     free(s);
@@ -769,66 +774,128 @@ static int check_mapping(const int *from, const int *to, int n, struct err *e)
     return 0;
 }
 
-/* Kept sources are named "<rank>-<file>": move them in two steps so a swap
- * never overwrites. Missing files (keep_sources off) are fine. */
-static int rename_sources(const char *src, const int *from, const int *to, int n, struct err *e)
+/* Links the kept sources of a run (src, named "<rank>-<file>") into the
+ * empty folder dst under their new ranks; the files themselves are shared
+ * with the old run, never changed. No src (keep_sources off) is fine. */
+static int link_sources(const char *src, const char *dst, const int *from, const int *to, int n, struct err *e)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        DIR *d = opendir(src);
-        struct dirent *de;
-        if (!d) return 0;
-        while ((de = readdir(d)) != NULL) {
-            const char *name = de->d_name, *dash;
-            int k = -1;
-            if (pass == 0) {
-                char *end;
-                long r = strtol(name, &end, 10);
-                if (end == name || *end != '-') continue;
-                for (int i = 0; i < n; i++)
-                    if (from[i] == r) k = i;
-                dash = end;
-            } else {
-                if (strncmp(name, "renum.", 6) != 0) continue;
-                char *end;
-                k = (int)strtol(name + 6, &end, 10);
-                if (*end != '-' || k < 0 || k >= n) continue;
-                dash = end;
-            }
-            if (k < 0) continue;
-            char *a = xasprintf("%s/%s", src, name);
-            char *b = pass == 0 ? xasprintf("%s/renum.%d%s", src, k, dash) : xasprintf("%s/%d%s", src, to[k], dash);
-            int bad = rename(a, b) != 0;
-            free(a);
-            free(b);
-            if (bad) {
-                closedir(d);
-                return err_set(e, ERR_IO, "cannot rename a kept source file: %s", strerror(errno));
-            }
-        }
+    DIR *d = opendir(src);
+    struct dirent *de;
+    int rc = 0;
+    if (!d) return 0;
+    if ((rc = fsutil_mkdirs(dst, e)) != 0) {
         closedir(d);
+        return rc;
     }
-    return 0;
+    while (rc == 0 && (de = readdir(d)) != NULL) {
+        const char *name = de->d_name;
+        if (name[0] == '.') continue;
+        char *end;
+        long r = strtol(name, &end, 10);
+        int k = -1;
+        if (end != name && *end == '-')
+            for (int i = 0; i < n; i++)
+                if (from[i] == r) k = i;
+        char *a = xasprintf("%s/%s", src, name);
+        char *b = k < 0 ? xasprintf("%s/%s", dst, name) : xasprintf("%s/%d%s", dst, to[k], end);
+        rc = fsutil_link_or_copy(a, b, e);
+        free(a);
+        free(b);
+    }
+    closedir(d);
+    if (rc == 0) rc = fsutil_fsync_path(dst, e);
+    return rc;
+}
+
+/* Marks run_id as being renumbered; ERR_CONFLICT when it already is. */
+static int renumber_claim(struct ingest_service *s, const char *run_id, struct err *e)
+{
+    int rc = 0;
+    pthread_mutex_lock(&s->mu);
+    for (struct renumbering *r = s->renumbering; r; r = r->next)
+        if (strcmp(r->run_id, run_id) == 0)
+            rc = err_set(e, ERR_CONFLICT, "the ranks of run %s are being renumbered: try again when that is done",
+                         run_id);
+    if (rc == 0) {
+        struct renumbering *r = xcalloc(1, sizeof *r);
+        snprintf(r->run_id, sizeof r->run_id, "%s", run_id);
+        r->next = s->renumbering;
+        s->renumbering = r;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static void renumber_release(struct ingest_service *s, const char *run_id)
+{
+    pthread_mutex_lock(&s->mu);
+    for (struct renumbering **pp = &s->renumbering; *pp; pp = &(*pp)->next) {
+        if (strcmp((*pp)->run_id, run_id) == 0) {
+            struct renumbering *r = *pp;
+            *pp = r->next;
+            free(r);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Builds the renumbered run in tmp (a new empty folder): a copy of run.db
+ * with the raw tables moved and the derived ones computed again, and src/
+ * with the kept sources under their new names. */
+static int renumber_build(struct ingest_service *s, const char *dir, const char *tmp, const int *from, const int *to,
+                          int n, struct err *e)
+{
+    char *old_db = xasprintf("%s/run.db", dir), *new_db = xasprintf("%s/run.db", tmp);
+    char *old_src = xasprintf("%s/src", dir), *new_src = xasprintf("%s/src", tmp);
+    sqlite3 *db = NULL;
+    int rc = rundb_copy(old_db, new_db, e);
+    if (rc == 0) rc = open_rw(new_db, &db, e);
+    /* the derived tables are computed again rather than renumbered: the
+     * findings' texts name ranks and the straggler is judged across them */
+    if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
+    if (rc == 0) rc = derive(db, &s->cfg->rules, e);
+    /* everything into run.db itself: the swapped-in folder must not need
+     * its -wal, which a reader of the old run could otherwise pair with it */
+    if (rc == 0 && sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(db, e, "run database (checkpoint)");
+    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
+    if (rc == 0) rc = fsutil_fsync_path(new_db, e);
+    if (rc == 0) rc = link_sources(old_src, new_src, from, to, n, e);
+    if (rc == 0) rc = fsutil_fsync_path(tmp, e);
+    free(old_db);
+    free(new_db);
+    free(old_src);
+    free(new_src);
+    return rc;
 }
 
 int ingest_renumber(struct ingest_service *s, const char *run_id, const int *from, const int *to, int n,
                     struct err *e)
 {
     json_t *run = NULL;
-    sqlite3 *db = NULL;
-    char *dir = NULL, *path = NULL, *src = NULL;
-    int rc;
+    char *dir = NULL, *tmp = NULL;
+    int rc, lock = -1;
 
     if ((rc = catalog_get(s->cat, run_id, &run, e)) != 0) return rc;
-    pthread_mutex_lock(&s->renumber_mu);
+    if ((rc = check_mapping(from, to, n, e)) != 0 || (rc = renumber_claim(s, run_id, e)) != 0) {
+        json_decref(run);
+        return rc;
+    }
+    /* the shared lock keeps other processes' start-up sweeps off our tmp
+     * folder and off a swap in progress */
+    if ((rc = fsutil_lock_data(s->cfg->data_dir, 0, &lock, e)) != 0) goto out;
     dir = catalog_run_dir(s->cat, run_id);
-    path = xasprintf("%s/run.db", dir);
-    src = xasprintf("%s/src", dir);
-    if ((rc = check_mapping(from, to, n, e)) != 0 || (rc = open_rw(path, &db, e)) != 0) goto out;
-    /* the derived tables are computed again rather than renumbered: the
-     * findings' texts name ranks and the straggler is judged across them */
-    if ((rc = rundb_renumber_ranks(db, from, to, n, e)) != 0 || (rc = derive(db, &s->cfg->rules, e)) != 0)
+    tmp = xasprintf("%s/tmp/renumber-%s-XXXXXX", s->cfg->data_dir, run_id);
+    if (!mkdtemp(tmp)) {
+        int en = errno;
+        rc = err_set(e, fsutil_errno_code(en), "cannot create a folder in %s/tmp: %s", s->cfg->data_dir, strerror(en));
+        free(tmp);
+        tmp = NULL;
         goto out;
-    if ((rc = rename_sources(src, from, to, n, e)) != 0) goto out;
+    }
+    if ((rc = renumber_build(s, dir, tmp, from, to, n, e)) != 0) goto out;
+    fsutil_crash_point("renumber-built");
     size_t i;
     json_t *f, *files = json_object_get(run, "files");
     json_array_foreach(files, i, f) {
@@ -839,14 +906,18 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
                 break;
             }
     }
-    rc = catalog_set_files(s->cat, run_id, files, e);
+    /* after this tmp holds the old run (or, on failure, the unused new one) */
+    rc = catalog_swap_run(s->cat, run_id, tmp, files, e);
     if (rc == 0) LOG_INFO("run %s: ranks renumbered", run_id);
 out:
-    if (db) sqlite3_close(db);
-    pthread_mutex_unlock(&s->renumber_mu);
+    if (tmp) {
+        struct err ignore;
+        if (fsutil_rmtree(tmp, &ignore) != 0) LOG_WARN("%s", ignore.msg);
+    }
+    fsutil_unlock(lock);
+    renumber_release(s, run_id);
     json_decref(run);
     free(dir);
-    free(path);
-    free(src);
+    free(tmp);
     return rc;
 }

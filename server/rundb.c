@@ -1264,8 +1264,7 @@ int rundb_renumber_ranks(sqlite3 *db, const int *from, const int *to, int n, str
 {
     sqlite3_stmt *st = NULL;
     int rc = 0, have = 0;
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        return err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "ranks");
     /* every rank of the run moves somewhere: a partial map would collide */
     if (sqlite3_prepare_v2(db, "SELECT rank FROM rank", -1, &st, NULL) != SQLITE_OK)
         rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
@@ -1286,15 +1285,47 @@ int rundb_renumber_ranks(sqlite3 *db, const int *from, const int *to, int n, str
             }
             sqlite3_bind_int(st, 1, from[i]);
             sqlite3_bind_int(st, 2, to[i]);
-            if (sqlite3_step(st) != SQLITE_DONE) rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+            if (sqlite3_step(st) != SQLITE_DONE) rc = rundb_db_error(db, e, "ranks");
             sqlite3_finalize(st);
             st = NULL;
         }
         if (rc == 0 && sqlite3_exec(db, renumber_sql[t][1], NULL, NULL, NULL) != SQLITE_OK)
-            rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+            rc = rundb_db_error(db, e, "ranks");
     }
     if (sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
-        rc = err_set(e, ERR_DB, "ranks: %s", sqlite3_errmsg(db));
+        rc = rundb_db_error(db, e, "ranks");
+    return rc;
+}
+
+int rundb_copy(const char *src_path, const char *dst_path, struct err *e)
+{
+    sqlite3 *src = NULL, *dst = NULL;
+    int rc = rundb_open_ro(src_path, &src, e);
+    if (rc) return rc;
+    if (sqlite3_open_v2(dst_path, &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        rc = dst ? rundb_db_error(dst, e, "cannot create the run database copy")
+                 : err_set(e, ERR_INTERNAL, "out of memory");
+        goto out;
+    }
+    /* the copy is private until it is swapped in: no journal needed */
+    sqlite3_exec(dst, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;", NULL, NULL, NULL);
+    sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
+    if (!b) {
+        rc = rundb_db_error(dst, e, "cannot copy the run database");
+        goto out;
+    }
+    int step, busy = 0;
+    /* nobody writes a committed run, so busy is brief (a reader's checkpoint) */
+    while ((step = sqlite3_backup_step(b, 4096)) == SQLITE_OK ||
+           ((step == SQLITE_BUSY || step == SQLITE_LOCKED) && ++busy < 1000))
+        if (step != SQLITE_OK) sqlite3_sleep(5);
+    /* finish() leaves the step's error on dst, where rundb_db_error reads it */
+    if (sqlite3_backup_finish(b) != SQLITE_OK || step != SQLITE_DONE)
+        rc = rundb_db_error(dst, e, "cannot copy the run database");
+out:
+    sqlite3_close(src);
+    if (dst && sqlite3_close(dst) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database copy");
     return rc;
 }
 

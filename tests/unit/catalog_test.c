@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "xmalloc.h"
 
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,12 +106,90 @@ static void test_orphans_collected_at_open(void)
     free(orphan);
 }
 
+/* One file in dir with the given text (a stand-in for run.db). */
+static void put(const char *dir, const char *name, const char *text)
+{
+    char *p = xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    free(p);
+}
+
+static int has(const char *dir, const char *name, const char *text)
+{
+    char *p = xasprintf("%s/%s", dir, name), buf[64] = "";
+    FILE *f = fopen(p, "r");
+    free(p);
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return strcmp(buf, text) == 0;
+}
+
+static long first_rank(struct catalog *c, const char *id)
+{
+    json_t *got;
+    struct err e;
+    if (catalog_get(c, id, &got, &e) != 0) return -100;
+    long r = (long)json_integer_value(json_object_get(json_array_get(json_object_get(got, "files"), 0), "rank"));
+    json_decref(got);
+    return r;
+}
+
+/* catalog_swap_run: folder and row change together; a marker left in the
+ * run folder by a crash after the rename is finished at the next open. */
+static void test_swap_and_finish_at_open(void)
+{
+    struct catalog *c;
+    struct err e;
+    REQUIRE(catalog_open(root, &c, &e) == 0);
+    struct catalog_run r = { "", "swap", 300, 1, "", 1, 1, 0, "[{\"name\":\"a.json\",\"bytes\":1,\"rank\":0}]", "[]" };
+    catalog_new_id(r.id);
+    REQUIRE(catalog_insert(c, &r, &e) == 0);
+    char *dir = catalog_run_dir(c, r.id);
+    char *next = xasprintf("%s/next", root);
+    CHECK_EQ_INT(fsutil_mkdirs(dir, &e), 0);
+    CHECK_EQ_INT(fsutil_mkdirs(next, &e), 0);
+    put(dir, "run.db", "old");
+    put(next, "run.db", "new");
+    json_t *files = json_pack("[{s:s,s:i,s:i}]", "name", "a.json", "bytes", 1, "rank", 4);
+    CHECK_EQ_INT(catalog_swap_run(c, r.id, next, files, &e), 0);
+    CHECK(has(dir, "run.db", "new"));
+    CHECK(has(next, "run.db", "old")); /* the caller's to remove */
+    CHECK(!has(dir, "catalog-files.json", "")); /* the marker is gone */
+    CHECK_EQ_INT(first_rank(c, r.id), 4);
+    CHECK_EQ_INT(catalog_swap_run(c, "ffffffffffffffff", next, files, &e), ERR_NOT_FOUND);
+    CHECK(has(next, "run.db", "old"));
+    json_decref(files);
+
+    /* a crash after the rename: the folder is new, the row old, the marker there */
+    put(dir, "catalog-files.json", "[{\"name\":\"a.json\",\"bytes\":1,\"rank\":9}]");
+    catalog_close(c);
+    REQUIRE(catalog_open(root, &c, &e) == 0);
+    CHECK_EQ_INT(first_rank(c, r.id), 9);
+    struct stat st;
+    char *marker = xasprintf("%s/catalog-files.json", dir);
+    CHECK(stat(marker, &st) != 0);
+    CHECK(has(dir, "run.db", "new"));
+    CHECK_EQ_INT(catalog_delete(c, r.id, &e), 0);
+    catalog_close(c);
+    fsutil_rmtree(next, &e);
+    free(marker);
+    free(next);
+    free(dir);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) return 1;
     RUN(test_ids);
     RUN(test_crud);
     RUN(test_orphans_collected_at_open);
+    RUN(test_swap_and_finish_at_open);
     struct err e;
     fsutil_rmtree(root, &e);
     return harness_done("catalog_test");

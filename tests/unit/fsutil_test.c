@@ -53,6 +53,34 @@ static void test_copy_move_rmtree(void)
     free(l);
 }
 
+/* Two folders swap names in one step; a missing one is ERR_NOT_FOUND and
+ * changes nothing. */
+static void test_exchange(void)
+{
+    struct err e;
+    char *a = xasprintf("%s/xa", root), *b = xasprintf("%s/xb", root);
+    char *fa = xasprintf("%s/f", a), *fb = xasprintf("%s/f", b), buf[8] = "";
+    CHECK_EQ_INT(fsutil_mkdirs(a, &e), 0);
+    CHECK_EQ_INT(fsutil_mkdirs(b, &e), 0);
+    write_file(fa, "A");
+    write_file(fb, "B");
+    CHECK_EQ_INT(fsutil_exchange(a, b, &e), 0);
+    FILE *f = fopen(fa, "r");
+    REQUIRE(f != NULL);
+    CHECK(fgets(buf, sizeof buf, f) != NULL);
+    fclose(f);
+    CHECK_EQ_STR(buf, "B");
+    fsutil_rmtree(b, &e);
+    CHECK_EQ_INT(fsutil_exchange(a, b, &e), ERR_NOT_FOUND);
+    CHECK(fsutil_file_size(fa) == 1);
+    fsutil_crash_point("not-set"); /* TB_TEST_CRASH_AT unset: nothing happens */
+    fsutil_rmtree(a, &e);
+    free(a);
+    free(b);
+    free(fa);
+    free(fb);
+}
+
 static void test_errno_codes(void)
 {
     CHECK_EQ_INT(fsutil_errno_code(ENOSPC), ERR_NOSPACE);
@@ -64,6 +92,7 @@ int main(void)
 {
     if (!mkdtemp(root)) return 1;
     RUN(test_mkdirs_private);
+    RUN(test_exchange);
     RUN(test_copy_move_rmtree);
     RUN(test_errno_codes);
     return harness_done("fsutil_test");
