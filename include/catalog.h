@@ -38,10 +38,25 @@ struct catalog_run {
     const char *tags_json;  /* JSON array of strings */
 };
 
-/* Opens (creating if needed) DATA/catalog.db and cleans orphans.
+/* Opens (creating if needed) DATA/catalog.db and cleans orphans. A data
+ * folder that exists but cannot be written (read-only, or its disk full:
+ * a probe file is written first) opens read-only instead: catalog.db as
+ * stored (an empty catalog in memory when there is none), no migration,
+ * no sweeps, nothing created; catalog_read_only() then says why and every
+ * write below fails with ERR_READ_ONLY. Read-only lasts until a restart.
  * OUT *out: owned by caller, release with catalog_close. */
 int catalog_open(const char *data_dir, struct catalog **out, struct err *e);
 void catalog_close(struct catalog *c);
+
+/* Why the catalog opened read-only ("the data folder is read-only ...",
+ * "the disk holding the data folder is full"), or NULL when it is
+ * writable. Static for the life of c; any thread. */
+const char *catalog_read_only(const struct catalog *c);
+
+/* 0 when writable, else ERR_READ_ONLY with a message for users: the
+ * reason and that stored runs are still served. Write handlers call it
+ * before doing anything. */
+int catalog_check_writable(const struct catalog *c, struct err *e);
 
 /* Makes a fresh random run id (not yet in the catalog). */
 void catalog_new_id(char out[CATALOG_ID_LEN + 1]);
@@ -52,7 +67,9 @@ int catalog_id_valid(const char *s);
 /* Inserts a committed run. */
 int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e);
 
-/* All runs, newest first: JSON array of run objects (owned by caller). */
+/* All runs, newest first: JSON array of run objects (owned by caller).
+ * Each has "damaged" (its run.db fails rundb_open_ro's checks) and, when
+ * true, "damage" (the reason, with what to do). */
 int catalog_list(struct catalog *c, json_t **out, struct err *e);
 
 /* One run as a JSON object (owned by caller); ERR_NOT_FOUND if absent. */
@@ -88,8 +105,14 @@ int catalog_logdir_mark(struct catalog *c, const char *path, int64_t size, int64
 /* Path of a run's folder: DATA/runs/<id> (owned by caller). */
 char *catalog_run_dir(struct catalog *c, const char *id);
 
+/* ERR_DAMAGED (e: the reason and what to do) when run id's database is
+ * missing or fails rundb_open_ro's checks (header, schema, base tables:
+ * cheap, no page scan), else 0. Any thread. */
+int catalog_run_damaged(struct catalog *c, const char *id, struct err *e);
+
 /* Opens run id's database read-only (what every read API does first):
- * ERR_NOT_FOUND when the catalog has no such run.
+ * ERR_NOT_FOUND when the catalog has no such run, ERR_DAMAGED when its
+ * database is missing or damaged (see rundb_open_ro).
  * OUT *db: owned by caller (sqlite3_close, also after an error). */
 int catalog_open_run(struct catalog *c, const char *id, sqlite3 **db, struct err *e);
 

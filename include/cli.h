@@ -28,13 +28,15 @@ int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, i
  * their lowest ranks. Returns 0, 1 (unreadable input), 2 (usage). */
 int cli_diff(const struct config *cfg, int argc, char **argv, char **paths, int npaths);
 
-/* Imports every run folder under dir when the catalog has no runs yet. */
+/* Imports every run folder under dir when the catalog has no runs yet (and
+ * is not read-only). */
 void cli_import_demo(struct catalog *cat, const struct config *cfg, const char *dir);
 
 /* Prints the start line with the URL (and token) to open. */
 void cli_print_url(const struct app *app, int port);
 
-/* Starts the logdir watcher thread (NULL when it cannot start). */
+/* Starts the logdir watcher thread (NULL when it cannot start, or when the
+ * catalog is read-only: importing would write). */
 struct cli_logdir;
 struct cli_logdir *cli_logdir_start(struct app *app);
 void cli_logdir_stop(struct cli_logdir *ld);

@@ -128,12 +128,32 @@ int rundb_copy(const char *src_path, const char *dst_path, struct err *e);
 
 /* --- readers --- */
 
-/* Opens a committed run database read-only (busy timeout set).
+/* Opens a committed run database read-only (busy timeout set), after
+ * checking that it is whole enough to read: ERR_DAMAGED ("run <id> is
+ * damaged (why): delete the run and upload its trace files again") when
+ * the file is empty, not SQLite, cut short, garbled where the
+ * schema lives, or lacks the tables every run has (meta, rank). A run from
+ * before a newer table passes; its API answers ERR_CONFLICT. Works in a
+ * folder that cannot be written (see rundb_open_snapshot). A missing file
+ * is ERR_NOT_FOUND.
  * OUT *out: owned by caller (sqlite3_close). */
 int rundb_open_ro(const char *db_path, sqlite3 **out, struct err *e);
 
+/* Opens the WAL-mode database at path read-only and runs the statement
+ * probe (its first row) so that SQLite reads the file at once. A WAL
+ * reader needs a -shm beside the file; when the folder is read-only or
+ * the disk full (the first read fails with an I/O, can't-open or read-only
+ * error) the file is opened again as immutable (no locks, no -shm: safe as
+ * nobody can write it either), *immutable set to 1, and a -shm the failed
+ * try left behind is removed. ERR_NOT_FOUND when it cannot be opened,
+ * else rundb_db_error's codes (ERR_DAMAGED for a garbled run.db).
+ * OUT *out: owned by caller (sqlite3_close); immutable may be NULL. */
+int rundb_open_snapshot(const char *path, const char *probe, sqlite3 **out, int *immutable, struct err *e);
+
 /* Fills e from db's last error as "<what>: <SQLite message>" and returns
- * the code: ERR_NOSPACE with a plain-words cause for a full disk, a
+ * the code: ERR_DAMAGED when SQLite finds a run.db's pages garbled (the
+ * message names the run and says to delete it and upload it again; another
+ * database's damage is ERR_DB), ERR_NOSPACE with a plain-words cause for a full disk, a
  * read-only folder or a failed write (SQLite says only "disk I/O error";
  * a reader writes too, its temporary sort files), else ERR_DB. Shared by
  * every module reading or writing a run or the catalog. */

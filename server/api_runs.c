@@ -118,6 +118,11 @@ int api_runs_health(struct http_req *req)
 
     json_object_set_new(o, "ok", json_true());
     json_object_set_new(o, "version", json_string(TRACEBOARD_VERSION));
+    /* Open without the token: the page shows its read-only banner from
+     * here, and the reason names no path. */
+    const char *ro = catalog_read_only(http_req_app(req)->cat);
+    json_object_set_new(o, "read_only", json_boolean(ro != NULL));
+    if (ro) json_object_set_new(o, "reason", json_string(ro));
     return http_send_json(http_req_conn(req), 200, o);
 }
 
@@ -147,10 +152,14 @@ int api_runs_get(struct http_req *req)
     db = xasprintf("%s/run.db", dir);
     /* A damaged run db should not hide the run: it can still be renamed,
      * downloaded or deleted. */
-    if (rundb_info(db, &info, &e) < 0) {
+    int irc = rundb_info(db, &info, &e);
+    if (irc < 0) {
         LOG_WARN("run %s: %s", id, e.msg);
         info = json_null();
     }
+    if (irc < 0) irc = catalog_run_damaged(app->cat, id, &e);
+    json_object_set_new(run, "damaged", json_boolean(irc == ERR_DAMAGED));
+    if (irc == ERR_DAMAGED) json_object_set_new(run, "damage", json_string(e.msg));
     free(db);
     free(dir);
     json_object_set_new(run, "info", info);
@@ -205,6 +214,7 @@ int api_runs_patch(struct http_req *req)
     const char *text = http_req_body(req, &len);
     int rc;
 
+    if (catalog_check_writable(app->cat, &e) < 0) return http_send_err(conn, &e);
     if (len == 0) return http_send_error(conn, 400, "invalid", "expected a JSON object with name and/or tags");
     body = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!body) return http_send_error(conn, 400, "invalid", "invalid JSON at line %d: %s", jerr.line, jerr.text);
@@ -252,6 +262,9 @@ int api_runs_delete(struct http_req *req)
     struct app *app = http_req_app(req);
     struct err e;
 
+    /* catalog_delete refuses too; checked first so the answer is the same
+     * for a run that does not exist */
+    if (catalog_check_writable(app->cat, &e) < 0) return http_send_err(http_req_conn(req), &e);
     if (catalog_delete(app->cat, http_req_param(req, "id"), &e) < 0) return http_send_err(http_req_conn(req), &e);
     LOG_INFO("run %s deleted", http_req_param(req, "id"));
     return http_send_empty(http_req_conn(req), 204);
@@ -526,6 +539,10 @@ static int upload_begin(struct http_req *req, struct err *e)
     int multipart = 0;
     struct upload *u;
 
+    /* Read-only: refused at the first body chunk (or, for an empty body,
+     * by api_runs_create) rather than here, so that the client gets to
+     * send its body and then reads the answer instead of a reset. */
+    if (catalog_read_only(app->cat)) return 0;
     if (ct && mpart_boundary(ct, boundary, e) == 0) {
         multipart = 1;
     } else if (ct && e->code == ERR_INVALID) {
@@ -563,6 +580,9 @@ static int upload_chunk(struct http_req *req, const char *data, size_t n, struct
 {
     struct upload *u = http_req_data(req);
 
+    if (!u) /* only when upload_begin saw a read-only catalog */
+        return catalog_check_writable(http_req_app(req)->cat, e) < 0 ? e->code
+                                                                     : err_set(e, ERR_INTERNAL, "upload state missing");
     u->body_bytes += n;
     if (u->mp) return mpart_feed(u->mp, data, n, e);
     return file_bytes(u, data, n, e);
@@ -655,6 +675,7 @@ int api_runs_create(struct http_req *req)
     int rc;
     json_t *o;
 
+    if (!u && catalog_check_writable(http_req_app(req)->cat, &e) < 0) return http_send_err(conn, &e);
     if (!u) return http_send_error(conn, 500, "internal", "upload state missing");
     if (u->finished) return answer_finished(req, u);
     if (u->body_bytes == 0)

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "fsutil.h"
@@ -31,6 +34,7 @@ struct catalog {
     pthread_mutex_t mu;
     char *data_dir;
     char *runs_dir;
+    char *read_only; /* why the data folder cannot be written; NULL when it can. Set once at open */
 };
 
 /* Numbered migrations: entry i brings user_version from i to i+1. */
@@ -47,6 +51,15 @@ static int db_fail(struct catalog *c, struct err *e, const char *what)
     char w[96];
     snprintf(w, sizeof w, "catalog %s", what);
     return rundb_db_error(c->db, e, w);
+}
+
+/* SQLite errors that mean the folder or disk refuses writes (not a bad
+ * file): the catalog then opens read-only instead of failing. */
+static int cannot_write(int rc)
+{
+    rc &= 0xff;
+    return rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY || rc == SQLITE_FULL ||
+           rc == SQLITE_PERM;
 }
 
 static int migrate(struct catalog *c, struct err *e)
@@ -66,7 +79,8 @@ static int migrate(struct catalog *c, struct err *e)
             sqlite3_exec(c->db, migrations[ver], NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(c->db, pragma, NULL, NULL, &msg) != SQLITE_OK ||
             sqlite3_exec(c->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-            err_set(e, ERR_DB, "catalog migration %d: %s", ver + 1, msg ? msg : "?");
+            err_set(e, cannot_write(sqlite3_errcode(c->db)) ? ERR_NOSPACE : ERR_DB, "catalog migration %d: %s", ver + 1,
+                    msg ? msg : "?");
             sqlite3_free(msg);
             sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
             return e->code;
@@ -143,39 +157,134 @@ static void finish_swaps(struct catalog *c)
     closedir(d);
 }
 
+/* Why dir cannot take a new file, or NULL when it can (static text). A
+ * probe file is created, written (64 KiB, synced: a disk with a few blocks
+ * left is as full as one with none) and removed; the start-up writes
+ * (catalog migrations, sweeps) are thus never half done on a folder that
+ * refuses them. */
+static const char *folder_unwritable(const char *dir)
+{
+    static const char rofs[] = "the data folder is on a read-only file system";
+    static const char perm[] = "the data folder is read-only (no permission to write in it)";
+    static const char full[] = "the disk holding the data folder is full";
+    struct statvfs vfs;
+    if (statvfs(dir, &vfs) == 0 && (vfs.f_flag & ST_RDONLY)) return rofs;
+    char *path = xasprintf("%s/.write-probe-XXXXXX", dir);
+    int fd = mkstemp(path), en = errno;
+    const char *why = NULL;
+    if (fd < 0) {
+        why = en == EROFS ? rofs : en == ENOSPC || en == EDQUOT ? full : en == EACCES || en == EPERM ? perm : NULL;
+        if (!why) LOG_WARN("cannot create a file in %s: %s", dir, strerror(en));
+    } else {
+        static const char zeros[4096];
+        for (int i = 0; i < 16 && !why; i++)
+            if (write(fd, zeros, sizeof zeros) != (ssize_t)sizeof zeros) why = full;
+        if (!why && fsync(fd) != 0 && (errno == ENOSPC || errno == EDQUOT)) why = full;
+        close(fd);
+        unlink(path);
+    }
+    free(path);
+    return why;
+}
+
+/* The writable open: creates the file if needed, WAL, migrations.
+ * ERR_NOSPACE when the folder refuses the writes. */
+static int open_rw(struct catalog *c, const char *path, struct err *e)
+{
+    char *msg = NULL;
+    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
+        SQLITE_OK) {
+        int code = c->db && cannot_write(sqlite3_errcode(c->db)) ? ERR_NOSPACE : ERR_IO;
+        return err_set(e, code, "cannot open %s: %s", path, c->db ? sqlite3_errmsg(c->db) : "out of memory");
+    }
+    sqlite3_busy_timeout(c->db, 5000);
+    if (sqlite3_exec(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", NULL,
+                     NULL, &msg) != SQLITE_OK) {
+        int code = cannot_write(sqlite3_errcode(c->db)) ? ERR_NOSPACE : ERR_DB;
+        err_set(e, code, "cannot open %s: %s", path, msg ? msg : "?");
+        sqlite3_free(msg);
+        return code;
+    }
+    return migrate(c, e);
+}
+
+/* The read-only open: the stored catalog as it is (no migration: a
+ * version-1 catalog lacks only the --logdir table, and --logdir is off), or
+ * an empty one in memory when there is none yet. */
+static int open_ro(struct catalog *c, const char *path, struct err *e)
+{
+    struct stat sb;
+    int ver = 0;
+    if (stat(path, &sb) == 0 && sb.st_size > 0) {
+        if (rundb_open_snapshot(path, "PRAGMA user_version", &c->db, NULL, e) < 0) return err_prefix(e, "catalog");
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(c->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK) return db_fail(c, e, "open");
+        if (sqlite3_step(st) == SQLITE_ROW) ver = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (ver > CATALOG_VERSION)
+            return err_set(e, ERR_DB, "the catalog was written by a newer traceboard (version %d)", ver);
+        if (ver >= 1) {
+            if (ver < CATALOG_VERSION) LOG_WARN("catalog version %d served as it is (no migration while read-only)", ver);
+            return 0;
+        }
+        sqlite3_close(c->db);
+        c->db = NULL;
+    }
+    /* nothing stored yet: an empty catalog that lives in memory */
+    if (sqlite3_open_v2(":memory:", &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK)
+        return err_set(e, ERR_INTERNAL, "cannot open an in-memory catalog");
+    return migrate(c, e);
+}
+
 int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
 {
     struct catalog *c = xcalloc(1, sizeof *c);
-    char *path;
-    char *msg = NULL;
+    struct stat sb;
+    const char *why;
 
     c->data_dir = xstrdup(data_dir);
     c->runs_dir = xasprintf("%s/runs", data_dir);
     pthread_mutex_init(&c->mu, NULL);
-    if (fsutil_mkdirs(c->runs_dir, e) != 0) {
+    /* A folder that exists but cannot take runs/ is served read-only. */
+    if (fsutil_mkdirs(c->runs_dir, e) != 0 && !(stat(data_dir, &sb) == 0 && S_ISDIR(sb.st_mode))) {
         catalog_close(c);
         return e->code;
     }
-    path = xasprintf("%s/catalog.db", data_dir);
-    if (sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) !=
-        SQLITE_OK) {
-        err_set(e, ERR_IO, "cannot open %s: %s", path, c->db ? sqlite3_errmsg(c->db) : "out of memory");
+    char *path = xasprintf("%s/catalog.db", data_dir);
+    char *shm = xasprintf("%s-shm", path);
+    int had_shm = stat(shm, &sb) == 0;
+    why = folder_unwritable(data_dir);
+    if (!why && open_rw(c, path, e) != 0) {
+        if (e->code != ERR_NOSPACE) {
+            free(path);
+            free(shm);
+            catalog_close(c);
+            return e->code;
+        }
+        /* The probe passed but SQLite could not write (e.g. its files
+         * are read-only while the folder is not). */
+        LOG_WARN("%s", e->msg);
+        why = "the catalog cannot be written";
+        sqlite3_close(c->db);
+        c->db = NULL;
+        /* A 3-byte -shm is what a failed first read leaves on a full disk:
+         * never mapped, so no one else is using it. */
+        if (!had_shm && stat(shm, &sb) == 0 && sb.st_size < 32768) unlink(shm);
+    }
+    free(shm);
+    if (why) {
+        c->read_only = xstrdup(why);
+        LOG_WARN("serving %s read-only: %s", data_dir, why);
+        if (open_ro(c, path, e) != 0) {
+            free(path);
+            catalog_close(c);
+            return e->code;
+        }
         free(path);
-        catalog_close(c);
-        return e->code;
+        *out = c;
+        return 0;
     }
     free(path);
-    sqlite3_busy_timeout(c->db, 5000);
-    if (sqlite3_exec(c->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", NULL,
-                     NULL, &msg) != SQLITE_OK) {
-        /* a read-only data folder: keep serving what is there */
-        LOG_WARN("catalog: %s (continuing read-only)", msg ? msg : "?");
-        sqlite3_free(msg);
-    }
-    if (migrate(c, e) != 0) {
-        catalog_close(c);
-        return e->code;
-    }
     /* An ingest in another process (or this one) may be between moving its
      * run into place and cataloguing it: sweep only when none is running. */
     int lock;
@@ -192,6 +301,20 @@ int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
     return 0;
 }
 
+const char *catalog_read_only(const struct catalog *c)
+{
+    return c->read_only;
+}
+
+int catalog_check_writable(const struct catalog *c, struct err *e)
+{
+    if (!c->read_only) return 0;
+    return err_set(e, ERR_READ_ONLY,
+                   "the server is read-only: %s. Stored runs are served, but nothing can be uploaded, changed or "
+                   "deleted until the folder can be written and the server is restarted",
+                   c->read_only);
+}
+
 void catalog_close(struct catalog *c)
 {
     if (!c) return;
@@ -199,6 +322,7 @@ void catalog_close(struct catalog *c)
     pthread_mutex_destroy(&c->mu);
     free(c->data_dir);
     free(c->runs_dir);
+    free(c->read_only);
     free(c);
 }
 
@@ -238,6 +362,9 @@ int catalog_open_run(struct catalog *c, const char *id, sqlite3 **db, struct err
     free(dir);
     int rc = rundb_open_ro(path, db, e);
     free(path);
+    if (rc == ERR_NOT_FOUND)
+        rc = err_set(e, ERR_DAMAGED,
+                     "run %s is damaged (its run.db is missing): delete the run and upload its trace files again", id);
     return rc;
 }
 
@@ -245,6 +372,7 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
 {
     sqlite3_stmt *st;
     int rc = 0;
+    if (catalog_check_writable(c, e) < 0) return e->code;
     pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db,
                            "INSERT INTO runs(id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags)"
@@ -300,6 +428,29 @@ static json_t *row_json(sqlite3_stmt *st)
     return o;
 }
 
+int catalog_run_damaged(struct catalog *c, const char *id, struct err *e)
+{
+    char *path = xasprintf("%s/%s/run.db", c->runs_dir, id);
+    sqlite3 *db = NULL;
+    int rc = rundb_open_ro(path, &db, e);
+    sqlite3_close(db);
+    free(path);
+    if (rc == ERR_NOT_FOUND)
+        rc = err_set(e, ERR_DAMAGED,
+                     "run %s is damaged (its run.db is missing): delete the run and upload its trace files again", id);
+    return rc == ERR_DAMAGED ? rc : 0;
+}
+
+/* Sets row's "damaged" (and "damage", the reason) from catalog_run_damaged. */
+static void mark_damage(struct catalog *c, json_t *row)
+{
+    const char *id = json_string_value(json_object_get(row, "id"));
+    struct err e;
+    int rc = id ? catalog_run_damaged(c, id, &e) : 0;
+    json_object_set_new(row, "damaged", json_boolean(rc == ERR_DAMAGED));
+    if (rc == ERR_DAMAGED) json_object_set_new(row, "damage", json_string(e.msg));
+}
+
 #define RUN_COLS "id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags"
 
 int catalog_list(struct catalog *c, json_t **out, struct err *e)
@@ -321,6 +472,10 @@ out:
         json_decref(arr);
         return rc;
     }
+    /* Outside the lock: each check opens a run's file. */
+    size_t i;
+    json_t *row;
+    json_array_foreach(arr, i, row) mark_damage(c, row);
     *out = arr;
     return 0;
 }
@@ -350,6 +505,7 @@ static int update_files_mu(struct catalog *c, const char *id, const char *text, 
 {
     sqlite3_stmt *st;
     int rc = 0;
+    if (catalog_check_writable(c, e) < 0) return e->code;
     if (!locked) pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db, "UPDATE runs SET files = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "update");
@@ -477,6 +633,7 @@ int catalog_update(struct catalog *c, const char *id, const char *name, json_t *
     char *tags_text = NULL;
 
     if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
+    if (catalog_check_writable(c, e) < 0) return e->code;
     if (name && (name[0] == '\0' || strlen(name) > 200))
         return err_set(e, ERR_INVALID, "a run name must have 1 to 200 characters");
     if (tags) {
@@ -512,6 +669,7 @@ int catalog_delete(struct catalog *c, const char *id, struct err *e)
 {
     sqlite3_stmt *st;
     int rc = 0;
+    if (catalog_check_writable(c, e) < 0) return e->code;
     if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
     pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db, "DELETE FROM runs WHERE id=?", -1, &st, NULL) != SQLITE_OK) {
@@ -557,6 +715,7 @@ int catalog_logdir_mark(struct catalog *c, const char *path, int64_t size, int64
 {
     sqlite3_stmt *st;
     int rc = 0;
+    if (catalog_check_writable(c, e) < 0) return e->code;
     pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db, "INSERT OR REPLACE INTO logdir_seen(path,size,mtime,run_id) VALUES(?,?,?,?)", -1,
                            &st, NULL) != SQLITE_OK) {

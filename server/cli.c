@@ -207,6 +207,10 @@ void cli_import_demo(struct catalog *cat, const struct config *cfg, const char *
     struct err e;
     struct groups gs = { 0 };
 
+    if (catalog_read_only(cat)) {
+        LOG_WARN("demo runs not imported: %s", catalog_read_only(cat));
+        return;
+    }
     if (catalog_list(cat, &runs, &e) != 0) return;
     size_t have = json_array_size(runs);
     json_decref(runs);
@@ -790,6 +794,10 @@ static void *logdir_main(void *arg)
 
 struct cli_logdir *cli_logdir_start(struct app *app)
 {
+    if (catalog_read_only(app->cat)) {
+        LOG_WARN("not watching %s: %s", app->cfg.logdir, catalog_read_only(app->cat));
+        return NULL;
+    }
     struct cli_logdir *ld = xcalloc(1, sizeof *ld);
     ld->app = app;
     pthread_mutex_init(&ld->mu, NULL);

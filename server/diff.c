@@ -208,6 +208,12 @@ int diff_open(const char *db_a, int rank_a, const char *db_b, int rank_b, struct
 
     *out = NULL;
     if ((rc = rundb_open_ro(db_a, &d->db, e)) < 0) goto fail;
+    /* B is attached below, which skips rundb_open_ro's damage checks:
+     * run them on their own first. */
+    sqlite3 *probe_b = NULL;
+    rc = rundb_open_ro(db_b, &probe_b, e);
+    sqlite3_close(probe_b);
+    if (rc < 0) goto fail;
     sqlite3_create_function_v2(d->db, "tb_kfamily", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_kfamily,
                                NULL, NULL, NULL);
     if ((rc = rundb_prepare(d->db, "ATTACH DATABASE ?1 AS bdb", &st, e)) < 0) goto fail;

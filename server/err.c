@@ -54,6 +54,12 @@ int err_http_status(int code)
     case ERR_AUTH: return 401;
     case ERR_CONFLICT: return 409;
     case ERR_NOSPACE: return 507;
+    /* 503: writes are off until the folder is fixed and the server restarted;
+     * reads are served, so the service is up but this part is unavailable. */
+    case ERR_READ_ONLY: return 503;
+    /* 500: nothing in the request is wrong and no retry helps; the message
+     * says what to do (delete the run, upload it again). */
+    case ERR_DAMAGED: return 500;
     default: return 500;
     }
 }
@@ -71,6 +77,8 @@ const char *err_code_name(int code)
     case ERR_AUTH: return "unauthorized";
     case ERR_CONFLICT: return "conflict";
     case ERR_NOSPACE: return "no_space";
+    case ERR_READ_ONLY: return "read_only";
+    case ERR_DAMAGED: return "run_damaged";
     default: return "internal";
     }
 }

@@ -594,14 +594,15 @@ int ingest_service_start(struct catalog *cat, const struct config *cfg, struct i
      * another process on this data folder is ingesting right now. */
     struct err ignore;
     int lock;
-    int lrc = fsutil_lock_data(cfg->data_dir, 1, &lock, &ignore);
+    /* a read-only server writes nothing (uploads are refused before here) */
+    int lrc = catalog_read_only(cat) ? -1 : fsutil_lock_data(cfg->data_dir, 1, &lock, &ignore);
     if (lrc == 0) {
         fsutil_rmtree(tmp, &ignore);
         fsutil_unlock(lock);
     } else if (lrc == 1) {
         LOG_INFO("an ingest is running on %s: tmp sweep skipped", cfg->data_dir);
     }
-    if (fsutil_mkdirs(tmp, e) != 0) LOG_WARN("%s (uploads will fail until fixed)", e->msg);
+    if (!catalog_read_only(cat) && fsutil_mkdirs(tmp, e) != 0) LOG_WARN("%s (uploads will fail until fixed)", e->msg);
     free(tmp);
     s->cat = cat;
     s->cfg = cfg;

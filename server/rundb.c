@@ -2,12 +2,16 @@
 #include "rundb.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "budget.h"
 #include "jtok.h"
@@ -169,9 +173,49 @@ static void *bg_main(void *arg);
 static int bg_barrier(struct rundb_writer *w, struct err *e);
 static int bg_failed(struct rundb_writer *w, struct err *e);
 
+/* Who a database file belongs to, for messages: "run <id>" for
+ * DATA/runs/<id>/run.db, else the path. OUT out: filled, NUL-terminated. */
+static void run_label(const char *db_path, char *out, size_t cap)
+{
+    size_t n = db_path ? strlen(db_path) : 0;
+    const char *tail = "/run.db";
+    size_t tn = strlen(tail);
+    if (n > tn && strcmp(db_path + n - tn, tail) == 0) {
+        const char *end = db_path + n - tn, *b = end;
+        while (b > db_path && b[-1] != '/') b--;
+        snprintf(out, cap, "run %.*s", (int)(end - b), b);
+    } else {
+        snprintf(out, cap, "%s", db_path && *db_path ? db_path : "the run database");
+    }
+}
+
+/* ERR_DAMAGED for the run stored at db_path, with what is wrong (fmt) and
+ * what to do about it. */
+static int damaged(const char *db_path, struct err *e, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int damaged(const char *db_path, struct err *e, const char *fmt, ...)
+{
+    char label[96], why[320];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    run_label(db_path, label, sizeof label);
+    return err_set(e, ERR_DAMAGED, "%s is damaged (%s): delete the run and upload its trace files again", label, why);
+}
+
 int rundb_db_error(sqlite3 *db, struct err *e, const char *what)
 {
     int rc = sqlite3_errcode(db);
+    /* SQLite found pages that are not what it wrote: no query of this file
+     * can be trusted, and re-importing is the only cure. */
+    if (rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB) {
+        const char *path = sqlite3_db_filename(db, "main");
+        char label[96];
+        run_label(path, label, sizeof label);
+        if (strncmp(label, "run ", 4) == 0)
+            return damaged(path, e, "%s: %s", what, sqlite3_errmsg(db));
+        return err_set(e, ERR_DB, "%s: %s (the database file %s is damaged)", what, sqlite3_errmsg(db), label);
+    }
     const char *why = rc == SQLITE_FULL       ? " (the disk holding the data folder is full)"
                       : rc == SQLITE_READONLY ? " (the data folder is read-only)"
                       : rc == SQLITE_CANTOPEN ? " (the data folder cannot be written)"
@@ -1372,15 +1416,154 @@ out:
     return rc;
 }
 
+/* ====================================================================== */
+/* Read-only opening                                                      */
+/* ====================================================================== */
+
+/* Errors that mean "this folder cannot be written" rather than "this file
+ * is bad": a WAL reader must create or grow the -shm (and maybe -wal)
+ * beside the database, which a read-only folder or a full disk refuses. */
+static int cannot_write(int rc)
+{
+    rc &= 0xff;
+    return rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY || rc == SQLITE_FULL ||
+           rc == SQLITE_PERM;
+}
+
+/* "file:<path percent-encoded>?immutable=1" (owned by caller). */
+static char *immutable_uri(const char *path)
+{
+    size_t n = strlen(path);
+    char *u = xmalloc(3 * n + 32), *o = u;
+    o += sprintf(o, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("/._-~", *p))
+            *o++ = (char)*p;
+        else o += sprintf(o, "%%%02X", *p);
+    }
+    strcpy(o, "?immutable=1");
+    return u;
+}
+
+/* Opens path read-only and runs probe (first row only) to make SQLite read
+ * the file now: opening is lazy, and the -shm is made at the first read.
+ * Returns SQLITE_OK or the SQLite error code; *db is open either way
+ * (NULL only when out of memory). */
+static int open_probe(const char *name, int flags, const char *probe, sqlite3 **db)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_open_v2(name, db, flags | SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) return *db ? sqlite3_extended_errcode(*db) : SQLITE_NOMEM;
+    sqlite3_busy_timeout(*db, 5000);
+    if (sqlite3_prepare_v2(*db, probe, -1, &st, NULL) != SQLITE_OK) return sqlite3_extended_errcode(*db);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : sqlite3_extended_errcode(*db);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int rundb_open_snapshot(const char *path, const char *probe, sqlite3 **out, int *immutable, struct err *e)
+{
+    char *shm = xasprintf("%s-shm", path);
+    struct stat sb;
+    int had_shm = stat(shm, &sb) == 0;
+    sqlite3 *db = NULL;
+    int rc = open_probe(path, 0, probe, &db);
+
+    *out = NULL;
+    if (immutable) *immutable = 0;
+    if (rc != SQLITE_OK && cannot_write(rc)) {
+        LOG_DEBUG("%s: %s; reading it as immutable", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        db = NULL;
+        /* A failed first read on a full disk leaves the -shm SQLite had just
+         * made, 3 bytes, never mapped. It would be harmless (the next writer
+         * re-initialises it) but looks like damage: remove ours, never one
+         * that was there before or that someone has since sized. */
+        if (!had_shm && stat(shm, &sb) == 0 && sb.st_size < 32768) unlink(shm);
+        /* Nobody can write this file now (a writer needs the -shm too), so
+         * reading it without locks or -shm is safe. Rows still in a -wal
+         * (left by a crash) are not seen: logged. */
+        char *wal = xasprintf("%s-wal", path);
+        if (stat(wal, &sb) == 0 && sb.st_size > 0)
+            LOG_WARN("%s: its -wal cannot be read without a -shm here; recent changes in it are not shown", path);
+        free(wal);
+        char *uri = immutable_uri(path);
+        rc = open_probe(uri, SQLITE_OPEN_URI, probe, &db);
+        free(uri);
+        if (rc == SQLITE_OK && immutable) *immutable = 1;
+    }
+    free(shm);
+    if (rc != SQLITE_OK) {
+        if (!db) rc = err_set(e, ERR_INTERNAL, "cannot open %s: out of memory", path);
+        else if ((rc & 0xff) == SQLITE_CANTOPEN) rc = err_set(e, ERR_NOT_FOUND, "cannot open %s: %s", path, sqlite3_errmsg(db));
+        else rc = rundb_db_error(db, e, "cannot read the database");
+        sqlite3_close(db);
+        return rc;
+    }
+    *out = db;
+    return 0;
+}
+
+static uint32_t be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The checks on a run.db's bytes that need no SQLite: present, not empty,
+ * an SQLite header that is ours (the fixed payload fractions, a valid page
+ * size) and not shorter than the header says. ERR_DAMAGED, or ERR_IO when
+ * the file cannot be read at all. */
+static int check_file(const char *path, struct err *e)
+{
+    unsigned char h[100];
+    struct stat sb;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int en = errno;
+        /* missing: a stored run's callers call that damage (catalog_open_run) */
+        if (en == ENOENT) return err_set(e, ERR_NOT_FOUND, "cannot open %s: no such file", path);
+        return err_set(e, ERR_IO, "cannot open %s: %s", path, strerror(en));
+    }
+    ssize_t n = fstat(fd, &sb) == 0 ? pread(fd, h, sizeof h, 0) : -1;
+    close(fd);
+    if (n < 0) return err_set(e, ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    if (sb.st_size == 0) return damaged(path, e, "its run.db is empty, 0 bytes");
+    if (n < (ssize_t)sizeof h || memcmp(h, "SQLite format 3", 16) != 0)
+        return damaged(path, e, "its run.db is not an SQLite database: the header is overwritten");
+    uint32_t psize = (uint32_t)h[16] << 8 | h[17];
+    if (psize == 1) psize = 65536;
+    if (psize < 512 || (psize & (psize - 1)) != 0 || h[21] != 64 || h[22] != 32 || h[23] != 32)
+        return damaged(path, e, "its run.db has a garbled header");
+    /* The page count is valid when the two change counters agree; a live
+     * -wal may hold a checkpoint in progress that grows the file. */
+    uint32_t pages = be32(h + 28);
+    char *wal = xasprintf("%s-wal", path);
+    struct stat ws;
+    int wal_busy = stat(wal, &ws) == 0 && ws.st_size > 0;
+    free(wal);
+    if (!wal_busy && pages > 0 && be32(h + 24) == be32(h + 92) && (int64_t)pages * psize > (int64_t)sb.st_size)
+        return damaged(path, e, "its run.db is cut short: %lld of %lld bytes", (long long)sb.st_size,
+                       (long long)pages * psize);
+    return 0;
+}
+
 int rundb_open_ro(const char *db_path, sqlite3 **out, struct err *e)
 {
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        err_set(e, ERR_NOT_FOUND, "cannot open run database: %s", db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return e->code;
-    }
-    sqlite3_busy_timeout(db, 5000);
+    int rc;
+
+    *out = NULL;
+    if (check_file(db_path, e) < 0) return e->code;
+    /* Reading the two tables every run has had since the first version
+     * parses the whole schema and touches the first pages: a garbled
+     * schema, or a valid SQLite file that is not a run, shows here. Old
+     * runs (tables added later missing) pass and get their 409 from the
+     * API that needs the newer table. */
+    rc = rundb_open_snapshot(db_path, "SELECT (SELECT count(*) FROM meta), (SELECT count(*) FROM rank)", &db, NULL, e);
+    if (rc == ERR_DB && strstr(e->msg, "no such table"))
+        return damaged(db_path, e, "its run.db lacks the run tables");
+    if (rc < 0) return rc;
     /* On a query worker: stop when the request is over budget or its
      * client has gone (see budget.h). */
     budget_attach(db);

@@ -34,6 +34,16 @@
  * @property {number} warnings import notes users should see
  * @property {RunFile[]} files
  * @property {string[]} tags
+ * @property {boolean} [damaged] its stored database is damaged: only delete (and re-upload) helps
+ * @property {string} [damage]   why, with what to do, when damaged
+ */
+
+/**
+ * @typedef {object} Health
+ * @property {boolean} ok
+ * @property {string} version
+ * @property {boolean} read_only  the server started on a data folder it cannot write
+ * @property {string} [reason]    why, when read_only
  */
 
 /**
@@ -199,6 +209,16 @@ export async function request(method, path, body, signal) {
     } catch {
         throw new ApiError(`The server sent a response that is not JSON (${path})`, res.status, 'bad_response');
     }
+}
+
+/**
+ * The server's state (answered without the token): version, and whether it
+ * is read-only (uploads, renames and deletes refused) and why.
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<Health>}
+ */
+export function getHealth(signal) {
+    return request('GET', './api/health', undefined, signal);
 }
 
 /**

@@ -10,11 +10,13 @@
  * table: adding a page is one module plus one line here.
  *
  * Also reports any unhandled promise rejection as an error toast, so a
- * failed request is never silent.
+ * failed request is never silent, and shows a banner under the header on
+ * every page when the server is read-only (/api/health says so and why).
  */
 
+import { getHealth } from './api.js';
 import { C } from './classes.js';
-import { clear, toast } from './dom.js';
+import { clear, h, toast } from './dom.js';
 import { makeRoute, routeKey, startRouter } from './router.js';
 import { createStore } from './state.js';
 import * as compareView from './views/compare.js';
@@ -64,4 +66,24 @@ window.addEventListener('unhandledrejection', (ev) => {
     toast(r instanceof Error ? r.message : String(r), { kind: 'error' });
 });
 
+/** Shows the read-only banner when the server says so; a failed health
+ * check shows nothing (the pages report their own failures). */
+async function showServerState() {
+    let health;
+    try {
+        health = await getHealth();
+    } catch {
+        return;
+    }
+    if (!health || !health.read_only) return;
+    const banner = h(
+        'div',
+        { class: C.banner, role: 'status' },
+        h('strong', null, 'Read-only: '),
+        `${health.reason || 'the data folder cannot be written'}. Stored runs are shown, but uploads, renames and deletes are turned off until the folder can be written and the server is restarted.`,
+    );
+    root.before(banner);
+}
+
+showServerState();
 startRouter(show);

@@ -15,6 +15,7 @@ export const C = Object.freeze({
     nav: 'tb-nav',
     navLink: 'tb-nav-link',
     main: 'tb-main',
+    banner: 'tb-banner', // server-wide notice under the header (read-only)
 
     // page layout
     page: 'tb-page',

@@ -665,10 +665,12 @@ function badge(cls, text, title) {
 }
 
 /**
- * Status column: import notes first (they matter most), then the state.
+ * Status column: damage first, then import notes (they matter most), then the state.
  * @param {Run} r
  */
 function statusBadge(r) {
+    // a damaged run opens on nothing: say so first (Delete stays on its row)
+    if (r.damaged) return badge(C.badgeError, 'damaged', r.damage || 'The stored database of this run is damaged: delete it and upload it again');
     if (r.warnings > 0) {
         return h(
             'a',
