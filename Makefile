@@ -24,21 +24,29 @@ BUILD   ?= build
 
 # Reading order (see README "Source map").
 SRCS := \
-	server/err.c server/xmalloc.c server/log.c server/fsutil.c server/config.c \
-	server/model.c server/instream.c server/jtok.c \
-	server/importer.c server/import_chrome.c server/import_nsys.c \
-	server/sorter.c server/rundb.c server/kclass.c server/analysis.c server/timeline.c server/diff.c server/ranks.c \
-	server/sbuf.c server/qparam.c server/ivlist.c server/rules.c server/gpuscan.c $(sort $(wildcard server/rules/*.c)) \
-	server/analyses.c $(sort $(wildcard server/analyses/*.c)) server/catalog.c server/ingest.c server/cli.c \
-	server/mpart.c server/assets.c server/conntrack.c server/budget.c server/workpool.c server/http.c server/routes.c server/api_runs.c server/api_analysis.c \
-	server/api_timeline.c server/api_diff.c server/api_ranks.c server/api_analyses.c
+	server/base/err.c server/base/xmalloc.c server/base/log.c server/base/fsutil.c server/base/config.c \
+	server/base/sbuf.c server/base/utf8.c server/base/jtok.c server/base/workpool.c \
+	server/ingest/instream.c server/ingest/mpart.c \
+	server/ingest/importer.c server/ingest/import_chrome.c server/ingest/import_nsys.c \
+	server/store/model.c server/store/sorter.c server/store/budget.c server/store/rundb.c server/store/catalog.c \
+	server/derive/kclass.c server/derive/ivlist.c server/derive/summary.c server/derive/timeline.c \
+	server/derive/diff.c server/derive/ranks.c server/derive/rules.c server/derive/gpuscan.c \
+	$(sort $(wildcard server/derive/rules/*.c)) \
+	server/derive/analyses.c $(sort $(wildcard server/derive/analyses/*.c)) \
+	server/ingest/ingest.c \
+	server/http/assets.c server/http/conntrack.c server/http/http.c server/http/qparam.c server/http/routes.c \
+	server/api/api_runs.c server/api/api_summary.c server/api/api_timeline.c server/api/api_diff.c \
+	server/api/api_ranks.c server/api/api_analyses.c \
+	server/cli/cli.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o
 LIB  := $(BUILD)/libtraceboard.a
 BIN  := $(BUILD)/traceboard
 
-UNIT_SRCS := $(wildcard tests/unit/*_test.c)
-UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_SRCS := $(wildcard tests/unit/*/*_test.c)
+UNIT_BINS := $(addprefix $(BUILD)/tests/,$(basename $(notdir $(UNIT_SRCS))))
+# tests/unit mirrors server/: a test is found in its stage folder.
+vpath %_test.c $(sort $(dir $(UNIT_SRCS)))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOL_BINS := $(TOOL_SRCS:tests/tools/%.c=$(BUILD)/tools/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzz.c)
@@ -70,7 +78,7 @@ $(BUILD)/obj/main.o: server/main.c
 	@mkdir -p $(dir $@)
 	$(CC) $(APP_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB) tests/harness.h
+$(BUILD)/tests/%_test: %_test.c $(LIB) tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(APP_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(LIB) $(LDLIBS)
 

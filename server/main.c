@@ -12,15 +12,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "app.h"
-#include "catalog.h"
-#include "cli.h"
-#include "config.h"
-#include "http.h"
-#include "ingest.h"
-#include "log.h"
-#include "version.h"
-#include "xmalloc.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/version.h"
+#include "base/xmalloc.h"
+#include "cli/cli.h"
+#include "http/app.h"
+#include "http/http.h"
+#include "ingest/ingest.h"
+#include "store/catalog.h"
 
 
 static void usage(FILE *out)

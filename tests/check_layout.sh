@@ -1,66 +1,81 @@
 #!/bin/sh
 # check_layout.sh — the code-layout habits of docs/style.md, checked:
-#  - every server/*.c except main.c has include/<mod>.h opening with a
-#    comment of at least 5 lines;
-#  - every server/*.c and web/js/**/*.js is named in README.md's source map;
-#  - every server/*.c has tests/unit/<mod>_test.c, except the modules listed
-#    in INTEGRATION_ONLY, which the HTTP integration tests drive;
-#  - every rule server/rules/<id>.c is registered, unit-tested and documented;
+#  - server/ is one folder per stage of the data flow (base, ingest, store,
+#    derive, http, api, cli); every server/<stage>/<mod>.c has
+#    include/<stage>/<mod>.h opening with a comment of at least 5 lines, and
+#    tests/unit/<stage>/<mod>_test.c unless INTEGRATION_ONLY lists it (the
+#    HTTP integration tests drive those);
+#  - every server/<stage>/*.c, the rules/ and analyses/ folders and every
+#    web/js/**/*.js are named in README.md's source map;
+#  - a stage includes only the stages it may call (STAGE_DEPS below): the
+#    store never reaches up into ingest or derive, derive never into the
+#    HTTP layer; ingest/ingest.c, the pipeline driver, is the one module
+#    that runs the derive stages after the store commits a run;
+#  - every rule server/derive/rules/<id>.c is registered, unit-tested and
+#    documented;
 #  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare
-#    outside store modules (rundb.c, catalog.c, analysis.c: each owns its
-#    tables; api_analysis.c reads analysis.c's tables read-only, through
-#    allow-listed fragments and bound parameters; rules.c owns `finding`
-#    and, with the rules in server/rules/, reads the analysis tables
-#    read-only; gpuscan.c reads the slice, track and str tables read-only
-#    for the rules; timeline.c owns the LOD tables lod, lod_level, cseries and
-#    clod; api_timeline.c reads the run tables and those read-only, with
-#    bound parameters only; diff.c reads the analysis tables of two run
-#    databases read-only, B ATTACHed, through fixed fragments and bound
-#    parameters; ranks.c reads the run, analysis and finding tables of one
-#    run read-only, with bound parameters only; import_nsys.c reads an
-#    uploaded Nsight Systems export, opened read-only and defensively, with
-#    fixed fragments and column names it checked exist; analyses.c owns
-#    analyses, anseries, ansample and critpath, and with the analyses in
-#    server/analyses/ reads the run and analysis tables read-only, bound
-#    parameters only); no MHD_queue_response
-#    outside http.c; no raw malloc outside xmalloc.c.
-INTEGRATION_ONLY="main api_runs api_analysis api_timeline api_diff api_ranks cli"
+#    outside the modules that own or read run tables (SQL_USERS); no
+#    MHD_queue_response outside http.c; no raw malloc outside xmalloc.c.
+INTEGRATION_ONLY="main api_runs api_summary api_timeline api_diff api_ranks cli"
+# stage: the stages its files may include (besides itself)
+STAGE_DEPS="base:
+store:base
+ingest:base,store
+derive:base,store
+api:base,store,ingest,derive,http
+http:base,store,api
+cli:base,store,ingest,derive,http,api"
+PIPELINE_DRIVER="server/ingest/ingest.c"
+# Each of these owns tables of run.db or the catalog, or reads them with
+# fixed statements and bound parameters only (see each header's comment).
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|analyses|rules|gpuscan|timeline|diff|ranks)|derive/(rules|analyses)/[a-z_]+|api/(api_summary|api_timeline)|ingest/import_nsys)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }
-for c in server/*.c; do
-    m=$(basename "$c" .c)
-    [ "$m" = main ] && continue
-    h=include/$m.h
+MODS=$(find server -mindepth 2 -maxdepth 2 -name '*.c' | sort)
+for c in $MODS; do
+    st=$(echo "$c" | cut -d/ -f2); m=$(basename "$c" .c)
+    case "$STAGE_DEPS" in *"$st:"*) ok;; *) bad "$c is in server/$st/, which is not a stage";; esac
+    h=include/$st/$m.h
     if [ ! -f "$h" ]; then bad "$c has no $h"; continue; fi
     n=$(awk 'NR==1 && !/^\/\*/ {exit} {print} /\*\// {exit}' "$h" | wc -l)
     if [ "$n" -ge 5 ]; then ok; else bad "$h must open with a design comment of 5+ lines"; fi
+    case " $INTEGRATION_ONLY " in *" $m "*) ok; continue;; esac
+    if [ -f "tests/unit/$st/${m}_test.c" ]; then ok; else bad "no tests/unit/$st/${m}_test.c for $c"; fi
 done
-for f in server/*.c $(find web/js -name '*.js' 2>/dev/null | sort); do
+for f in server/main.c $MODS server/derive/rules/ server/derive/analyses/ $(find web/js -name '*.js' 2>/dev/null | sort); do
     if grep -q "$f" README.md 2>/dev/null; then ok; else bad "README.md source map does not mention $f"; fi
 done
-for c in server/*.c; do
-    m=$(basename "$c" .c)
-    case " $INTEGRATION_ONLY " in *" $m "*) ok; continue;; esac
-    if [ -f "tests/unit/${m}_test.c" ]; then ok; else bad "no tests/unit/${m}_test.c for $c"; fi
+for f in $(find server include -name '*.[ch]' ! -path server/main.c | sort); do
+    st=$(echo "$f" | cut -d/ -f2)
+    allowed=$(echo "$STAGE_DEPS" | sed -n "s/^$st://p")
+    for inc in $(sed -n 's/^#include "\([a-z]*\)\/[a-z_0-9]*\.h".*/\1/p' "$f" | sort -u); do
+        [ "$inc" = "$st" ] && continue
+        case ",$allowed," in *",$inc,"*) continue;; esac
+        [ "$f" = "$PIPELINE_DRIVER" ] && [ "$inc" = derive ] && continue
+        bad "$f ($st) includes $inc/: $st may include only ${allowed:-base}"
+    done
+    ok
 done
-# A rule is one file server/rules/<id>.c plus its X(<id>) line in
-# include/rules.h; each is named in a rules*_test.c and in README.md.
-for c in server/rules/*.c; do
+x=$(grep -ln '#include "[a-z_0-9]*\.h"' $(find server include -name '*.[ch]'))
+if [ -z "$x" ]; then ok; else bad "include a header by its stage (\"base/err.h\"): $x"; fi
+# A rule is one file server/derive/rules/<id>.c plus its X(<id>) line in
+# include/derive/rules.h; each is named in a rules*_test.c and in README.md.
+for c in server/derive/rules/*.c; do
     [ -f "$c" ] || continue
     id=$(basename "$c" .c)
-    if grep -q "X($id)" include/rules.h; then ok; else bad "$c is not registered in RULES_LIST (include/rules.h)"; fi
-    if grep -qs "\"$id\"" tests/unit/rules*_test.c; then ok; else bad "no tests/unit/rules*_test.c names rule $id"; fi
+    if grep -q "X($id)" include/derive/rules.h; then ok; else bad "$c is not registered in RULES_LIST (include/derive/rules.h)"; fi
+    if grep -qs "\"$id\"" tests/unit/derive/rules*_test.c; then ok; else bad "no tests/unit/derive/rules*_test.c names rule $id"; fi
     if grep -q "\`$id\`" README.md; then ok; else bad "README.md does not describe rule $id"; fi
 done
-x=$(grep -nE '\b(exit|abort)\s*\(' server/*.c | grep -vE '^server/(main|xmalloc)\.c:')
+ALL=$(find server -name '*.c' | sort)
+x=$(grep -nE '\b(exit|abort)\s*\(' $ALL | grep -vE '^server/(main|base/xmalloc)\.c:')
 if [ -z "$x" ]; then ok; else bad "exit/abort outside main.c/xmalloc.c: $x"; fi
-x=$(grep -n 'sqlite3_prepare' server/*.c server/rules/*.c server/analyses/*.c |
-    grep -vE '^server/(rundb|catalog|analysis|analyses|api_analysis|rules|gpuscan|timeline|api_timeline|diff|ranks|import_nsys|store_[a-z_]*|rules/[a-z_]+|analyses/[a-z_]+)\.c:')
-if [ -z "$x" ]; then ok; else bad "SQL outside the store modules: $x"; fi
-x=$(grep -n 'MHD_queue_response' server/*.c | grep -v '^server/http\.c:')
+x=$(grep -n 'sqlite3_prepare' $ALL | grep -vE "$SQL_USERS")
+if [ -z "$x" ]; then ok; else bad "SQL outside the store and its allow-listed readers: $x"; fi
+x=$(grep -n 'MHD_queue_response' $ALL | grep -v '^server/http/http\.c:')
 if [ -z "$x" ]; then ok; else bad "MHD_queue_response outside http.c: $x"; fi
-x=$(grep -nE '[^x_]malloc\(' server/*.c | grep -v '^server/xmalloc\.c:')
+x=$(grep -nE '[^x_]malloc\(' $ALL | grep -v '^server/base/xmalloc\.c:')
 if [ -z "$x" ]; then ok; else bad "raw malloc outside xmalloc.c: $x"; fi
 echo "layout: $pass passed, $fail failed"
 [ "$fail" = 0 ]

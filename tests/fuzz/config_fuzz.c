@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "base/config.h"
 
 #define TERMINATED(f) (memchr((f), '\0', sizeof(f)) != NULL)
 

@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
+#include "base/fsutil.h"
 #include "import_fuzz.h"
-#include "importer.h"
-#include "rundb.h"
+#include "ingest/importer.h"
+#include "store/rundb.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {

@@ -7,7 +7,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 
-#include "rundb.h"
+#include "store/rundb.h"
 
 /* The first column of the first row of sql (-1: no row); aborts on SQL errors. */
 static inline long fuzz_q(sqlite3 *db, const char *sql)

@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fsutil.h"
+#include "base/fsutil.h"
 #include "import_fuzz.h"
-#include "importer.h"
-#include "rundb.h"
+#include "ingest/importer.h"
+#include "store/rundb.h"
 
 static int temp_copy_left(const char *dir)
 {

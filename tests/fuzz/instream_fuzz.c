@@ -11,7 +11,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "instream.h"
+#include "ingest/instream.h"
 
 #define MAX_OUT (1u << 20)
 

@@ -6,12 +6,13 @@
  * Invariants: both walks see the same values and end with the same result;
  * an extent is a complete value (the span parser consumes it exactly or
  * reports an error, never reads past it); unescaping never grows a string;
- * jtok_utf8_copy always yields valid UTF-8 and keeps valid input as is. */
+ * utf8_copy always yields valid UTF-8 and keeps valid input as is. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jtok.h"
+#include "base/jtok.h"
+#include "base/utf8.h"
 
 struct src { const uint8_t *d; size_t n, at; uint32_t seed; };
 
@@ -37,9 +38,9 @@ static void check_string(const struct jtok_val *v)
     char *out = malloc(v->n ? v->n : 1), *rep = malloc(v->n ? v->n : 1);
     size_t m = jtok_unescape(v->p, v->n, out);
     if (m > v->n) abort();
-    if (jtok_utf8_valid(v->p, v->n) && !jtok_utf8_valid(out, m)) abort();
-    if (jtok_utf8_copy(out, m, rep) != m || !jtok_utf8_valid(rep, m)) abort();
-    if (jtok_utf8_valid(out, m) && memcmp(out, rep, m) != 0) abort();
+    if (utf8_valid(v->p, v->n) && !utf8_valid(out, m)) abort();
+    if (utf8_copy(out, m, rep) != m || !utf8_valid(rep, m)) abort();
+    if (utf8_valid(out, m) && memcmp(out, rep, m) != 0) abort();
     jtok_str_eq(v, "name");
     free(out);
     free(rep);

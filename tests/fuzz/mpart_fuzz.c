@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpart.h"
+#include "ingest/mpart.h"
 
 struct fz { uint32_t hash; size_t bytes; int in_part, parts, broken; };
 

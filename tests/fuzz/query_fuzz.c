@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
-#include "routes.h"
+#include "http/http.h"
+#include "http/routes.h"
 
 static void match_all(const char *path)
 {

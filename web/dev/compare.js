@@ -3,7 +3,7 @@
  * dev/compare.js — answers GET ./api/diff, ./api/diff/kernels and
  * ./api/diff/operators for the dev fixture page, from what dev/analysis.js
  * answers for each run (overview, kernels and operators grouped by name),
- * joined in JS the way server/diff.c joins them in SQL: per step, status by
+ * joined in JS the way server/derive/diff.c joins them in SQL: per step, status by
  * ±5 % and 1 µs, sort, filters and paging. Kernel families are left out
  * (group=family answers the name join).
  */

@@ -384,7 +384,7 @@ export function uploadRun(files, opts = {}) {
  */
 
 /**
- * A finding of the rule catalog (server/rules.c), ordered by saving_us.
+ * A finding of the rule catalog (server/derive/rules.c), ordered by saving_us.
  * @typedef {object} Recommendation
  * @property {string} id            stable rule id (catalog)
  * @property {'high' | 'medium' | 'low'} severity
@@ -819,7 +819,7 @@ export function getRanks(id, top, signal) {
 /**
  * One rank's stored analyses: `window_ns` and `steps`, then one object per
  * analysis (idle, launch, queue, copy, overlap, annotations, fusion,
- * critical_path) whose fields each server/analyses/<name>.c documents; an
+ * critical_path) whose fields each server/derive/analyses/<name>.c documents; an
  * analysis with nothing to say for the trace is an empty object. Times are
  * integer ns on the rank's trace clock.
  * @typedef {{window_ns: [number, number], steps: number} & Record<string, any>} AnalysesDoc

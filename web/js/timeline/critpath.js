@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * timeline/critpath.js — the Timeline tab's "Critical path" toggle: the
- * stored critical path of the rank's steps (server/analyses/critical_path.c)
+ * stored critical path of the rank's steps (server/derive/analyses/critical_path.c)
  * outlined on the overlay canvas, a legend of its categories, and a line in
  * the details panel of a selected slice that lies on it.
  *

@@ -3,7 +3,7 @@
  * views/analyses.js — the run page's Analyses tab (`&view=analyses`): the
  * deeper GPU analyses of one rank, from GET ./api/runs/ID/analyses?rank=N
  * (stored at ingest; each object's fields are documented at the top of
- * server/analyses/<name>.c).
+ * server/derive/analyses/<name>.c).
  *
  * One section per analysis, each with an anchor (`#an-idle` … `#an-critpath`)
  * that the section links at the top write into the URL, so a link can point

@@ -1,0 +1,214 @@
+/*
+ * analyses.h — the deeper GPU analyses of a run (the "Analyses" page, the
+ * `analyses` key of `traceboard analyze --json`): idle time by cause per
+ * stream, kernel launch statistics, queue depth, copy bandwidth, kernel-type
+ * overlap, attribution to annotations, fusion candidates and the critical
+ * path of each step. Computed once at ingest, after summary_run() (it reads
+ * the step table) and before timeline_build() (which turns the series below
+ * into counter lanes).
+ *
+ * Owns four tables of run.db (times integer ns on the rank's clock):
+ *   analyses(rank, doc)       one JSON document per rank: {"window_ns":
+ *        [t0, t1], "steps": n, "<analysis>": {...} per ANALYSES_LIST entry}
+ *        (each analysis documents its object in its file's top comment).
+ *   anseries(id, rank, kind, key, name, unit)
+ *   ansample(series, ts, value) WITHOUT ROWID, key (series, ts): counter
+ *        series for the timeline (kind AN_SERIES_QUEUE: key = the stream's
+ *        track id; AN_SERIES_COPY: key = enum an_copy). A series is a step
+ *        function: each sample holds until the next; two samples at one ts
+ *        collapse into the later one.
+ *   critpath(rank, step, ts, dur, cat, track, slice): the critical path of
+ *        each step as segments in time order (cat: enum an_cp_cat; track and
+ *        slice: where the segment lies, slice 0 for a gap between slices).
+ *
+ * Each analysis is one file in server/analyses/ defining
+ * `int an_<name>(struct an_ctx *c, json_t *out, struct err *e)` plus one
+ * X(<name>) line in ANALYSES_LIST; it fills its JSON object `out` from the
+ * rank context (which it must not modify) and may add series and segments.
+ *
+ * Invariants of the context: ops are the rank's kernels, memcpys and memsets
+ * on GPU tracks sorted by (ts, id); streams are the GPU tracks holding them,
+ * sorted by track id, and by_stream groups the ops by stream (op->sx), each
+ * group in (ts, id) order; launches are the rank's runtime/driver calls
+ * carrying a correlation id, sorted by (ts, id); op->launch and launch->gpu
+ * index each other (-1: no partner; the first partner wins when a
+ * correlation id repeats). Memory: the context holds the rank's GPU ops and
+ * launch calls (small fixed records) and is freed before the next rank;
+ * everything else streams. JSON built by an analysis belongs to `out`.
+ */
+#ifndef TB_ANALYSES_H
+#define TB_ANALYSES_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "derive/gpuscan.h"
+
+#define ANALYSES_LIST(X)                                                                                    \
+    X(idle)                                                                                                 \
+    X(launch)                                                                                               \
+    X(queue)                                                                                                \
+    X(copy)                                                                                                 \
+    X(overlap)                                                                                              \
+    X(annotations)                                                                                          \
+    X(fusion)                                                                                               \
+    X(critical_path)
+
+/* What a GPU op does (HTA's kernel types; copies and memsets are memory). */
+enum an_type { AN_COMPUTE = 0, AN_COMM = 1, AN_MEMORY = 2, AN_NTYPES };
+
+/* Copy kinds of memcpy/memset ops (from the op's name). */
+enum an_copy {
+    AN_COPY_NONE = 0, /* a kernel */
+    AN_COPY_HTOD,
+    AN_COPY_DTOH,
+    AN_COPY_DTOD,
+    AN_COPY_PTOP,     /* peer to peer (PtoP / DtoD between devices) */
+    AN_COPY_MEMSET,
+    AN_COPY_OTHER,    /* a memcpy whose direction the name does not say */
+    AN_NCOPY
+};
+
+/* Critical-path categories (HTA's bound_by, plus sync waits). */
+enum an_cp_cat {
+    AN_CP_CPU = 0,        /* host work: ops, Python, launch calls' caller */
+    AN_CP_DATALOADER,     /* host time inside a DataLoader call */
+    AN_CP_GPU_COMPUTE,    /* kernels (and copies) on the path */
+    AN_CP_COMM,           /* communication kernels on the path */
+    AN_CP_LAUNCH,         /* launch calls and the delay until the GPU starts */
+    AN_CP_KERNEL_GAP,     /* gaps between GPU ops on one stream */
+    AN_CP_NCAT
+};
+extern const char *const an_cp_names[AN_CP_NCAT];
+extern const char *const an_copy_names[AN_NCOPY];
+extern const char *const an_type_names[AN_NTYPES];
+
+enum an_series_kind { AN_SERIES_QUEUE = 1, AN_SERIES_COPY = 2 };
+
+struct an_op {
+    int64_t id;       /* slice id */
+    int64_t ts, end;  /* end >= ts */
+    int64_t corr;     /* 0: none */
+    int64_t bytes;    /* memcpy/memset size, -1 unknown or a kernel */
+    uint32_t name;    /* str id */
+    uint32_t stream;  /* the GPU track (track id) */
+    uint32_t sx;      /* index into streams (of that track) */
+    int32_t device;   /* -1: unknown */
+    int32_t launch;   /* index into launches, -1 none */
+    uint8_t kind;     /* TB_K_KERNEL, TB_K_MEMCPY or TB_K_MEMSET */
+    uint8_t type;     /* enum an_type */
+    uint8_t copy;     /* enum an_copy */
+    uint8_t pinned;   /* memcpy: 1 pinned/device memory, 0 pageable, 2 unknown */
+};
+
+struct an_launch {
+    int64_t id;       /* slice id */
+    int64_t ts, end;
+    int64_t corr;
+    int64_t top_id;   /* slice id of the outermost operator around it, 0 none */
+    uint32_t name;    /* the runtime call, str id */
+    uint32_t thread;  /* the host track (track id) */
+    uint32_t op;      /* innermost operator (cpu_op) name, 0 none */
+    uint32_t top_op;  /* outermost operator name, 0 none */
+    uint32_t annot;   /* innermost user annotation / nn.Module frame, 0 none */
+    uint8_t annot_src; /* 1: user_annotation (record_function), 2: nn.Module frame */
+    int32_t gpu;       /* index into ops of the first op it launched, -1 none */
+};
+
+struct an_step {
+    int idx;
+    char name[64];
+    int64_t ts, end;           /* stretched over its GPU work */
+    int64_t host_ts, host_end; /* the host span */
+};
+
+struct an_stream {
+    uint32_t track;
+    int32_t device;
+    char name[64];             /* "stream 7", as the trace names it */
+};
+
+struct an_ctx {
+    sqlite3 *db;
+    int rank;
+    struct gpuscan_names *names; /* str id -> text and activity */
+    struct an_op *ops;
+    size_t nops;
+    struct an_launch *launches;
+    size_t nlaunches;
+    struct an_step *steps;
+    size_t nsteps;
+    struct an_stream *streams;
+    size_t nstreams;
+    uint32_t *by_stream;         /* op indices grouped by stream ... */
+    size_t *stream_ofs;          /* ... stream k: by_stream[stream_ofs[k] .. stream_ofs[k+1]) */
+    int64_t w0, w1;              /* the steps' window (whole GPU span without steps) */
+    uint32_t main_thread;        /* the host track issuing most launches, 0 none */
+    double gpu_mem_gbps;         /* device memory bandwidth peak of the GPU, 0 unknown */
+    double link_gbps;            /* host link (PCIe/NVLink-C2C) peak per direction, 0 unknown */
+    char gpu_name[128];
+    /* private to analyses.c */
+    sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
+    uint32_t *ncache_id;   /* name id -> class bits (an_name_class), open addressing */
+    uint8_t *ncache_bits;
+    size_t ncache_cap, ncache_n;
+    char namebuf[4][4096]; /* kernel names of C++ templates run to kilobytes */
+    int nameslot;
+};
+
+/* One prototype per analysis. */
+#define AN_DECL(name) int an_##name(struct an_ctx *c, json_t *out, struct err *e);
+ANALYSES_LIST(AN_DECL)
+#undef AN_DECL
+
+/* Computes every analysis for every rank of db and stores the four tables
+ * (emptied first, so a rerun after a rank renumbering is clean).
+ * db: read-write handle on a run whose analysis tables exist. */
+int analyses_run(sqlite3 *db, struct err *e);
+
+/* {"<rank>": doc, ...} for the ranks stored (rank < 0: all) — the
+ * `analyses` key of analyze --json and the body of the API. NULL when the run
+ * predates the analyses (no table). OUT *out: owned by caller. */
+int analyses_read(sqlite3 *db, int rank, json_t **out, struct err *e);
+
+/* The critical-path segments of (rank, step) overlapping [t0, t1) as
+ * {"step": s, "segments": [[ts, dur, cat, track, slice], ...]} (step < 0:
+ * every step). OUT *out: owned by caller. */
+int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, json_t **out, struct err *e);
+
+/* For the analyses: add a counter series; *series receives its id. */
+int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const char *unit, int64_t *series,
+              struct err *e);
+/* A sample of a series (the value from ts on). */
+int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e);
+/* A critical-path segment of step idx. */
+int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
+               struct err *e);
+
+/* The text of str id (borrowed from a per-ctx buffer ring of 4; "" none). */
+const char *an_name(struct an_ctx *c, uint32_t id);
+
+/* What a name (str id) says, computed once per id and rank: a
+ * communication kernel (kclass_comm_kernel), a ProfilerStep span, an
+ * "nn.Module: X" frame. Per-op classification otherwise costs a string
+ * fetch and a case-insensitive scan for each of millions of ops. */
+enum { AN_NAME_COMM = 1, AN_NAME_STEP = 2, AN_NAME_MODULE = 4 };
+int an_name_class(struct an_ctx *c, uint32_t id);
+
+/* The index of the first op with ts >= t (binary search), nops if none. */
+size_t an_ops_from(const struct an_ctx *c, int64_t t);
+
+/* The index into c->streams of GPU track `track` (binary search), -1 when
+ * the rank has no such stream. */
+int an_stream_ix(const struct an_ctx *c, uint32_t track);
+
+/* Sorts v[0..n) ascending. */
+void an_sort_i64(int64_t *v, size_t n);
+/* The q-quantile (0 <= q <= 1) of sorted v[0..n) (n > 0), interpolated
+ * linearly between order statistics, as pandas does. */
+double an_quantile(const int64_t *v, size_t n, double q);
+
+#endif

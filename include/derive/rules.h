@@ -1,0 +1,208 @@
+/*
+ * rules.h — recommendations: the catalog of ../shared/docs/rules.md as code.
+ * After the analysis tables are written (analysis.h), rules_run() loads the
+ * facts every rule needs once (steps with their breakdown, GPUs and the
+ * ranks sharing each, memory summary, world size of each rank), runs each registered rule, orders the findings by
+ * the time they could save and stores them in the run database:
+ *
+ *   finding(rank, ord, id, severity, saving_ns, body)
+ *        rank NULL for a finding about the whole run; ord 0.. in display
+ *        order; body is the finding as JSON (see rules_add).
+ *
+ * A rule is one file in server/rules/ defining `const struct rules_def
+ * rule_<id>` plus one X(<id>) line in RULES_LIST below. It reads the stored
+ * tables (never the trace) through ctx->db and the facts in ctx, and calls
+ * rules_add() for each thing worth fixing; thresholds come from the config
+ * (struct config_rules), so an expert can tune or switch off a rule.
+ *
+ * Invariants: findings carry numbers with units in evidence.lines, the
+ * raw figures beside them; saving_ns is an estimate per average step of
+ * the rank concerned (0 when a rule cannot estimate, e.g. memory limits).
+ * Memory: the ctx and its facts belong to rules_run(); findings built by
+ * rules_add() belong to the ctx until stored. Readers return new JSON owned
+ * by the caller.
+ */
+#ifndef TB_RULES_H
+#define TB_RULES_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "base/config.h"
+#include "base/err.h"
+#include "derive/ivlist.h"
+
+/* The registry, in evaluation order (a rule that sums up others, like
+ * low_gpu_utilization, comes after them): one X(<id>) line per rule. */
+#define RULES_LIST(X)                                                                                       \
+    X(dataloader_bound)                                                                                     \
+    X(kernel_launch_bound)                                                                                  \
+    X(gpu_idle_gaps)                                                                                        \
+    X(enable_amp)                                                                                           \
+    X(excessive_host_sync)                                                                                  \
+    X(pageable_memcpy)                                                                                      \
+    X(layout_transposes)                                                                                    \
+    X(low_gpu_memory)                                                                                       \
+    X(memory_near_limit)                                                                                    \
+    X(memory_growth)                                                                                        \
+    X(communication_heavy)                                                                                  \
+    X(comm_not_overlapped)                                                                                  \
+    X(straggler)                                                                                            \
+    X(use_ddp_not_dp)                                                                                       \
+    X(ddp_backend)                                                                                          \
+    X(low_gpu_utilization)
+
+enum rules_severity { RULES_LOW = 0, RULES_MEDIUM = 1, RULES_HIGH = 2 };
+
+/* Step-breakdown parts, in summary_categories order. */
+enum rules_part {
+    RULES_KERNEL,
+    RULES_MEMCPY,
+    RULES_MEMSET,
+    RULES_COMM,
+    RULES_RUNTIME,
+    RULES_DATALOADER,
+    RULES_CPU_EXEC,
+    RULES_OTHER,
+    RULES_NPARTS
+};
+
+struct rules_step {
+    char name[64];
+    int64_t ts, dur;           /* stretched step, ns on the rank's clock */
+    int64_t host_ts, host_dur; /* the host ProfilerStep span */
+    int64_t part[RULES_NPARTS];
+};
+
+struct rules_gpu {
+    int device;
+    char name[128];
+    int64_t memory_bytes; /* 0: unknown */
+    double cc;            /* compute capability 9.0; 0: unknown */
+    double util, tc_share;
+    int64_t kernel_ns, tc_ns, window_ns;
+    int64_t peak_bytes;    /* peak allocated; -1: unknown */
+    int64_t peak_reserved; /* reserved by the caching allocator at the peak; 0: unknown */
+    int64_t peak_ts;       /* when the peak is reached; 0: unknown */
+    int nshare;            /* ranks of the run reporting this GPU (same id, name, size), >= 1: they
+                            * share its memory, each counted with memory_bytes / nshare */
+};
+
+/* The framework a rank's advice is written for (framework_of in rules.c):
+ * a Kineto trace is PyTorch; an Nsight Systems export is CUDA unless it
+ * shows PyTorch (aten:: ops, DataLoader ranges, ATen kernels); any other
+ * trace with XLA/TPU tracks is JAX, else PyTorch. */
+enum rules_framework { RULES_PYTORCH, RULES_JAX, RULES_CUDA, RULES_NFRAMEWORKS };
+
+/* One piece of advice per framework: a rule keeps a
+ *   static const struct rules_advice advice[RULES_NFRAMEWORKS]
+ * indexed by rules_rank.framework, and passes advice[fw].text and
+ * .snippet to rules_add. text: plain text; snippet: code in the
+ * framework's language (Python, or C/CUDA for RULES_CUDA), or NULL. */
+struct rules_advice {
+    const char *text, *snippet;
+};
+
+struct rules_rank {
+    int rank;
+    enum rules_framework framework;
+    struct rules_step *steps; /* steady-state steps: a warm-up first step is left out */
+    size_t nsteps;
+    int warmup_dropped;           /* 1: the first step (>= 5x the others) was left out */
+    int world_size;               /* the job's, from distributedInfo; 0: not given */
+    int64_t avg_dur;              /* mean step duration, ns */
+    double avg_part[RULES_NPARTS]; /* mean of each part, ns */
+    struct rules_gpu *gpus;
+    size_t ngpus;
+    const struct rules_gpu *gpu; /* the busiest GPU, NULL when none */
+    json_t *summary;             /* the analysis summary (borrowed by rules) */
+};
+
+struct rules_ctx {
+    sqlite3 *db;
+    const struct config_rules *cfg;
+    struct rules_rank *ranks;
+    size_t nranks;
+    json_t *findings; /* array, filled by rules_add */
+};
+
+struct rules_def {
+    const char *id;
+    const char *doc_url; /* documentation link */
+    /* Runs the rule over the whole run (every rank is in ctx). Returns 0
+     * or an error status; a rule that finds nothing returns 0. */
+    int (*run)(struct rules_ctx *ctx, struct err *e);
+};
+
+#define X(id) extern const struct rules_def rule_##id;
+RULES_LIST(X)
+#undef X
+
+/* Records a finding of rule `def` about `rank` (-1: the run) and returns it
+ * (owned by ctx) so the rule can add to it. evidence: {lines:[text...],
+ * <figures>...}, stolen. link: the run-page route that shows the evidence,
+ * as a query string without the run ("view=kernels&q=nchwToNhwc"), or NULL.
+ * advice: plain text; snippet: code, or NULL. The title is printf-style. */
+json_t *rules_add(struct rules_ctx *ctx, const struct rules_def *def, enum rules_severity sev, int rank,
+                  double saving_ns, json_t *evidence, const char *link, const char *advice, const char *snippet,
+                  const char *title_fmt, ...) __attribute__((format(printf, 10, 11)));
+
+/* Formats a duration in ns for evidence text ("129.7 ms", "850 µs") into
+ * buf and returns buf. */
+const char *rules_fmt_ns(double ns, char *buf, size_t n);
+/* Formats bytes ("2.0 GiB", "640 KiB") into buf and returns buf. */
+const char *rules_fmt_bytes(double bytes, char *buf, size_t n);
+
+/* The run-page route of the timeline over step s of rank r
+ * ("view=timeline&rank=R&start=US&end=US") into buf; returns buf. */
+const char *rules_link_step(const struct rules_rank *r, const struct rules_step *s, char *buf, size_t n);
+
+/* The memory-page route of GPU dev of rank r ("view=memory&rank=R&device=D")
+ * into buf; returns buf. */
+const char *rules_link_memory(const struct rules_rank *r, int dev, char *buf, size_t n);
+
+/* The step of r with the largest part k (or the longest step when k < 0);
+ * NULL when r has no steps. */
+const struct rules_step *rules_worst_step(const struct rules_rank *r, int k);
+
+/* The index of the step of r holding ts, or -1 (steps are in time order). */
+int rules_step_at(const struct rules_rank *r, int64_t ts);
+
+/* The length of [a, b) inside r's steps. *si (start at 0) walks the steps
+ * forward: calls must come with a non-decreasing a. OUT *first: the step
+ * holding the first in-step part; OUT *most: the step holding most of it
+ * (either NULL: not wanted; both *si when [a, b) meets no step). */
+int64_t rules_len_in_steps(const struct rules_rank *r, size_t *si, int64_t a, int64_t b, size_t *first, size_t *most);
+
+/* Appends to lines the evidence about g's peak allocated memory (g must know
+ * both peak_bytes and memory_bytes): the peak against the rank's share of
+ * the GPU and, when ranks share it, how it is split. */
+void rules_lines_peak(json_t *lines, const struct rules_gpu *g);
+
+/* The compute of one rank measured against its communication, window by
+ * window: compute = the union of the rank's kernels on its GPU streams that
+ * are not collectives (kernel_stat.comm), streamed in time order and merged
+ * on the fly. Shared by comm_not_overlapped and the ranks comparison.
+ *   lo, hi:  the rank's slice id range (ids follow track, then time);
+ *   comm:    the communication intervals, normalized;
+ *   w:       nw windows (steps), in start order, not overlapping;
+ *   comm_ns: OUT comm inside each window (NULL: not wanted);
+ *   comp_ns: OUT compute inside each window;
+ *   ovl_ns:  OUT the part of that compute that overlaps comm.
+ * The OUT arrays hold nw elements; they are overwritten. Returns 0 or
+ * ERR_DB (message in e). */
+int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const struct ivlist *comm, const struct ivl *w,
+                       size_t nw, int64_t *comm_ns, int64_t *comp_ns, int64_t *ovl_ns, struct err *e);
+
+/* Recomputes the findings of every rank of db (an open read-write handle
+ * with the analysis tables) and stores them, replacing earlier ones. */
+int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e);
+
+/* The stored findings in display order, as a JSON array of finding
+ * objects (rank: null for run-level ones). rank >= 0 keeps that rank's
+ * and the run-level findings. ERR_INVALID when db has no finding table.
+ * OUT *out: owned by caller. */
+int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e);
+
+#endif

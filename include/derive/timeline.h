@@ -1,0 +1,140 @@
+/*
+ * timeline.h — the level-of-detail (LOD) structure behind the timeline view:
+ * built once at ingest into the run database, read per viewport request.
+ *
+ * Owns five tables of run.db (times integer ns, like slice.ts):
+ *   lod_level(track, level)   the levels kept for each track
+ *   lod(track, level, bucket, depth, fid, n, ts, te, ldur, name)
+ *        WITHOUT ROWID, key (track, level, bucket, depth, fid). At level L a
+ *        bucket is [b·2^L, (b+1)·2^L) ns. A row stands for the slices of one
+ *        (track, depth) that start in bucket b: either all of those shorter
+ *        than 2^L ns (n of them; ts = first start, te = latest end, ldur
+ *        and name = the longest), or one slice of 2^L ns or more alone
+ *        (n = 1, fid = its id), so a long slice is never hidden in a merge.
+ *        fid is the first slice id of the row (ids follow time).
+ *   cseries(id, rank, src, key1, key2, name, unit) and
+ *   clod(series, level, bucket, n, fts, min, max, last, lts) WITHOUT ROWID:
+ *        counter series (table counter: src 0, key1 = name id; table mem:
+ *        src 1 = total allocated, 2 = total reserved, key1/key2 = device
+ *        type/id; table gpubusy: src 3, key1 = 1 (GPU), key2 = device,
+ *        unit "ops"; table ansample of the analyses (analyses.h): src 4,
+ *        key1 = anseries.id, key2 = its kind (queue depth per stream, copy
+ *        bandwidth per kind), name and unit from anseries, registered last
+ *        and only when the run has those tables) with per-bucket first ts,
+ *        min, max, last value and its ts; levels >= 2 only: the samples are
+ *        read from their own tables.
+ *   gpubusy(rank, dev, ts, value) WITHOUT ROWID, key (rank, dev, ts): the
+ *        "GPU busy (GPU N)" series, a step function of the number of GPU
+ *        ops (kernels, memcpys, memsets of all the device's streams; GPU
+ *        annotations excluded) running at each moment, counted, not
+ *        clamped (2 = two streams busy). Only transitions are kept: a
+ *        sample where the count changes (changes at one instant collapse,
+ *        so back-to-back ops leave none), the first one at the rank's t0
+ *        (value 0) when the GPU starts idle. Every idle stretch starts
+ *        with a 0 sample, so the clod bucket (and the pixel) it starts in
+ *        has min 0 and a gap of 1 ns shows at any zoom. Devices: those named by the rank's GPU tracks (device 0 when
+ *        none is); streams without a device count for each (gpuscan.h).
+ *        Built by sweeping gpuscan_lanes (ops merged in start order) with
+ *        a min-heap of the running ops' end times: memory is the peak
+ *        concurrency, not the ops.
+ * Levels: a slice level is kept for a track when it has at most half the
+ * rows of the previous kept level (a quarter of the slices for the first)
+ * and is at least 4x coarser, so the table holds at most about half a row
+ * per slice and a viewport reads about 4 rows (or slices) per pixel and
+ * depth. Built in
+ * two streaming passes over the slices in id order (count rows per level,
+ * then write the kept ones); memory is per track levels x depths.
+ * The search index slice(name, track, ts) and flow(rank, fid) are built by
+ * the writer with the other indexes (rundb.c).
+ *
+ * Query invariants (timeline_query): per (track, depth) at most `width`
+ * items, ordered by time, each a real slice (n = 1, id > 0) or a merge of
+ * n > 1 slices (id = 0, ts/dur = their extent, name = the longest); the n
+ * of a depth add up exactly to the slices of that depth overlapping
+ * [start, end) (ts < end and ts + dur > start, or ts = start); a slice wider
+ * than two pixels is always real. Cost: O(pixels + log n) rows per track
+ * (interior from the LOD, the two sub-pixel edges and the slices open at
+ * start from the slice table by binary search on id). A counter gives one
+ * point per pixel: first time, min, max, last.
+ *
+ * Memory: everything returned is owned by the caller (timeline_view_free).
+ * timeline_build writes through a read-write handle inside its own
+ * transaction on one thread; timeline_query only reads and may run on any
+ * thread with its own handle.
+ */
+#ifndef TB_TIMELINE_H
+#define TB_TIMELINE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+#define TIMELINE_WIDTH_MAX 8192
+
+/* Creates and fills the LOD tables for every rank of db, an open read-write handle on a finished run
+ * database. Memory is bounded by tracks x levels x depths, not slices. */
+int timeline_build(sqlite3 *db, struct err *e);
+
+/* 1 when db holds the LOD tables, 0 when it predates them, <0 on error. */
+int timeline_present(sqlite3 *db, struct err *e);
+
+struct timeline_item {
+    int64_t ts, dur; /* ns; for a merge, the extent of its slices */
+    int64_t id;      /* slice id, 0 for a merge */
+    uint32_t name;   /* str id (the longest slice of a merge) */
+    uint32_t n;      /* slices it stands for */
+};
+
+struct timeline_depth {
+    int depth;
+    struct timeline_item *items; /* owned; ordered by ts */
+    size_t nitems, cap;
+};
+
+struct timeline_track {
+    int64_t id;
+    struct timeline_depth *depths; /* owned; only depths with items */
+    int ndepths;
+};
+
+struct timeline_cpoint {
+    int64_t ts;       /* first sample of the pixel (start for the carried-in value) */
+    double min, max, last;
+};
+
+struct timeline_counter {
+    int64_t id;                     /* cseries.id */
+    struct timeline_cpoint *points; /* owned, <= width + 1, by time */
+    size_t npoints;
+};
+
+struct timeline_view {
+    int64_t start, end; /* ns, as asked */
+    int width;
+    struct timeline_track *tracks; /* owned, in the order asked */
+    size_t ntracks;
+    struct timeline_counter *counters; /* owned */
+    size_t ncounters;
+    uint64_t rows_read; /* LOD + slice rows read: the cost of the answer */
+};
+
+/* Fills a view of [start, end) ns at width pixels (1..TIMELINE_WIDTH_MAX)
+ * for the given tracks and counter series (ids of this run; unknown ids give
+ * empty entries). OUT *out: owned by caller, free with timeline_view_free. */
+int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int64_t *tracks, size_t ntracks,
+                   const int64_t *series, size_t nseries, struct timeline_view **out, struct err *e);
+
+void timeline_view_free(struct timeline_view *v);
+
+/* Samples of counter series in [start, end) plus the one in force at start:
+ * their min, max, mean and count (*n = 0: none, or no such series). */
+int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t end, double *min, double *max,
+                           double *avg, int64_t *n, struct err *e);
+
+/* The id range [*lo, *hi) of the slices of track whose ts lies in
+ * [t_lo, t_hi) (binary search on id; ids follow (track, ts)). */
+int timeline_slice_range(sqlite3 *db, int64_t track, int64_t t_lo, int64_t t_hi, int64_t *lo, int64_t *hi,
+                         struct err *e);
+
+#endif

@@ -1,0 +1,545 @@
+#include "base/jtok.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "base/xmalloc.h"
+
+#define JTOK_MIN_CAP (1u << 20)
+
+void jtok_init(struct jtok *t, jtok_fill_fn fill, void *ctx, size_t max_value)
+{
+    memset(t, 0, sizeof *t);
+    t->cap = JTOK_MIN_CAP;
+    t->buf = xmalloc(t->cap);
+    t->fill = fill;
+    t->ctx = ctx;
+    t->max_value = max_value < JTOK_MIN_CAP ? JTOK_MIN_CAP : max_value;
+}
+
+void jtok_free(struct jtok *t)
+{
+    free(t->buf);
+    t->buf = NULL;
+}
+
+uint64_t jtok_offset(const struct jtok *t)
+{
+    return t->base + t->pos;
+}
+
+/* Makes room and reads more input after buf[len]. keep_from: the first byte
+ * that must survive (usually pos). Returns 0 and sets *more to the number of
+ * bytes added (0 at end of input). */
+static int refill(struct jtok *t, size_t *more, struct err *e)
+{
+    size_t got = 0;
+
+    *more = 0;
+    if (t->eof) return 0;
+    if (t->pos > 0) {
+        memmove(t->buf, t->buf + t->pos, t->len - t->pos);
+        t->base += t->pos;
+        t->len -= t->pos;
+        t->pos = 0;
+    }
+    if (t->len == t->cap) {
+        size_t ncap = t->cap * 2;
+        if (t->cap >= t->max_value + 64)
+            return err_set(e, ERR_TOO_LARGE, "a single JSON value at byte %llu is larger than %zu MiB",
+                           (unsigned long long)t->base, t->max_value >> 20);
+        if (ncap > t->max_value + 64) ncap = t->max_value + 64;
+        t->buf = xrealloc(t->buf, ncap);
+        t->cap = ncap;
+    }
+    if (t->fill(t->ctx, t->buf + t->len, t->cap - t->len, &got, e) != 0) return e->code;
+    if (got == 0) t->eof = 1;
+    t->len += got;
+    *more = got;
+    return 0;
+}
+
+static inline int is_ws(unsigned char c)
+{
+    return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+int jtok_peek(struct jtok *t, int *c, struct err *e)
+{
+    for (;;) {
+        while (t->pos < t->len && is_ws((unsigned char)t->buf[t->pos])) t->pos++;
+        if (t->pos < t->len) {
+            *c = (unsigned char)t->buf[t->pos];
+            return 0;
+        }
+        size_t more;
+        if (refill(t, &more, e) != 0) return e->code;
+        if (more == 0) {
+            *c = -1;
+            return 0;
+        }
+    }
+}
+
+int jtok_expect(struct jtok *t, char c, const char *what, struct err *e)
+{
+    int got;
+    if (jtok_peek(t, &got, e) != 0) return e->code;
+    if (got != (unsigned char)c) {
+        if (got < 0)
+            return err_set(e, ERR_INVALID, "the file is truncated: expected %s at byte %llu", what,
+                           (unsigned long long)jtok_offset(t));
+        return err_set(e, ERR_INVALID, "invalid JSON at byte %llu: expected %s, found '%c'",
+                       (unsigned long long)jtok_offset(t), what, got >= 32 && got < 127 ? got : '?');
+    }
+    t->pos++;
+    return 0;
+}
+
+/* Scan state kept across refills while finding a value's end. */
+struct scan {
+    size_t off;   /* offset from value start of the next byte to examine */
+    int depth;
+    int in_str;
+    int done;
+};
+
+static void scan_step(const char *b, size_t n, struct scan *s)
+{
+    size_t i = s->off;
+    char first = b[0];
+
+    if (first != '{' && first != '[' && first != '"') {
+        /* number or literal: ends at a delimiter */
+        while (i < n) {
+            char c = b[i];
+            if (c == ',' || c == ']' || c == '}' || is_ws((unsigned char)c)) {
+                s->done = 1;
+                break;
+            }
+            i++;
+        }
+        s->off = i;
+        return;
+    }
+    while (i < n) {
+        if (s->in_str) {
+            /* fast path over plain string bytes */
+            while (i < n && b[i] != '"' && b[i] != '\\') i++;
+            if (i >= n) break;
+            if (b[i] == '\\') {
+                if (i + 1 >= n) break; /* escape split by the window: resume here */
+                i += 2;
+                continue;
+            }
+            s->in_str = 0;
+            i++;
+            if (s->depth == 0) {
+                s->done = 1;
+                break;
+            }
+            continue;
+        }
+        char c = b[i++];
+        if (c == '"') s->in_str = 1;
+        else if (c == '{' || c == '[') s->depth++;
+        else if (c == '}' || c == ']') {
+            if (--s->depth <= 0) {
+                s->done = 1;
+                break;
+            }
+        }
+    }
+    s->off = i;
+}
+
+int jtok_value_extent(struct jtok *t, const char **p, size_t *n, int *truncated, struct err *e)
+{
+    struct scan s = { 0, 0, 0, 0 };
+    int c;
+
+    if (truncated) *truncated = 0;
+    if (jtok_peek(t, &c, e) != 0) return e->code;
+    if (c < 0) {
+        if (truncated) *truncated = 1;
+        return err_set(e, ERR_INVALID, "the file is truncated at byte %llu: expected a value",
+                       (unsigned long long)jtok_offset(t));
+    }
+    if (c == ',' || c == ']' || c == '}')
+        /* a delimiter where a value belongs ("[1,,2]", "[,]"): never an empty value */
+        return err_set(e, ERR_INVALID, "invalid JSON at byte %llu: expected a value, found '%c'",
+                       (unsigned long long)jtok_offset(t), c);
+    for (;;) {
+        scan_step(t->buf + t->pos, t->len - t->pos, &s);
+        if (s.done) break;
+        size_t more;
+        if (refill(t, &more, e) != 0) return e->code;
+        if (more == 0) {
+            if (t->buf[t->pos] != '{' && t->buf[t->pos] != '[' && t->buf[t->pos] != '"' && s.off > 0) break;
+            if (truncated) *truncated = 1;
+            return err_set(e, ERR_INVALID, "the file is truncated: a value starting at byte %llu never ends",
+                           (unsigned long long)jtok_offset(t));
+        }
+    }
+    *p = t->buf + t->pos;
+    *n = s.off;
+    t->pos += s.off;
+    return 0;
+}
+
+/* --- spans ------------------------------------------------------------- */
+
+static inline const char *skip_ws(const char *c, const char *end)
+{
+    while (c < end && is_ws((unsigned char)*c)) c++;
+    return c;
+}
+
+static int span_err(const char *at, const char *end, const char *what, struct err *e)
+{
+    if (at >= end) return err_set(e, ERR_INVALID, "invalid JSON: value ends early, expected %s", what);
+    return err_set(e, ERR_INVALID, "invalid JSON: expected %s, found '%c'", what,
+                   *at >= 32 && *at < 127 ? *at : '?');
+}
+
+static int span_string(const char **cur, const char *end, struct jtok_val *v, struct err *e)
+{
+    const char *c = *cur + 1, *start = c;
+    int esc = 0;
+
+    for (;;) {
+        const char *q = memchr(c, '"', (size_t)(end - c));
+        if (!q) return err_set(e, ERR_INVALID, "invalid JSON: unterminated string");
+        /* a quote preceded by an odd number of backslashes is escaped */
+        const char *b = q;
+        while (b > start && b[-1] == '\\') b--;
+        if ((q - b) & 1) {
+            esc = 1;
+            c = q + 1;
+            continue;
+        }
+        if (!esc && memchr(start, '\\', (size_t)(q - start))) esc = 1;
+        v->type = JT_STRING;
+        v->p = start;
+        v->n = (size_t)(q - start);
+        v->escaped = esc;
+        *cur = q + 1;
+        return 0;
+    }
+}
+
+static int span_skip_nested(const char **cur, const char *end, struct jtok_val *v, struct err *e)
+{
+    const char *c = *cur;
+    int depth = 0;
+
+    while (c < end) {
+        char ch = *c++;
+        if (ch == '"') {
+            for (;;) {
+                while (c < end && *c != '"' && *c != '\\') c++;
+                if (c >= end) return err_set(e, ERR_INVALID, "invalid JSON: unterminated string");
+                if (*c == '\\') {
+                    c += 2;
+                    if (c > end) return err_set(e, ERR_INVALID, "invalid JSON: unterminated string");
+                    continue;
+                }
+                c++;
+                break;
+            }
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if (ch == '}' || ch == ']') {
+            if (--depth == 0) {
+                v->type = **cur == '{' ? JT_OBJECT : JT_ARRAY;
+                v->p = *cur;
+                v->n = (size_t)(c - *cur);
+                v->escaped = 0;
+                *cur = c;
+                return 0;
+            }
+        }
+    }
+    return err_set(e, ERR_INVALID, "invalid JSON: unterminated %s", **cur == '{' ? "object" : "array");
+}
+
+static int match_lit(const char *c, const char *end, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(end - c) >= n && memcmp(c, lit, n) == 0;
+}
+
+int jtok_span_value(const char **cur, const char *end, struct jtok_val *v, struct err *e)
+{
+    const char *c = skip_ws(*cur, end);
+
+    if (c >= end) return span_err(c, end, "a value", e);
+    *cur = c;
+    switch (*c) {
+    case '"': return span_string(cur, end, v, e);
+    case '{':
+    case '[': return span_skip_nested(cur, end, v, e);
+    case 't':
+        if (!match_lit(c, end, "true")) break;
+        *v = (struct jtok_val){ JT_TRUE, c, 4, 0 };
+        *cur = c + 4;
+        return 0;
+    case 'f':
+        if (!match_lit(c, end, "false")) break;
+        *v = (struct jtok_val){ JT_FALSE, c, 5, 0 };
+        *cur = c + 5;
+        return 0;
+    case 'n':
+        if (!match_lit(c, end, "null")) break;
+        *v = (struct jtok_val){ JT_NULL, c, 4, 0 };
+        *cur = c + 4;
+        return 0;
+    case 'N':
+        if (!match_lit(c, end, "NaN")) break;
+        *v = (struct jtok_val){ JT_NAN, c, 3, 0 };
+        *cur = c + 3;
+        return 0;
+    case 'I':
+        if (!match_lit(c, end, "Infinity")) break;
+        *v = (struct jtok_val){ JT_NAN, c, 8, 0 };
+        *cur = c + 8;
+        return 0;
+    default:
+        if (*c == '-' && match_lit(c, end, "-Infinity")) {
+            *v = (struct jtok_val){ JT_NAN, c, 9, 0 };
+            *cur = c + 9;
+            return 0;
+        }
+        if (*c == '-' || (*c >= '0' && *c <= '9')) {
+            const char *s = c;
+            c++;
+            while (c < end && ((*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' ||
+                               *c == '-'))
+                c++;
+            *v = (struct jtok_val){ JT_NUMBER, s, (size_t)(c - s), 0 };
+            *cur = c;
+            return 0;
+        }
+    }
+    return span_err(c, end, "a value", e);
+}
+
+int jtok_span_next_member(const char **cur, const char *end, struct jtok_val *key, struct jtok_val *val,
+                          struct err *e)
+{
+    const char *c = skip_ws(*cur, end);
+
+    if (c < end && *c == '{') c = skip_ws(c + 1, end);
+    if (c < end && *c == ',') c = skip_ws(c + 1, end);
+    if (c < end && *c == '}') {
+        *cur = c + 1;
+        return 0;
+    }
+    if (c >= end || *c != '"') return span_err(c, end, "a member name", e);
+    if (span_string(&c, end, key, e) != 0) return e->code;
+    c = skip_ws(c, end);
+    if (c >= end || *c != ':') return span_err(c, end, "':'", e);
+    c++;
+    if (jtok_span_value(&c, end, val, e) != 0) return e->code;
+    c = skip_ws(c, end);
+    if (c >= end || (*c != ',' && *c != '}')) return span_err(c, end, "',' or '}'", e);
+    *cur = c;
+    return 1;
+}
+
+int jtok_str_eq(const struct jtok_val *v, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (v->type != JT_STRING) return 0;
+    if (!v->escaped) return v->n == n && memcmp(v->p, lit, n) == 0;
+    /* every escape decodes to at least one byte per 6 written, so a longer
+     * text cannot equal lit; shorter ones are decoded and compared */
+    if (v->n < n || v->n > 6 * n + 6) return 0;
+    char stack[256];
+    char *tmp = v->n <= sizeof stack ? stack : xmalloc(v->n);
+    size_t m = jtok_unescape(v->p, v->n, tmp);
+    int eq = m == n && memcmp(tmp, lit, n) == 0;
+    if (tmp != stack) free(tmp);
+    return eq;
+}
+
+/* --- strings ------------------------------------------------------------ */
+
+static int hex4(const char *s, unsigned *out)
+{
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = s[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+        else return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+
+size_t jtok_unescape(const char *s, size_t n, char *out)
+{
+    size_t i = 0, o = 0;
+
+    while (i < n) {
+        char c = s[i];
+        if (c != '\\') {
+            out[o++] = c;
+            i++;
+            continue;
+        }
+        if (i + 1 >= n) { /* dangling backslash */
+            i++;
+            continue;
+        }
+        char x = s[i + 1];
+        i += 2;
+        switch (x) {
+        case 'n': out[o++] = '\n'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (i + 4 > n || hex4(s + i, &cp) != 0) {
+                out[o++] = '?'; /* keeps the output no longer than the input */
+                break;
+            }
+            i += 4;
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                if (i + 6 <= n && s[i] == '\\' && s[i + 1] == 'u' && hex4(s + i + 2, &lo) == 0 && lo >= 0xDC00 &&
+                    lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    i += 6;
+                } else {
+                    cp = 0xFFFD;
+                }
+            } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                cp = 0xFFFD;
+            }
+            if (cp == 0) cp = 0xFFFD; /* NUL would cut C strings short */
+            o += utf8_put(out + o, cp);
+            break;
+        }
+        default: out[o++] = x; break; /* \" \\ \/ and unknown escapes */
+        }
+    }
+    return o;
+}
+
+/* --- numbers ------------------------------------------------------------ */
+
+int jtok_us_to_ns(const char *s, size_t n, int64_t *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    uint64_t ip = 0;
+    int idigits = 0;
+
+    if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        if (++idigits > 16) goto slow; /* may overflow x1000: use the slow path */
+        ip = ip * 10 + (uint64_t)(s[i++] - '0');
+    }
+    if (idigits == 0) {
+        if (i < n && s[i] == '.') goto slow;
+        return ERR_INVALID;
+    }
+    uint64_t frac = 0;
+    int round_up = 0;
+    if (i < n && s[i] == '.') {
+        int fd = 0;
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (fd < 3) frac = frac * 10 + (uint64_t)(s[i] - '0');
+            else if (fd == 3) round_up = s[i] >= '5';
+            fd++;
+            i++;
+        }
+        if (fd == 0) return ERR_INVALID;
+        for (; fd < 3; fd++) frac *= 10;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) goto slow;
+    if (i != n) return ERR_INVALID;
+    {
+        uint64_t v = ip * 1000 + frac + (uint64_t)round_up;
+        if (v > (uint64_t)INT64_MAX) return ERR_INVALID;
+        *out = neg ? -(int64_t)v : (int64_t)v;
+        return 0;
+    }
+slow: {
+    char tmp[64];
+    char *endp;
+    long double d;
+    if (n >= sizeof tmp) return ERR_INVALID;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    d = strtold(tmp, &endp);
+    if (*endp != '\0' || !isfinite(d)) return ERR_INVALID;
+    d *= 1000.0L;
+    if (d > 9.2e18L || d < -9.2e18L) return ERR_INVALID;
+    *out = (int64_t)llroundl(d);
+    return 0;
+}
+}
+
+int jtok_to_i64(const struct jtok_val *v, int64_t *out)
+{
+    const char *s = v->p;
+    size_t n = v->n, i = 0;
+    int neg = 0;
+    uint64_t x = 0;
+
+    if (v->type != JT_NUMBER && v->type != JT_STRING) return ERR_INVALID;
+    if (n == 0) return ERR_INVALID;
+    if (s[0] == '-') {
+        neg = 1;
+        i++;
+    }
+    if (i >= n) return ERR_INVALID;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c < '0' || c > '9') break;
+        if (x > (UINT64_MAX - 9) / 10) return ERR_INVALID;
+        x = x * 10 + (uint64_t)(c - '0');
+    }
+    if (i < n) {
+        /* a float form like 12.0 or 1e3 */
+        double d;
+        if (v->type != JT_NUMBER || jtok_to_double(v, &d) != 0) return ERR_INVALID;
+        if (d != floor(d) || d > 9.2e18 || d < -9.2e18) return ERR_INVALID;
+        *out = (int64_t)d;
+        return 0;
+    }
+    if (neg) {
+        if (x > (uint64_t)INT64_MAX + 1) return ERR_INVALID;
+        *out = (int64_t)(0 - x);
+    } else {
+        if (x > (uint64_t)INT64_MAX) return ERR_INVALID;
+        *out = (int64_t)x;
+    }
+    return 0;
+}
+
+int jtok_to_double(const struct jtok_val *v, double *out)
+{
+    char tmp[64];
+    char *endp;
+
+    if (v->type == JT_NAN) {
+        *out = v->p[0] == 'N' ? NAN : v->p[0] == '-' ? -INFINITY : INFINITY;
+        return 0;
+    }
+    if ((v->type != JT_NUMBER && v->type != JT_STRING) || v->n == 0 || v->n >= sizeof tmp) return ERR_INVALID;
+    memcpy(tmp, v->p, v->n);
+    tmp[v->n] = '\0';
+    *out = strtod(tmp, &endp);
+    return *endp == '\0' ? 0 : ERR_INVALID;
+}

@@ -1,0 +1,719 @@
+/* analyses.c — the driver of the deeper GPU analyses (see include/derive/analyses.h):
+ * loads one rank's context (steps, GPU streams and ops, launch calls with
+ * the operator and annotation around each), runs the analyses of
+ * ANALYSES_LIST on it, and stores their documents, series and critical-path
+ * segments.
+ */
+#define LOG_MODULE "analyses"
+#include "derive/analyses.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "derive/kclass.h"
+#include "store/model.h"
+#include "store/rundb.h"
+
+const char *const an_cp_names[AN_CP_NCAT] = { "cpu", "dataloader", "gpu_compute", "communication",
+                                              "launch_overhead", "kernel_gap" };
+const char *const an_copy_names[AN_NCOPY] = { "kernel", "HtoD", "DtoH", "DtoD", "PtoP", "Memset", "Memcpy" };
+const char *const an_type_names[AN_NTYPES] = { "compute", "communication", "memory" };
+
+static const char schema_sql[] =
+    "DROP TABLE IF EXISTS analyses; DROP TABLE IF EXISTS anseries; DROP TABLE IF EXISTS ansample;"
+    "DROP TABLE IF EXISTS critpath;"
+    "CREATE TABLE analyses(rank INTEGER PRIMARY KEY, doc TEXT);"
+    "CREATE TABLE anseries(id INTEGER PRIMARY KEY, rank INTEGER, kind INTEGER, key INTEGER, name TEXT,"
+    " unit TEXT);"
+    "CREATE TABLE ansample(series INTEGER, ts INTEGER, value REAL, PRIMARY KEY(series, ts)) WITHOUT ROWID;"
+    "CREATE TABLE critpath(rank INTEGER, step INTEGER, ts INTEGER, dur INTEGER, cat INTEGER, track INTEGER,"
+    " slice INTEGER);";
+
+/* ====================================================================== */
+/* Output helpers for the analyses                                        */
+/* ====================================================================== */
+
+const char *an_name(struct an_ctx *c, uint32_t id)
+{
+    char *buf = c->namebuf[c->nameslot];
+    c->nameslot = (c->nameslot + 1) % 4;
+    return gpuscan_names_text(c->names, id, buf, sizeof c->namebuf[0]);
+}
+
+#define NAME_KNOWN 0x80
+
+int an_name_class(struct an_ctx *c, uint32_t id)
+{
+    if (c->ncache_n * 2 >= c->ncache_cap) {
+        size_t ncap = c->ncache_cap ? c->ncache_cap * 2 : 1024;
+        uint32_t *nid = xcalloc(ncap, sizeof *nid);
+        uint8_t *nb = xcalloc(ncap, 1);
+        for (size_t i = 0; i < c->ncache_cap; i++) {
+            if (!c->ncache_bits[i]) continue;
+            size_t k = (c->ncache_id[i] * 2654435761u) & (ncap - 1);
+            while (nb[k]) k = (k + 1) & (ncap - 1);
+            nid[k] = c->ncache_id[i];
+            nb[k] = c->ncache_bits[i];
+        }
+        free(c->ncache_id);
+        free(c->ncache_bits);
+        c->ncache_id = nid;
+        c->ncache_bits = nb;
+        c->ncache_cap = ncap;
+    }
+    size_t k = (id * 2654435761u) & (c->ncache_cap - 1);
+    while (c->ncache_bits[k]) {
+        if (c->ncache_id[k] == id) return c->ncache_bits[k] & ~NAME_KNOWN;
+        k = (k + 1) & (c->ncache_cap - 1);
+    }
+    const char *nm = an_name(c, id);
+    int bits = (kclass_comm_kernel(nm) ? AN_NAME_COMM : 0) | (kclass_profiler_step(nm) ? AN_NAME_STEP : 0) |
+               (strncmp(nm, "nn.Module: ", 11) == 0 ? AN_NAME_MODULE : 0);
+    c->ncache_id[k] = id;
+    c->ncache_bits[k] = (uint8_t)(bits | NAME_KNOWN);
+    c->ncache_n++;
+    return bits;
+}
+
+size_t an_ops_from(const struct an_ctx *c, int64_t t)
+{
+    size_t lo = 0, hi = c->nops;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->ops[mid].ts < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int an_stream_ix(const struct an_ctx *c, uint32_t track)
+{
+    size_t lo = 0, hi = c->nstreams;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->streams[mid].track < track) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < c->nstreams && c->streams[lo].track == track ? (int)lo : -1;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void an_sort_i64(int64_t *v, size_t n)
+{
+    if (n) xqsort(v, n, sizeof *v, cmp_i64);
+}
+
+double an_quantile(const int64_t *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n) return (double)v[n - 1];
+    return (double)v[i] + (pos - (double)i) * (double)(v[i + 1] - v[i]);
+}
+
+int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const char *unit, int64_t *series,
+              struct err *e)
+{
+    sqlite3_stmt *st = c->ins_series;
+    sqlite3_reset(st);
+    sqlite3_bind_int(st, 1, c->rank);
+    sqlite3_bind_int(st, 2, kind);
+    sqlite3_bind_int64(st, 3, key);
+    sqlite3_bind_text(st, 4, name, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, unit, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (series insert)");
+    *series = sqlite3_last_insert_rowid(c->db);
+    return 0;
+}
+
+int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e)
+{
+    sqlite3_stmt *st = c->ins_sample;
+    sqlite3_reset(st);
+    sqlite3_bind_int64(st, 1, series);
+    sqlite3_bind_int64(st, 2, ts);
+    sqlite3_bind_double(st, 3, value);
+    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
+    return 0;
+}
+
+int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
+               struct err *e)
+{
+    sqlite3_stmt *st = c->ins_seg;
+    sqlite3_reset(st);
+    sqlite3_bind_int(st, 1, c->rank);
+    sqlite3_bind_int(st, 2, step);
+    sqlite3_bind_int64(st, 3, ts);
+    sqlite3_bind_int64(st, 4, dur);
+    sqlite3_bind_int(st, 5, cat);
+    sqlite3_bind_int64(st, 6, track);
+    sqlite3_bind_int64(st, 7, slice);
+    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (critical path insert)");
+    return 0;
+}
+
+/* ====================================================================== */
+/* Loading a rank                                                         */
+/* ====================================================================== */
+
+static int copy_kind(const char *name, int kind)
+{
+    if (kind == TB_K_MEMSET) return AN_COPY_MEMSET;
+    if (strstr(name, "HtoD") || strstr(name, "H2D")) return AN_COPY_HTOD;
+    if (strstr(name, "DtoH") || strstr(name, "D2H")) return AN_COPY_DTOH;
+    if (strstr(name, "PtoP") || strstr(name, "P2P")) return AN_COPY_PTOP;
+    if (strstr(name, "DtoD") || strstr(name, "D2D")) return AN_COPY_DTOD;
+    return AN_COPY_OTHER;
+}
+
+/* Kineto names a copy "Memcpy HtoD (Pageable -> Device)"; device-to-device
+ * copies need no staging, so they count as pinned. */
+static int pinned_of(const char *name, int copy)
+{
+    if (strstr(name, "Pageable")) return 0;
+    if (strstr(name, "Pinned") || copy == AN_COPY_DTOD || copy == AN_COPY_PTOP || copy == AN_COPY_MEMSET)
+        return 1;
+    return 2;
+}
+
+static int64_t bytes_of(const char *args, int n)
+{
+    if (!args || n <= 0) return -1;
+    json_error_t je;
+    json_t *o = json_loadb(args, (size_t)n, 0, &je);
+    int64_t b = -1;
+    json_t *v = o ? json_object_get(o, "bytes") : NULL;
+    if (json_is_integer(v)) b = json_integer_value(v);
+    else if (json_is_real(v)) b = (int64_t)json_real_value(v);
+    json_decref(o);
+    return b < 0 ? -1 : b;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+    const struct an_op *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+    const struct an_launch *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+struct corr_ix {
+    int64_t corr;
+    int32_t idx;
+};
+
+static int cmp_corr(const void *a, const void *b)
+{
+    const struct corr_ix *x = a, *y = b;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int load_steps(struct an_ctx *c, struct err *e)
+{
+    sqlite3_stmt *st;
+    if (rundb_prepare(c->db, "SELECT idx, name, ts, dur, host_ts, host_dur FROM step WHERE rank = ? ORDER BY ts", &st,
+                      e))
+        return e->code;
+    sqlite3_bind_int(st, 1, c->rank);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (c->nsteps == cap) c->steps = xrealloc(c->steps, (cap = cap ? cap * 2 : 16) * sizeof *c->steps);
+        struct an_step *s = &c->steps[c->nsteps++];
+        memset(s, 0, sizeof *s);
+        s->idx = sqlite3_column_int(st, 0);
+        const char *nm = (const char *)sqlite3_column_text(st, 1);
+        snprintf(s->name, sizeof s->name, "%s", nm ? nm : "");
+        s->ts = sqlite3_column_int64(st, 2);
+        s->end = s->ts + sqlite3_column_int64(st, 3);
+        s->host_ts = sqlite3_column_int64(st, 4);
+        s->host_end = s->host_ts + sqlite3_column_int64(st, 5);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "analyses (steps)");
+}
+
+static int load_gpu(struct an_ctx *c, struct err *e)
+{
+    sqlite3_stmt *tr, *sl;
+    if (rundb_prepare(c->db,
+                      /* a trace without thread_name metadata leaves GPU tracks unnamed */
+                      "SELECT id, device, CASE WHEN coalesce(name, '') = '' AND stream IS NOT NULL"
+                      " THEN 'stream ' || stream ELSE name END, first_slice, last_slice FROM track"
+                      " WHERE rank = ? AND kind = 1 AND nslices > 0 ORDER BY id",
+                      &tr, e))
+        return e->code;
+    if (rundb_prepare(c->db,
+                      "SELECT id, ts, dur, name, kind, corr, CASE WHEN kind IN (7, 8) THEN args END FROM slice"
+                      " WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)",
+                      &sl, e)) {
+        sqlite3_finalize(tr);
+        return e->code;
+    }
+    sqlite3_bind_int(tr, 1, c->rank);
+    size_t cap = 0, scap = 0;
+    int rc;
+    while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
+        if (c->nstreams == scap)
+            c->streams = xrealloc(c->streams, (scap = scap ? scap * 2 : 8) * sizeof *c->streams);
+        struct an_stream *s = &c->streams[c->nstreams++];
+        s->track = (uint32_t)sqlite3_column_int64(tr, 0);
+        s->device = sqlite3_column_type(tr, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(tr, 1);
+        const char *tn = (const char *)sqlite3_column_text(tr, 2);
+        snprintf(s->name, sizeof s->name, "%s", tn ? tn : "");
+        /* Kineto writes "stream 7 " (a trailing space) */
+        for (size_t k = strlen(s->name); k > 0 && s->name[k - 1] == ' '; k--) s->name[k - 1] = '\0';
+        sqlite3_reset(sl);
+        sqlite3_bind_int64(sl, 1, sqlite3_column_int64(tr, 3));
+        sqlite3_bind_int64(sl, 2, sqlite3_column_int64(tr, 4));
+        while ((rc = sqlite3_step(sl)) == SQLITE_ROW) {
+            if (c->nops == cap) c->ops = xrealloc(c->ops, (cap = cap ? cap * 2 : 1024) * sizeof *c->ops);
+            struct an_op *o = &c->ops[c->nops++];
+            memset(o, 0, sizeof *o);
+            o->id = sqlite3_column_int64(sl, 0);
+            o->ts = sqlite3_column_int64(sl, 1);
+            int64_t dur = sqlite3_column_int64(sl, 2);
+            o->end = o->ts + (dur > 0 ? dur : 0);
+            o->name = (uint32_t)sqlite3_column_int64(sl, 3);
+            o->kind = (uint8_t)sqlite3_column_int(sl, 4);
+            o->corr = sqlite3_column_int64(sl, 5);
+            o->stream = s->track;
+            o->sx = (uint32_t)(c->nstreams - 1);
+            o->device = s->device;
+            o->launch = -1;
+            o->bytes = -1;
+            if (o->kind == TB_K_KERNEL) {
+                o->type = an_name_class(c, o->name) & AN_NAME_COMM ? AN_COMM : AN_COMPUTE;
+                o->copy = AN_COPY_NONE;
+                o->pinned = 2;
+            } else {
+                const char *nm = an_name(c, o->name);
+                o->type = AN_MEMORY;
+                o->copy = (uint8_t)copy_kind(nm, o->kind);
+                o->pinned = (uint8_t)pinned_of(nm, o->copy);
+                o->bytes = bytes_of((const char *)sqlite3_column_text(sl, 6), sqlite3_column_bytes(sl, 6));
+            }
+        }
+        if (rc != SQLITE_DONE) break;
+    }
+    sqlite3_finalize(sl);
+    sqlite3_finalize(tr);
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (GPU ops)");
+    if (c->nops) xqsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
+    return 0;
+}
+
+/* c->by_stream and c->stream_ofs: a counting sort of the ops by op->sx,
+ * stable, so each group keeps the (ts, id) order of c->ops. */
+static void group_streams(struct an_ctx *c)
+{
+    size_t *ofs = xcalloc(c->nstreams + 1, sizeof *ofs);
+    uint32_t *by = xmalloc((c->nops ? c->nops : 1) * sizeof *by);
+    for (size_t i = 0; i < c->nops; i++) ofs[c->ops[i].sx + 1]++;
+    for (size_t k = 0; k < c->nstreams; k++) ofs[k + 1] += ofs[k];
+    size_t *fill = xmalloc((c->nstreams + 1) * sizeof *fill);
+    memcpy(fill, ofs, (c->nstreams + 1) * sizeof *fill);
+    for (size_t i = 0; i < c->nops; i++) by[fill[c->ops[i].sx]++] = (uint32_t)i;
+    free(fill);
+    c->by_stream = by;
+    c->stream_ofs = ofs;
+}
+
+/* An open host slice while walking a thread. */
+struct hframe {
+    int64_t id, end;
+    uint32_t name;
+    uint8_t kind;
+};
+
+static int annot_of(struct an_ctx *c, const struct hframe *f)
+{
+    if (f->kind == TB_K_USER_ANNOTATION) return an_name_class(c, f->name) & AN_NAME_STEP ? 0 : 1;
+    if (f->kind == TB_K_PYTHON) return an_name_class(c, f->name) & AN_NAME_MODULE ? 2 : 0;
+    return 0;
+}
+
+/* Walks each host thread of the rank once, in id order (= time order per
+ * track), keeping the stack of open slices, and records every runtime or
+ * driver call that carries a correlation id with what was open around it. */
+static int load_launches(struct an_ctx *c, struct err *e)
+{
+    sqlite3_stmt *tr, *sl;
+    if (rundb_prepare(c->db,
+                      "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0"
+                      " ORDER BY id",
+                      &tr, e))
+        return e->code;
+    if (rundb_prepare(c->db, "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ? AND ?", &sl,
+                      e)) {
+        sqlite3_finalize(tr);
+        return e->code;
+    }
+    sqlite3_bind_int(tr, 1, c->rank);
+    struct hframe *stk = NULL;
+    size_t ns = 0, scap = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
+        uint32_t track = (uint32_t)sqlite3_column_int64(tr, 0);
+        sqlite3_reset(sl);
+        sqlite3_bind_int64(sl, 1, sqlite3_column_int64(tr, 1));
+        sqlite3_bind_int64(sl, 2, sqlite3_column_int64(tr, 2));
+        ns = 0;
+        while ((rc = sqlite3_step(sl)) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(sl, 0), ts = sqlite3_column_int64(sl, 1);
+            int64_t dur = sqlite3_column_int64(sl, 2);
+            int64_t parent = sqlite3_column_type(sl, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(sl, 3);
+            uint32_t name = (uint32_t)sqlite3_column_int64(sl, 4);
+            int kind = sqlite3_column_int(sl, 5);
+            int64_t corr = sqlite3_column_int64(sl, 6);
+            while (ns && stk[ns - 1].id != parent) ns--;
+            if ((kind == TB_K_RUNTIME || kind == TB_K_DRIVER) && corr != 0) {
+                if (c->nlaunches == cap)
+                    c->launches = xrealloc(c->launches, (cap = cap ? cap * 2 : 1024) * sizeof *c->launches);
+                struct an_launch *l = &c->launches[c->nlaunches++];
+                memset(l, 0, sizeof *l);
+                l->id = id;
+                l->ts = ts;
+                l->end = ts + (dur > 0 ? dur : 0);
+                l->corr = corr;
+                l->name = name;
+                l->thread = track;
+                l->gpu = -1;
+                for (size_t i = ns; i-- > 0;) {
+                    if (stk[i].kind == TB_K_CPU_OP) {
+                        if (!l->op) l->op = stk[i].name;
+                        l->top_op = stk[i].name;
+                        l->top_id = stk[i].id;
+                    } else if (!l->annot) {
+                        int src = annot_of(c, &stk[i]);
+                        if (src) {
+                            l->annot = stk[i].name;
+                            l->annot_src = (uint8_t)src;
+                        }
+                    }
+                }
+            }
+            if (ns == scap) stk = xrealloc(stk, (scap = scap ? scap * 2 : 64) * sizeof *stk);
+            stk[ns++] = (struct hframe){ id, ts + (dur > 0 ? dur : 0), name, (uint8_t)kind };
+        }
+        if (rc != SQLITE_DONE) break;
+    }
+    free(stk);
+    sqlite3_finalize(sl);
+    sqlite3_finalize(tr);
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (launch calls)");
+    if (c->nlaunches) xqsort(c->launches, c->nlaunches, sizeof *c->launches, cmp_launch);
+    return 0;
+}
+
+/* op->launch and launch->gpu by correlation id (first partner wins), and
+ * the host thread that launches most. */
+static void link_ops(struct an_ctx *c)
+{
+    if (!c->nlaunches || !c->nops) return;
+    struct corr_ix *ix = xmalloc(c->nlaunches * sizeof *ix);
+    for (size_t i = 0; i < c->nlaunches; i++) ix[i] = (struct corr_ix){ c->launches[i].corr, (int32_t)i };
+    xqsort(ix, c->nlaunches, sizeof *ix, cmp_corr);
+    for (size_t i = 0; i < c->nops; i++) {
+        struct an_op *o = &c->ops[i];
+        if (!o->corr) continue;
+        size_t lo = 0, hi = c->nlaunches;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ix[mid].corr < o->corr) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == c->nlaunches || ix[lo].corr != o->corr) continue;
+        o->launch = ix[lo].idx;
+        struct an_launch *l = &c->launches[o->launch];
+        if (l->gpu < 0) l->gpu = (int32_t)i;
+    }
+    free(ix);
+    /* the main thread: most launches that reached the GPU */
+    uint32_t *th = xmalloc(c->nlaunches * sizeof *th);
+    size_t n = 0, best_n = 0;
+    for (size_t i = 0; i < c->nlaunches; i++)
+        if (c->launches[i].gpu >= 0) th[n++] = c->launches[i].thread;
+    xqsort(th, n, sizeof *th, cmp_u32);
+    for (size_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && th[j] == th[i]; j++) {}
+        if (j - i > best_n) {
+            best_n = j - i;
+            c->main_thread = th[i];
+        }
+    }
+    free(th);
+}
+
+struct gpu_peak {
+    const char *match;
+    double mem_gbps, link_gbps;
+};
+
+/* Published peaks: memory bandwidth of the board and the host link per
+ * direction (PCIe x16: Gen3 15.75, Gen4 31.5, Gen5 63 GB/s; GH200's
+ * NVLink-C2C 450). First match wins, so specific names come first. */
+static const struct gpu_peak peaks[] = {
+    { "GH200", 4000, 450 },   { "H200", 4800, 63 },     { "H100 PCIe", 2000, 63 }, { "H100 NVL", 3900, 63 },
+    { "H100", 3350, 63 },     { "H800", 3350, 63 },     { "A100-SXM4-80GB", 2039, 31.5 },
+    { "A100 80GB PCIe", 1935, 31.5 }, { "A100", 1555, 31.5 }, { "A800", 2039, 31.5 },
+    { "L40S", 864, 31.5 },    { "L40", 864, 31.5 },     { "L4", 300, 31.5 },       { "A10", 600, 31.5 },
+    { "A30", 933, 31.5 },     { "RTX 4090", 1008, 31.5 }, { "RTX 3090", 936, 31.5 }, { "V100", 900, 15.75 },
+    { "T4", 320, 15.75 },     { "MI300X", 5300, 63 },   { "MI250", 3277, 31.5 },
+};
+
+static int load_gpu_peak(struct an_ctx *c, struct err *e)
+{
+    sqlite3_stmt *st;
+    if (rundb_prepare(c->db, "SELECT name FROM gpu WHERE rank = ? ORDER BY kernel_ns DESC LIMIT 1", &st, e))
+        return e->code;
+    sqlite3_bind_int(st, 1, c->rank);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *nm = (const char *)sqlite3_column_text(st, 0);
+        snprintf(c->gpu_name, sizeof c->gpu_name, "%s", nm ? nm : "");
+        for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++)
+            if (strstr(c->gpu_name, peaks[i].match)) {
+                c->gpu_mem_gbps = peaks[i].mem_gbps;
+                c->link_gbps = peaks[i].link_gbps;
+                break;
+            }
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "analyses (gpu)");
+}
+
+static void ctx_free(struct an_ctx *c)
+{
+    free(c->ops);
+    free(c->launches);
+    free(c->steps);
+    free(c->streams);
+    free(c->by_stream);
+    free(c->stream_ofs);
+    free(c->ncache_id);
+    free(c->ncache_bits);
+    c->ncache_id = NULL;
+    c->ncache_bits = NULL;
+    c->ncache_cap = c->ncache_n = 0;
+    c->ops = NULL;
+    c->launches = NULL;
+    c->steps = NULL;
+    c->streams = NULL;
+    c->by_stream = NULL;
+    c->stream_ofs = NULL;
+    c->nops = c->nlaunches = c->nsteps = c->nstreams = 0;
+}
+
+static int load_rank(struct an_ctx *c, struct err *e)
+{
+    int rc;
+    double t = log_now_s();
+    if ((rc = load_steps(c, e)) || (rc = load_gpu(c, e))) return rc;
+    group_streams(c);
+    LOG_LAP(c->rank, "steps and GPU ops", &t);
+    if ((rc = load_launches(c, e))) return rc;
+    LOG_LAP(c->rank, "launch calls", &t);
+    if ((rc = load_gpu_peak(c, e))) return rc;
+    link_ops(c);
+    if (c->nsteps) {
+        c->w0 = c->steps[0].ts;
+        c->w1 = c->steps[0].end;
+        for (size_t i = 0; i < c->nsteps; i++) {
+            if (c->steps[i].ts < c->w0) c->w0 = c->steps[i].ts;
+            if (c->steps[i].end > c->w1) c->w1 = c->steps[i].end;
+        }
+    } else if (c->nops) {
+        c->w0 = c->ops[0].ts;
+        c->w1 = c->ops[0].end;
+        for (size_t i = 0; i < c->nops; i++)
+            if (c->ops[i].end > c->w1) c->w1 = c->ops[i].end;
+    } else {
+        c->w0 = c->w1 = 0;
+    }
+    return 0;
+}
+
+/* ====================================================================== */
+/* Driver                                                                 */
+/* ====================================================================== */
+
+typedef int (*an_fn)(struct an_ctx *, json_t *, struct err *);
+static const struct {
+    const char *name;
+    an_fn fn;
+} registry[] = {
+#define AN_ENTRY(n) { #n, an_##n },
+    ANALYSES_LIST(AN_ENTRY)
+#undef AN_ENTRY
+};
+
+static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
+{
+    int rc = load_rank(c, e);
+    if (rc) return rc;
+    json_t *doc = json_object();
+    json_object_set_new(doc, "window_ns", json_pack("[I,I]", (json_int_t)c->w0, (json_int_t)c->w1));
+    json_object_set_new(doc, "steps", json_integer((json_int_t)c->nsteps));
+    json_object_set_new(doc, "gpu", json_pack("{s:s,s:f,s:f}", "name", c->gpu_name, "memory_gbps",
+                                              c->gpu_mem_gbps, "link_gbps", c->link_gbps));
+    double t = log_now_s();
+    for (size_t i = 0; i < sizeof registry / sizeof registry[0] && rc == 0; i++) {
+        json_t *o = json_object();
+        rc = registry[i].fn(c, o, e);
+        json_object_set_new(doc, registry[i].name, o);
+        LOG_LAP(c->rank, registry[i].name, &t);
+    }
+    if (rc == 0) {
+        char *text = json_dumps(doc, JSON_COMPACT);
+        sqlite3_reset(ins_doc);
+        sqlite3_bind_int(ins_doc, 1, c->rank);
+        sqlite3_bind_text(ins_doc, 2, text, -1, free);
+        if (sqlite3_step(ins_doc) != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analyses (document insert)");
+    }
+    json_decref(doc);
+    ctx_free(c);
+    return rc;
+}
+
+int analyses_run(sqlite3 *db, struct err *e)
+{
+    struct an_ctx c;
+    memset(&c, 0, sizeof c);
+    c.db = db;
+    sqlite3_stmt *ranks = NULL, *ins_doc = NULL;
+    int rc = 0;
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (begin)");
+    if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = rundb_db_error(db, e, "analyses (schema)");
+        goto out;
+    }
+    if ((rc = rundb_prepare(db, "INSERT INTO anseries(rank, kind, key, name, unit) VALUES(?,?,?,?,?)", &c.ins_series,
+                            e)) ||
+        (rc =
+             rundb_prepare(db, "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES(?,?,?)", &c.ins_sample, e)) ||
+        (rc = rundb_prepare(db, "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES(?,?,?,?,?,?,?)",
+                            &c.ins_seg, e)) ||
+        (rc = rundb_prepare(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
+        (rc = rundb_prepare(db, "SELECT rank FROM rank ORDER BY rank", &ranks, e)))
+        goto out;
+    if ((rc = gpuscan_names_open(db, &c.names, e))) goto out;
+    int src;
+    while (rc == 0 && (src = sqlite3_step(ranks)) == SQLITE_ROW) {
+        c.rank = sqlite3_column_int(ranks, 0);
+        rc = run_rank(&c, ins_doc, e);
+    }
+    if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
+    if (rc == 0 && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
+        rc = rundb_db_error(db, e, "analyses (index)");
+out:
+    ctx_free(&c);
+    gpuscan_names_close(c.names);
+    sqlite3_finalize(ranks);
+    sqlite3_finalize(ins_doc);
+    sqlite3_finalize(c.ins_series);
+    sqlite3_finalize(c.ins_sample);
+    sqlite3_finalize(c.ins_seg);
+    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(db, e, "analyses (commit)");
+    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* ====================================================================== */
+/* Readers                                                                */
+/* ====================================================================== */
+
+static int has_table(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL))
+        return 0;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
+int analyses_read(sqlite3 *db, int rank, json_t **out, struct err *e)
+{
+    *out = NULL;
+    if (!has_table(db, "analyses")) return 0;
+    sqlite3_stmt *st;
+    if (rundb_prepare(db, "SELECT rank, doc FROM analyses WHERE ?1 < 0 OR rank = ?1 ORDER BY rank", &st, e))
+        return e->code;
+    sqlite3_bind_int(st, 1, rank);
+    json_t *all = json_object();
+    int rc;
+    char key[16];
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        json_error_t je;
+        json_t *doc = json_loadb((const char *)sqlite3_column_blob(st, 1), (size_t)sqlite3_column_bytes(st, 1), 0,
+                                 &je);
+        snprintf(key, sizeof key, "%d", sqlite3_column_int(st, 0));
+        json_object_set_new(all, key, doc ? doc : json_null());
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        json_decref(all);
+        return rundb_db_error(db, e, "analyses (read)");
+    }
+    *out = all;
+    return 0;
+}
+
+int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, json_t **out, struct err *e)
+{
+    *out = NULL;
+    if (!has_table(db, "critpath")) return err_set(e, ERR_NOT_FOUND, "this run has no critical path (imported "
+                                                                     "before the analyses existed)");
+    sqlite3_stmt *st;
+    if (rundb_prepare(db,
+                      "SELECT ts, dur, cat, track, slice FROM critpath WHERE rank = ?1 AND (?2 < 0 OR step = ?2)"
+                      " AND ts < ?4 AND ts + dur > ?3 ORDER BY ts LIMIT 200000",
+                      &st, e))
+        return e->code;
+    sqlite3_bind_int(st, 1, rank);
+    sqlite3_bind_int(st, 2, step);
+    sqlite3_bind_int64(st, 3, t0);
+    sqlite3_bind_int64(st, 4, t1);
+    json_t *segs = json_array();
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        json_array_append_new(segs, json_pack("[I,I,i,I,I]", (json_int_t)sqlite3_column_int64(st, 0),
+                                              (json_int_t)sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
+                                              (json_int_t)sqlite3_column_int64(st, 3),
+                                              (json_int_t)sqlite3_column_int64(st, 4)));
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        json_decref(segs);
+        return rundb_db_error(db, e, "analyses (critical path)");
+    }
+    json_t *cats = json_array();
+    for (int i = 0; i < AN_CP_NCAT; i++) json_array_append_new(cats, json_string(an_cp_names[i]));
+    *out = json_pack("{s:i,s:o,s:o}", "step", step, "categories", cats, "segments", segs);
+    return 0;
+}

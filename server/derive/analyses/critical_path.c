@@ -1,0 +1,710 @@
+/* analyses/critical_path.c — the critical path of each step (HTA's critical-
+ * path analysis, see include/derive/analyses.h), as time bound by category and as
+ * stored segments for the timeline.
+ *
+ * Model. Every host slice, launch call and GPU op is a node of a DAG whose
+ * edges say "cannot start (or end) before": a GPU op waits for its launch
+ * call (launch edge) and for the previous op on its stream (kernel→kernel
+ * edge); host work on a thread is sequential; a blocking call (a sync, a
+ * synchronous copy) ends after the GPU op it waits for (sync edge). In such
+ * a max-plus DAG each node starts when its last predecessor ends, so walking
+ * BACKWARDS from the step's end and always following the predecessor that
+ * ended last yields the longest path — the critical path — without building
+ * the graph: one pass per step, time decreasing monotonically from the
+ * step's end to its start. Every nanosecond of [ts, end) is attributed to
+ * exactly one segment, so the categories add up to the step's duration.
+ *
+ * The walk:
+ *  - At the step's end: the op that ended last, if the GPU finished no
+ *    earlier than the host; else the main (launching) thread.
+ *  - On a GPU op [ts, end): the op itself (gpu_compute, communication for
+ *    collective kernels). Its launch "arrives" at min(call end, op start) —
+ *    a kernel may start before its launch call returns, and a blocking copy
+ *    runs inside its call. Later of that and the stream's previous op's end
+ *    wins (ties: the stream): the gap to the previous op is kernel_gap, the
+ *    gap to the launch call launch_overhead, and the walk goes on at the
+ *    previous op or on the launching thread. No predecessor: the main
+ *    thread at the op's start.
+ *  - On a host thread at time t: the stretch [a, t) where the set of open
+ *    slices is constant (a: the latest slice start or end before t). Inside
+ *    a blocking call that did wait (some GPU op ended within it, before t)
+ *    the walk jumps to the op that ended last (a stream sync: that stream,
+ *    when the trace's cuda_sync events say which); the wait is not on the
+ *    path, only the call's tail after the op's end (launch_overhead). Else
+ *    the stretch is dataloader (inside a DataLoader call), launch_overhead
+ *    (inside a runtime/driver call) or cpu (ops, Python, annotations,
+ *    unrecorded host time). A non-main thread with nothing open (autograd's
+ *    backward thread between ops) hands over to the main thread.
+ *  - The walk stops at the step's start; GPU ops and calls from before it
+ *    are clipped there.
+ * Not modelled: cross-stream event waits (cudaStreamWaitEvent): such a wait
+ * shows as kernel_gap or launch_overhead before the waiting op.
+ *
+ * Output ("critical_path" of the analyses document):
+ *   {"steps": [{"idx", "name", "ts", "dur", "by": {"cpu_ns", "dataloader_ns",
+ *     "gpu_compute_ns", "communication_ns", "launch_overhead_ns",
+ *     "kernel_gap_ns"}, "bound_by": largest category, "segments": stored,
+ *     "truncated": true when more than CP_MAX_SEGS were cut}],
+ *    "totals": {"<cat>_ns"}, "shares": {"<cat>": fraction of all steps},
+ *    "bound_by": largest total category (null without steps)}
+ * Segments go to the critpath table in time order, adjacent pieces of one
+ * slice (same category and track) merged.
+ *
+ * Memory: per rank the op links (one int32 per op: its predecessor on its
+ * stream; the stream groups are the context's) and the stream-sync
+ * table; per step the host slices of the threads the walk visits (loaded on
+ * first visit, by id range of the track) and at most CP_MAX_SEGS segments.
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "derive/analyses.h"
+#include "store/model.h"
+#include "store/rundb.h"
+
+_Static_assert(TB_K_SYNC == 11 && TB_TRACK_GPU == 1, "kind numbers used in SQL");
+
+/* Segments stored per step; the category times stay exact beyond it. */
+#define CP_MAX_SEGS 50000
+/* Parent levels read to find the slices open at a step's start. */
+#define CP_MAX_DEPTH 256
+/* Ops looked back on one stream for one that ended before a time (ops on a
+ * stream overlap only by clock rounding). */
+#define CP_SCAN_BACK 64
+/* Moves without progress in time before jumps are refused (a guard: each
+ * jump needs a strictly earlier time than the previous one anyway). */
+#define CP_MAX_STALL 8
+
+struct cp_slice {
+    int64_t id, ts, end;
+    int32_t parent;       /* index in the thread's array, -1 none; may end
+                           * before its child (a record_function entered in a
+                           * Python frame outlives it), so the walk reads the
+                           * whole chain, never stopping at a closed parent */
+    int32_t target;       /* blocking copy: index of the op it waits for, -1 */
+    uint32_t stream;      /* stream sync: the stream track waited on, 0 any */
+    int8_t act;           /* enum gpuscan_act, -1 says nothing */
+    uint8_t sync;         /* blocks the host until the GPU is done */
+};
+
+/* A host thread as the walk sees it in the current step. */
+struct cp_thread {
+    uint32_t track;
+    int known;             /* first/last read */
+    int64_t first, last;   /* its slice id range */
+    int loaded_step;       /* the step (index + 1) whose slices s holds */
+    struct cp_slice *s;    /* ascending id = start order, parents first */
+    size_t n, cap;
+};
+
+struct cp_seg {
+    int64_t ts, dur, slice;
+    uint32_t track;
+    uint8_t cat;
+};
+
+struct cp_sync {
+    int64_t corr;
+    uint32_t stream;
+};
+
+struct cp_walk {
+    struct an_ctx *c;
+    sqlite3_stmt *trk, *probe, *rows, *one;
+    uint32_t main;        /* the thread holding the step spans (else the one launching most), 0 none */
+    int32_t *prev;        /* previous op on the same stream, -1 */
+    struct cp_sync *syncs; /* cuda_sync "Stream Sync" events, by corr */
+    size_t nsyncs;
+    struct cp_thread *th;
+    size_t nth;
+    const struct an_step *step;
+    int stepno;           /* index + 1 of the current step in c->steps */
+    struct cp_seg *seg;   /* the current step's segments, latest first */
+    size_t nseg;
+    int truncated;
+    int64_t by[AN_CP_NCAT];
+};
+
+/* ====================================================================== */
+/* Per-rank indexes                                                       */
+/* ====================================================================== */
+
+/* Each op's predecessor on its stream, from the context's stream groups. */
+static void index_prev(struct cp_walk *w)
+{
+    const struct an_ctx *c = w->c;
+    w->prev = xmalloc((c->nops ? c->nops : 1) * sizeof *w->prev);
+    for (size_t k = 0; k < c->nstreams; k++)
+        for (size_t at = c->stream_ofs[k]; at < c->stream_ofs[k + 1]; at++)
+            w->prev[c->by_stream[at]] = at > c->stream_ofs[k] ? (int32_t)c->by_stream[at - 1] : -1;
+}
+
+static int cmp_sync(const void *a, const void *b)
+{
+    const struct cp_sync *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* The profiler's cuda_sync events lie on the GPU track of the stream they
+ * wait for; a "Stream Sync" one shares its correlation id with the host's
+ * cudaStreamSynchronize call, which tells the walk which stream to follow. */
+static int load_syncs(struct cp_walk *w, struct err *e)
+{
+    struct an_ctx *c = w->c;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT s.corr, s.track, s.name FROM track t JOIN slice s ON s.id BETWEEN t.first_slice"
+                           " AND t.last_slice WHERE t.rank = ? AND t.kind = 1 AND t.nslices > 0 AND s.kind = 11"
+                           " AND s.corr != 0",
+                           -1, &st, NULL) != SQLITE_OK)
+        return rundb_db_error(c->db, e, "critical path (prepare)");
+    sqlite3_bind_int(st, 1, c->rank);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        /* device/event syncs: any stream */
+        if (!strstr(an_name(c, (uint32_t)sqlite3_column_int64(st, 2)), "Stream")) continue;
+        if (w->nsyncs == cap) w->syncs = xrealloc(w->syncs, (cap = cap ? cap * 2 : 64) * sizeof *w->syncs);
+        w->syncs[w->nsyncs++] = (struct cp_sync){ sqlite3_column_int64(st, 0), (uint32_t)sqlite3_column_int64(st, 1) };
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "critical path (cuda_sync events)");
+    if (w->nsyncs) xqsort(w->syncs, w->nsyncs, sizeof *w->syncs, cmp_sync);
+    return 0;
+}
+
+static uint32_t sync_stream(const struct cp_walk *w, int64_t corr)
+{
+    if (!corr || !w->nsyncs) return 0;
+    struct cp_sync key = { corr, 0 };
+    const struct cp_sync *f = bsearch(&key, w->syncs, w->nsyncs, sizeof key, cmp_sync);
+    return f ? f->stream : 0;
+}
+
+/* The op of the launch call that is host slice id (starting at ts), -1. */
+static int32_t launched_op(const struct an_ctx *c, int64_t id, int64_t ts)
+{
+    size_t lo = 0, hi = c->nlaunches;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->launches[mid].ts < ts) lo = mid + 1;
+        else hi = mid;
+    }
+    for (; lo < c->nlaunches && c->launches[lo].ts == ts; lo++)
+        if (c->launches[lo].id == id) return c->launches[lo].gpu;
+    return -1;
+}
+
+/* The op on stream k (an index into c->streams; all streams when k < 0)
+ * that ended last in (after, t], -1 none. */
+static int32_t last_ended(const struct an_ctx *c, int k, int64_t after, int64_t t)
+{
+    int32_t best = -1;
+    size_t k0 = k < 0 ? 0 : (size_t)k, k1 = k < 0 ? c->nstreams : (size_t)k + 1;
+    const uint32_t *by = c->by_stream;
+    for (size_t s = k0; s < k1 && s < c->nstreams; s++) {
+        size_t lo = c->stream_ofs[s], hi = c->stream_ofs[s + 1];
+        while (lo < hi) { /* first op of the group starting after t */
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->ops[by[mid]].ts <= t) lo = mid + 1;
+            else hi = mid;
+        }
+        for (size_t n = 0; lo > c->stream_ofs[s] && n < CP_SCAN_BACK; n++) {
+            const struct an_op *o = &c->ops[by[--lo]];
+            if (o->end > t) continue;
+            if (o->end > after && (best < 0 || o->end > c->ops[best].end)) best = (int32_t)by[lo];
+            break;
+        }
+    }
+    return best;
+}
+
+/* ====================================================================== */
+/* Host threads of a step                                                 */
+/* ====================================================================== */
+
+static struct cp_thread *thread_get(struct cp_walk *w, uint32_t track)
+{
+    for (size_t i = 0; i < w->nth; i++)
+        if (w->th[i].track == track) return &w->th[i];
+    w->th = xrealloc(w->th, (w->nth + 1) * sizeof *w->th);
+    struct cp_thread *h = &w->th[w->nth++];
+    memset(h, 0, sizeof *h);
+    h->track = track;
+    return h;
+}
+
+static int32_t index_of(const struct cp_thread *h, int64_t id)
+{
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->s[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < h->n && h->s[lo].id == id ? (int32_t)lo : -1;
+}
+
+/* Appends the slice of the current row of st (id, ts, dur, parent, name,
+ * kind, corr); parent_id receives its parent's id (0 none). */
+static void push_row(struct cp_walk *w, struct cp_thread *h, sqlite3_stmt *st, int64_t *parent_id)
+{
+    struct an_ctx *c = w->c;
+    int kind = sqlite3_column_int(st, 5);
+    int64_t ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
+    int64_t corr = sqlite3_column_int64(st, 6);
+    *parent_id = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 3);
+    if (h->n == h->cap) h->s = xrealloc(h->s, (h->cap = h->cap ? h->cap * 2 : 256) * sizeof *h->s);
+    struct cp_slice *s = &h->s[h->n++];
+    memset(s, 0, sizeof *s);
+    s->id = sqlite3_column_int64(st, 0);
+    s->ts = ts;
+    s->end = ts + (dur > 0 ? dur : 0);
+    s->parent = -1;
+    s->target = -1;
+    if (kind == TB_K_SYNC) {
+        /* a cuda_sync event on the host's own track: the host is blocked */
+        s->act = GPUSCAN_SYNC;
+        s->sync = 1;
+    } else {
+        s->act = (int8_t)gpuscan_names_act(c->names, (uint32_t)sqlite3_column_int64(st, 4), kind);
+        s->sync = s->act == GPUSCAN_SYNC;
+    }
+    if ((kind == TB_K_RUNTIME || kind == TB_K_DRIVER) && corr) {
+        if (s->sync) s->stream = sync_stream(w, corr);
+        /* cudaMemcpyAsync into pageable memory returns only after its copy:
+         * a copy that ran inside its own call blocked it. (A kernel ending
+         * before its launch call returns did not: the call is async.) */
+        int32_t op = launched_op(c, s->id, ts);
+        if (op >= 0) {
+            const struct an_op *o = &c->ops[op];
+            if (o->kind == TB_K_MEMCPY && o->pinned != 1 && o->end > s->ts && o->end <= s->end) {
+                s->sync = 1;
+                s->target = op;
+            }
+        }
+    }
+}
+
+static int fetch_one(struct cp_walk *w, int64_t id, int *found, struct err *e)
+{
+    sqlite3_reset(w->one);
+    sqlite3_bind_int64(w->one, 1, id);
+    int rc = sqlite3_step(w->one);
+    *found = rc == SQLITE_ROW;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(w->c->db, e, "critical path (host slice)");
+}
+
+/* The first slice id of [first, last] starting at or after t (last + 1:
+ * none); the clustered ids of a track are in start order. */
+static int first_from(struct cp_walk *w, int64_t first, int64_t last, int64_t t, int64_t *out, struct err *e)
+{
+    int64_t lo = first, hi = last + 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        sqlite3_reset(w->probe);
+        sqlite3_bind_int64(w->probe, 1, mid);
+        sqlite3_bind_int64(w->probe, 2, last);
+        int rc = sqlite3_step(w->probe);
+        if (rc == SQLITE_ROW) {
+            if (sqlite3_column_int64(w->probe, 1) < t) lo = sqlite3_column_int64(w->probe, 0) + 1;
+            else hi = mid;
+        } else if (rc == SQLITE_DONE) {
+            hi = mid;
+        } else {
+            return rundb_db_error(w->c->db, e, "critical path (probe)");
+        }
+    }
+    *out = lo;
+    return 0;
+}
+
+/* Loads h's slices that overlap the current step: those starting in it (the
+ * clustered ids of a track are in start order, so a binary search over ids
+ * finds the first) and the ones open at its start (the parent chain of the
+ * last slice starting before it). */
+static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
+{
+    struct an_ctx *c = w->c;
+    const struct an_step *s = w->step;
+    int rc, found;
+    h->n = 0;
+    h->loaded_step = w->stepno;
+    if (!h->known) {
+        sqlite3_reset(w->trk);
+        sqlite3_bind_int64(w->trk, 1, h->track);
+        rc = sqlite3_step(w->trk);
+        if (rc == SQLITE_ROW && sqlite3_column_type(w->trk, 0) != SQLITE_NULL) {
+            h->first = sqlite3_column_int64(w->trk, 0);
+            h->last = sqlite3_column_int64(w->trk, 1);
+        } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+            return rundb_db_error(c->db, e, "critical path (track)");
+        }
+        h->known = 1;
+    }
+    if (h->first <= 0 || h->last < h->first) return 0;
+    int64_t first;
+    if ((rc = first_from(w, h->first, h->last, s->ts, &first, e))) return rc;
+    /* the chain open at the step's start, innermost first, then reversed */
+    int64_t id = first - 1, pid;
+    for (int depth = 0; id >= h->first && depth < CP_MAX_DEPTH; depth++) {
+        if ((rc = fetch_one(w, id, &found, e))) return rc;
+        if (!found) break;
+        if (sqlite3_column_int(w->one, 5) == TB_K_TRACE) { /* the profiler's own range says nothing */
+            pid = sqlite3_column_type(w->one, 3) == SQLITE_NULL ? 0 : sqlite3_column_int64(w->one, 3);
+            if (!pid) break;
+            id = pid;
+            continue;
+        }
+        push_row(w, h, w->one, &pid);
+        if (!pid) break;
+        id = pid;
+    }
+    for (size_t i = 0; i < h->n / 2; i++) {
+        struct cp_slice t = h->s[i];
+        h->s[i] = h->s[h->n - 1 - i];
+        h->s[h->n - 1 - i] = t;
+    }
+    for (size_t i = 1; i < h->n; i++) h->s[i].parent = (int32_t)(i - 1);
+    sqlite3_reset(w->rows);
+    sqlite3_bind_int64(w->rows, 1, first);
+    sqlite3_bind_int64(w->rows, 2, h->last);
+    while ((rc = sqlite3_step(w->rows)) == SQLITE_ROW) {
+        if (sqlite3_column_int64(w->rows, 1) >= s->end) break;
+        push_row(w, h, w->rows, &pid);
+        struct cp_slice *x = &h->s[h->n - 1];
+        x->parent = pid ? index_of(h, pid) : -1;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(c->db, e, "critical path (host slices)");
+    sqlite3_reset(w->rows);
+    return 0;
+}
+
+/* The thread holding the step spans: the path's host side follows it when
+ * a helper thread idles. It is not always the one launching most — in a
+ * small model autograd's backward thread may launch more than the Python
+ * thread that runs the loop. Found by the first step's host span (all steps
+ * come from one thread); without one, the launching thread. */
+static int find_main(struct cp_walk *w, struct err *e)
+{
+    struct an_ctx *c = w->c;
+    w->main = c->main_thread;
+    if (!c->nsteps || c->steps[0].host_end <= c->steps[0].host_ts) return 0;
+    const struct an_step *s0 = &c->steps[0];
+    sqlite3_stmt *tr;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND"
+                           " nslices > 0 ORDER BY id",
+                           -1, &tr, NULL) != SQLITE_OK)
+        return rundb_db_error(c->db, e, "critical path (prepare)");
+    sqlite3_bind_int(tr, 1, c->rank);
+    int rc, found = 0;
+    while (!found && (rc = sqlite3_step(tr)) == SQLITE_ROW) {
+        int64_t first = sqlite3_column_int64(tr, 1), last = sqlite3_column_int64(tr, 2), id;
+        if (first_from(w, first, last, s0->host_ts, &id, e)) {
+            sqlite3_finalize(tr);
+            return e->code;
+        }
+        sqlite3_reset(w->rows);
+        sqlite3_bind_int64(w->rows, 1, id);
+        sqlite3_bind_int64(w->rows, 2, last);
+        for (int n = 0; n < 16 && sqlite3_step(w->rows) == SQLITE_ROW; n++) {
+            if (sqlite3_column_int64(w->rows, 1) != s0->host_ts) break;
+            if (sqlite3_column_int(w->rows, 5) == TB_K_USER_ANNOTATION &&
+                sqlite3_column_int64(w->rows, 2) == s0->host_end - s0->host_ts) {
+                w->main = (uint32_t)sqlite3_column_int64(tr, 0);
+                found = 1;
+                break;
+            }
+        }
+        sqlite3_reset(w->rows);
+    }
+    rc = found || rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "critical path (tracks)");
+    sqlite3_finalize(tr);
+    return rc;
+}
+
+/* The index of the last slice of h starting before t, -1 none. */
+static int32_t started_before(const struct cp_thread *h, int64_t t)
+{
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->s[mid].ts < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return (int32_t)lo - 1;
+}
+
+/* ====================================================================== */
+/* The walk                                                               */
+/* ====================================================================== */
+
+/* Attributes [a, b) (b: the walk's time) to cat; segments come latest
+ * first and merge with the previous one when they continue it. */
+static void emit(struct cp_walk *w, int64_t a, int64_t b, int cat, uint32_t track, int64_t slice)
+{
+    if (b <= a) return;
+    w->by[cat] += b - a;
+    if (w->nseg) {
+        struct cp_seg *p = &w->seg[w->nseg - 1];
+        if (p->ts == b && p->cat == cat && p->track == track && p->slice == slice) {
+            p->dur += b - a;
+            p->ts = a;
+            return;
+        }
+    }
+    if (w->nseg == CP_MAX_SEGS) {
+        w->truncated = 1;
+        return;
+    }
+    w->seg[w->nseg++] = (struct cp_seg){ a, b - a, slice, track, (uint8_t)cat };
+}
+
+static int op_cat(const struct an_op *o)
+{
+    return o->type == AN_COMM ? AN_CP_COMM : AN_CP_GPU_COMPUTE;
+}
+
+/* The category of a stretch with the n slices open[] of h open (innermost
+ * first) and, in *by, the slice that decides it — the outermost DataLoader
+ * call, the innermost runtime call, else the innermost op or annotation
+ * (Python frames only when nothing else is open) — so the many stretches
+ * inside one DataLoader call or one op merge into one stored segment. */
+static int host_cat(const struct cp_thread *h, const int32_t *open, int n, int64_t *by)
+{
+    int act = GPUSCAN_NACT;
+    int32_t dec = -1;
+    *by = n ? h->s[open[0]].id : 0;
+    for (int i = 0; i < n; i++) {
+        int a = h->s[open[i]].act;
+        if (a < 0) continue;
+        if (a < act || (a == GPUSCAN_DATALOADER && act == GPUSCAN_DATALOADER)) dec = open[i];
+        if (a < act) act = a;
+    }
+    if (dec >= 0) *by = h->s[dec].id;
+    if (act == GPUSCAN_DATALOADER) return AN_CP_DATALOADER;
+    if (act == GPUSCAN_SYNC || act == GPUSCAN_LAUNCH) return AN_CP_LAUNCH;
+    return AN_CP_CPU;
+}
+
+/* The stretch of h ending at t: *a receives where it starts (the latest
+ * slice start or end before t, lo at the earliest) and open[] the slices
+ * open over it, innermost first (at most CP_MAX_DEPTH); returns how many.
+ * The last slice starting before t and its parent chain hold every slice
+ * open then (the importer nests by start order). */
+static int stretch(const struct cp_thread *h, int64_t t, int64_t lo, int64_t *a, int32_t *open)
+{
+    int32_t k = started_before(h, t);
+    int n = 0, depth = 0;
+    *a = k >= 0 && h->s[k].ts > lo ? h->s[k].ts : lo;
+    for (; k >= 0 && depth < CP_MAX_DEPTH; k = h->s[k].parent, depth++) {
+        if (h->s[k].end >= t) open[n++] = k;
+        else if (h->s[k].end > *a) *a = h->s[k].end;
+    }
+    return n;
+}
+
+enum where { AT_GPU, AT_HOST, AT_NONE };
+
+static int walk_step(struct cp_walk *w, struct err *e)
+{
+    struct an_ctx *c = w->c;
+    const struct an_step *s = w->step;
+    const int64_t lo = s->ts;
+    int64_t t = s->end, last_sync = INT64_MAX;
+    int stall = 0, rc;
+    int32_t open[CP_MAX_DEPTH];
+    enum where at;
+    int32_t op = last_ended(c, -1, lo, t);
+    struct cp_thread *h = NULL;
+    if (op >= 0 && c->ops[op].end == t && c->ops[op].end >= s->host_end) {
+        at = AT_GPU;
+    } else {
+        at = w->main ? AT_HOST : AT_NONE;
+        if (w->main) h = thread_get(w, w->main);
+    }
+    while (t > lo) {
+        int64_t t_before = t;
+        if (at == AT_NONE) { /* no host thread known: unrecorded host time */
+            emit(w, lo, t, AN_CP_CPU, 0, 0);
+            t = lo;
+            break;
+        }
+        if (at == AT_GPU) {
+            const struct an_op *o = &c->ops[op];
+            int64_t a = o->ts > lo ? o->ts : lo;
+            emit(w, a, t, op_cat(o), o->stream, o->id);
+            t = a;
+            if (t <= lo) break;
+            const struct an_launch *l = o->launch >= 0 ? &c->launches[o->launch] : NULL;
+            int64_t arrive = l ? (l->end < o->ts ? l->end : o->ts) : INT64_MIN;
+            int32_t p = w->prev[op];
+            if (p >= 0 && c->ops[p].end >= arrive) { /* kernel→kernel */
+                int64_t g = c->ops[p].end > lo ? c->ops[p].end : lo;
+                if (g < t) {
+                    emit(w, g, t, AN_CP_KERNEL_GAP, o->stream, 0);
+                    t = g;
+                }
+                op = p;
+            } else if (l) { /* launch edge */
+                int64_t g = arrive > lo ? arrive : lo;
+                emit(w, g, t, AN_CP_LAUNCH, o->stream, 0);
+                t = g;
+                h = thread_get(w, l->thread);
+                at = AT_HOST;
+            } else if (w->main) {
+                h = thread_get(w, w->main);
+                at = AT_HOST;
+            } else {
+                at = AT_NONE;
+            }
+        } else {
+            if (h->loaded_step != w->stepno && (rc = thread_load(w, h, e))) return rc;
+            int64_t a;
+            int nopen = stretch(h, t, lo, &a, open);
+            int jumps = stall < CP_MAX_STALL;
+            if (!nopen && h->track != w->main && w->main && jumps) {
+                h = thread_get(w, w->main); /* idle helper thread: the main thread drives it */
+                stall++;
+                continue;
+            }
+            int32_t sy = -1;
+            for (int i = 0; i < nopen && sy < 0; i++)
+                if (h->s[open[i]].sync) sy = open[i];
+            if (sy >= 0 && jumps && t < last_sync) {
+                const struct cp_slice *S = &h->s[sy];
+                int32_t j = -1;
+                if (S->target >= 0 && c->ops[S->target].end <= t) j = S->target;
+                else j = last_ended(c, S->stream ? an_stream_ix(c, S->stream) : -1, S->ts, t);
+                if (S->stream && j < 0) j = last_ended(c, -1, S->ts, t);
+                if (j >= 0) { /* sync edge: the call's tail after the op's end is runtime time */
+                    int64_t g = c->ops[j].end > lo ? c->ops[j].end : lo;
+                    emit(w, g, t, AN_CP_LAUNCH, h->track, S->id);
+                    t = last_sync = g;
+                    op = j;
+                    at = AT_GPU;
+                    stall = t < t_before ? 0 : stall + 1;
+                    continue;
+                }
+            }
+            int64_t by = 0;
+            int cat = host_cat(h, open, nopen, &by);
+            emit(w, a, t, cat, h->track, by);
+            t = a;
+        }
+        stall = t < t_before ? 0 : stall + 1;
+    }
+    return 0;
+}
+
+/* ====================================================================== */
+/* Output                                                                 */
+/* ====================================================================== */
+
+static json_t *by_object(const int64_t *by)
+{
+    json_t *o = json_object();
+    char key[48];
+    for (int k = 0; k < AN_CP_NCAT; k++) {
+        snprintf(key, sizeof key, "%s_ns", an_cp_names[k]);
+        json_object_set_new(o, key, json_integer((json_int_t)by[k]));
+    }
+    return o;
+}
+
+static int largest(const int64_t *by)
+{
+    int best = 0;
+    for (int k = 1; k < AN_CP_NCAT; k++)
+        if (by[k] > by[best]) best = k;
+    return best;
+}
+
+static int store_step(struct cp_walk *w, json_t *steps, struct err *e)
+{
+    const struct an_step *s = w->step;
+    int rc;
+    for (size_t i = w->nseg; i-- > 0;) { /* in time order */
+        const struct cp_seg *g = &w->seg[i];
+        if ((rc = an_segment(w->c, s->idx, g->ts, g->dur, g->cat, g->track, g->slice, e))) return rc;
+    }
+    int64_t sum = 0;
+    for (int k = 0; k < AN_CP_NCAT; k++) sum += w->by[k];
+    assert(sum == s->end - s->ts); /* every ns of the step on exactly one segment */
+    json_t *o = json_pack("{s:i,s:s,s:I,s:I,s:o,s:s,s:I}", "idx", s->idx, "name", s->name, "ts", (json_int_t)s->ts,
+                          "dur", (json_int_t)(s->end - s->ts), "by", by_object(w->by), "bound_by",
+                          an_cp_names[largest(w->by)], "segments", (json_int_t)w->nseg);
+    if (w->truncated) json_object_set_new(o, "truncated", json_true());
+    json_array_append_new(steps, o);
+    return 0;
+}
+
+static int prepare(struct cp_walk *w, struct err *e)
+{
+    sqlite3 *db = w->c->db;
+    if (sqlite3_prepare_v2(db, "SELECT first_slice, last_slice FROM track WHERE id = ? AND nslices > 0", -1,
+                           &w->trk, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT id, ts FROM slice WHERE id >= ?1 AND id <= ?2 ORDER BY id LIMIT 1", -1,
+                           &w->probe, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ?1 AND ?2"
+                           " AND kind != 10 ORDER BY id",
+                           -1, &w->rows, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id = ?",
+                           -1, &w->one, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "critical path (prepare)");
+    return 0;
+}
+
+int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
+{
+    _Static_assert(TB_K_TRACE == 10, "kind number used in SQL");
+    struct cp_walk w;
+    memset(&w, 0, sizeof w);
+    w.c = c;
+    int64_t totals[AN_CP_NCAT] = { 0 };
+    json_t *steps = json_array();
+    int rc = prepare(&w, e);
+    if (rc == 0) rc = load_syncs(&w, e);
+    if (rc == 0) rc = find_main(&w, e);
+    if (rc == 0) {
+        index_prev(&w);
+        w.seg = xmalloc(CP_MAX_SEGS * sizeof *w.seg);
+    }
+    for (size_t i = 0; rc == 0 && i < c->nsteps; i++) {
+        w.step = &c->steps[i];
+        w.stepno = (int)i + 1;
+        w.nseg = 0;
+        w.truncated = 0;
+        memset(w.by, 0, sizeof w.by);
+        if ((rc = walk_step(&w, e)) || (rc = store_step(&w, steps, e))) break;
+        for (int k = 0; k < AN_CP_NCAT; k++) totals[k] += w.by[k];
+    }
+    if (rc == 0) {
+        int64_t all = 0;
+        for (int k = 0; k < AN_CP_NCAT; k++) all += totals[k];
+        json_t *shares = json_object();
+        for (int k = 0; k < AN_CP_NCAT; k++)
+            json_object_set_new(shares, an_cp_names[k], json_real(all ? (double)totals[k] / (double)all : 0.0));
+        json_object_set_new(out, "steps", steps);
+        json_object_set_new(out, "totals", by_object(totals));
+        json_object_set_new(out, "shares", shares);
+        json_object_set_new(out, "bound_by", all ? json_string(an_cp_names[largest(totals)]) : json_null());
+        steps = NULL;
+    }
+    json_decref(steps);
+    for (size_t i = 0; i < w.nth; i++) free(w.th[i].s);
+    free(w.th);
+    free(w.seg);
+    free(w.prev);
+    free(w.syncs);
+    sqlite3_finalize(w.trk);
+    sqlite3_finalize(w.probe);
+    sqlite3_finalize(w.rows);
+    sqlite3_finalize(w.one);
+    return rc;
+}

@@ -1,0 +1,593 @@
+/* excessive_host_sync — the host thread stops and waits for the GPU inside
+ * the steps (.item(), .cpu(), print(tensor), torch.cuda.synchronize() ...).
+ *
+ * What a host-blocking call costs: while the host waits, the GPU works off
+ * its queue, so the wait itself loses nothing; but when the call returns the
+ * queue is empty and the GPU idles until the host has launched the next
+ * work. That idle time is the cost, and at most the wait could have hidden
+ * it (the host would have run ahead instead of waiting). So a call counts
+ * only when it really waited (some GPU work finished while it was in the
+ * call: a sync on an idle GPU returns at once and costs nothing), and its
+ * cost is min(wait, GPU idle gap from the end of the waited-for work to the
+ * next GPU op, within the next step at most). The catalog's "their time"
+ * is read as that cost, not as the time spent blocked, which is GPU-busy
+ * time: on a GPU-bound loop a single torch.cuda.synchronize() per step
+ * blocks for most of the step and costs almost nothing. Fires when the
+ * calls that waited exceed sync_per_step per step, or their cost exceeds
+ * sync_pct of the average step.
+ *
+ * Blocking calls are read by name from the runtime/driver slices: the
+ * explicit syncs, synchronous copies, frees (cudaFree synchronizes the
+ * device), and cudaMemcpyAsync into pageable host memory (synchronous by
+ * CUDA's rules). A cudaMemcpyAsync followed at once by a sync on the same
+ * thread is one blocking copy (.item(), .cpu(), .to() without
+ * non_blocking). The profiler's cuda_sync events duplicate the runtime
+ * calls (and also mark the non-blocking cudaEventQuery and the GPU-side
+ * cudaStreamWaitEvent), so they are not used. Evidence names the operator
+ * that issued each group of calls (outermost and innermost cpu_op), and the
+ * user's Python frame when the trace has stacks.
+ *
+ * Memory: the blocking calls of the steps (small records); GPU slices are
+ * streamed once per GPU track, slices read by id range. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "derive/kclass.h"
+#include "derive/rules.h"
+#include "store/model.h"
+
+_Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5 && TB_K_KERNEL == 6 && TB_K_MEMCPY == 7 && TB_K_MEMSET == 8 &&
+                   TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_PYTHON == 3,
+               "kind numbers used in SQL");
+
+/* Distinct issuers kept for the evidence; the rest are summed as "other". */
+#define MAX_ISSUERS 32
+/* Parent levels walked to name the issuing operator. */
+#define MAX_DEPTH 256
+
+enum call_class { CC_SYNC, CC_COPY, CC_FREE, CC_ASYNC_COPY };
+
+/* Names of host-blocking calls (CUDA runtime and driver, HIP). cudaFree
+ * and cudaFreeHost synchronize the device implicitly; so does a
+ * synchronous cudaMemcpy. */
+static const struct {
+    const char *name;
+    enum call_class cls;
+} blocking[] = {
+    { "cudaDeviceSynchronize", CC_SYNC },  { "cudaStreamSynchronize", CC_SYNC },
+    { "cudaEventSynchronize", CC_SYNC },   { "cudaThreadSynchronize", CC_SYNC },
+    { "cuCtxSynchronize", CC_SYNC },       { "cuStreamSynchronize", CC_SYNC },
+    { "cuEventSynchronize", CC_SYNC },     { "hipDeviceSynchronize", CC_SYNC },
+    { "hipStreamSynchronize", CC_SYNC },   { "hipEventSynchronize", CC_SYNC },
+    { "cudaMemcpy", CC_COPY },             { "cudaMemcpy2D", CC_COPY },
+    { "cudaMemcpy3D", CC_COPY },           { "cudaMemcpyFromSymbol", CC_COPY },
+    { "cudaMemcpyPeer", CC_COPY },         { "cuMemcpyDtoH_v2", CC_COPY },
+    { "cuMemcpyHtoD_v2", CC_COPY },        { "cuMemcpy", CC_COPY },
+    { "hipMemcpy", CC_COPY },              { "cudaFree", CC_FREE },
+    { "cudaFreeHost", CC_FREE },           { "cuMemFree_v2", CC_FREE },
+    { "hipFree", CC_FREE },                { "cudaMemcpyAsync", CC_ASYNC_COPY },
+    { "cuMemcpyDtoHAsync_v2", CC_ASYNC_COPY }, { "hipMemcpyAsync", CC_ASYNC_COPY },
+};
+#define NBLOCKING (sizeof blocking / sizeof blocking[0])
+
+struct call {
+    int64_t ts, end, parent;
+    uint32_t name;
+    int paired; /* a blocking copy: cudaMemcpyAsync (+ the sync after it) */
+    int step;
+    /* from the GPU sweep */
+    int busy;           /* some GPU op still runs when the call returns */
+    int64_t gpu_end;    /* latest end of GPU work finished by the call's end */
+    int64_t next_start; /* first GPU op starting after the call's end */
+};
+
+struct issuer {
+    char label[192];
+    char what[64];   /* the call: "cudaStreamSynchronize", "blocking copy (...)" */
+    char where[160]; /* user Python frame, "" when the trace has none */
+    int64_t calls, blocked, idle;
+};
+
+struct names {
+    uint32_t id[NBLOCKING];
+    int idx[NBLOCKING];
+    size_t n;
+};
+
+/* The string ids of the blocking names present in the run (one pass over
+ * the interned strings, which carry no index on their text). */
+static int names_load(sqlite3 *db, struct names *nm)
+{
+    sqlite3_stmt *st;
+    nm->n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, s FROM str WHERE s LIKE 'cu%' OR s LIKE 'hip%'", -1, &st, NULL) !=
+        SQLITE_OK)
+        return -1;
+    while (sqlite3_step(st) == SQLITE_ROW && nm->n < NBLOCKING) {
+        const char *s = (const char *)sqlite3_column_text(st, 1);
+        for (size_t i = 0; s && i < NBLOCKING; i++)
+            if (strcmp(s, blocking[i].name) == 0) {
+                nm->id[nm->n] = (uint32_t)sqlite3_column_int64(st, 0);
+                nm->idx[nm->n++] = (int)i;
+                break;
+            }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int names_class(const struct names *nm, uint32_t id)
+{
+    for (size_t i = 0; i < nm->n; i++)
+        if (nm->id[i] == id) return nm->idx[i];
+    return -1;
+}
+
+/* The correlation ids of the rank's device-to-host copies into pageable
+ * memory (which cudaMemcpyAsync performs synchronously), sorted. One pass
+ * over the memcpy rows of the rank's GPU tracks, and none at all when no
+ * such copy name was interned: a lookup per launch call would cost an
+ * index probe for each of millions of copies. */
+struct corrset {
+    int64_t *v;
+    size_t n;
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int pageable_dtoh_load(sqlite3 *db, int rank, struct corrset *cs)
+{
+    sqlite3_stmt *nm = NULL, *tr = NULL, *st = NULL;
+    uint32_t ids[16];
+    size_t nids = 0, cap = 0;
+    int rc = -1;
+    cs->v = NULL;
+    cs->n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM str WHERE s LIKE '%DtoH%' AND s LIKE '%Pageable%'", -1, &nm, NULL) !=
+        SQLITE_OK)
+        goto out;
+    while (sqlite3_step(nm) == SQLITE_ROW && nids < sizeof ids / sizeof ids[0])
+        ids[nids++] = (uint32_t)sqlite3_column_int64(nm, 0);
+    if (nids == 0) {
+        rc = 0;
+        goto out;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0",
+                           -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT corr, name FROM slice WHERE id BETWEEN ? AND ? AND kind = 7 AND corr != 0",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_int(tr, 1, rank);
+    while (sqlite3_step(tr) == SQLITE_ROW) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
+        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            uint32_t name = (uint32_t)sqlite3_column_int64(st, 1);
+            size_t k = 0;
+            while (k < nids && ids[k] != name) k++;
+            if (k == nids) continue;
+            if (cs->n == cap) cs->v = xrealloc(cs->v, (cap = cap ? cap * 2 : 64) * sizeof *cs->v);
+            cs->v[cs->n++] = sqlite3_column_int64(st, 0);
+        }
+    }
+    if (cs->n) xqsort(cs->v, cs->n, sizeof *cs->v, cmp_i64);
+    rc = 0;
+out:
+    sqlite3_finalize(nm);
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int pageable_dtoh(const struct corrset *cs, int64_t corr)
+{
+    return corr && cs->n && bsearch(&corr, cs->v, cs->n, sizeof *cs->v, cmp_i64) != NULL;
+}
+
+/* The blocking calls on the rank's CPU threads that start inside a step.
+ * A copy followed at once (no runtime call between) by a sync on the same
+ * thread is one blocking copy (PyTorch's memcpy_and_sync behind .item(),
+ * .cpu(), .to() without non_blocking): its span runs from the copy's
+ * start, so the copy's own GPU work counts as waited for. */
+static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct names *nm, struct call **out, size_t *nout)
+{
+    sqlite3_stmt *tr = NULL, *st = NULL;
+    struct corrset cp = { NULL, 0 };
+    size_t cap = 0;
+    int rc = -1;
+    *out = NULL;
+    *nout = 0;
+    if (pageable_dtoh_load(db, r->rank, &cp) != 0) goto out;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0"
+                           " ORDER BY id",
+                           -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "SELECT id, ts, dur, parent, name, corr FROM slice WHERE id BETWEEN ? AND ?"
+                           " AND kind IN (4, 5)",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_int(tr, 1, r->rank);
+    while (sqlite3_step(tr) == SQLITE_ROW) {
+        /* the copy just before on this thread: start, and its call when added */
+        int have_copy = 0;
+        int64_t copy_ts = 0;
+        long copy_call = -1;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
+        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            uint32_t name = (uint32_t)sqlite3_column_int64(st, 4);
+            int k = names_class(nm, name);
+            int64_t ts = sqlite3_column_int64(st, 1), end = ts + sqlite3_column_int64(st, 2);
+            int after_copy = have_copy;
+            have_copy = 0;
+            if (k < 0) continue;
+            if (blocking[k].cls == CC_SYNC && after_copy) {
+                if (copy_call >= 0) { /* the copy blocked by itself: extend it over the sync */
+                    (*out)[copy_call].end = end;
+                    continue;
+                }
+                ts = copy_ts;
+            }
+            int s = rules_step_at(r, ts);
+            if (blocking[k].cls == CC_ASYNC_COPY) {
+                have_copy = 1;
+                copy_ts = ts;
+                copy_call = -1;
+                /* blocking by itself only into pageable memory */
+                if (s < 0 || !pageable_dtoh(&cp, sqlite3_column_int64(st, 5))) continue;
+                copy_call = (long)*nout;
+            }
+            if (s < 0) continue;
+            if (*nout == cap) *out = xrealloc(*out, (cap = cap ? cap * 2 : 64) * sizeof **out);
+            struct call *c = &(*out)[(*nout)++];
+            memset(c, 0, sizeof *c);
+            c->ts = ts;
+            c->end = end;
+            c->parent = sqlite3_column_int64(st, 3);
+            c->name = name;
+            c->paired = blocking[k].cls == CC_ASYNC_COPY || after_copy;
+            c->step = s;
+            c->gpu_end = INT64_MIN;
+            c->next_start = INT64_MAX;
+        }
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    free(cp.v);
+    return rc;
+}
+
+static int cmp_call_end(const void *a, const void *b)
+{
+    const struct call *x = a, *y = b;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+/* One pass over each GPU track of the rank (ops in time order), merged
+ * with the calls in order of their end: for each call, whether the GPU is
+ * still busy when it returns, the latest end of work finished by then and
+ * the next op to start. calls must be sorted by end. */
+static int sweep_gpu(sqlite3 *db, int rank, struct call *calls, size_t n)
+{
+    sqlite3_stmt *tr = NULL, *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0",
+                           -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT ts, dur FROM slice WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)", -1, &st,
+                           NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_int(tr, 1, rank);
+    while (sqlite3_step(tr) == SQLITE_ROW) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
+        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
+        int64_t maxend = INT64_MIN, ts = 0, dur = 0;
+        int have = sqlite3_step(st) == SQLITE_ROW; /* the op not yet passed */
+        if (have) ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+        for (size_t i = 0; i < n; i++) {
+            struct call *c = &calls[i];
+            while (have && ts <= c->end) {
+                if (ts + dur > maxend) maxend = ts + dur;
+                have = sqlite3_step(st) == SQLITE_ROW;
+                if (have) ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+            }
+            if (maxend > c->end) c->busy = 1;
+            else if (maxend > c->gpu_end) c->gpu_end = maxend;
+            if (have && ts < c->next_start) c->next_start = ts;
+        }
+    }
+    rc = 0;
+out:
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Is a Python frame the user's code rather than the framework's? */
+static int user_frame(const char *s)
+{
+    return s[0] != '<' && !strstr(s, "torch/") && !strstr(s, "site-packages") && !strstr(s, "dist-packages") &&
+           !strstr(s, "lib/python");
+}
+
+/* Names what issued the call: the outermost operator above it (what the
+ * user called: aten::item, aten::to ...) with the innermost one when they
+ * differ; else the innermost annotation other than the step; else the call
+ * itself. where: the innermost user Python frame, if recorded. */
+static void issuer_of(sqlite3_stmt *q, const struct call *c, const char *call_name, char *label, size_t n,
+                      char *where, size_t wn)
+{
+    char outer[96] = "", inner[96] = "", annot[96] = "";
+    int64_t p = c->parent;
+    where[0] = '\0';
+    for (int d = 0; p > 0 && d < MAX_DEPTH; d++) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, p);
+        if (sqlite3_step(q) != SQLITE_ROW) break;
+        p = sqlite3_column_int64(q, 0);
+        const char *nm = (const char *)sqlite3_column_text(q, 1);
+        int kind = sqlite3_column_int(q, 2);
+        if (!nm) continue;
+        if (kind == TB_K_CPU_OP && !kclass_profiler_step(nm)) {
+            if (!inner[0]) snprintf(inner, sizeof inner, "%s", nm);
+            snprintf(outer, sizeof outer, "%s", nm);
+        } else if (kind == TB_K_USER_ANNOTATION && !annot[0] && !kclass_profiler_step(nm)) {
+            snprintf(annot, sizeof annot, "%s", nm);
+        } else if (kind == TB_K_PYTHON && !where[0] && user_frame(nm)) {
+            snprintf(where, wn, "%s", nm);
+        }
+    }
+    if (outer[0] && strcmp(outer, inner) != 0) snprintf(label, n, "%s (via %s)", outer, inner);
+    else if (outer[0]) snprintf(label, n, "%s", outer);
+    else if (annot[0]) snprintf(label, n, "%s > %s", annot, call_name);
+    else if (strstr(call_name, "DeviceSynchronize") || strstr(call_name, "CtxSynchronize"))
+        snprintf(label, n, "%s outside any operator (torch.cuda.synchronize())", call_name);
+    else snprintf(label, n, "%s outside any operator", call_name);
+}
+
+static int cmp_issuer(const void *a, const void *b)
+{
+    const struct issuer *x = a, *y = b;
+    if (x->idle != y->idle) return x->idle > y->idle ? -1 : 1;
+    return (x->calls < y->calls) - (x->calls > y->calls);
+}
+
+static const char advice_torch[] =
+    "Keep the host ahead of the GPU: every call that waits for the GPU (.item(), .cpu(), .tolist(), "
+    "print(tensor), float(loss), torch.cuda.synchronize(), a data-dependent shape such as nonzero() or "
+    "boolean-mask indexing) empties the GPU's queue, which then idles while the host launches the next "
+    "work. Accumulate metrics on the GPU and read them every N steps, move results to the host with "
+    "non_blocking=True into pinned memory and wait on an event only when they are needed, and leave "
+    "synchronize() to timing code outside the training loop.";
+static const char snippet_torch[] =
+    "running = torch.zeros((), device=\"cuda\")\n"
+    "for i, (x, y) in enumerate(loader):\n"
+    "    loss = loss_fn(model(x), y)\n"
+    "    loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)\n"
+    "    running += loss.detach()          # no .item() here\n"
+    "    if i % 100 == 0:\n"
+    "        print(running.item() / 100)   # one sync per 100 steps\n"
+    "        running.zero_()";
+static const char advice_free[] =
+    "Stop returning GPU memory to the driver inside the loop: cudaFree waits for the whole device. Remove "
+    "torch.cuda.empty_cache() from the step, leave PyTorch's caching allocator on (no "
+    "PYTORCH_NO_CUDA_MEMORY_CACHING), and if the allocator frees because memory runs short, lower the peak "
+    "or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True. A library that allocates its own workspace "
+    "per call (cuDNN/MIOpen find mode, custom extensions) should get it from the framework's allocator.";
+static const char advice_jax[] =
+    "Let JAX dispatch asynchronously: avoid float(x), x.item(), np.asarray(x), jax.device_get() and "
+    "block_until_ready() inside the step loop; log metrics every N steps (or with jax.debug.callback) so "
+    "the host keeps queuing work ahead of the device.";
+static const char advice_cuda[] =
+    "Each blocking call (cudaDeviceSynchronize, cudaStreamSynchronize, a synchronous cudaMemcpy of a result, "
+    "cudaMalloc/cudaFree) waits until the GPU's queue is empty, and the GPU then idles while the host "
+    "launches the next work. Keep the queue full: take device-wide syncs out of the loop, read results back "
+    "every N iterations with cudaMemcpyAsync into pinned memory and an event recorded after the copy, and "
+    "wait on that event (cudaEventQuery, or cudaEventSynchronize only when the value is needed); order work "
+    "between streams with cudaStreamWaitEvent instead of synchronizing the host.";
+static const char snippet_cuda[] =
+    "// h_loss: cudaMallocHost'ed once; ready: cudaEventCreateWithFlags(&ready, cudaEventDisableTiming)\n"
+    "int pending = 0;\n"
+    "for (int it = 0; it < iters; it++) {\n"
+    "    step<<<grid, block, 0, s>>>(d_x, d_loss);  // no cudaDeviceSynchronize here\n"
+    "    if (it % 100 == 0 && !pending) {           // read back every N iterations\n"
+    "        cudaMemcpyAsync(h_loss, d_loss, sizeof *h_loss, cudaMemcpyDeviceToHost, s);\n"
+    "        cudaEventRecord(ready, s);\n"
+    "        pending = 1;\n"
+    "    }\n"
+    "    if (pending && cudaEventQuery(ready) == cudaSuccess) {  // never blocks\n"
+    "        report(*h_loss);\n"
+    "        pending = 0;\n"
+    "    }\n"
+    "}";
+static const char advice_free_cuda[] =
+    "Stop returning GPU memory inside the loop: cudaFree waits for the whole device. Allocate the working "
+    "buffers once before the loop and reuse them, or use the stream-ordered allocator (cudaMallocAsync/"
+    "cudaFreeAsync) with the pool's release threshold raised so freed memory stays in the pool instead of "
+    "synchronizing.";
+static const char snippet_free_cuda[] =
+    "cudaMemPool_t pool;\n"
+    "cudaDeviceGetDefaultMemPool(&pool, device);\n"
+    "uint64_t keep = UINT64_MAX;  // keep freed memory in the pool\n"
+    "cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);\n"
+    "cudaMallocAsync(&tmp, bytes, s);  // inside the loop: no device-wide sync\n"
+    "work<<<grid, block, 0, s>>>(tmp);\n"
+    "cudaFreeAsync(tmp, s);";
+
+/* What to do, by framework; the second row when most idle follows frees. */
+static const struct rules_advice advice[2][RULES_NFRAMEWORKS] = {
+    {
+        [RULES_PYTORCH] = { advice_torch, snippet_torch },
+        [RULES_JAX] = { advice_jax, NULL },
+        [RULES_CUDA] = { advice_cuda, snippet_cuda },
+    },
+    {
+        [RULES_PYTORCH] = { advice_free, NULL },
+        [RULES_JAX] = { advice_jax, NULL },
+        [RULES_CUDA] = { advice_free_cuda, snippet_free_cuda },
+    },
+};
+
+static int run(struct rules_ctx *ctx, struct err *e)
+{
+    const struct config_rules *cfg = ctx->cfg;
+    struct names nm;
+    sqlite3_stmt *up = NULL;
+    if (names_load(ctx->db, &nm) != 0 ||
+        sqlite3_prepare_v2(ctx->db,
+                           "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?", -1,
+                           &up, NULL) != SQLITE_OK)
+        return err_set(e, ERR_DB, "excessive_host_sync: %s", sqlite3_errmsg(ctx->db));
+    if (nm.n == 0) goto done; /* no blocking call in the whole run */
+    for (size_t ri = 0; ri < ctx->nranks; ri++) {
+        const struct rules_rank *r = &ctx->ranks[ri];
+        struct call *calls = NULL;
+        size_t n = 0;
+        if (!r->nsteps || r->avg_dur <= 0) continue;
+        int bad = load_calls(ctx->db, r, &nm, &calls, &n) != 0;
+        if (!bad && n) {
+            xqsort(calls, n, sizeof *calls, cmp_call_end);
+            bad = sweep_gpu(ctx->db, r->rank, calls, n) != 0;
+        }
+        if (bad) {
+            free(calls);
+            sqlite3_finalize(up);
+            return err_set(e, ERR_DB, "excessive_host_sync: %s", sqlite3_errmsg(ctx->db));
+        }
+        struct issuer *iss = xcalloc(MAX_ISSUERS + 1, sizeof *iss);
+        size_t niss = 0;
+        int64_t nwait = 0, nall = (int64_t)n, blocked = 0, idle = 0, free_idle = 0;
+        int64_t *step_idle = xcalloc(r->nsteps, sizeof *step_idle);
+        for (size_t i = 0; i < n; i++) {
+            const struct call *c = &calls[i];
+            /* waited: GPU work finished while the host was in the call */
+            if (c->busy || c->gpu_end < c->ts) continue;
+            /* the idle gap may run into the next step (a sync at a step's
+             * end leaves the GPU idle while the host starts the next one),
+             * not beyond it */
+            const struct rules_step *s = &r->steps[(size_t)c->step + 1 < r->nsteps ? c->step + 1 : c->step];
+            int64_t stop = c->next_start < s->ts + s->dur ? c->next_start : s->ts + s->dur;
+            int64_t gap = stop > c->gpu_end ? stop - c->gpu_end : 0, wait = c->end - c->ts;
+            int64_t cost = gap < wait ? gap : wait;
+            nwait++;
+            blocked += wait;
+            idle += cost;
+            step_idle[c->step] += cost;
+            char label[192], where[160];
+            int k = names_class(&nm, c->name);
+            if (blocking[k].cls == CC_FREE) free_idle += cost;
+            char what[64];
+            if (blocking[k].cls == CC_ASYNC_COPY)
+                snprintf(what, sizeof what, "blocking copy (%s into pageable memory)", blocking[k].name);
+            else if (c->paired) snprintf(what, sizeof what, "blocking copy (cudaMemcpyAsync + %s)", blocking[k].name);
+            else snprintf(what, sizeof what, "%s", blocking[k].name);
+            issuer_of(up, c, what, label, sizeof label, where, sizeof where);
+            size_t j = 0;
+            while (j < niss && (strcmp(iss[j].label, label) != 0 || strcmp(iss[j].what, what) != 0)) j++;
+            if (j == niss) {
+                if (niss < MAX_ISSUERS) {
+                    snprintf(iss[j].label, sizeof iss[j].label, "%s", label);
+                    snprintf(iss[j].what, sizeof iss[j].what, "%s", what);
+                    snprintf(iss[j].where, sizeof iss[j].where, "%s", where);
+                    niss++;
+                } else {
+                    j = MAX_ISSUERS; /* "other" */
+                    snprintf(iss[j].label, sizeof iss[j].label, "other operators");
+                    snprintf(iss[j].what, sizeof iss[j].what, "various calls");
+                }
+            }
+            iss[j].calls++;
+            iss[j].blocked += wait;
+            iss[j].idle += cost;
+        }
+        free(calls);
+        double steps = (double)r->nsteps, per_step = (double)nwait / steps, idle_step = (double)idle / steps;
+        double idle_pct = idle_step / (double)r->avg_dur * 100.0;
+        if (per_step <= cfg->sync_per_step && idle_pct <= cfg->sync_pct) {
+            free(iss);
+            free(step_idle);
+            continue;
+        }
+        if (iss[MAX_ISSUERS].calls) niss++; /* keep "other" (it sits at index MAX_ISSUERS = niss) */
+        xqsort(iss, niss, sizeof *iss, cmp_issuer);
+
+        /* the step that lost the most to its syncs */
+        size_t ws = 0;
+        for (size_t i = 1; i < r->nsteps; i++)
+            if (step_idle[i] > step_idle[ws]) ws = i;
+        free(step_idle);
+
+        char a[32], b[32], d[32], line[512], link[200];
+        json_t *ev = json_pack("{s:[],s:f,s:f,s:f,s:f,s:f,s:I,s:I,s:i}", "lines", "calls_per_step", per_step,
+                               "blocked_us", (double)blocked / steps / 1000.0, "idle_us", idle_step / 1000.0,
+                               "idle_pct", idle_pct, "step_us", (double)r->avg_dur / 1000.0, "calls", (json_int_t)nwait,
+                               "calls_not_waiting", (json_int_t)(nall - nwait), "steps", (int)r->nsteps);
+        json_t *lines = json_object_get(ev, "lines"), *by = json_array();
+        snprintf(line, sizeof line,
+                 "%.1f host-blocking calls per step waited for the GPU (%lld in %zu steps), blocking the host %s "
+                 "per step",
+                 per_step, (long long)nwait, r->nsteps, rules_fmt_ns((double)blocked / steps, a, sizeof a));
+        json_array_append_new(lines, json_string(line));
+        snprintf(line, sizeof line, "GPU left idle after them: %s per step (%.1f %% of a %s step)",
+                 rules_fmt_ns(idle_step, a, sizeof a), idle_pct, rules_fmt_ns((double)r->avg_dur, b, sizeof b));
+        json_array_append_new(lines, json_string(line));
+        for (size_t j = 0; j < niss; j++) {
+            if (j < 4) {
+                int own = strstr(iss[j].label, iss[j].what) != NULL; /* the label names the call already */
+                snprintf(line, sizeof line, "%s%s%s%s: %.1f per step, %s blocked, %s GPU idle after%s%s", iss[j].label,
+                         own ? "" : " [", own ? "" : iss[j].what, own ? "" : "]", (double)iss[j].calls / steps, rules_fmt_ns((double)iss[j].blocked / steps, a, sizeof a),
+                         rules_fmt_ns((double)iss[j].idle / steps, d, sizeof d), iss[j].where[0] ? " — at " : "",
+                         iss[j].where);
+                json_array_append_new(lines, json_string(line));
+            }
+            json_array_append_new(by, json_pack("{s:s,s:s,s:f,s:f,s:f}", "op", iss[j].label, "call", iss[j].what,
+                                                "calls_per_step",
+                                                (double)iss[j].calls / steps, "blocked_us",
+                                                (double)iss[j].blocked / steps / 1000.0, "idle_us",
+                                                (double)iss[j].idle / steps / 1000.0));
+        }
+        if (nall > nwait) {
+            snprintf(line, sizeof line, "%lld more blocking calls returned at once (nothing queued on the GPU)",
+                     (long long)(nall - nwait));
+            json_array_append_new(lines, json_string(line));
+        }
+        json_object_set_new(ev, "by_op", by);
+        /* frees are a different problem with a different fix */
+        int frees = free_idle * 2 > idle && idle > 0;
+        if (frees)
+            json_array_append_new(lines, json_string("Most of the idle time follows frees (cudaFree/hipFree synchronize "
+                                                     "the device): memory goes back to the driver inside the steps"));
+        enum rules_severity sev = idle_pct >= 2 * cfg->sync_pct ? RULES_HIGH
+                                  : idle_pct > cfg->sync_pct || idle_pct >= 1.0 ? RULES_MEDIUM
+                                                                               : RULES_LOW;
+        const struct rules_advice *adv = &advice[frees][r->framework];
+        rules_add(ctx, &rule_excessive_host_sync, sev, r->rank, idle_step, ev,
+                  rules_link_step(r, &r->steps[ws], link, sizeof link),
+                  adv->text, adv->snippet, "Host syncs: %.1f per step wait for the GPU, leaving it idle %.1f %% of the step",
+                  per_step, idle_pct);
+        free(iss);
+    }
+done:
+    sqlite3_finalize(up);
+    return 0;
+}
+
+const struct rules_def rule_excessive_host_sync = {
+    "excessive_host_sync",
+    "https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
+    run,
+};

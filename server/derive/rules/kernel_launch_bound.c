@@ -1,0 +1,429 @@
+/* kernel_launch_bound — the GPU waits on the host because the host is busy
+ * launching: every op costs Python, dispatcher and launch-call time on the
+ * host, and when that is longer than the kernel it issues the GPU drains
+ * its queue and idles between ops. CUDA graphs, fusion and larger kernels
+ * take that cost away; nothing on the GPU side does.
+ *
+ * How it is read, per rank, on its busiest GPU: the GPU ops of that
+ * device's streams are merged in time order (gpuscan.h: one range query per
+ * stream, rows streamed) and every idle stretch inside the steps is
+ * classified by the op that ends it. That op was either queued before the
+ * GPU went idle (its launch call began earlier: a dependency or launch
+ * latency, not the host) or launched after (host-wait: the GPU had nothing
+ * to run until the host issued it). Host-waits of rule_gap_ms or more are
+ * one host activity holding the GPU up: gpu_idle_gaps reports them, so the
+ * two rules split the host-wait time between them. In each shorter
+ * host-wait the launching thread's slices say what the host did,
+ * time-weighted: framework ops, CUDA launch calls and framework regions
+ * (record_function ranges such as Optimizer.step or a compiled graph's
+ * wrapper) are dispatching; DataLoader calls, collectives and host syncs
+ * are other causes; the rest is code the profiler does not record. The wait
+ * is launch overhead when the host dispatched in at least DISPATCH_MIN of
+ * it and other causes held no more than half of it (the Python between ops
+ * is then part of each op's cost); a wait that opens while the host is
+ * still blocked in a sync is the sync's (it emptied the GPU's queue:
+ * excessive_host_sync), not the launches'.
+ *
+ * Fires when GPU idle is > rule_launch_idle_pct of the steps, more than
+ * half of it is host-wait, and more than half of the host-wait is launch
+ * overhead. saving: the launch overhead per step. Memory: one cursor (a
+ * stack of open slices) per launching thread and one per GPU stream; rows
+ * are streamed.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "derive/gpuscan.h"
+#include "derive/rules.h"
+#include "store/model.h"
+
+_Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5, "kind numbers used in SQL");
+
+/* "Most of the idle is host-wait", "the host is mostly launching". */
+#define MOST 0.5
+/* A short wait is per-op launch overhead when the host dispatched ops in
+ * at least this share of it (framework ops, launch calls, regions): the
+ * Python between those ops is then part of each op's host cost too. A
+ * wait spent almost wholly outside any op is other host work. */
+#define DISPATCH_MIN 0.25
+/* Labels told apart inside one wait. */
+#define GAP_LABELS 8
+/* High severity: launch overhead holds up more than this share of the step. */
+#define HIGH_SHARE 0.5
+/* Regions named in the evidence. */
+#define TOP_REGIONS 3
+
+/* ====================================================================== */
+/* Labels of host activity (gpuscan.h classifies and sweeps)              */
+/* ====================================================================== */
+
+static const char *const act_label[GPUSCAN_NACT] = {
+    "the DataLoader", "collectives", "host syncs", "CUDA launch calls", "framework ops", "framework regions",
+    "Python between ops (nothing the profiler saw)",
+};
+
+/* The slice that names a stretch of activity act with these slices open
+ * (outermost first), 0 when none: the outermost slice of that activity;
+ * for a sync, the outermost op or sync; for launch, op and region time,
+ * the outermost of those (the region the host was working through). */
+static uint32_t label_of(int act, const struct gpuscan_frame *f, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int a = f[i].act;
+        int match = act == GPUSCAN_DATALOADER || act == GPUSCAN_COMM ? a == act
+                    : act == GPUSCAN_SYNC                           ? a == GPUSCAN_SYNC || a == GPUSCAN_OP
+                                                                    : a == GPUSCAN_LAUNCH || a == GPUSCAN_OP ||
+                                                                          a == GPUSCAN_REGION;
+        if (match) return f[i].name;
+    }
+    return 0;
+}
+
+/* ====================================================================== */
+/* The scan of one rank                                                   */
+/* ====================================================================== */
+
+/* Time per region (name id), an open-addressing table. */
+struct tally {
+    uint32_t *id;
+    double *ns;
+    size_t cap, n;
+};
+
+static void tally_add(struct tally *t, uint32_t id, double ns)
+{
+    if (!id) return;
+    if (t->n * 2 >= t->cap) {
+        struct tally g = { xcalloc(t->cap ? t->cap * 2 : 64, sizeof *g.id), NULL, t->cap ? t->cap * 2 : 64, t->n };
+        g.ns = xcalloc(g.cap, sizeof *g.ns);
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->id[i]) continue;
+            size_t k = t->id[i] * 2654435761u % g.cap;
+            while (g.id[k]) k = (k + 1) % g.cap;
+            g.id[k] = t->id[i];
+            g.ns[k] = t->ns[i];
+        }
+        free(t->id);
+        free(t->ns);
+        *t = g;
+    }
+    size_t k = id * 2654435761u % t->cap;
+    while (t->id[k] && t->id[k] != id) k = (k + 1) % t->cap;
+    if (!t->id[k]) t->n++;
+    t->id[k] = id;
+    t->ns[k] += ns;
+}
+
+struct scan {
+    double idle;       /* GPU idle inside the steps, ns */
+    double hostwait;   /* ... of it waiting for the next op's launch */
+    double act[GPUSCAN_NACT]; /* host activity during the short host-waits */
+    double overhead;   /* short host-waits that are launch overhead */
+    double *step_busy; /* overhead per step */
+    size_t step;       /* the step the stretch starts in */
+    int64_t nops;      /* GPU ops starting inside the steps */
+    int64_t waited, shorter; /* ops the GPU waited for; those shorter than their launch call */
+    double launch_ns;  /* the launch calls of the waited-for ops */
+    struct tally regions;
+    /* the wait being swept */
+    double scale, g_act[GPUSCAN_NACT];
+    struct {
+        uint32_t label;
+        double ns;
+    } g_lab[GAP_LABELS];
+    size_t g_nlab;
+};
+
+static int dispatching(int act)
+{
+    return act == GPUSCAN_LAUNCH || act == GPUSCAN_OP || act == GPUSCAN_REGION;
+}
+
+static void on_act(void *arg, int act, const struct gpuscan_frame *stack, int n, int64_t ns)
+{
+    struct scan *s = arg;
+    double v = (double)ns * s->scale;
+    s->g_act[act] += v;
+    uint32_t label = dispatching(act) ? label_of(act, stack, n) : 0;
+    if (!label) return;
+    for (size_t i = 0; i < s->g_nlab; i++)
+        if (s->g_lab[i].label == label) {
+            s->g_lab[i].ns += v;
+            return;
+        }
+    if (s->g_nlab < GAP_LABELS) {
+        s->g_lab[s->g_nlab].label = label;
+        s->g_lab[s->g_nlab++].ns = v;
+    }
+}
+
+struct scanner {
+    sqlite3 *db;
+    const struct rules_rank *r;
+    int64_t gap_ns;
+    sqlite3_stmt *launch; /* the launch call of a GPU op, by correlation */
+    struct gpuscan_hosts *H;
+    size_t si;
+    struct err *e;
+};
+
+/* The call that launched GPU op corr: 1 (OUT track, ts, dur), 0 unknown. */
+static int launch_of(struct scanner *S, int64_t corr, int64_t *track, int64_t *ts, int64_t *dur)
+{
+    int found = 0;
+    if (!corr) return 0;
+    sqlite3_bind_int64(S->launch, 1, corr);
+    sqlite3_bind_int(S->launch, 2, S->r->rank);
+    if (sqlite3_step(S->launch) == SQLITE_ROW) {
+        *track = sqlite3_column_int64(S->launch, 0);
+        *ts = sqlite3_column_int64(S->launch, 1);
+        *dur = sqlite3_column_int64(S->launch, 2);
+        found = 1;
+    }
+    sqlite3_reset(S->launch);
+    return found;
+}
+
+/* One idle stretch [a, b) ended by the op (next_ts, next_dur, corr), or by
+ * the end of the window (corr < 0). */
+static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64_t next_dur, int64_t corr)
+{
+    int64_t track, lts, ldur;
+    int64_t len = rules_len_in_steps(S->r, &S->si, a, b, &s->step, NULL);
+    if (len <= 0) return 0;
+    s->idle += (double)len;
+    if (corr < 0 || !launch_of(S, corr, &track, &lts, &ldur) || lts < a) return 0;
+    s->hostwait += (double)len;
+    s->waited++;
+    s->shorter += next_dur < ldur;
+    s->launch_ns += (double)ldur;
+    if (len >= S->gap_ns) return 0; /* one long host activity: gpu_idle_gaps */
+    struct gpuscan_host *h;
+    int rc;
+    if ((rc = gpuscan_hosts_get(S->H, track, &h, S->e)) != 0 || (rc = gpuscan_host_seek(h, a, S->e)) != 0)
+        return rc;
+    if (gpuscan_host_in(h, GPUSCAN_SYNC)) {
+        /* the GPU ran dry while the host was blocked in a sync: the sync
+         * emptied the queue (excessive_host_sync's cost), not the launches */
+        s->act[GPUSCAN_SYNC] += (double)len;
+        return 0;
+    }
+    s->scale = (double)len / (double)(b - a);
+    memset(s->g_act, 0, sizeof s->g_act);
+    s->g_nlab = 0;
+    if ((rc = gpuscan_host_sweep(h, a, b, on_act, s, S->e)) != 0) return rc;
+    double disp = 0, other = s->g_act[GPUSCAN_DATALOADER] + s->g_act[GPUSCAN_COMM] + s->g_act[GPUSCAN_SYNC];
+    for (int k = 0; k < GPUSCAN_NACT; k++) {
+        s->act[k] += s->g_act[k];
+        if (dispatching(k)) disp += s->g_act[k];
+    }
+    if (disp < DISPATCH_MIN * (double)len || other > MOST * (double)len) return 0;
+    s->overhead += (double)len;
+    s->step_busy[s->step] += (double)len;
+    /* the wait is shared among the regions dispatched in it */
+    for (size_t i = 0; i < s->g_nlab; i++)
+        tally_add(&s->regions, s->g_lab[i].label, s->g_lab[i].ns / disp * (double)len);
+    return 0;
+}
+
+/* Scans rank r's busiest GPU into s. Returns 0 or ERR_DB (message in e). */
+static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, struct gpuscan_names *nm,
+                     struct scan *s, struct err *e)
+{
+    struct scanner S = { db, r, gap_ns, NULL, gpuscan_hosts_open(db, nm), 0, e };
+    struct gpuscan_lanes *L = NULL;
+    struct gpuscan_op op;
+    int64_t w0 = r->steps[0].ts, w1 = r->steps[r->nsteps - 1].ts + r->steps[r->nsteps - 1].dur;
+    int64_t front = w0;
+    int rc;
+    if ((rc = gpuscan_lanes_open(db, r->rank, r->gpu->device, w0, w1, &L, e)) != 0) goto out;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT s.track, s.ts, s.dur FROM slice s JOIN track t ON t.id = s.track"
+                           " WHERE s.corr = ? AND s.corr != 0 AND s.kind IN (4, 5) AND t.rank = ?"
+                           " ORDER BY s.ts, s.dur DESC LIMIT 1",
+                           -1, &S.launch, NULL) != SQLITE_OK) {
+        rc = err_set(e, ERR_DB, "%s", sqlite3_errmsg(db));
+        goto out;
+    }
+    while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
+        if (op.ts >= w0) s->nops++;
+        if (op.ts > front && (rc = on_gap(&S, s, front, op.ts, op.end - op.ts, op.corr)) != 0) goto out;
+        if (op.end > front) front = op.end;
+    }
+    if (rc == 0 && front < w1) rc = on_gap(&S, s, front, w1, 0, -1);
+out:
+    gpuscan_lanes_close(L);
+    gpuscan_hosts_close(S.H);
+    sqlite3_finalize(S.launch);
+    return rc;
+}
+
+/* ====================================================================== */
+/* The rule                                                               */
+/* ====================================================================== */
+
+static const char advice_torch[] =
+    "The host cannot issue GPU work as fast as the GPU finishes it: each op costs Python, dispatcher and "
+    "launch time longer than its kernel, so the GPU idles between ops. Cut the launches per step: capture "
+    "the step in CUDA graphs (torch.compile(mode=\"reduce-overhead\"), or torch.cuda.CUDAGraph by hand), "
+    "let torch.compile fuse the small elementwise ops, use fused optimizers (fused=True), and give each "
+    "kernel more work (a larger batch). Profiling with record_shapes, profile_memory or with_stack adds "
+    "host time per op: confirm with the step time measured without the profiler.";
+static const char snippet_torch[] =
+    "model = torch.compile(model, mode=\"reduce-overhead\")  # CUDA graphs: one launch per graph\n"
+    "opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)  # one kernel per step\n"
+    "# or capture a static step by hand:\n"
+    "g = torch.cuda.CUDAGraph()\n"
+    "with torch.cuda.graph(g):\n"
+    "    loss = loss_fn(model(static_x), static_y)";
+static const char advice_jax[] =
+    "The host dispatches GPU work slower than the GPU runs it: jit the whole training step so XLA runs it as "
+    "one fused computation, replace Python loops over small ops with lax.scan or lax.fori_loop, and give "
+    "each kernel more work (a larger batch).";
+static const char advice_cuda[] =
+    "The host cannot issue GPU work as fast as the GPU finishes it: each kernel runs shorter than its "
+    "launch call, so the GPU idles between kernels. Cut the launches per iteration: capture the repeated "
+    "sequence once in a CUDA graph (cudaStreamBeginCapture/cudaStreamEndCapture, then "
+    "cudaGraphInstantiate) and replay it with one cudaGraphLaunch per iteration (cudaGraphExecUpdate when "
+    "only kernel arguments change); fuse chains of small kernels into one (elementwise ops, or a GEMM "
+    "epilogue with cuBLASLt or CUTLASS); and give each launch more work (a larger problem or batch per "
+    "kernel, batched cuBLAS calls instead of a loop of small ones). CUDA API tracing adds host time per "
+    "call: confirm with the iteration time measured without the profiler.";
+static const char snippet_cuda[] =
+    "// capture one iteration's launches once, replay them with a single call\n"
+    "cudaGraph_t graph;\n"
+    "cudaGraphExec_t exec;\n"
+    "cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);\n"
+    "run_iteration(stream);  // the kernels of one iteration, all on `stream`\n"
+    "cudaStreamEndCapture(stream, &graph);\n"
+    "cudaGraphInstantiateWithFlags(&exec, graph, 0);\n"
+    "for (int it = 0; it < iters; it++)\n"
+    "    cudaGraphLaunch(exec, stream);  // one launch instead of one per kernel\n"
+    "cudaStreamSynchronize(stream);";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, snippet_cuda },
+};
+
+/* Appends "<head> name p %, name p %..." for the shares of total to lines
+ * (shares under 0.5 % left out). */
+static void add_shares(json_t *lines, const char *head, const double *v, int n, double total)
+{
+    char line[512];
+    int len = snprintf(line, sizeof line, "%s", head);
+    const char *sep = "";
+    for (int k = 0; k < n && total > 0; k++) {
+        double p = v[k] / total * 100.0;
+        if (p < 0.5 || len >= (int)sizeof line) continue;
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %.0f %%", sep, act_label[k], p);
+        sep = ",";
+    }
+    json_array_append_new(lines, json_string(line));
+}
+
+static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan *s, double span,
+                   struct gpuscan_names *nm)
+{
+    const struct config_rules *cfg = c->cfg;
+    double n = (double)r->nsteps, idle_pct = s->idle / span * 100.0, short_wait = 0;
+    for (int k = 0; k < GPUSCAN_NACT; k++) short_wait += s->act[k];
+    size_t ws = 0;
+    for (size_t k = 1; k < r->nsteps; k++)
+        if (s->step_busy[k] > s->step_busy[ws]) ws = k;
+    char a[32], b[32], d[32], line[512], link[160], name[96], head[160];
+    double mean_op = s->nops ? (span - s->idle) / (double)s->nops : 0;
+    double mean_launch = s->waited ? s->launch_ns / (double)s->waited : 0;
+    double shorter_pct = s->waited ? 100.0 * (double)s->shorter / (double)s->waited : 0;
+    json_t *ev = json_pack("{s:[],s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "lines", "idle_pct", idle_pct, "hostwait_pct",
+                           s->hostwait / s->idle * 100.0, "overhead_pct", s->overhead / s->hostwait * 100.0,
+                           "overhead_us", s->overhead / n / 1000.0, "ops_per_step", (double)s->nops / n, "mean_op_us",
+                           mean_op / 1000.0, "mean_launch_us", mean_launch / 1000.0, "shorter_than_launch_pct",
+                           shorter_pct, "steps", (int)r->nsteps);
+    json_t *lines = json_object_get(ev, "lines");
+    snprintf(line, sizeof line,
+             "GPU idle %s of a %s step (%.0f %%), average of %zu steps; %.0f %% of the idle time waits for the host "
+             "to launch the next op",
+             rules_fmt_ns(s->idle / n, a, sizeof a), rules_fmt_ns(span / n, b, sizeof b), idle_pct, r->nsteps,
+             s->hostwait / s->idle * 100.0);
+    json_array_append_new(lines, json_string(line));
+    snprintf(head, sizeof head, "In the waits under %s (%s per step) the launching thread was in",
+             rules_fmt_ns(cfg->gap_ms * 1e6, a, sizeof a), rules_fmt_ns(short_wait / n, b, sizeof b));
+    add_shares(lines, head, s->act, GPUSCAN_NACT, short_wait);
+    snprintf(line, sizeof line,
+             "Launch overhead (waits in which the host was dispatching ops, with the Python between them): %s per "
+             "step, %.0f %% of the host-wait",
+             rules_fmt_ns(s->overhead / n, a, sizeof a), s->overhead / s->hostwait * 100.0);
+    json_array_append_new(lines, json_string(line));
+    snprintf(line, sizeof line,
+             "%.0f GPU ops per step, %s each on average; %.0f %% of the ops the GPU waited for ran shorter than their "
+             "launch call (%s on average)",
+             (double)s->nops / n, rules_fmt_ns(mean_op, a, sizeof a), shorter_pct,
+             rules_fmt_ns(mean_launch, d, sizeof d));
+    json_array_append_new(lines, json_string(line));
+
+    /* the regions the overhead falls in, largest first */
+    json_t *regions = json_array();
+    int len = snprintf(line, sizeof line, "Where: ");
+    for (int top = 0; top < TOP_REGIONS; top++) {
+        size_t best = SIZE_MAX;
+        for (size_t k = 0; k < s->regions.cap; k++)
+            if (s->regions.id[k] && s->regions.ns[k] > 0 &&
+                (best == SIZE_MAX || s->regions.ns[k] > s->regions.ns[best]))
+                best = k;
+        if (best == SIZE_MAX) break;
+        double p = s->regions.ns[best] / s->overhead * 100.0;
+        gpuscan_names_text(nm, s->regions.id[best], name, sizeof name);
+        json_array_append_new(regions, json_pack("{s:s,s:f}", "name", name, "pct", p));
+        if (len < (int)sizeof line)
+            len += snprintf(line + len, sizeof line - (size_t)len, "%s%s %.0f %%", top ? ", " : "", name, p);
+        s->regions.ns[best] = 0;
+    }
+    if (json_array_size(regions)) json_array_append_new(lines, json_string(line));
+    json_object_set_new(ev, "regions", regions);
+
+    rules_add(c, &rule_kernel_launch_bound,
+              s->overhead >= HIGH_SHARE * span ? RULES_HIGH : RULES_MEDIUM, r->rank,
+              s->overhead / n, ev, rules_link_step(r, &r->steps[ws], link, sizeof link),
+              advice[r->framework].text, advice[r->framework].snippet,
+              "Launch-bound: the GPU idles %.0f %% of the step waiting for the host to launch work", idle_pct);
+}
+
+static int run(struct rules_ctx *c, struct err *e)
+{
+    const struct config_rules *cfg = c->cfg;
+    struct gpuscan_names *nm;
+    int rc = gpuscan_names_open(c->db, &nm, e);
+    if (rc != 0) return err_prefix(e, "kernel_launch_bound");
+    for (size_t i = 0; i < c->nranks && rc == 0; i++) {
+        const struct rules_rank *r = &c->ranks[i];
+        if (!r->gpu || !r->nsteps) continue;
+        struct scan *s = xcalloc(1, sizeof *s);
+        double span = 0;
+        for (size_t k = 0; k < r->nsteps; k++) span += (double)r->steps[k].dur;
+        s->step_busy = xcalloc(r->nsteps, sizeof *s->step_busy);
+        /* the same floor as gpu_idle_gaps, so the two split the waits */
+        int64_t gap_ns = cfg->gap_ms * 1e6 >= 1 ? (int64_t)(cfg->gap_ms * 1e6) : 1;
+        if ((rc = scan_rank(c->db, r, gap_ns, nm, s, e)) != 0)
+            err_prefix(e, "kernel_launch_bound: rank %d", r->rank);
+        else if (span > 0 && s->idle / span * 100.0 > cfg->launch_idle_pct && s->hostwait > MOST * s->idle &&
+                 s->overhead > MOST * s->hostwait)
+            report(c, r, s, span, nm);
+        free(s->step_busy);
+        free(s->regions.id);
+        free(s->regions.ns);
+        free(s);
+    }
+    gpuscan_names_close(nm);
+    return rc;
+}
+
+const struct rules_def rule_kernel_launch_bound = {
+    "kernel_launch_bound",
+    "https://pytorch.org/docs/stable/notes/cuda.html#cuda-graphs",
+    run,
+};

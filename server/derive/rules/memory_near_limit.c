@@ -1,0 +1,137 @@
+/* memory_near_limit — peak allocated memory on a GPU is close to its
+ * capacity: the run is one longer sequence or larger batch away from an
+ * out-of-memory error, and the caching allocator (which needs room for
+ * fragmentation on top of what is allocated) may already be freeing and
+ * retrying, which synchronizes the device. Peak allocated from the [memory]
+ * events against the GPU's memory, per GPU of each rank; ranks of one run
+ * that report the same GPU (id, name, size) share its memory. Evidence: the
+ * peak, what the allocator reserved, the step where it happens and the
+ * operators whose tensors are live at that moment. No saving estimate. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "derive/rules.h"
+
+static const char advice_torch[] =
+    "Lower the peak before it becomes an out-of-memory error: recompute activations in the backward pass "
+    "(activation checkpointing) for the largest blocks, run under torch.autocast with bf16 (half the "
+    "activation memory), and reach the same batch with a smaller micro-batch and gradient accumulation. "
+    "Free gradients with zero_grad(set_to_none=True); shard optimizer state (FSDP/ZeRO) across GPUs when it "
+    "dominates. If reserved is well above allocated, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+    "reduces fragmentation.";
+static const char snippet_torch[] =
+    "from torch.utils.checkpoint import checkpoint\n"
+    "def forward(self, x):\n"
+    "    for blk in self.blocks:\n"
+    "        x = checkpoint(blk, x, use_reentrant=False)  # recompute in backward\n"
+    "    return self.head(x)\n"
+    "accum = 4  # micro-batch = batch / accum\n"
+    "for i, (x, y) in enumerate(loader):\n"
+    "    with torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16):\n"
+    "        loss = loss_fn(model(x), y) / accum\n"
+    "    loss.backward()\n"
+    "    if (i + 1) % accum == 0:\n"
+    "        opt.step(); opt.zero_grad(set_to_none=True)";
+static const char advice_jax[] =
+    "Lower the peak: rematerialize activations (jax.checkpoint / nn.remat) for the largest blocks, compute in "
+    "bfloat16, and use a smaller micro-batch with gradient accumulation (optax.MultiSteps); shard parameters "
+    "and optimizer state across devices when they dominate.";
+static const char advice_cuda[] =
+    "Lower the peak before an allocation fails: free or reuse temporary buffers as soon as their last "
+    "kernel is queued (cudaMallocAsync/cudaFreeAsync from one memory pool lets buffers with disjoint "
+    "lifetimes share memory), process the problem in smaller chunks, store data in FP16/BF16 where the "
+    "numerics allow, and check cudaMemGetInfo before large allocations.";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, NULL },
+};
+
+static int run(struct rules_ctx *ctx, struct err *e)
+{
+    const struct config_rules *cfg = ctx->cfg;
+    sqlite3_stmt *live = NULL;
+    int rc = 0;
+    /* tensors live at the peak, by the operator that allocated them */
+    if (sqlite3_prepare_v2(ctx->db,
+                           "SELECT a.op, (SELECT s FROM str WHERE id = a.op), sum(a.bytes), count(*) FROM mem_alloc a"
+                           " WHERE a.rank = ? AND a.dev_type = 1 AND a.dev_id = ? AND a.alloc_ts <= ?"
+                           " AND (a.free_ts IS NULL OR a.free_ts > ?) AND a.bytes > 0"
+                           " GROUP BY a.op ORDER BY 3 DESC",
+                           -1, &live, NULL) != SQLITE_OK) {
+        rc = err_set(e, ERR_DB, "memory_near_limit: %s", sqlite3_errmsg(ctx->db));
+        goto out;
+    }
+    for (size_t ri = 0; ri < ctx->nranks; ri++) {
+        const struct rules_rank *r = &ctx->ranks[ri];
+        for (size_t gi = 0; gi < r->ngpus; gi++) {
+            const struct rules_gpu *g = &r->gpus[gi];
+            if (g->memory_bytes <= 0 || g->peak_bytes <= 0) continue;
+            double share = (double)g->memory_bytes / g->nshare, peak = (double)g->peak_bytes;
+            double pct = peak / share * 100.0;
+            if (pct <= cfg->memory_limit_pct) continue;
+            int64_t reserved = g->peak_reserved, peak_ts = g->peak_ts;
+            int ps = rules_step_at(r, peak_ts);
+
+            char a[32], line[320], link[160];
+            json_t *ev = json_pack("{s:[],s:I,s:I,s:I,s:f,s:i}", "lines", "peak_bytes", (json_int_t)g->peak_bytes,
+                                   "reserved_bytes", (json_int_t)reserved, "memory_bytes",
+                                   (json_int_t)g->memory_bytes, "peak_pct", pct, "ranks_sharing", g->nshare);
+            json_t *lines = json_object_get(ev, "lines"), *ops = json_array();
+            rules_lines_peak(lines, g);
+            if (reserved > 0) {
+                snprintf(line, sizeof line, "Reserved by the caching allocator: %s (%.1f %%)",
+                         rules_fmt_bytes((double)reserved, a, sizeof a), (double)reserved / share * 100.0);
+                json_array_append_new(lines, json_string(line));
+            }
+            if (ps >= 0) {
+                snprintf(line, sizeof line, "The peak is reached in %s", r->steps[ps].name);
+                json_array_append_new(lines, json_string(line));
+                json_object_set_new(ev, "peak_step", json_string(r->steps[ps].name));
+            }
+            sqlite3_reset(live);
+            sqlite3_bind_int(live, 1, r->rank);
+            sqlite3_bind_int(live, 2, g->device);
+            sqlite3_bind_int64(live, 3, peak_ts);
+            sqlite3_bind_int64(live, 4, peak_ts);
+            double traced = 0;
+            int shown = 0;
+            while (sqlite3_step(live) == SQLITE_ROW) {
+                double bytes = sqlite3_column_double(live, 2);
+                const char *op = sqlite3_column_int64(live, 0) && sqlite3_column_text(live, 1)
+                                     ? (const char *)sqlite3_column_text(live, 1)
+                                     : "(no operator)";
+                traced += bytes;
+                if (shown++ < 3) {
+                    snprintf(line, sizeof line, "Live at the peak: %s from %s (%lld tensors)",
+                             rules_fmt_bytes(bytes, a, sizeof a), op, (long long)sqlite3_column_int64(live, 3));
+                    json_array_append_new(lines, json_string(line));
+                    json_array_append_new(ops, json_pack("{s:s,s:f,s:I}", "op", op, "bytes", bytes, "tensors",
+                                                         (json_int_t)sqlite3_column_int64(live, 3)));
+                }
+            }
+            json_object_set_new(ev, "live_by_op", ops);
+            if (peak - traced > 0) {
+                snprintf(line, sizeof line, "Allocated before the trace began (weights, optimizer state...): %s",
+                         rules_fmt_bytes(peak - traced, a, sizeof a));
+                json_array_append_new(lines, json_string(line));
+            }
+            rules_add(ctx, &rule_memory_near_limit,
+                      pct >= (100.0 + cfg->memory_limit_pct) / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0, ev,
+                      rules_link_memory(r, g->device, link, sizeof link),
+                      advice[r->framework].text, advice[r->framework].snippet,
+                      "GPU memory near its limit: peak %s is %.1f %% of GPU %d", rules_fmt_bytes(peak, a, sizeof a),
+                      pct, g->device);
+        }
+    }
+out:
+    sqlite3_finalize(live);
+    return rc;
+}
+
+const struct rules_def rule_memory_near_limit = {
+    "memory_near_limit",
+    "https://pytorch.org/docs/stable/checkpoint.html",
+    run,
+};

@@ -1,0 +1,303 @@
+/* pageable_memcpy — host<->device copies whose host side is pageable
+ * memory ("Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH (Device ->
+ * Pageable)"). The DMA engine reads and writes only pinned memory, so the
+ * driver stages such a copy through a pinned bounce buffer with the CPU:
+ * the host thread is held for the staging copy (an HtoD call returns only
+ * once its data is staged, a DtoH call only once the copy is done), the
+ * transfer runs at a fraction of the link's bandwidth, and it cannot
+ * overlap with compute. With pinned memory and non_blocking=True the call
+ * only queues the DMA.
+ *
+ * The issuing call may also wait for earlier GPU work before the DMA can
+ * start; that wait is excessive_host_sync's business and is left out: for
+ * DtoH all the call's time before the DMA starts (the staging copy comes
+ * after the DMA; the wait may be for another stream, under the legacy
+ * default stream's rules), for HtoD the time until the stream's previous
+ * op ends (before the DMA the CPU stages the data, which counts).
+ *
+ * Cost of one copy: the union of the host's time held in the call (after
+ * that wait) and the DMA, less what queueing any GPU work costs the host
+ * (the rank's mean kernel-launch call): a pinned copy pays that too, and
+ * for copies of a few bytes it is all there is. Saving: the host's held
+ * time less that launch cost (with pinned memory and non_blocking=True the
+ * call only queues the DMA, which then overlaps with the host's and the
+ * GPU's other work); the DMA time when the issuing call is not in the
+ * trace. Bytes come from the copy's args ("bytes").
+ * Memory: one pass over the memcpy slices of the GPU tracks, a few
+ * aggregates kept. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "derive/kclass.h"
+#include "derive/rules.h"
+#include "store/model.h"
+
+_Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5 && TB_K_MEMCPY == 7 && TB_K_CPU_OP == 1,
+               "kind numbers used in SQL");
+
+#define MAX_DEPTH 256
+
+enum dir { D_HTOD, D_DTOH, D_N };
+static const char *const dir_names[D_N] = { "host to device", "device to host" };
+
+struct agg {
+    int64_t copies, bytes, gpu_ns, host_ns, cost_ns, saving_ns;
+};
+
+/* The outermost operator above slice id (what the user called: aten::to,
+ * aten::copy_ ...) into out; "" when none. */
+static void outer_op(sqlite3_stmt *q, int64_t id, char *out, size_t n)
+{
+    out[0] = '\0';
+    for (int d = 0; id > 0 && d < MAX_DEPTH; d++) {
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, id);
+        if (sqlite3_step(q) != SQLITE_ROW) break;
+        id = sqlite3_column_int64(q, 0);
+        if (sqlite3_column_int(q, 2) == TB_K_CPU_OP && sqlite3_column_text(q, 1) &&
+            !kclass_profiler_step((const char *)sqlite3_column_text(q, 1)))
+            snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 1));
+    }
+}
+
+/* Mean duration of the rank's kernel-launch calls (up to the first 10000
+ * of each CPU thread): what queueing GPU work costs the host. 0 when there
+ * are none. Reads the threads' slices by id range. */
+static double launch_ns(sqlite3 *db, int rank)
+{
+    sqlite3_stmt *tr = NULL, *st = NULL;
+    double sum = 0, n = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0",
+                           -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db,
+                           "SELECT count(*), sum(dur) FROM (SELECT s.dur FROM slice s WHERE s.id BETWEEN ? AND ?"
+                           " AND s.kind IN (4, 5) AND s.name IN (SELECT id FROM str WHERE s IN ('cudaLaunchKernel',"
+                           " 'cudaLaunchKernelExC', 'cuLaunchKernel', 'cuLaunchKernelEx', 'hipLaunchKernel',"
+                           " 'hipExtModuleLaunchKernel')) LIMIT 10000)",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto out;
+    sqlite3_bind_int(tr, 1, rank);
+    while (sqlite3_step(tr) == SQLITE_ROW) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
+        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            n += sqlite3_column_double(st, 0);
+            sum += sqlite3_column_double(st, 1);
+        }
+    }
+out:
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    return n > 0 ? sum / n : 0;
+}
+
+static const char advice_torch[] =
+    "Copy from and to pinned (page-locked) host memory: the GPU's copy engines can only read pinned memory, "
+    "so a pageable tensor is first copied by the CPU into a staging buffer, which holds the host thread, "
+    "halves the bandwidth and keeps the copy from overlapping with compute. Let the DataLoader pin batches "
+    "(pin_memory=True), pin long-lived host buffers once with tensor.pin_memory(), and pass "
+    "non_blocking=True so the copy is only queued.";
+static const char snippet_torch[] =
+    "loader = DataLoader(dataset, batch_size=bs, num_workers=4, pin_memory=True)\n"
+    "for x, y in loader:\n"
+    "    x = x.to(\"cuda\", non_blocking=True)\n"
+    "    y = y.to(\"cuda\", non_blocking=True)\n"
+    "# results to the host: into a pinned buffer, wait only when used\n"
+    "host = torch.empty(out.shape, dtype=out.dtype, pin_memory=True)\n"
+    "host.copy_(out, non_blocking=True); done = torch.cuda.Event(); done.record()";
+static const char advice_jax[] =
+    "Feed the device from an iterator that transfers batches ahead of use (e.g. "
+    "flax.jax_utils.prefetch_to_device, or jax.device_put on the next batch while the current step runs) "
+    "and fetch results every N steps rather than every step.";
+static const char advice_cuda[] =
+    "Copy from and to pinned (page-locked) host memory: the GPU's copy engines can only read pinned memory, "
+    "so a copy from malloc'ed or stack memory is first staged by the CPU through a driver buffer, which "
+    "holds the host thread, lowers the bandwidth and keeps the copy from overlapping kernels. Allocate the "
+    "host buffers with cudaMallocHost (or cudaHostAlloc), or pin existing ones once with cudaHostRegister, "
+    "then copy with cudaMemcpyAsync on a non-default stream and make the kernels wait on an event "
+    "(cudaStreamWaitEvent) rather than the host.";
+static const char snippet_cuda[] =
+    "float *h;\n"
+    "cudaMallocHost((void **)&h, bytes);  // pinned, instead of malloc\n"
+    "// or pin an existing buffer once: cudaHostRegister(buf, bytes, cudaHostRegisterDefault);\n"
+    "cudaStream_t copy;\n"
+    "cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking);\n"
+    "cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, copy);  // DMA: returns at once\n"
+    "cudaEventRecord(copied, copy);\n"
+    "cudaStreamWaitEvent(compute, copied, 0);  // the kernels wait, not the host";
+
+static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch, snippet_torch },
+    [RULES_JAX] = { advice_jax, NULL },
+    [RULES_CUDA] = { advice_cuda, snippet_cuda },
+};
+
+static int run(struct rules_ctx *ctx, struct err *e)
+{
+    const struct config_rules *cfg = ctx->cfg;
+    sqlite3_stmt *tr = NULL, *st = NULL, *host = NULL, *up = NULL, *prev = NULL;
+    int rc = 0;
+    if (sqlite3_prepare_v2(ctx->db,
+                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0",
+                           -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ctx->db,
+                           "SELECT s.ts, s.dur, s.corr, n.s,"
+                           " CASE WHEN json_valid(s.args) THEN json_extract(s.args, '$.bytes') END, s.id"
+                           " FROM slice s JOIN str n ON n.id = s.name WHERE s.id BETWEEN ? AND ? AND s.kind = 7"
+                           " AND s.name IN (SELECT id FROM str WHERE s LIKE '%Pageable%')",
+                           -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ctx->db,
+                           "SELECT h.id, h.ts, h.dur FROM slice h JOIN track t ON t.id = h.track WHERE h.corr = ? AND h.corr != 0"
+                           " AND t.rank = ? AND t.kind != 1 AND h.kind IN (4, 5) LIMIT 1",
+                           -1, &host, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ctx->db,
+                           "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?", -1,
+                           &up, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ctx->db,
+                           "SELECT ts + dur FROM slice WHERE id < ? AND id >= ? AND kind IN (6, 7, 8)"
+                           " ORDER BY id DESC LIMIT 1",
+                           -1, &prev, NULL) != SQLITE_OK) {
+        rc = err_set(e, ERR_DB, "pageable_memcpy: %s", sqlite3_errmsg(ctx->db));
+        goto out;
+    }
+    for (size_t ri = 0; ri < ctx->nranks; ri++) {
+        const struct rules_rank *r = &ctx->ranks[ri];
+        if (!r->nsteps || r->avg_dur <= 0) continue;
+        struct agg by[D_N];
+        int64_t *step_cost = xcalloc(r->nsteps, sizeof *step_cost);
+        int64_t top_ns = 0, host_id_top = 0, launch = -1; /* -1: not read yet */
+        memset(by, 0, sizeof by);
+        sqlite3_reset(tr);
+        sqlite3_bind_int(tr, 1, r->rank);
+        while (sqlite3_step(tr) == SQLITE_ROW) {
+            int64_t first = sqlite3_column_int64(tr, 0);
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, first);
+            sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+                int s = rules_step_at(r, ts);
+                const char *name = (const char *)sqlite3_column_text(st, 3);
+                if (s < 0 || !name) continue;
+                enum dir d;
+                if (strstr(name, "HtoD") || strstr(name, "Pageable -> Device")) d = D_HTOD;
+                else if (strstr(name, "DtoH") || strstr(name, "Device -> Pageable")) d = D_DTOH;
+                else continue;
+                int64_t held = -1, hid = 0, cost = dur;
+                sqlite3_reset(host);
+                sqlite3_bind_int64(host, 1, sqlite3_column_int64(st, 2));
+                sqlite3_bind_int(host, 2, r->rank);
+                if (sqlite3_column_int64(st, 2) && sqlite3_step(host) == SQLITE_ROW) {
+                    if (launch < 0) launch = (int64_t)launch_ns(ctx->db, r->rank);
+                    hid = sqlite3_column_int64(host, 0);
+                    int64_t hts = sqlite3_column_int64(host, 1), hend = hts + sqlite3_column_int64(host, 2);
+                    /* the wait for the stream's previous op, inside the call */
+                    int64_t wait = 0;
+                    if (d == D_DTOH && ts > hts) wait = ts - hts;
+                    sqlite3_reset(prev);
+                    sqlite3_bind_int64(prev, 1, sqlite3_column_int64(st, 5));
+                    sqlite3_bind_int64(prev, 2, first);
+                    if (sqlite3_step(prev) == SQLITE_ROW) {
+                        int64_t pend = sqlite3_column_int64(prev, 0);
+                        if (pend > ts) pend = ts;
+                        if (pend - hts > wait) wait = pend - hts;
+                    }
+                    /* cost: the union of the host's held time and the DMA */
+                    int64_t a0 = hts + wait, b1 = ts + dur;
+                    held = hend > a0 ? hend - a0 : 0;
+                    int64_t lo = a0 > ts ? a0 : ts, hi = hend < b1 ? hend : b1;
+                    cost = held + dur - (hi > lo ? hi - lo : 0) - launch;
+                    held -= launch;
+                    if (held < 0) held = 0;
+                    if (cost < dur) cost = dur;
+                }
+                struct agg *a = &by[d];
+                a->copies++;
+                a->bytes += sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 4);
+                a->gpu_ns += dur;
+                a->host_ns += held > 0 ? held : 0;
+                a->cost_ns += cost;
+                a->saving_ns += held >= 0 ? held : dur;
+                step_cost[s] += cost;
+                if (cost > top_ns && hid) top_ns = cost, host_id_top = hid;
+            }
+        }
+        int64_t copies = by[D_HTOD].copies + by[D_DTOH].copies;
+        if (!copies) {
+            free(step_cost);
+            continue;
+        }
+        double steps = (double)r->nsteps;
+        double bytes_step = (double)(by[D_HTOD].bytes + by[D_DTOH].bytes) / steps;
+        double cost_step = (double)(by[D_HTOD].cost_ns + by[D_DTOH].cost_ns) / steps;
+        double saving = (double)(by[D_HTOD].saving_ns + by[D_DTOH].saving_ns) / steps;
+        double pct = cost_step / (double)r->avg_dur * 100.0;
+        if (bytes_step < cfg->pageable_mib * 1024.0 * 1024.0 && pct < cfg->pageable_pct) {
+            free(step_cost);
+            continue;
+        }
+        size_t ws = 0;
+        for (size_t i = 1; i < r->nsteps; i++)
+            if (step_cost[i] > step_cost[ws]) ws = i;
+        free(step_cost);
+        char op[128];
+        outer_op(up, host_id_top, op, sizeof op);
+
+        char a[32], b[32], c[32], line[384], link[200];
+        json_t *ev = json_pack("{s:[],s:f,s:f,s:f,s:f,s:f,s:i}", "lines", "bytes_per_step", bytes_step, "time_us",
+                               cost_step / 1000.0, "time_pct", pct, "step_us", (double)r->avg_dur / 1000.0,
+                               "copies_per_step", (double)copies / steps, "steps", (int)r->nsteps);
+        json_t *lines = json_object_get(ev, "lines");
+        snprintf(line, sizeof line, "%s per step copied through pageable host memory, %.1f copies per step",
+                 rules_fmt_bytes(bytes_step, a, sizeof a), (double)copies / steps);
+        json_array_append_new(lines, json_string(line));
+        snprintf(line, sizeof line, "They take %s per step (%.1f %% of a %s step)", rules_fmt_ns(cost_step, a, sizeof a),
+                 pct, rules_fmt_ns((double)r->avg_dur, b, sizeof b));
+        json_array_append_new(lines, json_string(line));
+        for (int d = 0; d < D_N; d++) {
+            const struct agg *g = &by[d];
+            if (!g->copies) continue;
+            double gbps = g->gpu_ns > 0 ? (double)g->bytes / (double)g->gpu_ns : 0; /* bytes/ns = GB/s */
+            snprintf(line, sizeof line, "%s: %s per step, host held %s beyond queueing the copies, DMA %s (%.1f GB/s)",
+                     dir_names[d], rules_fmt_bytes((double)g->bytes / steps, a, sizeof a),
+                     rules_fmt_ns((double)g->host_ns / steps, b, sizeof b),
+                     rules_fmt_ns((double)g->gpu_ns / steps, c, sizeof c), gbps);
+            json_array_append_new(lines, json_string(line));
+            json_object_set_new(ev, d == D_HTOD ? "htod" : "dtoh",
+                                json_pack("{s:f,s:f,s:f,s:f}", "bytes_per_step", (double)g->bytes / steps,
+                                          "host_us", (double)g->host_ns / steps / 1000.0, "gpu_us",
+                                          (double)g->gpu_ns / steps / 1000.0, "copies_per_step",
+                                          (double)g->copies / steps));
+        }
+        if (op[0]) {
+            snprintf(line, sizeof line, "Largest issued by %s", op);
+            json_array_append_new(lines, json_string(line));
+            json_object_set_new(ev, "op", json_string(op));
+        }
+        enum rules_severity sev = pct >= 10 * cfg->pageable_pct ? RULES_HIGH
+                                  : pct >= cfg->pageable_pct   ? RULES_MEDIUM
+                                                               : RULES_LOW;
+        rules_add(ctx, &rule_pageable_memcpy, sev, r->rank, saving, ev,
+                  rules_link_step(r, &r->steps[ws], link, sizeof link),
+                  advice[r->framework].text, advice[r->framework].snippet, "Pageable memory copies: %s per step staged by the CPU (%.1f %% of the step)",
+                  rules_fmt_bytes(bytes_step, a, sizeof a), pct);
+    }
+out:
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    sqlite3_finalize(host);
+    sqlite3_finalize(up);
+    sqlite3_finalize(prev);
+    return rc;
+}
+
+const struct rules_def rule_pageable_memcpy = {
+    "pageable_memcpy",
+    "https://pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers",
+    run,
+};

@@ -1,0 +1,871 @@
+#define LOG_MODULE "chrome"
+#include "ingest/import_chrome.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/jtok.h"
+#include "base/log.h"
+#include "base/xmalloc.h"
+
+/* ---------------------------------------------------------------------- */
+/* probe                                                                  */
+
+static int chrome_probe(const struct import_probe *p)
+{
+    size_t i = 0;
+    if (p->head_n >= 3 && memcmp(p->head, "\xEF\xBB\xBF", 3) == 0) i = 3;
+    while (i < p->head_n && (p->head[i] == ' ' || p->head[i] == '\n' || p->head[i] == '\r' || p->head[i] == '\t'))
+        i++;
+    if (i >= p->head_n || (p->head[i] != '{' && p->head[i] != '[')) return 0;
+    if (memmem(p->head, p->head_n, "\"traceEvents\"", 13) || memmem(p->head, p->head_n, "\"ph\"", 4)) return 90;
+    return 10; /* JSON of some kind: try, and say what is missing */
+}
+
+/* ---------------------------------------------------------------------- */
+/* per-import state                                                       */
+
+struct open_b {
+    uint32_t track, name, cat;
+    enum tb_kind kind;
+    int64_t ts;
+    char *args;
+    size_t args_len;
+};
+
+/* JAX and TensorFlow (XProf, jax.profiler) traces carry no categories:
+ * what an event is follows from where it lies. A process named
+ * "/device:<TYPE>:<N>" (TYPE not CPU) is accelerator N; on it, "Stream #.."
+ * threads (and "XLA Ops" when the device has no streams, as on a TPU)
+ * hold the ops the device ran, and the other threads ("XLA Modules",
+ * "Steps", "TensorFlow Ops", ...) are derived from those ops, so they are
+ * kept as GPU annotations and never counted twice. Every other process is
+ * the host. XProf writes all metadata before the events; a name that comes
+ * after a thread's first event does not reclassify the events before it. */
+struct devproc {
+    char *pid;
+    size_t pid_n;
+    int device;
+    int gpu; /* TYPE is GPU: its "XLA Ops" line is derived from the streams */
+};
+
+enum lane_kind { LANE_UNSEEN = 0, LANE_HOST, LANE_OPS, LANE_DERIVED };
+enum lane_name { TN_NONE = 0, TN_STREAM, TN_XLA_OPS, TN_OTHER };
+
+struct lane {
+    uint8_t kind;  /* enum lane_kind, resolved at the track's first slice */
+    uint8_t tname; /* enum lane_name, from its thread_name metadata */
+};
+
+struct chrome {
+    struct rundb_writer *w;
+    struct import_ctx *ctx;
+    struct import_src *src;
+    json_t *header;
+    uint64_t events;
+    int saw_kineto;
+    char *scratch;          /* decoded strings */
+    size_t scratch_cap;
+    struct open_b *bstack;  /* open 'B' events across tracks */
+    size_t nb, bcap;
+    uint32_t unnamed;
+    struct devproc *dp;     /* XLA device processes ("/device:GPU:0") */
+    size_t ndp;
+    struct lane *lanes;     /* by track id: what the metadata made of it */
+    size_t lanes_cap;
+};
+
+/* Decodes a string value into scratch; returns its length. */
+static size_t str_decode(struct chrome *c, const struct jtok_val *v, const char **out)
+{
+    if (!v->escaped) {
+        *out = v->p;
+        return v->n;
+    }
+    if (v->n + 1 > c->scratch_cap) {
+        c->scratch_cap = v->n * 2 + 64;
+        c->scratch = xrealloc(c->scratch, c->scratch_cap);
+    }
+    *out = c->scratch;
+    return jtok_unescape(v->p, v->n, c->scratch);
+}
+
+static uint32_t intern_val(struct chrome *c, const struct jtok_val *v)
+{
+    const char *s;
+    size_t n;
+    if (v->type == JT_STRING) {
+        n = str_decode(c, v, &s);
+        return rundb_intern(c->w, s, n);
+    }
+    if (v->type != JT_NONE) return rundb_intern(c->w, v->p, v->n); /* a number used as a name */
+    return 0;
+}
+
+/* pid/tid as text: numbers as written, strings decoded ("7" == 7). Uses
+ * buf (64 bytes) for decoded strings so two ids can be alive at once. */
+static void id_text(const struct jtok_val *v, char *buf, size_t cap, const char **s, size_t *n)
+{
+    if (v->type == JT_NONE) {
+        *s = "";
+        *n = 0;
+        return;
+    }
+    if (v->type == JT_STRING && v->escaped) {
+        char *tmp = xmalloc(v->n + 1);
+        size_t m = jtok_unescape(v->p, v->n, tmp);
+        if (m > cap) m = cap;
+        memcpy(buf, tmp, m);
+        free(tmp);
+        *s = buf;
+        *n = m;
+        return;
+    }
+    *s = v->p;
+    *n = v->n;
+}
+
+struct ev {
+    struct jtok_val ph, cat, name, pid, tid, ts, dur, id, bp, s, args, bind_id;
+};
+
+static int note_drop(struct chrome *c, const char *reason, const struct ev *ev)
+{
+    char ex[160] = "";
+    if (ev && ev->name.type == JT_STRING) snprintf(ex, sizeof ex, "%.*s", (int)(ev->name.n > 150 ? 150 : ev->name.n), ev->name.p);
+    rundb_note(c->w, TB_NOTE_DROPPED, reason, ex[0] ? ex : NULL);
+    return 0;
+}
+
+/* Pulls integer members of an args object: correlation and External id for
+ * slices, the [memory] fields for memory events. */
+struct args_ints {
+    int64_t corr, ext;
+    int64_t dev_type, dev_id, addr, bytes, total_alloc, total_reserved;
+    int has_bytes;
+};
+
+static void scan_args(const struct jtok_val *args, struct args_ints *a)
+{
+    const char *cur = args->p, *end = args->p + args->n;
+    struct jtok_val k, v;
+    struct err e;
+
+    a->corr = a->ext = a->dev_type = a->dev_id = a->addr = a->bytes = 0;
+    a->total_alloc = a->total_reserved = -1;
+    a->has_bytes = 0;
+    while (jtok_span_next_member(&cur, end, &k, &v, &e) == 1) {
+        if (v.type != JT_NUMBER || k.escaped) continue;
+        int64_t x;
+        if (jtok_to_i64(&v, &x) != 0) continue;
+        switch (k.n) {
+        case 11:
+            if (memcmp(k.p, "correlation", 11) == 0) a->corr = x;
+            else if (memcmp(k.p, "External id", 11) == 0) a->ext = x;
+            else if (memcmp(k.p, "Device Type", 11) == 0) a->dev_type = x;
+            break;
+        case 9:
+            if (memcmp(k.p, "Device Id", 9) == 0) a->dev_id = x;
+            break;
+        case 4:
+            if (memcmp(k.p, "Addr", 4) == 0) a->addr = x;
+            break;
+        case 5:
+            if (memcmp(k.p, "Bytes", 5) == 0) {
+                a->bytes = x;
+                a->has_bytes = 1;
+            }
+            break;
+        case 15:
+            if (memcmp(k.p, "Total Allocated", 15) == 0) a->total_alloc = x;
+            break;
+        case 14:
+            if (memcmp(k.p, "Total Reserved", 14) == 0) a->total_reserved = x;
+            break;
+        }
+    }
+}
+
+static uint32_t ev_track(struct chrome *c, const struct ev *ev)
+{
+    char pb[64], tb[64];
+    const char *ps, *ts;
+    size_t pn, tn;
+    id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
+    id_text(&ev->tid, tb, sizeof tb, &ts, &tn);
+    return rundb_track(c->w, ps, pn, ts, tn);
+}
+
+static int ev_ts(struct chrome *c, const struct jtok_val *v, int64_t *out)
+{
+    (void)c;
+    if (v->type == JT_NUMBER) return jtok_us_to_ns(v->p, v->n, out);
+    if (v->type == JT_STRING && !v->escaped) return jtok_us_to_ns(v->p, v->n, out); /* "123.4" */
+    return ERR_INVALID;
+}
+
+/* ---------------------------------------------------------------------- */
+/* XLA device lanes and step markers (JAX, TensorFlow)                    */
+
+/* Device number of an XLA process name, "/device:<TYPE>:<N>" alone or
+ * followed by a space or '(' and more text; -1 for any other name, for
+ * the host (TYPE CPU) and for TPU_SYSTEM-like bookkeeping processes.
+ * OUT *gpu: 1 when TYPE is GPU. */
+static int xla_device_of(const char *s, size_t n, int *gpu)
+{
+    static const char pre[] = "/device:";
+    size_t i = sizeof pre - 1, t0, tn;
+    int dev = 0;
+    if (n <= i || memcmp(s, pre, i) != 0) return -1;
+    t0 = i;
+    while (i < n && s[i] != ':' && s[i] != '/' && s[i] != ' ') i++;
+    tn = i - t0;
+    if (tn == 0 || i >= n || s[i] != ':') return -1;
+    if (++i >= n || s[i] < '0' || s[i] > '9') return -1;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+        if (dev > 99999) return -1;
+        dev = dev * 10 + (s[i] - '0');
+    }
+    if (i < n && s[i] != ' ' && s[i] != '(') return -1;
+    if (tn == 3 && strncasecmp(s + t0, "CPU", 3) == 0) return -1;
+    if (memmem(s + t0, tn, "_SYSTEM", 7)) return -1;
+    *gpu = tn == 3 && strncasecmp(s + t0, "GPU", 3) == 0;
+    return dev;
+}
+
+static struct lane *lane_at(struct chrome *c, uint32_t track)
+{
+    if (track >= c->lanes_cap) {
+        size_t ncap = c->lanes_cap ? c->lanes_cap : 64;
+        while (ncap <= track) ncap *= 2;
+        c->lanes = xrealloc(c->lanes, ncap * sizeof *c->lanes);
+        memset(c->lanes + c->lanes_cap, 0, (ncap - c->lanes_cap) * sizeof *c->lanes);
+        c->lanes_cap = ncap;
+    }
+    return &c->lanes[track];
+}
+
+/* Forgets every resolved lane: a process or thread name just changed. */
+static void lanes_reset(struct chrome *c)
+{
+    for (size_t i = 0; i < c->lanes_cap; i++) c->lanes[i].kind = LANE_UNSEEN;
+}
+
+/* process_name metadata: remembers (or forgets) an XLA device process. */
+static void xla_note_process(struct chrome *c, const char *pid, size_t pn, const char *name, size_t n)
+{
+    int gpu = 0, dev = xla_device_of(name, n, &gpu);
+    size_t i;
+    for (i = 0; i < c->ndp; i++)
+        if (c->dp[i].pid_n == pn && memcmp(c->dp[i].pid, pid, pn) == 0) break;
+    if (i == c->ndp) {
+        if (dev < 0) return;
+        c->dp = xrealloc(c->dp, (c->ndp + 1) * sizeof *c->dp);
+        c->dp[i].pid = xmemdup0(pid, pn);
+        c->dp[i].pid_n = pn;
+        c->ndp++;
+    }
+    c->dp[i].device = dev;
+    c->dp[i].gpu = gpu;
+    lanes_reset(c);
+}
+
+/* thread_name metadata: what the lane's name says it holds. */
+static void xla_note_thread(struct chrome *c, uint32_t track, const char *name, size_t n)
+{
+    struct lane *l = lane_at(c, track);
+    if (n >= 6 && memcmp(name, "Stream", 6) == 0) l->tname = TN_STREAM;
+    else if (n == 7 && memcmp(name, "XLA Ops", 7) == 0) l->tname = TN_XLA_OPS;
+    else l->tname = TN_OTHER;
+    l->kind = LANE_UNSEEN;
+}
+
+/* The lane a track is, resolved at its first slice; marks device lanes as
+ * GPU tracks of their device. */
+static enum lane_kind lane_resolve(struct chrome *c, const struct ev *ev, uint32_t track)
+{
+    struct lane *l = lane_at(c, track);
+    if (l->kind != LANE_UNSEEN) return (enum lane_kind)l->kind;
+    l->kind = LANE_HOST;
+    if (c->ndp) {
+        char pb[64];
+        const char *ps;
+        size_t pn;
+        id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
+        for (size_t i = 0; i < c->ndp; i++) {
+            const struct devproc *d = &c->dp[i];
+            if (d->device < 0 || d->pid_n != pn || memcmp(d->pid, ps, pn) != 0) continue;
+            int ops = l->tname == TN_NONE || l->tname == TN_STREAM || (l->tname == TN_XLA_OPS && !d->gpu);
+            l->kind = ops ? LANE_OPS : LANE_DERIVED;
+            rundb_track_set_kind(c->w, track, TB_TRACK_GPU);
+            rundb_track_set_device(c->w, track, d->device);
+            break;
+        }
+    }
+    return (enum lane_kind)l->kind;
+}
+
+/* What XLA profilers write in args: "correlation_id" (CUPTI's, on both the
+ * device op and the host API call, as a string), "step_num" on step
+ * markers, "memcpy_details"/"memset_details" on copies and sets. */
+struct xla_args {
+    int64_t corr, step;
+    int has_step, memcpy, memset;
+};
+
+static void xla_args_scan(const struct jtok_val *args, struct xla_args *a)
+{
+    memset(a, 0, sizeof *a);
+    if (args->type != JT_OBJECT) return;
+    const char *cur = args->p, *end = args->p + args->n;
+    struct jtok_val k, v;
+    struct err e;
+    while (jtok_span_next_member(&cur, end, &k, &v, &e) == 1) {
+        int64_t x;
+        if (k.escaped) continue;
+        if (jtok_str_eq(&k, "correlation_id")) {
+            if (jtok_to_i64(&v, &x) == 0) a->corr = x;
+        } else if (jtok_str_eq(&k, "step_num")) {
+            if (jtok_to_i64(&v, &x) == 0 && x >= 0) {
+                a->step = x;
+                a->has_step = 1;
+            }
+        } else if (jtok_str_eq(&k, "memcpy_details")) {
+            a->memcpy = 1;
+        } else if (jtok_str_eq(&k, "memset_details")) {
+            a->memset = 1;
+        }
+    }
+}
+
+/* Case-insensitive search of an ASCII lowercase needle in s[0..n). */
+static int has_ci(const char *s, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= n; i++)
+        if (strncasecmp(s + i, needle, m) == 0) return 1;
+    return 0;
+}
+
+/* An op on a device lane: a copy (MemcpyH2D/D2H/D2D/P2P, XLA's async
+ * copy-start/copy-done), a set, else a kernel. */
+static enum tb_kind xla_op_kind(const char *s, size_t n, const struct xla_args *a)
+{
+    if (a->memcpy) return TB_K_MEMCPY;
+    if (a->memset) return TB_K_MEMSET;
+    if (has_ci(s, n, "memcpy") || (n >= 10 && memcmp(s, "copy-start", 10) == 0) ||
+        (n >= 9 && memcmp(s, "copy-done", 9) == 0))
+        return TB_K_MEMCPY;
+    if (has_ci(s, n, "memset")) return TB_K_MEMSET;
+    return TB_K_KERNEL;
+}
+
+/* Kind (and name, correlation) of an event whose category says nothing,
+ * from its lane and args: device ops become kernels/copies/sets, derived
+ * device lines GPU annotations; on the host a step marker (a "step_num"
+ * arg: StepTraceAnnotation, Keras' Trace("train", step_num=..)) becomes a
+ * user annotation named "<name>#<step_num>" (kclass_profiler_step knows
+ * it), a span with a CUPTI correlation_id a driver call, a "$file.py:N f"
+ * span a Python frame. Everything else stays TB_K_OTHER. */
+static void xla_classify(struct chrome *c, const struct ev *ev, uint32_t track, enum tb_kind *kind, uint32_t *name,
+                         int64_t *corr)
+{
+    struct xla_args a;
+    enum lane_kind lk = lane_resolve(c, ev, track);
+    if (lk == LANE_DERIVED) {
+        *kind = TB_K_GPU_ANNOTATION;
+        return;
+    }
+    xla_args_scan(&ev->args, &a);
+    const char *nm = "";
+    size_t nn = 0;
+    if (ev->name.type == JT_STRING) nn = str_decode(c, &ev->name, &nm);
+    if (lk == LANE_OPS) {
+        *kind = xla_op_kind(nm, nn, &a);
+        *corr = a.corr;
+    } else if (a.has_step) {
+        char *full = xasprintf("%.*s#%lld", (int)(nn > 200 ? 200 : nn), nn ? nm : "step", (long long)a.step);
+        *name = rundb_intern(c->w, full, strlen(full));
+        free(full);
+        *kind = TB_K_USER_ANNOTATION;
+    } else if (a.corr) {
+        *kind = TB_K_DRIVER;
+        *corr = a.corr;
+    } else if (nn && nm[0] == '$') {
+        *kind = TB_K_PYTHON;
+    }
+}
+
+static int do_slice(struct chrome *c, const struct ev *ev, int64_t ts, int64_t dur, struct err *e)
+{
+    struct tb_slice s;
+    const char *cs = "";
+    size_t cn = 0;
+
+    if (ev->cat.type == JT_STRING) cn = str_decode(c, &ev->cat, &cs);
+    s.kind = tb_kind_from_cat(cs, cn);
+    s.cat = cn ? rundb_intern(c->w, cs, cn) : 0;
+    s.name = ev->name.type != JT_NONE ? intern_val(c, &ev->name) : c->unnamed;
+    s.track = ev_track(c, ev);
+    s.ts = ts;
+    s.dur = dur;
+    s.corr = s.ext = 0;
+    s.args = NULL;
+    s.args_len = 0;
+    if (ev->args.type == JT_OBJECT) {
+        s.args = ev->args.p;
+        s.args_len = ev->args.n;
+        if (s.kind != TB_K_OTHER && s.kind != TB_K_PYTHON) {
+            struct args_ints a;
+            scan_args(&ev->args, &a);
+            s.corr = a.corr;
+            s.ext = a.ext;
+        }
+    }
+    if (s.kind != TB_K_OTHER) c->saw_kineto = 1;
+    else xla_classify(c, ev, s.track, &s.kind, &s.name, &s.corr);
+    if (tb_kind_is_gpu(s.kind)) rundb_track_set_kind(c->w, s.track, TB_TRACK_GPU);
+    return rundb_add_slice(c->w, &s, e);
+}
+
+static int do_begin(struct chrome *c, const struct ev *ev, int64_t ts)
+{
+    const char *cs = "";
+    size_t cn = 0;
+    if (c->nb == c->bcap) {
+        c->bcap = c->bcap ? c->bcap * 2 : 32;
+        c->bstack = xrealloc(c->bstack, sizeof *c->bstack * c->bcap);
+    }
+    struct open_b *b = &c->bstack[c->nb++];
+    if (ev->cat.type == JT_STRING) cn = str_decode(c, &ev->cat, &cs);
+    b->kind = tb_kind_from_cat(cs, cn);
+    b->cat = cn ? rundb_intern(c->w, cs, cn) : 0;
+    b->name = ev->name.type != JT_NONE ? intern_val(c, &ev->name) : c->unnamed;
+    b->track = ev_track(c, ev);
+    if (b->kind == TB_K_OTHER) {
+        int64_t corr = 0; /* B/E slices carry no correlation */
+        xla_classify(c, ev, b->track, &b->kind, &b->name, &corr);
+    }
+    b->ts = ts;
+    b->args = ev->args.type == JT_OBJECT ? xmemdup0(ev->args.p, ev->args.n) : NULL;
+    b->args_len = ev->args.type == JT_OBJECT ? ev->args.n : 0;
+    return 0;
+}
+
+static int do_end(struct chrome *c, const struct ev *ev, int64_t ts, struct err *e)
+{
+    uint32_t track = ev_track(c, ev);
+    for (size_t i = c->nb; i-- > 0;) {
+        struct open_b *b = &c->bstack[i];
+        if (b->track != track) continue;
+        /* the difference of two int64 times may not fit one: saturate */
+        uint64_t span = ts >= b->ts ? (uint64_t)ts - (uint64_t)b->ts : 0;
+        int64_t dur = span > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)span;
+        struct tb_slice s = { b->track, b->name, b->cat, b->kind, b->ts, dur, 0, 0, b->args, b->args_len };
+        if (tb_kind_is_gpu(s.kind)) rundb_track_set_kind(c->w, s.track, TB_TRACK_GPU);
+        int rc = rundb_add_slice(c->w, &s, e);
+        free(b->args);
+        memmove(b, b + 1, sizeof *b * (c->nb - i - 1));
+        c->nb--;
+        return rc;
+    }
+    return note_drop(c, "'E' event without a matching 'B' on its thread", ev);
+}
+
+static int do_instant(struct chrome *c, const struct ev *ev, int64_t ts, struct err *e)
+{
+    uint32_t track = ev_track(c, ev);
+    if (jtok_str_eq(&ev->name, "[memory]") && ev->args.type == JT_OBJECT) {
+        struct args_ints a;
+        scan_args(&ev->args, &a);
+        if (!a.has_bytes) return note_drop(c, "[memory] event without Bytes", ev);
+        struct tb_mem m = { track, ts, (int)a.dev_type, (int)a.dev_id, a.addr, a.bytes, a.total_alloc,
+                            a.total_reserved };
+        return rundb_add_mem(c->w, &m, e);
+    }
+    struct tb_instant in;
+    in.track = track;
+    in.ts = ts;
+    in.name = ev->name.type != JT_NONE ? intern_val(c, &ev->name) : c->unnamed;
+    in.cat = ev->cat.type == JT_STRING ? intern_val(c, &ev->cat) : 0;
+    in.scope = ev->s.type == JT_STRING && ev->s.n == 1 ? ev->s.p[0] : 't';
+    in.args = ev->args.type == JT_OBJECT ? ev->args.p : NULL;
+    in.args_len = ev->args.type == JT_OBJECT ? ev->args.n : 0;
+    return rundb_add_instant(c->w, &in, e);
+}
+
+static int do_flow(struct chrome *c, const struct ev *ev, char ph, int64_t ts, struct err *e)
+{
+    struct tb_flow f;
+    const struct jtok_val *id = ev->id.type != JT_NONE ? &ev->id : &ev->bind_id;
+    if (id->type == JT_NONE) return note_drop(c, "flow event without id", ev);
+    f.track = ev_track(c, ev);
+    f.cat = ev->cat.type == JT_STRING ? intern_val(c, &ev->cat) : 0;
+    f.name = ev->name.type != JT_NONE ? intern_val(c, &ev->name) : 0;
+    f.fid = id->p;
+    f.fid_len = id->n;
+    f.ph = ph;
+    f.bp = ev->bp.type == JT_STRING && ev->bp.n == 1 && ev->bp.p[0] == 'e' ? 'e' : 0;
+    f.ts = ts;
+    return rundb_add_flow(c->w, &f, e);
+}
+
+static int do_counter(struct chrome *c, const struct ev *ev, int64_t ts, struct err *e)
+{
+    if (ev->args.type != JT_OBJECT) return note_drop(c, "counter event without args", ev);
+    const char *cur = ev->args.p, *end = ev->args.p + ev->args.n, *nm = "";
+    size_t nn = 0;
+    struct jtok_val k, v;
+    struct err ie;
+    uint32_t track = ev_track(c, ev);
+    if (ev->name.type == JT_STRING) nn = str_decode(c, &ev->name, &nm);
+    char *name = xmemdup0(nm, nn);
+    int rc = 0;
+    while (rc == 0 && jtok_span_next_member(&cur, end, &k, &v, &ie) == 1) {
+        double d;
+        if (jtok_to_double(&v, &d) != 0 || !isfinite(d)) continue;
+        /* the key names the series: a JSON string like any other, so
+         * "caf\u00e9" is shown as café (the name is already copied out of
+         * the scratch buffer this reuses) */
+        const char *ks;
+        size_t kn = str_decode(c, &k, &ks);
+        char *full = xasprintf("%s.%.*s", name, (int)kn, ks);
+        struct tb_counter ct = { rundb_intern(c->w, full, strlen(full)), track, ts, d };
+        free(full);
+        rc = rundb_add_counter(c->w, &ct, e);
+    }
+    free(name);
+    return rc;
+}
+
+static int do_metadata(struct chrome *c, const struct ev *ev)
+{
+    const struct jtok_val *nv = &ev->name;
+    if (ev->args.type != JT_OBJECT) return 0;
+    const char *cur = ev->args.p, *end = ev->args.p + ev->args.n;
+    struct jtok_val k, v, name = { 0 }, sort = { 0 };
+    struct err ie;
+    while (jtok_span_next_member(&cur, end, &k, &v, &ie) == 1) {
+        if (jtok_str_eq(&k, "name")) name = v;
+        else if (jtok_str_eq(&k, "sort_index")) sort = v;
+    }
+    if (jtok_str_eq(nv, "process_name") && name.type == JT_STRING) {
+        char pb[64];
+        const char *ps, *s;
+        size_t pn;
+        id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
+        char *pid = xmemdup0(ps, pn);
+        size_t n = str_decode(c, &name, &s);
+        rundb_process_set_name(c->w, pid, pn, s, n);
+        xla_note_process(c, pid, pn, s, n);
+        free(pid);
+    } else if (jtok_str_eq(nv, "thread_name") && name.type == JT_STRING) {
+        uint32_t t = ev_track(c, ev);
+        const char *s;
+        size_t n = str_decode(c, &name, &s);
+        rundb_track_set_name(c->w, t, s, n);
+        xla_note_thread(c, t, s, n);
+    } else if (jtok_str_eq(nv, "thread_sort_index") && sort.type == JT_NUMBER) {
+        int64_t x;
+        if (jtok_to_i64(&sort, &x) == 0) rundb_track_set_sort(c->w, ev_track(c, ev), x);
+    }
+    return 0;
+}
+
+/* One event object, complete in memory. */
+static int do_event(struct chrome *c, const char *p, size_t n, struct err *e)
+{
+    struct ev ev;
+    const char *cur = p, *end = p + n;
+    struct jtok_val k, v;
+    int rc;
+
+    memset(&ev, 0, sizeof ev);
+    while ((rc = jtok_span_next_member(&cur, end, &k, &v, e)) == 1) {
+        if (k.escaped) continue;
+        switch (k.n) {
+        case 2:
+            if (k.p[0] == 'p' && k.p[1] == 'h') ev.ph = v;
+            else if (k.p[0] == 't' && k.p[1] == 's') ev.ts = v;
+            else if (k.p[0] == 'i' && k.p[1] == 'd') ev.id = v;
+            else if (k.p[0] == 'b' && k.p[1] == 'p') ev.bp = v;
+            break;
+        case 3:
+            if (memcmp(k.p, "cat", 3) == 0) ev.cat = v;
+            else if (memcmp(k.p, "pid", 3) == 0) ev.pid = v;
+            else if (memcmp(k.p, "tid", 3) == 0) ev.tid = v;
+            else if (memcmp(k.p, "dur", 3) == 0) ev.dur = v;
+            break;
+        case 4:
+            if (memcmp(k.p, "name", 4) == 0) ev.name = v;
+            else if (memcmp(k.p, "args", 4) == 0) ev.args = v;
+            break;
+        case 1:
+            if (k.p[0] == 's') ev.s = v;
+            break;
+        case 7:
+            if (memcmp(k.p, "bind_id", 7) == 0) ev.bind_id = v;
+            break;
+        }
+    }
+    if (rc < 0) return err_prefix(e, "event #%llu", (unsigned long long)c->events + 1);
+    c->events++;
+    if (ev.ph.type != JT_STRING || ev.ph.n != 1) {
+        rundb_count_event(c->w, 0);
+        return note_drop(c, "event without a one-letter ph (phase)", &ev);
+    }
+    char ph = ev.ph.p[0];
+    rundb_count_event(c->w, ph == 'M');
+    if (ph == 'M') return do_metadata(c, &ev);
+
+    int64_t ts;
+    if (ev.ts.type == JT_NONE) return note_drop(c, "event without ts", &ev);
+    if (ev_ts(c, &ev.ts, &ts) != 0) return note_drop(c, "event whose ts is not a finite number", &ev);
+
+    switch (ph) {
+    case 'X': {
+        int64_t dur = 0;
+        if (ev.dur.type == JT_NONE) {
+            rundb_note(c->w, TB_NOTE_REPAIRED, "complete event (X) without dur: taken as 0", NULL);
+        } else if (ev_ts(c, &ev.dur, &dur) != 0) {
+            return note_drop(c, "X event whose dur is not a finite number", &ev);
+        } else if (dur < 0) {
+            rundb_note(c->w, TB_NOTE_REPAIRED, "negative dur: taken as 0", NULL);
+            dur = 0;
+        }
+        return do_slice(c, &ev, ts, dur, e);
+    }
+    case 'B': return do_begin(c, &ev, ts);
+    case 'E': return do_end(c, &ev, ts, e);
+    case 'i':
+    case 'I':
+    case 'R': return do_instant(c, &ev, ts, e);
+    case 's':
+    case 't':
+    case 'f': return do_flow(c, &ev, ph, ts, e);
+    case 'C': return do_counter(c, &ev, ts, e);
+    case 'b':
+    case 'e':
+    case 'n': return note_drop(c, "async events (ph b/e/n) are not shown yet", &ev);
+    default: return note_drop(c, "events of an unknown phase", &ev);
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+/* top-level structure                                                    */
+
+static void report_progress(struct chrome *c)
+{
+    if (c->ctx->progress)
+        c->ctx->progress(c->ctx->progress_arg, instream_raw_consumed(c->src->in), c->events);
+}
+
+/* Returns 0 after ']' (or a tolerated truncation), else an error. */
+static int events_array(struct chrome *c, struct jtok *t, int *truncated, struct err *e)
+{
+    int ch;
+    const char *p;
+    size_t n;
+
+    if (jtok_expect(t, '[', "'[' starting traceEvents", e) != 0) return e->code;
+    for (;;) {
+        if (jtok_peek(t, &ch, e) != 0) return e->code;
+        if (ch == ']') {
+            t->pos++;
+            return 0;
+        }
+        if (ch < 0) goto cut;
+        int tr = 0;
+        if (jtok_value_extent(t, &p, &n, &tr, e) != 0) {
+            if (tr) goto cut;
+            return e->code;
+        }
+        if (p[0] == '{') {
+            if (do_event(c, p, n, e) != 0) return e->code;
+        } else {
+            c->events++;
+            rundb_count_event(c->w, 0);
+            rundb_note(c->w, TB_NOTE_DROPPED, "traceEvents element that is not an object", NULL);
+        }
+        if ((c->events & 0x3fff) == 0) report_progress(c);
+        if (jtok_peek(t, &ch, e) != 0) return e->code;
+        if (ch == ',') {
+            t->pos++;
+            continue;
+        }
+        if (ch == ']') {
+            t->pos++;
+            return 0;
+        }
+        if (ch < 0) goto cut;
+        return err_set(e, ERR_INVALID, "invalid JSON at byte %llu (after event #%llu): expected ',' or ']', found '%c'",
+                       (unsigned long long)jtok_offset(t), (unsigned long long)c->events,
+                       ch >= 32 && ch < 127 ? ch : '?');
+    }
+cut:
+    if (c->events == 0) return err_set(e, ERR_INVALID, "the file is truncated before its first event");
+    *truncated = 1;
+    return 0;
+}
+
+static int header_member(struct chrome *c, const char *key, size_t kn, const char *p, size_t n)
+{
+    json_error_t je;
+    json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+    char *k = xmemdup0(key, kn);
+    if (!v) {
+        /* NaN/Infinity or broken UTF-8 in a header field: keep the trace */
+        rundb_note(c->w, TB_NOTE_REPAIRED, "header field that is not strict JSON: ignored", k);
+    } else {
+        json_object_set_new(c->header, k, v);
+    }
+    free(k);
+    return 0;
+}
+
+static int chrome_import(struct import_src *src, struct rundb_writer *w, struct import_ctx *ctx, struct err *e)
+{
+    struct chrome c;
+    struct jtok t;
+    int ch, rc = 0, truncated = 0, saw_events = 0, bare = 0;
+
+    memset(&c, 0, sizeof c);
+    c.w = w;
+    c.ctx = ctx;
+    c.src = src;
+    c.header = json_object();
+    c.unnamed = rundb_intern(w, "(unnamed)", 9);
+    jtok_init(&t, import_src_read, src, ctx->max_value ? ctx->max_value : (64u << 20));
+
+    if ((rc = jtok_peek(&t, &ch, e)) != 0) goto out;
+    if (ch == 0xEF) t.pos += 3; /* UTF-8 BOM */
+    if ((rc = jtok_peek(&t, &ch, e)) != 0) goto out;
+    if (ch == '[') {
+        bare = 1;
+        saw_events = 1;
+        if ((rc = events_array(&c, &t, &truncated, e)) != 0) goto out;
+    } else if (ch == '{') {
+        t.pos++;
+        for (;;) {
+            const char *kp, *vp;
+            size_t kn, vn;
+            int tr = 0;
+            if ((rc = jtok_peek(&t, &ch, e)) != 0) goto out;
+            if (ch == '}') {
+                t.pos++;
+                break;
+            }
+            if (ch != '"') {
+                if (ch < 0 && saw_events) {
+                    truncated = 1;
+                    break;
+                }
+                rc = err_set(e, ERR_INVALID, "invalid JSON at byte %llu: expected a member name",
+                             (unsigned long long)jtok_offset(&t));
+                goto out;
+            }
+            if ((rc = jtok_value_extent(&t, &kp, &kn, &tr, e)) != 0) {
+                /* cut inside a member name after the events: keep them */
+                if (tr && saw_events) {
+                    truncated = 1;
+                    rc = 0;
+                    break;
+                }
+                goto out;
+            }
+            char key[64];
+            size_t klen = kn - 2 < sizeof key ? kn - 2 : sizeof key - 1;
+            memcpy(key, kp + 1, klen);
+            key[klen] = '\0';
+            if ((rc = jtok_peek(&t, &ch, e)) != 0) goto out;
+            if (ch < 0 && saw_events) { /* cut right after a member name */
+                truncated = 1;
+                break;
+            }
+            if ((rc = jtok_expect(&t, ':', "':'", e)) != 0) goto out;
+            if (strcmp(key, "traceEvents") == 0) {
+                saw_events = 1;
+                if ((rc = events_array(&c, &t, &truncated, e)) != 0) goto out;
+                if (truncated) break;
+            } else {
+                if ((rc = jtok_value_extent(&t, &vp, &vn, &tr, e)) != 0) {
+                    if (tr && saw_events) {
+                        truncated = 1;
+                        rc = 0;
+                        break;
+                    }
+                    goto out;
+                }
+                header_member(&c, key, klen, vp, vn);
+            }
+            if ((rc = jtok_peek(&t, &ch, e)) != 0) goto out;
+            if (ch == ',') {
+                t.pos++;
+                continue;
+            }
+            if (ch == '}') {
+                t.pos++;
+                break;
+            }
+            if (ch < 0 && saw_events) {
+                truncated = 1;
+                break;
+            }
+            rc = err_set(e, ERR_INVALID, "invalid JSON at byte %llu: expected ',' or '}' between members",
+                         (unsigned long long)jtok_offset(&t));
+            goto out;
+        }
+    } else {
+        rc = err_set(e, ERR_INVALID, "not JSON: the content starts with '%c' where '{' or '[' was expected",
+                     ch >= 32 && ch < 127 ? ch : '?');
+        goto out;
+    }
+    if (!saw_events) {
+        rc = err_set(e, ERR_INVALID,
+                     "a JSON object without \"traceEvents\": not a Chrome/Kineto trace (top-level keys seen: %d)",
+                     (int)json_object_size(c.header));
+        goto out;
+    }
+    if (truncated) {
+        char ex[96];
+        snprintf(ex, sizeof ex, "cut at byte %llu", (unsigned long long)jtok_offset(&t));
+        rundb_note(w, TB_NOTE_REPAIRED, "the file is truncated: the complete events before the cut were kept", ex);
+    } else if ((rc = jtok_peek(&t, &ch, e)) == 0 && ch >= 0) {
+        char ex[96];
+        snprintf(ex, sizeof ex, "from byte %llu", (unsigned long long)jtok_offset(&t));
+        rundb_note(w, TB_NOTE_REPAIRED, "bytes after the end of the JSON document were ignored", ex);
+    } else if (rc != 0) {
+        goto out;
+    }
+    if (c.nb) {
+        char ex[64];
+        snprintf(ex, sizeof ex, "%zu events", c.nb);
+        /* one note per event, so stats.dropped counts each of them */
+        for (size_t i = 0; i < c.nb; i++) rundb_note(w, TB_NOTE_DROPPED, "'B' events never closed by an 'E'", ex);
+    }
+    if (c.events == 0) rundb_note(w, TB_NOTE_INFO, "the trace has no events", NULL);
+
+    int kineto = c.saw_kineto || json_object_get(c.header, "schemaVersion") ||
+                 json_object_get(c.header, "deviceProperties");
+    ctx->format = kineto ? (bare ? "kineto-2020" : "kineto") : c.ndp ? "chrome-xla" : "chrome";
+    int64_t base_ns = 0;
+    json_t *b = json_object_get(c.header, "baseTimeNanoseconds");
+    if (json_is_integer(b)) base_ns = (int64_t)json_integer_value(b);
+    rc = rundb_set_rank_header(w, c.header, ctx->format, base_ns, e);
+    report_progress(&c);
+out:
+    for (size_t i = 0; i < c.nb; i++) free(c.bstack[i].args);
+    free(c.bstack);
+    for (size_t i = 0; i < c.ndp; i++) free(c.dp[i].pid);
+    free(c.dp);
+    free(c.lanes);
+    free(c.scratch);
+    json_decref(c.header);
+    jtok_free(&t);
+    return rc;
+}
+
+const struct importer importer_chrome = { "chrome", chrome_probe, chrome_import, NULL };

@@ -1,0 +1,359 @@
+#define LOG_MODULE "instream"
+#include "ingest/instream.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+
+#define RAW_CHUNK (256 * 1024)
+#define RATIO_GRACE ((uint64_t)64 << 20)
+
+#define ZBLOCK ((size_t)1 << 20)
+#define ZBLOCKS 3
+
+struct zblock {
+    size_t len, pos;
+    struct err err;             /* the error that ended the stream, if any */
+    char data[];
+};
+
+struct instream {
+    int fd;                     /* -1 in memory mode */
+    const unsigned char *mem;   /* memory mode: borrowed */
+    size_t mem_len, mem_pos;
+    unsigned char *raw;         /* file mode read buffer */
+    uint64_t raw_size, raw_consumed, out_total;
+    struct instream_limits lim;
+    int gzip, z_init, z_end;    /* z_end: last member finished */
+    z_stream z;
+    unsigned char magic[16];
+    size_t magic_n;
+    /* file-mode gzip: the inflater thread and its blocks (see zthread_main) */
+    int zthread_on, zstop;
+    pthread_t zthread;
+    pthread_mutex_t zmu;
+    pthread_cond_t zcv;
+    struct zblock *blocks[ZBLOCKS];
+    struct zblock *freeq[ZBLOCKS], *readyq[ZBLOCKS], *cur;
+    int nfree, nready, rhead;
+    uint64_t raw_seen;          /* raw_consumed as of the last block, under zmu */
+};
+
+static void *zthread_main(void *arg);
+
+static int raw_fill(struct instream *s, const unsigned char **p, size_t *n, struct err *e)
+{
+    if (s->fd < 0) {
+        /* in pieces: zlib's avail_in is 32-bit, a buffer may be larger */
+        *p = s->mem + s->mem_pos;
+        *n = s->mem_len - s->mem_pos;
+        if (*n > RAW_CHUNK) *n = RAW_CHUNK;
+        s->mem_pos += *n;
+        return 0;
+    }
+    for (;;) {
+        ssize_t r = read(s->fd, s->raw, RAW_CHUNK);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return err_set(e, ERR_IO, "read failed: %s", strerror(errno));
+        *p = s->raw;
+        *n = (size_t)r;
+        return 0;
+    }
+}
+
+static int open_common(struct instream *s, struct err *e)
+{
+    /* Peek the magic without losing it: in file mode use pread. */
+    if (s->fd >= 0) {
+        ssize_t r = pread(s->fd, s->magic, sizeof s->magic, 0);
+        if (r < 0) return err_set(e, ERR_IO, "read failed: %s", strerror(errno));
+        s->magic_n = (size_t)r;
+    } else {
+        s->magic_n = s->mem_len < sizeof s->magic ? s->mem_len : sizeof s->magic;
+        memcpy(s->magic, s->mem, s->magic_n);
+    }
+    s->gzip = s->magic_n >= 2 && s->magic[0] == 0x1f && s->magic[1] == 0x8b;
+    if (s->gzip) {
+        memset(&s->z, 0, sizeof s->z);
+        if (inflateInit2(&s->z, 15 + 16) != Z_OK) return err_set(e, ERR_INTERNAL, "zlib init failed");
+        s->z_init = 1;
+    }
+    return 0;
+}
+
+int instream_open_file(const char *path, const struct instream_limits *lim, struct instream **out, struct err *e)
+{
+    struct instream *s;
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0) return err_set(e, errno == ENOENT ? ERR_NOT_FOUND : ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return err_set(e, ERR_INVALID, "%s is not a regular file", path);
+    }
+    s = xcalloc(1, sizeof *s);
+    s->fd = fd;
+    s->raw = xmalloc(RAW_CHUNK);
+    s->raw_size = (uint64_t)st.st_size;
+    s->lim = *lim;
+    if (open_common(s, e) != 0) {
+        instream_close(s);
+        return e->code;
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    if (s->gzip) {
+        pthread_mutex_init(&s->zmu, NULL);
+        pthread_cond_init(&s->zcv, NULL);
+        for (int i = 0; i < ZBLOCKS; i++) {
+            s->blocks[i] = xmalloc(sizeof(struct zblock) + ZBLOCK);
+            s->freeq[s->nfree++] = s->blocks[i];
+        }
+        if (pthread_create(&s->zthread, NULL, zthread_main, s) == 0) {
+            s->zthread_on = 1;
+        } else {
+            /* no thread: inflate on the caller's thread, as in memory mode */
+            for (int i = 0; i < ZBLOCKS; i++) free(s->blocks[i]);
+            s->nfree = 0;
+            pthread_mutex_destroy(&s->zmu);
+            pthread_cond_destroy(&s->zcv);
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+int instream_open_mem(const void *data, size_t n, const struct instream_limits *lim, struct instream **out,
+                      struct err *e)
+{
+    struct instream *s = xcalloc(1, sizeof *s);
+    s->fd = -1;
+    s->mem = data;
+    s->mem_len = n;
+    s->raw_size = n;
+    s->lim = *lim;
+    if (open_common(s, e) != 0) {
+        instream_close(s);
+        return e->code;
+    }
+    *out = s;
+    return 0;
+}
+
+static int check_limits(struct instream *s, struct err *e)
+{
+    if (s->lim.max_bytes && s->out_total > s->lim.max_bytes)
+        return err_set(e, ERR_TOO_LARGE, "the trace inflates to more than the limit of %llu bytes (inflate_limit)",
+                       (unsigned long long)s->lim.max_bytes);
+    if (s->gzip && s->lim.max_ratio && s->out_total > RATIO_GRACE &&
+        s->out_total / (s->raw_consumed ? s->raw_consumed : 1) > s->lim.max_ratio)
+        return err_set(e, ERR_TOO_LARGE,
+                       "the gzip data expands more than %llu times (a gzip bomb?): refused (inflate_ratio)",
+                       (unsigned long long)s->lim.max_ratio);
+    return 0;
+}
+
+/* Inflates up to cap bytes on the calling thread. */
+static int inflate_some(struct instream *s, void *buf, size_t cap, size_t *got, struct err *e);
+
+/* --- the inflater thread ------------------------------------------------ */
+
+/* Decompression is the slowest stage of a gzipped import after parsing, so
+ * in file mode it runs on its own thread, filling whole blocks ahead of the
+ * parser. Blocks cycle between the free list and the ready queue. */
+static void *zthread_main(void *arg)
+{
+    struct instream *s = arg;
+    for (;;) {
+        pthread_mutex_lock(&s->zmu);
+        while (!s->zstop && s->nfree == 0) pthread_cond_wait(&s->zcv, &s->zmu);
+        if (s->zstop) {
+            pthread_mutex_unlock(&s->zmu);
+            break;
+        }
+        struct zblock *b = s->freeq[--s->nfree];
+        pthread_mutex_unlock(&s->zmu);
+
+        size_t got = 0, fill = 0;
+        err_clear(&b->err);
+        /* fill the block completely unless the stream ends or fails */
+        while (fill < ZBLOCK) {
+            if (inflate_some(s, b->data + fill, ZBLOCK - fill, &got, &b->err) != 0) break;
+            if (got == 0) break;
+            fill += got;
+        }
+        b->len = fill;
+        b->pos = 0;
+        int last = b->err.code != 0 || fill < ZBLOCK;
+
+        pthread_mutex_lock(&s->zmu);
+        s->readyq[(s->rhead + s->nready) % ZBLOCKS] = b;
+        s->nready++;
+        s->raw_seen = s->raw_consumed;
+        pthread_cond_broadcast(&s->zcv);
+        pthread_mutex_unlock(&s->zmu);
+        if (last) break;
+    }
+    return NULL;
+}
+
+static int zthread_read(struct instream *s, void *buf, size_t cap, size_t *got, struct err *e)
+{
+    for (;;) {
+        if (s->cur && s->cur->pos < s->cur->len) {
+            size_t n = s->cur->len - s->cur->pos;
+            if (n > cap) n = cap;
+            memcpy(buf, s->cur->data + s->cur->pos, n);
+            s->cur->pos += n;
+            *got = n;
+            return 0;
+        }
+        if (s->cur) {
+            if (s->cur->err.code) {
+                *e = s->cur->err;
+                return e->code;
+            }
+            if (s->cur->len < ZBLOCK) { /* the short block was the last */
+                *got = 0;
+                return 0;
+            }
+        }
+        pthread_mutex_lock(&s->zmu);
+        if (s->cur) {
+            s->freeq[s->nfree++] = s->cur;
+            s->cur = NULL;
+            pthread_cond_broadcast(&s->zcv);
+        }
+        while (s->nready == 0) pthread_cond_wait(&s->zcv, &s->zmu);
+        s->cur = s->readyq[s->rhead];
+        s->rhead = (s->rhead + 1) % ZBLOCKS;
+        s->nready--;
+        pthread_mutex_unlock(&s->zmu);
+    }
+}
+
+int instream_read(struct instream *s, void *buf, size_t cap, size_t *got, struct err *e)
+{
+    *got = 0;
+    if (s->zthread_on) return zthread_read(s, buf, cap, got, e);
+    if (s->gzip) return inflate_some(s, buf, cap, got, e);
+    if (s->fd >= 0) {
+        for (;;) {
+            ssize_t r = read(s->fd, buf, cap);
+            if (r < 0 && errno == EINTR) continue;
+            if (r < 0) return err_set(e, ERR_IO, "read failed: %s", strerror(errno));
+            *got = (size_t)r;
+            break;
+        }
+    } else {
+        size_t n = s->mem_len - s->mem_pos;
+        if (n > cap) n = cap;
+        memcpy(buf, s->mem + s->mem_pos, n);
+        s->mem_pos += n;
+        *got = n;
+    }
+    s->raw_consumed += *got;
+    s->out_total += *got;
+    return check_limits(s, e);
+}
+
+static int inflate_some(struct instream *s, void *buf, size_t cap, size_t *got, struct err *e)
+{
+    *got = 0;
+    s->z.next_out = buf;
+    s->z.avail_out = (uInt)(cap > UINT32_MAX ? UINT32_MAX : cap);
+    while (s->z.avail_out > 0) {
+        int rc;
+        if (s->z.avail_in == 0) {
+            const unsigned char *p = NULL;
+            size_t n = 0;
+            if (raw_fill(s, &p, &n, e) != 0) return e->code;
+            if (n == 0) {
+                if (!s->z_end && s->z.total_in > 0)
+                    return err_set(e, ERR_INVALID, "the gzip data is cut off (truncated file)");
+                if (s->raw_consumed == 0 && !s->z_end)
+                    return err_set(e, ERR_INVALID, "empty gzip file");
+                break;
+            }
+            s->z.next_in = (unsigned char *)p;
+            s->z.avail_in = (uInt)n;
+        }
+        if (s->z_end) {
+            /* Another member follows: skip stray zero padding, else restart. */
+            while (s->z.avail_in && *s->z.next_in == 0) {
+                s->z.next_in++;
+                s->z.avail_in--;
+                s->raw_consumed++;
+            }
+            if (!s->z.avail_in) continue;
+            if (inflateReset(&s->z) != Z_OK) return err_set(e, ERR_INTERNAL, "zlib reset failed");
+            s->z_end = 0;
+        }
+        uInt before_in = s->z.avail_in;
+        rc = inflate(&s->z, Z_NO_FLUSH);
+        s->raw_consumed += before_in - s->z.avail_in;
+        if (rc == Z_STREAM_END) {
+            s->z_end = 1;
+            continue;
+        }
+        if (rc == Z_BUF_ERROR && s->z.avail_in == 0) continue; /* needs more input */
+        if (rc != Z_OK)
+            return err_set(e, ERR_INVALID, "corrupt gzip data at compressed byte %llu: %s",
+                           (unsigned long long)s->raw_consumed, s->z.msg ? s->z.msg : "inflate failed");
+    }
+    *got = cap - s->z.avail_out;
+    s->out_total += *got;
+    return check_limits(s, e);
+}
+
+uint64_t instream_raw_consumed(const struct instream *s)
+{
+    if (!s->zthread_on) return s->raw_consumed;
+    pthread_mutex_lock((pthread_mutex_t *)&s->zmu);
+    uint64_t v = s->raw_seen;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->zmu);
+    return v;
+}
+
+uint64_t instream_raw_size(const struct instream *s)
+{
+    return s->raw_size;
+}
+
+int instream_is_gzip(const struct instream *s)
+{
+    return s->gzip;
+}
+
+const unsigned char *instream_magic(const struct instream *s, size_t *n)
+{
+    *n = s->magic_n;
+    return s->magic;
+}
+
+void instream_close(struct instream *s)
+{
+    if (!s) return;
+    if (s->zthread_on) {
+        pthread_mutex_lock(&s->zmu);
+        s->zstop = 1;
+        pthread_cond_broadcast(&s->zcv);
+        pthread_mutex_unlock(&s->zmu);
+        pthread_join(s->zthread, NULL);
+        for (int i = 0; i < ZBLOCKS; i++) free(s->blocks[i]);
+        pthread_mutex_destroy(&s->zmu);
+        pthread_cond_destroy(&s->zcv);
+    }
+    if (s->z_init) inflateEnd(&s->z);
+    if (s->fd >= 0) close(s->fd);
+    free(s->raw);
+    free(s);
+}

@@ -1,0 +1,140 @@
+/* analyses_test — the driver of the deeper analyses (server/derive/analyses.c):
+ * every registered analysis gets its object in each rank's document, the
+ * context's window and GPU peaks, stream names, idempotent reruns (a rank
+ * renumbering reruns the analyses on a stored run), and the readers on a
+ * run stored before the analyses existed. The figures of each analysis are
+ * tested in analyses_{hta,gpu,cp}_test.c. */
+#include "analyses_fixture.h"
+
+/* One step: an op under a record_function launching a kernel on stream 7
+ * (no thread_name metadata: the stream is named from its tid) and a
+ * pageable copy. */
+static const char trace[] =
+    STEP(1, 100, 200) ","
+    CPU("user_annotation", "fwd", 105, 150, "") ","
+    CPU("cpu_op", "aten::mm", 110, 40, "") ","
+    LAUNCH(7, 115, 10) ","
+    KERNEL("gemm", 7, 130, 60) ","
+    CPU("cuda_runtime", "cudaMemcpyAsync", 160, 20, "\"correlation\":8") ","
+    GPU("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 200, 50, "\"correlation\":8,\"bytes\":1000000");
+
+static const char *const names[] = {
+#define AN_NAME(n) #n,
+    ANALYSES_LIST(AN_NAME)
+#undef AN_NAME
+};
+
+static char *text_of(const char *dbpath)
+{
+    struct err e;
+    sqlite3 *db;
+    json_t *all = NULL;
+    char *s = NULL;
+    if (rundb_open_ro(dbpath, &db, &e) != 0) return NULL;
+    if (analyses_read(db, -1, &all, &e) == 0 && all) s = json_dumps(all, JSON_SORT_KEYS | JSON_COMPACT);
+    json_decref(all);
+    sqlite3_close(db);
+    return s;
+}
+
+static void test_document(void)
+{
+    char *db = NULL;
+    json_t *doc = fixture_analyses(DEV_H100, trace, &db);
+    REQUIRE(doc != NULL);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) CHECK(json_is_object(json_object_get(doc, names[i])));
+    CHECK_EQ_INT(json_integer_value(json_object_get(doc, "steps")), 1);
+    json_t *w = json_object_get(doc, "window_ns");
+    /* the step stretched over the GPU work it launched: 100 µs .. 300 µs */
+    CHECK_EQ_INT(json_integer_value(json_array_get(w, 0)), 100000);
+    CHECK_EQ_INT(json_integer_value(json_array_get(w, 1)), 300000);
+    json_t *gpu = json_object_get(doc, "gpu");
+    CHECK_EQ_STR(json_string_value(json_object_get(gpu, "name")), "NVIDIA H100 80GB HBM3");
+    CHECK(fixture_at(doc, "gpu", "memory_gbps", NULL) == 3350.0);
+    CHECK(fixture_at(doc, "gpu", "link_gbps", NULL) == 63.0);
+    /* an unnamed GPU track is "stream <tid>" */
+    json_t *q = json_array_get(json_object_get(json_object_get(doc, "queue"), "streams"), 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(q, "name")), "stream 7");
+    /* the launch joined its op and the annotation around it */
+    json_t *it = json_array_get(json_object_get(json_object_get(doc, "annotations"), "items"), 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(it, "name")), "fwd");
+    CHECK(fixture_query_int(db, "SELECT count(*) FROM anseries WHERE kind = 2") == 1); /* HtoD lane */
+    CHECK(fixture_query_int(db, "SELECT count(*) FROM critpath") > 0);
+    json_decref(doc);
+
+    /* a rerun (what a rank renumbering does) gives the same tables */
+    char *before = text_of(db);
+    int64_t nseg = fixture_query_int(db, "SELECT count(*) FROM critpath");
+    int64_t nsam = fixture_query_int(db, "SELECT count(*) FROM ansample");
+    struct err e;
+    sqlite3 *rw;
+    REQUIRE(sqlite3_open_v2(db, &rw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(analyses_run(rw, &e), 0);
+    sqlite3_close(rw);
+    char *after = text_of(db);
+    REQUIRE(before && after);
+    CHECK_EQ_STR(after, before);
+    CHECK(fixture_query_int(db, "SELECT count(*) FROM critpath") == nseg);
+    CHECK(fixture_query_int(db, "SELECT count(*) FROM ansample") == nsam);
+    free(before);
+    free(after);
+
+    /* segments read back by window and step */
+    REQUIRE(rundb_open_ro(db, &rw, &e) == 0);
+    json_t *cp = NULL;
+    CHECK_EQ_INT(analyses_critpath(rw, 0, 0, 0, INT64_MAX, &cp, &e), 0);
+    int64_t sum = 0;
+    size_t i;
+    json_t *sg;
+    json_array_foreach(json_object_get(cp, "segments"), i, sg) sum += json_integer_value(json_array_get(sg, 1));
+    CHECK_EQ_INT(sum, 200000); /* the path covers the step */
+    CHECK_EQ_INT(json_array_size(json_object_get(cp, "categories")), AN_CP_NCAT);
+    json_decref(cp);
+    CHECK_EQ_INT(analyses_critpath(rw, 0, 0, 0, 100000, &cp, &e), 0); /* before the step */
+    CHECK_EQ_INT(json_array_size(json_object_get(cp, "segments")), 0);
+    json_decref(cp);
+    sqlite3_close(rw);
+    free(db);
+}
+
+/* A run stored before the analyses: no tables. The readers say so instead
+ * of failing on SQL. */
+static void test_old_run(void)
+{
+    char *db = NULL;
+    json_t *doc = fixture_analyses(DEV_H100, trace, &db);
+    json_decref(doc);
+    REQUIRE(db != NULL);
+    sqlite3 *rw;
+    REQUIRE(sqlite3_open_v2(db, &rw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(rw, "DROP TABLE analyses; DROP TABLE critpath", NULL, NULL, NULL) == SQLITE_OK);
+    struct err e;
+    json_t *out = (json_t *)1;
+    CHECK_EQ_INT(analyses_read(rw, -1, &out, &e), 0);
+    CHECK(out == NULL);
+    CHECK_EQ_INT(analyses_critpath(rw, 0, -1, 0, INT64_MAX, &out, &e), ERR_NOT_FOUND);
+    CHECK(strstr(e.msg, "before") != NULL);
+    sqlite3_close(rw);
+    free(db);
+}
+
+/* A trace with no GPU work: every analysis still answers, with empty
+ * figures, and the window is empty. */
+static void test_no_gpu(void)
+{
+    json_t *doc = fixture_analyses(DEV_H100, CPU("cpu_op", "aten::add", 1, 5, ""), NULL);
+    REQUIRE(doc != NULL);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) CHECK(json_is_object(json_object_get(doc, names[i])));
+    CHECK(fixture_at(doc, "launch", "count", NULL) == 0);
+    json_decref(doc);
+}
+
+int main(void)
+{
+    fixture_init();
+    RUN(test_document);
+    RUN(test_old_run);
+    RUN(test_no_gpu);
+    fixture_done();
+    return harness_done("analyses");
+}

@@ -1,0 +1,294 @@
+/* ingest_test — a real trace becomes a committed run; failures leave
+ * nothing behind; the service runs jobs and reports them. */
+#include "base/fsutil.h"
+#include "ingest/ingest.h"
+#include "harness.h"
+#include "base/xmalloc.h"
+#include "store/rundb.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char root[] = "/tmp/tb_ingest_XXXXXX";
+static struct config cfg;
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+    if (!d) return -1;
+    while ((de = readdir(d)) != NULL)
+        if (de->d_name[0] != '.') n++;
+    closedir(d);
+    return n;
+}
+
+static void test_sync_ingest_multi_rank(void)
+{
+    struct catalog *cat;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    const char *dir = "tests/data/demo/ddp_gloo_4ranks";
+    DIR *d = opendir(dir);
+    REQUIRE(d != NULL);
+    struct ingest_file files[8];
+    char *paths[8];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < 8) {
+        if (de->d_name[0] == '.') continue;
+        paths[n] = xasprintf("%s/%s", dir, de->d_name);
+        files[n].path = paths[n];
+        files[n].name = paths[n];
+        files[n].owned = 0;
+        n++;
+    }
+    closedir(d);
+    REQUIRE(n == 4);
+    struct ingest_request req = { NULL, files, n, NULL };
+    struct ingest_progress pr = { 0 };
+    char id[CATALOG_ID_LEN + 1];
+    REQUIRE(ingest_run(cat, &cfg, &req, &pr, id, &e) == 0);
+    CHECK(pr.bytes_total > 0);
+    json_t *run;
+    REQUIRE(catalog_get(cat, id, &run, &e) == 0);
+    CHECK_EQ_INT(json_integer_value(json_object_get(run, "ranks")), 4);
+    CHECK_EQ_STR(json_string_value(json_object_get(run, "name")), "ddp_gloo_4ranks");
+    json_decref(run);
+    char *db = xasprintf("%s/runs/%s/run.db", root, id);
+    json_t *info;
+    REQUIRE(rundb_info(db, &info, &e) == 0);
+    json_t *ranks = json_object_get(info, "ranks");
+    CHECK_EQ_INT(json_array_size(ranks), 4);
+    for (int r = 0; r < 4; r++) {
+        json_t *rk = json_array_get(ranks, (size_t)r);
+        char want[32];
+        snprintf(want, sizeof want, "rank%d.", r);
+        /* ranks come from the file names, not the directory order */
+        CHECK(strncmp(json_string_value(json_object_get(rk, "file")), want, strlen(want)) == 0);
+    }
+    json_decref(info);
+    free(db);
+    char *src = xasprintf("%s/runs/%s/src", root, id);
+    CHECK_EQ_INT(count_entries(src), 4); /* sources kept for download */
+    free(src);
+    for (int i = 0; i < n; i++) free(paths[i]);
+    catalog_close(cat);
+}
+
+/* Two files named rank0/rank1 whose traces say they are ranks 1 and 0:
+ * the traces win, in every table and in the catalog's file list. A run
+ * where the traces claim one rank twice keeps the file-name numbering. */
+static char *write_rank_file(const char *name, int said, int tid)
+{
+    char *path = xasprintf("%s/%s", root, name);
+    FILE *f = fopen(path, "w");
+    if (!f) return path;
+    fprintf(f,
+            "{\"schemaVersion\":1,\"distributedInfo\":{\"backend\":\"nccl\",\"rank\":%d,\"world_size\":2},"
+            "\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"op%d\",\"pid\":1,\"tid\":%d,"
+            "\"ts\":10,\"dur\":5}]}",
+            said, said, tid);
+    fclose(f);
+    return path;
+}
+
+static void test_ranks_from_traces(void)
+{
+    struct catalog *cat;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    for (int dup = 0; dup < 2; dup++) {
+        char *p0 = write_rank_file("job_rank0.pt.trace.json", 1, 11);
+        char *p1 = write_rank_file("job_rank1.pt.trace.json", dup ? 1 : 0, 22);
+        struct ingest_file files[2] = { { p0, p0, 0 }, { p1, p1, 0 } };
+        struct ingest_request req = { NULL, files, 2, NULL };
+        char id[CATALOG_ID_LEN + 1];
+        REQUIRE(ingest_run(cat, &cfg, &req, NULL, id, &e) == 0);
+        char *dbp = xasprintf("%s/runs/%s/run.db", root, id);
+        sqlite3 *db;
+        REQUIRE(rundb_open_ro(dbp, &db, &e) == 0);
+        sqlite3_stmt *st;
+        REQUIRE(sqlite3_prepare_v2(db,
+                                   "SELECT r.rank, r.file, t.tid FROM rank r JOIN track t ON t.rank = r.rank"
+                                   " ORDER BY r.rank",
+                                   -1, &st, NULL) == SQLITE_OK);
+        for (int r = 0; r < 2; r++) {
+            REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+            CHECK_EQ_INT(sqlite3_column_int(st, 0), r);
+            /* no dup: rank 0 is the file named rank1 (its trace says 0) */
+            int want_file = dup ? r : 1 - r;
+            char want[32];
+            snprintf(want, sizeof want, "job_rank%d", want_file);
+            CHECK(strncmp((const char *)sqlite3_column_text(st, 1), want, strlen(want)) == 0);
+            CHECK_EQ_STR((const char *)sqlite3_column_text(st, 2), want_file ? "22" : "11");
+        }
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        json_t *run;
+        REQUIRE(catalog_get(cat, id, &run, &e) == 0);
+        json_t *fl = json_object_get(run, "files");
+        size_t i;
+        json_t *f;
+        json_array_foreach(fl, i, f) {
+            const char *name = json_string_value(json_object_get(f, "name"));
+            int file_rank = strstr(name, "rank1") ? 1 : 0;
+            CHECK_EQ_INT(json_integer_value(json_object_get(f, "rank")), dup ? file_rank : 1 - file_rank);
+        }
+        json_decref(run);
+        free(dbp);
+        unlink(p0);
+        unlink(p1);
+        free(p0);
+        free(p1);
+    }
+    catalog_close(cat);
+}
+
+static void test_failure_leaves_nothing(void)
+{
+    struct catalog *cat;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    char *upload = ingest_upload_dir(&cfg, &e);
+    REQUIRE(upload != NULL);
+    char *bad = xasprintf("%s/rank0.json", upload);
+    FILE *f = fopen(bad, "w");
+    fputs("{\"traceEvents\": [{\"ph\":\"X\",\"ts\":1,\"dur\":2} {oops", f);
+    fclose(f);
+    struct ingest_file file = { bad, "rank0.json", 1 };
+    struct ingest_request req = { "broken", &file, 1, NULL };
+    char id[CATALOG_ID_LEN + 1];
+    CHECK_EQ_INT(ingest_run(cat, &cfg, &req, NULL, id, &e), ERR_INVALID);
+    CHECK(strstr(e.msg, "rank0.json") != NULL);
+    CHECK(access(bad, F_OK) != 0); /* the owned upload is removed */
+    char *tmp = xasprintf("%s/tmp", root);
+    CHECK_EQ_INT(count_entries(tmp), 0); /* the upload folder went with its file */
+    json_t *list;
+    REQUIRE(catalog_list(cat, &list, &e) == 0);
+    CHECK_EQ_INT(json_array_size(list), 1); /* only the earlier good run */
+    json_decref(list);
+    free(tmp);
+    free(bad);
+    free(upload);
+    catalog_close(cat);
+}
+
+static void test_service_jobs(void)
+{
+    struct catalog *cat;
+    struct ingest_service *svc;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    REQUIRE(ingest_service_start(cat, &cfg, &svc, &e) == 0);
+    char *tmp = xasprintf("%s/tmp", root);
+    CHECK_EQ_INT(count_entries(tmp), 0); /* start-up cleaned the debris */
+    free(tmp);
+    struct ingest_file ok = { "tests/data/demo/matmul_amp/matmul_amp.1795344374941025894.pt.trace.json.gz",
+                              "matmul_amp.1795344374941025894.pt.trace.json.gz", 0 };
+    struct ingest_file missing = { "/nonexistent/trace.json", "trace.json", 0 };
+    struct ingest_request r1 = { NULL, &ok, 1, NULL }, r2 = { NULL, &missing, 1, NULL };
+    int j1, j2;
+    REQUIRE(ingest_submit(svc, &r1, &j1, &e) == 0);
+    REQUIRE(ingest_submit(svc, &r2, &j2, &e) == 0);
+    char id[CATALOG_ID_LEN + 1];
+    CHECK_EQ_INT(ingest_wait(svc, j1, id, &e), 0);
+    CHECK(catalog_id_valid(id));
+    CHECK(ingest_wait(svc, j2, id, &e) != 0);
+    json_t *j;
+    REQUIRE(ingest_job_json(svc, j1, &j, &e) == 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "state")), "done");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "name")), "matmul_amp.1795344374941025894.pt.trace.json.gz");
+    json_decref(j);
+    REQUIRE(ingest_job_json(svc, j2, &j, &e) == 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "state")), "failed");
+    CHECK(json_object_get(json_object_get(j, "error"), "message") != NULL);
+    json_decref(j);
+    json_t *active = ingest_jobs_json(svc);
+    CHECK_EQ_INT(json_array_size(active), 1); /* the failure stays visible for a while */
+    json_decref(active);
+    CHECK_EQ_INT(ingest_job_json(svc, 999, &j, &e), ERR_NOT_FOUND);
+    ingest_service_stop(svc);
+    catalog_close(cat);
+}
+
+/* The file of rank r in run.db (rundb_info), "" when none. */
+static const char *db_file_of(json_t *info, int r)
+{
+    size_t i;
+    json_t *rk;
+    json_array_foreach(json_object_get(info, "ranks"), i, rk) {
+        if (json_integer_value(json_object_get(rk, "rank")) == r)
+            return json_string_value(json_object_get(rk, "file"));
+    }
+    return "";
+}
+
+/* ingest_renumber swaps in a renumbered copy: run.db, src/ and the
+ * catalog's file list agree, nothing is left in tmp/, and a refused
+ * mapping changes nothing. */
+static void test_renumber(void)
+{
+    struct catalog *cat;
+    struct ingest_service *svc;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    REQUIRE(ingest_service_start(cat, &cfg, &svc, &e) == 0);
+    struct ingest_file files[2] = {
+        { "tests/data/demo/ddp_gloo_4ranks/rank0.1795344527679083192.pt.trace.json.gz",
+          "rank0.1795344527679083192.pt.trace.json.gz", 0 },
+        { "tests/data/demo/ddp_gloo_4ranks/rank1.1795344527678531866.pt.trace.json.gz",
+          "rank1.1795344527678531866.pt.trace.json.gz", 0 },
+    };
+    struct ingest_request req = { "renum", files, 2, NULL };
+    char id[CATALOG_ID_LEN + 1];
+    REQUIRE(ingest_run(cat, &cfg, &req, NULL, id, &e) == 0);
+    int from[2] = { 0, 1 }, to[2] = { 1, 0 }, bad[2] = { 1, 1 };
+    CHECK_EQ_INT(ingest_renumber(svc, id, from, bad, 2, &e), ERR_INVALID);
+    CHECK_EQ_INT(ingest_renumber(svc, "ffffffffffffffff", from, to, 2, &e), ERR_NOT_FOUND);
+    CHECK_EQ_INT(ingest_renumber(svc, id, from, to, 2, &e), 0);
+
+    char *dir = catalog_run_dir(cat, id), *db = xasprintf("%s/run.db", dir);
+    json_t *info = NULL, *run = NULL;
+    CHECK_EQ_INT(count_entries(dir), 2); /* run.db and src/: no marker, no -wal left (before a reader opens it) */
+    REQUIRE(rundb_info(db, &info, &e) == 0);
+    CHECK(strncmp(db_file_of(info, 0), "rank1.", 6) == 0);
+    CHECK(strncmp(db_file_of(info, 1), "rank0.", 6) == 0);
+    char *src0 = xasprintf("%s/src/0-%s", dir, files[1].name), *src1 = xasprintf("%s/src/1-%s", dir, files[0].name);
+    CHECK(fsutil_file_size(src0) > 0);
+    CHECK(fsutil_file_size(src1) > 0);
+    char *src_dir = xasprintf("%s/src", dir), *tmp = xasprintf("%s/tmp", root);
+    CHECK_EQ_INT(count_entries(src_dir), 2);
+    CHECK_EQ_INT(count_entries(tmp), 0);
+    REQUIRE(catalog_get(cat, id, &run, &e) == 0);
+    json_t *f0 = json_array_get(json_object_get(run, "files"), 0);
+    CHECK(strncmp(json_string_value(json_object_get(f0, "name")), "rank0.", 6) == 0);
+    CHECK_EQ_INT(json_integer_value(json_object_get(f0, "rank")), 1);
+    json_decref(info);
+    json_decref(run);
+    free(src0);
+    free(src1);
+    free(src_dir);
+    free(tmp);
+    free(db);
+    free(dir);
+    ingest_service_stop(svc);
+    catalog_close(cat);
+}
+
+int main(void)
+{
+    if (!mkdtemp(root)) return 1;
+    config_defaults(&cfg);
+    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", root);
+    RUN(test_sync_ingest_multi_rank);
+    RUN(test_failure_leaves_nothing);
+    RUN(test_service_jobs);
+    RUN(test_ranks_from_traces); /* adds runs: after the tests that count them */
+    RUN(test_renumber);
+    struct err e;
+    fsutil_rmtree(root, &e);
+    return harness_done("ingest_test");
+}
