@@ -119,6 +119,12 @@ void *http_req_data(const struct http_req *req);
 /* Stores the handler-private state (see http_req_data). */
 void http_req_set_data(struct http_req *req, void *data);
 
+/* Stores handler-private state that http.c frees with data_free when the
+ * request ends for any reason (answered, client gone, shutdown): for routes
+ * without upload hooks whose state outlives one handler call (http_defer).
+ * Call at most once per request. */
+void http_req_own_data(struct http_req *req, void *data, void (*data_free)(void *));
+
 /* Suspends the connection and runs work(req) on a helper thread, then
  * resumes it, and the route handler is called again (it must tell from its
  * own state that the work is done). Call only from a handler, which then

@@ -202,18 +202,64 @@ static int patch_ranks(struct app *app, const char *id, json_t *ranks, struct er
     return rc;
 }
 
+/* A PATCH that renumbers ranks: the run's derived tables are computed
+ * again (seconds for a big run), so it runs on a helper thread while the
+ * connection waits, not on an HTTP thread that serves other clients. */
+struct patch {
+    struct app *app;
+    char id[CATALOG_ID_LEN + 1];
+    json_t *body; /* owns the strings name, tags and ranks point into */
+    const char *name;
+    json_t *tags, *ranks;
+    int done, rc;
+    struct err err;
+};
+
+static void patch_free(void *p)
+{
+    struct patch *pt = p;
+    json_decref(pt->body);
+    free(pt);
+}
+
+static void patch_apply(struct patch *pt)
+{
+    int rc = 0;
+    if (pt->ranks) rc = patch_ranks(pt->app, pt->id, pt->ranks, &pt->err);
+    if (rc == 0 && (pt->name || pt->tags)) rc = catalog_update(pt->app->cat, pt->id, pt->name, pt->tags, &pt->err);
+    pt->rc = rc;
+    pt->done = 1;
+}
+
+static void patch_work(struct http_req *req)
+{
+    patch_apply(http_req_data(req));
+}
+
+static int patch_answer(struct http_req *req, struct patch *pt)
+{
+    struct MHD_Connection *conn = http_req_conn(req);
+    json_t *run;
+    struct err e;
+    if (pt->rc < 0) return http_send_err(conn, &pt->err);
+    if (catalog_get(pt->app->cat, pt->id, &run, &e) < 0) return http_send_err(conn, &e);
+    return http_send_json(conn, 200, run);
+}
+
 int api_runs_patch(struct http_req *req)
 {
     struct app *app = http_req_app(req);
     struct MHD_Connection *conn = http_req_conn(req);
-    const char *id = http_req_param(req, "id"), *key, *name = NULL;
-    json_t *body, *val, *tags = NULL, *ranks = NULL, *run;
+    struct patch *pt = http_req_data(req);
+    const char *id = http_req_param(req, "id"), *key;
+    json_t *body, *val;
     json_error_t jerr;
     struct err e;
     size_t len;
     const char *text = http_req_body(req, &len);
     int rc;
 
+    if (pt) return patch_answer(req, pt); /* back from patch_work */
     if (catalog_check_writable(app->cat, &e) < 0) return http_send_err(conn, &e);
     if (len == 0) return http_send_error(conn, 400, "invalid", "expected a JSON object with name and/or tags");
     body = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -222,11 +268,20 @@ int api_runs_patch(struct http_req *req)
         json_decref(body);
         return http_send_error(conn, 400, "invalid", "expected a JSON object");
     }
+    if (!catalog_id_valid(id)) {
+        json_decref(body);
+        return http_send_error(conn, 404, "not_found", "no run with id '%.40s'", id);
+    }
+    pt = xcalloc(1, sizeof *pt);
+    pt->app = app;
+    snprintf(pt->id, sizeof pt->id, "%s", id);
+    pt->body = body;
+    http_req_own_data(req, pt, patch_free);
     rc = 0;
     json_object_foreach(body, key, val) {
         if (strcmp(key, "name") == 0) {
             if (!json_is_string(val)) rc = err_set(&e, ERR_INVALID, "name must be a string");
-            else if ((rc = check_name(json_string_value(val), &e)) == 0) name = json_string_value(val);
+            else if ((rc = check_name(json_string_value(val), &e)) == 0) pt->name = json_string_value(val);
         } else if (strcmp(key, "tags") == 0) {
             size_t i;
             json_t *t;
@@ -237,24 +292,25 @@ int api_runs_patch(struct http_req *req)
                 if (!json_is_string(t)) rc = err_set(&e, ERR_INVALID, "tags must be an array of strings");
                 else rc = check_tag(json_string_value(t), json_string_length(t), &e);
             }
-            tags = val;
+            pt->tags = val;
         } else if (strcmp(key, "ranks") == 0) {
             if (!json_is_object(val) || json_object_size(val) == 0)
                 rc = err_set(&e, ERR_INVALID, "ranks must be an object {\"old rank\": new rank, ...}");
-            ranks = val;
+            pt->ranks = val;
         } else {
             rc = err_set(&e, ERR_INVALID, "unknown field '%.64s' (expected name, tags, ranks)", key);
         }
         if (rc < 0) break;
     }
-    if (rc == 0 && !name && !tags && !ranks)
+    if (rc == 0 && !pt->name && !pt->tags && !pt->ranks)
         rc = err_set(&e, ERR_INVALID, "nothing to change: send name, tags and/or ranks");
-    if (rc == 0 && ranks) rc = patch_ranks(app, id, ranks, &e);
-    if (rc == 0 && (name || tags)) rc = catalog_update(app->cat, id, name, tags, &e);
-    json_decref(body);
     if (rc < 0) return http_send_err(conn, &e);
-    if (catalog_get(app->cat, id, &run, &e) < 0) return http_send_err(conn, &e);
-    return http_send_json(conn, 200, run);
+    if (pt->ranks) {
+        http_defer(req, patch_work);
+        return HTTP_DEFERRED;
+    }
+    patch_apply(pt); /* a rename or new tags: one quick catalog row */
+    return patch_answer(req, pt);
 }
 
 int api_runs_delete(struct http_req *req)

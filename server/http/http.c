@@ -86,6 +86,7 @@ struct http_req {
     struct err drain_err;
     uint64_t drained;
     void *data; /* handler-private */
+    void (*data_free)(void *); /* frees data when the request ends (http_req_own_data) */
     struct qval *qvals;
     struct timespec t0;
     /* A ROUTE_HEAVY request on a query worker (see run_heavy): */
@@ -640,6 +641,12 @@ void *http_req_data(const struct http_req *req)
 void http_req_set_data(struct http_req *req, void *data)
 {
     req->data = data;
+}
+
+void http_req_own_data(struct http_req *req, void *data, void (*data_free)(void *))
+{
+    req->data = data;
+    req->data_free = data_free;
 }
 
 int http_req_stopping(const struct http_req *req)
@@ -1258,6 +1265,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     *con_cls = NULL;
     track_request_done(req->srv, conn);
     if (req->routed && req->m.route->upload && req->m.route->upload->cleanup) req->m.route->upload->cleanup(req);
+    if (req->data_free) req->data_free(req->data);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ms = (double)(t1.tv_sec - req->t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - req->t0.tv_nsec) / 1e6;
     /* The path only: the query may hold the token. */

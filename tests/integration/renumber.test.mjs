@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, existsSync, rmSync, cpSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import http from 'node:http';
 import { SHARED, startServer, serveArgs, attachServer, BIN } from './lib.mjs';
 import { startServerSpawned } from './spawnlib.mjs';
 
@@ -215,5 +216,39 @@ test('a write failing mid-renumbering (file size limit): 507 no_space, the old r
     }
   } finally {
     rmSync(work, { recursive: true, force: true });
+  }
+});
+
+test('a renumbering does not hold up other clients: health answers at once on every open connection meanwhile', { skip, timeout: 120000 }, async () => {
+  const srv = await startServer();
+  // Kept-alive connections stay with the HTTP thread that accepted them: a
+  // renumbering run on that thread would leave them waiting until it ends.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 12 });
+  const health = () => new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    http.get(`${srv.base}/api/health`, { agent }, (r) => {
+      r.resume();
+      r.on('end', () => resolve({ status: r.statusCode, ms: Date.now() - t0 }));
+    }).on('error', reject);
+  });
+  try {
+    const id = await srv.upload([dlFile()], 'dl');
+    const slow = [];
+    for (let i = 0; i < 2; i++) {
+      await Promise.all(Array.from({ length: 12 }, health)); // open the connections
+      const m = i % 2 === 0 ? { 0: 1 } : { 1: 0 };
+      const p = patch(srv, id, { ranks: m });
+      await sleep(200); // the renumbering is under way (it takes about a second)
+      const answers = await Promise.all(Array.from({ length: 12 }, health));
+      for (const a of answers) assert.equal(a.status, 200);
+      slow.push(...answers.map((a) => a.ms).filter((ms) => ms > 500));
+      const r = await p;
+      assert.equal(r.status, 200, await r.clone().text());
+    }
+    assert.deepEqual(slow, [], 'health requests that waited for a renumbering (ms)');
+    await assertWhole(srv, id, 0);
+  } finally {
+    agent.destroy();
+    await srv.stop();
   }
 });
