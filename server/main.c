@@ -17,6 +17,7 @@
 #include "base/version.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "derive/rules.h"
 #include "http/app.h"
 #include "http/http.h"
 #include "ingest/ingest.h"
@@ -146,6 +147,12 @@ int main(int argc, char **argv)
     char **pos = NULL;
     int npos = 0, rc;
 
+    /* The rules declare their thresholds; the config learns them before
+     * --help lists the keys and before any is read or set. */
+    if (rules_config_register(&e) != 0) {
+        fprintf(stderr, "traceboard: %s\n", e.msg);
+        return 1;
+    }
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

@@ -7,9 +7,13 @@
  * name the file and line. Command-line flags `--key value` (or `--key=value`)
  * use the same keys with '_' written as '-', and override the file.
  *
+ * Settings of the stages above base/ (the rules' thresholds) are declared
+ * where they are used and registered at start (config_register, below);
+ * their values live in struct config_rules as a key/value store.
+ *
  * A struct config is a plain value filled once by main before threads start
- * and read-only afterwards. It owns no heap memory (fixed buffers), so it can
- * be copied and needs no free.
+ * and read-only afterwards. It owns no heap memory (fixed buffers; pointers
+ * only into static tables), so it can be copied and needs no free.
  */
 #ifndef TB_CONFIG_H
 #define TB_CONFIG_H
@@ -21,33 +25,42 @@
 
 #define CONFIG_PATH_MAX 1024
 
-/* Thresholds of the recommendation rules (rules.h; defaults from
- * ../shared/docs/rules.md). Percentages are 0..100 as written in the file. */
+/* A numeric setting declared outside base/ (today: each recommendation
+ * rule's thresholds, in its `struct rules_def`). base/ may not include the
+ * stages above it (tests/check_layout.sh, STAGE_DEPS), so the dependency
+ * runs the other way: the owner keeps a static table of these and hands it
+ * to config_register() at start, before config_defaults(); from then on the
+ * key is read from the file, set by `--key value` and listed by --help like
+ * any config_table[] key, after them, in registration order.
+ * Values are decimals (no sign or exponent) within [min, max]; percentages
+ * are 0..100 as written in the file. */
+struct config_param {
+    const char *key;  /* file key, unique among all settings ("rule_gap_ms") */
+    const char *def;  /* default, as written in the file ("1") */
+    const char *unit; /* what the number counts ("%", "ms", "MiB", "steps"): for readers */
+    double min, max;  /* inclusive bounds */
+    const char *help; /* the --help line */
+};
+
+/* Most registered parameters, all owners together. */
+#define CONFIG_PARAMS_MAX 64
+
+/* One registered parameter's value; param points into its owner's static
+ * table (never owned). */
+struct config_value {
+    const struct config_param *param;
+    double value;
+};
+
+/* What the recommendation rules read: the rules switched off, and the
+ * values of the registered parameters (a generic key/value store: config.c
+ * knows no rule). config_defaults() fills one value per registered
+ * parameter, in registration order; config_set() replaces it. Owners read
+ * a value through config_param_value(). */
 struct config_rules {
     char off[512];            /* rule ids switched off, comma or space separated */
-    double dataloader_pct;    /* dataloader_bound: DataLoader share of the step */
-    double dataloader_high_pct;
-    double gpu_util_pct;      /* low_gpu_utilization, low_gpu_memory */
-    double launch_idle_pct;   /* kernel_launch_bound: GPU idle share of the steps */
-    double amp_eligible_pct;  /* enable_amp: TC-eligible ops' share of kernel time */
-    double amp_tc_pct;        /* enable_amp: tensor-core share of kernel time */
-    double transpose_pct;     /* layout_transposes: share of kernel time */
-    double sync_per_step;     /* excessive_host_sync: blocking calls per step */
-    double sync_pct;          /* excessive_host_sync: their share of the step */
-    double pageable_mib;      /* pageable_memcpy: MiB moved per step */
-    double pageable_pct;      /* pageable_memcpy: share of the step */
-    double low_memory_pct;    /* low_gpu_memory: peak share of the GPU's memory */
-    double memory_limit_pct;  /* memory_near_limit */
-    double growth_steps;      /* memory_growth: consecutive growing steps */
-    double growth_mib;        /* memory_growth: least total growth, MiB ... */
-    double growth_peak_pct;   /* ... or this share of the peak, the larger */
-    double comm_pct;          /* communication_heavy */
-    double overlap_comm_pct;  /* comm_not_overlapped: communication share ... */
-    double overlap_pct;       /* ... and the least share of it overlapped */
-    double straggler_pct;     /* straggler: slower than the median rank by ... */
-    double straggler_ms;      /* ... and by at least this many ms */
-    double gap_ms;            /* gpu_idle_gaps: smallest gap counted */
-    double gap_pct;           /* gpu_idle_gaps: their share of the steps */
+    size_t nvalues;
+    struct config_value values[CONFIG_PARAMS_MAX];
 };
 
 struct config {
@@ -75,7 +88,7 @@ struct config {
     int keep_sources;              /* keep uploaded trace files for download, default 1 */
     uint64_t sort_memory;          /* bytes of ingest sort buffer, default 64 MiB */
     char log_level[16];            /* debug|info|warn|error, default info */
-    struct config_rules rules;     /* recommendation thresholds */
+    struct config_rules rules;     /* rules switched off, registered parameters */
 };
 
 /* Fills c with every key's default. */
@@ -89,8 +102,23 @@ int config_load_file(struct config *c, const char *path, struct err *e);
  * naming the key. */
 int config_set(struct config *c, const char *key, const char *value, struct err *e);
 
-/* Writes every key with its default and help line, in the file's format.
- * Used by `traceboard --help` and to check config/traceboard.conf. */
+/* Writes every key with its default and help line, in the file's format:
+ * config_table[] first, then the registered parameters. Used by
+ * `traceboard --help` and to check config/traceboard.conf. */
 void config_write_help(FILE *out);
+
+/* Adds n parameters (a static table, borrowed for the life of the
+ * process) to the settings. Call from main (or a test) before
+ * config_defaults() and before any thread starts: the registry is
+ * process-wide and read without locks afterwards. Registering the same
+ * table again is a no-op. Returns 0, or ERR_INVALID when a key is taken
+ * by another setting, a default is out of its bounds, or
+ * CONFIG_PARAMS_MAX would be passed (nothing of the table registered). */
+int config_register(const struct config_param *params, size_t n, struct err *e);
+
+/* The value of parameter p (an entry of a registered table) in r: the one
+ * set, else p's default. Works for a table never registered too (a test
+ * or tool that skipped config_register gets the defaults). */
+double config_param_value(const struct config_rules *r, const struct config_param *p);
 
 #endif

@@ -9,11 +9,21 @@
  *        rank NULL for a finding about the whole run; ord 0.. in display
  *        order; body is the finding as JSON (see rules_add).
  *
- * A rule is one file in server/rules/ defining `const struct rules_def
- * rule_<id>` plus one X(<id>) line in RULES_LIST below. It reads the stored
- * tables (never the trace) through ctx->db and the facts in ctx, and calls
- * rules_add() for each thing worth fixing; thresholds come from the config
- * (struct config_rules), so an expert can tune or switch off a rule.
+ * A rule is one file in server/derive/rules/ defining `const struct
+ * rules_def rule_<id>` plus one X(<id>) line in RULES_LIST below. It reads
+ * the stored tables (never the trace) through ctx->db and the facts in ctx,
+ * and calls rules_add() for each thing worth fixing.
+ *
+ * Thresholds: each rule declares its own in a static `struct config_param`
+ * table (key, default, unit, bounds, help) named by its rules_def, so an
+ * expert can tune it with `rule_<name> = value` in the config file or
+ * `--rule-<name> value`, and rules_off switches rules off. base/config may
+ * not include derive/ (STAGE_DEPS), so main hands the tables to the config
+ * (rules_config_register -> config_register) before config_defaults; the
+ * values then live in config's generic key/value store (struct
+ * config_rules) and a rule reads one by key with rules_param(). A rule may
+ * read a threshold another rule declares (low_gpu_memory reads
+ * low_gpu_utilization's rule_gpu_util_pct); each key is declared once.
  *
  * Invariants: findings carry numbers with units in evidence.lines, the
  * raw figures beside them; saving_ns is an estimate per average step of
@@ -133,7 +143,13 @@ struct rules_def {
     /* Runs the rule over the whole run (every rank is in ctx). Returns 0
      * or an error status; a rule that finds nothing returns 0. */
     int (*run)(struct rules_ctx *ctx, struct err *e);
+    /* The thresholds this rule declares (static; NULL when none), nparams
+     * of them: RULES_PARAMS(table) fills both. Keys start with "rule_". */
+    const struct config_param *params;
+    size_t nparams;
 };
+
+#define RULES_PARAMS(table) table, sizeof(table) / sizeof((table)[0])
 
 #define X(id) extern const struct rules_def rule_##id;
 RULES_LIST(X)
@@ -194,6 +210,17 @@ void rules_lines_peak(json_t *lines, const struct rules_gpu *g);
  * ERR_DB (message in e). */
 int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const struct ivlist *comm, const struct ivl *w,
                        size_t nw, int64_t *comm_ns, int64_t *comp_ns, int64_t *ovl_ns, struct err *e);
+
+/* Registers every rule's thresholds with the config (config_register), in
+ * RULES_LIST order, so the config file, flags and --help know them. Call
+ * before config_defaults and before threads start; calling it again is a
+ * no-op. Returns 0 or ERR_INVALID (a key declared twice). */
+int rules_config_register(struct err *e);
+
+/* The value of the threshold `key` (declared by some rule's params) in
+ * ctx's config: set there, else its default. An undeclared key is a bug
+ * (assertion). */
+double rules_param(const struct rules_ctx *ctx, const char *key);
 
 /* Recomputes the findings of every rank of db (an open read-write handle
  * with the analysis tables) and stores them, replacing earlier ones. */

@@ -1,5 +1,6 @@
-/* config.c — settings: config_table[] drives defaults, file parsing,
- * command-line overrides and the --help text (see include/base/config.h). */
+/* config.c — settings: config_table[] and the registered parameters drive
+ * defaults, file parsing, command-line overrides and the --help text (see
+ * include/base/config.h). */
 #define LOG_MODULE "config"
 #include "base/config.h"
 
@@ -23,8 +24,7 @@ enum config_type {
     CONFIG_U64,    /* uint64_t, plain decimal count */
     CONFIG_SIZE,   /* uint64_t bytes, suffixes K M G T (powers of 1024) */
     CONFIG_BOOL,   /* int 0/1: true/false/yes/no/on/off/1/0 */
-    CONFIG_STRING, /* char[size], NUL-terminated */
-    CONFIG_REAL    /* double, decimal (no exponent), range-checked */
+    CONFIG_STRING  /* char[size], NUL-terminated */
 };
 
 struct config_entry {
@@ -99,58 +99,18 @@ static const struct config_entry config_table[] = {
       "Memory one import may use to sort events before spilling to disk." },
     { "log_level", CONFIG_STRING, FIELD(log_level), "info", 0, 0, check_log_level,
       "Least severe log messages written: debug, info, warn or error." },
-    /* Recommendation rules (docs: README "Recommendations"); applied at import. */
+    /* Recommendation rules (docs/analysis.md "Recommendations"); applied at import. Their
+     * thresholds are registered parameters, declared by each rule (config_register). */
     { "rules_off", CONFIG_STRING, FIELD(rules.off), "", 0, 0, check_rules_off,
       "Recommendation rules switched off: their ids, separated by commas (e.g. \"low_gpu_memory,straggler\")." },
-    { "rule_dataloader_pct", CONFIG_REAL, FIELD(rules.dataloader_pct), "5", 0, 100, NULL,
-      "dataloader_bound fires when the DataLoader takes more than this % of the average step ..." },
-    { "rule_dataloader_high_pct", CONFIG_REAL, FIELD(rules.dataloader_high_pct), "20", 0, 100, NULL,
-      "... and is high severity from this %." },
-    { "rule_gpu_util_pct", CONFIG_REAL, FIELD(rules.gpu_util_pct), "50", 0, 100, NULL,
-      "low_gpu_utilization (and low_gpu_memory) fire below this GPU utilization %." },
-    { "rule_launch_idle_pct", CONFIG_REAL, FIELD(rules.launch_idle_pct), "30", 0, 100, NULL,
-      "kernel_launch_bound: GPU idle share of the steps above which launch overhead is looked at." },
-    { "rule_amp_eligible_pct", CONFIG_REAL, FIELD(rules.amp_eligible_pct), "10", 0, 100, NULL,
-      "enable_amp: tensor-core-eligible operators own more than this % of kernel time ..." },
-    { "rule_amp_tc_pct", CONFIG_REAL, FIELD(rules.amp_tc_pct), "10", 0, 100, NULL,
-      "... while tensor-core kernels are below this % of kernel time." },
-    { "rule_transpose_pct", CONFIG_REAL, FIELD(rules.transpose_pct), "5", 0, 100, NULL,
-      "layout_transposes: NCHW/NHWC conversion kernels above this % of kernel time." },
-    { "rule_sync_per_step", CONFIG_REAL, FIELD(rules.sync_per_step), "4", 0, 1000000, NULL,
-      "excessive_host_sync: more host-blocking calls than this per step ..." },
-    { "rule_sync_pct", CONFIG_REAL, FIELD(rules.sync_pct), "10", 0, 100, NULL,
-      "... or their time above this % of the step." },
-    { "rule_pageable_mib", CONFIG_REAL, FIELD(rules.pageable_mib), "1", 0, 1000000, NULL,
-      "pageable_memcpy: copies from/to pageable host memory moving at least this many MiB per step ..." },
-    { "rule_pageable_pct", CONFIG_REAL, FIELD(rules.pageable_pct), "1", 0, 100, NULL,
-      "... or taking at least this % of the step." },
-    { "rule_low_memory_pct", CONFIG_REAL, FIELD(rules.low_memory_pct), "20", 0, 100, NULL,
-      "low_gpu_memory: peak allocated below this % of the GPU's memory (with low utilization)." },
-    { "rule_memory_limit_pct", CONFIG_REAL, FIELD(rules.memory_limit_pct), "90", 0, 100, NULL,
-      "memory_near_limit: peak allocated above this % of the GPU's memory." },
-    { "rule_growth_steps", CONFIG_REAL, FIELD(rules.growth_steps), "3", 1, 1000, NULL,
-      "memory_growth: allocated memory grows over at least this many consecutive steps ..." },
-    { "rule_growth_mib", CONFIG_REAL, FIELD(rules.growth_mib), "64", 0, 1000000, NULL,
-      "... by more than this many MiB in all ..." },
-    { "rule_growth_peak_pct", CONFIG_REAL, FIELD(rules.growth_peak_pct), "5", 0, 100, NULL,
-      "... or this % of the peak, whichever is larger." },
-    { "rule_comm_pct", CONFIG_REAL, FIELD(rules.comm_pct), "10", 0, 100, NULL,
-      "communication_heavy: communication above this % of the step." },
-    { "rule_overlap_comm_pct", CONFIG_REAL, FIELD(rules.overlap_comm_pct), "5", 0, 100, NULL,
-      "comm_not_overlapped: communication above this % of the step ..." },
-    { "rule_overlap_pct", CONFIG_REAL, FIELD(rules.overlap_pct), "50", 0, 100, NULL,
-      "... of which less than this % overlaps computation." },
-    { "rule_straggler_pct", CONFIG_REAL, FIELD(rules.straggler_pct), "10", 0, 1000, NULL,
-      "straggler: a rank slower than the median rank by more than this % ..." },
-    { "rule_straggler_ms", CONFIG_REAL, FIELD(rules.straggler_ms), "1", 0, 1000000, NULL,
-      "... and by more than this many ms." },
-    { "rule_gap_ms", CONFIG_REAL, FIELD(rules.gap_ms), "1", 0, 1000000, NULL,
-      "gpu_idle_gaps: GPU idle gaps of at least this many ms ..." },
-    { "rule_gap_pct", CONFIG_REAL, FIELD(rules.gap_pct), "10", 0, 100, NULL,
-      "... adding up to more than this % of the steps." },
 };
 
 #define CONFIG_NKEYS (sizeof config_table / sizeof config_table[0])
+
+/* The registered parameters (config_register), in registration order.
+ * Written before threads start, read-only afterwards. */
+static const struct config_param *params_reg[CONFIG_PARAMS_MAX];
+static size_t params_nreg;
 
 /* ------------------------------------------------------------------------ */
 /* Value parsers                                                              */
@@ -267,16 +227,58 @@ static int parse_bool(const char *s, int *out)
     return -1;
 }
 
-/* Finds a key; '-' matches '_' so command-line spellings work too.
- * Returns a pointer into the static table or NULL. */
+/* 1 if key names table key k; '-' matches '_' so command-line spellings
+ * work too. */
+static int key_is(const char *k, const char *key)
+{
+    while (*k && (*k == *key || (*k == '_' && *key == '-'))) k++, key++;
+    return *k == '\0' && *key == '\0';
+}
+
+/* Finds a key of config_table[]. Returns a pointer into it or NULL. */
 static const struct config_entry *find_entry(const char *key)
 {
-    for (size_t i = 0; i < CONFIG_NKEYS; i++) {
-        const char *a = config_table[i].key, *b = key;
-        while (*a && (*a == *b || (*a == '_' && *b == '-'))) a++, b++;
-        if (*a == '\0' && *b == '\0') return &config_table[i];
-    }
+    for (size_t i = 0; i < CONFIG_NKEYS; i++)
+        if (key_is(config_table[i].key, key)) return &config_table[i];
     return NULL;
+}
+
+/* Finds a registered parameter by key; NULL when none. */
+static const struct config_param *find_param(const char *key)
+{
+    for (size_t i = 0; i < params_nreg; i++)
+        if (key_is(params_reg[i]->key, key)) return params_reg[i];
+    return NULL;
+}
+
+/* Parses a parameter's value: digits with an optional fraction (no sign,
+ * exponent, inf or nan) within its bounds. */
+static int parse_param(const struct config_param *p, const char *value, double *out, struct err *e)
+{
+    size_t n = strspn(value, "0123456789.");
+    char *rend;
+    double d = strtod(value, &rend);
+
+    if (n == 0 || value[n] || rend != value + n || d < p->min || d > p->max)
+        return err_set(e, ERR_INVALID, "%s: '%s' is not a number from %.15g to %.15g", p->key, value, p->min,
+                       p->max);
+    *out = d;
+    return 0;
+}
+
+/* Stores p's value in r: replaces the one there or appends (r has room:
+ * at most one value per registered parameter). */
+static void store_param(struct config_rules *r, const struct config_param *p, double v)
+{
+    size_t i;
+
+    for (i = 0; i < r->nvalues && r->values[i].param != p; i++) {}
+    if (i == r->nvalues) {
+        assert(i < CONFIG_PARAMS_MAX);
+        r->nvalues++;
+        r->values[i].param = p;
+    }
+    r->values[i].value = v;
 }
 
 static int apply(struct config *c, const struct config_entry *ce, const char *value, struct err *e)
@@ -312,17 +314,6 @@ static int apply(struct config *c, const struct config_entry *ce, const char *va
             return err_set(e, ERR_INVALID, "%s: '%s' is not true or false", ce->key, value);
         *(int *)(void *)field = b;
         return 0;
-    case CONFIG_REAL: {
-        /* digits with an optional fraction: no sign, exponent, inf or nan */
-        size_t n = strspn(value, "0123456789.");
-        char *rend;
-        double d = strtod(value, &rend);
-        if (n == 0 || value[n] || rend != value + n || d < (double)ce->min || d > (double)ce->max)
-            return err_set(e, ERR_INVALID, "%s: '%s' is not a number from %llu to %llu", ce->key, value,
-                           (unsigned long long)ce->min, (unsigned long long)ce->max);
-        *(double *)(void *)field = d;
-        return 0;
-    }
     case CONFIG_STRING:
         if (strlen(value) >= ce->size)
             return err_set(e, ERR_INVALID, "%s: value longer than %zu bytes", ce->key, ce->size - 1);
@@ -340,6 +331,7 @@ static int apply(struct config *c, const struct config_entry *ce, const char *va
 void config_defaults(struct config *c)
 {
     struct err e;
+    double v;
 
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < CONFIG_NKEYS; i++) {
@@ -348,14 +340,51 @@ void config_defaults(struct config *c)
         if (rc < 0) LOG_ERROR("bad default in config_table: %s", e.msg);
         assert(rc == 0);
     }
+    /* config_register checked every default */
+    for (size_t i = 0; i < params_nreg; i++)
+        if (parse_param(params_reg[i], params_reg[i]->def, &v, &e) == 0) store_param(&c->rules, params_reg[i], v);
 }
 
 int config_set(struct config *c, const char *key, const char *value, struct err *e)
 {
     const struct config_entry *ce = find_entry(key);
+    const struct config_param *p;
+    double v;
 
-    if (!ce) return err_set(e, ERR_INVALID, "unknown setting '%s'", key);
-    return apply(c, ce, value, e);
+    if (ce) return apply(c, ce, value, e);
+    if (!(p = find_param(key))) return err_set(e, ERR_INVALID, "unknown setting '%s'", key);
+    if (parse_param(p, value, &v, e) < 0) return ERR_INVALID;
+    store_param(&c->rules, p, v);
+    return 0;
+}
+
+int config_register(const struct config_param *params, size_t n, struct err *e)
+{
+    double v;
+
+    for (size_t i = 0; i < params_nreg; i++)
+        if (params_reg[i] == params) return 0;
+    if (n > CONFIG_PARAMS_MAX - params_nreg)
+        return err_set(e, ERR_INVALID, "%s: more than %d registered settings", n ? params[0].key : "?",
+                       CONFIG_PARAMS_MAX);
+    for (size_t i = 0; i < n; i++) {
+        const struct config_param *p = &params[i];
+        if (find_entry(p->key) || find_param(p->key))
+            return err_set(e, ERR_INVALID, "setting '%s' is declared twice", p->key);
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(params[j].key, p->key) == 0)
+                return err_set(e, ERR_INVALID, "setting '%s' is declared twice", p->key);
+        if (parse_param(p, p->def, &v, e) < 0) return err_prefix(e, "default");
+    }
+    for (size_t i = 0; i < n; i++) params_reg[params_nreg++] = &params[i];
+    return 0;
+}
+
+double config_param_value(const struct config_rules *r, const struct config_param *p)
+{
+    for (size_t i = 0; i < r->nvalues; i++)
+        if (r->values[i].param == p) return r->values[i].value;
+    return strtod(p->def, NULL);
 }
 
 /* Splits one line into key and value in place. Returns 1 for a setting,
@@ -454,6 +483,10 @@ void config_write_help(FILE *out)
         fprintf(out, "# %s\n", ce->help);
         if (ce->type == CONFIG_STRING) fprintf(out, "# %s = \"%s\"\n", ce->key, ce->def);
         else fprintf(out, "# %s = %s\n", ce->key, ce->def);
-        if (i + 1 < CONFIG_NKEYS) fputc('\n', out);
+        if (i + 1 < CONFIG_NKEYS || params_nreg) fputc('\n', out);
+    }
+    for (size_t i = 0; i < params_nreg; i++) {
+        fprintf(out, "# %s\n# %s = %s\n", params_reg[i]->help, params_reg[i]->key, params_reg[i]->def);
+        if (i + 1 < params_nreg) fputc('\n', out);
     }
 }

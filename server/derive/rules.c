@@ -3,6 +3,7 @@
 #define LOG_MODULE "rules"
 #include "derive/rules.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -466,6 +467,25 @@ out:
     sqlite3_finalize(st);
     free(v);
     return rc;
+}
+
+int rules_config_register(struct err *e)
+{
+    for (size_t k = 0; k < NRULES; k++)
+        if (registry[k]->nparams && config_register(registry[k]->params, registry[k]->nparams, e) != 0)
+            return err_prefix(e, "rule %s", registry[k]->id);
+    return 0;
+}
+
+double rules_param(const struct rules_ctx *ctx, const char *key)
+{
+    for (size_t k = 0; k < NRULES; k++)
+        for (size_t i = 0; i < registry[k]->nparams; i++)
+            if (strcmp(registry[k]->params[i].key, key) == 0)
+                return config_param_value(ctx->cfg, &registry[k]->params[i]);
+    LOG_ERROR("rule threshold '%s' is declared by no rule", key);
+    assert(!"undeclared rule threshold");
+    return NAN;
 }
 
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)

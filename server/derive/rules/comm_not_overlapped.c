@@ -208,7 +208,8 @@ static const char snippet_torch[] =
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double overlap_comm_pct = rules_param(c, "rule_overlap_comm_pct");
+    const double overlap_pct = rules_param(c, "rule_overlap_pct");
     struct ids kern = { 0 }, ops = { 0 };
     struct fig *f = xcalloc(c->nranks ? c->nranks : 1, sizeof *f);
     size_t nf = 0;
@@ -233,7 +234,7 @@ static int run(struct rules_ctx *c, struct err *e)
     double ovl_pct = g->comm > 0 ? g->overlap / g->comm * 100.0 : 0;
     double exposed = g->comm - g->overlap, alone = g->compute - g->overlap;
     double hide = exposed < alone ? exposed : alone;
-    if (comm_pct <= cfg->overlap_comm_pct || ovl_pct >= cfg->overlap_pct || hide / step * 100.0 < MIN_HIDEABLE_PCT)
+    if (comm_pct <= overlap_comm_pct || ovl_pct >= overlap_pct || hide / step * 100.0 < MIN_HIDEABLE_PCT)
         goto out;
 
     char a[32], b[32], d[32], line[512], link[160];
@@ -294,8 +295,17 @@ out:
     return 0;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_overlap_comm_pct", "5", "%", 0, 100,
+      "comm_not_overlapped: communication above this % of the step ..." },
+    { "rule_overlap_pct", "50", "%", 0, 100,
+      "... of which less than this % overlaps computation." },
+};
+
 const struct rules_def rule_comm_not_overlapped = {
     "comm_not_overlapped",
     "https://pytorch.org/docs/stable/notes/ddp.html",
     run,
+    RULES_PARAMS(params),
 };

@@ -62,7 +62,7 @@ static void top_comm_kernel(sqlite3 *db, int rank, char *top, size_t n, long lon
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double comm_pct = rules_param(c, "rule_comm_pct");
     const struct rules_rank *best = NULL; /* least time in collectives: waits least */
     const struct rules_rank *most = NULL;
     size_t nr = 0;
@@ -80,7 +80,7 @@ static int run(struct rules_ctx *c, struct err *e)
     }
     if (!best) return 0;
     double comm = best->avg_part[RULES_COMM], step = (double)best->avg_dur, share = comm / step * 100.0;
-    if (share <= cfg->comm_pct) return 0;
+    if (share <= comm_pct) return 0;
 
     char a[32], b[32], d[32], line[512], link[160], top[256];
     json_t *ranks = json_array();
@@ -130,15 +130,22 @@ static int run(struct rules_ctx *c, struct err *e)
     snprintf(line, sizeof line, "Worst step: %s, %s in collectives out of %s", w->name,
              rules_fmt_ns((double)w->part[RULES_COMM], a, sizeof a), rules_fmt_ns((double)w->dur, b, sizeof b));
     json_array_append_new(lines, json_string(line));
-    rules_add(c, &rule_communication_heavy, share >= 3 * cfg->comm_pct ? RULES_HIGH : RULES_MEDIUM,
+    rules_add(c, &rule_communication_heavy, share >= 3 * comm_pct ? RULES_HIGH : RULES_MEDIUM,
               nr > 1 ? -1 : best->rank, comm * COMM_SAVED_FRACTION, ev, rules_link_step(best, w, link, sizeof link),
               advice_torch, snippet_torch, "Communication-heavy: collectives take %.0f %% of the step", share);
     (void)e;
     return 0;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_comm_pct", "10", "%", 0, 100,
+      "communication_heavy: communication above this % of the step." },
+};
+
 const struct rules_def rule_communication_heavy = {
     "communication_heavy",
     "https://pytorch.org/docs/stable/ddp_comm_hooks.html",
     run,
+    RULES_PARAMS(params),
 };

@@ -71,12 +71,13 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double dataloader_pct = rules_param(c, "rule_dataloader_pct");
+    const double dataloader_high_pct = rules_param(c, "rule_dataloader_high_pct");
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
         if (!r->nsteps || r->avg_dur <= 0) continue;
         double dl = r->avg_part[RULES_DATALOADER], share = dl / (double)r->avg_dur * 100.0;
-        if (share <= cfg->dataloader_pct) continue;
+        if (share <= dataloader_pct) continue;
         const struct rules_step *w = rules_worst_step(r, RULES_DATALOADER);
         int single = single_process(c->db);
         char a[32], b[32], d[32], link[160], line[256];
@@ -93,7 +94,7 @@ static int run(struct rules_ctx *c, struct err *e)
         if (single)
             json_array_append_new(lines, json_string("The loader runs in the training process "
                                                      "(_SingleProcessDataLoaderIter: num_workers=0)"));
-        rules_add(c, &rule_dataloader_bound, share >= cfg->dataloader_high_pct ? RULES_HIGH : RULES_MEDIUM,
+        rules_add(c, &rule_dataloader_bound, share >= dataloader_high_pct ? RULES_HIGH : RULES_MEDIUM,
                   r->rank, dl, ev, rules_link_step(r, w, link, sizeof link),
                   advice[r->framework].text, advice[r->framework].snippet, "Input-bound: the step waits %.0f %% of its time for the next batch",
                   share);
@@ -102,8 +103,17 @@ static int run(struct rules_ctx *c, struct err *e)
     return 0;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_dataloader_pct", "5", "%", 0, 100,
+      "dataloader_bound fires when the DataLoader takes more than this % of the average step ..." },
+    { "rule_dataloader_high_pct", "20", "%", 0, 100,
+      "... and is high severity from this %." },
+};
+
 const struct rules_def rule_dataloader_bound = {
     "dataloader_bound",
     "https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading",
     run,
+    RULES_PARAMS(params),
 };

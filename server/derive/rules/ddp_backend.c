@@ -106,7 +106,7 @@ static const char snippet_torch[] =
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double comm_pct = rules_param(c, "rule_comm_pct");
     sqlite3_stmt *st;
     char backend[32] = "", line[512], a[32], b[32], link[160], list[128] = "";
     const struct rules_rank *best = NULL; /* a rank that uses it, least time in collectives */
@@ -192,7 +192,7 @@ static int run(struct rules_ctx *c, struct err *e)
         json_array_append_new(lines, json_string(line));
     }
     const struct rules_step *w = rules_worst_step(best, RULES_COMM);
-    rules_add(c, &rule_ddp_backend, share > cfg->comm_pct ? RULES_HIGH : RULES_MEDIUM, -1,
+    rules_add(c, &rule_ddp_backend, share > comm_pct ? RULES_HIGH : RULES_MEDIUM, -1,
               comm * BACKEND_SAVED_FRACTION, ev, w ? rules_link_step(best, w, link, sizeof link) : NULL, advice_torch,
               snippet_torch, "%s on GPUs uses the %s backend: use NCCL for CUDA tensors",
               ddp ? "DDP" : "Distributed training", backend);
@@ -204,4 +204,6 @@ const struct rules_def rule_ddp_backend = {
     "ddp_backend",
     "https://pytorch.org/docs/stable/distributed.html#which-backend-to-use",
     run,
+    NULL,
+    0,
 };

@@ -75,7 +75,8 @@ static int eligible_time(sqlite3 *db, int rank, double *ns, double *tc_ns, char 
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double amp_eligible_pct = rules_param(c, "rule_amp_eligible_pct");
+    const double amp_tc_pct = rules_param(c, "rule_amp_tc_pct");
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
         const struct rules_gpu *g = r->gpu;
@@ -84,7 +85,7 @@ static int run(struct rules_ctx *c, struct err *e)
         char top[128];
         if (eligible_time(c->db, r->rank, &elig, &elig_tc, top, sizeof top) < 0) continue;
         double kern = (double)g->kernel_ns, elig_pct = elig / kern * 100.0, tc_pct = (double)g->tc_ns / kern * 100.0;
-        if (elig_pct <= cfg->amp_eligible_pct || tc_pct >= cfg->amp_tc_pct) continue;
+        if (elig_pct <= amp_eligible_pct || tc_pct >= amp_tc_pct) continue;
         double simt = elig - elig_tc > 0 ? elig - elig_tc : 0;
         double saving = r->nsteps ? simt / kern * r->avg_part[RULES_KERNEL] * AMP_SAVED_FRACTION : 0;
         /* Faster GEMMs only shorten a step whose GPU work matters: when the
@@ -116,8 +117,17 @@ static int run(struct rules_ctx *c, struct err *e)
     return 0;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_amp_eligible_pct", "10", "%", 0, 100,
+      "enable_amp: tensor-core-eligible operators own more than this % of kernel time ..." },
+    { "rule_amp_tc_pct", "10", "%", 0, 100,
+      "... while tensor-core kernels are below this % of kernel time." },
+};
+
 const struct rules_def rule_enable_amp = {
     "enable_amp",
     "https://pytorch.org/docs/stable/amp.html",
     run,
+    RULES_PARAMS(params),
 };

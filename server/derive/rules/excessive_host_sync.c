@@ -444,7 +444,8 @@ static const struct rules_advice advice[2][RULES_NFRAMEWORKS] = {
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
-    const struct config_rules *cfg = ctx->cfg;
+    const double sync_per_step = rules_param(ctx, "rule_sync_per_step");
+    const double sync_pct = rules_param(ctx, "rule_sync_pct");
     struct names nm;
     sqlite3_stmt *up = NULL;
     if (names_load(ctx->db, &nm) != 0 ||
@@ -517,7 +518,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         free(calls);
         double steps = (double)r->nsteps, per_step = (double)nwait / steps, idle_step = (double)idle / steps;
         double idle_pct = idle_step / (double)r->avg_dur * 100.0;
-        if (per_step <= cfg->sync_per_step && idle_pct <= cfg->sync_pct) {
+        if (per_step <= sync_per_step && idle_pct <= sync_pct) {
             free(iss);
             free(step_idle);
             continue;
@@ -571,8 +572,8 @@ static int run(struct rules_ctx *ctx, struct err *e)
         if (frees)
             json_array_append_new(lines, json_string("Most of the idle time follows frees (cudaFree/hipFree synchronize "
                                                      "the device): memory goes back to the driver inside the steps"));
-        enum rules_severity sev = idle_pct >= 2 * cfg->sync_pct ? RULES_HIGH
-                                  : idle_pct > cfg->sync_pct || idle_pct >= 1.0 ? RULES_MEDIUM
+        enum rules_severity sev = idle_pct >= 2 * sync_pct ? RULES_HIGH
+                                  : idle_pct > sync_pct || idle_pct >= 1.0 ? RULES_MEDIUM
                                                                                : RULES_LOW;
         const struct rules_advice *adv = &advice[frees][r->framework];
         rules_add(ctx, &rule_excessive_host_sync, sev, r->rank, idle_step, ev,
@@ -586,8 +587,17 @@ done:
     return 0;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_sync_per_step", "4", "calls/step", 0, 1000000,
+      "excessive_host_sync: more host-blocking calls than this per step ..." },
+    { "rule_sync_pct", "10", "%", 0, 100,
+      "... or their time above this % of the step." },
+};
+
 const struct rules_def rule_excessive_host_sync = {
     "excessive_host_sync",
     "https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
     run,
+    RULES_PARAMS(params),
 };

@@ -347,7 +347,8 @@ static int has_finding(const struct rules_ctx *c, const char *id, int rank)
 static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan *s, double span,
                    struct gpuscan_names *nm)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double gap_ms = rules_param(c, "rule_gap_ms");
+    const double gap_pct = rules_param(c, "rule_gap_pct");
     double n = (double)r->nsteps, share = s->total / span * 100.0;
     int main_act = 0;
     for (int k = 1; k < A_N; k++)
@@ -370,7 +371,7 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
     json_t *lines = json_object_get(ev, "lines"), *host = json_object_get(ev, "host_pct"), *gaps = json_array();
     snprintf(line, sizeof line,
              "%lld gaps of at least %s with no GPU work: %s of a %s step (%.0f %%), average of %zu steps",
-             (long long)s->n, rules_fmt_ns(cfg->gap_ms * 1e6, a, sizeof a), rules_fmt_ns(s->total / n, b, sizeof b),
+             (long long)s->n, rules_fmt_ns(gap_ms * 1e6, a, sizeof a), rules_fmt_ns(s->total / n, b, sizeof b),
              rules_fmt_ns(span / n, d, sizeof d), share, r->nsteps);
     json_array_append_new(lines, json_string(line));
     int len = snprintf(line, sizeof line, "The host during the gaps:");
@@ -424,7 +425,7 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
     double m = (double)(w->b - w->a) * 0.1;
     snprintf(link, sizeof link, "view=timeline&rank=%d&start=%.3f&end=%.3f", r->rank, ((double)w->a - m) / 1000.0,
              ((double)w->b + m) / 1000.0);
-    enum rules_severity sev = share >= 3 * cfg->gap_pct ? RULES_HIGH : RULES_MEDIUM;
+    enum rules_severity sev = share >= 3 * gap_pct ? RULES_HIGH : RULES_MEDIUM;
     if (dl_claimed && s->act[GPUSCAN_DATALOADER] > MOST * s->total) sev = RULES_LOW;
     /* PyTorch advice depends on what the host did; JAX and CUDA get one text */
     struct rules_advice adv = { acts[main_act].advice, acts[main_act].snippet };
@@ -435,13 +436,14 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
         if (s->top[i].act == main_act && s->top[i].label) gap_label(nm, &s->top[i], name, sizeof name);
     rules_add(c, &rule_gpu_idle_gaps, sev, r->rank, saving, ev, link, adv.text, adv.snippet,
               "GPU idle gaps: %lld gaps of %s or more idle the GPU %.0f %% of the step, the host %s%s%s%s",
-              (long long)s->n, rules_fmt_ns(cfg->gap_ms * 1e6, a, sizeof a), share, acts[main_act].doing,
+              (long long)s->n, rules_fmt_ns(gap_ms * 1e6, a, sizeof a), share, acts[main_act].doing,
               name[0] ? " (" : "", name, name[0] ? ")" : "");
 }
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double gap_ms = rules_param(c, "rule_gap_ms");
+    const double gap_pct = rules_param(c, "rule_gap_pct");
     struct gpuscan_names *nm;
     int rc = gpuscan_names_open(c->db, &nm, e);
     if (rc != 0) return err_prefix(e, "gpu_idle_gaps");
@@ -452,21 +454,30 @@ static int run(struct rules_ctx *c, struct err *e)
         double span = 0;
         for (size_t k = 0; k < r->nsteps; k++) span += (double)r->steps[k].dur;
         /* a gap shorter than 1 ns would take every stretch: keep the floor */
-        int64_t gap_ns = cfg->gap_ms * 1e6 >= 1 ? (int64_t)(cfg->gap_ms * 1e6) : 1;
+        int64_t gap_ns = gap_ms * 1e6 >= 1 ? (int64_t)(gap_ms * 1e6) : 1;
         if ((rc = scan_rank(c->db, r, gap_ns, nm, s, e)) != 0) {
             err_prefix(e, "gpu_idle_gaps: rank %d", r->rank);
             free(s);
             break;
         }
-        if (span > 0 && s->n && s->total / span * 100.0 > cfg->gap_pct) report(c, r, s, span, nm);
+        if (span > 0 && s->n && s->total / span * 100.0 > gap_pct) report(c, r, s, span, nm);
         free(s);
     }
     gpuscan_names_close(nm);
     return rc;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_gap_ms", "1", "ms", 0, 1000000,
+      "gpu_idle_gaps: GPU idle gaps of at least this many ms ..." },
+    { "rule_gap_pct", "10", "%", 0, 100,
+      "... adding up to more than this % of the steps." },
+};
+
 const struct rules_def rule_gpu_idle_gaps = {
     "gpu_idle_gaps",
     "https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
     run,
+    RULES_PARAMS(params),
 };

@@ -329,7 +329,7 @@ static void add_shares(json_t *lines, const char *head, const double *v, int n, 
 static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan *s, double span,
                    struct gpuscan_names *nm)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double gap_ms = rules_param(c, "rule_gap_ms");
     double n = (double)r->nsteps, idle_pct = s->idle / span * 100.0, short_wait = 0;
     for (int k = 0; k < GPUSCAN_NACT; k++) short_wait += s->act[k];
     size_t ws = 0;
@@ -352,7 +352,7 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
              s->hostwait / s->idle * 100.0);
     json_array_append_new(lines, json_string(line));
     snprintf(head, sizeof head, "In the waits under %s (%s per step) the launching thread was in",
-             rules_fmt_ns(cfg->gap_ms * 1e6, a, sizeof a), rules_fmt_ns(short_wait / n, b, sizeof b));
+             rules_fmt_ns(gap_ms * 1e6, a, sizeof a), rules_fmt_ns(short_wait / n, b, sizeof b));
     add_shares(lines, head, s->act, GPUSCAN_NACT, short_wait);
     snprintf(line, sizeof line,
              "Launch overhead (waits in which the host was dispatching ops, with the Python between them): %s per "
@@ -395,7 +395,8 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double gap_ms = rules_param(c, "rule_gap_ms");
+    const double launch_idle_pct = rules_param(c, "rule_launch_idle_pct");
     struct gpuscan_names *nm;
     int rc = gpuscan_names_open(c->db, &nm, e);
     if (rc != 0) return err_prefix(e, "kernel_launch_bound");
@@ -407,10 +408,10 @@ static int run(struct rules_ctx *c, struct err *e)
         for (size_t k = 0; k < r->nsteps; k++) span += (double)r->steps[k].dur;
         s->step_busy = xcalloc(r->nsteps, sizeof *s->step_busy);
         /* the same floor as gpu_idle_gaps, so the two split the waits */
-        int64_t gap_ns = cfg->gap_ms * 1e6 >= 1 ? (int64_t)(cfg->gap_ms * 1e6) : 1;
+        int64_t gap_ns = gap_ms * 1e6 >= 1 ? (int64_t)(gap_ms * 1e6) : 1;
         if ((rc = scan_rank(c->db, r, gap_ns, nm, s, e)) != 0)
             err_prefix(e, "kernel_launch_bound: rank %d", r->rank);
-        else if (span > 0 && s->idle / span * 100.0 > cfg->launch_idle_pct && s->hostwait > MOST * s->idle &&
+        else if (span > 0 && s->idle / span * 100.0 > launch_idle_pct && s->hostwait > MOST * s->idle &&
                  s->overhead > MOST * s->hostwait)
             report(c, r, s, span, nm);
         free(s->step_busy);
@@ -422,8 +423,15 @@ static int run(struct rules_ctx *c, struct err *e)
     return rc;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_launch_idle_pct", "30", "%", 0, 100,
+      "kernel_launch_bound: GPU idle share of the steps above which launch overhead is looked at." },
+};
+
 const struct rules_def rule_kernel_launch_bound = {
     "kernel_launch_bound",
     "https://pytorch.org/docs/stable/notes/cuda.html#cuda-graphs",
     run,
+    RULES_PARAMS(params),
 };

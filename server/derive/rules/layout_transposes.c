@@ -51,7 +51,7 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
-    const struct config_rules *cfg = ctx->cfg;
+    const double transpose_pct = rules_param(ctx, "rule_transpose_pct");
     sqlite3_stmt *tot = NULL, *by = NULL;
     int rc = 0;
     /* kernel_stat: every kernel of the rank; comm kernels are not compute
@@ -80,7 +80,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         int64_t calls = sqlite3_column_int64(tot, 2);
         if (kern <= 0 || tr <= 0) continue;
         double pct = tr / kern * 100.0;
-        if (pct <= cfg->transpose_pct) continue;
+        if (pct <= transpose_pct) continue;
         double steps = r->nsteps ? (double)r->nsteps : 1;
         double saving = r->nsteps ? tr / kern * r->avg_part[RULES_KERNEL] : 0;
         /* conversions that are a sliver of the step (the GPU is not what
@@ -126,8 +126,15 @@ out:
     return rc;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_transpose_pct", "5", "%", 0, 100,
+      "layout_transposes: NCHW/NHWC conversion kernels above this % of kernel time." },
+};
+
 const struct rules_def rule_layout_transposes = {
     "layout_transposes",
     "https://pytorch.org/tutorials/intermediate/memory_format_tutorial.html",
     run,
+    RULES_PARAMS(params),
 };

@@ -52,14 +52,16 @@ static const char advice_cuda[] =
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
-    const struct config_rules *cfg = ctx->cfg;
+    const double low_memory_pct = rules_param(ctx, "rule_low_memory_pct");
+    const double gpu_util_pct = rules_param(ctx, "rule_gpu_util_pct");
+    const double memory_limit_pct = rules_param(ctx, "rule_memory_limit_pct");
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
         const struct rules_gpu *g = r->gpu;
         if (!g || g->memory_bytes <= 0 || g->peak_bytes <= 0) continue;
         double share = (double)g->memory_bytes / g->nshare, peak = (double)g->peak_bytes;
         double peak_pct = peak / share * 100.0, util_pct = g->util * 100.0;
-        if (peak_pct >= cfg->low_memory_pct || util_pct >= cfg->gpu_util_pct) continue;
+        if (peak_pct >= low_memory_pct || util_pct >= gpu_util_pct) continue;
         if (r->nsteps && r->avg_dur > 0) {
             double busy = r->avg_part[RULES_KERNEL] + r->avg_part[RULES_MEMCPY] + r->avg_part[RULES_MEMSET] +
                           r->avg_part[RULES_COMM];
@@ -71,7 +73,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         }
         double kept = (double)kept_bytes(r, g->device);
         if (kept < 0 || kept >= peak) kept = 0; /* unknown: let all of the peak grow with the batch */
-        double limit = share * cfg->memory_limit_pct / 100.0;
+        double limit = share * memory_limit_pct / 100.0;
         double factor = (limit - kept) / (peak - kept);
         if (factor < 2) continue; /* not even twice the batch: no advice worth giving */
         int times = factor >= 1e6 ? 1000000 : (int)factor;
@@ -90,7 +92,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             json_array_append_new(lines, json_string(line));
         }
         snprintf(line, sizeof line, "About %d times the batch would still fit below %.0f %% of the memory", times,
-                 cfg->memory_limit_pct);
+                 memory_limit_pct);
         json_array_append_new(lines, json_string(line));
         int k = times >= 8 ? 8 : times >= 4 ? 4 : 2; /* a first step to measure, not the whole factor */
         snprintf(snippet, sizeof snippet,
@@ -105,7 +107,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             [RULES_JAX] = { advice_jax, NULL },
             [RULES_CUDA] = { advice_cuda, NULL },
         };
-        rules_add(ctx, &rule_low_gpu_memory, util_pct < cfg->gpu_util_pct / 2 ? RULES_MEDIUM : RULES_LOW, r->rank, 0,
+        rules_add(ctx, &rule_low_gpu_memory, util_pct < gpu_util_pct / 2 ? RULES_MEDIUM : RULES_LOW, r->rank, 0,
                   ev, rules_link_memory(r, g->device, link, sizeof link), advice[r->framework].text, advice[r->framework].snippet,
                   "GPU memory mostly unused: peak %s (%.1f %%) at %.*f %% GPU utilization; %s%dx the batch fits",
                   rules_fmt_bytes(peak, b, sizeof b), peak_pct, util_pct < 10 ? 1 : 0, util_pct,
@@ -115,8 +117,15 @@ static int run(struct rules_ctx *ctx, struct err *e)
     return 0;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_low_memory_pct", "20", "%", 0, 100,
+      "low_gpu_memory: peak allocated below this % of the GPU's memory (with low utilization)." },
+};
+
 const struct rules_def rule_low_gpu_memory = {
     "low_gpu_memory",
     "https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
     run,
+    RULES_PARAMS(params),
 };

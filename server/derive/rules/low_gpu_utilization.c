@@ -141,13 +141,13 @@ static const char *cause_what(json_t *f, int rank, char *buf, size_t n)
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double gpu_util_pct = rules_param(c, "rule_gpu_util_pct");
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
         const struct rules_gpu *g = r->gpu;
         if (!g || !r->nsteps || g->window_ns <= 0) continue;
         double util = g->util * 100.0;
-        if (util >= cfg->gpu_util_pct) continue;
+        if (util >= gpu_util_pct) continue;
         double n = (double)r->nsteps, busy = g->util * (double)g->window_ns;
         json_t *cause = dominant_cause(c, r->rank);
         int k = cause ? cause_of(json_string_value(json_object_get(cause, "id"))) : -1;
@@ -207,7 +207,7 @@ static int run(struct rules_ctx *c, struct err *e)
         const char *cl = cause ? json_string_value(json_object_get(cause, "link")) : NULL;
         if (cl && json_is_integer(cr) && json_integer_value(cr) == r->rank) snprintf(link, sizeof link, "%s", cl);
         else rules_link_step(r, rules_worst_step(r, -1), link, sizeof link);
-        rules_add(c, &rule_low_gpu_utilization, util < cfg->gpu_util_pct / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0,
+        rules_add(c, &rule_low_gpu_utilization, util < gpu_util_pct / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0,
                   ev, link, advice, after->snippet,
                   "Low GPU utilization: kernels run %.1f %% of the step%s%s",
                   util, cause ? "; main cause: " : "", cause ? what : "");
@@ -216,8 +216,15 @@ static int run(struct rules_ctx *c, struct err *e)
     return 0;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_gpu_util_pct", "50", "%", 0, 100,
+      "low_gpu_utilization (and low_gpu_memory) fire below this GPU utilization %." },
+};
+
 const struct rules_def rule_low_gpu_utilization = {
     "low_gpu_utilization",
     "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
     run,
+    RULES_PARAMS(params),
 };

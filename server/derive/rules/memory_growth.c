@@ -68,7 +68,9 @@ static int64_t alloc_at(sqlite3_stmt *q, int rank, int dev, int64_t ts)
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
-    const struct config_rules *cfg = ctx->cfg;
+    const double growth_mib = rules_param(ctx, "rule_growth_mib");
+    const double growth_peak_pct = rules_param(ctx, "rule_growth_peak_pct");
+    const double growth_steps = rules_param(ctx, "rule_growth_steps");
     sqlite3_stmt *first = NULL, *kept = NULL;
     int rc = 0;
     if (sqlite3_prepare_v2(ctx->db,
@@ -117,9 +119,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
             size_t len = best_q - best_p;
             double peak = g && g->peak_bytes > 0 ? (double)g->peak_bytes : (double)peak_seen;
             double growth = (double)(b[best_q] - b[best_p]);
-            double floor_bytes = cfg->growth_mib * 1024.0 * 1024.0, rel = peak * cfg->growth_peak_pct / 100.0;
+            double floor_bytes = growth_mib * 1024.0 * 1024.0, rel = peak * growth_peak_pct / 100.0;
             double threshold = floor_bytes > rel ? floor_bytes : rel;
-            if ((double)len < cfg->growth_steps || growth <= threshold) {
+            if ((double)len < growth_steps || growth <= threshold) {
                 free(b);
                 continue;
             }
@@ -191,8 +193,19 @@ out:
     return rc;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_growth_steps", "3", "steps", 1, 1000,
+      "memory_growth: allocated memory grows over at least this many consecutive steps ..." },
+    { "rule_growth_mib", "64", "MiB", 0, 1000000,
+      "... by more than this many MiB in all ..." },
+    { "rule_growth_peak_pct", "5", "%", 0, 100,
+      "... or this % of the peak, whichever is larger." },
+};
+
 const struct rules_def rule_memory_growth = {
     "memory_growth",
     "https://pytorch.org/docs/stable/torch_cuda_memory.html",
     run,
+    RULES_PARAMS(params),
 };

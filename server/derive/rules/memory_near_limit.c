@@ -50,7 +50,7 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
-    const struct config_rules *cfg = ctx->cfg;
+    const double memory_limit_pct = rules_param(ctx, "rule_memory_limit_pct");
     sqlite3_stmt *live = NULL;
     int rc = 0;
     /* tensors live at the peak, by the operator that allocated them */
@@ -70,7 +70,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             if (g->memory_bytes <= 0 || g->peak_bytes <= 0) continue;
             double share = (double)g->memory_bytes / g->nshare, peak = (double)g->peak_bytes;
             double pct = peak / share * 100.0;
-            if (pct <= cfg->memory_limit_pct) continue;
+            if (pct <= memory_limit_pct) continue;
             int64_t reserved = g->peak_reserved, peak_ts = g->peak_ts;
             int ps = rules_step_at(r, peak_ts);
 
@@ -118,7 +118,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 json_array_append_new(lines, json_string(line));
             }
             rules_add(ctx, &rule_memory_near_limit,
-                      pct >= (100.0 + cfg->memory_limit_pct) / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0, ev,
+                      pct >= (100.0 + memory_limit_pct) / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0, ev,
                       rules_link_memory(r, g->device, link, sizeof link),
                       advice[r->framework].text, advice[r->framework].snippet,
                       "GPU memory near its limit: peak %s is %.1f %% of GPU %d", rules_fmt_bytes(peak, a, sizeof a),
@@ -130,8 +130,15 @@ out:
     return rc;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_memory_limit_pct", "90", "%", 0, 100,
+      "memory_near_limit: peak allocated above this % of the GPU's memory." },
+};
+
 const struct rules_def rule_memory_near_limit = {
     "memory_near_limit",
     "https://pytorch.org/docs/stable/checkpoint.html",
     run,
+    RULES_PARAMS(params),
 };

@@ -139,7 +139,8 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
-    const struct config_rules *cfg = ctx->cfg;
+    const double pageable_mib = rules_param(ctx, "rule_pageable_mib");
+    const double pageable_pct = rules_param(ctx, "rule_pageable_pct");
     sqlite3_stmt *tr = NULL, *st = NULL, *host = NULL, *up = NULL, *prev = NULL;
     int rc = 0;
     if (sqlite3_prepare_v2(ctx->db,
@@ -237,7 +238,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         double cost_step = (double)(by[D_HTOD].cost_ns + by[D_DTOH].cost_ns) / steps;
         double saving = (double)(by[D_HTOD].saving_ns + by[D_DTOH].saving_ns) / steps;
         double pct = cost_step / (double)r->avg_dur * 100.0;
-        if (bytes_step < cfg->pageable_mib * 1024.0 * 1024.0 && pct < cfg->pageable_pct) {
+        if (bytes_step < pageable_mib * 1024.0 * 1024.0 && pct < pageable_pct) {
             free(step_cost);
             continue;
         }
@@ -279,8 +280,8 @@ static int run(struct rules_ctx *ctx, struct err *e)
             json_array_append_new(lines, json_string(line));
             json_object_set_new(ev, "op", json_string(op));
         }
-        enum rules_severity sev = pct >= 10 * cfg->pageable_pct ? RULES_HIGH
-                                  : pct >= cfg->pageable_pct   ? RULES_MEDIUM
+        enum rules_severity sev = pct >= 10 * pageable_pct ? RULES_HIGH
+                                  : pct >= pageable_pct   ? RULES_MEDIUM
                                                                : RULES_LOW;
         rules_add(ctx, &rule_pageable_memcpy, sev, r->rank, saving, ev,
                   rules_link_step(r, &r->steps[ws], link, sizeof link),
@@ -296,8 +297,17 @@ out:
     return rc;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_pageable_mib", "1", "MiB/step", 0, 1000000,
+      "pageable_memcpy: copies from/to pageable host memory moving at least this many MiB per step ..." },
+    { "rule_pageable_pct", "1", "%", 0, 100,
+      "... or taking at least this % of the step." },
+};
+
 const struct rules_def rule_pageable_memcpy = {
     "pageable_memcpy",
     "https://pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers",
     run,
+    RULES_PARAMS(params),
 };

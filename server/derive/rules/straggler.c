@@ -147,7 +147,8 @@ static const char snippet_torch[] =
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    const struct config_rules *cfg = c->cfg;
+    const double straggler_pct = rules_param(c, "rule_straggler_pct");
+    const double straggler_ms = rules_param(c, "rule_straggler_ms");
     struct rank_fig *f = xcalloc(c->nranks ? c->nranks : 1, sizeof *f);
     size_t nf = 0;
     for (size_t i = 0; i < c->nranks; i++)
@@ -173,7 +174,7 @@ static int run(struct rules_ctx *c, struct err *e)
     double med_own = median_except(own, nf, s, tmp), med_comm = median_except(comm, nf, s, tmp);
     double med_dur = median_except(dur, nf, s, tmp);
     double excess = own[s] - med_own, waited = med_comm - comm[s];
-    int fire = excess > cfg->straggler_pct / 100.0 * med_own && excess > cfg->straggler_ms * 1e6 &&
+    int fire = excess > straggler_pct / 100.0 * med_own && excess > straggler_ms * 1e6 &&
                waited >= WAIT_SEEN_FRACTION * excess;
     if (fire) {
         const struct rank_fig *g = &f[s];
@@ -228,7 +229,7 @@ static int run(struct rules_ctx *c, struct err *e)
         snprintf(link, sizeof link, "view=ranks&rank=%d", g->r->rank);
         /* if it matched the median, the others would stop waiting for it */
         double saving = excess < waited ? excess : waited;
-        rules_add(c, &rule_straggler, excess >= 3 * cfg->straggler_pct / 100.0 * med_dur ? RULES_HIGH : RULES_MEDIUM,
+        rules_add(c, &rule_straggler, excess >= 3 * straggler_pct / 100.0 * med_dur ? RULES_HIGH : RULES_MEDIUM,
                   g->r->rank, saving, ev, link, advice_torch, snippet_torch,
                   "Straggler: rank %d holds every step up by %s while the other ranks wait for it", g->r->rank,
                   rules_fmt_ns(excess, a, sizeof a));
@@ -243,8 +244,17 @@ static int run(struct rules_ctx *c, struct err *e)
     return 0;
 }
 
+/* The thresholds this rule declares (config keys; see include/base/config.h). */
+static const struct config_param params[] = {
+    { "rule_straggler_pct", "10", "%", 0, 1000,
+      "straggler: a rank slower than the median rank by more than this % ..." },
+    { "rule_straggler_ms", "1", "ms", 0, 1000000,
+      "... and by more than this many ms." },
+};
+
 const struct rules_def rule_straggler = {
     "straggler",
     "https://pytorch.org/docs/stable/notes/ddp.html",
     run,
+    RULES_PARAMS(params),
 };

@@ -126,4 +126,6 @@ const struct rules_def rule_use_ddp_not_dp = {
     "use_ddp_not_dp",
     "https://pytorch.org/docs/stable/notes/cuda.html#cuda-nn-ddp-instead",
     run,
+    NULL,
+    0,
 };

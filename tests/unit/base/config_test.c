@@ -1,10 +1,13 @@
 /* config_test.c — config_table: defaults, the file format, errors with
- * file:line, and config/traceboard.conf staying in step with the table.
+ * file:line, registered parameters, and config/traceboard.conf staying in
+ * step with --help. The shipped file lists the rules' thresholds too, so
+ * main registers them as the binary does (rules_config_register).
  * Run from the repository root (reads config/traceboard.conf). */
 #include "harness.h"
 
 #include "../../../server/base/config.c"
 #include "base/xmalloc.h"
+#include "derive/rules.h"
 
 #include <unistd.h>
 
@@ -42,12 +45,13 @@ static char *read_all(const char *path)
     return buf;
 }
 
-/* 1 if p starts with "<table key> = ". */
+/* 1 if p starts with "<key> = ", a key of the table or a registered one. */
 static int is_key_line(const char *p)
 {
-    for (size_t i = 0; i < CONFIG_NKEYS; i++) {
-        size_t n = strlen(config_table[i].key);
-        if (strncmp(p, config_table[i].key, n) == 0 && strncmp(p + n, " = ", 3) == 0) return 1;
+    for (size_t i = 0; i < CONFIG_NKEYS + params_nreg; i++) {
+        const char *key = i < CONFIG_NKEYS ? config_table[i].key : params_reg[i - CONFIG_NKEYS]->key;
+        size_t n = strlen(key);
+        if (strncmp(p, key, n) == 0 && strncmp(p + n, " = ", 3) == 0) return 1;
     }
     return 0;
 }
@@ -117,7 +121,7 @@ static void test_shipped_file(void)
         p += n;
     }
     *o = '\0';
-    CHECK_EQ_INT(keys, (int)CONFIG_NKEYS);
+    CHECK_EQ_INT(keys, (int)(CONFIG_NKEYS + params_nreg));
     /* Start from other values so each line must really set its key. */
     config_defaults(&c);
     c.port = 1;
@@ -125,6 +129,8 @@ static void test_shipped_file(void)
     strcpy(c.bind, "::1");
     c.keep_sources = 0;
     c.no_auth = 1;
+    REQUIRE(c.rules.nvalues > 0);
+    c.rules.values[0].value = 99;
     CHECK_EQ_INT(config_load_file(&c, write_tmp(uncommented), &e), 0);
     if (e.code) fprintf(stderr, "  %s\n", e.msg);
     CHECK(memcmp(&c, &def, sizeof c) == 0);
@@ -258,13 +264,69 @@ static void test_file_syntax(void)
     }
 }
 
+/* A parameter table registered like a rule's: defaults, file and flag
+ * spellings, bounds, --help, and refusals (duplicate keys, bad defaults). */
+static const struct config_param demo_params[] = {
+    { "test_share_pct", "12.5", "%", 0, 100, "A share, percent." },
+    { "test_steps", "3", "steps", 1, 1000, "A count of steps." },
+};
+
+static void test_registered(void)
+{
+    static const struct config_param dup[] = { { "port", "1", "", 0, 10, "taken" } };
+    static const struct config_param bad_def[] = { { "test_bad", "200", "%", 0, 100, "out of bounds" } };
+    struct config c;
+    struct err e;
+    size_t before = params_nreg;
+    char *help = NULL;
+    size_t hn = 0;
+    FILE *m;
+
+    /* readable before registration: the declared default */
+    config_defaults(&c);
+    CHECK(config_param_value(&c.rules, &demo_params[0]) == 12.5);
+    CHECK_EQ_INT(config_set(&c, "test_steps", "4", &e), ERR_INVALID);
+    REQUIRE(config_register(demo_params, 2, &e) == 0);
+    CHECK_EQ_INT(config_register(demo_params, 2, &e), 0); /* again: no-op */
+    CHECK(params_nreg == before + 2);
+    CHECK_EQ_INT(config_register(dup, 1, &e), ERR_INVALID);
+    CHECK(strstr(e.msg, "port") != NULL);
+    CHECK_EQ_INT(config_register(bad_def, 1, &e), ERR_INVALID);
+    CHECK(params_nreg == before + 2);
+
+    config_defaults(&c);
+    CHECK(config_param_value(&c.rules, &demo_params[1]) == 3);
+    CHECK_EQ_INT(config_set(&c, "test-steps", "7", &e), 0); /* command-line spelling */
+    CHECK(config_param_value(&c.rules, &demo_params[1]) == 7);
+    CHECK_EQ_INT(config_set(&c, "test_steps", "0", &e), ERR_INVALID);
+    CHECK(strstr(e.msg, "test_steps: '0' is not a number from 1 to 1000") != NULL);
+    CHECK_EQ_INT(config_set(&c, "test_share_pct", "1e2", &e), ERR_INVALID);
+    CHECK_EQ_INT(config_set(&c, "test_share_pct", "-1", &e), ERR_INVALID);
+    CHECK_EQ_INT(config_load_file(&c, write_tmp("test_share_pct = 99.5\n"), &e), 0);
+    CHECK(config_param_value(&c.rules, &demo_params[0]) == 99.5);
+
+    m = open_memstream(&help, &hn);
+    config_write_help(m);
+    fclose(m);
+    CHECK(strstr(help, "\n\n# A count of steps.\n# test_steps = 3\n") != NULL);
+    CHECK(help[hn - 1] == '\n' && help[hn - 2] != '\n');
+    free(help);
+}
+
 int main(void)
 {
+    struct err e;
+
+    if (rules_config_register(&e) != 0) {
+        fprintf(stderr, "rules_config_register: %s\n", e.msg);
+        return 1;
+    }
     RUN(test_defaults);
     RUN(test_shipped_file);
     RUN(test_sizes);
     RUN(test_set);
     RUN(test_file_syntax);
+    RUN(test_registered); /* last: it registers more keys than the shipped file has */
     if (tmp_path[0]) unlink(tmp_path);
     return harness_done("config");
 }

@@ -66,6 +66,7 @@ static inline void fixture_init(void)
 {
     struct err e;
     if (!mkdtemp(fixture_root)) exit(1);
+    if (rules_config_register(&e) != 0) exit(1); /* the rule_* keys the tests set */
     config_defaults(&fixture_cfg);
     snprintf(fixture_cfg.data_dir, sizeof fixture_cfg.data_dir, "%s", fixture_root);
     fixture_cfg.keep_sources = 0;
