@@ -12,7 +12,7 @@
 #    HTTP layer; ingest/ingest.c, the pipeline driver, is the one module
 #    that runs the derive stages after the store commits a run;
 #  - every rule server/derive/rules/<id>.c is registered, unit-tested and
-#    documented;
+#    documented in docs/analysis.md;
 #  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare
 #    outside the modules that own or read run tables (SQL_USERS); no
 #    MHD_queue_response outside http.c; no raw malloc outside xmalloc.c.
@@ -60,13 +60,14 @@ done
 x=$(grep -ln '#include "[a-z_0-9]*\.h"' $(find server include -name '*.[ch]'))
 if [ -z "$x" ]; then ok; else bad "include a header by its stage (\"base/err.h\"): $x"; fi
 # A rule is one file server/derive/rules/<id>.c plus its X(<id>) line in
-# include/derive/rules.h; each is named in a rules*_test.c and in README.md.
+# include/derive/rules.h; each is named in a rules*_test.c and described in
+# docs/analysis.md (the README links there).
 for c in server/derive/rules/*.c; do
     [ -f "$c" ] || continue
     id=$(basename "$c" .c)
     if grep -q "X($id)" include/derive/rules.h; then ok; else bad "$c is not registered in RULES_LIST (include/derive/rules.h)"; fi
     if grep -qs "\"$id\"" tests/unit/derive/rules*_test.c; then ok; else bad "no tests/unit/derive/rules*_test.c names rule $id"; fi
-    if grep -q "\`$id\`" README.md; then ok; else bad "README.md does not describe rule $id"; fi
+    if grep -q "\`$id\`" docs/analysis.md; then ok; else bad "docs/analysis.md does not describe rule $id"; fi
 done
 ALL=$(find server -name '*.c' | sort)
 x=$(grep -nE '\b(exit|abort)\s*\(' $ALL | grep -vE '^server/(main|base/xmalloc)\.c:')
