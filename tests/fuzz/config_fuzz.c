@@ -1,13 +1,14 @@
 /* config_fuzz.c — the config file parser through config_load_file, plus
  * config_set on "key=value" inputs. Invariants: every string setting stays
  * NUL-terminated inside its buffer and numbers stay in their ranges,
- * whatever the input did. */
+ * whatever the input did (the rules' registered thresholds too). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/config.h"
+#include "derive/rules.h"
 
 #define TERMINATED(f) (memchr((f), '\0', sizeof(f)) != NULL)
 
@@ -20,6 +21,11 @@ static void check(const struct config *c)
         c->max_connections < 1 || (c->no_auth != 0 && c->no_auth != 1) || c->upload_limit < 1024 ||
         c->sort_memory < 1024 * 1024 || c->inflate_ratio < 1)
         abort();
+    if (!TERMINATED(c->rules.off) || c->rules.nvalues > CONFIG_PARAMS_MAX) abort();
+    for (size_t i = 0; i < c->rules.nvalues; i++) {
+        const struct config_value *v = &c->rules.values[i];
+        if (!(v->value >= v->param->min && v->value <= v->param->max)) abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
@@ -31,6 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     const uint8_t *eq;
 
     if (fd < 0) {
+        if (rules_config_register(&e) != 0) abort(); /* the rule_* keys, as main does */
         strcpy(path, "/tmp/tb_config_fuzz_XXXXXX");
         if ((fd = mkstemp(path)) < 0) abort();
     }
