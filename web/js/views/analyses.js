@@ -135,7 +135,11 @@ const streamName = (s) => str(s, 'name') || `track ${num(s, 'stream') ?? '?'}`;
 /** @param {Record<string, any>} s a stream: its name, and its GPU muted */
 const streamCell = (s) => [streamName(s), isNum(s.device) && s.device >= 0 ? h('span', { class: C.muted }, ` GPU ${s.device}`) : null];
 
-/** A value followed by its share, muted. @param {Child} value @param {string} share */
+/**
+ * A value followed by its share, muted.
+ * @param {Child} value
+ * @param {string} share
+ */
 const withShare = (value, share) => [value, h('span', { class: C.muted }, ` ${share}`)];
 
 // --- the tab ----------------------------------------------------------------------
@@ -165,6 +169,7 @@ function createAnalyses(root, ctx) {
     const { store, run } = ctx;
     let shownRank = /** @type {number | null | undefined} */ (undefined);
     let rank = 0;
+    /** @type {import('../tabs.js').LatestRequest} */
     const req = latestRequest(
         root,
         (signal) => {
@@ -332,10 +337,10 @@ function table(label, cols, rows) {
 function foldRows(box, n) {
     const rows = [...box.querySelectorAll('tbody tr')];
     if (rows.length <= n) return box;
-    for (const r of rows.slice(n)) r.hidden = true;
+    for (const r of rows.slice(n)) if (r instanceof HTMLElement) r.hidden = true;
     const btn = h('button', { type: 'button', class: [C.btn, C.btnSm, C.btnGhost] }, `Show all ${rows.length}`);
     btn.addEventListener('click', () => {
-        for (const r of rows) r.hidden = false;
+        for (const r of rows) if (r instanceof HTMLElement) r.hidden = false;
         btn.remove();
     });
     return h('div', null, box, btn);
