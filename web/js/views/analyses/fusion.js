@@ -36,10 +36,7 @@ export function fusionSection(o) {
                     h('div', { class: [C.cellClamp, C.mono], title: ks.join('\n') }, ks.join(' → ') || DASH),
                     formatNumber(num(r, 'count')),
                     formatNumber(num(r, 'kernels_per_call')),
-                    dur(num(r, 'mean_kernel_ns')),
-                    dur(num(r, 'gpu_ns')),
-                    dur(num(r, 'launch_ns')),
-                    dur(num(r, 'saving_ns')),
+                    ...['mean_kernel_ns', 'gpu_ns', 'launch_ns', 'saving_ns'].map((k) => dur(num(r, k))),
                 ];
             }),
         ),
