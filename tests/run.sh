@@ -53,6 +53,15 @@ if command -v node >/dev/null 2>&1 && [ -d tests/web ]; then
     record web $rc "$(count_node)"
 fi
 
+echo "== types (tsc --noEmit checks the // @ts-check JSDoc of web/, tsconfig.json)"
+if command -v tsc >/dev/null 2>&1; then
+    tsc --noEmit -p tsconfig.json > "$log" 2>&1; rc=$?
+    if [ $rc = 0 ]; then echo "types: tsc found no errors"; record types 0 "1 0"
+    else head -60 "$log"; record types $rc "0 1"; fi
+else
+    echo "tsc not found (apt-get install node-typescript)"; record types 1 "0 1"
+fi
+
 echo "== HTTP integration tests (real server on loopback)"
 if command -v node >/dev/null 2>&1 && [ -d tests/integration ]; then
     # Under a sanitizer build the servers and CLIs these tests start report

@@ -12,6 +12,7 @@ import { ApiError, getJson } from '../js/api.js';
 import { answerAnalysis } from './analysis.js';
 
 const STATUSES = ['added', 'removed', 'faster', 'slower', 'same'];
+/** @type {Record<string, (r: Record<string, any>) => number | string>} */
 const SORTS = { change: (r) => Math.abs(r.delta_us), delta: (r) => r.delta_us, ratio: (r) => r.ratio, name: (r) => r.name, a_time: (r) => r.a_us, b_time: (r) => r.b_us, a_calls: (r) => r.a_calls, b_calls: (r) => r.b_calls, status: (r) => STATUSES.indexOf(r.status) };
 
 /**

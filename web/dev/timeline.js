@@ -169,6 +169,7 @@ function generate() {
         (depths[s.depth] ||= []).push(s);
     }
     for (const depths of byTrack.values()) for (const d of depths) d.sort((a, b) => a.ts - b.ts);
+    /** @type {Map<number, {ts: number[], v: number[]}>} */
     const counters = new Map();
     const mem = { ts: /** @type {number[]} */ ([]), v: /** @type {number[]} */ ([]) };
     const util = { ts: /** @type {number[]} */ ([]), v: /** @type {number[]} */ ([]) };

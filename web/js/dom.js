@@ -18,7 +18,12 @@
 
 import { C } from './classes.js';
 
-/** @typedef {Node | string | number | null | undefined | false | Child[]} Child */
+/** @typedef {Node | string | number | null | undefined | false | ChildList} Child */
+/**
+ * Nested children: an array, written as an object type because a JSDoc
+ * type alias may not name itself directly (Child[] would).
+ * @typedef {{readonly [i: number]: Child, readonly length: number}} ChildList
+ */
 
 /**
  * @typedef {object} AttrsBase

@@ -67,6 +67,8 @@ export function rankStartUs(run, rank) {
     return k && typeof k.t0_ns === 'number' ? k.t0_ns / 1000 : null;
 }
 
+/** @typedef {{load: () => Promise<void>, stop: () => void}} LatestRequest */
+
 /**
  * A tab's request that only its latest call may answer: each load() aborts
  * the one before and marks root busy until it settles; got() runs with the
@@ -77,7 +79,7 @@ export function rankStartUs(run, rank) {
  * @param {(signal: AbortSignal) => Promise<T>} request
  * @param {(v: T) => void} got
  * @param {(e: unknown) => void} failed
- * @returns {{load: () => Promise<void>, stop: () => void}}
+ * @returns {LatestRequest}
  */
 export function latestRequest(root, request, got, failed) {
     /** @type {AbortController | null} */

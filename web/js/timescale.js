@@ -150,7 +150,7 @@ export function revealTime(v, t, bounds) {
 // --- ruler --------------------------------------------------------------------
 
 /** Time units for ruler labels: name and size in µs. */
-const UNITS = /** @type {const} */ ([
+const UNITS = /** @type {ReadonlyArray<readonly [string, number]>} */ ([
     ['ns', 1e-3],
     ['µs', 1],
     ['ms', 1e3],

@@ -74,7 +74,7 @@ const LABELS = {
 };
 
 /** The categories the server numbers from 0 when an answer lacks its own list. */
-const DEFAULT_CATS = Object.keys(CP_COLOURS);
+const DEFAULT_CATS = /** @type {(keyof typeof CP_COLOURS)[]} */ (Object.keys(CP_COLOURS));
 
 /**
  * Segments from the API's rows ([ts_ns, dur_ns, cat, track, slice]).
@@ -136,7 +136,7 @@ export function createCritPath(o) {
         legendList(
             DEFAULT_CATS.map((c) => ({
                 label: LABELS[c],
-                color: CP_COLOURS[/** @type {keyof CP_COLOURS} */ (c)],
+                color: CP_COLOURS[c],
                 shape: c === 'kernel_gap' || c === 'launch_overhead' ? 'line' : 'box',
             })),
         ),

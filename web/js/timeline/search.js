@@ -148,7 +148,10 @@ export function createSearch(opts) {
         nextBtn,
         hitText,
         run,
-        /** The query came from the URL (back/forward, a pasted link): show it and search. @param {string} q */
+        /**
+         * The query came from the URL (back/forward, a pasted link): show it and search.
+         * @param {string} q
+         */
         setQuery(q) {
             input.value = q;
             run(q, false);

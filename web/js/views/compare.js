@@ -223,7 +223,8 @@ function createCompare(root, store) {
                 },
                 label,
             );
-        const table = createTable({
+        /** @type {import('../table.js').TableOptions<DiffRow, import('../api.js').DiffPage>} */
+        const opts = {
             label: isK ? 'Kernels compared' : 'Operators compared',
             noun: isK ? 'kernel' : 'operator',
             placeholder: isK ? 'Filter kernels' : 'Filter operators',
@@ -251,7 +252,8 @@ function createCompare(root, store) {
                 last = p;
                 drawChips();
             },
-        });
+        };
+        const table = createTable(opts);
         replace(
             tableBox,
             h('div', { class: C.tabs, role: 'group', 'aria-label': 'Table' }, tabBtn('kernels', 'Kernels'), tabBtn('operators', 'Operators')),
@@ -450,7 +452,7 @@ function overview(d) {
 function sideCard(which, s, base) {
     /**
      * @param {string} label
-     * @param {string} value
+     * @param {import('../dom.js').Child} value
      * @param {import('../dom.js').Child} [delta]
      */
     const row = (label, value, delta) => [h('dt', null, label), h('dd', null, value, delta ? [' ', delta] : null)];

@@ -72,6 +72,7 @@ export function unmount() {
 function createOverview(root, ctx) {
     const { store, run } = ctx;
     let shownRank = /** @type {number | null | undefined} */ (undefined);
+    /** @type {import('../tabs.js').LatestRequest} */
     const req = latestRequest(
         root,
         (signal) => {

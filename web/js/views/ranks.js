@@ -71,6 +71,7 @@ function createRanks(root, ctx) {
     /** @type {Ranks | null} */
     let data = null;
     let shownRank = /** @type {number | null | undefined} */ (undefined);
+    /** @type {import('../tabs.js').LatestRequest} */
     const req = latestRequest(
         root,
         (signal) => api.getRanks(run.id, TOP_KERNELS, signal),
@@ -121,6 +122,7 @@ function createRanks(root, ctx) {
 /**
  * @param {Ranks} d
  * @param {Route} route
+ * @param {(map: Record<string, number>) => Promise<string | null>} renumber
  */
 function render(d, route, renumber) {
     const cats = d.categories && d.categories.length ? d.categories : Object.keys((d.ranks[0] || { breakdown_us: {} }).breakdown_us);

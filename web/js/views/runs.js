@@ -151,7 +151,10 @@ function createRunsPage(root, store) {
     });
     const countText = h('span', { class: C.muted });
     const listBox = h('div', { class: C.section });
-    /** Runs ticked for comparison, in the order ticked (at most two). @type {string[]} */
+    /**
+     * Runs ticked for comparison, in the order ticked (at most two).
+     * @type {string[]}
+     */
     let picked = [];
     const compareBtn = h('button', { type: 'button', class: [C.btn, C.btnPrimary, C.btnSm], disabled: true, hidden: true, dataset: { action: 'compare' } }, 'Compare');
     compareBtn.addEventListener('click', () => {

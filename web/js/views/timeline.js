@@ -2,10 +2,12 @@
 /**
  * views/timeline.js — the run page's Timeline tab (`&view=timeline`): the
  * slices of one rank's CPU threads and GPU streams on a zoomable canvas.
- * This module mounts the tab and owns its state: what is loaded, the
- * window shown, the lanes' layout and scroll, hover, selection, area and
- * pins, and wires them to the DOM, the API and the URL. The parts live in
- * web/js/timeline/: layout.js (rows and their y; pure), data.js (unpacked
+ * This module mounts the tab, builds its DOM and draws; its state is one
+ * object (timeline/state.js: what is loaded, the window shown, the lanes'
+ * layout and scroll, hover, selection, area and pins) that three
+ * controllers change: fetch.js (requests, latest wins), events.js
+ * (pointer, wheel, keys) and urlsync.js (state ↔ route). The other parts
+ * live in web/js/timeline/ too: layout.js (rows and their y; pure), data.js (unpacked
  * windows, lookups; pure), colours.js (pure), input.js (keys and wheel;
  * pure), draw.js (ruler, lanes, minimap), overlay.js (hover, selection,
  * flows, area; tooltip), labels.js (the label column: collapse and pin
@@ -44,19 +46,23 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, onDprChange, replace } from '../dom.js';
 import { formatOffset } from '../format.js';
-import { buildSel, parseSel, urlTime } from '../router.js';
-import { analysisError, tabRank, updateRoute } from '../tabs.js';
+import { parseSel } from '../router.js';
+import { analysisError, tabRank } from '../tabs.js';
 import * as T from '../timescale.js';
 import { showAggregate, showAreaEmpty, showAreaError, showAreaLoading } from '../timeline/aggregate.js';
 import { createCritPath } from '../timeline/critpath.js';
-import { counterMap, itemStartingAt, unpackWindow } from '../timeline/data.js';
+import { itemStartingAt } from '../timeline/data.js';
 import { showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
 import { drawLanes, drawMini, drawRuler } from '../timeline/draw.js';
-import { KEYS, KEY_PAN, KEY_ZOOM, keyAction, wheelAction } from '../timeline/input.js';
+import { KEYS } from '../timeline/input.js';
 import { renderLabels } from '../timeline/labels.js';
 import * as L from '../timeline/layout.js';
-import { drawOverlay, showTip } from '../timeline/overlay.js';
+import { drawOverlay } from '../timeline/overlay.js';
 import { createSearch } from '../timeline/search.js';
+import { createState } from '../timeline/state.js';
+import { createFetcher } from '../timeline/fetch.js';
+import { bindInput } from '../timeline/events.js';
+import { createUrlSync } from '../timeline/urlsync.js';
 
 export { nameHash, sliceCategory } from '../timeline/colours.js';
 
@@ -94,69 +100,19 @@ export function unmount() {
  */
 function createTimeline(root, ctx) {
     const { store, run } = ctx;
-    let destroyed = false;
-    let rank = tabRank(run, store.get().route);
-
-    /** @type {TimelineTracks | null} */
-    let meta = null;
-    /** @type {T.Span} */
-    let bounds = { start: 0, end: 1 };
-    let origin = 0;
-    /** @type {Viewport} */
-    let view = { start: 0, end: 1, width: 1000 };
-    /** @type {Map<number, TimelineTrack>} */
-    const trackById = new Map();
-
-    /** The fetched window: items per track and depth. */
-    /** @type {T.FetchWindow | null} */
-    let win = null;
-    let winTracksKey = '';
-    /** @type {Map<number, Items[]>} */
-    let items = new Map();
-    /** @type {Map<number, CounterSeries>} */
-    let counters = new Map();
-    /** Whole-run data for the minimap and the counters' scales. */
-    /** @type {{items: Map<number, Items[]>, counters: Map<number, CounterSeries>} | null} */
-    let whole = null;
-
-    /** @type {L.Layout} */
-    let layout = L.EMPTY_LAYOUT;
-    let scrollY = 0;
-    /** @type {Set<string>} */
-    const collapsed = new Set();
-    let showEmpty = false;
-    /** @type {Set<number>} */
-    let pins = new Set(store.get().route.pins);
-
-    /** @type {Hit | null} */
-    let hover = null;
-    /** @type {Selection | null} */
-    let sel = null;
-    /** @type {TimelineSlice | null} */
-    let details = null;
-    /** @type {{start: number, end: number} | null} */
-    let area = null;
-    /** @type {string | null} */
-    let highlight = null;
-    /** A flow end to select once its window is loaded. */
-    /** @type {{track: number, ts: number} | null} */
-    let pendingTarget = null;
+    /** Everything the tab holds (timeline/state.js documents each field). */
+    const st = createState(store.get().route, tabRank(run, store.get().route), store.get().route.q);
 
     const search = createSearch({
         initial: store.get().route.q,
         runId: run.id,
-        rank: () => rank,
-        selection: () => sel,
+        rank: () => st.rank,
+        selection: () => st.sel,
         select: (hit) => select({ track: hit.track, ts: hit.ts_us, dur: hit.dur_us, id: hit.id || undefined, name: hit.name }, { reveal: true }),
         changed: () => invalidate(),
         writeUrl: () => scheduleUrl(),
         escape: () => plot.focus(),
     });
-
-    /** What this view last wrote to the URL (so its own changes are not re-applied). */
-    let written = { start: '', end: '', sel: '', pins: '', q: search.query, cp: store.get().route.cp };
-    /** Whether the URL's selection is still to be restored (first load only). */
-    let firstLoad = true;
 
     // --- DOM ---------------------------------------------------------------------------
     const windowText = h('span', { class: [C.muted, C.nowrap] });
@@ -165,11 +121,11 @@ function createTimeline(root, ctx) {
     const keysBtn = h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'Keyboard and mouse (?)', 'aria-expanded': 'false' }, 'Keys ?');
     const download = h(
         'a',
-        { class: [C.btn, C.btnSm], href: api.analysisUrl(run.id, 'source', { rank }), download: '', title: 'The original trace file of this rank (opens in Perfetto)' },
+        { class: [C.btn, C.btnSm], href: api.analysisUrl(run.id, 'source', { rank: st.rank }), download: '', title: 'The original trace file of this rank (opens in Perfetto)' },
         'Download trace',
     );
     const cp = createCritPath({
-        runId: run.id, rank: () => rank, plot: () => plot, changed: () => invalidateOverlay(),
+        runId: run.id, rank: () => st.rank, plot: () => plot, changed: () => invalidateOverlay(),
         initial: store.get().route.cp, toggled: () => scheduleUrl(),
     });
     const toolbar = h(
@@ -226,43 +182,47 @@ function createTimeline(root, ctx) {
     showAreaEmpty(areaBox);
 
     // --- loading ------------------------------------------------------------------------
-    let loadCtrl = new AbortController();
-    /** @type {AbortController | null} */
-    let winCtrl = null;
-    /** @type {AbortController | null} */
-    let selCtrl = null;
-    /** @type {AbortController | null} */
-    let aggCtrl = null;
 
-    async function load() {
-        loadCtrl.abort();
-        loadCtrl = new AbortController();
-        const mine = loadCtrl;
-        replace(status, h('p', { class: [C.muted, C.loading] }, 'Loading the timeline…'));
-        content.hidden = true;
-        try {
-            const m = await api.getTimelineTracks(run.id, store.get().route.rank, mine.signal);
-            if (destroyed || mine !== loadCtrl) return;
-            setMeta(m);
-        } catch (e) {
-            if (destroyed || mine !== loadCtrl || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            replace(status, analysisError(e, 'timeline', store.get().route, () => load()));
-        }
-    }
+    const fetcher = createFetcher(st, {
+        runId: run.id,
+        routeRank: () => store.get().route.rank,
+        loading() {
+            replace(status, h('p', { class: [C.muted, C.loading] }, 'Loading the timeline…'));
+            content.hidden = true;
+        },
+        gotMeta: (m) => setMeta(m),
+        failed: (e, what, retry) =>
+            replace(status, analysisError(e, what, store.get().route, () => {
+                if (what !== 'timeline') replace(status);
+                retry();
+            })),
+        miniWidth: () => mini.clientWidth,
+        busy(on) {
+            if (on) plot.dataset.busy = '1';
+            else delete plot.dataset.busy;
+        },
+        windowArrived() {
+            plot.dataset.loaded = String(Date.now());
+            resolvePending();
+            invalidate();
+        },
+        invalidate: () => invalidate(),
+    });
+    const { load, maybeFetch } = fetcher;
 
     /** @param {TimelineTracks} m */
     function setMeta(m) {
-        meta = m;
-        rank = typeof m.rank === 'number' ? m.rank : rank;
-        download.setAttribute('href', api.analysisUrl(run.id, 'source', { rank }));
-        trackById.clear();
-        for (const t of m.tracks || []) trackById.set(t.id, t);
-        bounds = { start: m.t0_us, end: Math.max(m.t1_us, m.t0_us + T.MIN_SPAN_US) };
-        origin = m.t0_us;
-        win = null;
-        items = new Map();
-        counters = new Map();
-        whole = null;
+        st.meta = m;
+        st.rank = typeof m.rank === 'number' ? m.rank : st.rank;
+        download.setAttribute('href', api.analysisUrl(run.id, 'source', { rank: st.rank }));
+        st.trackById.clear();
+        for (const t of m.tracks || []) st.trackById.set(t.id, t);
+        st.bounds = { start: m.t0_us, end: Math.max(m.t1_us, m.t0_us + T.MIN_SPAN_US) };
+        st.origin = m.t0_us;
+        st.win = null;
+        st.items = new Map();
+        st.counters = new Map();
+        st.whole = null;
         replace(status);
         if (!(m.tracks || []).length) {
             replace(status, alertBox('info', 'No slices in this rank', 'The trace of this rank holds no duration events to draw.'));
@@ -270,94 +230,28 @@ function createTimeline(root, ctx) {
         }
         content.hidden = false;
         const r = store.get().route;
-        view = T.clampView(r.start !== null && r.end !== null ? { start: r.start, end: r.end, width: plotWidth() } : { ...bounds, width: plotWidth() }, bounds);
+        st.view = T.clampView(r.start !== null && r.end !== null ? { start: r.start, end: r.end, width: plotWidth() } : { ...st.bounds, width: plotWidth() }, st.bounds);
         buildRows();
         invalidate();
-        loadWhole();
+        fetcher.loadWhole();
         maybeFetch(true);
-        const ref = firstLoad ? parseSel(r.sel) : null;
+        const ref = st.firstLoad ? parseSel(r.sel) : null;
         if (ref) select(ref, { reveal: false });
         if (search.query) search.run(search.query, false);
-        if (!firstLoad) scheduleUrl(); // a new rank: the old selection is gone
-        firstLoad = false;
-    }
-
-    async function loadWhole() {
-        const mine = loadCtrl;
-        try {
-            const w = await api.getTimeline(run.id, { rank, start: bounds.start, end: bounds.end, width: Math.max(200, Math.min(4000, Math.round(mini.clientWidth || 1000))) }, mine.signal);
-            if (destroyed || mine !== loadCtrl) return;
-            whole = { items: unpackWindow(w), counters: counterMap(w) };
-            invalidate();
-        } catch {
-            // the minimap stays empty; the lanes report errors
-        }
-    }
-
-    /** The tracks parameter of the lanes shown: "" when all are. */
-    function tracksParam() {
-        const ids = L.shownTrackIds(layout);
-        return ids.length === trackById.size ? '' : ids.join(',');
-    }
-
-    let fetchTimer = 0;
-    /** The window being fetched, if any (a view it covers needs no other fetch). */
-    /** @type {{win: T.FetchWindow, key: string} | null} */
-    let inflight = null;
-    /** @param {boolean} [now] */
-    function maybeFetch(now) {
-        if (!meta) return;
-        const key = tracksParam();
-        if (key === winTracksKey && !T.needsRefetch(win, view, bounds)) return;
-        if (inflight && key === inflight.key && !T.needsRefetch(inflight.win, view, bounds)) return;
-        clearTimeout(fetchTimer);
-        fetchTimer = window.setTimeout(() => fetchWindow(key), now ? 0 : 60);
-    }
-
-    /** @param {string} key tracks parameter ("" = all) */
-    async function fetchWindow(key) {
-        if (winCtrl) winCtrl.abort();
-        const mine = new AbortController();
-        winCtrl = mine;
-        const fw = T.fetchWindow(view, bounds);
-        inflight = { win: fw, key };
-        plot.dataset.busy = '1';
-        try {
-            const w = await api.getTimeline(run.id, { rank, start: urlTime(fw.start), end: urlTime(fw.end), width: fw.width, tracks: key || null }, mine.signal);
-            if (destroyed || winCtrl !== mine) return;
-            win = fw;
-            winTracksKey = key;
-            items = unpackWindow(w);
-            counters = counterMap(w);
-            plot.dataset.loaded = String(Date.now());
-            resolvePending();
-            invalidate();
-            maybeFetch();
-        } catch (e) {
-            if (destroyed || winCtrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            replace(status, analysisError(e, 'timeline window', store.get().route, () => {
-                replace(status);
-                win = null;
-                maybeFetch(true);
-            }));
-        } finally {
-            if (winCtrl === mine) {
-                delete plot.dataset.busy;
-                inflight = null;
-            }
-        }
+        if (!st.firstLoad) scheduleUrl(); // a new rank: the old selection is gone
+        st.firstLoad = false;
     }
 
     // --- lanes ---------------------------------------------------------------------------
 
     /** Lays the lanes out again and redraws their labels. */
     function buildRows() {
-        if (!meta) return;
-        layout = L.buildLayout(meta.tracks, meta.counters || [], { pins, collapsed, showEmpty });
-        renderLabels(pinnedLabels, scrollInner, layout, pins, {
+        if (!st.meta) return;
+        st.layout = L.buildLayout(st.meta.tracks, st.meta.counters || [], { pins: st.pins, collapsed: st.collapsed, showEmpty: st.showEmpty });
+        renderLabels(pinnedLabels, scrollInner, st.layout, st.pins, {
             toggleGroup: (key) => {
-                if (collapsed.has(key)) collapsed.delete(key);
-                else collapsed.add(key);
+                if (st.collapsed.has(key)) st.collapsed.delete(key);
+                else st.collapsed.add(key);
                 relayout();
             },
             togglePin,
@@ -374,8 +268,8 @@ function createTimeline(root, ctx) {
 
     /** @param {number} id */
     function togglePin(id) {
-        if (pins.has(id)) pins.delete(id);
-        else pins.add(id);
+        if (st.pins.has(id)) st.pins.delete(id);
+        else st.pins.add(id);
         relayout();
         scheduleUrl();
     }
@@ -385,8 +279,8 @@ function createTimeline(root, ctx) {
     }
 
     function clampScroll() {
-        scrollY = L.clampScroll(layout, lanesHeight(), scrollY);
-        scrollInner.style.transform = `translateY(${-scrollY}px)`;
+        st.scrollY = L.clampScroll(st.layout, lanesHeight(), st.scrollY);
+        scrollInner.style.transform = `translateY(${-st.scrollY}px)`;
     }
 
     function plotWidth() {
@@ -395,65 +289,61 @@ function createTimeline(root, ctx) {
 
     /** @param {number} id */
     function trackName(id) {
-        const t = trackById.get(id);
+        const t = st.trackById.get(id);
         return t ? L.laneTitle(t) : `track ${id}`;
     }
 
     // --- drawing ---------------------------------------------------------------------------
-    let frame = 0;
-    let needMain = false;
-    let needOver = false;
-    let lanePaints = 0;
 
     function invalidate() {
-        needMain = true;
-        needOver = true;
-        if (!frame) frame = requestAnimationFrame(paint);
+        st.needMain = true;
+        st.needOver = true;
+        if (!st.frame) st.frame = requestAnimationFrame(paint);
     }
 
     function invalidateOverlay() {
-        needOver = true;
-        if (!frame) frame = requestAnimationFrame(paint);
+        st.needOver = true;
+        if (!st.frame) st.frame = requestAnimationFrame(paint);
     }
 
     function paint() {
-        frame = 0;
-        if (destroyed || !meta || content.hidden) return;
+        st.frame = 0;
+        if (st.destroyed || !st.meta || content.hidden) return;
         const w = plotWidth();
-        if (w !== view.width) view = T.clampView({ ...view, width: w }, bounds);
+        if (w !== st.view.width) st.view = T.clampView({ ...st.view, width: w }, st.bounds);
         clampScroll();
-        if (needMain) {
-            needMain = false;
+        if (st.needMain) {
+            st.needMain = false;
             /** @type {import('../timeline/draw.js').Scene} */
             const scene = {
-                view,
-                bounds,
-                origin,
-                steps: meta.steps || [],
-                counterDefs: meta.counters || [],
-                trackById,
-                layout,
-                scrollY,
-                items,
-                counters,
-                win,
-                whole,
-                highlight,
+                view: st.view,
+                bounds: st.bounds,
+                origin: st.origin,
+                steps: st.meta.steps || [],
+                counterDefs: st.meta.counters || [],
+                trackById: st.trackById,
+                layout: st.layout,
+                scrollY: st.scrollY,
+                items: st.items,
+                counters: st.counters,
+                win: st.win,
+                whole: st.whole,
+                highlight: st.highlight,
                 queryLower: search.queryLower,
                 hits: search.hits,
             };
             drawRuler(rulerCanvas, scene);
-            lanesBox.dataset.paints = String(++lanePaints); // tests: hovering must not repaint
+            lanesBox.dataset.paints = String(++st.lanePaints); // tests: hovering must not repaint
             drawLanes(lanesCanvas, scene, lanesHeight());
             drawMini(miniCanvas, scene, Math.max(50, mini.clientWidth), Math.max(10, mini.clientHeight));
-            replace(windowText, `${formatOffset(view.start, origin)} – ${formatOffset(view.end, origin)} (${T.formatSpan(view.end - view.start)})`);
+            replace(windowText, `${formatOffset(st.view.start, st.origin)} – ${formatOffset(st.view.end, st.origin)} (${T.formatSpan(st.view.end - st.view.start)})`);
         }
-        if (needOver) {
-            needOver = false;
-            drawOverlay(overCanvas, { view, layout, scrollY, trackById, items, hover, sel, details, area, lanesH: lanesHeight() }, plot.clientHeight);
+        if (st.needOver) {
+            st.needOver = false;
+            drawOverlay(overCanvas, { view: st.view, layout: st.layout, scrollY: st.scrollY, trackById: st.trackById, items: st.items, hover: st.hover, sel: st.sel, details: st.details, area: st.area, lanesH: lanesHeight() }, plot.clientHeight);
             const g = overCanvas.getContext('2d');
-            if (g) cp.draw(g, { view, layout, scrollY, trackById, items, height: plot.clientHeight });
-            cp.need(view);
+            if (g) cp.draw(g, { view: st.view, layout: st.layout, scrollY: st.scrollY, trackById: st.trackById, items: st.items, height: plot.clientHeight });
+            cp.need(st.view);
         }
     }
 
@@ -463,24 +353,18 @@ function createTimeline(root, ctx) {
      * @param {Viewport} v
      */
     function setView(v) {
-        view = T.clampView(v, bounds);
-        hover = null;
+        st.view = T.clampView(v, st.bounds);
+        st.hover = null;
         tip.hidden = true;
         invalidate();
         maybeFetch();
         scheduleUrl();
     }
 
-    /** @param {number} factor */
-    function zoomKey(factor) {
-        const t = mouseX !== null ? T.pxToTime(view, mouseX) : (view.start + view.end) / 2;
-        setView(T.zoomAt(view, factor, t, bounds));
-    }
-
     function fitSelection() {
-        if (sel) setView(T.fitSpan(sel.ts, sel.ts + sel.dur, view.width, bounds));
-        else if (area) setView(T.fitSpan(area.start, area.end, view.width, bounds, 0.02));
-        else setView({ ...bounds, width: view.width });
+        if (st.sel) setView(T.fitSpan(st.sel.ts, st.sel.ts + st.sel.dur, st.view.width, st.bounds));
+        else if (st.area) setView(T.fitSpan(st.area.start, st.area.end, st.view.width, st.bounds, 0.02));
+        else setView({ ...st.bounds, width: st.view.width });
     }
 
     // --- selection and details ---------------------------------------------------------------
@@ -488,7 +372,7 @@ function createTimeline(root, ctx) {
     /** @type {import('../timeline/details.js').DetailsActions} */
     const detailsActions = {
         get origin() {
-            return origin;
+            return st.origin;
         },
         trackName,
         select: (l) => select({ track: l.track, ts: l.ts_us, dur: l.dur_us, id: l.id || undefined, name: l.name }, { reveal: true }),
@@ -502,42 +386,38 @@ function createTimeline(root, ctx) {
      * @param {Selection} ref
      * @param {{reveal?: boolean}} [opts] bring it into view
      */
-    async function select(ref, opts = {}) {
-        sel = { ...ref };
-        details = null;
+    function select(ref, opts = {}) {
+        st.sel = { ...ref };
+        st.details = null;
         showDetailsLoading(detailsBox, ref);
         if (opts.reveal) {
-            const px = ref.dur / T.usPerPx(view);
-            setView(px > view.width * 0.9 ? T.fitSpan(ref.ts, ref.ts + ref.dur, view.width, bounds) : T.revealTime(view, ref.ts + ref.dur / 2, bounds));
+            const px = ref.dur / T.usPerPx(st.view);
+            setView(px > st.view.width * 0.9 ? T.fitSpan(ref.ts, ref.ts + ref.dur, st.view.width, st.bounds) : T.revealTime(st.view, ref.ts + ref.dur / 2, st.bounds));
         }
         invalidateOverlay();
         scheduleUrl();
-        if (selCtrl) selCtrl.abort();
-        const mine = new AbortController();
-        selCtrl = mine;
-        try {
-            const d = await api.getTimelineSlice(run.id, { rank, track: ref.track, ts: urlTime(ref.ts), dur: urlTime(ref.dur), id: ref.id || null }, mine.signal);
-            if (destroyed || selCtrl !== mine) return;
-            details = d;
-            if (sel) {
-                sel.depth = d.depth;
-                sel.name = d.name;
-                sel.id = d.id;
-            }
-            showDetails(detailsBox, d, detailsActions);
-            cp.showFor(d.id, detailsBox);
-            invalidateOverlay();
-        } catch (e) {
-            if (destroyed || selCtrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            showDetailsError(detailsBox, e);
-        }
+        fetcher.fetchSlice(
+            ref,
+            (d) => {
+                st.details = d;
+                if (st.sel) {
+                    st.sel.depth = d.depth;
+                    st.sel.name = d.name;
+                    st.sel.id = d.id;
+                }
+                showDetails(detailsBox, d, detailsActions);
+                cp.showFor(d.id, detailsBox);
+                invalidateOverlay();
+            },
+            (e) => showDetailsError(detailsBox, e),
+        );
     }
 
     function clearSelection() {
-        sel = null;
-        details = null;
+        st.sel = null;
+        st.details = null;
         cp.showFor(null, detailsBox);
-        if (selCtrl) selCtrl.abort();
+        fetcher.abortSlice();
         showDetailsEmpty(detailsBox);
         invalidateOverlay();
         scheduleUrl();
@@ -556,331 +436,95 @@ function createTimeline(root, ctx) {
             select({ track: known.track, ts: known.ts_us, dur: known.dur_us, id: known.id || undefined, name: known.name }, { reveal: true });
             return;
         }
-        pendingTarget = { track: f.track, ts: f.ts_us };
-        setView(T.revealTime(view, f.ts_us, bounds));
+        st.pendingTarget = { track: f.track, ts: f.ts_us };
+        setView(T.revealTime(st.view, f.ts_us, st.bounds));
         resolvePending();
     }
 
     function resolvePending() {
-        if (!pendingTarget) return;
-        const p = pendingTarget;
-        const depths = items.get(p.track);
+        if (!st.pendingTarget) return;
+        const p = st.pendingTarget;
+        const depths = st.items.get(p.track);
         const at = itemStartingAt(depths, p.ts, true);
         if (at && depths) {
             const it = depths[at.depth];
-            pendingTarget = null;
+            st.pendingTarget = null;
             select({ track: p.track, ts: it.ts[at.i], dur: it.dur[at.i], id: it.id[at.i] || undefined, depth: at.depth, name: it.name[at.i] });
             return;
         }
-        if (win && T.usPerPx(view) < 0.01) pendingTarget = null; // zoomed all the way in and not found
+        if (st.win && T.usPerPx(st.view) < 0.01) st.pendingTarget = null; // zoomed all the way in and not found
     }
 
     // --- area selection ---------------------------------------------------------------------------
 
-    async function loadAggregate() {
-        if (!area) return;
-        const a = area;
-        if (aggCtrl) aggCtrl.abort();
-        const mine = new AbortController();
-        aggCtrl = mine;
+    function loadAggregate() {
+        if (!st.area) return;
+        const a = st.area;
         showAreaLoading(areaBox);
-        try {
-            const ids = L.shownTrackIds(layout);
-            const r = await api.getTimelineAggregate(
-                run.id,
-                { rank, start: urlTime(a.start), end: urlTime(a.end), tracks: ids.length === trackById.size ? null : ids.join(',') },
-                mine.signal,
-            );
-            if (destroyed || aggCtrl !== mine) return;
-            showAggregate(areaBox, a, r, {
-                origin,
-                highlight,
-                counterDefs: meta ? meta.counters : [],
-                toggle: (name) => {
-                    highlight = highlight === name ? null : name;
-                    invalidate();
-                    return highlight;
-                },
-                zoom: () => setView(T.fitSpan(a.start, a.end, view.width, bounds, 0.02)),
-                clear: () => clearArea(),
-            });
-        } catch (e) {
-            if (destroyed || aggCtrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            showAreaError(areaBox, e);
-        }
+        fetcher.fetchAggregate(
+            a,
+            (r) =>
+                showAggregate(areaBox, a, r, {
+                    origin: st.origin,
+                    highlight: st.highlight,
+                    counterDefs: st.meta ? st.meta.counters : [],
+                    toggle: (name) => {
+                        st.highlight = st.highlight === name ? null : name;
+                        invalidate();
+                        return st.highlight;
+                    },
+                    zoom: () => setView(T.fitSpan(a.start, a.end, st.view.width, st.bounds, 0.02)),
+                    clear: () => clearArea(),
+                }),
+            (e) => showAreaError(areaBox, e),
+        );
     }
 
     function clearArea() {
-        area = null;
-        highlight = null;
-        if (aggCtrl) aggCtrl.abort();
+        st.area = null;
+        st.highlight = null;
+        fetcher.abortAggregate();
         showAreaEmpty(areaBox);
         invalidate();
     }
 
-    // --- pointer, wheel and keys ---------------------------------------------------------------------
-    /** @type {number | null} */
-    let mouseX = null;
-    /** @type {{x: number, y: number, t: number, mode: 'press' | 'pan' | 'area', view: Viewport, scroll: number, shift: boolean, ruler: boolean, id: number} | null} */
-    let drag = null;
-
-    /** @param {MouseEvent} ev */
-    function local(ev) {
-        const r = plot.getBoundingClientRect();
-        return { x: ev.clientX - r.left, y: ev.clientY - r.top };
-    }
-
-    /**
-     * @param {number} x
-     * @param {number} y
-     */
-    function hitTest(x, y) {
-        return L.hitTest(layout, scrollY, items, view, x, y);
-    }
-
-    plot.addEventListener('pointerdown', (ev) => {
-        if (ev.button !== 0 || !meta) return;
-        const p = local(ev);
-        plot.focus({ preventScroll: true });
-        drag = { x: p.x, y: p.y, t: T.pxToTime(view, p.x), mode: 'press', view, scroll: scrollY, shift: ev.shiftKey, ruler: p.y < L.HEAD_H, id: ev.pointerId };
-        plot.setPointerCapture(ev.pointerId);
-        ev.preventDefault();
-    });
-    plot.addEventListener('pointermove', (ev) => {
-        const p = local(ev);
-        mouseX = p.x;
-        if (drag) {
-            const dx = p.x - drag.x;
-            const dy = p.y - drag.y;
-            if (drag.mode === 'press' && Math.abs(dx) + Math.abs(dy) > 3) drag.mode = drag.shift || drag.ruler ? 'area' : 'pan';
-            if (drag.mode === 'pan') {
-                scrollY = drag.scroll - dy;
-                clampScroll();
-                setView(T.panBy(drag.view, -dx * T.usPerPx(drag.view), bounds));
-            } else if (drag.mode === 'area') {
-                const t = Math.max(bounds.start, Math.min(bounds.end, T.pxToTime(view, p.x)));
-                area = { start: Math.min(drag.t, t), end: Math.max(drag.t, t) };
-                invalidateOverlay();
-            }
-            return;
-        }
-        const hit = hitTest(p.x, p.y);
-        const same = hit && hover && hit.track === hover.track && hit.depth === hover.depth && hit.i === hover.i;
-        hover = hit;
-        showTip(tip, plot, hit, items, origin);
-        if (!same) invalidateOverlay();
-    });
-    plot.addEventListener('pointerleave', () => {
-        mouseX = null;
-        if (hover) {
-            hover = null;
-            invalidateOverlay();
-        }
-        tip.hidden = true;
-    });
-    plot.addEventListener('pointerup', (ev) => {
-        if (!drag) return;
-        const d = drag;
-        drag = null;
-        const p = local(ev);
-        if (d.mode === 'area') {
-            if (area && T.timeToPx(view, area.end) - T.timeToPx(view, area.start) >= 3) loadAggregate();
-            else clearArea();
-            return;
-        }
-        if (d.mode !== 'press') return;
-        if (d.ruler) {
-            if (area) clearArea();
-            return;
-        }
-        const hit = hitTest(p.x, p.y);
-        if (!hit) {
-            if (sel) clearSelection();
-            return;
-        }
-        const it = /** @type {Items} */ ((items.get(hit.track) || [])[hit.depth]);
-        if (it.n[hit.i] > 1) {
-            setView(T.fitSpan(it.ts[hit.i], it.ts[hit.i] + it.dur[hit.i], view.width, bounds, 0.05));
-            return;
-        }
-        select({ track: hit.track, ts: it.ts[hit.i], dur: it.dur[hit.i], id: it.id[hit.i] || undefined, depth: hit.depth, name: it.name[hit.i] });
-    });
-    plot.addEventListener('pointercancel', () => {
-        drag = null;
-    });
-    plot.addEventListener(
-        'wheel',
-        (ev) => {
-            if (!meta) return;
-            const a = wheelAction(ev, scrollY, L.maxScroll(layout, lanesHeight()));
-            if (a.kind === 'page') return;
-            ev.preventDefault();
-            if (a.kind === 'zoom') {
-                setView(T.zoomAt(view, a.factor, T.pxToTime(view, local(ev).x), bounds));
-            } else if (a.kind === 'pan') {
-                setView(T.panBy(view, a.px * T.usPerPx(view), bounds));
-            } else {
-                scrollY += a.dy;
-                clampScroll();
-                hover = null;
-                tip.hidden = true;
-                invalidate();
-            }
-        },
-        { passive: false },
+    // --- pointer, wheel and keys (timeline/events.js) ----------------------------------------------
+    const stopInput = bindInput(
+        st,
+        { root, plot, mini, tip, content, help, keysBtn, fitBtn, emptyBox },
+        { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate, clearArea, clearSelection, select, fitSelection, relayout },
     );
 
-    /** @param {KeyboardEvent} ev */
-    function onKey(ev) {
-        if (!meta || content.hidden || ev.ctrlKey || ev.metaKey || ev.altKey) return;
-        const target = /** @type {HTMLElement | null} */ (ev.target instanceof HTMLElement ? ev.target : null);
-        if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) return;
-        if (!root.isConnected) return;
-        const span = view.end - view.start;
-        switch (keyAction(ev.key)) {
-            case 'zoomIn':
-                zoomKey(KEY_ZOOM);
-                break;
-            case 'zoomOut':
-                zoomKey(1 / KEY_ZOOM);
-                break;
-            case 'panLeft':
-                setView(T.panBy(view, -span * KEY_PAN, bounds));
-                break;
-            case 'panRight':
-                setView(T.panBy(view, span * KEY_PAN, bounds));
-                break;
-            case 'fit':
-                fitSelection();
-                break;
-            case 'help':
-                toggleHelp();
-                break;
-            case 'escape':
-                if (area) clearArea();
-                else if (sel) clearSelection();
-                else return;
-                break;
-            default:
-                return;
-        }
-        ev.preventDefault();
-    }
-    window.addEventListener('keydown', onKey);
-
-    function toggleHelp() {
-        help.hidden = !help.hidden;
-        keysBtn.setAttribute('aria-expanded', String(!help.hidden));
-    }
-    keysBtn.addEventListener('click', toggleHelp);
-    fitBtn.addEventListener('click', () => setView({ ...bounds, width: view.width }));
-    emptyBox.addEventListener('change', () => {
-        showEmpty = emptyBox.checked;
-        relayout();
-    });
-
-    /** @param {PointerEvent} ev */
-    function miniMove(ev) {
-        const r = mini.getBoundingClientRect();
-        const t = bounds.start + ((ev.clientX - r.left) / Math.max(1, r.width)) * (bounds.end - bounds.start);
-        const half = (view.end - view.start) / 2;
-        setView({ start: t - half, end: t + half, width: view.width });
-    }
-    let miniDrag = false;
-    mini.addEventListener('pointerdown', (ev) => {
-        if (ev.button !== 0 || !meta) return;
-        miniDrag = true;
-        mini.setPointerCapture(ev.pointerId);
-        miniMove(ev);
-    });
-    mini.addEventListener('pointermove', (ev) => {
-        if (miniDrag) miniMove(ev);
-    });
-    mini.addEventListener('pointerup', () => {
-        miniDrag = false;
-    });
-
-    // --- URL ------------------------------------------------------------------------------------------
-    let urlTimer = 0;
-    function scheduleUrl() {
-        clearTimeout(urlTimer);
-        urlTimer = window.setTimeout(writeUrl, 250);
-    }
-
-    function writeUrl() {
-        if (destroyed || !meta) return;
-        const all = view.start <= bounds.start && view.end >= bounds.end;
-        const selStr = sel ? buildSel(sel) : '';
-        const pinList = [...pins].sort((a, b) => a - b);
-        written = {
-            start: all ? '' : String(view.start),
-            end: all ? '' : String(view.end),
-            sel: selStr,
-            pins: pinList.join(','),
-            q: search.query,
-            cp: cp.on,
-        };
-        const r = store.get().route;
-        if (r.view !== 'run' || r.tab !== 'timeline') return;
-        updateRoute(store, { start: all ? null : view.start, end: all ? null : view.end, sel: selStr, pins: pinList, q: search.query, cp: cp.on });
-    }
-
-    /** @param {Route} r */
-    function onRoute(r) {
-        if (r.view !== 'run' || r.run !== run.id || r.tab !== 'timeline') return;
-        if (tabRank(run, r) !== rank && meta) {
-            rank = tabRank(run, r);
-            meta = null;
-            sel = null;
-            details = null;
-            area = null;
+    // --- URL (timeline/urlsync.js) -------------------------------------------------------------------
+    const url = createUrlSync(st, {
+        run,
+        store,
+        search,
+        cp,
+        newRank() {
+            st.meta = null;
+            st.sel = null;
+            st.details = null;
+            st.area = null;
             search.reset();
             cp.reset();
             showDetailsEmpty(detailsBox);
             showAreaEmpty(areaBox);
             load();
-            return;
-        }
-        if (!meta) return;
-        // changes this view did not make itself (back/forward, a pasted link)
-        const rs = r.start === null ? '' : String(r.start);
-        const re = r.end === null ? '' : String(r.end);
-        const near = (/** @type {string} */ a, /** @type {string} */ b) => a === b || (a !== '' && b !== '' && Math.abs(Number(a) - Number(b)) < 0.002);
-        if (!near(rs, written.start) || !near(re, written.end)) {
-            written.start = rs;
-            written.end = re;
-            setView(r.start !== null && r.end !== null ? { start: r.start, end: r.end, width: view.width } : { ...bounds, width: view.width });
-        }
-        if (r.sel !== written.sel) {
-            written.sel = r.sel;
-            const ref = parseSel(r.sel);
-            if (ref) select(ref, { reveal: true });
-            else clearSelection();
-        }
-        const pinStr = r.pins.join(',');
-        if (pinStr !== written.pins) {
-            written.pins = pinStr;
-            pins = new Set(r.pins);
-            relayout();
-        }
-        if (r.q !== written.q) {
-            written.q = r.q;
-            search.setQuery(r.q);
-        }
-        if (r.cp !== written.cp) {
-            written.cp = r.cp;
-            cp.set(r.cp);
-        }
-    }
-
-    const unsubscribe = store.subscribe((next) => onRoute(next.route));
+        },
+        setView,
+        select,
+        clearSelection,
+        relayout,
+    });
+    const scheduleUrl = url.schedule;
 
     // --- sizes ------------------------------------------------------------------------------------------
     const ro = new ResizeObserver(() => {
-        if (!meta) return;
+        if (!st.meta) return;
         const w = plotWidth();
-        if (w !== view.width) {
-            view = T.clampView({ ...view, width: w }, bounds);
+        if (w !== st.view.width) {
+            st.view = T.clampView({ ...st.view, width: w }, st.bounds);
             maybeFetch();
         }
         invalidate();
@@ -893,16 +537,13 @@ function createTimeline(root, ctx) {
 
     return {
         destroy() {
-            destroyed = true;
-            loadCtrl.abort();
-            for (const c of [winCtrl, selCtrl, aggCtrl]) if (c) c.abort();
+            st.destroyed = true;
+            fetcher.destroy();
             search.destroy();
             cp.destroy();
-            clearTimeout(fetchTimer);
-            clearTimeout(urlTimer);
-            if (frame) cancelAnimationFrame(frame);
-            window.removeEventListener('keydown', onKey);
-            unsubscribe();
+            url.destroy();
+            if (st.frame) cancelAnimationFrame(st.frame);
+            stopInput();
             ro.disconnect();
             stopDpr();
         },

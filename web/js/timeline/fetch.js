@@ -1,0 +1,213 @@
+// @ts-check
+/**
+ * timeline/fetch.js — the Timeline tab's requests: /timeline/tracks once
+ * per rank, /timeline for the window shown (and once coarse for the whole
+ * run: the minimap), /timeline/slice for the details panel and
+ * /timeline/aggregate for an area selection.
+ *
+ * Latest wins: each kind has one slot (an AbortController); a new request
+ * aborts the one before, and an answer is used only while its controller
+ * is still the slot's and the tab is mounted (state.destroyed). Aborts are
+ * never reported. The whole-run fetch shares the tracks' slot, so a new
+ * rank drops both.
+ *
+ * The window: a view change asks maybeFetch(); it fetches (debounced 60 ms,
+ * at once with `now`) only when the lanes shown changed or the view leaves
+ * the fetched window or its level of detail (T.needsRefetch), and not
+ * while a fetch in flight already covers it (state.inflight). What to do
+ * with the answers is the host's (views/timeline.js): it owns the DOM.
+ */
+
+import * as api from '../api.js';
+import * as T from '../timescale.js';
+import { urlTime } from '../router.js';
+import { counterMap, unpackWindow } from './data.js';
+import * as L from './layout.js';
+
+/** @typedef {import('./state.js').TimelineState} TimelineState */
+/** @typedef {import('../api.js').TimelineTracks} TimelineTracks */
+/** @typedef {import('../api.js').TimelineSlice} TimelineSlice */
+/** @typedef {import('./overlay.js').Selection} Selection */
+
+/**
+ * @typedef {object} FetchHost
+ * @property {string} runId
+ * @property {() => number | null} routeRank   the rank the route asks for (null: the server's choice)
+ * @property {() => void} loading               a rank starts loading: say so, hide the plot
+ * @property {(m: TimelineTracks) => void} gotMeta
+ * @property {(e: unknown, what: string, retry: () => void) => void} failed  the tracks or the window failed
+ * @property {() => number} miniWidth           the minimap's width, CSS px
+ * @property {(busy: boolean) => void} busy     a window fetch is in flight (the plot says so to tests)
+ * @property {() => void} windowArrived         state.items and counters are new: resolve, redraw
+ * @property {() => void} invalidate            redraw
+ */
+
+/**
+ * One request kind's slot: start() aborts the request before.
+ * @typedef {{start: () => AbortController, current: () => AbortController | null, mine: (c: AbortController) => boolean, abort: () => void}} Slot
+ * @returns {Slot}
+ */
+function slot() {
+    /** @type {AbortController | null} */
+    let ctrl = null;
+    return {
+        start() {
+            if (ctrl) ctrl.abort();
+            ctrl = new AbortController();
+            return ctrl;
+        },
+        current: () => ctrl,
+        mine: (c) => ctrl === c,
+        abort() {
+            if (ctrl) ctrl.abort();
+        },
+    };
+}
+
+/** @param {unknown} e */
+const aborted = (e) => e instanceof api.ApiError && e.code === 'aborted';
+
+/**
+ * @param {TimelineState} st
+ * @param {FetchHost} host
+ */
+export function createFetcher(st, host) {
+    const tracks = slot();
+    const win = slot();
+    const slice = slot();
+    const agg = slot();
+    let fetchTimer = 0;
+    /**
+     * @param {AbortController} c
+     * @param {Slot} s
+     */
+    const stale = (c, s) => st.destroyed || !s.mine(c);
+
+    /** Loads the rank's tracks (a new rank, or a retry), then the whole-run overview. */
+    async function load() {
+        const mine = tracks.start();
+        host.loading();
+        try {
+            const m = await api.getTimelineTracks(host.runId, host.routeRank(), mine.signal);
+            if (stale(mine, tracks)) return;
+            host.gotMeta(m);
+        } catch (e) {
+            if (stale(mine, tracks) || aborted(e)) return;
+            host.failed(e, 'timeline', () => load());
+        }
+    }
+
+    /** The coarse whole-run window (minimap, counter scales); its errors stay silent. */
+    async function loadWhole() {
+        const mine = tracks.current();
+        if (!mine) return;
+        try {
+            const w = await api.getTimeline(host.runId, { rank: st.rank, start: st.bounds.start, end: st.bounds.end, width: Math.max(200, Math.min(4000, Math.round(host.miniWidth() || 1000))) }, mine.signal);
+            if (stale(mine, tracks)) return;
+            st.whole = { items: unpackWindow(w), counters: counterMap(w) };
+            host.invalidate();
+        } catch {
+            // the minimap stays empty; the lanes report errors
+        }
+    }
+
+    /** The tracks parameter of the lanes shown: "" when all are. */
+    function tracksParam() {
+        const ids = L.shownTrackIds(st.layout);
+        return ids.length === st.trackById.size ? '' : ids.join(',');
+    }
+
+    /** @param {boolean} [now] */
+    function maybeFetch(now) {
+        if (!st.meta) return;
+        const key = tracksParam();
+        if (key === st.winTracksKey && !T.needsRefetch(st.win, st.view, st.bounds)) return;
+        if (st.inflight && key === st.inflight.key && !T.needsRefetch(st.inflight.win, st.view, st.bounds)) return;
+        clearTimeout(fetchTimer);
+        fetchTimer = window.setTimeout(() => fetchWindow(key), now ? 0 : 60);
+    }
+
+    /** @param {string} key tracks parameter ("" = all) */
+    async function fetchWindow(key) {
+        const mine = win.start();
+        const fw = T.fetchWindow(st.view, st.bounds);
+        st.inflight = { win: fw, key };
+        host.busy(true);
+        try {
+            const w = await api.getTimeline(host.runId, { rank: st.rank, start: urlTime(fw.start), end: urlTime(fw.end), width: fw.width, tracks: key || null }, mine.signal);
+            if (stale(mine, win)) return;
+            st.win = fw;
+            st.winTracksKey = key;
+            st.items = unpackWindow(w);
+            st.counters = counterMap(w);
+            host.windowArrived();
+            maybeFetch();
+        } catch (e) {
+            if (stale(mine, win) || aborted(e)) return;
+            host.failed(e, 'timeline window', () => {
+                st.win = null;
+                maybeFetch(true);
+            });
+        } finally {
+            if (win.mine(mine)) {
+                host.busy(false);
+                st.inflight = null;
+            }
+        }
+    }
+
+    /**
+     * The details of a selected slice.
+     * @param {Selection} ref
+     * @param {(d: TimelineSlice) => void} got
+     * @param {(e: unknown) => void} failed
+     */
+    async function fetchSlice(ref, got, failed) {
+        const mine = slice.start();
+        try {
+            const d = await api.getTimelineSlice(host.runId, { rank: st.rank, track: ref.track, ts: urlTime(ref.ts), dur: urlTime(ref.dur), id: ref.id || null }, mine.signal);
+            if (stale(mine, slice)) return;
+            got(d);
+        } catch (e) {
+            if (stale(mine, slice) || aborted(e)) return;
+            failed(e);
+        }
+    }
+
+    /**
+     * The table of an area selection over the lanes shown.
+     * @param {{start: number, end: number}} a
+     * @param {(r: import('../api.js').TimelineAggregate) => void} got
+     * @param {(e: unknown) => void} failed
+     */
+    async function fetchAggregate(a, got, failed) {
+        const mine = agg.start();
+        try {
+            const ids = L.shownTrackIds(st.layout);
+            const r = await api.getTimelineAggregate(
+                host.runId,
+                { rank: st.rank, start: urlTime(a.start), end: urlTime(a.end), tracks: ids.length === st.trackById.size ? null : ids.join(',') },
+                mine.signal,
+            );
+            if (stale(mine, agg)) return;
+            got(r);
+        } catch (e) {
+            if (stale(mine, agg) || aborted(e)) return;
+            failed(e);
+        }
+    }
+
+    return {
+        load,
+        loadWhole,
+        maybeFetch,
+        fetchSlice,
+        fetchAggregate,
+        abortSlice: () => slice.abort(),
+        abortAggregate: () => agg.abort(),
+        destroy() {
+            for (const s of [tracks, win, slice, agg]) s.abort();
+            clearTimeout(fetchTimer);
+        },
+    };
+}

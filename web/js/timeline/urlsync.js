@@ -1,0 +1,113 @@
+// @ts-check
+/**
+ * timeline/urlsync.js — the Timeline tab's state ↔ its route. The URL
+ * holds &start= &end= (the window, µs; none when the whole run is shown),
+ * &sel=track:ts:dur, &pins=ids, &q= (search) and &cp=1 (router.js parses
+ * and writes them).
+ *
+ * State → URL: schedule() writes the route (replaceState via updateRoute)
+ * 250 ms after the last change, and remembers what it wrote
+ * (state.written). URL → state: a route this view did not write itself
+ * (back/forward, a pasted link) is applied field by field; a new rank
+ * reloads the tab (host.newRank). Times compare within 2 ns, as the URL
+ * keeps 3 decimals of µs.
+ */
+
+import { buildSel, parseSel } from '../router.js';
+import { tabRank, updateRoute } from '../tabs.js';
+
+/** @typedef {import('./state.js').TimelineState} TimelineState */
+/** @typedef {import('../router.js').Route} Route */
+
+/**
+ * @typedef {object} UrlHost
+ * @property {import('../api.js').RunDetail} run
+ * @property {import('../state.js').AppStore} store
+ * @property {{query: string, setQuery: (q: string) => void}} search
+ * @property {{on: boolean, set: (on: boolean) => void}} cp
+ * @property {() => void} newRank    state.rank changed: drop what was shown and load it
+ * @property {(v: import('../timescale.js').Viewport) => void} setView
+ * @property {(ref: import('./overlay.js').Selection, opts?: {reveal?: boolean}) => void} select
+ * @property {() => void} clearSelection
+ * @property {() => void} relayout
+ */
+
+/**
+ * @param {TimelineState} st
+ * @param {UrlHost} host
+ */
+export function createUrlSync(st, host) {
+    const { run, store, search, cp, setView, select, clearSelection, relayout } = host;
+
+    function scheduleUrl() {
+        clearTimeout(st.urlTimer);
+        st.urlTimer = window.setTimeout(writeUrl, 250);
+    }
+
+    function writeUrl() {
+        if (st.destroyed || !st.meta) return;
+        const all = st.view.start <= st.bounds.start && st.view.end >= st.bounds.end;
+        const selStr = st.sel ? buildSel(st.sel) : '';
+        const pinList = [...st.pins].sort((a, b) => a - b);
+        st.written = {
+            start: all ? '' : String(st.view.start),
+            end: all ? '' : String(st.view.end),
+            sel: selStr,
+            pins: pinList.join(','),
+            q: search.query,
+            cp: cp.on,
+        };
+        const r = store.get().route;
+        if (r.view !== 'run' || r.tab !== 'timeline') return;
+        updateRoute(store, { start: all ? null : st.view.start, end: all ? null : st.view.end, sel: selStr, pins: pinList, q: search.query, cp: cp.on });
+    }
+
+    /** @param {Route} r */
+    function onRoute(r) {
+        if (r.view !== 'run' || r.run !== run.id || r.tab !== 'timeline') return;
+        if (tabRank(run, r) !== st.rank && st.meta) {
+            st.rank = tabRank(run, r);
+            host.newRank();
+            return;
+        }
+        if (!st.meta) return;
+        // changes this view did not make itself (back/forward, a pasted link)
+        const rs = r.start === null ? '' : String(r.start);
+        const re = r.end === null ? '' : String(r.end);
+        const near = (/** @type {string} */ a, /** @type {string} */ b) => a === b || (a !== '' && b !== '' && Math.abs(Number(a) - Number(b)) < 0.002);
+        if (!near(rs, st.written.start) || !near(re, st.written.end)) {
+            st.written.start = rs;
+            st.written.end = re;
+            setView(r.start !== null && r.end !== null ? { start: r.start, end: r.end, width: st.view.width } : { ...st.bounds, width: st.view.width });
+        }
+        if (r.sel !== st.written.sel) {
+            st.written.sel = r.sel;
+            const ref = parseSel(r.sel);
+            if (ref) select(ref, { reveal: true });
+            else clearSelection();
+        }
+        const pinStr = r.pins.join(',');
+        if (pinStr !== st.written.pins) {
+            st.written.pins = pinStr;
+            st.pins = new Set(r.pins);
+            relayout();
+        }
+        if (r.q !== st.written.q) {
+            st.written.q = r.q;
+            search.setQuery(r.q);
+        }
+        if (r.cp !== st.written.cp) {
+            st.written.cp = r.cp;
+            cp.set(r.cp);
+        }
+    }
+
+    const unsubscribe = store.subscribe((next) => onRoute(next.route));
+    return {
+        schedule: scheduleUrl,
+        destroy() {
+            clearTimeout(st.urlTimer);
+            unsubscribe();
+        },
+    };
+}
