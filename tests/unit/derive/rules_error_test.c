@@ -9,24 +9,31 @@
 #include "derive/rules.h"
 #include "harness.h"
 
+static struct config cfg;
+
+/* Runs def over db with the one rank r; returns its status, e filled. */
+static int run_rule(const struct rules_def *def, sqlite3 *db, struct rules_rank *r, struct err *e)
+{
+    struct rules_ctx ctx = { db, &cfg.rules, r, 1, json_array() };
+    err_clear(e);
+    int rc = def->run(&ctx, e);
+    CHECK_EQ_INT(json_array_size(ctx.findings), 0);
+    json_decref(ctx.findings);
+    return rc;
+}
+
 static void test_enable_amp_missing_table(void)
 {
     sqlite3 *db;
     struct err e;
     REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);
-    struct config cfg;
-    config_defaults(&cfg);
     struct rules_gpu g = { 0 };
     g.cc = 8.0;
     g.kernel_ns = 1000000;
     struct rules_rank r = { 0 };
     r.gpu = &g;
-    struct rules_ctx ctx = { db, &cfg.rules, &r, 1, json_array() };
-    err_clear(&e);
-    CHECK(rule_enable_amp.run(&ctx, &e) < 0);
+    CHECK(run_rule(&rule_enable_amp, db, &r, &e) < 0);
     CHECK(strstr(e.msg, "op_stat") != NULL);
-    CHECK_EQ_INT(json_array_size(ctx.findings), 0);
-    json_decref(ctx.findings);
     sqlite3_close(db);
 }
 
@@ -63,8 +70,6 @@ static void test_host_sync_garbled(void)
     close(fd);
     REQUIRE(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
 
-    struct config cfg;
-    config_defaults(&cfg);
     struct rules_step step = { 0 };
     step.ts = 0;
     step.dur = 1000000;
@@ -72,12 +77,9 @@ static void test_host_sync_garbled(void)
     r.steps = &step;
     r.nsteps = 1;
     r.avg_dur = step.dur;
-    struct rules_ctx ctx = { db, &cfg.rules, &r, 1, json_array() };
     struct err e;
-    err_clear(&e);
-    CHECK(rule_excessive_host_sync.run(&ctx, &e) < 0);
+    CHECK(run_rule(&rule_excessive_host_sync, db, &r, &e) < 0);
     CHECK(strstr(e.msg, "malformed") != NULL);
-    json_decref(ctx.findings);
     sqlite3_close(db);
     unlink(path);
     rmdir(dir);
@@ -85,6 +87,7 @@ static void test_host_sync_garbled(void)
 
 int main(void)
 {
+    config_defaults(&cfg);
     RUN(test_enable_amp_missing_table);
     RUN(test_host_sync_garbled);
     return harness_done("rules_error_test");
