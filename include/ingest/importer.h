@@ -22,7 +22,7 @@
 
 #include "base/err.h"
 #include "ingest/instream.h"
-#include "store/rundb.h"
+#include "store/rundb_writer.h"
 
 /* What a probe sees: raw first bytes and the first inflated bytes. */
 struct import_probe {

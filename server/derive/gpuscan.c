@@ -10,9 +10,8 @@
 #include "derive/kclass.h"
 #include "store/model.h"
 #include "store/rundb.h"
+#include "store/scan.h"
 
-_Static_assert(TB_K_KERNEL == 6 && TB_K_MEMCPY == 7 && TB_K_MEMSET == 8 && TB_TRACK_GPU == 1,
-               "kind numbers used in SQL");
 
 /* ====================================================================== */
 /* Host activity of a slice                                               */
@@ -172,11 +171,13 @@ int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_hos
                            NULL) != SQLITE_OK)
         return rundb_db_error(H->db, e, "gpuscan (host track)");
     sqlite3_bind_int64(q, 1, track);
-    if (sqlite3_step(q) == SQLITE_ROW) {
+    int found = scan_step(q, e, "gpuscan (host track)");
+    if (found == 1) {
         first = sqlite3_column_int64(q, 0);
         last = sqlite3_column_int64(q, 1);
     }
     sqlite3_finalize(q);
+    if (found < 0) return found;
     struct gpuscan_host *h = xcalloc(1, sizeof *h);
     h->track = track;
     h->nm = H->nm;
@@ -322,8 +323,8 @@ int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1
     *out = NULL;
     L->w1 = w1;
     if (sqlite3_prepare_v2(db,
-                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0"
-                           " AND (device IS NULL OR device = ?) ORDER BY id",
+                           "SELECT first_slice, last_slice FROM track WHERE rank = ?1 AND kind = ?3 AND nslices > 0"
+                           " AND (device IS NULL OR device = ?2) ORDER BY id",
                            -1, &tr, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "SELECT ts FROM slice WHERE id = ?", -1, &get_ts, NULL) != SQLITE_OK) {
         rc = rundb_db_error(db, e, "gpuscan (GPU streams)");
@@ -331,7 +332,9 @@ int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1
     }
     sqlite3_bind_int(tr, 1, rank);
     sqlite3_bind_int(tr, 2, device);
-    while (sqlite3_step(tr) == SQLITE_ROW) {
+    sqlite3_bind_int(tr, 3, TB_TRACK_GPU);
+    while ((rc = scan_step(tr, e, "gpuscan (GPU streams)")) == 1) {
+        rc = 0;
         int64_t first = sqlite3_column_int64(tr, 0), last = sqlite3_column_int64(tr, 1);
         /* one op before w0 may still run at w0 */
         int64_t lo = first_at(get_ts, first, last, w0);
@@ -339,7 +342,7 @@ int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1
         L->l = xrealloc(L->l, (L->n + 1) * sizeof *L->l);
         struct lane *l = &L->l[L->n];
         memset(l, 0, sizeof *l);
-        if (sqlite3_prepare_v2(db, "SELECT ts, dur, corr FROM slice WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)"
+        if (sqlite3_prepare_v2(db, "SELECT ts, dur, corr FROM slice WHERE id BETWEEN ?1 AND ?2 AND (?3 >> kind) & 1"
                                    " ORDER BY id",
                                -1, &l->st, NULL) != SQLITE_OK) {
             rc = rundb_db_error(db, e, "gpuscan (GPU ops)");
@@ -348,6 +351,7 @@ int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1
         L->n++;
         sqlite3_bind_int64(l->st, 1, lo);
         sqlite3_bind_int64(l->st, 2, last);
+        sqlite3_bind_int64(l->st, 3, SCAN_GPU_OPS);
         if ((rc = lane_fetch(l, w1, e)) != 0) goto out;
     }
 out:

@@ -22,6 +22,8 @@
 #include "derive/timeline.h"
 #include "ingest/importer.h"
 #include "store/rundb.h"
+#include "store/rundb_renumber.h"
+#include "store/rundb_writer.h"
 
 /* ====================================================================== */
 /* Naming: ranks and run names from file names                            */

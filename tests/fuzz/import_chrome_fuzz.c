@@ -19,6 +19,7 @@
 #include "import_fuzz.h"
 #include "ingest/importer.h"
 #include "store/rundb.h"
+#include "store/rundb_writer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
 {

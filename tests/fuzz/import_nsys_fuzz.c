@@ -21,6 +21,7 @@
 #include "import_fuzz.h"
 #include "ingest/importer.h"
 #include "store/rundb.h"
+#include "store/rundb_writer.h"
 
 static int temp_copy_left(const char *dir)
 {

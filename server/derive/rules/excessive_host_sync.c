@@ -38,6 +38,8 @@
 #include "derive/kclass.h"
 #include "derive/rules.h"
 #include "store/model.h"
+#include "store/rundb.h"
+#include "store/scan.h"
 
 _Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5 && TB_K_KERNEL == 6 && TB_K_MEMCPY == 7 && TB_K_MEMSET == 8 &&
                    TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_PYTHON == 3,
@@ -99,14 +101,13 @@ struct names {
 
 /* The string ids of the blocking names present in the run (one pass over
  * the interned strings, which carry no index on their text). */
-static int names_load(sqlite3 *db, struct names *nm)
+static int names_load(sqlite3 *db, struct names *nm, struct err *e)
 {
     sqlite3_stmt *st;
+    int rc;
     nm->n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id, s FROM str WHERE s LIKE 'cu%' OR s LIKE 'hip%'", -1, &st, NULL) !=
-        SQLITE_OK)
-        return -1;
-    while (sqlite3_step(st) == SQLITE_ROW && nm->n < NBLOCKING) {
+    if ((rc = rundb_prepare(db, "SELECT id, s FROM str WHERE s LIKE 'cu%' OR s LIKE 'hip%'", &st, e))) return rc;
+    while ((rc = scan_step(st, e, "excessive_host_sync (names)")) == 1 && nm->n < NBLOCKING) {
         const char *s = (const char *)sqlite3_column_text(st, 1);
         for (size_t i = 0; s && i < NBLOCKING; i++)
             if (strcmp(s, blocking[i].name) == 0) {
@@ -116,7 +117,7 @@ static int names_load(sqlite3 *db, struct names *nm)
             }
     }
     sqlite3_finalize(st);
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 static int names_class(const struct names *nm, uint32_t id)
@@ -142,50 +143,35 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int pageable_dtoh_load(sqlite3 *db, int rank, struct corrset *cs)
+static int pageable_dtoh_load(sqlite3 *db, int rank, struct corrset *cs, struct err *e)
 {
-    sqlite3_stmt *nm = NULL, *tr = NULL, *st = NULL;
+    sqlite3_stmt *nm = NULL;
+    struct scan_slices *c = NULL;
+    struct scan_slice sl;
     uint32_t ids[16];
     size_t nids = 0, cap = 0;
-    int rc = -1;
+    int rc;
     cs->v = NULL;
     cs->n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id FROM str WHERE s LIKE '%DtoH%' AND s LIKE '%Pageable%'", -1, &nm, NULL) !=
-        SQLITE_OK)
+    if ((rc = rundb_prepare(db, "SELECT id FROM str WHERE s LIKE '%DtoH%' AND s LIKE '%Pageable%'", &nm, e)))
         goto out;
-    while (sqlite3_step(nm) == SQLITE_ROW && nids < sizeof ids / sizeof ids[0])
+    while ((rc = scan_step(nm, e, "excessive_host_sync (copy names)")) == 1 && nids < sizeof ids / sizeof ids[0])
         ids[nids++] = (uint32_t)sqlite3_column_int64(nm, 0);
-    if (nids == 0) {
-        rc = 0;
-        goto out;
-    }
-    if (sqlite3_prepare_v2(db,
-                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0",
-                           -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT corr, name FROM slice WHERE id BETWEEN ? AND ? AND kind = 7 AND corr != 0",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto out;
-    sqlite3_bind_int(tr, 1, rank);
-    while (sqlite3_step(tr) == SQLITE_ROW) {
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
-        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            uint32_t name = (uint32_t)sqlite3_column_int64(st, 1);
-            size_t k = 0;
-            while (k < nids && ids[k] != name) k++;
-            if (k == nids) continue;
-            if (cs->n == cap) cs->v = xrealloc(cs->v, (cap = cap ? cap * 2 : 64) * sizeof *cs->v);
-            cs->v[cs->n++] = sqlite3_column_int64(st, 0);
-        }
+    if (rc < 0 || nids == 0) goto out;
+    if ((rc = scan_slices_open(db, rank, SCAN_TRACKS_GPU, SCAN_KIND(TB_K_MEMCPY), &c, e))) goto out;
+    while ((rc = scan_slices_next(c, &sl, e)) == 1) {
+        size_t k = 0;
+        if (sl.corr == 0) continue;
+        while (k < nids && ids[k] != sl.name) k++;
+        if (k == nids) continue;
+        if (cs->n == cap) cs->v = xrealloc(cs->v, (cap = cap ? cap * 2 : 64) * sizeof *cs->v);
+        cs->v[cs->n++] = sl.corr;
     }
     if (cs->n) xqsort(cs->v, cs->n, sizeof *cs->v, cmp_i64);
-    rc = 0;
 out:
     sqlite3_finalize(nm);
-    sqlite3_finalize(tr);
-    sqlite3_finalize(st);
-    return rc;
+    scan_slices_close(c);
+    return rc < 0 ? rc : 0;
 }
 
 static int pageable_dtoh(const struct corrset *cs, int64_t corr)
@@ -198,37 +184,28 @@ static int pageable_dtoh(const struct corrset *cs, int64_t corr)
  * thread is one blocking copy (PyTorch's memcpy_and_sync behind .item(),
  * .cpu(), .to() without non_blocking): its span runs from the copy's
  * start, so the copy's own GPU work counts as waited for. */
-static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct names *nm, struct call **out, size_t *nout)
+static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct names *nm, struct call **out, size_t *nout,
+                      struct err *e)
 {
-    sqlite3_stmt *tr = NULL, *st = NULL;
+    struct scan_slices *cur = NULL;
+    struct scan_slice sl;
     struct corrset cp = { NULL, 0 };
     size_t cap = 0;
-    int rc = -1;
+    int rc;
     *out = NULL;
     *nout = 0;
-    if (pageable_dtoh_load(db, r->rank, &cp) != 0) goto out;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0"
-                           " ORDER BY id",
-                           -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "SELECT id, ts, dur, parent, name, corr FROM slice WHERE id BETWEEN ? AND ?"
-                           " AND kind IN (4, 5)",
-                           -1, &st, NULL) != SQLITE_OK)
+    if ((rc = pageable_dtoh_load(db, r->rank, &cp, e)) ||
+        (rc = scan_slices_open(db, r->rank, SCAN_TRACKS_HOST, SCAN_LAUNCHES, &cur, e)))
         goto out;
-    sqlite3_bind_int(tr, 1, r->rank);
-    while (sqlite3_step(tr) == SQLITE_ROW) {
+    while ((rc = scan_slices_track(cur, NULL, e)) == 1) {
         /* the copy just before on this thread: start, and its call when added */
         int have_copy = 0;
         int64_t copy_ts = 0;
         long copy_call = -1;
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
-        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            uint32_t name = (uint32_t)sqlite3_column_int64(st, 4);
+        while ((rc = scan_slices_step(cur, &sl, e)) == 1) {
+            uint32_t name = sl.name;
             int k = names_class(nm, name);
-            int64_t ts = sqlite3_column_int64(st, 1), end = ts + sqlite3_column_int64(st, 2);
+            int64_t ts = sl.ts, end = ts + sl.dur;
             int after_copy = have_copy;
             have_copy = 0;
             if (k < 0) continue;
@@ -245,7 +222,7 @@ static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct name
                 copy_ts = ts;
                 copy_call = -1;
                 /* blocking by itself only into pageable memory */
-                if (s < 0 || !pageable_dtoh(&cp, sqlite3_column_int64(st, 5))) continue;
+                if (s < 0 || !pageable_dtoh(&cp, sl.corr)) continue;
                 copy_call = (long)*nout;
             }
             if (s < 0) continue;
@@ -254,20 +231,19 @@ static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct name
             memset(c, 0, sizeof *c);
             c->ts = ts;
             c->end = end;
-            c->parent = sqlite3_column_int64(st, 3);
+            c->parent = sl.parent;
             c->name = name;
             c->paired = blocking[k].cls == CC_ASYNC_COPY || after_copy;
             c->step = s;
             c->gpu_end = INT64_MIN;
             c->next_start = INT64_MAX;
         }
+        if (rc < 0) break;
     }
-    rc = 0;
 out:
-    sqlite3_finalize(tr);
-    sqlite3_finalize(st);
+    scan_slices_close(cur);
     free(cp.v);
-    return rc;
+    return rc < 0 ? rc : 0;
 }
 
 static int cmp_call_end(const void *a, const void *b)
@@ -280,41 +256,33 @@ static int cmp_call_end(const void *a, const void *b)
  * with the calls in order of their end: for each call, whether the GPU is
  * still busy when it returns, the latest end of work finished by then and
  * the next op to start. calls must be sorted by end. */
-static int sweep_gpu(sqlite3 *db, int rank, struct call *calls, size_t n)
+static int sweep_gpu(sqlite3 *db, int rank, struct call *calls, size_t n, struct err *e)
 {
-    sqlite3_stmt *tr = NULL, *st = NULL;
-    int rc = -1;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0",
-                           -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT ts, dur FROM slice WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)", -1, &st,
-                           NULL) != SQLITE_OK)
-        goto out;
-    sqlite3_bind_int(tr, 1, rank);
-    while (sqlite3_step(tr) == SQLITE_ROW) {
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
-        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
-        int64_t maxend = INT64_MIN, ts = 0, dur = 0;
-        int have = sqlite3_step(st) == SQLITE_ROW; /* the op not yet passed */
-        if (have) ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+    struct scan_slices *cur = NULL;
+    struct scan_slice op;
+    int rc = scan_slices_open(db, rank, SCAN_TRACKS_GPU, SCAN_GPU_OPS, &cur, e);
+    if (rc) return rc;
+    while ((rc = scan_slices_track(cur, NULL, e)) == 1) {
+        int64_t maxend = INT64_MIN;
+        int have = scan_slices_step(cur, &op, e); /* the op not yet passed */
         for (size_t i = 0; i < n; i++) {
             struct call *c = &calls[i];
-            while (have && ts <= c->end) {
-                if (ts + dur > maxend) maxend = ts + dur;
-                have = sqlite3_step(st) == SQLITE_ROW;
-                if (have) ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+            while (have == 1 && op.ts <= c->end) {
+                if (op.ts + op.dur > maxend) maxend = op.ts + op.dur;
+                have = scan_slices_step(cur, &op, e);
             }
+            if (have < 0) break;
             if (maxend > c->end) c->busy = 1;
             else if (maxend > c->gpu_end) c->gpu_end = maxend;
-            if (have && ts < c->next_start) c->next_start = ts;
+            if (have == 1 && op.ts < c->next_start) c->next_start = op.ts;
+        }
+        if (have < 0) {
+            rc = have;
+            break;
         }
     }
-    rc = 0;
-out:
-    sqlite3_finalize(tr);
-    sqlite3_finalize(st);
-    return rc;
+    scan_slices_close(cur);
+    return rc < 0 ? rc : 0;
 }
 
 /* Is a Python frame the user's code rather than the framework's? */
@@ -448,8 +416,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
     const double sync_pct = rules_param(ctx, "rule_sync_pct");
     struct names nm;
     sqlite3_stmt *up = NULL;
-    if (names_load(ctx->db, &nm) != 0 ||
-        sqlite3_prepare_v2(ctx->db,
+    int rc;
+    if ((rc = names_load(ctx->db, &nm, e)) != 0) return rc;
+    if (sqlite3_prepare_v2(ctx->db,
                            "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?", -1,
                            &up, NULL) != SQLITE_OK)
         return err_set(e, ERR_DB, "excessive_host_sync: %s", sqlite3_errmsg(ctx->db));
@@ -459,15 +428,15 @@ static int run(struct rules_ctx *ctx, struct err *e)
         struct call *calls = NULL;
         size_t n = 0;
         if (!r->nsteps || r->avg_dur <= 0) continue;
-        int bad = load_calls(ctx->db, r, &nm, &calls, &n) != 0;
-        if (!bad && n) {
+        rc = load_calls(ctx->db, r, &nm, &calls, &n, e);
+        if (!rc && n) {
             xqsort(calls, n, sizeof *calls, cmp_call_end);
-            bad = sweep_gpu(ctx->db, r->rank, calls, n) != 0;
+            rc = sweep_gpu(ctx->db, r->rank, calls, n, e);
         }
-        if (bad) {
+        if (rc) {
             free(calls);
             sqlite3_finalize(up);
-            return err_set(e, ERR_DB, "excessive_host_sync: %s", sqlite3_errmsg(ctx->db));
+            return rc;
         }
         struct issuer *iss = xcalloc(MAX_ISSUERS + 1, sizeof *iss);
         size_t niss = 0;

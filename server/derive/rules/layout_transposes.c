@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "derive/rules.h"
+#include "store/scan.h"
 
 static const char advice_torch[] =
     "Keep activations in NHWC so cuDNN needs no conversion: convert the model and each input batch to "
@@ -74,7 +75,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
         const struct rules_rank *r = &ctx->ranks[ri];
         sqlite3_reset(tot);
         sqlite3_bind_int(tot, 1, r->rank);
-        if (sqlite3_step(tot) != SQLITE_ROW) continue;
+        if ((rc = scan_step(tot, e, "layout_transposes")) < 0) goto out;
+        if (rc == 0) continue;
+        rc = 0;
         double kern = sqlite3_column_double(tot, 0), tr = sqlite3_column_double(tot, 1);
         double back = sqlite3_column_double(tot, 3);
         int64_t calls = sqlite3_column_int64(tot, 2);
@@ -102,7 +105,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         }
         sqlite3_reset(by);
         sqlite3_bind_int(by, 1, r->rank);
-        while (sqlite3_step(by) == SQLITE_ROW) {
+        while ((rc = scan_step(by, e, "layout_transposes")) == 1) {
             const char *op = (const char *)sqlite3_column_text(by, 0);
             double t = sqlite3_column_double(by, 1);
             snprintf(line, sizeof line, "Around %s: %s (%lld calls)", op ? op : "?", rules_fmt_ns(t, a, sizeof a),
@@ -112,6 +115,10 @@ static int run(struct rules_ctx *ctx, struct err *e)
                                                  (json_int_t)sqlite3_column_int64(by, 2)));
         }
         json_object_set_new(ev, "by_op", ops);
+        if (rc < 0) {
+            json_decref(ev);
+            goto out;
+        }
         /* the link filters the kernel table on the direction that costs most */
         snprintf(link, sizeof link, "view=kernels&rank=%d&q=%s", r->rank, back * 2 > tr ? "nhwcToNchw" : "nchwToNhwc");
         /* severity by what the step would gain, not the kernel share */

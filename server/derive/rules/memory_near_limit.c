@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "derive/rules.h"
+#include "store/scan.h"
 
 static const char advice_torch[] =
     "Lower the peak before it becomes an out-of-memory error: recompute activations in the backward pass "
@@ -97,7 +98,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             sqlite3_bind_int64(live, 4, peak_ts);
             double traced = 0;
             int shown = 0;
-            while (sqlite3_step(live) == SQLITE_ROW) {
+            while ((rc = scan_step(live, e, "memory_near_limit")) == 1) {
                 double bytes = sqlite3_column_double(live, 2);
                 const char *op = sqlite3_column_int64(live, 0) && sqlite3_column_text(live, 1)
                                      ? (const char *)sqlite3_column_text(live, 1)
@@ -112,6 +113,10 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 }
             }
             json_object_set_new(ev, "live_by_op", ops);
+            if (rc < 0) {
+                json_decref(ev);
+                goto out;
+            }
             if (peak - traced > 0) {
                 snprintf(line, sizeof line, "Allocated before the trace began (weights, optimizer state...): %s",
                          rules_fmt_bytes(peak - traced, a, sizeof a));

@@ -22,6 +22,7 @@
 #include "base/xmalloc.h"
 #include "ingest/importer.h"
 #include "store/rundb.h"
+#include "store/rundb_writer.h"
 
 /* loads: 1 = imports with exactly `events` events (and `mems` [memory]
  * events, `kernels` kernel slices); 0 = refused (ERR_UNSUPPORTED) with a

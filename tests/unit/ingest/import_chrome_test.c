@@ -18,6 +18,7 @@
 #include "base/xmalloc.h"
 #include "ingest/importer.h"
 #include "store/rundb.h"
+#include "store/rundb_writer.h"
 
 static char tmpdir[] = "/tmp/import_chrome_test-XXXXXX";
 static int nfiles;

@@ -20,6 +20,7 @@
 #include "base/xmalloc.h"
 #include "ingest/importer.h"
 #include "store/rundb.h"
+#include "store/rundb_writer.h"
 
 static char tmpdir[] = "/tmp/tb_import_nsys_XXXXXX";
 static int nfiles;

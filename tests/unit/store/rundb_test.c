@@ -1,129 +1,8 @@
-/* rundb_test — the run database writer: interning, track identity, depth
- * and parent from unordered input, clustered ids, notes, info reader. */
-#include "base/fsutil.h"
-#include "harness.h"
-#include "base/xmalloc.h"
-#include "store/rundb.h"
+/* rundb_test — the read side of a run database: opening read-only with the
+ * damage checks, settling a request's rank, the LIKE pattern, the copy. */
+#include "rundb_fixture.h"
 
-#include <unistd.h>
-
-static char root[] = "/tmp/tb_rundb_XXXXXX";
-
-static int64_t q1(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -2;
-    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static int add_failures;
-
-static void add(struct rundb_writer *w, uint32_t track, uint32_t name, int64_t ts, int64_t dur)
-{
-    struct err e;
-    struct tb_slice s = { track, name, 0, TB_K_CPU_OP, ts, dur, 0, 0, "{\"a\":1}", 7 };
-    if (rundb_add_slice(w, &s, &e) != 0) add_failures++;
-}
-
-static void test_writer(void)
-{
-    struct rundb_writer *w;
-    struct err e;
-    char *path = xasprintf("%s/run.db", root);
-    REQUIRE(rundb_create(path, 1 << 20, root, &w, &e) == 0);
-    struct rundb_writer *w2 = NULL;
-    CHECK(rundb_create(path, 1 << 20, root, &w2, &e) != 0); /* never overwrites an existing file */
-    REQUIRE(rundb_begin_rank(w, 0, "rank0.json", 123, &e) == 0);
-    uint32_t a = rundb_intern(w, "aten::mm", 8), b = rundb_intern(w, "aten::mm", 8);
-    CHECK_EQ_INT(a, b);
-    uint32_t bad = rundb_intern(w, "bad\xff\xfe", 5); /* repaired, still interned once */
-    CHECK_EQ_INT(rundb_intern(w, "bad\xff\xfe", 5), bad);
-    uint32_t t1 = rundb_track(w, "42", 2, "7", 1), t2 = rundb_track(w, "42", 2, "7", 1);
-    uint32_t t3 = rundb_track(w, "42", 2, "8", 1);
-    CHECK_EQ_INT(t1, t2);
-    CHECK(t1 != t3);
-    rundb_track_set_name(w, t1, "main thread", 11);
-    rundb_process_set_name(w, "42", 2, "python3", 7);
-    /* C inside B inside A, given in reverse order, plus a sibling */
-    add(w, t1, a, 300, 10);  /* C */
-    add(w, t1, a, 200, 500); /* B */
-    add(w, t1, a, 100, 1000); /* A */
-    add(w, t1, a, 1200, 5);  /* sibling of A */
-    add(w, t3, a, 50, 1);
-    rundb_note(w, TB_NOTE_REPAIRED, "negative dur: taken as 0", NULL);
-    rundb_note(w, TB_NOTE_REPAIRED, "negative dur: taken as 0", NULL);
-    rundb_note(w, TB_NOTE_DROPPED, "event without ts", "x");
-    json_t *hdr = json_pack("{s:[{s:i,s:s}],s:{s:i}}", "deviceProperties", "id", 0, "name", "GPU X",
-                            "distributedInfo", "rank", 0);
-    CHECK_EQ_INT(rundb_set_rank_header(w, hdr, "kineto", 1000, &e), 0);
-    json_decref(hdr);
-    struct tb_rank_stats st;
-    REQUIRE(rundb_finish_rank(w, &st, &e) == 0);
-    CHECK_EQ_INT(st.slices, 5);
-    CHECK_EQ_INT(st.repaired, 2);
-    CHECK_EQ_INT(st.dropped, 1);
-    CHECK(rundb_begin_rank(w, 0, "again.json", 1, &e) != 0); /* a rank only once */
-    REQUIRE(rundb_close_writer(w, &e) == 0);
-
-    sqlite3 *db;
-    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
-    /* ids follow (track, ts): A=1, B=2, C=3, sibling=4 on t1, then t3 */
-    CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=300"), 2);
-    CHECK_EQ_INT(q1(db, "SELECT parent FROM slice WHERE ts=300"), q1(db, "SELECT id FROM slice WHERE ts=200"));
-    CHECK_EQ_INT(q1(db, "SELECT parent FROM slice WHERE ts=200"), q1(db, "SELECT id FROM slice WHERE ts=100"));
-    CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=1200"), 0);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE ts=1200 AND parent IS NULL"), 1);
-    CHECK_EQ_INT(q1(db, "SELECT id FROM slice WHERE ts=100"), 1);
-    CHECK_EQ_INT(q1(db, "SELECT id FROM slice WHERE ts=50"), 5);
-    CHECK_EQ_INT(q1(db, "SELECT max_depth FROM track WHERE tid='7'"), 2);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM track WHERE name='main thread' AND pname='python3'"), 1);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM str WHERE s='aten::mm'"), 1);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM str WHERE s='bad?' || '?'"), 1);
-    CHECK_EQ_INT(q1(db, "SELECT count FROM note WHERE reason LIKE 'negative dur%'"), 2);
-    CHECK_EQ_INT(q1(db, "SELECT base_ns FROM rank WHERE rank=0"), 1000);
-    CHECK_EQ_INT(q1(db, "SELECT t0 FROM rank"), 50);
-    CHECK_EQ_INT(q1(db, "SELECT t1 FROM rank"), 1205);
-    sqlite3_close(db);
-
-    json_t *info;
-    REQUIRE(rundb_info(path, &info, &e) == 0);
-    json_t *r0 = json_array_get(json_object_get(info, "ranks"), 0);
-    CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(r0, "device"), "name")), "GPU X");
-    CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(r0, "distributed"), "rank")), 0);
-    CHECK_EQ_INT(json_array_size(json_object_get(r0, "notes")), 2);
-    CHECK_EQ_INT(json_integer_value(json_object_get(info, "slices")), 5);
-    json_decref(info);
-    CHECK_EQ_INT(rundb_info("/nonexistent/run.db", &info, &e), ERR_NOT_FOUND);
-    free(path);
-}
-
-static void test_many_slices_spill(void)
-{
-    /* more rows than the 1 MiB sort budget holds: the sorter spills and the
-     * merge must still give ordered ids and correct depths */
-    struct rundb_writer *w;
-    struct err e;
-    char *path = xasprintf("%s/big.db", root);
-    REQUIRE(rundb_create(path, 1 << 20, root, &w, &e) == 0);
-    REQUIRE(rundb_begin_rank(w, 3, "r3.json", 1, &e) == 0);
-    uint32_t t = rundb_track(w, "1", 1, "1", 1), n = rundb_intern(w, "op", 2);
-    for (int i = 20000; i-- > 0;) {
-        add(w, t, n, (int64_t)i * 100 + 10, 50); /* child */
-        add(w, t, n, (int64_t)i * 100, 90);      /* parent */
-    }
-    REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
-    REQUIRE(rundb_close_writer(w, &e) == 0);
-    sqlite3 *db;
-    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice"), 40000);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice a JOIN slice b ON b.id = a.id + 1 WHERE b.ts < a.ts"), 0);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE depth = 1 AND parent = id - 1"), 20000);
-    sqlite3_close(db);
-    free(path);
-}
+#include <fcntl.h>
 
 static void test_like(void)
 {
@@ -135,14 +14,58 @@ static void test_like(void)
     free(p);
 }
 
+static void test_open_and_pick_rank(void)
+{
+    struct err e;
+    char *path = fixture_path("two.db");
+    REQUIRE(fixture_run(path, 2) == 0);
+    sqlite3 *db;
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    int rank = -1;
+    int64_t t0, t1;
+    json_t *ranks = json_array();
+    CHECK_EQ_INT(rundb_pick_rank(db, "r", 0, 0, &rank, &t0, &t1, ranks, &e), 0);
+    CHECK_EQ_INT(rank, 0);
+    CHECK_EQ_INT(json_array_size(ranks), 2);
+    CHECK_EQ_INT(t0, 100);
+    CHECK_EQ_INT(rundb_pick_rank(db, "r", 1, 1, &rank, &t0, &t1, NULL, &e), 0);
+    CHECK_EQ_INT(rank, 1);
+    CHECK_EQ_INT(rundb_pick_rank(db, "r", 1, 7, &rank, &t0, &t1, NULL, &e), ERR_NOT_FOUND);
+    CHECK_EQ_STR(e.msg, "run r has no rank 7");
+    json_decref(ranks);
+    sqlite3_close(db);
+
+    char *copy = fixture_path("copy.db");
+    CHECK_EQ_INT(rundb_copy(path, copy, &e), 0);
+    REQUIRE(rundb_open_ro(copy, &db, &e) == 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice"), 12);
+    sqlite3_close(db);
+    free(copy);
+    free(path);
+}
+
+static void test_damaged(void)
+{
+    struct err e;
+    sqlite3 *db = NULL;
+    char *path = fixture_path("empty.db");
+    int fd = open(path, O_CREAT | O_WRONLY, 0644);
+    REQUIRE(fd >= 0);
+    close(fd);
+    CHECK_EQ_INT(rundb_open_ro(path, &db, &e), ERR_DAMAGED);
+    CHECK(db == NULL);
+    free(path);
+    path = fixture_path("none.db");
+    CHECK_EQ_INT(rundb_open_ro(path, &db, &e), ERR_NOT_FOUND);
+    free(path);
+}
+
 int main(void)
 {
     RUN(test_like);
-    if (!mkdtemp(root)) return 1;
-    RUN(test_writer);
-    RUN(test_many_slices_spill);
-    CHECK_EQ_INT(add_failures, 0);
-    struct err e;
-    fsutil_rmtree(root, &e);
+    if (fixture_dir() != 0) return 1;
+    RUN(test_open_and_pick_rank);
+    RUN(test_damaged);
+    fixture_cleanup();
     return harness_done("rundb_test");
 }

@@ -1,0 +1,163 @@
+/*
+ * rundb_drain.h — private to the run database writer (rundb_writer.c and
+ * rundb_drain.c): the writer's state, and the end of a rank, which drains
+ * the external sorter into slice rows in clustered (track, ts, -dur) order,
+ * computing depth and parent in one pass, then writes the rank's tracks,
+ * notes, header facts and stats.
+ *
+ * No other module includes this header: everything outside the writer goes
+ * through rundb_writer.h. The state is used by one thread (the ingest job
+ * that created the writer) plus the background thread of rundb_writer.c,
+ * which touches only the bg_* fields under bg_mu and the SQLite connection
+ * while the parsing thread does not (rundb_writer_barrier hands it back).
+ */
+#ifndef TB_RUNDB_DRAIN_H
+#define TB_RUNDB_DRAIN_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "store/model.h"
+#include "store/rundb.h"
+
+#define BG_CHUNK ((size_t)1 << 20)
+#define BG_QUEUE 8
+
+/* ====================================================================== */
+/* Writer state                                                           */
+/* ====================================================================== */
+
+struct strmap {
+    uint64_t *hash;   /* 0 = empty slot */
+    uint32_t *id;
+    uint64_t *off;    /* offset in arena: [u32 len][bytes] */
+    size_t cap, n;
+    char *arena;
+    size_t arena_len, arena_cap;
+};
+
+struct track {
+    uint32_t id;
+    int rank;
+    enum tb_track_kind kind;
+    char *pid, *tid, *name;
+    size_t pid_n, tid_n;  /* pid/tid may hold NUL bytes: compare by length */
+    int64_t sort;
+    int has_sort;
+    int device;           /* set by rundb_track_set_device; -1: from pid */
+    int max_depth;
+    uint64_t nslices;
+    int64_t first_slice, last_slice;
+};
+
+struct trackmap {
+    uint64_t *hash;
+    uint32_t *idx;    /* index into tracks + 1; 0 = empty */
+    size_t cap;
+};
+
+struct pname {
+    char *pid, *name;
+};
+
+struct note {
+    int rank;
+    enum tb_note_level level;
+    char *reason, *example;
+    uint64_t count;
+};
+
+/* What a slice carries through the sorter besides its key. */
+struct slice_payload {
+    uint32_t name, cat;
+    int64_t corr, ext;
+    uint32_t kind;
+    uint32_t args_len;
+    /* args bytes follow */
+};
+
+
+struct bg_chunk {
+    char *buf;
+    size_t len, cap;
+};
+
+struct rundb_writer {
+    sqlite3 *db;
+    /* background writer: the parsing thread fills cur_buf with ops and
+     * queues it; bg_main applies them to SQLite and the sorter */
+    pthread_t bg_thread;
+    int bg_started;
+    pthread_mutex_t bg_mu;
+    pthread_cond_t bg_get, bg_put, bg_idle;
+    struct bg_chunk bg_q[BG_QUEUE];
+    int bg_head, bg_count, bg_busy, bg_stop;
+    char *bg_free[BG_QUEUE + 2];
+    int bg_nfree;
+    struct err bg_err;        /* first writer error, under bg_mu */
+    atomic_int bg_err_seen;   /* set with bg_err, read without the lock */
+    char *cur_buf;
+    size_t cur_len, cur_cap;
+    sqlite3_stmt *ins_str, *ins_slice, *ins_flow, *ins_instant, *ins_counter, *ins_mem, *ins_track, *ins_rank,
+        *ins_note;
+    struct strmap strs;
+    uint32_t next_str;
+    struct track *tracks;
+    size_t ntracks, tracks_cap;
+    size_t rank_first_track;  /* tracks of the current rank start here */
+    struct trackmap tmap;
+    struct pname *pnames;
+    size_t npnames;
+    struct note *notes;
+    size_t nnotes;
+    struct sorter *sorter;
+    size_t sort_memory;
+    char tmp_dir[1024];
+    uint64_t seq;
+    int64_t next_slice_id;
+    int rank;
+    int in_rank;
+    struct tb_rank_stats stats;
+    int64_t t0, t1;
+    json_t *rank_header;      /* the importer's header, until finish_rank */
+    const char *rank_format;  /* static */
+    int64_t rank_base_ns;
+    char *payload_buf;
+    size_t payload_cap;
+    void (*phase_hook)(void *, const char *);
+    void *phase_ctx;
+};
+
+/* Waits until the background thread has applied everything emitted so far
+ * and returns its first error, if any; afterwards the caller may use w->db
+ * (the background thread is idle). Defined in rundb_writer.c. */
+int rundb_writer_barrier(struct rundb_writer *w, struct err *e);
+
+/* The track with id (1-based) of this writer, or NULL. Borrowed (valid
+ * until the next rundb_track call may grow the array). */
+static inline struct track *rundb_writer_track_get(struct rundb_writer *w, uint32_t id)
+{
+    return id >= 1 && id <= w->ntracks ? &w->tracks[id - 1] : NULL;
+}
+
+/* Reports a long phase ("sort", "write", "index") to the progress hook. */
+static inline void rundb_writer_phase(struct rundb_writer *w, const char *name)
+{
+    if (w->phase_hook) w->phase_hook(w->phase_ctx, name);
+}
+
+/* Steps an INSERT/UPDATE that returns no row and resets it; an error is
+ * rundb_db_error(w->db, e, what). */
+static inline int rundb_writer_step_done(struct rundb_writer *w, sqlite3_stmt *st, struct err *e, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(w->db, e, what);
+}
+
+#endif

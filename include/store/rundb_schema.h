@@ -1,0 +1,48 @@
+/*
+ * rundb_schema.h — the tables of one run's database and the indexes built
+ * after the bulk load.
+ *
+ * Schema (times are integer nanoseconds on the rank's own trace clock, i.e.
+ * the file's `ts` x 1000; rank.base_ns aligns ranks; names and categories are
+ * ids into `str`):
+ *   meta(key, value)                      run-level facts (schema version ...)
+ *   rank(rank, file, bytes, format, base_ns, t0, t1, device, distributed,
+ *        header, stats)                   one row per trace file
+ *   str(id, s)                            interned strings
+ *   track(id, rank, kind, pid, tid, name, device, stream, sort, max_depth,
+ *         nslices)                        CPU thread or GPU stream lanes
+ *   slice(id, track, ts, dur, depth, parent, name, cat, kind, corr, ext, args)
+ *                                         ids follow (track, ts, -dur): the
+ *                                         table is clustered for range scans
+ *   flow(id, rank, cat, fid, ph, track, ts, bp)  flow endpoints, bound lazily
+ *   instant(id, track, ts, name, cat, scope, args)
+ *   counter(id, rank, name, pid, ts, value)
+ *   mem(id, rank, ts, dev_type, dev_id, addr, bytes, total_alloc,
+ *       total_reserved, track)            `[memory]` events
+ *   note(rank, level, reason, count, example)  what ingest dropped/repaired
+ *
+ *
+ * The numbers stored in slice.kind and track.kind are enum tb_kind and enum
+ * tb_track_kind (store/model.h); SQL never spells them: readers bind them
+ * (scan.h). Called by the writer only, on its own connection.
+ */
+#ifndef TB_RUNDB_SCHEMA_H
+#define TB_RUNDB_SCHEMA_H
+
+#include <sqlite3.h>
+
+#include "base/err.h"
+
+/* Stamped into meta(schema_version) when a run is finished. */
+#define RUNDB_SCHEMA_VERSION 1
+
+/* Creates the empty tables on db (a new, empty file). An error is ERR_DB
+ * "cannot initialise the run database: ...". */
+int rundb_schema_create(sqlite3 *db, struct err *e);
+
+/* After the bulk load, inside its transaction: records the schema version
+ * and builds the indexes (cheaper once than row by row). An error is
+ * rundb_db_error's "cannot finish the run database". */
+int rundb_schema_finish(sqlite3 *db, struct err *e);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * scan.h — the store's read layer for the derive stage: typed cursors over
+ * the slices of one rank, so that no rule or analysis keeps its own copy of
+ * the per-track scan or spells a kind number inside SQL.
+ *
+ * A slice cursor visits the tracks of a rank that match a track selection,
+ * in track id order, and in each the slices whose kind is in a kind set, in
+ * id order, which is (track, ts, -dur) order: the table is clustered so and
+ * track.first_slice/last_slice bound each track's ids. Kinds (enum tb_kind)
+ * and track kinds (enum tb_track_kind) are bound as SQL parameters, never
+ * written in the statement text.
+ *
+ * Every step returns 1 for a row, 0 at the end and < 0 (an enum err_code,
+ * with e filled by rundb_db_error: ERR_DAMAGED for a garbled run.db) on an
+ * error, so a loop never takes a database error for the end of the rows.
+ *
+ * Memory: a cursor is owned by its caller (scan_slices_close); it borrows
+ * the connection, which must outlive it and be used by one thread at a
+ * time. Rows are copied out: they stay valid after the next step.
+ */
+#ifndef TB_SCAN_H
+#define TB_SCAN_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "store/model.h"
+
+/* A set of slice kinds: SCAN_KIND(TB_K_KERNEL) | SCAN_KIND(TB_K_MEMCPY). */
+#define SCAN_KIND(k) (1u << (unsigned)(k))
+#define SCAN_KINDS_ALL ((1u << TB_K_COUNT) - 1u)
+/* Work on a GPU stream: kernels, copies, memsets. */
+#define SCAN_GPU_OPS (SCAN_KIND(TB_K_KERNEL) | SCAN_KIND(TB_K_MEMCPY) | SCAN_KIND(TB_K_MEMSET))
+/* Host calls that launch GPU work, with the correlation id of their op. */
+#define SCAN_LAUNCHES (SCAN_KIND(TB_K_RUNTIME) | SCAN_KIND(TB_K_DRIVER))
+
+/* Which tracks of the rank a cursor visits. */
+enum scan_tracks {
+    SCAN_TRACKS_ALL = 0,
+    SCAN_TRACKS_GPU,  /* track.kind = TB_TRACK_GPU: GPU streams */
+    SCAN_TRACKS_HOST, /* track.kind != TB_TRACK_GPU: CPU threads and others */
+};
+
+/* One slice row. parent is 0 for a top-level slice, corr 0 when none. */
+struct scan_slice {
+    int64_t id, track, ts, dur, parent, corr;
+    uint32_t name; /* id into str */
+    enum tb_kind kind;
+};
+
+struct scan_slices;
+
+/* Opens a cursor over the slices of rank (< 0: every rank) on the tracks
+ * of sel whose kind is in kinds (a SCAN_KIND set). An error preparing the
+ * statements is returned as rundb_prepare's.
+ * OUT *out: owned by caller (scan_slices_close), NULL on failure. */
+int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds, struct scan_slices **out,
+                     struct err *e);
+
+/* The next slice in track then id order, across tracks: 1 (row filled),
+ * 0 at the end, < 0 on an error. */
+int scan_slices_next(struct scan_slices *c, struct scan_slice *row, struct err *e);
+
+/* For scans that work track by track: moves to the next track (OUT *track:
+ * its id, may be NULL). 1 when there is one, 0 after the last, < 0 on an
+ * error. */
+int scan_slices_track(struct scan_slices *c, int64_t *track, struct err *e);
+
+/* The next slice of the current track: 1 (row filled), 0 at the track's end
+ * (or before the first scan_slices_track), < 0 on an error. */
+int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *e);
+
+/* Frees c (NULL is fine). */
+void scan_slices_close(struct scan_slices *c);
+
+/* The id range [*first, *last] of the slices of rank (< 0: every rank),
+ * i.e. min(first_slice) and max(last_slice) of its tracks with slices, for
+ * queries bounded by slice id. 1 when the rank has slices, 0 when it has
+ * none (*first > *last then), < 0 on an error. */
+int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struct err *e);
+
+/* Steps a statement of the caller's: 1 for SQLITE_ROW, 0 for SQLITE_DONE,
+ * else rundb_db_error(db, e, what) (< 0). The one way a loop over a fixed
+ * statement tells the end of the rows from an error. */
+int scan_step(sqlite3_stmt *st, struct err *e, const char *what);
+
+#endif

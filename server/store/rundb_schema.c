@@ -1,0 +1,66 @@
+#include "store/rundb_schema.h"
+
+#include <stdio.h>
+
+#include "store/rundb.h"
+
+static const char schema_sql[] =
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+    "CREATE TABLE rank(rank INTEGER PRIMARY KEY, file TEXT, bytes INTEGER, format TEXT, base_ns INTEGER,"
+    " t0 INTEGER, t1 INTEGER, device TEXT, distributed TEXT, header TEXT, stats TEXT);"
+    "CREATE TABLE str(id INTEGER PRIMARY KEY, s TEXT NOT NULL);"
+    "CREATE TABLE track(id INTEGER PRIMARY KEY, rank INTEGER, kind INTEGER, pid TEXT, tid TEXT, name TEXT,"
+    " pname TEXT, device INTEGER, stream INTEGER, sort INTEGER, max_depth INTEGER, nslices INTEGER,"
+    " first_slice INTEGER, last_slice INTEGER);"
+    "CREATE TABLE slice(id INTEGER PRIMARY KEY, track INTEGER, ts INTEGER, dur INTEGER, depth INTEGER,"
+    " parent INTEGER, name INTEGER, cat INTEGER, kind INTEGER, corr INTEGER, ext INTEGER, args TEXT);"
+    "CREATE TABLE flow(id INTEGER PRIMARY KEY, rank INTEGER, cat INTEGER, name INTEGER, fid TEXT, ph TEXT,"
+    " bp TEXT, track INTEGER, ts INTEGER);"
+    "CREATE TABLE instant(id INTEGER PRIMARY KEY, track INTEGER, ts INTEGER, name INTEGER, cat INTEGER,"
+    " scope TEXT, args TEXT);"
+    "CREATE TABLE counter(id INTEGER PRIMARY KEY, rank INTEGER, track INTEGER, name INTEGER, ts INTEGER,"
+    " value REAL);"
+    "CREATE TABLE mem(id INTEGER PRIMARY KEY, rank INTEGER, track INTEGER, ts INTEGER, dev_type INTEGER,"
+    " dev_id INTEGER, addr INTEGER, bytes INTEGER, total_alloc INTEGER, total_reserved INTEGER);"
+    "CREATE TABLE note(rank INTEGER, level TEXT, reason TEXT, count INTEGER, example TEXT);";
+
+/* Built after the bulk load: building an index once is far cheaper than
+ * maintaining it row by row. */
+static const char index_sql[] =
+    /* No (track, ts) index on slice: ids already follow (track, ts), and
+     * track.first_slice/last_slice bound each track's id range, so a time
+     * range is found by binary search on id (rundb_slice_at). */
+    "CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0;"
+    /* timeline search: name ids first, then each (name, track) in time order
+     * from the index alone; and a flow's other end for slice details */
+    "CREATE INDEX slice_name ON slice(name, track, ts);"
+    "CREATE INDEX flow_fid ON flow(rank, fid);"
+    "CREATE INDEX flow_track_ts ON flow(track, ts);"
+    "CREATE INDEX mem_rank_ts ON mem(rank, ts);"
+    "CREATE INDEX instant_track_ts ON instant(track, ts);"
+    "CREATE INDEX counter_rank_name_ts ON counter(rank, name, ts);";
+
+int rundb_schema_create(sqlite3 *db, struct err *e)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, schema_sql, NULL, NULL, &msg) == SQLITE_OK) return 0;
+    err_set(e, ERR_DB, "cannot initialise the run database: %s", msg ? msg : "?");
+    sqlite3_free(msg);
+    return e->code;
+}
+
+int rundb_schema_finish(sqlite3 *db, struct err *e)
+{
+    char ver[32];
+    sqlite3_stmt *st;
+    snprintf(ver, sizeof ver, "%d", RUNDB_SCHEMA_VERSION);
+    if (sqlite3_prepare_v2(db, "INSERT INTO meta(key, value) VALUES('schema_version', ?)", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, ver, -1, SQLITE_STATIC);
+        sqlite3_step(st);
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "cannot finish the run database");
+    return 0;
+}

@@ -1,0 +1,122 @@
+#include "store/scan.h"
+
+#include "base/xmalloc.h"
+#include "store/rundb.h"
+
+struct scan_slices {
+    sqlite3_stmt *tracks, *slices;
+    unsigned kinds;
+    int in_track; /* slices is bound to the current track's ids */
+    int done;     /* the track statement reached its end */
+};
+
+int scan_step(sqlite3_stmt *st, struct err *e, const char *what)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) return 1;
+    if (rc == SQLITE_DONE) return 0;
+    return rundb_db_error(sqlite3_db_handle(st), e, what);
+}
+
+void scan_slices_close(struct scan_slices *c)
+{
+    if (!c) return;
+    sqlite3_finalize(c->tracks);
+    sqlite3_finalize(c->slices);
+    free(c);
+}
+
+int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds, struct scan_slices **out,
+                     struct err *e)
+{
+    struct scan_slices *c = xcalloc(1, sizeof *c);
+    int rc;
+    *out = NULL;
+    /* ?2: the one track kind wanted (< 0: any); ?3: the one refused (< 0: none) */
+    if ((rc = rundb_prepare(db,
+                            "SELECT id, first_slice, last_slice FROM track WHERE (?1 < 0 OR rank = ?1)"
+                            " AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3) AND nslices > 0 ORDER BY id",
+                            &c->tracks, e)) ||
+        (rc = rundb_prepare(db,
+                            "SELECT id, track, ts, dur, parent, name, kind, corr FROM slice"
+                            " WHERE id BETWEEN ?1 AND ?2 AND (?3 >> kind) & 1",
+                            &c->slices, e))) {
+        scan_slices_close(c);
+        return rc;
+    }
+    sqlite3_bind_int(c->tracks, 1, rank);
+    sqlite3_bind_int(c->tracks, 2, sel == SCAN_TRACKS_GPU ? TB_TRACK_GPU : -1);
+    sqlite3_bind_int(c->tracks, 3, sel == SCAN_TRACKS_HOST ? TB_TRACK_GPU : -1);
+    c->kinds = kinds & SCAN_KINDS_ALL;
+    sqlite3_bind_int64(c->slices, 3, (sqlite3_int64)c->kinds);
+    *out = c;
+    return 0;
+}
+
+int scan_slices_track(struct scan_slices *c, int64_t *track, struct err *e)
+{
+    c->in_track = 0;
+    if (c->done) return 0;
+    int rc = scan_step(c->tracks, e, "run database (tracks)");
+    if (rc <= 0) {
+        c->done = rc == 0;
+        return rc;
+    }
+    if (track) *track = sqlite3_column_int64(c->tracks, 0);
+    sqlite3_reset(c->slices);
+    sqlite3_bind_int64(c->slices, 1, sqlite3_column_int64(c->tracks, 1));
+    sqlite3_bind_int64(c->slices, 2, sqlite3_column_int64(c->tracks, 2));
+    c->in_track = 1;
+    return 1;
+}
+
+int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *e)
+{
+    if (!c->in_track) return 0;
+    int rc = scan_step(c->slices, e, "run database (slices)");
+    if (rc <= 0) {
+        c->in_track = 0;
+        return rc;
+    }
+    sqlite3_stmt *st = c->slices;
+    row->id = sqlite3_column_int64(st, 0);
+    row->track = sqlite3_column_int64(st, 1);
+    row->ts = sqlite3_column_int64(st, 2);
+    row->dur = sqlite3_column_int64(st, 3);
+    row->parent = sqlite3_column_int64(st, 4);
+    row->name = (uint32_t)sqlite3_column_int64(st, 5);
+    row->kind = (enum tb_kind)sqlite3_column_int(st, 6);
+    row->corr = sqlite3_column_int64(st, 7);
+    return 1;
+}
+
+int scan_slices_next(struct scan_slices *c, struct scan_slice *row, struct err *e)
+{
+    for (;;) {
+        int rc = scan_slices_step(c, row, e);
+        if (rc != 0) return rc;
+        if ((rc = scan_slices_track(c, NULL, e)) <= 0) return rc;
+    }
+}
+
+int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = rundb_prepare(db,
+                           "SELECT min(first_slice), max(last_slice) FROM track"
+                           " WHERE (?1 < 0 OR rank = ?1) AND nslices > 0",
+                           &st, e);
+    if (rc) return rc;
+    sqlite3_bind_int(st, 1, rank);
+    *first = 1;
+    *last = 0;
+    rc = scan_step(st, e, "run database (slice range)");
+    if (rc == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        *first = sqlite3_column_int64(st, 0);
+        *last = sqlite3_column_int64(st, 1);
+    } else if (rc == 1) {
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

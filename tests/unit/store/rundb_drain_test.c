@@ -1,0 +1,59 @@
+/* rundb_drain_test — the end of a rank: the sorter's drain into clustered
+ * slice rows (spilled runs merged in order, depth and parent), and the note
+ * for slices that end after their enclosing one. */
+#include "rundb_fixture.h"
+
+static void test_many_slices_spill(void)
+{
+    /* more rows than the 1 MiB sort budget holds: the sorter spills and the
+     * merge must still give ordered ids and correct depths */
+    struct rundb_writer *w;
+    struct err e;
+    char *path = fixture_path("big.db");
+    REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
+    REQUIRE(rundb_begin_rank(w, 3, "r3.json", 1, &e) == 0);
+    uint32_t t = rundb_track(w, "1", 1, "1", 1), n = rundb_intern(w, "op", 2);
+    for (int i = 20000; i-- > 0;) {
+        add(w, t, n, (int64_t)i * 100 + 10, 50); /* child */
+        add(w, t, n, (int64_t)i * 100, 90);      /* parent */
+    }
+    REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
+    REQUIRE(rundb_close_writer(w, &e) == 0);
+    sqlite3 *db;
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice"), 40000);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice a JOIN slice b ON b.id = a.id + 1 WHERE b.ts < a.ts"), 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE depth = 1 AND parent = id - 1"), 20000);
+    sqlite3_close(db);
+    free(path);
+}
+
+static void test_misnested(void)
+{
+    struct rundb_writer *w;
+    struct err e;
+    char *path = fixture_path("misnested.db");
+    REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
+    REQUIRE(rundb_begin_rank(w, 0, "r0.json", 1, &e) == 0);
+    uint32_t t = rundb_track(w, "1", 1, "1", 1), n = rundb_intern(w, "op", 2);
+    add(w, t, n, 100, 100);
+    add(w, t, n, 150, 100); /* ends at 250, after its enclosing slice (200) */
+    REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
+    REQUIRE(rundb_close_writer(w, &e) == 0);
+    sqlite3 *db;
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=150"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM note WHERE reason LIKE 'slices that end after%'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT nslices FROM track"), 2);
+    sqlite3_close(db);
+    free(path);
+}
+
+int main(void)
+{
+    if (fixture_dir() != 0) return 1;
+    RUN(test_many_slices_spill);
+    RUN(test_misnested);
+    fixture_cleanup();
+    return harness_done("rundb_drain_test");
+}

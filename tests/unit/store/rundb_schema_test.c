@@ -1,0 +1,27 @@
+/* rundb_schema_test — the tables of a run database, then the version stamp
+ * and the indexes built after the load; a second create is refused. */
+#include "rundb_fixture.h"
+#include "store/rundb_schema.h"
+
+
+static void test_schema(void)
+{
+    sqlite3 *db;
+    struct err e;
+    REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);
+    CHECK_EQ_INT(rundb_schema_create(db, &e), 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"), 10);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL"), 0);
+    CHECK_EQ_INT(rundb_schema_finish(db, &e), 0);
+    CHECK_EQ_INT(q1(db, "SELECT value FROM meta WHERE key = 'schema_version'"), RUNDB_SCHEMA_VERSION);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'slice_corr'"), 1);
+    CHECK_EQ_INT(rundb_schema_create(db, &e), ERR_DB);
+    CHECK(strstr(e.msg, "cannot initialise the run database") != NULL);
+    sqlite3_close(db);
+}
+
+int main(void)
+{
+    RUN(test_schema);
+    return harness_done("rundb_schema_test");
+}

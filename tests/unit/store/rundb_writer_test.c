@@ -1,0 +1,84 @@
+/* rundb_writer_test — the run database writer: interning, track identity,
+ * depth and parent from unordered input, clustered ids, notes, header facts
+ * and the info reader over what it wrote. */
+#include "rundb_fixture.h"
+
+static void test_writer(void)
+{
+    struct rundb_writer *w;
+    struct err e;
+    char *path = fixture_path("run.db");
+    REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
+    struct rundb_writer *w2 = NULL;
+    CHECK(rundb_create(path, 1 << 20, fixture_root, &w2, &e) != 0); /* never overwrites an existing file */
+    REQUIRE(rundb_begin_rank(w, 0, "rank0.json", 123, &e) == 0);
+    uint32_t a = rundb_intern(w, "aten::mm", 8), b = rundb_intern(w, "aten::mm", 8);
+    CHECK_EQ_INT(a, b);
+    uint32_t bad = rundb_intern(w, "bad\xff\xfe", 5); /* repaired, still interned once */
+    CHECK_EQ_INT(rundb_intern(w, "bad\xff\xfe", 5), bad);
+    uint32_t t1 = rundb_track(w, "42", 2, "7", 1), t2 = rundb_track(w, "42", 2, "7", 1);
+    uint32_t t3 = rundb_track(w, "42", 2, "8", 1);
+    CHECK_EQ_INT(t1, t2);
+    CHECK(t1 != t3);
+    rundb_track_set_name(w, t1, "main thread", 11);
+    rundb_process_set_name(w, "42", 2, "python3", 7);
+    /* C inside B inside A, given in reverse order, plus a sibling */
+    add(w, t1, a, 300, 10);  /* C */
+    add(w, t1, a, 200, 500); /* B */
+    add(w, t1, a, 100, 1000); /* A */
+    add(w, t1, a, 1200, 5);  /* sibling of A */
+    add(w, t3, a, 50, 1);
+    rundb_note(w, TB_NOTE_REPAIRED, "negative dur: taken as 0", NULL);
+    rundb_note(w, TB_NOTE_REPAIRED, "negative dur: taken as 0", NULL);
+    rundb_note(w, TB_NOTE_DROPPED, "event without ts", "x");
+    json_t *hdr = json_pack("{s:[{s:i,s:s}],s:{s:i}}", "deviceProperties", "id", 0, "name", "GPU X",
+                            "distributedInfo", "rank", 0);
+    CHECK_EQ_INT(rundb_set_rank_header(w, hdr, "kineto", 1000, &e), 0);
+    json_decref(hdr);
+    struct tb_rank_stats st;
+    REQUIRE(rundb_finish_rank(w, &st, &e) == 0);
+    CHECK_EQ_INT(st.slices, 5);
+    CHECK_EQ_INT(st.repaired, 2);
+    CHECK_EQ_INT(st.dropped, 1);
+    CHECK(rundb_begin_rank(w, 0, "again.json", 1, &e) != 0); /* a rank only once */
+    REQUIRE(rundb_close_writer(w, &e) == 0);
+
+    sqlite3 *db;
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    /* ids follow (track, ts): A=1, B=2, C=3, sibling=4 on t1, then t3 */
+    CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=300"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT parent FROM slice WHERE ts=300"), q1(db, "SELECT id FROM slice WHERE ts=200"));
+    CHECK_EQ_INT(q1(db, "SELECT parent FROM slice WHERE ts=200"), q1(db, "SELECT id FROM slice WHERE ts=100"));
+    CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=1200"), 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE ts=1200 AND parent IS NULL"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT id FROM slice WHERE ts=100"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT id FROM slice WHERE ts=50"), 5);
+    CHECK_EQ_INT(q1(db, "SELECT max_depth FROM track WHERE tid='7'"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM track WHERE name='main thread' AND pname='python3'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM str WHERE s='aten::mm'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM str WHERE s='bad?' || '?'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count FROM note WHERE reason LIKE 'negative dur%'"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT base_ns FROM rank WHERE rank=0"), 1000);
+    CHECK_EQ_INT(q1(db, "SELECT t0 FROM rank"), 50);
+    CHECK_EQ_INT(q1(db, "SELECT t1 FROM rank"), 1205);
+    sqlite3_close(db);
+
+    json_t *info;
+    REQUIRE(rundb_info(path, &info, &e) == 0);
+    json_t *r0 = json_array_get(json_object_get(info, "ranks"), 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(r0, "device"), "name")), "GPU X");
+    CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(r0, "distributed"), "rank")), 0);
+    CHECK_EQ_INT(json_array_size(json_object_get(r0, "notes")), 2);
+    CHECK_EQ_INT(json_integer_value(json_object_get(info, "slices")), 5);
+    json_decref(info);
+    CHECK_EQ_INT(rundb_info("/nonexistent/run.db", &info, &e), ERR_NOT_FOUND);
+    free(path);
+}
+
+int main(void)
+{
+    if (fixture_dir() != 0) return 1;
+    RUN(test_writer);
+    fixture_cleanup();
+    return harness_done("rundb_writer_test");
+}
