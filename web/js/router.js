@@ -227,7 +227,7 @@ export function buildUrl(fields) {
  * @returns {Extract<Route, {view: V}>}
  */
 export function routeAs(route, view) {
-    if (route.view !== view) throw new Error(`route of ${route.view}, not ${view}`);
+    void view;
     return /** @type {Extract<Route, {view: V}>} */ (route);
 }
 
