@@ -8,8 +8,7 @@ test('empty query is the runs list', () => {
     for (const q of ['', '?', '?foo=bar', '?run=', '?job=', '?job=abc', '?job=0', '?job=-3', '?run=../../etc']) {
         const r = parseRoute(q);
         assert.equal(r.view, 'runs', q);
-        assert.equal(r.run, null);
-        assert.equal(r.job, null);
+        assert.ok(!('run' in r) && !('job' in r), 'a route holds only its own view\'s fields');
     }
 });
 
@@ -119,7 +118,7 @@ test('table tabs read their state; invalid values fall back to defaults', async 
     assert.deepEqual({ group: bad.group, sort: bad.sort, order: bad.order, offset: bad.offset }, { group: '', sort: '', order: '', offset: 0 });
     assert.equal(parseRoute('?run=abc&view=operators&group=stack').group, 'stack');
     assert.equal(parseRoute('?run=abc&view=operators&group=name').group, '', 'the default group is not stored');
-    assert.equal(parseRoute('?run=abc&view=info&q=x&sort=total').q, '', 'tabs without tables ignore table state');
+    assert.ok(!('q' in parseRoute('?run=abc&view=info&q=x&sort=total')), 'tabs without tables ignore table state');
     for (const [tab, t] of Object.entries(TAB_TABLES)) {
         for (const s of t.sorts) assert.equal(parseRoute(`?run=a&view=${tab}&sort=${s}`).sort, s, tab + ' ' + s);
     }
@@ -137,7 +136,7 @@ test('the memory tab keeps device, zoom window and minimum size', () => {
     assert.deepEqual([inverted.start, inverted.end], [null, null], 'an empty or inverted window is dropped');
     assert.deepEqual([parseRoute('?run=a&view=memory&start=5').start], [null], 'start alone is dropped');
     assert.equal(parseRoute('?run=a&view=memory&start=1e5&end=2e5').start, null, 'no exponents');
-    assert.equal(parseRoute('?run=a&view=kernels&start=1&end=2&device=0').start, null, 'memory only');
+    assert.ok(!('start' in parseRoute('?run=a&view=kernels&start=1&end=2&device=0')), 'memory only');
 });
 
 test('run page state round-trips through buildUrl, in a fixed parameter order', () => {
@@ -190,7 +189,7 @@ test('the timeline keeps cp=1 (critical path outlined), and only there', () => {
     assert.deepEqual(parseRoute(buildUrl(r).slice(2)), r, 'round trip');
     assert.equal(parseRoute('?run=abc&view=timeline&cp=yes').cp, false, 'only 1 turns it on');
     assert.equal(parseRoute('?run=abc&view=timeline').cp, false);
-    assert.equal(parseRoute('?run=abc&view=overview&cp=1').cp, false, 'timeline only');
+    assert.ok(!('cp' in parseRoute('?run=abc&view=overview&cp=1')), 'timeline only');
     assert.equal(buildUrl({ view: 'run', run: 'abc', tab: 'kernels', cp: true }), './?run=abc&view=kernels');
 });
 
@@ -201,8 +200,8 @@ test('bad timeline parameters are dropped', () => {
     assert.deepEqual(parseRoute('?run=a&view=timeline&pins=a,b').pins, []);
     const inv = parseRoute('?run=a&view=timeline&start=20&end=10');
     assert.deepEqual([inv.start, inv.end], [null, null]);
-    assert.equal(parseRoute('?run=a&view=overview&sel=1:2:3&pins=1').sel, '', 'timeline only');
-    assert.deepEqual(parseRoute('?run=a&view=overview&pins=1').pins, []);
+    assert.ok(!('sel' in parseRoute('?run=a&view=overview&sel=1:2:3&pins=1')), 'timeline only');
+    assert.ok(!('pins' in parseRoute('?run=a&view=overview&pins=1')));
     assert.equal(buildUrl({ view: 'run', run: 'a', tab: 'kernels', sel: '1:2:3', pins: [1] }), './?run=a&view=kernels');
     assert.equal(buildUrl({ view: 'run', run: 'a', tab: 'timeline', sel: 'junk', pins: [] }), './?run=a&view=timeline');
 });

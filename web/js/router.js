@@ -19,9 +19,16 @@
  *       ./?view=compare&a=A&b=B is read the same way
  *   anything else              runs list (the address is rewritten to ./)
  *
+ * The router owns only the global keys (run, view = the run page's tab,
+ * rank, compare, job) that pick the page; every view declares the rest of
+ * its parameters itself (`export const params`, see params.js): runs.js,
+ * compare.js, and each run page tab through views/run.js (tabParams). A
+ * route holds the global keys of its page plus the fields its view (or
+ * tab) declares, nothing else.
+ *
  * Pure half (no DOM; tested under node): parseRoute() turns a query string
- * into a Route, buildUrl() turns a Route back into a relative URL. Every
- * URL is relative ("./?run=…") so the app works under any base path.
+ * into a Route, buildUrl() turns route fields back into a relative URL.
+ * Every URL is relative ("./?run=…") so the app works under any base path.
  *
  * Browser half: startRouter() reports the current Route and every later
  * change (navigate(), popstate, clicks on same-page links) to one callback.
@@ -32,36 +39,51 @@
  * the server may have accepted on the first load).
  */
 
+import { RANK_RE, intParam, pickParams, readParams, writeParams } from './params.js';
+import { TABLE as kernelsTable } from './views/kernels.js';
+import { TABLE as memoryTable } from './views/memory.js';
+import { TABLE as operatorsTable } from './views/operators.js';
+import * as compareView from './views/compare.js';
+import * as runView from './views/run.js';
+import * as runsView from './views/runs.js';
+
+export { COMPARE_STATUSES, parseStatuses } from './views/compare.js';
+export { buildSel, parsePins, parseSel, urlTime } from './params.js';
+
 /** @typedef {'runs' | 'run' | 'job' | 'compare'} ViewName */
+/** @typedef {import('./params.js').ParamSpec} ParamSpec */
+/**
+ * @template {ParamSpec} S
+ * @typedef {import('./params.js').ParamValues<S>} ParamValues
+ */
+
+/** @typedef {{view: 'runs'} & ParamValues<typeof runsView.params>} RunsRoute  runs list */
+/** @typedef {{view: 'job', job: number}} JobRoute  ingest job progress */
+/**
+ * The run page's own keys; the active tab adds the fields it declares
+ * (TabRoute).
+ * @typedef {object} RunRoute
+ * @property {'run'} view
+ * @property {string} run   run id
+ * @property {string} tab   one of TABS ids (URL parameter `view`)
+ * @property {number | null} rank  selected rank; null = all (a per-rank tab shows the lowest)
+ */
+/**
+ * The route of a run page tab whose view declares `S`.
+ * @template {ParamSpec} S
+ * @typedef {RunRoute & ParamValues<S>} TabRoute
+ */
+/**
+ * @typedef {{view: 'compare', a: string, b: string} & ParamValues<typeof compareView.params>} CompareRoute
+ *   two runs compared: B against the baseline A
+ */
+/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute} Route  what parseRoute() answers */
 
 /**
- * @typedef {object} Route
- * @property {ViewName} view  which page
- * @property {string | null} run   run id (view "run")
- * @property {number | null} job   ingest job number (view "job")
- * @property {string} tab   run page tab, one of TABS ids (URL parameter `view`)
- * @property {number | null} rank  selected rank on the run page; null = all
- * @property {string} q     runs list filter text; on a table tab, its search text
- * @property {string} sort  runs list sort key ("" = default, "-" prefix = descending);
- *                          on a table tab, one of TAB_TABLES[tab].sorts ("" = the server's default)
- * @property {'' | 'asc' | 'desc'} order  table tab sort direction ("" = the server's default)
- * @property {string} group  table tab grouping, one of TAB_TABLES[tab].groups ("" = the first)
- * @property {number} offset table tab: first row of the page shown
- * @property {string} device memory tab: "0", "1"… (GPU) or "cpu"; "" = the server's default
- * @property {number | null} start memory tab zoom window start, µs on the trace clock; null = whole rank
- * @property {number | null} end   memory tab zoom window end (start < end, or both null)
- * @property {number} min    memory tab: smallest allocation listed, bytes (0 = all)
- * @property {string} sel    timeline tab: selected slice "track:ts:dur" (µs), "" = none
- * @property {number[]} pins timeline tab: pinned track ids, ascending
- * @property {boolean} cp    timeline tab: the critical path outlined
- * @property {string | null} a     compare page: baseline run id
- * @property {string | null} b     compare page: compared run id
- * @property {number | null} rankA compare page: rank of A (null = its lowest)
- * @property {number | null} rankB compare page: rank of B
- * @property {'kernels' | 'operators'} ctable compare page: the table shown
- * @property {string} status compare page: statuses shown, comma-separated in
- *                           COMPARE_STATUSES order ("" = all)
- * @property {'' | 'total'} per compare page: "" = per step, "total" = whole trace
+ * Fields buildUrl() and navigate() accept: any view's, those of other
+ * views than `view` are ignored and missing ones take their defaults.
+ * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null}
+ *   & Partial<ParamValues<typeof runsView.params>> & Partial<ParamValues<typeof compareView.params>> & Partial<runView.TabFields>} RouteFields
  */
 
 /**
@@ -85,53 +107,52 @@ export const DEFAULT_TAB = 'overview';
 
 /**
  * Run page tabs that show a server-side table, with the values their URL
- * parameters may take (the analysis API's own names): `sort` keys and
- * `group` modes, the first group being the default.
- * @type {Readonly<Record<string, {sorts: readonly string[], groups: readonly string[]}>>}
+ * parameters may take, as their views declare them.
+ * @type {Readonly<Record<string, import('./params.js').TableSpec>>}
  */
 export const TAB_TABLES = Object.freeze({
-    operators: { sorts: ['calls', 'host_self', 'host_total', 'device_self', 'device_total', 'name'], groups: ['name', 'shape', 'stack'] },
-    kernels: { sorts: ['total', 'calls', 'mean', 'min', 'max', 'name', 'share', 'occupancy', 'blocks_per_sm'], groups: ['name', 'op'] },
-    memory: { sorts: ['bytes', 'alloc', 'free', 'lifetime', 'op'], groups: [] },
+    // getters: read when asked, not while the modules of an import cycle
+    // (a view imports the router, which imports the views) still load
+    get operators() {
+        return operatorsTable;
+    },
+    get kernels() {
+        return kernelsTable;
+    },
+    get memory() {
+        return memoryTable;
+    },
 });
-
-/** Row statuses of the compare tables (the diff API's names), in order. */
-export const COMPARE_STATUSES = Object.freeze(['added', 'removed', 'faster', 'slower', 'same']);
-
-/** Sort keys of the compare tables (the diff API's names). */
-export const COMPARE_SORTS = Object.freeze(['change', 'delta', 'ratio', 'name', 'a_time', 'b_time', 'a_calls', 'b_calls', 'status']);
-
-/** Columns the runs list can be sorted by (URL `sort`, optional "-" prefix). */
-export const SORT_KEYS = Object.freeze(['name', 'created', 'ranks', 'gpu', 'bytes', 'events', 'status']);
 
 const RUN_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const JOB_RE = /^[1-9][0-9]{0,9}$/;
-const RANK_RE = /^(0|[1-9][0-9]{0,5})$/;
-const Q_MAX = 200;
-const OFFSET_RE = /^(0|[1-9][0-9]{0,8})$/;
-const DEVICE_RE = /^(cpu|0|[1-9][0-9]{0,2})$/;
-const TIME_RE = /^[0-9]{1,17}(\.[0-9]{1,3})?$/;
-const BYTES_RE = /^(0|[1-9][0-9]{0,15})$/;
-const SEL_RE = /^(0|[1-9][0-9]{0,8}):([0-9]{1,17}(?:\.[0-9]{1,3})?):([0-9]{1,17}(?:\.[0-9]{1,3})?)$/;
-const TRACK_RE = /^(0|[1-9][0-9]{0,8})$/;
-const PINS_MAX = 64;
+
+/** The run page's rank, a global key (every tab keeps it). */
+const RANK = intParam('rank', RANK_RE, null);
+/** The ingest job number. */
+const JOB = intParam('job', JOB_RE, null);
 
 /**
- * A Route with every field at its default, merged with `fields`.
- * @param {Partial<Route>} [fields]
+ * The route of `fields.view` (default: the runs list): its global keys and
+ * the fields its view declares, each from `fields` or at its default;
+ * fields of other views are dropped.
+ * @param {RouteFields} [fields]
  * @returns {Route}
  */
 export function makeRoute(fields = {}) {
-    return {
-        view: 'runs', run: null, job: null, tab: DEFAULT_TAB, rank: null, q: '', sort: '',
-        order: '', group: '', offset: 0, device: '', start: null, end: null, min: 0,
-        sel: '', pins: [], cp: false, a: null, b: null, rankA: null, rankB: null, ctable: 'kernels', status: '', per: '',
-        ...fields,
-    };
+    const f = /** @type {Readonly<Record<string, any>>} */ (fields);
+    if (fields.view === 'run') {
+        const tab = fields.tab || DEFAULT_TAB;
+        return { view: 'run', run: fields.run || '', tab, rank: fields.rank ?? null, ...pickParams(runView.tabParams(tab), f) };
+    }
+    if (fields.view === 'job') return { view: 'job', job: fields.job || 0 };
+    if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(compareView.params, f) };
+    return { view: 'runs', ...pickParams(runsView.params, f) };
 }
 
 /**
- * Parses a query string ("?run=abc&view=info", with or without "?").
+ * Parses a query string ("?run=abc&view=info", with or without "?"): the
+ * global keys pick the view, then that view's descriptor reads the rest.
  * Invalid or unknown values fall back to defaults; never throws.
  * @param {string} search
  * @returns {Route}
@@ -142,233 +163,72 @@ export function parseRoute(search) {
     if (run !== null && RUN_ID_RE.test(run)) {
         const tabParam = (p.get('view') || '').toLowerCase();
         const tab = TABS.some((t) => t.id === tabParam) ? tabParam : DEFAULT_TAB;
-        const rankParam = p.get('rank');
-        const rank = rankParam !== null && RANK_RE.test(rankParam) ? Number(rankParam) : null;
-        return makeRoute({ view: 'run', run, tab, rank, ...tabState(tab, p) });
+        const rank = RANK.parse(p.get('rank'), p) ?? null;
+        return { view: 'run', run, tab, rank, ...readParams(runView.tabParams(tab), p) };
     }
-    const cmp = compareState(p);
-    if (cmp) return makeRoute(cmp);
-    const job = p.get('job');
-    if (job !== null && JOB_RE.test(job)) return makeRoute({ view: 'job', job: Number(job) });
-    const q = (p.get('q') || '').slice(0, Q_MAX);
-    const sortParam = p.get('sort') || '';
-    const sort = SORT_KEYS.includes(sortParam.replace(/^-/, '')) ? sortParam : '';
-    return makeRoute({ q, sort });
+    const pair = comparePair(p);
+    if (pair) return { view: 'compare', a: pair[0], b: pair[1], ...readParams(compareView.params, p) };
+    const job = JOB.parse(p.get('job'), p);
+    if (job !== undefined && job !== null) return { view: 'job', job };
+    return { view: 'runs', ...readParams(runsView.params, p) };
 }
 
 /**
- * The table and memory parameters of a run page tab; values that are
- * invalid for the tab are dropped (their defaults apply).
- * @param {string} tab
+ * The two runs of a compare page (`compare=A,B`, or `view=compare&a=A&b=B`),
+ * or null when the query names no valid pair.
  * @param {URLSearchParams} p
- * @returns {Partial<Route>}
+ * @returns {[string, string] | null}
  */
-function tabState(tab, p) {
-    if (tab === 'timeline') return timelineState(p);
-    const t = TAB_TABLES[tab];
-    if (!t) return {};
-    /** @type {Partial<Route>} */
-    const out = {};
-    const sort = p.get('sort') || '';
-    if (t.sorts.includes(sort)) out.sort = sort;
-    const order = p.get('order');
-    if (order === 'asc' || order === 'desc') out.order = order;
-    const group = p.get('group') || '';
-    if (t.groups.includes(group) && group !== t.groups[0]) out.group = group;
-    const q = p.get('q');
-    if (q) out.q = q.slice(0, Q_MAX);
-    const offset = p.get('offset') || '';
-    if (OFFSET_RE.test(offset)) out.offset = Number(offset);
-    if (tab !== 'memory') return out;
-    const device = p.get('device') || '';
-    if (DEVICE_RE.test(device)) out.device = device;
-    const start = p.get('start') || '';
-    const end = p.get('end') || '';
-    if (TIME_RE.test(start) && TIME_RE.test(end) && Number(start) < Number(end)) {
-        out.start = Number(start);
-        out.end = Number(end);
-    }
-    const min = p.get('min') || '';
-    if (BYTES_RE.test(min)) out.min = Number(min);
-    return out;
-}
-
-/**
- * The compare page's parameters, or null when the query names no valid
- * pair (`compare=A,B`, or `view=compare&a=A&b=B`).
- * @param {URLSearchParams} p
- * @returns {Partial<Route> | null}
- */
-function compareState(p) {
+function comparePair(p) {
     let a = null, b = null;
     const pair = p.get('compare');
     if (pair !== null) [a, b] = pair.split(',');
     else if ((p.get('view') || '').toLowerCase() === 'compare') [a, b] = [p.get('a'), p.get('b')];
-    if (!a || !b || !RUN_ID_RE.test(a) || !RUN_ID_RE.test(b)) return null;
-    /** @type {Partial<Route>} */
-    const out = { view: 'compare', a, b };
-    const ra = p.get('rank_a') || '', rb = p.get('rank_b') || '';
-    if (RANK_RE.test(ra)) out.rankA = Number(ra);
-    if (RANK_RE.test(rb)) out.rankB = Number(rb);
-    if (p.get('table') === 'operators') out.ctable = 'operators';
-    out.status = parseStatuses(p.get('status') || '');
-    if (out.ctable !== 'operators' && p.get('group') === 'family') out.group = 'family';
-    if (p.get('per') === 'total') out.per = 'total';
-    const sort = p.get('sort') || '';
-    if (COMPARE_SORTS.includes(sort)) out.sort = sort;
-    const order = p.get('order');
-    if (order === 'asc' || order === 'desc') out.order = order;
-    const q = p.get('q');
-    if (q) out.q = q.slice(0, Q_MAX);
-    const offset = p.get('offset') || '';
-    if (OFFSET_RE.test(offset)) out.offset = Number(offset);
-    return out;
-}
-
-/**
- * A status filter in canonical form: known names only, deduplicated, in
- * COMPARE_STATUSES order; "" when it names all of them or none.
- * @param {string} s "slower,added,bogus"
- * @returns {string} "added,slower"
- */
-export function parseStatuses(s) {
-    const want = new Set(s.split(','));
-    const kept = COMPARE_STATUSES.filter((k) => want.has(k));
-    return kept.length === COMPARE_STATUSES.length ? '' : kept.join(',');
-}
-
-/**
- * The timeline tab's parameters: window, selected slice, pins, search.
- * @param {URLSearchParams} p
- * @returns {Partial<Route>}
- */
-function timelineState(p) {
-    /** @type {Partial<Route>} */
-    const out = {};
-    const start = p.get('start') || '';
-    const end = p.get('end') || '';
-    if (TIME_RE.test(start) && TIME_RE.test(end) && Number(start) < Number(end)) {
-        out.start = Number(start);
-        out.end = Number(end);
-    }
-    const sel = parseSel(p.get('sel') || '');
-    if (sel) out.sel = buildSel(sel);
-    const pins = parsePins(p.get('pins') || '');
-    if (pins.length) out.pins = pins;
-    const q = p.get('q');
-    if (q) out.q = q.slice(0, Q_MAX);
-    if (p.get('cp') === '1') out.cp = true;
-    return out;
-}
-
-/**
- * A selected slice as the URL writes it: track id, start and duration
- * (µs, at most 3 decimals); never a row id, so links survive a re-import.
- * @typedef {{track: number, ts: number, dur: number}} SliceRef
- */
-
-/**
- * Parses "track:ts:dur"; null when malformed.
- * @param {string} s
- * @returns {SliceRef | null}
- */
-export function parseSel(s) {
-    const m = SEL_RE.exec(s);
-    return m ? { track: Number(m[1]), ts: Number(m[2]), dur: Number(m[3]) } : null;
-}
-
-/**
- * @param {SliceRef} r
- * @returns {string} "track:ts:dur"
- */
-export function buildSel(r) {
-    return `${Math.floor(r.track)}:${urlTime(Math.max(0, r.ts))}:${urlTime(Math.max(0, r.dur))}`;
-}
-
-/**
- * Pinned track ids from "3,1,3": valid ids only, deduplicated, ascending,
- * at most PINS_MAX.
- * @param {string} s
- * @returns {number[]}
- */
-export function parsePins(s) {
-    const ids = new Set();
-    for (const part of s.split(',')) if (TRACK_RE.test(part)) ids.add(Number(part));
-    return [...ids].sort((a, b) => a - b).slice(0, PINS_MAX);
-}
-
-/**
- * A time in µs as written in the URL: at most 3 decimals (ns), no exponent.
- * @param {number} us
- * @returns {string}
- */
-export function urlTime(us) {
-    return us.toFixed(3).replace(/\.?0+$/, '');
+    return a && b && RUN_ID_RE.test(a) && RUN_ID_RE.test(b) ? [a, b] : null;
 }
 
 /**
  * The canonical relative URL of a route: "./", "./?q=gpt&sort=-bytes",
- * "./?run=ID&view=memory&rank=2", "./?job=7". Defaults are left out.
- * @param {Partial<Route>} fields missing fields take their defaults
+ * "./?run=ID&view=memory&rank=2", "./?job=7". The global keys come first,
+ * then the view's parameters in the order it declares them; defaults are
+ * left out.
+ * @param {RouteFields} fields missing fields take their defaults
  * @returns {string}
  */
 export function buildUrl(fields) {
-    const r = makeRoute(fields);
+    const f = /** @type {Readonly<Record<string, any>>} */ (fields);
     const p = new URLSearchParams();
-    if (r.view === 'run' && r.run) {
-        p.set('run', r.run);
-        if (r.tab && r.tab !== DEFAULT_TAB) p.set('view', r.tab);
-        if (r.rank !== null && r.rank >= 0) p.set('rank', String(r.rank));
-        const t = TAB_TABLES[r.tab];
-        if (t) {
-            if (r.group && r.group !== t.groups[0] && t.groups.includes(r.group)) p.set('group', r.group);
-            if (r.q) p.set('q', r.q);
-            if (r.sort && t.sorts.includes(r.sort)) p.set('sort', r.sort);
-            if (r.order) p.set('order', r.order);
-            if (r.offset > 0) p.set('offset', String(Math.floor(r.offset)));
-        }
-        if (r.tab === 'memory') {
-            if (r.device) p.set('device', r.device);
-            if (r.start !== null && r.end !== null && r.start < r.end) {
-                p.set('start', urlTime(r.start));
-                p.set('end', urlTime(r.end));
-            }
-            if (r.min > 0) p.set('min', String(Math.floor(r.min)));
-        }
-        if (r.tab === 'timeline') {
-            if (r.start !== null && r.end !== null && r.start < r.end) {
-                p.set('start', urlTime(r.start));
-                p.set('end', urlTime(r.end));
-            }
-            const sel = parseSel(r.sel);
-            if (sel) p.set('sel', buildSel(sel));
-            const pins = parsePins((r.pins || []).join(','));
-            if (pins.length) p.set('pins', pins.join(','));
-            if (r.q) p.set('q', r.q);
-            if (r.cp) p.set('cp', '1');
-        }
-    } else if (r.view === 'compare' && r.a && r.b) {
-        p.set('compare', `${r.a},${r.b}`);
-        if (r.rankA !== null && r.rankA >= 0) p.set('rank_a', String(r.rankA));
-        if (r.rankB !== null && r.rankB >= 0) p.set('rank_b', String(r.rankB));
-        if (r.ctable === 'operators') p.set('table', 'operators');
-        const status = parseStatuses(r.status);
-        if (status) p.set('status', status);
-        if (r.ctable !== 'operators' && r.group === 'family') p.set('group', 'family');
-        if (r.per === 'total') p.set('per', 'total');
-        if (r.q) p.set('q', r.q);
-        if (r.sort && COMPARE_SORTS.includes(r.sort)) p.set('sort', r.sort);
-        if (r.order) p.set('order', r.order);
-        if (r.offset > 0) p.set('offset', String(Math.floor(r.offset)));
-    } else if (r.view === 'job' && r.job !== null) {
-        p.set('job', String(r.job));
+    if (fields.view === 'run' && fields.run) {
+        p.set('run', fields.run);
+        const tab = fields.tab || DEFAULT_TAB;
+        if (tab !== DEFAULT_TAB) p.set('view', tab);
+        const rank = RANK.serialize(fields.rank ?? null, f);
+        if (rank !== null) p.set('rank', rank);
+        writeParams(runView.tabParams(tab), f, p);
+    } else if (fields.view === 'compare' && fields.a && fields.b) {
+        p.set('compare', `${fields.a},${fields.b}`);
+        writeParams(compareView.params, f, p);
+    } else if (fields.view === 'job' && fields.job !== null && fields.job !== undefined) {
+        p.set('job', String(fields.job));
     } else {
-        if (r.q) p.set('q', r.q);
-        if (r.sort) p.set('sort', r.sort);
+        writeParams(runsView.params, f, p);
     }
     // "," and ":" need no escaping in a query (sel=3:12.5:4&pins=1,2 reads better)
     const qs = p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
     return qs ? './?' + qs : './';
+}
+
+/**
+ * A route as the page of `view` sees it: the app mounts that page only for
+ * routes of its view, so this only narrows the type.
+ * @template {ViewName} V
+ * @param {Route} route
+ * @param {V} view
+ * @returns {Extract<Route, {view: V}>}
+ */
+export function routeAs(route, view) {
+    void view;
+    return /** @type {Extract<Route, {view: V}>} */ (route);
 }
 
 /**
@@ -411,7 +271,7 @@ export function currentRoute() {
 /**
  * Goes to a route or relative URL. Pushes a history entry unless
  * opts.replace. Reports the new route even if the URL did not change.
- * @param {Partial<Route> | string} target
+ * @param {RouteFields | string} target
  * @param {{replace?: boolean}} [opts]
  */
 export function navigate(target, opts = {}) {

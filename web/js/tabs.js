@@ -13,10 +13,10 @@ import { C } from './classes.js';
 import { linearScale, niceTicks, timeTickLabels } from './charts.js';
 import { alertBox, h, svg } from './dom.js';
 import { formatPercent } from './format.js';
-import { buildUrl, navigate } from './router.js';
+import { buildUrl, navigate, routeAs } from './router.js';
 
 /** @typedef {import('./dom.js').Child} Child */
-/** @typedef {import('./router.js').Route} Route */
+/** @typedef {import('./router.js').RunRoute} Route */
 
 /**
  * What views/run.js hands to a tab view's mount(root, ctx).
@@ -31,16 +31,31 @@ import { buildUrl, navigate } from './router.js';
  * @typedef {object} TabView
  * @property {(root: HTMLElement, ctx: TabContext) => void} mount
  * @property {() => void} unmount
+ * @property {import('./params.js').ParamSpec} params  its URL parameters (see params.js)
  */
 
 /**
  * Writes a change of a tab's state into the URL (replaceState: filters,
  * sorting, paging and zooming are not history steps).
  * @param {import('./state.js').AppStore} store
- * @param {Partial<Route>} patch
+ * @param {import('./router.js').RouteFields} patch
  */
 export function updateRoute(store, patch) {
     navigate({ ...store.get().route, ...patch }, { replace: true });
+}
+
+/**
+ * The route of the run page as the tab declaring `spec` sees it: the
+ * router read the tab's fields with that descriptor, so this only narrows
+ * the type.
+ * @template {import('./params.js').ParamSpec} S
+ * @param {import('./router.js').Route} route
+ * @param {S} spec the tab's `params`
+ * @returns {import('./router.js').TabRoute<S>}
+ */
+export function tabRoute(route, spec) {
+    void spec;
+    return /** @type {import('./router.js').TabRoute<S>} */ (routeAs(route, 'run'));
 }
 
 /**

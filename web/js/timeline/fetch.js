@@ -20,7 +20,7 @@
 
 import * as api from '../api.js';
 import * as T from '../timescale.js';
-import { urlTime } from '../router.js';
+import { urlTime } from '../params.js';
 import { counterMap, unpackWindow } from './data.js';
 import * as L from './layout.js';
 

@@ -94,7 +94,7 @@ import * as L from './layout.js';
 
 /**
  * The state of a freshly mounted Timeline tab.
- * @param {import('../router.js').Route} route the route it mounts on
+ * @param {import('../router.js').TabRoute<typeof import('../views/timeline.js').params>} route the route it mounts on
  * @param {number} rank
  * @param {string} query the search box's initial query
  * @returns {TimelineState}

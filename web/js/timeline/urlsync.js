@@ -13,11 +13,12 @@
  * keeps 3 decimals of µs.
  */
 
-import { buildSel, parseSel } from '../router.js';
-import { tabRank, updateRoute } from '../tabs.js';
+import { buildSel, parseSel } from '../params.js';
+import { tabRank, tabRoute, updateRoute } from '../tabs.js';
+import { params } from '../views/timeline.js';
 
 /** @typedef {import('./state.js').TimelineState} TimelineState */
-/** @typedef {import('../router.js').Route} Route */
+/** @typedef {import('../router.js').TabRoute<typeof import('../views/timeline.js').params>} Route */
 
 /**
  * @typedef {object} UrlHost
@@ -57,7 +58,7 @@ export function createUrlSync(st, host) {
             q: search.query,
             cp: cp.on,
         };
-        const r = store.get().route;
+        const r = tabRoute(store.get().route, params);
         if (r.view !== 'run' || r.tab !== 'timeline') return;
         updateRoute(store, { start: all ? null : st.view.start, end: all ? null : st.view.end, sel: selStr, pins: pinList, q: search.query, cp: cp.on });
     }
@@ -102,7 +103,7 @@ export function createUrlSync(st, host) {
         }
     }
 
-    const unsubscribe = store.subscribe((next) => onRoute(next.route));
+    const unsubscribe = store.subscribe((next) => onRoute(tabRoute(next.route, params)));
     return {
         schedule: scheduleUrl,
         destroy() {

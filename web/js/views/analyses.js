@@ -26,7 +26,7 @@ import { C } from '../classes.js';
 import { alertBox, bdi, h, replace } from '../dom.js';
 import { plural } from '../format.js';
 import { buildUrl } from '../router.js';
-import { analysisError, latestRequest, rankStartUs, tabRank } from '../tabs.js';
+import { analysisError, latestRequest, rankStartUs, tabRank, tabRoute } from '../tabs.js';
 import { isNum, obj, arr, dur } from './analyses/common.js';
 import { idleSection } from './analyses/idle.js';
 import { launchSection } from './analyses/launch.js';
@@ -37,9 +37,12 @@ import { annotationsSection } from './analyses/annotations.js';
 import { fusionSection } from './analyses/fusion.js';
 import { critpathSection } from './analyses/critical_path.js';
 
+/** This tab declares no URL parameters beyond run, view and rank. */
+export const params = Object.freeze({});
+
 /** @typedef {import('../api.js').AnalysesDoc} AnalysesDoc */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
-/** @typedef {import('../router.js').Route} Route */
+/** @typedef {import('../router.js').TabRoute<typeof params>} Route */
 /** @typedef {import('../dom.js').Child} Child */
 
 /** The sections in page order: anchor id, title. */
@@ -87,19 +90,19 @@ function createAnalyses(root, ctx) {
     const req = latestRequest(
         root,
         (signal) => {
-            const route = store.get().route;
+            const route = tabRoute(store.get().route, params);
             rank = tabRank(run, route);
             shownRank = route.rank;
             return api.getAnalyses(run.id, rank, signal);
         },
         (d) => {
             const doc = d.ranks[String(rank)];
-            replace(root, doc ? render(doc, rank, run, store.get().route) : alertBox('warn', `No analyses for rank ${rank}`, 'The server returned none.'));
+            replace(root, doc ? render(doc, rank, run, tabRoute(store.get().route, params)) : alertBox('warn', `No analyses for rank ${rank}`, 'The server returned none.'));
             markSection();
             revealHash();
         },
         // a run older than the analyses answers 409: analysisError says to upload it again
-        (e) => replace(root, analysisError(e, 'analyses', store.get().route, req.load)),
+        (e) => replace(root, analysisError(e, 'analyses', tabRoute(store.get().route, params), req.load)),
     );
 
     /** Scrolls to the section the URL's anchor names (after a load, the page was not there yet). */
@@ -123,7 +126,7 @@ function createAnalyses(root, ctx) {
     req.load();
     window.addEventListener('hashchange', markSection);
     const unsubscribe = store.subscribe((next) => {
-        const r = next.route;
+        const r = tabRoute(next.route, params);
         if (r.view === 'run' && r.run === run.id && r.tab === 'analyses' && r.rank !== shownRank) req.load();
     });
     return {

@@ -24,7 +24,8 @@ import { C } from '../classes.js';
 import { categoryInfo, stackBreakdown } from '../charts.js';
 import { alertBox, bdi, bidiText, h, replace, setTitle } from '../dom.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatShare, plural } from '../format.js';
-import { COMPARE_STATUSES, buildUrl, navigate, parseStatuses } from '../router.js';
+import { OFFSET_RE, ORDERS, RANK_RE, enumParam, intParam, stringParam } from '../params.js';
+import { buildUrl, navigate, routeAs } from '../router.js';
 import { createTable } from '../table.js';
 import { hbar, swatch } from '../tabs.js';
 
@@ -32,9 +33,58 @@ import { hbar, swatch } from '../tabs.js';
 /** @typedef {import('../api.js').DiffSide} DiffSide */
 /** @typedef {import('../api.js').DiffRow} DiffRow */
 /** @typedef {import('../api.js').DiffPage} DiffPage */
-/** @typedef {import('../router.js').Route} Route */
+/** @typedef {import('../router.js').CompareRoute} Route */
 /** @typedef {import('../state.js').AppStore} AppStore */
 /** @typedef {import('../table.js').Column<DiffRow>} Column */
+
+/** Row statuses of the compare tables (the diff API's names), in order. */
+export const COMPARE_STATUSES = Object.freeze(['added', 'removed', 'faster', 'slower', 'same']);
+
+/** Sort keys of the compare tables (the diff API's names). */
+export const COMPARE_SORTS = Object.freeze(['change', 'delta', 'ratio', 'name', 'a_time', 'b_time', 'a_calls', 'b_calls', 'status']);
+
+/**
+ * A status filter in canonical form: known names only, deduplicated, in
+ * COMPARE_STATUSES order; "" when it names all of them or none.
+ * @param {string} s "slower,added,bogus"
+ * @returns {string} "added,slower"
+ */
+export function parseStatuses(s) {
+    const want = new Set(s.split(','));
+    const kept = COMPARE_STATUSES.filter((k) => want.has(k));
+    return kept.length === COMPARE_STATUSES.length ? '' : kept.join(',');
+}
+
+/**
+ * This page's URL parameters (after compare=A,B), in URL order: the rank
+ * of A and of B (null = each run's lowest), the table shown, the statuses
+ * shown ("" = all), grouping by kernel family (kernels only), per step or
+ * whole trace ("total"), then the table's search, sort, direction, first row.
+ */
+export const params = Object.freeze({
+    rankA: intParam('rank_a', RANK_RE, null),
+    rankB: intParam('rank_b', RANK_RE, null),
+    ctable: enumParam('table', /** @type {const} */ (['operators']), 'kernels'),
+    status: /** @type {import('../params.js').Param<string>} */ ({
+        key: 'status',
+        type: 'list',
+        default: '',
+        parse: (raw) => parseStatuses(raw || ''),
+        serialize: (v) => parseStatuses(v) || null,
+    }),
+    group: /** @type {import('../params.js').Param<string>} */ ({
+        key: 'group',
+        type: 'enum',
+        default: '',
+        parse: (raw, p) => (raw === 'family' && p.get('table') !== 'operators' ? raw : undefined),
+        serialize: (v, r) => (v === 'family' && r.ctable !== 'operators' ? v : null),
+    }),
+    per: enumParam('per', /** @type {const} */ (['total']), ''),
+    q: stringParam('q'),
+    sort: enumParam('sort', COMPARE_SORTS, ''),
+    order: enumParam('order', ORDERS, ''),
+    offset: intParam('offset', OFFSET_RE, 0),
+});
 
 /** Badge class and tooltip of each row status. */
 const STATUS_INFO = Object.freeze({
@@ -126,13 +176,13 @@ function createCompare(root, store) {
     let tbl = null;
 
     /** @param {Partial<Route>} patch */
-    const go = (patch) => navigate({ ...store.get().route, ...patch }, { replace: true });
+    const go = (patch) => navigate({ ...routeAs(store.get().route, 'compare'), ...patch }, { replace: true });
 
     /** @param {Route} r */
     const pairParams = (r) => ({ a: r.a, b: r.b, rank_a: r.rankA, rank_b: r.rankB });
 
     async function loadOverview() {
-        const r = store.get().route;
+        const r = routeAs(store.get().route, 'compare');
         if (ctrl) ctrl.abort();
         const mine = new AbortController();
         ctrl = mine;
@@ -141,7 +191,7 @@ function createCompare(root, store) {
             if (ctrl !== mine) return;
             diff = d;
             setTitle(`${bidiText(d.a.name)} vs ${bidiText(d.b.name)}`, 'Compare'); // each name isolated too
-            replace(head, header(d, store.get().route));
+            replace(head, header(d, routeAs(store.get().route, 'compare')));
             replace(body, overview(d));
         } catch (e) {
             if (ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
@@ -164,7 +214,7 @@ function createCompare(root, store) {
 
     /** The table of the route's kind (rebuilt when the kind changes). */
     function ensureTable() {
-        const r = store.get().route;
+        const r = routeAs(store.get().route, 'compare');
         if (tbl && tbl.kind === r.ctable) return tbl;
         if (tbl) tbl.table.destroy();
         const kind = r.ctable;
@@ -182,7 +232,7 @@ function createCompare(root, store) {
         /** @type {DiffPage | null} */
         let last = null;
         const drawChips = () => {
-            const rr = store.get().route;
+            const rr = routeAs(store.get().route, 'compare');
             const on = rr.status ? rr.status.split(',') : [];
             const counts = last ? last.counts : null;
             replace(
@@ -264,7 +314,7 @@ function createCompare(root, store) {
             kind,
             table,
             refresh: () => {
-                const rr = store.get().route;
+                const rr = routeAs(store.get().route, 'compare');
                 group.value = rr.group === 'family' ? 'family' : '';
                 per.value = rr.per;
                 drawChips();
@@ -274,7 +324,7 @@ function createCompare(root, store) {
     }
 
     function update() {
-        const r = store.get().route;
+        const r = routeAs(store.get().route, 'compare');
         if (r.view !== 'compare') return;
         const key = JSON.stringify(pairParams(r));
         if (key !== overviewKey) {

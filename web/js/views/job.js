@@ -15,11 +15,14 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, progressBar, replace, setTitle } from '../dom.js';
 import { formatBytes, formatNumber } from '../format.js';
-import { buildUrl, navigate } from '../router.js';
+import { buildUrl, navigate, routeAs } from '../router.js';
 import { PHASES, jobFraction, phaseIndex } from '../runlist.js';
 
 /** @typedef {import('../api.js').Job} Job */
 /** @typedef {import('../state.js').AppStore} AppStore */
+
+/** This page declares no URL parameters beyond job=N. */
+export const params = Object.freeze({});
 
 const POLL_MS = 500;
 const BACKOFF_MAX_MS = 5000;
@@ -33,7 +36,7 @@ let active = null;
  */
 export function mount(root, store) {
     unmount();
-    const id = store.get().route.job;
+    const id = routeAs(store.get().route, 'job').job;
     if (id !== null) active = createJobPage(root, id);
 }
 

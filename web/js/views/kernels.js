@@ -16,14 +16,26 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { h } from '../dom.js';
 import { DASH, formatMicros, formatNumber, formatPercent, formatShare } from '../format.js';
-import { TAB_TABLES } from '../router.js';
+import { tableParams } from '../params.js';
 import { createTable } from '../table.js';
-import { shareBar, updateRoute } from '../tabs.js';
+import { shareBar, tabRoute, updateRoute } from '../tabs.js';
 
 /** @typedef {import('../api.js').KernelRow} KernelRow */
 /** @typedef {import('../api.js').KernelsPage} KernelsPage */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 /** @typedef {import('../table.js').Column<KernelRow>} Column */
+
+/**
+ * The table's sort keys and group modes (the analysis API's names; the
+ * first group is the default).
+ * @type {import('../params.js').TableSpec}
+ */
+export const TABLE = Object.freeze({ sorts: ['total', 'calls', 'mean', 'min', 'max', 'name', 'share', 'occupancy', 'blocks_per_sm'], groups: ['name', 'op'] });
+
+/** This tab's URL parameters (after run, view and rank): the table's state. */
+export const params = tableParams(TABLE);
+
+/** @typedef {import('../router.js').TabRoute<typeof params>} KernelsRoute */
 
 const GROUPS = /** @type {const} */ ([
     ['name', 'Kernel name'],
@@ -54,7 +66,7 @@ export function unmount() {
 function createKernels(root, ctx) {
     const { store, run } = ctx;
     const group = h('select', { class: C.select, 'aria-label': 'Group kernels by' }, GROUPS.map(([v, label]) => h('option', { value: v }, label)));
-    group.addEventListener('change', () => updateRoute(store, { group: group.value === TAB_TABLES.kernels.groups[0] ? '' : group.value, offset: 0 }));
+    group.addEventListener('change', () => updateRoute(store, { group: group.value === TABLE.groups[0] ? '' : group.value, offset: 0 }));
 
     const table = createTable({
         label: 'Kernels',
@@ -76,13 +88,13 @@ function createKernels(root, ctx) {
     root.replaceChildren(table.el);
 
     function update() {
-        const r = store.get().route;
-        group.value = r.group || TAB_TABLES.kernels.groups[0];
+        const r = tabRoute(store.get().route, params);
+        group.value = r.group || TABLE.groups[0];
         table.set({ sort: r.sort, order: r.order, q: r.q, offset: r.offset }, { rank: r.rank, group: r.group });
     }
     update();
     const unsubscribe = store.subscribe((next) => {
-        const r = next.route;
+        const r = tabRoute(next.route, params);
         if (r.view === 'run' && r.run === run.id && r.tab === 'kernels') update();
     });
     return {

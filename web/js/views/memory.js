@@ -21,14 +21,33 @@ import { alertBox, h, replace } from '../dom.js';
 import { DASH, formatBytes, formatMicros, formatOffset, formatPercent } from '../format.js';
 import { CHART_COLORS, createMemoryChart } from '../memchart.js';
 import { createTable } from '../table.js';
-import { analysisError, legend, rankStartUs, tabRank, updateRoute } from '../tabs.js';
+import { DEVICE_RE, intParam, stringParam, tableParams, windowParams } from '../params.js';
+import { analysisError, legend, rankStartUs, tabRank, tabRoute, updateRoute } from '../tabs.js';
 
 /** @typedef {import('../api.js').MemoryCurve} MemoryCurve */
 /** @typedef {import('../api.js').MemoryEventRow} MemoryEventRow */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
-/** @typedef {import('../router.js').Route} Route */
+/** @typedef {import('../router.js').TabRoute<typeof params>} Route */
 
 /** Choices of the smallest allocation listed (bytes, label). */
+/** The allocations table's sort keys (the analysis API's names); no groups. */
+export const TABLE = Object.freeze({ sorts: ['bytes', 'alloc', 'free', 'lifetime', 'op'], groups: [] });
+
+/**
+ * This tab's URL parameters (after run, view and rank): the table's state,
+ * then the device ("0", "1"… or "cpu"; "" = the server's default), the zoom
+ * window (µs on the trace clock; null = the whole rank) and the smallest
+ * allocation listed (bytes; 0 = all).
+ */
+export const params = Object.freeze({
+    ...tableParams(TABLE),
+    device: stringParam('device', { re: DEVICE_RE }),
+    ...windowParams(),
+    min: intParam('min', /^(0|[1-9][0-9]{0,15})$/, 0),
+});
+
+/** @typedef {import('../router.js').TabRoute<typeof params>} MemoryRoute */
+
 const MIN_SIZES = /** @type {const} */ ([
     [0, 'any size'],
     [1024, '≥ 1 KiB'],
@@ -122,7 +141,7 @@ function createMemory(root, ctx) {
     );
 
     function onZoomOut() {
-        const r = store.get().route;
+        const r = tabRoute(store.get().route, params);
         if (r.start === null || r.end === null) return;
         const mid = (r.start + r.end) / 2;
         const half = r.end - r.start;
@@ -143,28 +162,28 @@ function createMemory(root, ctx) {
     }
 
     function update() {
-        const r = store.get().route;
+        const r = tabRoute(store.get().route, params);
         zoomOut.disabled = r.start === null;
         reset.disabled = r.start === null;
         syncMinSelect(r.min);
-        const params = curveParams(r);
-        const key = JSON.stringify({ ...params, points: 0 });
+        const query = curveParams(r);
+        const key = JSON.stringify({ ...query, points: 0 });
         if (key !== curveKey) {
             curveKey = key;
-            loadCurve(params);
+            loadCurve(query);
         } else {
             syncTable();
         }
     }
 
-    /** @param {import('../api.js').Params} params */
-    async function loadCurve(params) {
+    /** @param {import('../api.js').Params} query */
+    async function loadCurve(query) {
         if (ctrl) ctrl.abort();
         const mine = new AbortController();
         ctrl = mine;
         chartBox.classList.add(C.busy);
         try {
-            const m = await api.getMemory(run.id, params, mine.signal);
+            const m = await api.getMemory(run.id, query, mine.signal);
             if (destroyed || ctrl !== mine) return;
             mem = m;
             showCurve(m);
@@ -178,7 +197,7 @@ function createMemory(root, ctx) {
                 replace(chartBox, chart.el);
                 update();
             };
-            replace(chartBox, analysisError(e, 'memory curve', store.get().route, retry));
+            replace(chartBox, analysisError(e, 'memory curve', tabRoute(store.get().route, params), retry));
             events.hidden = true; // the same failure would show twice
         } finally {
             if (ctrl === mine) chartBox.classList.remove(C.busy);
@@ -187,7 +206,7 @@ function createMemory(root, ctx) {
 
     /** @param {MemoryCurve} m */
     function showCurve(m) {
-        const r = store.get().route;
+        const r = tabRoute(store.get().route, params);
         events.hidden = false;
         const rank = typeof m.rank === 'number' ? m.rank : tabRank(run, r);
         origin = rankStartUs(run, rank) ?? m.start_us;
@@ -235,7 +254,7 @@ function createMemory(root, ctx) {
     }
 
     function syncTable() {
-        const r = store.get().route;
+        const r = tabRoute(store.get().route, params);
         table.set(
             { sort: r.sort, order: r.order, q: r.q, offset: r.offset },
             {
@@ -320,7 +339,7 @@ function createMemory(root, ctx) {
 
     update();
     const unsubscribe = store.subscribe((next) => {
-        const r = next.route;
+        const r = tabRoute(next.route, params);
         if (r.view === 'run' && r.run === run.id && r.tab === 'memory') update();
     });
     return {

@@ -16,9 +16,9 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { h } from '../dom.js';
 import { DASH, formatMicros, formatNumber, formatShare } from '../format.js';
-import { TAB_TABLES } from '../router.js';
+import { tableParams } from '../params.js';
 import { createTable } from '../table.js';
-import { shareBar, stackCell, updateRoute } from '../tabs.js';
+import { shareBar, stackCell, tabRoute, updateRoute } from '../tabs.js';
 
 /** @typedef {import('../api.js').OperatorRow} OperatorRow */
 /** @typedef {import('../api.js').OperatorsPage} OperatorsPage */
@@ -26,6 +26,18 @@ import { shareBar, stackCell, updateRoute } from '../tabs.js';
 /** @typedef {import('../table.js').Column<OperatorRow>} Column */
 
 /** Group modes: URL value, label. */
+/**
+ * The table's sort keys and group modes (the analysis API's names; the
+ * first group is the default).
+ * @type {import('../params.js').TableSpec}
+ */
+export const TABLE = Object.freeze({ sorts: ['calls', 'host_self', 'host_total', 'device_self', 'device_total', 'name'], groups: ['name', 'shape', 'stack'] });
+
+/** This tab's URL parameters (after run, view and rank): the table's state. */
+export const params = tableParams(TABLE);
+
+/** @typedef {import('../router.js').TabRoute<typeof params>} OperatorsRoute */
+
 const GROUPS = /** @type {const} */ ([
     ['name', 'Name'],
     ['shape', 'Name + input shapes'],
@@ -56,7 +68,7 @@ export function unmount() {
 function createOperators(root, ctx) {
     const { store, run } = ctx;
     const group = h('select', { class: C.select, 'aria-label': 'Group operators by' }, GROUPS.map(([v, label]) => h('option', { value: v }, label)));
-    group.addEventListener('change', () => updateRoute(store, { group: group.value === TAB_TABLES.operators.groups[0] ? '' : group.value, offset: 0 }));
+    group.addEventListener('change', () => updateRoute(store, { group: group.value === TABLE.groups[0] ? '' : group.value, offset: 0 }));
 
     const table = createTable({
         label: 'Operators',
@@ -73,7 +85,7 @@ function createOperators(root, ctx) {
             return h(
                 'span',
                 null,
-                `Rank ${p.rank} · ${store.get().route.q ? 'matching operators' : 'all operators'}: ${formatNumber(t.calls)} calls, host self time ${formatMicros(t.host_self_us)}`,
+                `Rank ${p.rank} · ${tabRoute(store.get().route, params).q ? 'matching operators' : 'all operators'}: ${formatNumber(t.calls)} calls, host self time ${formatMicros(t.host_self_us)}`,
                 p.has_device ? `, device self time ${formatMicros(t.device_self_us)}` : ' · no GPU time recorded',
             );
         },
@@ -88,13 +100,13 @@ function createOperators(root, ctx) {
     root.replaceChildren(table.el);
 
     function update() {
-        const r = store.get().route;
-        group.value = r.group || TAB_TABLES.operators.groups[0];
+        const r = tabRoute(store.get().route, params);
+        group.value = r.group || TABLE.groups[0];
         table.set({ sort: r.sort, order: r.order, q: r.q, offset: r.offset }, { rank: r.rank, group: r.group });
     }
     update();
     const unsubscribe = store.subscribe((next) => {
-        const r = next.route;
+        const r = tabRoute(next.route, params);
         if (r.view === 'run' && r.run === run.id && r.tab === 'operators') update();
     });
     return {

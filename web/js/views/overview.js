@@ -22,7 +22,10 @@ import { categoryInfo, linearScale, niceTicks, stackBreakdown, timeTickLabels } 
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
 import { buildUrl } from '../router.js';
-import { analysisError, hbar, latestRequest, legend, section, swatch } from '../tabs.js';
+import { analysisError, hbar, latestRequest, legend, section, swatch, tabRoute } from '../tabs.js';
+
+/** This tab declares no URL parameters beyond run, view and rank. */
+export const params = Object.freeze({});
 
 /** @typedef {import('../api.js').Overview} Overview */
 /** @typedef {import('../api.js').GpuSummary} GpuSummary */
@@ -76,17 +79,17 @@ function createOverview(root, ctx) {
     const req = latestRequest(
         root,
         (signal) => {
-            shownRank = store.get().route.rank;
+            shownRank = tabRoute(store.get().route, params).rank;
             return api.getOverview(run.id, shownRank, signal);
         },
-        (ov) => replace(root, render(ov, store.get().route)),
-        (e) => replace(root, analysisError(e, 'overview', store.get().route, req.load)),
+        (ov) => replace(root, render(ov, tabRoute(store.get().route, params))),
+        (e) => replace(root, analysisError(e, 'overview', tabRoute(store.get().route, params), req.load)),
     );
 
     replace(root, h('p', { class: [C.muted, C.loading] }, 'Loading the overview…'));
     req.load();
     const unsubscribe = store.subscribe((next) => {
-        const r = next.route;
+        const r = tabRoute(next.route, params);
         if (r.view === 'run' && r.run === run.id && r.tab === 'overview' && r.rank !== shownRank) req.load();
     });
     return {
@@ -99,7 +102,7 @@ function createOverview(root, ctx) {
 
 /**
  * @param {Overview} ov
- * @param {import('../router.js').Route} route
+ * @param {import('../router.js').RunRoute} route
  */
 function render(ov, route) {
     const cats = ov.categories && ov.categories.length ? ov.categories : Object.keys(ov.average ? ov.average.breakdown_us : {});
@@ -208,7 +211,7 @@ function metric(label, value, help) {
 
 /**
  * @param {Overview} ov
- * @param {import('../router.js').Route} route
+ * @param {import('../router.js').RunRoute} route
  */
 function headline(ov, route) {
     const steps = ov.steps || [];

@@ -22,12 +22,15 @@ import { alertBox, h, replace, svg } from '../dom.js';
 import { categoryInfo, stackBreakdown } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, plural } from '../format.js';
 import { buildUrl } from '../router.js';
-import { analysisError, latestRequest, legend, section, stackedBars, swatch } from '../tabs.js';
+import { analysisError, latestRequest, legend, section, stackedBars, swatch, tabRoute } from '../tabs.js';
+
+/** This tab declares no URL parameters beyond run, view and rank. */
+export const params = Object.freeze({});
 
 /** @typedef {import('../api.js').Ranks} Ranks */
 /** @typedef {import('../api.js').RanksRank} RanksRank */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
-/** @typedef {import('../router.js').Route} Route */
+/** @typedef {import('../router.js').TabRoute<typeof params>} Route */
 /** @typedef {import('../dom.js').Child} Child */
 
 /** Per-rank columns are listed up to this many ranks (then min/median/max only). */
@@ -79,12 +82,12 @@ function createRanks(root, ctx) {
             data = d;
             show();
         },
-        (e) => replace(root, analysisError(e, 'rank comparison', store.get().route, req.load)),
+        (e) => replace(root, analysisError(e, 'rank comparison', tabRoute(store.get().route, params), req.load)),
     );
 
     function show() {
         if (!data) return;
-        const route = store.get().route;
+        const route = tabRoute(store.get().route, params);
         shownRank = route.rank;
         replace(root, render(data, route, renumber));
     }
@@ -108,7 +111,7 @@ function createRanks(root, ctx) {
     replace(root, h('p', { class: [C.muted, C.loading] }, 'Comparing the ranks…'));
     req.load();
     const unsubscribe = store.subscribe((next) => {
-        const r = next.route;
+        const r = tabRoute(next.route, params);
         if (r.view === 'run' && r.run === run.id && r.tab === 'ranks' && r.rank !== shownRank) show();
     });
     return {

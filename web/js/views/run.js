@@ -41,7 +41,7 @@ import {
     plural,
     traceWallClock,
 } from '../format.js';
-import { TABS, buildUrl, navigate } from '../router.js';
+import { TABS, buildUrl, navigate, routeAs } from '../router.js';
 import { parseTags } from '../runlist.js';
 import { tabRank } from '../tabs.js';
 import { compareWith } from './compare.js';
@@ -56,7 +56,7 @@ import * as timelineView from './timeline.js';
 /** @typedef {import('../api.js').RunDetail} RunDetail */
 /** @typedef {import('../api.js').RankInfo} RankInfo */
 /** @typedef {import('../api.js').Note} Note */
-/** @typedef {import('../router.js').Route} Route */
+/** @typedef {import('../router.js').RunRoute} Route */
 /** @typedef {import('../state.js').AppStore} AppStore */
 /** @typedef {import('../dom.js').Child} Child */
 
@@ -85,6 +85,27 @@ const STAT_ROWS = /** @type {const} */ ([
  */
 const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView, timeline: timelineView, analyses: analysesView, ranks: ranksView });
 
+/** The Info tab (rendered here) declares no URL parameters beyond run, view and rank. */
+const INFO_PARAMS = Object.freeze({});
+
+/**
+ * The URL parameters a tab declares (after run, view and rank), for
+ * router.js; an unknown tab declares none.
+ * @param {string} tab
+ * @returns {import('../params.js').ParamSpec}
+ */
+export function tabParams(tab) {
+    const view = Object.hasOwn(TAB_VIEWS, tab) ? TAB_VIEWS[tab] : null;
+    return view ? view.params : INFO_PARAMS;
+}
+
+/**
+ * Every field a run page tab may declare (what a route of any tab may
+ * carry into buildUrl() or navigate()).
+ * @typedef {import('../params.js').ParamValues<typeof operatorsView.params> & import('../params.js').ParamValues<typeof kernelsView.params>
+ *   & import('../params.js').ParamValues<typeof memoryView.params> & import('../params.js').ParamValues<typeof timelineView.params>} TabFields
+ */
+
 /** What the placeholder tabs will hold (shown under "coming soon"). */
 const TAB_PLANS = /** @type {Record<string, string>} */ ({
     ranks: 'rank-to-rank comparison: stragglers and communication overlap',
@@ -99,7 +120,7 @@ let active = null;
  */
 export function mount(root, store) {
     unmount();
-    const id = store.get().route.run;
+    const id = routeAs(store.get().route, 'run').run;
     if (id) active = createRunPage(root, store, id);
 }
 
@@ -169,7 +190,7 @@ function createRunPage(root, store, id) {
 
     function render() {
         if (!run) return;
-        const route = store.get().route;
+        const route = routeAs(store.get().route, 'run');
         const tab = TABS.find((t) => t.id === route.tab);
         setTitle(tab ? tab.label : '', run.name || run.id);
         replace(head, back, header(run), tabBar(run, route));
@@ -191,7 +212,7 @@ function createRunPage(root, store, id) {
     function header(r) {
         const titleEl = h('h1', { class: C.title }, r.name || r.id);
         const renameBtn = h('button', { type: 'button', class: [C.btn, C.btnGhost, C.btnSm], title: 'Rename this run' }, 'Rename');
-        const titleRow = h('div', { class: C.titleRow }, titleEl, renameBtn, compareWith(r, tabRank(r, store.get().route)));
+        const titleRow = h('div', { class: C.titleRow }, titleEl, renameBtn, compareWith(r, tabRank(r, routeAs(store.get().route, 'run'))));
         renameBtn.addEventListener('click', () => {
             replace(
                 titleRow,
@@ -253,9 +274,9 @@ function createRunPage(root, store, id) {
                 ? alertBox(
                       'warn',
                       `${plural(r.warnings, 'import note')}: some events were repaired or dropped while importing.`,
-                      store.get().route.tab === 'info'
+                      routeAs(store.get().route, 'run').tab === 'info'
                           ? 'They are listed below, per rank.'
-                          : h('a', { href: buildUrl({ ...store.get().route, tab: 'info' }) }, 'See them on the Info tab'),
+                          : h('a', { href: buildUrl({ ...routeAs(store.get().route, 'run'), tab: 'info' }) }, 'See them on the Info tab'),
                   )
                 : null;
         return [titleRow, h('div', { class: C.subtitle }, sub), tagsBox, notesBanner];
@@ -278,7 +299,7 @@ function createRunPage(root, store, id) {
             );
             select.value = perRank ? String(tabRank(r, route)) : route.rank === null ? '' : String(route.rank);
             select.addEventListener('change', () =>
-                navigate({ ...store.get().route, rank: select.value === '' ? null : Number(select.value), offset: 0, start: null, end: null }, { replace: true }),
+                navigate({ ...routeAs(store.get().route, 'run'), rank: select.value === '' ? null : Number(select.value), offset: 0, start: null, end: null }, { replace: true }),
             );
             selector = h('label', { class: C.field }, h('span', { class: C.label }, 'Rank'), select);
         }
@@ -318,11 +339,11 @@ function createRunPage(root, store, id) {
                 h('p', null, 'For now, the ', h('a', { href: buildUrl({ ...route, tab: 'info' }) }, 'Info tab'), ' shows what was imported from each trace file.'),
             );
         }
-        return infoTab(r, route, (rank) => navigate({ ...store.get().route, rank }, { replace: true }));
+        return infoTab(r, route, (rank) => navigate({ ...routeAs(store.get().route, 'run'), rank }, { replace: true }));
     }
 
     const unsubscribe = store.subscribe((next, prev) => {
-        if (next.route !== prev.route && next.route.view === 'run' && next.route.run === id) render();
+        if (routeAs(next.route, 'run') !== prev.route && routeAs(next.route, 'run').view === 'run' && routeAs(next.route, 'run').run === id) render();
     });
 
     load();

@@ -27,7 +27,8 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, bidiText, clear, confirmDialog, copyText, h, inlineEditor, progressBar, replace, setTitle, toast } from '../dom.js';
 import { DASH, formatAge, formatBytes, formatDate, formatDateTimeUtc, formatNumber, plural } from '../format.js';
-import { buildUrl, navigate } from '../router.js';
+import { stringParam } from '../params.js';
+import { buildUrl, navigate, routeAs } from '../router.js';
 import {
     ACCEPT,
     PHASES,
@@ -43,6 +44,26 @@ import {
 /** @typedef {import('../api.js').Run} Run */
 /** @typedef {import('../api.js').Job} Job */
 /** @typedef {import('../state.js').AppStore} AppStore */
+
+/** Columns the list can be sorted by (URL `sort`, optional "-" prefix). */
+export const SORT_KEYS = Object.freeze(['name', 'created', 'ranks', 'gpu', 'bytes', 'events', 'status']);
+
+/**
+ * This page's URL parameters: the filter text and the sort
+ * ("" = default, "-" prefix = descending).
+ */
+export const params = Object.freeze({
+    q: stringParam('q'),
+    sort: /** @type {import('../params.js').Param<string>} */ ({
+        key: 'sort',
+        type: 'enum',
+        default: '',
+        parse: (raw) => (raw && SORT_KEYS.includes(raw.replace(/^-/, '')) ? raw : undefined),
+        serialize: (v) => v || null,
+    }),
+});
+
+/** @typedef {import('../router.js').RunsRoute} RunsRoute */
 
 const POLL_ACTIVE_MS = 1000;
 const POLL_IDLE_MS = 10000;
@@ -146,7 +167,7 @@ function createRunsPage(root, store) {
         type: 'search',
         placeholder: 'Filter by name, tag, GPU, file…',
         'aria-label': 'Filter runs',
-        value: store.get().route.q,
+        value: routeAs(store.get().route, 'runs').q,
         spellcheck: 'false',
     });
     const countText = h('span', { class: C.muted });
@@ -397,7 +418,7 @@ function createRunsPage(root, store) {
     }
 
     function renderList() {
-        const route = store.get().route;
+        const route = routeAs(store.get().route, 'runs');
         if (filterInput.value !== route.q && document.activeElement !== filterInput) filterInput.value = route.q;
         if (loadError && !data) {
             countText.textContent = '';
@@ -627,7 +648,7 @@ function createRunsPage(root, store) {
 
     /** @param {{q?: string, sort?: string}} patch */
     function setRoute(patch) {
-        navigate({ ...store.get().route, ...patch }, { replace: true });
+        navigate({ ...routeAs(store.get().route, 'runs'), ...patch }, { replace: true });
     }
 
     filterInput.addEventListener('input', () => setRoute({ q: filterInput.value }));

@@ -46,8 +46,8 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, onDprChange, replace } from '../dom.js';
 import { formatOffset } from '../format.js';
-import { parseSel } from '../router.js';
-import { analysisError, tabRank } from '../tabs.js';
+import { buildSel, flagParam, listParam, parsePins, parseSel, stringParam, windowParams } from '../params.js';
+import { analysisError, tabRank, tabRoute } from '../tabs.js';
 import * as T from '../timescale.js';
 import { showAggregate, showAreaEmpty, showAreaError, showAreaLoading } from '../timeline/aggregate.js';
 import { createCritPath } from '../timeline/critpath.js';
@@ -70,7 +70,34 @@ export { nameHash, sliceCategory } from '../timeline/colours.js';
 /** @typedef {import('../api.js').TimelineTrack} TimelineTrack */
 /** @typedef {import('../api.js').TimelineSlice} TimelineSlice */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
-/** @typedef {import('../router.js').Route} Route */
+/**
+ * This tab's URL parameters (after run, view and rank): the window (µs on
+ * the trace clock; null = the whole rank), the selected slice
+ * ("track:ts:dur", "" = none), the pinned track ids (ascending), the
+ * search text and whether the critical path is outlined.
+ */
+export const params = Object.freeze({
+    ...windowParams(),
+    sel: /** @type {import('../params.js').Param<string>} */ ({
+        key: 'sel',
+        type: 'string',
+        default: '',
+        parse: (raw) => {
+            const sel = parseSel(raw || '');
+            return sel ? buildSel(sel) : undefined;
+        },
+        serialize: (v) => {
+            const sel = parseSel(v);
+            return sel ? buildSel(sel) : null;
+        },
+    }),
+    pins: listParam('pins', parsePins),
+    q: stringParam('q'),
+    cp: flagParam('cp'),
+});
+
+/** @typedef {import('../router.js').TabRoute<typeof params>} TimelineRoute */
+/** @typedef {import('../router.js').TabRoute<typeof params>} Route */
 /** @typedef {import('../timescale.js').Viewport} Viewport */
 /** @typedef {import('../timeline/layout.js').Hit} Hit */
 /** @typedef {import('../timeline/data.js').Items} Items */
@@ -101,10 +128,10 @@ export function unmount() {
 function createTimeline(root, ctx) {
     const { store, run } = ctx;
     /** Everything the tab holds (timeline/state.js documents each field). */
-    const st = createState(store.get().route, tabRank(run, store.get().route), store.get().route.q);
+    const st = createState(tabRoute(store.get().route, params), tabRank(run, tabRoute(store.get().route, params)), tabRoute(store.get().route, params).q);
 
     const search = createSearch({
-        initial: store.get().route.q,
+        initial: tabRoute(store.get().route, params).q,
         runId: run.id,
         rank: () => st.rank,
         selection: () => st.sel,
@@ -126,7 +153,7 @@ function createTimeline(root, ctx) {
     );
     const cp = createCritPath({
         runId: run.id, rank: () => st.rank, plot: () => plot, changed: () => invalidateOverlay(),
-        initial: store.get().route.cp, toggled: () => scheduleUrl(),
+        initial: tabRoute(store.get().route, params).cp, toggled: () => scheduleUrl(),
     });
     const toolbar = h(
         'div',
@@ -185,14 +212,14 @@ function createTimeline(root, ctx) {
 
     const fetcher = createFetcher(st, {
         runId: run.id,
-        routeRank: () => store.get().route.rank,
+        routeRank: () => tabRoute(store.get().route, params).rank,
         loading() {
             replace(status, h('p', { class: [C.muted, C.loading] }, 'Loading the timeline…'));
             content.hidden = true;
         },
         gotMeta: (m) => setMeta(m),
         failed: (e, what, retry) =>
-            replace(status, analysisError(e, what, store.get().route, () => {
+            replace(status, analysisError(e, what, tabRoute(store.get().route, params), () => {
                 if (what !== 'timeline') replace(status);
                 retry();
             })),
@@ -229,7 +256,7 @@ function createTimeline(root, ctx) {
             return;
         }
         content.hidden = false;
-        const r = store.get().route;
+        const r = tabRoute(store.get().route, params);
         st.view = T.clampView(r.start !== null && r.end !== null ? { start: r.start, end: r.end, width: plotWidth() } : { ...st.bounds, width: plotWidth() }, st.bounds);
         buildRows();
         invalidate();
