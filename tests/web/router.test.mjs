@@ -2,7 +2,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
-import { DEFAULT_TAB, TABS, buildUrl, makeRoute, parseRoute, routeKey } from '../../web/js/router.js';
+import { DEFAULT_TAB, TABS, buildUrl, makeRoute, parseRoute, routeKey, useViews } from '../../web/js/router.js';
+import { VIEW_PARAMS } from '../../web/js/views/index.js';
+
+useViews(VIEW_PARAMS);
 
 test('empty query is the runs list', () => {
     for (const q of ['', '?', '?foo=bar', '?run=', '?job=', '?job=abc', '?job=0', '?job=-3', '?run=../../etc']) {
@@ -108,7 +111,7 @@ test('routeKey identifies the mounted page', () => {
 });
 
 test('table tabs read their state; invalid values fall back to defaults', async () => {
-    const { TAB_TABLES } = await import('../../web/js/router.js');
+    const { TAB_TABLES } = await import('../../web/js/views/index.js');
     const r = parseRoute('?run=abc&view=kernels&group=op&q=gemm&sort=share&order=asc&offset=200');
     assert.deepEqual(
         { group: r.group, q: r.q, sort: r.sort, order: r.order, offset: r.offset },
@@ -207,7 +210,7 @@ test('bad timeline parameters are dropped', () => {
 });
 
 test('compare page: parse, canonical URL, validation', async () => {
-    const { COMPARE_STATUSES, parseStatuses } = await import('../../web/js/router.js');
+    const { COMPARE_STATUSES, parseStatuses } = await import('../../web/js/views/compare.js');
     const r = parseRoute('?compare=aaa,bbb');
     assert.equal(r.view, 'compare');
     assert.equal(r.a, 'aaa');

@@ -17,9 +17,10 @@
 import { getHealth } from './api.js';
 import { C } from './classes.js';
 import { clear, h, toast } from './dom.js';
-import { makeRoute, routeKey, startRouter } from './router.js';
+import { makeRoute, routeKey, startRouter, useViews } from './router.js';
 import { createStore } from './state.js';
 import * as compareView from './views/compare.js';
+import { VIEW_PARAMS } from './views/index.js';
 import * as jobView from './views/job.js';
 import * as runView from './views/run.js';
 import * as runsView from './views/runs.js';
@@ -86,4 +87,5 @@ async function showServerState() {
 }
 
 showServerState();
+useViews(VIEW_PARAMS);
 startRouter(show);

@@ -40,14 +40,7 @@
  */
 
 import { RANK_RE, intParam, pickParams, readParams, writeParams } from './params.js';
-import { TABLE as kernelsTable } from './views/kernels.js';
-import { TABLE as memoryTable } from './views/memory.js';
-import { TABLE as operatorsTable } from './views/operators.js';
-import * as compareView from './views/compare.js';
-import * as runView from './views/run.js';
-import * as runsView from './views/runs.js';
 
-export { COMPARE_STATUSES, parseStatuses } from './views/compare.js';
 export { buildSel, parsePins, parseSel, urlTime } from './params.js';
 
 /** @typedef {'runs' | 'run' | 'job' | 'compare'} ViewName */
@@ -57,7 +50,7 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  * @typedef {import('./params.js').ParamValues<S>} ParamValues
  */
 
-/** @typedef {{view: 'runs'} & ParamValues<typeof runsView.params>} RunsRoute  runs list */
+/** @typedef {{view: 'runs'} & ParamValues<typeof import('./views/runs.js').params>} RunsRoute  runs list */
 /** @typedef {{view: 'job', job: number}} JobRoute  ingest job progress */
 /**
  * The run page's own keys; the active tab adds the fields it declares
@@ -74,7 +67,7 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  * @typedef {RunRoute & ParamValues<S>} TabRoute
  */
 /**
- * @typedef {{view: 'compare', a: string, b: string} & ParamValues<typeof compareView.params>} CompareRoute
+ * @typedef {{view: 'compare', a: string, b: string} & ParamValues<typeof import('./views/compare.js').params>} CompareRoute
  *   two runs compared: B against the baseline A
  */
 /** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute} Route  what parseRoute() answers */
@@ -83,7 +76,7 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  * Fields buildUrl() and navigate() accept: any view's, those of other
  * views than `view` are ignored and missing ones take their defaults.
  * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null}
- *   & Partial<ParamValues<typeof runsView.params>> & Partial<ParamValues<typeof compareView.params>> & Partial<runView.TabFields>} RouteFields
+ *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>> & Partial<import('./views/run.js').TabFields>} RouteFields
  */
 
 /**
@@ -106,23 +99,31 @@ export const TABS = Object.freeze([
 export const DEFAULT_TAB = 'overview';
 
 /**
- * Run page tabs that show a server-side table, with the values their URL
- * parameters may take, as their views declare them.
- * @type {Readonly<Record<string, import('./params.js').TableSpec>>}
+ * The URL parameters each view declares (web/js/views/index.js collects
+ * them). The views import the router to build their links, so the router
+ * is handed their declarations at start rather than importing them.
+ * @typedef {object} ViewParams
+ * @property {typeof import('./views/runs.js').params} runs
+ * @property {typeof import('./views/compare.js').params} compare
+ * @property {(tab: string) => ParamSpec} tabParams  the run page tab's
  */
-export const TAB_TABLES = Object.freeze({
-    // getters: read when asked, not while the modules of an import cycle
-    // (a view imports the router, which imports the views) still load
-    get operators() {
-        return operatorsTable;
-    },
-    get kernels() {
-        return kernelsTable;
-    },
-    get memory() {
-        return memoryTable;
-    },
-});
+/** @type {ViewParams | null} */
+let declared = null;
+
+/**
+ * Hands the router the views' parameter declarations; call once before
+ * parsing or building any URL (app.js at start, tests before they route).
+ * @param {ViewParams} v
+ */
+export function useViews(v) {
+    declared = v;
+}
+
+/** @returns {ViewParams} */
+function views() {
+    if (!declared) throw new Error('router: useViews() was not called');
+    return declared;
+}
 
 const RUN_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const JOB_RE = /^[1-9][0-9]{0,9}$/;
@@ -143,11 +144,11 @@ export function makeRoute(fields = {}) {
     const f = /** @type {Readonly<Record<string, any>>} */ (fields);
     if (fields.view === 'run') {
         const tab = fields.tab || DEFAULT_TAB;
-        return { view: 'run', run: fields.run || '', tab, rank: fields.rank ?? null, ...pickParams(runView.tabParams(tab), f) };
+        return { view: 'run', run: fields.run || '', tab, rank: fields.rank ?? null, ...pickParams(views().tabParams(tab), f) };
     }
     if (fields.view === 'job') return { view: 'job', job: fields.job || 0 };
-    if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(compareView.params, f) };
-    return { view: 'runs', ...pickParams(runsView.params, f) };
+    if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(views().compare, f) };
+    return { view: 'runs', ...pickParams(views().runs, f) };
 }
 
 /**
@@ -164,13 +165,13 @@ export function parseRoute(search) {
         const tabParam = (p.get('view') || '').toLowerCase();
         const tab = TABS.some((t) => t.id === tabParam) ? tabParam : DEFAULT_TAB;
         const rank = RANK.parse(p.get('rank'), p) ?? null;
-        return { view: 'run', run, tab, rank, ...readParams(runView.tabParams(tab), p) };
+        return { view: 'run', run, tab, rank, ...readParams(views().tabParams(tab), p) };
     }
     const pair = comparePair(p);
-    if (pair) return { view: 'compare', a: pair[0], b: pair[1], ...readParams(compareView.params, p) };
+    if (pair) return { view: 'compare', a: pair[0], b: pair[1], ...readParams(views().compare, p) };
     const job = JOB.parse(p.get('job'), p);
     if (job !== undefined && job !== null) return { view: 'job', job };
-    return { view: 'runs', ...readParams(runsView.params, p) };
+    return { view: 'runs', ...readParams(views().runs, p) };
 }
 
 /**
@@ -204,14 +205,14 @@ export function buildUrl(fields) {
         if (tab !== DEFAULT_TAB) p.set('view', tab);
         const rank = RANK.serialize(fields.rank ?? null, f);
         if (rank !== null) p.set('rank', rank);
-        writeParams(runView.tabParams(tab), f, p);
+        writeParams(views().tabParams(tab), f, p);
     } else if (fields.view === 'compare' && fields.a && fields.b) {
         p.set('compare', `${fields.a},${fields.b}`);
-        writeParams(compareView.params, f, p);
+        writeParams(views().compare, f, p);
     } else if (fields.view === 'job' && fields.job !== null && fields.job !== undefined) {
         p.set('job', String(fields.job));
     } else {
-        writeParams(runsView.params, f, p);
+        writeParams(views().runs, f, p);
     }
     // "," and ":" need no escaping in a query (sel=3:12.5:4&pins=1,2 reads better)
     const qs = p.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
