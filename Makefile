@@ -25,7 +25,7 @@ BUILD   ?= build
 # Reading order (see README "Source map").
 SRCS := \
 	server/base/err.c server/base/xmalloc.c server/base/log.c server/base/fsutil.c server/base/config.c \
-	server/base/sbuf.c server/base/utf8.c server/base/jtok.c server/base/workpool.c \
+	server/base/sbuf.c server/base/hmap.c server/base/utf8.c server/base/jtok.c server/base/workpool.c \
 	server/ingest/instream.c server/ingest/mpart.c \
 	server/ingest/importer.c server/ingest/import_chrome.c server/ingest/import_nsys.c \
 	server/store/model.c server/store/sorter.c server/store/budget.c server/store/rundb.c server/store/catalog.c \

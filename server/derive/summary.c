@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/hmap.h"
 #include "base/jtok.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -70,46 +71,23 @@ enum {
 };
 
 struct name {
-    uint32_t id; /* 0 = empty slot */
+    uint32_t id;
     uint8_t flags;
     char *s;
 };
 
 struct names {
-    struct name *v;
-    size_t cap, n;
+    struct hmap map; /* id -> struct name */
     sqlite3_stmt *get;
 };
-
-static uint32_t hash32(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
 
 static const struct name *names_get(struct names *nm, uint32_t id)
 {
     static const struct name none = { 0, 0, "" };
     if (id == 0) return &none;
-    if (nm->n * 2 >= nm->cap) {
-        size_t ncap = nm->cap ? nm->cap * 2 : 1024;
-        struct name *nv = xcalloc(ncap, sizeof *nv);
-        for (size_t i = 0; i < nm->cap; i++) {
-            if (!nm->v[i].id) continue;
-            size_t k = hash32(nm->v[i].id) & (ncap - 1);
-            while (nv[k].id) k = (k + 1) & (ncap - 1);
-            nv[k] = nm->v[i];
-        }
-        free(nm->v);
-        nm->v = nv;
-        nm->cap = ncap;
-    }
-    size_t k = hash32(id) & (nm->cap - 1);
-    while (nm->v[k].id && nm->v[k].id != id) k = (k + 1) & (nm->cap - 1);
-    if (nm->v[k].id) return &nm->v[k];
-    struct name *e = &nm->v[k];
+    int fresh;
+    struct name *e = hmap_put(&nm->map, hmap_hash_u64(id), &id, sizeof id, &fresh);
+    if (!fresh) return e;
     e->id = id;
     sqlite3_bind_int64(nm->get, 1, id);
     const char *s = sqlite3_step(nm->get) == SQLITE_ROW ? (const char *)sqlite3_column_text(nm->get, 0) : NULL;
@@ -126,83 +104,18 @@ static const struct name *names_get(struct names *nm, uint32_t id)
         strcmp(e->s, "DataParallel.forward") == 0 || strcmp(e->s, "DistributedDataParallel.forward") == 0)
         f |= NF_NOT_OP;
     e->flags = f;
-    nm->n++;
     return e;
+}
+
+static void free_name(void *v)
+{
+    free(((struct name *)v)->s);
 }
 
 static void names_free(struct names *nm)
 {
-    for (size_t i = 0; i < nm->cap; i++) free(nm->v[i].s);
-    free(nm->v);
+    hmap_free(&nm->map, free_name);
     sqlite3_finalize(nm->get);
-}
-
-/* ====================================================================== */
-/* String-keyed aggregation map                                           */
-/* ====================================================================== */
-
-struct smap {
-    char **keys;
-    size_t *lens;
-    void **vals;
-    size_t cap, n;
-};
-
-static uint64_t fnv(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
-/* Returns the slot's value pointer; *fresh says whether it was just made
- * (then the caller stores a value there). Key bytes are copied. */
-static void **smap_slot(struct smap *m, const char *key, size_t n, int *fresh)
-{
-    if (m->n * 2 >= m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 256;
-        char **nk = xcalloc(ncap, sizeof *nk);
-        size_t *nl = xcalloc(ncap, sizeof *nl);
-        void **nv = xcalloc(ncap, sizeof *nv);
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i]) continue;
-            size_t k = fnv(m->keys[i], m->lens[i]) & (ncap - 1);
-            while (nk[k]) k = (k + 1) & (ncap - 1);
-            nk[k] = m->keys[i];
-            nl[k] = m->lens[i];
-            nv[k] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->lens);
-        free(m->vals);
-        m->keys = nk;
-        m->lens = nl;
-        m->vals = nv;
-        m->cap = ncap;
-    }
-    size_t k = fnv(key, n) & (m->cap - 1);
-    while (m->keys[k] && !(m->lens[k] == n && memcmp(m->keys[k], key, n) == 0)) k = (k + 1) & (m->cap - 1);
-    *fresh = !m->keys[k];
-    if (*fresh) {
-        m->keys[k] = xmemdup0(key, n);
-        m->lens[k] = n;
-        m->vals[k] = NULL;
-        m->n++;
-    }
-    return &m->vals[k];
-}
-
-static void smap_free(struct smap *m, void (*free_val)(void *))
-{
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i]) continue;
-        free(m->keys[i]);
-        if (free_val) free_val(m->vals[i]);
-    }
-    free(m->keys);
-    free(m->lens);
-    free(m->vals);
-    memset(m, 0, sizeof *m);
 }
 
 /* ====================================================================== */
@@ -267,13 +180,11 @@ struct rankctx {
     struct names names;
     struct gop *g;
     size_t ng, gcap;
-    uint32_t *corr_head; /* open addressing: corr -> gop index + 1 */
-    int64_t *corr_key;
-    size_t corr_cap;
+    struct hmap corr; /* corr -> first gop index + 1 (uint32_t) */
     struct hstep *hs;
     size_t nhs, hscap;
     struct ivlist cat[C_N];
-    struct smap ops, kernels;
+    struct hmap ops, kernels; /* key text -> struct opagg, struct kagg */
     struct memop *mo;
     size_t nmo, mocap;
     int64_t cpu_min, cpu_max, all_min, all_max;
@@ -284,40 +195,18 @@ struct rankctx {
 
 static void corr_put(struct rankctx *c, int64_t corr, uint32_t idx)
 {
-    if (c->ng * 2 >= c->corr_cap) {
-        size_t ncap = c->corr_cap ? c->corr_cap * 2 : 4096;
-        uint32_t *nh = xcalloc(ncap, sizeof *nh);
-        int64_t *nk = xcalloc(ncap, sizeof *nk);
-        for (size_t i = 0; i < c->corr_cap; i++) {
-            if (!c->corr_head[i]) continue;
-            size_t k = hash32((uint64_t)c->corr_key[i]) & (ncap - 1);
-            while (nh[k]) k = (k + 1) & (ncap - 1);
-            nh[k] = c->corr_head[i];
-            nk[k] = c->corr_key[i];
-        }
-        free(c->corr_head);
-        free(c->corr_key);
-        c->corr_head = nh;
-        c->corr_key = nk;
-        c->corr_cap = ncap;
-    }
-    size_t k = hash32((uint64_t)corr) & (c->corr_cap - 1);
-    while (c->corr_head[k] && c->corr_key[k] != corr) k = (k + 1) & (c->corr_cap - 1);
-    if (c->corr_head[k]) c->g[idx].next = c->corr_head[k];
-    c->corr_head[k] = idx + 1;
-    c->corr_key[k] = corr;
+    int fresh;
+    uint32_t *head = hmap_put(&c->corr, hmap_hash_u64((uint64_t)corr), &corr, sizeof corr, &fresh);
+    if (!fresh) c->g[idx].next = *head;
+    *head = idx + 1;
 }
 
 /* First gop of corr + 1, 0 when none; follow gop.next. */
 static uint32_t corr_find(const struct rankctx *c, int64_t corr)
 {
-    if (!c->corr_cap || corr == 0) return 0;
-    size_t k = hash32((uint64_t)corr) & (c->corr_cap - 1);
-    while (c->corr_head[k]) {
-        if (c->corr_key[k] == corr) return c->corr_head[k];
-        k = (k + 1) & (c->corr_cap - 1);
-    }
-    return 0;
+    if (corr == 0) return 0;
+    const uint32_t *head = hmap_get(&c->corr, hmap_hash_u64((uint64_t)corr), &corr, sizeof corr);
+    return head ? *head : 0;
 }
 
 /* ====================================================================== */
@@ -510,18 +399,14 @@ struct walk {
 static void free_opagg(void *p)
 {
     struct opagg *a = p;
-    if (!a) return;
     free(a->shape);
     free(a->stack);
-    free(a);
 }
 
 static void free_kagg(void *p)
 {
     struct kagg *a = p;
-    if (!a) return;
     free(a->limiter);
-    free(a);
 }
 
 static void finish_frame(struct rankctx *c, struct walk *w, int i)
@@ -542,15 +427,13 @@ static void finish_frame(struct rankctx *c, struct walk *w, int i)
         key[kn + sl] = '\x01';
         if (tl) memcpy(key + kn + sl + 1, f->stack, tl);
         int fresh;
-        void **slot = smap_slot(&c->ops, key, (size_t)kn + sl + 1 + tl, &fresh);
+        size_t klen = (size_t)kn + sl + 1 + tl;
+        struct opagg *a = hmap_put(&c->ops, hmap_hash_bytes(key, klen), key, klen, &fresh);
         free(key);
-        struct opagg *a = *slot;
         if (fresh) {
-            a = xcalloc(1, sizeof *a);
             a->name = f->name;
             a->shape = f->shape ? xstrdup(f->shape) : NULL;
             a->stack = f->stack ? xstrdup(f->stack) : NULL;
-            *slot = a;
         }
         a->calls++;
         a->host_total += total;
@@ -1092,9 +975,9 @@ static int write_ops(struct rankctx *c, struct err *e)
                            -1, &ins, NULL) != SQLITE_OK)
         return rundb_db_error(c->db, e, "analysis (op_stat)");
     int rc = 0;
-    for (size_t i = 0; i < c->ops.cap && rc == 0; i++) {
-        const struct opagg *a = c->ops.keys[i] ? c->ops.vals[i] : NULL;
-        if (!a) continue;
+    size_t pos = 0;
+    const struct opagg *a;
+    while (rc == 0 && (a = hmap_next(&c->ops, &pos, NULL, NULL))) {
         sqlite3_bind_int(ins, 1, c->rank);
         bind_text_or_empty(ins, 2, names_get(&c->names, a->name)->s);
         bind_text_or_empty(ins, 3, a->shape);
@@ -1122,16 +1005,13 @@ static int write_kernels(struct rankctx *c, struct err *e)
         char key[48];
         int kn = snprintf(key, sizeof key, "%d:%u:%u", g->device, g->name, g->op);
         int fresh;
-        void **slot = smap_slot(&c->kernels, key, (size_t)kn, &fresh);
-        struct kagg *a = *slot;
+        struct kagg *a = hmap_put(&c->kernels, hmap_hash_bytes(key, (size_t)kn), key, (size_t)kn, &fresh);
         if (fresh) {
-            a = xcalloc(1, sizeof *a);
             a->device = g->device;
             a->name = g->name;
             a->op = g->op;
             a->min = INT64_MAX;
             a->flags = g->flags;
-            *slot = a;
         }
         a->calls++;
         a->total += g->dur;
@@ -1155,9 +1035,9 @@ static int write_kernels(struct rankctx *c, struct err *e)
                            -1, &ins, NULL) != SQLITE_OK)
         return rundb_db_error(c->db, e, "analysis (kernel_stat)");
     int rc = 0;
-    for (size_t i = 0; i < c->kernels.cap && rc == 0; i++) {
-        const struct kagg *a = c->kernels.keys[i] ? c->kernels.vals[i] : NULL;
-        if (!a) continue;
+    size_t pos = 0;
+    const struct kagg *a;
+    while (rc == 0 && (a = hmap_next(&c->kernels, &pos, NULL, NULL))) {
         sqlite3_bind_int(ins, 1, c->rank);
         sqlite3_bind_int(ins, 2, a->device);
         bind_text_or_empty(ins, 3, names_get(&c->names, a->name)->s);
@@ -1185,57 +1065,21 @@ static int write_kernels(struct rankctx *c, struct err *e)
 /* Memory: allocations paired with frees, peaks                           */
 /* ====================================================================== */
 
-struct pending {
+/* An allocation waiting for its free, keyed by struct pkey. */
+struct pkey {
     int dt, di;
-    int64_t addr; /* key */
-    int used;
+    int64_t addr;
+};
+
+struct pending {
     int64_t ts, bytes;
     uint32_t op;
 };
 
-struct pmap {
-    struct pending *v;
-    size_t cap, n;
-};
-
-static uint64_t pkey_hash(int dt, int di, int64_t addr)
+static uint64_t pkey_hash(const struct pkey *k)
 {
-    return hash32((uint64_t)addr ^ ((uint64_t)(uint32_t)di << 40) ^ ((uint64_t)(uint32_t)dt << 56));
-}
-
-static struct pending *pmap_find(struct pmap *m, int dt, int di, int64_t addr, int create)
-{
-    if (create && m->n * 2 >= m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 1024;
-        struct pending *nv = xcalloc(ncap, sizeof *nv);
-        for (size_t i = 0; i < m->cap; i++) {
-            if (m->v[i].used != 1) continue;
-            size_t k = pkey_hash(m->v[i].dt, m->v[i].di, m->v[i].addr) & (ncap - 1);
-            while (nv[k].used) k = (k + 1) & (ncap - 1);
-            nv[k] = m->v[i];
-        }
-        free(m->v);
-        m->v = nv;
-        m->cap = ncap;
-        /* tombstones are gone: recount live entries */
-        m->n = 0;
-        for (size_t i = 0; i < ncap; i++) m->n += nv[i].used == 1;
-    }
-    if (!m->cap) return NULL;
-    size_t k = pkey_hash(dt, di, addr) & (m->cap - 1), tomb = SIZE_MAX;
-    while (m->v[k].used) {
-        if (m->v[k].used == 1 && m->v[k].dt == dt && m->v[k].di == di && m->v[k].addr == addr) return &m->v[k];
-        if (m->v[k].used == 2 && tomb == SIZE_MAX) tomb = k;
-        k = (k + 1) & (m->cap - 1);
-    }
-    if (!create) return NULL;
-    if (tomb != SIZE_MAX) k = tomb;
-    else m->n++;
-    m->v[k].used = 1;
-    m->v[k].dt = dt;
-    m->v[k].di = di;
-    m->v[k].addr = addr;
-    return &m->v[k];
+    return (uint32_t)hmap_hash_u64((uint64_t)k->addr ^ ((uint64_t)(uint32_t)k->di << 40) ^
+                                   ((uint64_t)(uint32_t)k->dt << 56));
 }
 
 static int cmp_memop(const void *x, const void *y)
@@ -1302,7 +1146,8 @@ static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, js
     struct stepmem *sm = NULL;
     size_t nsm = 0, cur_step = 0;
     sqlite3_stmt *st = NULL, *ins = NULL;
-    struct pmap pm = { 0 };
+    struct hmap pm; /* struct pkey -> struct pending */
+    hmap_init(&pm, sizeof(struct pending), 1024);
     json_t *peaks = json_object();
     int rc = 0;
     uint64_t double_free = 0;
@@ -1357,7 +1202,8 @@ static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, js
                 json_object_set_new(p, "reserved", json_integer(reserved));
         }
         if (bytes > 0) {
-            struct pending *p = pmap_find(&pm, dt, di, addr, 1);
+            struct pkey pk = { dt, di, addr };
+            struct pending *p = hmap_put(&pm, pkey_hash(&pk), &pk, sizeof pk, NULL);
             if (p->ts || p->bytes) {
                 /* allocated twice without a free in between: close the old one unseen */
                 if (put_alloc(ins, c->rank, dt, di, addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
@@ -1366,11 +1212,11 @@ static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, js
             p->bytes = bytes;
             p->op = memop_find(c, id);
         } else if (bytes < 0) {
-            struct pending *p = pmap_find(&pm, dt, di, addr, 0);
+            struct pkey pk = { dt, di, addr };
+            struct pending *p = hmap_get(&pm, pkey_hash(&pk), &pk, sizeof pk);
             if (p) {
                 if (put_alloc(ins, c->rank, dt, di, addr, p->bytes, p->ts, 1, ts, 1, p->op)) goto dberr;
-                p->used = 2; /* tombstone */
-                p->ts = p->bytes = 0;
+                hmap_del(&pm, pkey_hash(&pk), &pk, sizeof pk);
             } else {
                 double_free++;
                 if (put_alloc(ins, c->rank, dt, di, addr, bytes, 0, 0, ts, 1, 0)) goto dberr;
@@ -1378,10 +1224,12 @@ static int memory(struct rankctx *c, const struct step *steps, size_t nsteps, js
         }
     }
     if (src != SQLITE_DONE) goto dberr;
-    for (size_t i = 0; i < pm.cap; i++) {
-        const struct pending *p = &pm.v[i];
-        if (p->used != 1) continue;
-        if (put_alloc(ins, c->rank, p->dt, p->di, p->addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
+    size_t pos = 0;
+    const void *kp;
+    const struct pending *p;
+    while ((p = hmap_next(&pm, &pos, &kp, NULL))) {
+        const struct pkey *k = kp;
+        if (put_alloc(ins, c->rank, k->dt, k->di, k->addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
     }
     for (; cur_step < nsteps; cur_step++)
         for (size_t k = 0; k < nsm; k++) sm[k].end[cur_step] = sm[k].last;
@@ -1411,7 +1259,7 @@ out:
     }
     free(sm);
     json_decref(peaks);
-    free(pm.v);
+    hmap_free(&pm, NULL);
     sqlite3_finalize(st);
     sqlite3_finalize(ins);
     return rc;
@@ -1468,6 +1316,10 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
     c.cpu_min = c.all_min = INT64_MAX;
     c.cpu_max = c.all_max = INT64_MIN;
     c.notes = json_array();
+    hmap_init(&c.names.map, sizeof(struct name), 1024);
+    hmap_init(&c.corr, sizeof(uint32_t), 4096);
+    hmap_init(&c.ops, sizeof(struct opagg), 256);
+    hmap_init(&c.kernels, sizeof(struct kagg), 256);
     if (sqlite3_prepare_v2(db, "SELECT s FROM str WHERE id = ?", -1, &c.names.get, NULL) != SQLITE_OK) {
         rc = rundb_db_error(db, e, "analysis (strings)");
         goto out;
@@ -1519,13 +1371,12 @@ out:
     free(steps);
     for (size_t i = 0; i < c.ng; i++) free(c.g[i].limiter);
     free(c.g);
-    free(c.corr_head);
-    free(c.corr_key);
+    hmap_free(&c.corr, NULL);
     free(c.hs);
     free(c.mo);
     for (int k = 0; k < C_N; k++) ivlist_free(&c.cat[k]);
-    smap_free(&c.ops, free_opagg);
-    smap_free(&c.kernels, free_kagg);
+    hmap_free(&c.ops, free_opagg);
+    hmap_free(&c.kernels, free_kagg);
     names_free(&c.names);
     json_decref(c.notes);
     json_decref(summary);

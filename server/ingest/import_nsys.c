@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/hmap.h"
 #include "base/xmalloc.h"
 
 /* ====================================================================== */
@@ -86,8 +87,7 @@ struct nsys {
     size_t args_cap, args_n;
     int args_members;
     char memkind[8][24];  /* ENUM_CUDA_MEM_KIND labels */
-    int64_t *tids;        /* open-addressing set of globalTids with events */
-    size_t ntids, tids_cap;
+    struct hmap tids;     /* set of globalTids with events (no values) */
     struct gpu { int64_t dev; int sms; } gpus[64];
     struct strm { int64_t dev, stream; uint32_t track; } streams[256];
     size_t nstreams;
@@ -257,48 +257,16 @@ static void args_end(struct nsys *n)
     args_put(n, "}", 1);
 }
 
-static uint64_t hash64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return x;
-}
-
 /* Records a globalTid that has events (for naming its thread later). */
 static void tid_seen(struct nsys *n, int64_t gtid)
 {
     if (gtid == 0) return;
-    if (n->ntids * 2 >= n->tids_cap) {
-        size_t ncap = n->tids_cap ? n->tids_cap * 2 : 64;
-        int64_t *nt = xcalloc(ncap, sizeof *nt);
-        for (size_t i = 0; i < n->tids_cap; i++) {
-            if (!n->tids[i]) continue;
-            size_t k = hash64((uint64_t)n->tids[i]) & (ncap - 1);
-            while (nt[k]) k = (k + 1) & (ncap - 1);
-            nt[k] = n->tids[i];
-        }
-        free(n->tids);
-        n->tids = nt;
-        n->tids_cap = ncap;
-    }
-    size_t k = hash64((uint64_t)gtid) & (n->tids_cap - 1);
-    while (n->tids[k] && n->tids[k] != gtid) k = (k + 1) & (n->tids_cap - 1);
-    if (!n->tids[k]) {
-        n->tids[k] = gtid;
-        n->ntids++;
-    }
+    hmap_put(&n->tids, hmap_hash_u64((uint64_t)gtid), &gtid, sizeof gtid, NULL);
 }
 
 static int tid_has(const struct nsys *n, int64_t gtid)
 {
-    if (!n->tids_cap || gtid == 0) return 0;
-    size_t k = hash64((uint64_t)gtid) & (n->tids_cap - 1);
-    while (n->tids[k]) {
-        if (n->tids[k] == gtid) return 1;
-        k = (k + 1) & (n->tids_cap - 1);
-    }
-    return 0;
+    return gtid != 0 && hmap_get(&n->tids, hmap_hash_u64((uint64_t)gtid), &gtid, sizeof gtid) != NULL;
 }
 
 /* The OS thread's track: pid and tid unpacked from globalTid. */
@@ -855,8 +823,13 @@ static void name_threads(struct nsys *n)
             const char *nm = (const char *)sqlite3_column_text(st, 1);
             if (!nm) continue;
             int seen = 0; /* only processes with events: PROCESSES lists the whole node */
-            for (size_t i = 0; i < n->tids_cap && !seen; i++)
-                seen = n->tids[i] && ((n->tids[i] >> 24) & 0xFFFFFF) == pid;
+            size_t pos = 0;
+            const void *key;
+            while (!seen && hmap_next(&n->tids, &pos, &key, NULL)) {
+                int64_t tid;
+                memcpy(&tid, key, sizeof tid);
+                seen = ((tid >> 24) & 0xFFFFFF) == pid;
+            }
             if (!seen) continue;
             char p[24];
             int pn = snprintf(p, sizeof p, "%" PRId64, pid);
@@ -970,6 +943,7 @@ static int nsys_import(struct import_src *src, struct rundb_writer *w, struct im
     int rc;
 
     memset(&n, 0, sizeof n);
+    hmap_init(&n.tids, 0, 64);
     n.w = w;
     n.ctx = ctx;
     n.src = src;
@@ -983,7 +957,7 @@ static int nsys_import(struct import_src *src, struct rundb_writer *w, struct im
     sqlite3_close(n.db);
     if (path[0]) unlink(path);
     free(n.args);
-    free(n.tids);
+    hmap_free(&n.tids, NULL);
     return rc;
 }
 
