@@ -19,6 +19,7 @@
 #include "derive/diff.h"
 #include "derive/rules.h"
 #include "derive/summary.h"
+#include "derive/summary_report.h"
 #include "ingest/ingest.h"
 #include "store/catalog.h"
 #include "store/rundb.h"
