@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/api_run.h"
 #include "base/log.h"
 #include "base/sbuf.h"
 #include "base/xmalloc.h"
@@ -120,14 +121,6 @@ static int param_page(struct http_req *req, struct page *pg, struct err *e)
 /* The run database of a request                                              */
 /* ======================================================================== */
 
-struct run {
-    const char *id; /* borrowed from the request */
-    sqlite3 *db;    /* owned, read-only */
-    int rank;       /* the rank asked for (or the lowest) */
-    json_t *ranks;  /* owned array of every rank number */
-    int64_t t0, t1; /* the rank's time span in ns; both 0 when unknown */
-};
-
 /* Every value any statement below may name; a statement binds the ones it
  * uses (sqlite3_bind_parameter_index is 0 for the others). */
 struct binds {
@@ -169,42 +162,6 @@ static void bind_all(sqlite3_stmt *st, const struct binds *b)
     bind_i64_or_null(st, ":end", b->end, b->has_end);
     bind_i64(st, ":min_bytes", b->min_bytes);
     bind_i64(st, ":ktotal", b->ktotal);
-}
-
-static void run_close(struct run *r)
-{
-    sqlite3_close(r->db);
-    json_decref(r->ranks);
-    r->db = NULL;
-    r->ranks = NULL;
-}
-
-/* Opens the run of the request read-only and settles ?rank=. Errors:
- * ERR_NOT_FOUND (run, rank), ERR_INVALID (rank syntax), ERR_CONFLICT (the
- * run predates the analysis tables). run_close(r) in every case. */
-static int run_open(struct http_req *req, struct run *r, struct err *e)
-{
-    struct app *app = http_req_app(req);
-    sqlite3_stmt *st = NULL;
-    long long want;
-    int rc, have_rank = 0;
-
-    memset(r, 0, sizeof *r);
-    r->id = http_req_param(req, "id");
-    r->ranks = json_array();
-    if (qparam_int(req, "rank", 0, 0, INT32_MAX, &want, e) < 0) return e->code;
-    have_rank = qparam_get(req, "rank") != NULL;
-    if ((rc = catalog_open_run(app->cat, r->id, &r->db, e)) < 0) return rc;
-
-    if (rundb_prepare(r->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'step'", &st, e) < 0)
-        return e->code;
-    rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-    sqlite3_finalize(st);
-    if (rc < 0) return rundb_db_error(r->db, e, "run database (schema)");
-    if (rc == 0)
-        return err_set(e, ERR_CONFLICT, "this run was imported before analysis existed; re-import it");
-
-    return rundb_pick_rank(r->db, r->id, have_rank, want, &r->rank, &r->t0, &r->t1, r->ranks, e);
 }
 
 /* ======================================================================== */
@@ -291,7 +248,7 @@ static void col_csv(struct sbuf *b, sqlite3_stmt *st, int i, enum col_kind kind)
 }
 
 /* Number of result rows (groups) of t. */
-static int table_count(struct run *r, const struct table *t, const struct binds *b, int64_t *total, struct err *e)
+static int table_count(struct api_run *r, const struct table *t, const struct binds *b, int64_t *total, struct err *e)
 {
     struct sbuf sql = { 0 };
     sqlite3_stmt *st;
@@ -311,7 +268,7 @@ static int table_count(struct run *r, const struct table *t, const struct binds 
 
 /* Runs t: a page of rows into the JSON array rows (limit >= 1), or every
  * row into csv after a header line (limit < 0). */
-static int table_rows(struct run *r, const struct table *t, const struct binds *b, long long limit,
+static int table_rows(struct api_run *r, const struct table *t, const struct binds *b, long long limit,
                       long long offset, json_t *rows, struct sbuf *csv, struct err *e)
 {
     struct sbuf sql = { 0 };
@@ -354,7 +311,7 @@ static int table_rows(struct run *r, const struct table *t, const struct binds *
 
 /* Answers a table: CSV with every row, or JSON {..., total, offset, limit,
  * rows} added to out (which is stolen in both cases). */
-static int send_table(struct http_req *req, struct run *r, const struct table *t, const struct binds *b,
+static int send_table(struct http_req *req, struct api_run *r, const struct table *t, const struct binds *b,
                       const struct page *pg, const char *what, json_t *out)
 {
     struct MHD_Connection *conn = http_req_conn(req);
@@ -387,7 +344,7 @@ static int send_table(struct http_req *req, struct run *r, const struct table *t
 
 /* One fixed statement, bound from b, whose first row fills vals[0..n) as
  * int64 (NULL -> 0). 0 when there is no row. */
-static int query_i64(struct run *r, const char *sql, const struct binds *b, int64_t *vals, int n, struct err *e)
+static int query_i64(struct api_run *r, const char *sql, const struct binds *b, int64_t *vals, int n, struct err *e)
 {
     sqlite3_stmt *st;
     int rc;
@@ -421,7 +378,7 @@ static json_t *text_or_null(sqlite3_stmt *st, int i)
 
 /* The rank's analysis summary JSON; an empty object when it has none.
  * OUT *out: owned by caller. */
-static int load_summary(struct run *r, const struct binds *b, json_t **out, struct err *e)
+static int load_summary(struct api_run *r, const struct binds *b, json_t **out, struct err *e)
 {
     sqlite3_stmt *st;
     json_t *sum = NULL;
@@ -446,7 +403,7 @@ static int load_summary(struct run *r, const struct binds *b, json_t **out, stru
 /* GET /api/runs/{id}/overview                                                */
 /* ======================================================================== */
 
-static int overview_steps(struct run *r, const struct binds *b, json_t *out, struct err *e)
+static int overview_steps(struct api_run *r, const struct binds *b, json_t *out, struct err *e)
 {
     sqlite3_stmt *st;
     json_t *steps = json_array(), *avg = json_object();
@@ -495,7 +452,7 @@ static int overview_steps(struct run *r, const struct binds *b, json_t *out, str
     return 0;
 }
 
-static int overview_gpus(struct run *r, const struct binds *b, json_t *out, struct err *e)
+static int overview_gpus(struct api_run *r, const struct binds *b, json_t *out, struct err *e)
 {
     sqlite3_stmt *st;
     json_t *gpus = json_array();
@@ -530,14 +487,14 @@ static int overview_gpus(struct run *r, const struct binds *b, json_t *out, stru
 int api_summary_overview(struct http_req *req)
 {
     struct MHD_Connection *conn = http_req_conn(req);
-    struct run r;
+    struct api_run r;
     struct binds b = { 0 };
     struct err e;
     json_t *out, *cats, *sum, *peaks, *notes, *v;
     const char *k;
 
-    if (run_open(req, &r, &e) < 0) {
-        run_close(&r);
+    if (api_run_open(req, &r, API_RUN_SUMMARY, &e) < 0) {
+        api_run_close(&r);
         return http_send_err(conn, &e);
     }
     b.rank = r.rank;
@@ -551,7 +508,7 @@ int api_summary_overview(struct http_req *req)
     if (overview_gpus(&r, &b, out, &e) < 0 || overview_steps(&r, &b, out, &e) < 0 ||
         load_summary(&r, &b, &sum, &e) < 0) {
         json_decref(out);
-        run_close(&r);
+        api_run_close(&r);
         return http_send_err(conn, &e);
     }
     /* this rank's findings and the run's; null for a run stored before the
@@ -560,11 +517,11 @@ int api_summary_overview(struct http_req *req)
     if (rules_findings(r.db, r.rank, &recs, &e) < 0 && e.code != ERR_INVALID) {
         json_decref(sum);
         json_decref(out);
-        run_close(&r);
+        api_run_close(&r);
         return http_send_err(conn, &e);
     }
     json_object_set_new(out, "recommendations", recs ? recs : json_null());
-    run_close(&r);
+    api_run_close(&r);
     peaks = json_object();
     json_object_set_new(out, "peak_memory_cpu_bytes", json_null());
     json_object_foreach(json_object_get(sum, "peak_memory"), k, v) {
@@ -620,7 +577,7 @@ static void table_grouped(struct table *t, const struct group_opt *g, const stru
 
 /* The head of a table answer: {rank, group (unless NULL), sort, order}.
  * Owned by caller. */
-static json_t *table_head(const struct run *r, const char *group, const char *sort, const struct page *pg)
+static json_t *table_head(const struct api_run *r, const char *group, const char *sort, const struct page *pg)
 {
     json_t *out = json_object();
 
@@ -654,7 +611,7 @@ static const struct col op_cols[] = {
 int api_summary_operators(struct http_req *req)
 {
     struct MHD_Connection *conn = http_req_conn(req);
-    struct run r = { 0 };
+    struct api_run r = { 0 };
     struct binds b = { 0 };
     struct page pg;
     struct table t = { 0 };
@@ -667,7 +624,7 @@ int api_summary_operators(struct http_req *req)
 
     if (param_page(req, &pg, &e) < 0 || PICK(req, "group", op_groups, 0, &g, &e) < 0 ||
         PICK(req, "sort", op_sorts, SIZE_MAX, &s, &e) < 0 || param_like(req, &q, &e) < 0 ||
-        run_open(req, &r, &e) < 0)
+        api_run_open(req, &r, API_RUN_SUMMARY, &e) < 0)
         goto fail;
     b.rank = r.rank;
     b.q = q;
@@ -697,11 +654,11 @@ int api_summary_operators(struct http_req *req)
                                       (double)totals[1] / 1000.0, "device_self_us", (double)totals[2] / 1000.0));
     }
     status = send_table(req, &r, &t, &b, &pg, "operators", out);
-    run_close(&r);
+    api_run_close(&r);
     free(q);
     return status;
 fail:
-    run_close(&r);
+    api_run_close(&r);
     free(q);
     return http_send_err(conn, &e);
 }
@@ -742,7 +699,7 @@ static const struct col kernel_cols[] = {
 int api_summary_kernels(struct http_req *req)
 {
     struct MHD_Connection *conn = http_req_conn(req);
-    struct run r = { 0 };
+    struct api_run r = { 0 };
     struct binds b = { 0 };
     struct page pg;
     struct table t = { 0 };
@@ -755,7 +712,7 @@ int api_summary_kernels(struct http_req *req)
 
     if (param_page(req, &pg, &e) < 0 || PICK(req, "group", kernel_groups, 0, &g, &e) < 0 ||
         PICK(req, "sort", kernel_sorts, 0, &s, &e) < 0 || param_like(req, &q, &e) < 0 ||
-        run_open(req, &r, &e) < 0)
+        api_run_open(req, &r, API_RUN_SUMMARY, &e) < 0)
         goto fail;
     b.rank = r.rank;
     b.q = q;
@@ -774,11 +731,11 @@ int api_summary_kernels(struct http_req *req)
     json_object_set_new(out, "kernel_us", json_real((double)sums[0] / 1000.0));
     json_object_set_new(out, "tc_us", json_real((double)sums[1] / 1000.0));
     status = send_table(req, &r, &t, &b, &pg, "kernels", out);
-    run_close(&r);
+    api_run_close(&r);
     free(q);
     return status;
 fail:
-    run_close(&r);
+    api_run_close(&r);
     free(q);
     return http_send_err(conn, &e);
 }
@@ -831,7 +788,7 @@ static int cmp_int(const void *a, const void *b)
  * summary (peak_memory keys: GPU numbers, then "cpu"), as the JSON list
  * of the /memory answer. OUT *first: the default device (the first GPU,
  * else the CPU). */
-static int memory_devices(struct run *r, const struct binds *b, json_t **out, struct device *first, struct err *e)
+static int memory_devices(struct api_run *r, const struct binds *b, json_t **out, struct device *first, struct err *e)
 {
     json_t *sum, *peaks, *v, *list;
     sqlite3_stmt *cap = NULL;
@@ -903,7 +860,7 @@ static int device_listed(json_t *devices, const struct device *d)
 /* Settles ?device= (default: the first GPU, else the CPU) for /memory and
  * /memory/events. ERR_NOT_FOUND when an explicit device has no samples.
  * OUT *devices (may be NULL): the device list, owned by caller. */
-static int memory_device(struct http_req *req, struct run *r, struct binds *b, json_t **devices, struct err *e)
+static int memory_device(struct http_req *req, struct api_run *r, struct binds *b, json_t **devices, struct err *e)
 {
     struct device d = { 0, -1 }, first = { 0, -1 };
     int given;
@@ -927,7 +884,7 @@ static int memory_device(struct http_req *req, struct run *r, struct binds *b, j
 /* The window [start, end] in ns from ?start_us= and ?end_us=; when absent
  * they default to the rank's span (for the curve) or stay open (for the
  * allocation list, where def is 0). */
-static int param_window(struct http_req *req, struct run *r, struct binds *b, int def, struct err *e)
+static int param_window(struct http_req *req, struct api_run *r, struct binds *b, int def, struct err *e)
 {
     if (qparam_us(req, "start_us", &b->start, &b->has_start, e) < 0 ||
         qparam_us(req, "end_us", &b->end, &b->has_end, e) < 0)
@@ -988,7 +945,7 @@ static void curve_add(struct curve *c, const struct sample *s, int64_t bucket)
 /* Reads the curve of b's device over [b->start, b->end] into points
  * buckets; the sample in force at start (the last one before it) opens the
  * curve at start. Fills curve arrays and *peak (bytes < 0: no sample). */
-static int memory_curve(struct run *r, const struct binds *b, long long points, struct curve *c, struct sample *peak,
+static int memory_curve(struct api_run *r, const struct binds *b, long long points, struct curve *c, struct sample *peak,
                         struct err *e)
 {
     static const char before_sql[] =
@@ -1029,7 +986,7 @@ static int memory_curve(struct run *r, const struct binds *b, long long points, 
     return 0;
 }
 
-static int memory_steps(struct run *r, const struct binds *b, json_t *out, struct err *e)
+static int memory_steps(struct api_run *r, const struct binds *b, json_t *out, struct err *e)
 {
     sqlite3_stmt *st;
     json_t *steps = json_array();
@@ -1056,7 +1013,7 @@ static int memory_steps(struct run *r, const struct binds *b, json_t *out, struc
 int api_summary_memory(struct http_req *req)
 {
     struct MHD_Connection *conn = http_req_conn(req);
-    struct run r = { 0 };
+    struct api_run r = { 0 };
     struct binds b = { 0 };
     struct curve c = { 0 };
     struct sample peak;
@@ -1066,7 +1023,7 @@ int api_summary_memory(struct http_req *req)
     char key[16];
 
     if (qparam_int(req, "points", POINTS_DEFAULT, POINTS_MIN, POINTS_MAX, &points, &e) < 0 ||
-        run_open(req, &r, &e) < 0)
+        api_run_open(req, &r, API_RUN_SUMMARY, &e) < 0)
         goto fail;
     b.rank = r.rank;
     if (param_window(req, &r, &b, 1, &e) < 0 || memory_device(req, &r, &b, &devices, &e) < 0) goto fail;
@@ -1090,11 +1047,11 @@ int api_summary_memory(struct http_req *req)
                         peak.alloc >= 0 ? json_pack("{s:I,s:f}", "bytes", (json_int_t)peak.alloc, "ts_us",
                                                     (double)peak.ts / 1000.0)
                                         : json_pack("{s:n,s:n}", "bytes", "ts_us"));
-    run_close(&r);
+    api_run_close(&r);
     return http_send_json(conn, 200, out);
 fail:
     json_decref(out);
-    run_close(&r);
+    api_run_close(&r);
     return http_send_err(conn, &e);
 }
 
@@ -1120,7 +1077,7 @@ static const struct col event_cols[] = {
 int api_summary_memory_events(struct http_req *req)
 {
     struct MHD_Connection *conn = http_req_conn(req);
-    struct run r = { 0 };
+    struct api_run r = { 0 };
     struct binds b = { 0 };
     struct page pg;
     struct table t = { 0 };
@@ -1134,7 +1091,7 @@ int api_summary_memory_events(struct http_req *req)
 
     if (param_page(req, &pg, &e) < 0 || PICK(req, "sort", event_sorts, 0, &s, &e) < 0 ||
         qparam_int(req, "min_bytes", 0, 0, INT64_MAX / 2, &min_bytes, &e) < 0 || param_like(req, &q, &e) < 0 ||
-        run_open(req, &r, &e) < 0)
+        api_run_open(req, &r, API_RUN_SUMMARY, &e) < 0)
         goto fail;
     b.rank = r.rank;
     b.q = q;
@@ -1169,7 +1126,7 @@ int api_summary_memory_events(struct http_req *req)
 fail:
     status = http_send_err(conn, &e);
 out:
-    run_close(&r);
+    api_run_close(&r);
     free(q);
     free(where.p);
     free(from.p);
