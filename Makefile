@@ -37,7 +37,8 @@ SRCS := \
 	server/derive/analyses.c $(sort $(wildcard server/derive/analyses/*.c)) \
 	server/ingest/ingest.c \
 	server/http/assets.c server/http/conntrack.c server/http/http.c server/http/qparam.c server/http/routes.c \
-	server/api/api_runs.c server/api/api_run.c server/api/api_summary.c server/api/api_timeline.c \
+	server/api/api_runs.c server/api/api_run.c server/api/api_table.c server/api/api_summary.c \
+	server/api/api_summary_tables.c server/api/api_summary_memory.c server/api/api_timeline.c \
 	server/api/api_slice.c server/api/api_search.c server/api/api_diff.c \
 	server/api/api_ranks.c server/api/api_analyses.c \
 	server/cli/cli.c

@@ -16,7 +16,7 @@
 #  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare
 #    outside the modules that own or read run tables (SQL_USERS); no
 #    MHD_queue_response outside http.c; no raw malloc outside xmalloc.c.
-INTEGRATION_ONLY="main api_runs api_run api_summary api_timeline api_slice api_search api_diff api_ranks cli"
+INTEGRATION_ONLY="main api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_diff api_ranks cli"
 # stage: the stages its files may include (besides itself)
 STAGE_DEPS="base:
 store:base
@@ -28,7 +28,7 @@ cli:base,store,ingest,derive,http,api"
 PIPELINE_DRIVER="server/ingest/ingest.c"
 # Each of these owns tables of run.db or the catalog, or reads them with
 # fixed statements and bound parameters only (see each header's comment).
-SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|analyses|rules|gpuscan|timeline|diff|ranks)|derive/(rules|analyses)/[a-z_]+|api/(api_summary[a-z_]*|api_timeline|api_slice|api_search|api_run)|ingest/import_nsys)\.c:'
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|analyses|rules|gpuscan|timeline|diff|ranks)|derive/(rules|analyses)/[a-z_]+|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_run)|ingest/import_nsys)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }
