@@ -15,7 +15,7 @@
 #    documented;
 #  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare
 #    outside the modules that own or read run tables (SQL_USERS); no
-#    MHD_queue_response outside http.c; no raw malloc outside xmalloc.c.
+#    MHD_queue_response outside http_send.c; no raw malloc outside xmalloc.c.
 INTEGRATION_ONLY="main api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_diff api_ranks cli"
 # stage: the stages its files may include (besides itself)
 STAGE_DEPS="base:
@@ -73,8 +73,8 @@ x=$(grep -nE '\b(exit|abort)\s*\(' $ALL | grep -vE '^server/(main|base/xmalloc)\
 if [ -z "$x" ]; then ok; else bad "exit/abort outside main.c/xmalloc.c: $x"; fi
 x=$(grep -n 'sqlite3_prepare' $ALL | grep -vE "$SQL_USERS")
 if [ -z "$x" ]; then ok; else bad "SQL outside the store and its allow-listed readers: $x"; fi
-x=$(grep -n 'MHD_queue_response' $ALL | grep -v '^server/http/http\.c:')
-if [ -z "$x" ]; then ok; else bad "MHD_queue_response outside http.c: $x"; fi
+x=$(grep -n 'MHD_queue_response' $ALL | grep -v '^server/http/http_send\.c:')
+if [ -z "$x" ]; then ok; else bad "MHD_queue_response outside http_send.c: $x"; fi
 x=$(grep -nE '[^x_]malloc\(' $ALL | grep -v '^server/base/xmalloc\.c:')
 if [ -z "$x" ]; then ok; else bad "raw malloc outside xmalloc.c: $x"; fi
 echo "layout: $pass passed, $fail failed"
