@@ -27,199 +27,19 @@
 #include "http/app.h"
 #include "http/assets.h"
 #include "http/conntrack.h"
+#include "http/http_auth.h"
 #include "http/http_parse.h"
+#include "http/http_req.h"
 #include "http/http_send.h"
 #include "http/routes.h"
 #include "store/budget.h"
 
-#define CSRF_HEADER "X-Traceboard-CSRF"
 /* Our own limits on the request target and the header block, well inside
  * the 128 KiB a connection may use: up to there we answer 414/431 in JSON
  * with the security headers. Past what fits in that memory libmicrohttpd
  * answers first with its own static page (see README "Security"). */
 #define TARGET_MAX (32 * 1024)
 #define HEADERS_MAX (32 * 1024)
-
-struct http_server {
-    struct MHD_Daemon *d;
-    struct app *app;
-    int port;
-    /* tb_token_<port>: several users' servers on one login node all live on
-     * "localhost", and cookies do not distinguish ports */
-    char cookie_name[32];
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int deferred; /* helper threads of http_defer still running; under mu */
-    int stopping; /* http_stop has begun; under mu */
-    struct conntrack *ct; /* head deadline and untrusted share (thread-safe) */
-    struct workpool *pool; /* query workers for ROUTE_HEAVY handlers (thread-safe) */
-    atomic_int stop_queries; /* set by http_stop: running heavy queries end now */
-    int test_spin; /* test hook TB_TEST_QUERY_SPIN: heavy queries first wait out their budget */
-};
-
-/* A decoded query value, kept so http_req_query can lend it out. */
-struct qval {
-    struct qval *next;
-    char *name, *value;
-};
-
-enum req_kind { REQ_ROUTE, REQ_STATIC };
-
-struct http_req {
-    struct http_server *srv;
-    struct MHD_Connection *conn;
-    const char *method; /* MHD's, valid for the request */
-    char *raw;          /* raw request target, owned */
-    char *path;         /* percent-decoded path, owned */
-    const char *rpath;  /* path after the base path (points into path) */
-    const char *query;  /* raw query (points into raw) or NULL */
-    enum req_kind kind;
-    struct route_match m;
-    int started;      /* first access call done */
-    int routed;       /* m.route is set and auth passed: cleanup is due */
-    int upload_begun; /* the route's upload begin hook ran */
-    int answered;     /* a response was queued (status below) */
-    int status;
-    char *body; /* buffered body of non-upload routes, NUL-terminated */
-    size_t body_len, body_cap;
-    uint64_t received;
-    int draining; /* an error arose mid-body; see drain_err */
-    struct err drain_err;
-    uint64_t drained;
-    void *data; /* handler-private */
-    void (*data_free)(void *); /* frees data when the request ends (http_req_own_data) */
-    struct qval *qvals;
-    struct timespec t0;
-    /* A ROUTE_HEAVY request on a query worker (see run_heavy): */
-    int pooled;                  /* 0, 1 = on a worker (suspended), 2 = back */
-    struct http_send_capture pool; /* its answer, queued by the MHD thread */
-    int pool_gone;               /* the client left: close without answering */
-};
-
-/* ======================================================================== */
-/* Request accessors                                                          */
-/* ======================================================================== */
-
-struct app *http_req_app(const struct http_req *req)
-{
-    return req->srv->app;
-}
-
-struct MHD_Connection *http_req_conn(const struct http_req *req)
-{
-    return req->conn;
-}
-
-const char *http_req_param(const struct http_req *req, const char *name)
-{
-    return routes_param(&req->m, name);
-}
-
-const char *http_req_query(struct http_req *req, const char *name)
-{
-    struct qval *q;
-    char *v;
-
-    for (q = req->qvals; q; q = q->next)
-        if (strcmp(q->name, name) == 0) return q->value;
-    if (http_query_get(req->query, name, &v) != 1) return NULL;
-    q = xmalloc(sizeof *q);
-    q->name = xstrdup(name);
-    q->value = v;
-    q->next = req->qvals;
-    req->qvals = q;
-    return v;
-}
-
-const char *http_req_header(const struct http_req *req, const char *name)
-{
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
-}
-
-const char *http_req_body(const struct http_req *req, size_t *len)
-{
-    *len = req->body_len;
-    return req->body ? req->body : "";
-}
-
-void *http_req_data(const struct http_req *req)
-{
-    return req->data;
-}
-
-void http_req_set_data(struct http_req *req, void *data)
-{
-    req->data = data;
-}
-
-void http_req_own_data(struct http_req *req, void *data, void (*data_free)(void *))
-{
-    req->data = data;
-    req->data_free = data_free;
-}
-
-int http_req_stopping(const struct http_req *req)
-{
-    struct http_server *s = req->srv;
-    int r;
-
-    pthread_mutex_lock(&s->mu);
-    r = s->stopping;
-    pthread_mutex_unlock(&s->mu);
-    return r;
-}
-
-/* ======================================================================== */
-/* Deferred work                                                              */
-/* ======================================================================== */
-
-struct defer_job {
-    struct http_req *req;
-    void (*work)(struct http_req *req);
-};
-
-static void *defer_main(void *arg)
-{
-    struct defer_job *j = arg;
-    struct http_server *s = j->req->srv;
-    struct MHD_Connection *conn = j->req->conn;
-
-    j->work(j->req);
-    free(j);
-    /* From the resume on, req belongs to MHD's thread again (and may be
-     * freed at any moment): touch only s and conn. Resuming under the lock
-     * keeps http_stop from stopping the daemon in between. */
-    pthread_mutex_lock(&s->mu);
-    MHD_resume_connection(conn);
-    s->deferred--;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
-}
-
-void http_defer(struct http_req *req, void (*work)(struct http_req *req))
-{
-    struct defer_job *j = xmalloc(sizeof *j);
-    pthread_attr_t attr;
-    pthread_t t;
-    int rc;
-
-    j->req = req;
-    j->work = work;
-    MHD_suspend_connection(req->conn);
-    pthread_mutex_lock(&req->srv->mu);
-    req->srv->deferred++;
-    pthread_mutex_unlock(&req->srv->mu);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&t, &attr, defer_main, j);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        /* Out of threads: wait here instead; slower, still correct. */
-        LOG_WARN("pthread_create: %s; waiting on the HTTP thread", strerror(rc));
-        defer_main(j);
-    }
-}
 
 /* ======================================================================== */
 /* The request pipeline                                                       */
@@ -230,106 +50,6 @@ static enum MHD_Result answered(struct http_req *req, int status)
     req->answered = 1;
     req->status = status;
     return status > 0 ? MHD_YES : MHD_NO;
-}
-
-static int is_safe_method(const char *m)
-{
-    return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "OPTIONS") == 0;
-}
-
-enum auth_result { AUTH_NONE, AUTH_BEARER, AUTH_COOKIE, AUTH_ANSWERED };
-
-static const char unauthorized_html[] =
-    "<p>This traceboard needs its access token.</p>\n"
-    "<p>Open the address that <code>traceboard</code> printed when it started: it ends with "
-    "<code>?token=&hellip;</code>. Opening it once stores the token in a cookie for this browser.</p>";
-
-static int deny(struct http_req *req, int is_api)
-{
-    if (is_api)
-        return http_send_error_hdr(req->conn, 401, "unauthorized", "WWW-Authenticate", "Bearer realm=\"traceboard\"",
-                              "missing or wrong access token: send 'Authorization: Bearer <token>' or open "
-                              "the URL printed at start (with ?token=)");
-    return http_send_page(req->conn, 401, "Access token required", unauthorized_html, "WWW-Authenticate",
-                     "Bearer realm=\"traceboard\"");
-}
-
-/* ?token= accepted: store it in a cookie and send the browser to the same
- * address without the token, so it does not linger in history or logs. */
-static int redirect_with_cookie(struct http_req *req)
-{
-    const struct http_server *s = req->srv;
-    const char *base = s->app->cfg.base_path;
-    const char *raw = req->raw, *q = strchr(raw, '?');
-    char *rest = http_query_without(req->query, "token");
-    char *cookie, *loc;
-    struct MHD_Response *resp;
-    size_t plen = q ? (size_t)(q - raw) : strlen(raw);
-
-    /* The Location must stay a path on this server: browsers read "//host"
-     * and "/\host" (a backslash counts as a slash) as another host, so the
-     * leading slashes and backslashes become one '/'. */
-    while (plen && (*raw == '/' || *raw == '\\')) raw++, plen--;
-    loc = xasprintf("/%.*s%s%s", (int)plen, raw, rest[0] ? "?" : "", rest);
-    cookie = xasprintf("%s=%s; Path=%s; HttpOnly; SameSite=Strict", s->cookie_name, s->app->token,
-                       base[0] ? base : "/");
-    free(rest);
-    resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (resp) {
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, loc);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
-    }
-    free(loc);
-    free(cookie);
-    return http_send_queue(req->conn, 303, resp, HTTP_CACHE_NO_STORE);
-}
-
-/* Bearer header first, then ?token= (GET/HEAD only), then the cookie. A
- * wrong credential is refused rather than falling through to the next. */
-static enum auth_result authenticate(struct http_req *req, int is_api, int *status)
-{
-    const char *want = req->srv->app->token;
-    const char *h = http_req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-    const char *cookie;
-
-    if (h) {
-        if (strncasecmp(h, "Bearer ", 7) == 0) {
-            h += 7;
-            while (*h == ' ') h++;
-            if (http_token_equal(h, want)) return AUTH_BEARER;
-        }
-        *status = deny(req, is_api);
-        return AUTH_ANSWERED;
-    }
-    if (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0) {
-        char *given = NULL;
-        int r = http_query_get(req->query, "token", &given);
-        if (r != 0) {
-            int ok = r == 1 && http_token_equal(given, want);
-            free(given);
-            *status = ok ? redirect_with_cookie(req) : deny(req, is_api);
-            return AUTH_ANSWERED;
-        }
-    }
-    cookie = MHD_lookup_connection_value(req->conn, MHD_COOKIE_KIND, req->srv->cookie_name);
-    if (cookie && http_token_equal(cookie, want)) return AUTH_COOKIE;
-    *status = deny(req, is_api);
-    return AUTH_ANSWERED;
-}
-
-/* Cross-site forms and scripts cannot set custom headers without a CORS
- * preflight we never grant, so the header proves the request came from our
- * own page. Bearer clients are not browsers riding on ambient cookies. */
-static int csrf_ok(struct http_req *req, enum auth_result how)
-{
-    const char *h = http_req_header(req, CSRF_HEADER);
-
-    if (is_safe_method(req->method) || how == AUTH_BEARER) return 1;
-    if (h && strcmp(h, "1") == 0) return 1;
-    if (how == AUTH_COOKIE) return 0;
-    /* No auth at all (no_auth or an open route): refuse only what a browser
-     * sent, so scripts with curl keep working. */
-    return !http_req_header(req, "Origin") && !http_req_header(req, "Sec-Fetch-Site");
 }
 
 static int64_t content_length(struct http_req *req)
@@ -343,32 +63,6 @@ static int64_t content_length(struct http_req *req)
     v = strtoull(cl, &end, 10);
     if (errno || end == cl) return -1;
     return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
-/* Without a token, a page on any web site could resolve its own host name
- * to 127.0.0.1 (DNS rebinding) and read our API as same-origin. Browsers
- * always send the name they resolved in Host, so accept only loopback names,
- * the bind address, and hosts that are plain IP literals. */
-static int host_allowed(const char *host, const char *bind)
-{
-    char h[256];
-    size_t n;
-
-    if (!host) return 1; /* HTTP/1.0 clients: not a browser */
-    if (host[0] == '[') {
-        const char *end = strchr(host, ']');
-        n = end ? (size_t)(end - host + 1) : strlen(host);
-    } else {
-        n = strcspn(host, ":");
-    }
-    if (n == 0 || n >= sizeof h) return 0;
-    memcpy(h, host, n);
-    h[n] = '\0';
-    if (strcasecmp(h, "localhost") == 0 || strcmp(h, bind) == 0) return 1;
-    if (h[0] == '[') return 1; /* an IPv6 literal */
-    for (const char *c = h; *c; c++)
-        if (!((*c >= '0' && *c <= '9') || *c == '.')) return 0;
-    return 1; /* an IPv4 literal */
 }
 
 /* First access call: everything that can be refused before the body. */
@@ -399,7 +93,7 @@ static enum MHD_Result route_request(struct http_req *req)
     const struct config *cfg = &app->cfg;
     struct MHD_Connection *conn = req->conn;
     struct err e;
-    enum auth_result how = AUTH_NONE;
+    enum http_auth_result how = HTTP_AUTH_NONE;
     int rc, is_api, status = 0;
     int64_t cl;
 
@@ -418,18 +112,18 @@ static enum MHD_Result route_request(struct http_req *req)
     }
     is_api = strncmp(req->rpath, "/api/", 5) == 0 || strcmp(req->rpath, "/api") == 0;
     rc = routes_match(req->method, req->rpath, &req->m, &e);
-    if (cfg->no_auth && !host_allowed(http_req_header(req, MHD_HTTP_HEADER_HOST), cfg->bind))
+    if (cfg->no_auth && !http_auth_host_allowed(http_req_header(req, MHD_HTTP_HEADER_HOST), cfg->bind))
         return answered(req, http_send_error(conn, 403, "forbidden",
                                              "host name not allowed without a token (use the IP address or "
                                              "localhost, or run with a token)"));
 
     if (!cfg->no_auth && !(rc == 0 && (req->m.route->flags & ROUTE_OPEN))) {
-        how = authenticate(req, is_api, &status);
-        if (how == AUTH_ANSWERED) return answered(req, status);
+        how = http_auth_check(req, is_api, &status);
+        if (how == HTTP_AUTH_ANSWERED) return answered(req, status);
     }
-    if (!csrf_ok(req, how))
+    if (!http_auth_csrf_ok(req, how))
         return answered(req, http_send_error(conn, 403, "forbidden",
-                                             "changes sent from a browser need the header " CSRF_HEADER
+                                             "changes sent from a browser need the header " HTTP_AUTH_CSRF_HEADER
                                              ": 1 (the traceboard page sends it; other sites cannot)"));
     if (rc == ERR_INVALID) return answered(req, http_send_err(conn, &e));
     if (rc == ERR_NOT_FOUND) {
@@ -649,28 +343,6 @@ static enum MHD_Result finish(struct http_req *req)
 /* Connection tracking (see conntrack.h)                                      */
 /* ======================================================================== */
 
-/* 1 if the request carries the valid token (bearer header, cookie or
- * ?token=), whether or not its route asked for it: a monitor polling
- * /api/health with its token is a known client too. */
-static int token_shown(struct http_req *req)
-{
-    const char *want = req->srv->app->token;
-    const char *h = http_req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-    const char *cookie = MHD_lookup_connection_value(req->conn, MHD_COOKIE_KIND, req->srv->cookie_name);
-    char *given = NULL;
-    int ok = 0;
-
-    if (h && strncasecmp(h, "Bearer ", 7) == 0) {
-        h += 7;
-        while (*h == ' ') h++;
-        if (http_token_equal(h, want)) return 1;
-    }
-    if (cookie && http_token_equal(cookie, want)) return 1;
-    if (http_query_get(req->query, "token", &given) == 1) ok = http_token_equal(given, want);
-    free(given);
-    return ok;
-}
-
 /* The record conntrack_open gave the connection, or NULL (a connection
  * MHD accepted before the notify callback was set cannot exist, but a NULL
  * costs nothing to tolerate). */
@@ -688,7 +360,7 @@ static void track_head_done(struct http_req *req)
 {
     struct conntrack_conn *cc = conn_record(req->conn);
 
-    if (cc) conntrack_head_done(req->srv->ct, cc, req->srv->app->cfg.no_auth || token_shown(req));
+    if (cc) conntrack_head_done(req->srv->ct, cc, req->srv->app->cfg.no_auth || http_auth_token_shown(req));
 }
 
 static void track_request_done(struct http_server *s, struct MHD_Connection *conn)
