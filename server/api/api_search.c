@@ -16,6 +16,7 @@
 #include "base/sbuf.h"
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
+#include "derive/timeline_query.h"
 #include "http/app.h"
 #include "http/http.h"
 #include "http/qparam.h"
