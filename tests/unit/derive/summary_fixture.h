@@ -7,6 +7,7 @@
 #define TB_SUMMARY_FIXTURE_H
 
 #include "base/fsutil.h"
+#include "scratch_fixture.h"
 #include "derive/summary.h"
 #include "derive/summary_report.h"
 #include "store/catalog.h"
@@ -91,19 +92,12 @@ static inline double qd(sqlite3 *db, const char *sql)
 
 static inline int fixture_begin(void)
 {
-    struct err e;
-    if (!mkdtemp(root)) return -1;
-    config_defaults(&cfg);
-    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", root);
-    cfg.keep_sources = 0;
-    return catalog_open(root, &cat, &e);
+    return scratch_begin(root, &cfg, &cat);
 }
 
 static inline void fixture_end(void)
 {
-    struct err e;
-    catalog_close(cat);
-    fsutil_rmtree(root, &e);
+    scratch_end(root, cat);
 }
 
 #endif

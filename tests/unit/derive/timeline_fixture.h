@@ -6,6 +6,7 @@
 #define TB_TIMELINE_FIXTURE_H
 
 #include "base/fsutil.h"
+#include "scratch_fixture.h"
 #include "store/catalog.h"
 #include "harness.h"
 #include "base/xmalloc.h"
@@ -106,19 +107,12 @@ static inline sqlite3 *import(void)
 
 static inline int fixture_begin(void)
 {
-    struct err e;
-    if (!mkdtemp(root)) return -1;
-    config_defaults(&cfg);
-    snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", root);
-    cfg.keep_sources = 0;
-    return catalog_open(root, &cat, &e);
+    return scratch_begin(root, &cfg, &cat);
 }
 
 static inline void fixture_end(void)
 {
-    struct err e;
-    catalog_close(cat);
-    fsutil_rmtree(root, &e);
+    scratch_end(root, cat);
     free(buf);
 }
 
