@@ -17,6 +17,8 @@
 #include "base/version.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "cli/cli_analyze.h"
+#include "cli/cli_diff.h"
 #include "http/app.h"
 #include "http/http.h"
 #include "ingest/ingest.h"
