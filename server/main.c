@@ -22,6 +22,7 @@
 #include "http/app.h"
 #include "http/http.h"
 #include "ingest/ingest.h"
+#include "ingest/ingest_service.h"
 #include "store/catalog.h"
 
 

@@ -19,6 +19,7 @@
 #include "http/app.h"
 #include "http/http.h"
 #include "ingest/ingest.h"
+#include "ingest/ingest_service.h"
 #include "ingest/mpart.h"
 #include "store/catalog.h"
 #include "store/rundb.h"

@@ -21,6 +21,7 @@
 #include "derive/summary.h"
 #include "derive/summary_report.h"
 #include "ingest/ingest.h"
+#include "ingest/ingest_service.h"
 #include "store/catalog.h"
 #include "store/rundb.h"
 

@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "ingest/ingest.h"
+#include "ingest/ingest_service.h"
 #include "store/catalog.h"
 
 /* ------------------------------------------------------------------------ */
