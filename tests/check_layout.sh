@@ -28,7 +28,7 @@ cli:base,store,ingest,derive,http,api"
 PIPELINE_DRIVER="server/ingest/ingest.c"
 # Each of these owns tables of run.db or the catalog, or reads them with
 # fixed statements and bound parameters only (see each header's comment).
-SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|analyses|rules|gpuscan|timeline|timeline_[a-z]+|diff|ranks)|derive/(rules|analyses)/[a-z_]+|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_run)|ingest/import_nsys)\.c:'
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|analyses|rules|gpuscan|timeline|timeline_[a-z]+|diff|ranks)|derive/(rules|analyses)/[a-z_]+|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }
