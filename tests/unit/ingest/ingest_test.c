@@ -4,6 +4,7 @@
 #include "base/fsutil.h"
 #include "ingest/ingest.h"
 #include "harness.h"
+#include "ingest_fixture.h"
 #include "base/xmalloc.h"
 #include "store/rundb.h"
 
@@ -13,18 +14,6 @@
 
 static char root[] = "/tmp/tb_ingest_XXXXXX";
 static struct config cfg;
-
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    int n = 0;
-    if (!d) return -1;
-    while ((de = readdir(d)) != NULL)
-        if (de->d_name[0] != '.') n++;
-    closedir(d);
-    return n;
-}
 
 static void test_sync_ingest_multi_rank(void)
 {
