@@ -17,10 +17,13 @@
 #include "base/version.h"
 #include "base/xmalloc.h"
 #include "cli/cli.h"
+#include "cli/cli_analyze.h"
+#include "cli/cli_diff.h"
 #include "derive/rules.h"
 #include "http/app.h"
 #include "http/http.h"
 #include "ingest/ingest.h"
+#include "ingest/ingest_service.h"
 #include "store/catalog.h"
 
 

@@ -21,6 +21,10 @@
  *     samples (<= 3 x points), so its peak is never dropped.
  * Every json_t built here is handed to http_send_json, which steals it;
  * CSV text is handed to http_send_text, which frees it.
+ *
+ * This file declares the overview; the operator and kernel tables are in
+ * api_summary_tables.h, memory in api_summary_memory.h, what they share
+ * in api_table.h and api_run.h.
  */
 #ifndef TB_API_SUMMARY_H
 #define TB_API_SUMMARY_H
@@ -30,22 +34,5 @@ struct http_req;
 /* GET /api/runs/{id}/overview?rank=N -> steps with their time breakdown,
  * GPUs, peak memory and notes of one rank. */
 int api_summary_overview(struct http_req *req);
-
-/* GET /api/runs/{id}/operators?rank=&group=name|shape|stack&q=&sort=&order=
- * &offset=&limit=&format=json|csv -> operator table (csv: every matching row). */
-int api_summary_operators(struct http_req *req);
-
-/* GET /api/runs/{id}/kernels?rank=&group=name|op&q=&sort=&order=&offset=
- * &limit=&format= -> GPU kernel table. */
-int api_summary_kernels(struct http_req *req);
-
-/* GET /api/runs/{id}/memory?rank=&device=N|cpu&start_us=&end_us=&points=
- * -> the downsampled allocated/reserved curve of one device. */
-int api_summary_memory(struct http_req *req);
-
-/* GET /api/runs/{id}/memory/events?rank=&device=&start_us=&end_us=
- * &min_bytes=&q=&sort=&order=&offset=&limit=&format= -> allocations whose
- * lifetime overlaps the window. */
-int api_summary_memory_events(struct http_req *req);
 
 #endif

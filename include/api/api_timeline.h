@@ -19,6 +19,10 @@
  *   - strings in the viewport answer are indexes into its own `strings`.
  * Every json_t built here is handed to http_send_json, which steals it; the
  * viewport text is handed to http_send_text, which frees it.
+ *
+ * This file declares the track list and the viewport; slice details are
+ * in api_slice.h, search and aggregation in api_search.h, the run opening
+ * they share in api_run.h.
  */
 #ifndef TB_API_TIMELINE_H
 #define TB_API_TIMELINE_H
@@ -31,17 +35,5 @@ int api_timeline_tracks(struct http_req *req);
 /* GET /api/runs/{id}/timeline?rank=&start=&end=&width=[&tracks=1,2][&counters=3]
  * -> at most width items per track depth, columnar, with a string table. */
 int api_timeline_view(struct http_req *req);
-
-/* GET /api/runs/{id}/timeline/slice?rank=&track=&ts=&dur=[&id=] -> one
- * slice with args, parents, launched kernels, launcher and flows. */
-int api_timeline_slice(struct http_req *req);
-
-/* GET /api/runs/{id}/timeline/search?rank=&q=[&start=&end=][&limit=] -> hits
- * whose name contains q (case-insensitive), by time. */
-int api_timeline_search(struct http_req *req);
-
-/* GET /api/runs/{id}/timeline/aggregate?rank=&start=&end=[&tracks=] -> time
- * by name over the window and counter min/max/avg. */
-int api_timeline_aggregate(struct http_req *req);
 
 #endif

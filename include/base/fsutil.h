@@ -10,9 +10,15 @@
 #ifndef TB_FSUTIL_H
 #define TB_FSUTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
+
+/* Writes buf[0..n) to fd whole (short writes and EINTR resumed). On
+ * failure the message is "<what>: <strerror>" and the code
+ * fsutil_errno_code's (ERR_NOSPACE for a full disk or quota). */
+int fsutil_write_all(int fd, const void *buf, size_t n, const char *what, struct err *e);
 
 /* mkdir -p with mode 0700 for every component created. */
 int fsutil_mkdirs(const char *path, struct err *e);

@@ -1,5 +1,6 @@
 /*
- * cli.h — the command-line side of traceboard: `import`, `analyze`, the
+ * cli.h — the command-line side of traceboard: `import` (and the trace
+ * discovery `analyze` and `diff` share, cli_analyze.h, cli_diff.h), the
  * demo import at `serve --demo`, the start-up URL line, and the --logdir
  * watcher thread (TensorBoard's habit: new traces and new folders of rank
  * files in a folder become runs as they appear).
@@ -15,18 +16,14 @@
 #ifndef TB_CLI_H
 #define TB_CLI_H
 
+#include "base/err.h"
 #include "http/app.h"
+#include "store/catalog.h"
 
 /* `traceboard import PATH...`: returns 0 when every path imported. */
 int cli_import(const struct config *cfg, char **paths, int npaths);
 
-/* `traceboard analyze [--json] PATH...` (see README). */
-int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, int npaths);
 
-/* `traceboard diff [--json] A B` (see README): A and B are trace files,
- * folders of rank files or stored run folders; prints the comparison of
- * their lowest ranks. Returns 0, 1 (unreadable input), 2 (usage). */
-int cli_diff(const struct config *cfg, int argc, char **argv, char **paths, int npaths);
 
 /* Imports every run folder under dir when the catalog has no runs yet (and
  * is not read-only). */
@@ -40,5 +37,29 @@ void cli_print_url(const struct app *app, int port);
 struct cli_logdir;
 struct cli_logdir *cli_logdir_start(struct app *app);
 void cli_logdir_stop(struct cli_logdir *ld);
+
+/* Trace files of one run (one per rank) found by cli_scan_dir. */
+struct cli_group {
+    char *name;   /* run name */
+    char **paths;
+    int n;
+};
+
+struct cli_groups {
+    struct cli_group *g;
+    int n;
+};
+
+/* Collects run groups under dir (depth-limited; rel "" at the top): files
+ * directly in a folder form one run named after the folder. OUT: appended
+ * to *out (owned by it, cli_groups_free). */
+void cli_scan_dir(const char *dir, const char *rel, int depth, struct cli_groups *out);
+
+/* Frees what gs owns and empties it. */
+void cli_groups_free(struct cli_groups *gs);
+
+/* Imports group g as one run (named after it when use_name). */
+int cli_import_group(struct catalog *cat, const struct config *cfg, const struct cli_group *g, int use_name,
+                     char run_id[CATALOG_ID_LEN + 1], struct err *e);
 
 #endif

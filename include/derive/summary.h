@@ -50,12 +50,4 @@ int summary_run(sqlite3 *db, struct err *e);
 /* Breakdown category names in priority order, "other" last (static). */
 extern const char *const summary_categories[9];
 
-/* The report `traceboard analyze --json` prints, read from the tables:
- * {run:{name, ranks}, ranks:[{rank, device, gpus, steps, average,
- * gpu_utilization, sm_efficiency, achieved_occupancy, tensor_core_share,
- * peak_memory_bytes, notes, top_kernels, top_operators}], recommendations}.
- * Rank-level GPU figures are those of the rank's busiest device.
- * ERR_INVALID when db has no analysis tables. OUT *out: owned by caller. */
-int summary_report(sqlite3 *db, const char *run_name, int top_n, json_t **out, struct err *e);
-
 #endif

@@ -12,6 +12,7 @@
 #ifndef TB_QPARAM_H
 #define TB_QPARAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -43,5 +44,19 @@ int qparam_us(struct http_req *req, const char *name, int64_t *ns, int *given, s
 /* Parameter name as an integer time in ns (a trace's own clock, any
  * int64). OUT *given: 0 when absent (then *ns is untouched). */
 int qparam_ns(struct http_req *req, const char *name, int64_t *ns, int *given, struct err *e);
+
+/* v among n words: keys points at the first word, each next one stride
+ * bytes further (sizeof(char *) for an array of words, the entry size for a
+ * table of structs whose `key` member is a word). 0 with *idx, or -1. */
+int qparam_parse_word(const char *v, const char *const *keys, size_t stride, size_t n, size_t *idx);
+
+/* Parameter name as one of those words (*out = its index); def when absent.
+ * ERR_INVALID "must be one of: a, b, c" otherwise. */
+int qparam_pick(struct http_req *req, const char *name, const char *const *keys, size_t stride, size_t n, size_t def,
+                size_t *out, struct err *e);
+
+/* qparam_pick over a static table of structs with a `key` member. */
+#define QPARAM_PICK(req, name, table, def, out, e)                                                                 \
+    qparam_pick(req, name, &(table)[0].key, sizeof(table)[0], sizeof(table) / sizeof(table)[0], def, out, e)
 
 #endif

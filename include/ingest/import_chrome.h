@@ -24,8 +24,75 @@
 #ifndef TB_IMPORT_CHROME_H
 #define TB_IMPORT_CHROME_H
 
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/jtok.h"
 #include "ingest/importer.h"
+#include "store/model.h"
 
 extern const struct importer importer_chrome;
+
+/* ---- Inside the importer: import_chrome.c and import_chrome_xla.c ---- */
+
+struct import_chrome_open; /* an open 'B' event (import_chrome.c) */
+
+/* JAX and TensorFlow (XProf, jax.profiler) traces carry no categories:
+ * what an event is follows from where it lies. A process named
+ * "/device:<TYPE>:<N>" (TYPE not CPU) is accelerator N; on it, "Stream #.."
+ * threads (and "XLA Ops" when the device has no streams, as on a TPU)
+ * hold the ops the device ran, and the other threads ("XLA Modules",
+ * "Steps", "TensorFlow Ops", ...) are derived from those ops, so they are
+ * kept as GPU annotations and never counted twice. Every other process is
+ * the host. XProf writes all metadata before the events; a name that comes
+ * after a thread's first event does not reclassify the events before it. */
+struct import_chrome_devproc {
+    char *pid;
+    size_t pid_n;
+    int device;
+    int gpu; /* TYPE is GPU: its "XLA Ops" line is derived from the streams */
+};
+
+enum lane_kind { LANE_UNSEEN = 0, LANE_HOST, LANE_OPS, LANE_DERIVED };
+
+enum lane_name { TN_NONE = 0, TN_STREAM, TN_XLA_OPS, TN_OTHER };
+
+struct import_chrome_lane {
+    uint8_t kind;  /* enum lane_kind, resolved at the track's first slice */
+    uint8_t tname; /* enum lane_name, from its thread_name metadata */
+};
+
+/* One import's state, on the ingest thread. */
+struct import_chrome {
+    struct rundb_writer *w;
+    struct import_ctx *ctx;
+    struct import_src *src;
+    json_t *header;
+    uint64_t events;
+    int saw_kineto;
+    char *scratch;          /* decoded strings */
+    size_t scratch_cap;
+    struct import_chrome_open *bstack; /* open 'B' events across tracks */
+    size_t nb, bcap;
+    uint32_t unnamed;
+    struct import_chrome_devproc *dp;  /* XLA device processes ("/device:GPU:0") */
+    size_t ndp;
+    struct import_chrome_lane *lanes;  /* by track id: what the metadata made of it */
+    size_t lanes_cap;
+};
+
+/* One event's members, as tokens of its object. */
+struct import_chrome_ev {
+    struct jtok_val ph, cat, name, pid, tid, ts, dur, id, bp, s, args, bind_id;
+};
+
+/* Decodes a string value into c's scratch (borrowed until the next call);
+ * returns its length. */
+size_t import_chrome_str_decode(struct import_chrome *c, const struct jtok_val *v, const char **out);
+
+/* pid/tid as text: numbers as written, strings decoded ("7" == 7). Uses
+ * buf (64 bytes) for decoded strings so two ids can be alive at once. */
+void import_chrome_id_text(const struct jtok_val *v, char *buf, size_t cap, const char **s, size_t *n);
 
 #endif

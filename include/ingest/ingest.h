@@ -10,9 +10,8 @@
  * Two ways in:
  *  - ingest_run(): synchronous, on the caller's thread (CLI import/analyze,
  *    tests).
- *  - struct ingest_service: a queue with worker threads for the HTTP server;
- *    jobs are numbered, progress is readable while they run, and finished
- *    jobs are kept (bounded) so a client polling for the result finds it.
+ *  - struct ingest_service (ingest_service.h): a queue with worker threads
+ *    for the HTTP server.
  *
  * Job states: queued -> running -> done | failed (set by the worker).
  *
@@ -24,6 +23,7 @@
 #define TB_INGEST_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "base/config.h"
@@ -62,42 +62,16 @@ int ingest_run(struct catalog *cat, const struct config *cfg, const struct inges
  * Returns the folder path (owned by caller) or NULL with e set. */
 char *ingest_upload_dir(const struct config *cfg, struct err *e);
 
-/* --- service (HTTP server) --- */
-struct ingest_service;
+/* ingest_run with mu (may be NULL) held while it updates progress: the
+ * service's workers pass theirs (ingest_service.c). */
+int ingest_run_mu(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
+                  struct ingest_progress *progress, pthread_mutex_t *mu, char run_id[CATALOG_ID_LEN + 1],
+                  struct err *e);
 
-/* Cleans DATA/tmp, starts cfg->ingest_workers threads.
- * OUT *out: owned by caller; stop with ingest_service_stop. */
-int ingest_service_start(struct catalog *cat, const struct config *cfg, struct ingest_service **out,
-                         struct err *e);
-
-/* Waits for running jobs, joins the workers, frees everything. */
-void ingest_service_stop(struct ingest_service *s);
-
-/* Queues a job. OUT *job_id. */
-int ingest_submit(struct ingest_service *s, const struct ingest_request *req, int *job_id, struct err *e);
-
-/* Blocks until job_id ends. On success OUT run_id; on failure returns the
- * job's error code with its message in e. */
-int ingest_wait(struct ingest_service *s, int job_id, char run_id[CATALOG_ID_LEN + 1], struct err *e);
-
-/* A job as JSON (owned by caller): {id, state, phase, name, bytes_done,
- * bytes_total, events, run_id?, error?}. ERR_NOT_FOUND if unknown. */
-int ingest_job_json(struct ingest_service *s, int job_id, json_t **out, struct err *e);
-
-/* Renumbers the ranks of a stored run: rank from[i] becomes to[i] (every
- * rank of the run listed once in from[]; to[] distinct, 0..1000000). The
- * renumbered run is built beside the old one in DATA/tmp/renumber-<id>-XXXXXX/
- * (run.db copied, raw tables moved, the derived ones - analysis,
- * recommendations, timeline - computed again, kept sources linked under
- * their new ranks) and swapped in with catalog_swap_run, so readers and a
- * crash see the old run or the new one, never a mix. Seconds for a big run.
- * ERR_NOT_FOUND (run), ERR_INVALID (mapping), ERR_CONFLICT (this run is
- * being renumbered already), ERR_NOSPACE (disk full: the old run is kept). */
-int ingest_renumber(struct ingest_service *s, const char *run_id, const int *from, const int *to, int n,
+/* The run database at db_path (a copy, not yet visible) with rank from[i]
+ * renumbered to[i] and every derived table computed again, checkpointed
+ * into the file itself (ingest_renumber in ingest_service.c). */
+int ingest_rederive(const char *db_path, const int *from, const int *to, int n, const struct config_rules *rules,
                     struct err *e);
-
-/* Jobs not yet done (queued or running, plus failures of the last hour), as a
- * JSON array (owned by caller). */
-json_t *ingest_jobs_json(struct ingest_service *s);
 
 #endif

@@ -47,19 +47,20 @@ bad:
     return err_set(e, ERR_INVALID, "parameter 'threshold' must be a percentage from 0 to 1000");
 }
 
-/* One of the words in keys[0..n) (index in *out), def when absent. */
+/* One of the words in keys[0..n) (index in *out), def when absent; the
+ * diff API's own wording of a bad value. */
 static int param_word(struct http_req *req, const char *name, const char *const *keys, int n, int def, int *out,
                       struct err *e)
 {
     const char *v = qparam_get(req, name);
+    size_t i;
 
     *out = def;
     if (!v) return 0;
-    for (int i = 0; i < n; i++)
-        if (strcmp(v, keys[i]) == 0) {
-            *out = i;
-            return 0;
-        }
+    if (qparam_parse_word(v, keys, sizeof *keys, (size_t)n, &i) == 0) {
+        *out = (int)i;
+        return 0;
+    }
     if (n == 2) return err_set(e, ERR_INVALID, "parameter '%s' must be %s or %s", name, keys[0], keys[1]);
     return err_set(e, ERR_INVALID, "parameter '%s' has an unknown value", name);
 }

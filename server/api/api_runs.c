@@ -19,6 +19,7 @@
 #include "http/app.h"
 #include "http/http.h"
 #include "ingest/ingest.h"
+#include "ingest/ingest_service.h"
 #include "ingest/mpart.h"
 #include "store/catalog.h"
 #include "store/rundb.h"
@@ -466,21 +467,6 @@ struct upload {
     char run_id[CATALOG_ID_LEN + 1];
 };
 
-static int write_all(int fd, const char *d, size_t n, struct err *e)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, d, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
-            int code = errno == ENOSPC || errno == EDQUOT ? ERR_NOSPACE : ERR_IO;
-            return err_set(e, code, "saving the upload: %s", strerror(errno));
-        }
-        d += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Opens a new file for an uploaded trace in u->dir. */
 static int open_file(struct upload *u, const char *name, struct err *e)
 {
@@ -521,7 +507,7 @@ static int close_file(struct upload *u, struct err *e)
 static int file_bytes(struct upload *u, const char *d, size_t n, struct err *e)
 {
     u->files[u->nfiles - 1].bytes += n;
-    return write_all(u->fd, d, n, e);
+    return fsutil_write_all(u->fd, d, n, "saving the upload", e);
 }
 
 static int on_part_begin(void *ctx, const struct mpart_part *p, struct err *e)

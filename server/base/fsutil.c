@@ -19,6 +19,23 @@ int fsutil_errno_code(int errnum)
     return errnum == ENOSPC || errnum == EROFS || errnum == EDQUOT ? ERR_NOSPACE : ERR_IO;
 }
 
+int fsutil_write_all(int fd, const void *buf, size_t n, const char *what, struct err *e)
+{
+    const char *d = buf;
+
+    while (n > 0) {
+        ssize_t w = write(fd, d, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) {
+            int en = errno;
+            return err_set(e, fsutil_errno_code(en), "%s: %s", what, strerror(en));
+        }
+        d += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
 int fsutil_mkdirs(const char *path, struct err *e)
 {
     char *p = xstrdup(path);
@@ -77,6 +94,7 @@ int fsutil_copy(const char *src, const char *dst, struct err *e)
         return err_set(e, fsutil_errno_code(en), "cannot create %s: %s", dst, strerror(en));
     }
     char *buf = xmalloc(1 << 20);
+    char *what = xasprintf("cannot write %s", dst);
     int rc = 0;
     for (;;) {
         ssize_t r = read(in, buf, 1 << 20);
@@ -86,19 +104,10 @@ int fsutil_copy(const char *src, const char *dst, struct err *e)
             break;
         }
         if (r == 0) break;
-        for (ssize_t off = 0; off < r;) {
-            ssize_t w = write(out, buf + off, (size_t)(r - off));
-            if (w < 0 && errno == EINTR) continue;
-            if (w < 0) {
-                int en = errno;
-                rc = err_set(e, fsutil_errno_code(en), "cannot write %s: %s", dst, strerror(en));
-                break;
-            }
-            off += w;
-        }
-        if (rc) break;
+        if ((rc = fsutil_write_all(out, buf, (size_t)r, what, e)) != 0) break;
     }
     free(buf);
+    free(what);
     close(in);
     if (close(out) != 0 && rc == 0) rc = err_set(e, ERR_IO, "cannot write %s: %s", dst, strerror(errno));
     if (rc) unlink(dst);

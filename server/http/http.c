@@ -27,690 +27,19 @@
 #include "http/app.h"
 #include "http/assets.h"
 #include "http/conntrack.h"
+#include "http/http_auth.h"
+#include "http/http_parse.h"
+#include "http/http_req.h"
+#include "http/http_send.h"
 #include "http/routes.h"
 #include "store/budget.h"
 
-#define CSRF_HEADER "X-Traceboard-CSRF"
-#define GZIP_MIN 1024 /* smaller bodies are not worth compressing */
 /* Our own limits on the request target and the header block, well inside
  * the 128 KiB a connection may use: up to there we answer 414/431 in JSON
  * with the security headers. Past what fits in that memory libmicrohttpd
  * answers first with its own static page (see README "Security"). */
 #define TARGET_MAX (32 * 1024)
 #define HEADERS_MAX (32 * 1024)
-
-struct http_server {
-    struct MHD_Daemon *d;
-    struct app *app;
-    int port;
-    /* tb_token_<port>: several users' servers on one login node all live on
-     * "localhost", and cookies do not distinguish ports */
-    char cookie_name[32];
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int deferred; /* helper threads of http_defer still running; under mu */
-    int stopping; /* http_stop has begun; under mu */
-    struct conntrack *ct; /* head deadline and untrusted share (thread-safe) */
-    struct workpool *pool; /* query workers for ROUTE_HEAVY handlers (thread-safe) */
-    atomic_int stop_queries; /* set by http_stop: running heavy queries end now */
-    int test_spin; /* test hook TB_TEST_QUERY_SPIN: heavy queries first wait out their budget */
-};
-
-/* A decoded query value, kept so http_req_query can lend it out. */
-struct qval {
-    struct qval *next;
-    char *name, *value;
-};
-
-enum req_kind { REQ_ROUTE, REQ_STATIC };
-
-struct http_req {
-    struct http_server *srv;
-    struct MHD_Connection *conn;
-    const char *method; /* MHD's, valid for the request */
-    char *raw;          /* raw request target, owned */
-    char *path;         /* percent-decoded path, owned */
-    const char *rpath;  /* path after the base path (points into path) */
-    const char *query;  /* raw query (points into raw) or NULL */
-    enum req_kind kind;
-    struct route_match m;
-    int started;      /* first access call done */
-    int routed;       /* m.route is set and auth passed: cleanup is due */
-    int upload_begun; /* the route's upload begin hook ran */
-    int answered;     /* a response was queued (status below) */
-    int status;
-    char *body; /* buffered body of non-upload routes, NUL-terminated */
-    size_t body_len, body_cap;
-    uint64_t received;
-    int draining; /* an error arose mid-body; see drain_err */
-    struct err drain_err;
-    uint64_t drained;
-    void *data; /* handler-private */
-    void (*data_free)(void *); /* frees data when the request ends (http_req_own_data) */
-    struct qval *qvals;
-    struct timespec t0;
-    /* A ROUTE_HEAVY request on a query worker (see run_heavy): */
-    int pooled;                  /* 0, 1 = on a worker (suspended), 2 = back */
-    struct MHD_Response *pool_resp; /* its answer, queued by the MHD thread */
-    int pool_status;
-    int pool_gone;               /* the client left: close without answering */
-};
-
-/* The request whose handler this thread is running on a query worker: its
- * http_send_* answers are kept in it (queue) for the MHD thread to send,
- * since MHD wants responses queued from its own callbacks. */
-static _Thread_local struct http_req *pool_capture;
-
-/* ======================================================================== */
-/* Pure helpers                                                               */
-/* ======================================================================== */
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-int http_url_decode(const char *s, size_t n, int plus_space, char **out, struct err *e)
-{
-    char *o = xmalloc(n + 1);
-    size_t j = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '%') {
-            int hi = i + 2 < n ? hexval(s[i + 1]) : -1;
-            int lo = hi >= 0 ? hexval(s[i + 2]) : -1;
-            if (hi < 0 || lo < 0) {
-                free(o);
-                return err_set(e, ERR_INVALID, "bad percent escape in URL");
-            }
-            c = (char)(hi * 16 + lo);
-            i += 2;
-        } else if (c == '+' && plus_space) {
-            c = ' ';
-        }
-        if (c == '\0') {
-            free(o);
-            return err_set(e, ERR_INVALID, "NUL byte in URL");
-        }
-        o[j++] = c;
-    }
-    o[j] = '\0';
-    *out = o;
-    return 0;
-}
-
-int http_target_split(const char *raw, char **path, const char **query, struct err *e)
-{
-    const char *q;
-
-    if (raw[0] != '/') return err_set(e, ERR_INVALID, "request target must start with '/'");
-    q = strchr(raw, '?');
-    if (http_url_decode(raw, q ? (size_t)(q - raw) : strlen(raw), 0, path, e) < 0) return ERR_INVALID;
-    *query = q ? q + 1 : NULL;
-    return 0;
-}
-
-/* Calls fn for each "key[=value]" element of a raw query; stops when fn
- * returns nonzero and returns that. */
-static int query_each(const char *query, int (*fn)(void *ctx, const char *el, size_t n, const char *eq),
-                      void *ctx)
-{
-    const char *p = query;
-
-    while (p && *p) {
-        const char *amp = strchr(p, '&'), *end = amp ? amp : p + strlen(p);
-        const char *eq = memchr(p, '=', (size_t)(end - p));
-        if (end > p) {
-            int r = fn(ctx, p, (size_t)(end - p), eq);
-            if (r) return r;
-        }
-        p = amp ? amp + 1 : NULL;
-    }
-    return 0;
-}
-
-/* 1 if the element's decoded key is name. */
-static int key_is(const char *el, size_t n, const char *eq, const char *name)
-{
-    size_t klen = eq ? (size_t)(eq - el) : n;
-    char *key;
-    int same;
-
-    if (klen == 0 || http_url_decode(el, klen, 1, &key, NULL) < 0) return 0;
-    same = strcmp(key, name) == 0;
-    free(key);
-    return same;
-}
-
-struct qget {
-    const char *name;
-    char **out;
-};
-
-static int qget_fn(void *ctx, const char *el, size_t n, const char *eq)
-{
-    struct qget *g = ctx;
-
-    if (!key_is(el, n, eq, g->name)) return 0;
-    if (!eq) {
-        *g->out = xstrdup("");
-        return 1;
-    }
-    if (http_url_decode(eq + 1, n - (size_t)(eq + 1 - el), 1, g->out, NULL) < 0) return ERR_INVALID;
-    return 1;
-}
-
-int http_query_get(const char *query, const char *name, char **out)
-{
-    struct qget g = { name, out };
-
-    return query_each(query, qget_fn, &g);
-}
-
-struct qwithout {
-    const char *name;
-    char *buf;
-    size_t len;
-};
-
-static int qwithout_fn(void *ctx, const char *el, size_t n, const char *eq)
-{
-    struct qwithout *w = ctx;
-
-    if (key_is(el, n, eq, w->name)) return 0;
-    if (w->len) w->buf[w->len++] = '&';
-    memcpy(w->buf + w->len, el, n);
-    w->len += n;
-    return 0;
-}
-
-char *http_query_without(const char *query, const char *name)
-{
-    struct qwithout w = { name, NULL, 0 };
-
-    w.buf = xmalloc((query ? strlen(query) : 0) + 1);
-    query_each(query, qwithout_fn, &w);
-    w.buf[w.len] = '\0';
-    return w.buf;
-}
-
-const char *http_strip_base(const char *base, const char *path)
-{
-    size_t n = strlen(base);
-
-    if (n == 0) return path;
-    if (strncmp(path, base, n) != 0) return NULL;
-    if (path[n] == '\0' || path[n] == '/') return path + n;
-    return NULL;
-}
-
-/* q=0 (or 0.0, 0.00, 0.000) means "not acceptable"; anything else is fine. */
-static int q_is_zero(const char *params, size_t n)
-{
-    for (size_t i = 0; i + 1 < n; i++) {
-        if ((params[i] == 'q' || params[i] == 'Q') && (i == 0 || params[i - 1] == ';' || params[i - 1] == ' ')) {
-            size_t j = i + 1;
-            while (j < n && params[j] == ' ') j++;
-            if (j >= n || params[j] != '=') continue;
-            j++;
-            while (j < n && params[j] == ' ') j++;
-            if (j >= n || params[j] != '0') return 0;
-            for (j++; j < n && (params[j] == '.' || params[j] == '0'); j++) {}
-            return j >= n || params[j] == ' ' || params[j] == ';';
-        }
-    }
-    return 0;
-}
-
-int http_accepts_gzip(const char *ae)
-{
-    int gzip = -1, star = -1;
-    const char *p = ae;
-
-    while (p && *p) {
-        const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p), *tok, *tend;
-        tok = p;
-        while (tok < end && (*tok == ' ' || *tok == '\t')) tok++;
-        tend = tok;
-        while (tend < end && *tend != ';' && *tend != ' ' && *tend != '\t') tend++;
-        size_t tl = (size_t)(tend - tok);
-        int ok = !q_is_zero(tend, (size_t)(end - tend));
-        if ((tl == 4 && strncasecmp(tok, "gzip", 4) == 0) || (tl == 6 && strncasecmp(tok, "x-gzip", 6) == 0))
-            gzip = ok;
-        else if (tl == 1 && *tok == '*')
-            star = ok;
-        p = comma ? comma + 1 : NULL;
-    }
-    if (gzip >= 0) return gzip;
-    return star > 0;
-}
-
-int http_token_equal(const char *given, const char *want)
-{
-    size_t gl = strlen(given), wl = strlen(want);
-    unsigned char diff = (unsigned char)(gl != wl);
-
-    /* The loop runs over the expected token only, so the time depends on
-     * its length (not secret) and never on where the strings differ. */
-    for (size_t i = 0; i < wl; i++) diff |= (unsigned char)(want[i] ^ (i < gl ? given[i] : 0));
-    return wl > 0 && diff == 0;
-}
-
-/* ======================================================================== */
-/* Responses                                                                  */
-/* ======================================================================== */
-
-enum cache_policy { CACHE_NO_STORE, CACHE_REVALIDATE };
-
-static const char *const security_headers[][2] = {
-    { "Content-Security-Policy",
-      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-      "object-src 'none'; base-uri 'none'; frame-ancestors 'none'" },
-    { "X-Content-Type-Options", "nosniff" },
-    { "Referrer-Policy", "no-referrer" },
-    { "X-Frame-Options", "DENY" },
-};
-
-/* The only MHD_queue_response in the program. Consumes resp. */
-static int queue_now(struct MHD_Connection *conn, int status, struct MHD_Response *resp)
-{
-    enum MHD_Result ok = MHD_queue_response(conn, (unsigned)status, resp);
-
-    MHD_destroy_response(resp);
-    if (ok != MHD_YES) LOG_WARN("could not queue a %d response", status);
-    return ok == MHD_YES ? status : 0;
-}
-
-/* Every response goes out here, with the security headers. On a query
- * worker it is kept for the MHD thread instead (see pool_capture).
- * Consumes resp. */
-static int queue(struct MHD_Connection *conn, int status, struct MHD_Response *resp, enum cache_policy cache)
-{
-    struct http_req *cap = pool_capture;
-
-    if (!resp) return 0;
-    for (size_t i = 0; i < sizeof security_headers / sizeof security_headers[0]; i++)
-        MHD_add_response_header(resp, security_headers[i][0], security_headers[i][1]);
-    MHD_add_response_header(resp, "Cache-Control", cache == CACHE_REVALIDATE ? "no-cache" : "no-store");
-    if (cap && cap->conn == conn) {
-        if (cap->pool_resp) MHD_destroy_response(cap->pool_resp);
-        cap->pool_resp = resp;
-        cap->pool_status = status;
-        return status;
-    }
-    return queue_now(conn, status, resp);
-}
-
-/* gzip of text[0..n). Returns a buffer owned by caller or NULL (then the
- * body goes out uncompressed). */
-static char *gzip_bytes(const char *text, size_t n, size_t *out_len)
-{
-    z_stream z;
-    char *out;
-    uLong bound;
-
-    memset(&z, 0, sizeof z);
-    /* Large bodies (timeline windows, CSV exports) at level 1: ~4x faster
-     * than 6 for ~10 % more bytes, which keeps a 1 MB viewport under the
-     * 50 ms bar; small ones are cheap at 6 and smaller there. */
-    int level = n > (256u << 10) ? 1 : 6;
-    if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) return NULL;
-    bound = deflateBound(&z, (uLong)n);
-    out = xmalloc(bound);
-    z.next_in = (Bytef *)(uintptr_t)text;
-    z.avail_in = (uInt)n;
-    z.next_out = (Bytef *)out;
-    z.avail_out = (uInt)bound;
-    if (n > UINT32_MAX || deflate(&z, Z_FINISH) != Z_STREAM_END) {
-        deflateEnd(&z);
-        free(out);
-        return NULL;
-    }
-    *out_len = z.total_out;
-    deflateEnd(&z);
-    return out;
-}
-
-static char *content_disposition(const char *name);
-
-/* Sends JSON text (owned, freed here). */
-static int send_json_text(struct MHD_Connection *conn, int status, char *text)
-{
-    return http_send_text(conn, status, "application/json", NULL, text, strlen(text));
-}
-
-int http_send_text(struct MHD_Connection *conn, int status, const char *content_type, const char *download_name,
-                   char *text, size_t len)
-{
-    size_t gz_len = 0;
-    const char *ae = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-    char *gz = len > GZIP_MIN && http_accepts_gzip(ae) ? gzip_bytes(text, len, &gz_len) : NULL;
-    struct MHD_Response *resp;
-
-    if (gz) {
-        free(text);
-        resp = MHD_create_response_from_buffer(gz_len, gz, MHD_RESPMEM_MUST_FREE);
-        if (resp) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-        else free(gz);
-    } else {
-        resp = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-        if (!resp) free(text);
-    }
-    if (!resp) return 0;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_VARY, "Accept-Encoding");
-    if (download_name) {
-        char *cd = content_disposition(download_name);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
-        free(cd);
-    }
-    return queue(conn, status, resp, CACHE_NO_STORE);
-}
-
-int http_send_json(struct MHD_Connection *conn, int status, json_t *body)
-{
-    char *text;
-
-    if (!body) return http_send_error(conn, 500, "internal", "the response could not be built");
-    text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    if (!text) return http_send_error(conn, 500, "internal", "the response could not be encoded");
-    return send_json_text(conn, status, text);
-}
-
-/* The error body, plus optional extra header (Allow, WWW-Authenticate). */
-static int send_error_v(struct MHD_Connection *conn, int status, const char *code, const char *hname,
-                        const char *hvalue, const char *fmt, va_list ap)
-{
-    char msg[1024];
-    json_t *inner, *m;
-    char *text;
-    struct MHD_Response *resp;
-
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    m = json_string(msg);
-    if (!m) {
-        /* Messages can quote user bytes that are not UTF-8. */
-        for (char *p = msg; *p; p++)
-            if ((unsigned char)*p >= 0x80) *p = '?';
-        m = json_string(msg);
-    }
-    inner = json_object();
-    json_object_set_new(inner, "code", json_string(code));
-    json_object_set_new(inner, "message", m);
-    m = json_object();
-    json_object_set_new(m, "error", inner);
-    text = json_dumps(m, JSON_COMPACT);
-    json_decref(m);
-    if (status >= 500) LOG_WARN("answering %d %s: %s", status, code, msg);
-    if (!text) return 0;
-    if (!hname) return send_json_text(conn, status, text);
-    /* Rare path (401/405): small, never gzipped, extra header. */
-    resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    if (!resp) {
-        free(text);
-        return 0;
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-    MHD_add_response_header(resp, hname, hvalue);
-    return queue(conn, status, resp, CACHE_NO_STORE);
-}
-
-int http_send_error(struct MHD_Connection *conn, int status, const char *code, const char *fmt, ...)
-{
-    va_list ap;
-    int r;
-
-    va_start(ap, fmt);
-    r = send_error_v(conn, status, code, NULL, NULL, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-static int send_error_hdr(struct MHD_Connection *conn, int status, const char *code, const char *hname,
-                          const char *hvalue, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-static int send_error_hdr(struct MHD_Connection *conn, int status, const char *code, const char *hname,
-                          const char *hvalue, const char *fmt, ...)
-{
-    va_list ap;
-    int r;
-
-    va_start(ap, fmt);
-    r = send_error_v(conn, status, code, hname, hvalue, fmt, ap);
-    va_end(ap);
-    return r;
-}
-
-int http_send_err(struct MHD_Connection *conn, const struct err *e)
-{
-    return http_send_error(conn, err_http_status(e->code), err_code_name(e->code), "%s",
-                           e->msg[0] ? e->msg : err_code_name(e->code));
-}
-
-int http_send_empty(struct MHD_Connection *conn, int status)
-{
-    return queue(conn, status, MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT),
-                 CACHE_NO_STORE);
-}
-
-/* attachment; filename="ascii"; filename*=UTF-8''percent-encoded */
-static char *content_disposition(const char *name)
-{
-    size_t n = strlen(name);
-    char *ascii = xmalloc(n + 1), *pct = xmalloc(3 * n + 1), *out;
-    size_t a = 0, p = 0;
-
-    for (size_t i = 0; i < n && a < 200; i++) {
-        unsigned char c = (unsigned char)name[i];
-        int plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("._-+", c);
-        ascii[a++] = plain ? (char)c : '_';
-    }
-    ascii[a] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)name[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("._-+!#$&^`|~", c))
-            pct[p++] = (char)c;
-        else
-            p += (size_t)sprintf(pct + p, "%%%02X", c);
-    }
-    pct[p] = '\0';
-    out = xasprintf("attachment; filename=\"%s\"; filename*=UTF-8''%s", ascii, pct);
-    free(ascii);
-    free(pct);
-    return out;
-}
-
-static int send_fd(struct MHD_Connection *conn, int fd, uint64_t size, const char *content_type,
-                   const char *download_name, enum cache_policy cache)
-{
-    struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
-
-    if (!resp) {
-        close(fd);
-        return http_send_error(conn, 500, "internal", "could not stream the file");
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
-    if (download_name) {
-        char *cd = content_disposition(download_name);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_DISPOSITION, cd);
-        free(cd);
-    }
-    return queue(conn, 200, resp, cache);
-}
-
-int http_send_file(struct MHD_Connection *conn, const char *path, const char *content_type,
-                   const char *download_name)
-{
-    struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-
-    if (fd < 0) {
-        if (errno == ENOENT) return http_send_error(conn, 404, "not_found", "file not found");
-        LOG_WARN("open %s: %s", path, strerror(errno));
-        return http_send_error(conn, 500, "io", "could not open the file");
-    }
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return http_send_error(conn, 404, "not_found", "not a regular file");
-    }
-    return send_fd(conn, fd, (uint64_t)st.st_size, content_type ? content_type : "application/octet-stream",
-                   download_name, CACHE_NO_STORE);
-}
-
-/* Small HTML pages for browsers that hit a page (not the API). No inline
- * styles or scripts: the CSP forbids them. */
-static int send_page(struct MHD_Connection *conn, int status, const char *title, const char *body_html,
-                     const char *hname, const char *hvalue)
-{
-    char *html = xasprintf("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                           "<title>traceboard: %s</title></head>\n<body><h1>%s</h1>\n%s\n</body></html>\n",
-                           title, title, body_html);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(html), html, MHD_RESPMEM_MUST_FREE);
-
-    if (!resp) {
-        free(html);
-        return 0;
-    }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/html; charset=utf-8");
-    if (hname) MHD_add_response_header(resp, hname, hvalue);
-    return queue(conn, status, resp, CACHE_NO_STORE);
-}
-
-static int send_not_found_page(struct MHD_Connection *conn)
-{
-    return send_page(conn, 404, "Not found", "<p>There is no page at this address. <a href=\"./\">Runs</a></p>",
-                     NULL, NULL);
-}
-
-/* ======================================================================== */
-/* Request accessors                                                          */
-/* ======================================================================== */
-
-struct app *http_req_app(const struct http_req *req)
-{
-    return req->srv->app;
-}
-
-struct MHD_Connection *http_req_conn(const struct http_req *req)
-{
-    return req->conn;
-}
-
-const char *http_req_param(const struct http_req *req, const char *name)
-{
-    return routes_param(&req->m, name);
-}
-
-const char *http_req_query(struct http_req *req, const char *name)
-{
-    struct qval *q;
-    char *v;
-
-    for (q = req->qvals; q; q = q->next)
-        if (strcmp(q->name, name) == 0) return q->value;
-    if (http_query_get(req->query, name, &v) != 1) return NULL;
-    q = xmalloc(sizeof *q);
-    q->name = xstrdup(name);
-    q->value = v;
-    q->next = req->qvals;
-    req->qvals = q;
-    return v;
-}
-
-const char *http_req_header(const struct http_req *req, const char *name)
-{
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
-}
-
-const char *http_req_body(const struct http_req *req, size_t *len)
-{
-    *len = req->body_len;
-    return req->body ? req->body : "";
-}
-
-void *http_req_data(const struct http_req *req)
-{
-    return req->data;
-}
-
-void http_req_set_data(struct http_req *req, void *data)
-{
-    req->data = data;
-}
-
-void http_req_own_data(struct http_req *req, void *data, void (*data_free)(void *))
-{
-    req->data = data;
-    req->data_free = data_free;
-}
-
-int http_req_stopping(const struct http_req *req)
-{
-    struct http_server *s = req->srv;
-    int r;
-
-    pthread_mutex_lock(&s->mu);
-    r = s->stopping;
-    pthread_mutex_unlock(&s->mu);
-    return r;
-}
-
-/* ======================================================================== */
-/* Deferred work                                                              */
-/* ======================================================================== */
-
-struct defer_job {
-    struct http_req *req;
-    void (*work)(struct http_req *req);
-};
-
-static void *defer_main(void *arg)
-{
-    struct defer_job *j = arg;
-    struct http_server *s = j->req->srv;
-    struct MHD_Connection *conn = j->req->conn;
-
-    j->work(j->req);
-    free(j);
-    /* From the resume on, req belongs to MHD's thread again (and may be
-     * freed at any moment): touch only s and conn. Resuming under the lock
-     * keeps http_stop from stopping the daemon in between. */
-    pthread_mutex_lock(&s->mu);
-    MHD_resume_connection(conn);
-    s->deferred--;
-    pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
-    return NULL;
-}
-
-void http_defer(struct http_req *req, void (*work)(struct http_req *req))
-{
-    struct defer_job *j = xmalloc(sizeof *j);
-    pthread_attr_t attr;
-    pthread_t t;
-    int rc;
-
-    j->req = req;
-    j->work = work;
-    MHD_suspend_connection(req->conn);
-    pthread_mutex_lock(&req->srv->mu);
-    req->srv->deferred++;
-    pthread_mutex_unlock(&req->srv->mu);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    rc = pthread_create(&t, &attr, defer_main, j);
-    pthread_attr_destroy(&attr);
-    if (rc != 0) {
-        /* Out of threads: wait here instead; slower, still correct. */
-        LOG_WARN("pthread_create: %s; waiting on the HTTP thread", strerror(rc));
-        defer_main(j);
-    }
-}
 
 /* ======================================================================== */
 /* The request pipeline                                                       */
@@ -721,106 +50,6 @@ static enum MHD_Result answered(struct http_req *req, int status)
     req->answered = 1;
     req->status = status;
     return status > 0 ? MHD_YES : MHD_NO;
-}
-
-static int is_safe_method(const char *m)
-{
-    return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "OPTIONS") == 0;
-}
-
-enum auth_result { AUTH_NONE, AUTH_BEARER, AUTH_COOKIE, AUTH_ANSWERED };
-
-static const char unauthorized_html[] =
-    "<p>This traceboard needs its access token.</p>\n"
-    "<p>Open the address that <code>traceboard</code> printed when it started: it ends with "
-    "<code>?token=&hellip;</code>. Opening it once stores the token in a cookie for this browser.</p>";
-
-static int deny(struct http_req *req, int is_api)
-{
-    if (is_api)
-        return send_error_hdr(req->conn, 401, "unauthorized", "WWW-Authenticate", "Bearer realm=\"traceboard\"",
-                              "missing or wrong access token: send 'Authorization: Bearer <token>' or open "
-                              "the URL printed at start (with ?token=)");
-    return send_page(req->conn, 401, "Access token required", unauthorized_html, "WWW-Authenticate",
-                     "Bearer realm=\"traceboard\"");
-}
-
-/* ?token= accepted: store it in a cookie and send the browser to the same
- * address without the token, so it does not linger in history or logs. */
-static int redirect_with_cookie(struct http_req *req)
-{
-    const struct http_server *s = req->srv;
-    const char *base = s->app->cfg.base_path;
-    const char *raw = req->raw, *q = strchr(raw, '?');
-    char *rest = http_query_without(req->query, "token");
-    char *cookie, *loc;
-    struct MHD_Response *resp;
-    size_t plen = q ? (size_t)(q - raw) : strlen(raw);
-
-    /* The Location must stay a path on this server: browsers read "//host"
-     * and "/\host" (a backslash counts as a slash) as another host, so the
-     * leading slashes and backslashes become one '/'. */
-    while (plen && (*raw == '/' || *raw == '\\')) raw++, plen--;
-    loc = xasprintf("/%.*s%s%s", (int)plen, raw, rest[0] ? "?" : "", rest);
-    cookie = xasprintf("%s=%s; Path=%s; HttpOnly; SameSite=Strict", s->cookie_name, s->app->token,
-                       base[0] ? base : "/");
-    free(rest);
-    resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (resp) {
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, loc);
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
-    }
-    free(loc);
-    free(cookie);
-    return queue(req->conn, 303, resp, CACHE_NO_STORE);
-}
-
-/* Bearer header first, then ?token= (GET/HEAD only), then the cookie. A
- * wrong credential is refused rather than falling through to the next. */
-static enum auth_result authenticate(struct http_req *req, int is_api, int *status)
-{
-    const char *want = req->srv->app->token;
-    const char *h = http_req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-    const char *cookie;
-
-    if (h) {
-        if (strncasecmp(h, "Bearer ", 7) == 0) {
-            h += 7;
-            while (*h == ' ') h++;
-            if (http_token_equal(h, want)) return AUTH_BEARER;
-        }
-        *status = deny(req, is_api);
-        return AUTH_ANSWERED;
-    }
-    if (strcmp(req->method, "GET") == 0 || strcmp(req->method, "HEAD") == 0) {
-        char *given = NULL;
-        int r = http_query_get(req->query, "token", &given);
-        if (r != 0) {
-            int ok = r == 1 && http_token_equal(given, want);
-            free(given);
-            *status = ok ? redirect_with_cookie(req) : deny(req, is_api);
-            return AUTH_ANSWERED;
-        }
-    }
-    cookie = MHD_lookup_connection_value(req->conn, MHD_COOKIE_KIND, req->srv->cookie_name);
-    if (cookie && http_token_equal(cookie, want)) return AUTH_COOKIE;
-    *status = deny(req, is_api);
-    return AUTH_ANSWERED;
-}
-
-/* Cross-site forms and scripts cannot set custom headers without a CORS
- * preflight we never grant, so the header proves the request came from our
- * own page. Bearer clients are not browsers riding on ambient cookies. */
-static int csrf_ok(struct http_req *req, enum auth_result how)
-{
-    const char *h = http_req_header(req, CSRF_HEADER);
-
-    if (is_safe_method(req->method) || how == AUTH_BEARER) return 1;
-    if (h && strcmp(h, "1") == 0) return 1;
-    if (how == AUTH_COOKIE) return 0;
-    /* No auth at all (no_auth or an open route): refuse only what a browser
-     * sent, so scripts with curl keep working. */
-    return !http_req_header(req, "Origin") && !http_req_header(req, "Sec-Fetch-Site");
 }
 
 static int64_t content_length(struct http_req *req)
@@ -834,32 +63,6 @@ static int64_t content_length(struct http_req *req)
     v = strtoull(cl, &end, 10);
     if (errno || end == cl) return -1;
     return v > INT64_MAX ? INT64_MAX : (int64_t)v;
-}
-
-/* Without a token, a page on any web site could resolve its own host name
- * to 127.0.0.1 (DNS rebinding) and read our API as same-origin. Browsers
- * always send the name they resolved in Host, so accept only loopback names,
- * the bind address, and hosts that are plain IP literals. */
-static int host_allowed(const char *host, const char *bind)
-{
-    char h[256];
-    size_t n;
-
-    if (!host) return 1; /* HTTP/1.0 clients: not a browser */
-    if (host[0] == '[') {
-        const char *end = strchr(host, ']');
-        n = end ? (size_t)(end - host + 1) : strlen(host);
-    } else {
-        n = strcspn(host, ":");
-    }
-    if (n == 0 || n >= sizeof h) return 0;
-    memcpy(h, host, n);
-    h[n] = '\0';
-    if (strcasecmp(h, "localhost") == 0 || strcmp(h, bind) == 0) return 1;
-    if (h[0] == '[') return 1; /* an IPv6 literal */
-    for (const char *c = h; *c; c++)
-        if (!((*c >= '0' && *c <= '9') || *c == '.')) return 0;
-    return 1; /* an IPv4 literal */
 }
 
 /* First access call: everything that can be refused before the body. */
@@ -890,7 +93,7 @@ static enum MHD_Result route_request(struct http_req *req)
     const struct config *cfg = &app->cfg;
     struct MHD_Connection *conn = req->conn;
     struct err e;
-    enum auth_result how = AUTH_NONE;
+    enum http_auth_result how = HTTP_AUTH_NONE;
     int rc, is_api, status = 0;
     int64_t cl;
 
@@ -898,37 +101,37 @@ static enum MHD_Result route_request(struct http_req *req)
     if (http_target_split(req->raw, &req->path, &req->query, &e) < 0)
         return answered(req, http_send_error(conn, 400, "invalid", "%s", e.msg));
     req->rpath = http_strip_base(cfg->base_path, req->path);
-    if (!req->rpath) return answered(req, send_not_found_page(conn));
+    if (!req->rpath) return answered(req, http_send_not_found_page(conn));
     if (req->rpath[0] == '\0') {
         /* "/tb" -> "/tb/" so the page's relative URLs resolve under it. */
         char *loc = xasprintf("%s/%s%s", cfg->base_path, req->query ? "?" : "", req->query ? req->query : "");
         struct MHD_Response *resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
         if (resp) MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, loc);
         free(loc);
-        return answered(req, queue(conn, 301, resp, CACHE_NO_STORE));
+        return answered(req, http_send_queue(conn, 301, resp, HTTP_CACHE_NO_STORE));
     }
     is_api = strncmp(req->rpath, "/api/", 5) == 0 || strcmp(req->rpath, "/api") == 0;
     rc = routes_match(req->method, req->rpath, &req->m, &e);
-    if (cfg->no_auth && !host_allowed(http_req_header(req, MHD_HTTP_HEADER_HOST), cfg->bind))
+    if (cfg->no_auth && !http_auth_host_allowed(http_req_header(req, MHD_HTTP_HEADER_HOST), cfg->bind))
         return answered(req, http_send_error(conn, 403, "forbidden",
                                              "host name not allowed without a token (use the IP address or "
                                              "localhost, or run with a token)"));
 
     if (!cfg->no_auth && !(rc == 0 && (req->m.route->flags & ROUTE_OPEN))) {
-        how = authenticate(req, is_api, &status);
-        if (how == AUTH_ANSWERED) return answered(req, status);
+        how = http_auth_check(req, is_api, &status);
+        if (how == HTTP_AUTH_ANSWERED) return answered(req, status);
     }
-    if (!csrf_ok(req, how))
+    if (!http_auth_csrf_ok(req, how))
         return answered(req, http_send_error(conn, 403, "forbidden",
-                                             "changes sent from a browser need the header " CSRF_HEADER
+                                             "changes sent from a browser need the header " HTTP_AUTH_CSRF_HEADER
                                              ": 1 (the traceboard page sends it; other sites cannot)"));
     if (rc == ERR_INVALID) return answered(req, http_send_err(conn, &e));
     if (rc == ERR_NOT_FOUND) {
         if (is_api && req->m.allow[0])
-            return answered(req, send_error_hdr(conn, 405, "method_not_allowed", "Allow", req->m.allow, "%s", e.msg));
+            return answered(req, http_send_error_hdr(conn, 405, "method_not_allowed", "Allow", req->m.allow, "%s", e.msg));
         if (is_api) return answered(req, http_send_error(conn, 404, "not_found", "no API endpoint %s", req->rpath));
         if (strcmp(req->method, "GET") != 0 && strcmp(req->method, "HEAD") != 0)
-            return answered(req, send_page(conn, 405, "Method not allowed", "<p>Pages can only be read.</p>", "Allow",
+            return answered(req, http_send_page(conn, 405, "Method not allowed", "<p>Pages can only be read.</p>", "Allow",
                                            "GET, HEAD"));
         req->kind = REQ_STATIC;
         cl = content_length(req);
@@ -1014,19 +217,19 @@ static int serve_static(struct http_req *req)
         int fd;
         uint64_t size;
         int rc = assets_open_disk(cfg->web_dir, p, strlen(p), &fd, &size, &e);
-        if (rc == ERR_NOT_FOUND || rc == ERR_INVALID) return send_not_found_page(req->conn);
+        if (rc == ERR_NOT_FOUND || rc == ERR_INVALID) return http_send_not_found_page(req->conn);
         if (rc < 0) {
             LOG_WARN("web_dir: %s", e.msg);
-            return send_page(req->conn, 500, "Server error", "<p>The page could not be read.</p>", NULL, NULL);
+            return http_send_page(req->conn, 500, "Server error", "<p>The page could not be read.</p>", NULL, NULL);
         }
-        return send_fd(req->conn, fd, size, mime, NULL, CACHE_REVALIDATE);
+        return http_send_fd(req->conn, fd, size, mime, NULL, HTTP_CACHE_REVALIDATE);
     } else {
         const struct asset *a = assets_find(p);
         struct MHD_Response *resp;
-        if (!a) return send_not_found_page(req->conn);
+        if (!a) return http_send_not_found_page(req->conn);
         resp = MHD_create_response_from_buffer(a->len, (void *)(uintptr_t)a->data, MHD_RESPMEM_PERSISTENT);
         if (resp) MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, mime);
-        return queue(req->conn, 200, resp, CACHE_REVALIDATE);
+        return http_send_queue(req->conn, 200, resp, HTTP_CACHE_REVALIDATE);
     }
 }
 
@@ -1047,7 +250,8 @@ static void heavy_main(void *arg)
     int status;
 
     budget_begin(&b, budget_ms, ci ? ci->connect_fd : -1, &s->stop_queries);
-    pool_capture = req;
+    req->pool.conn = req->conn;
+    http_send_capture(&req->pool);
     if (s->test_spin)
         while (!budget_check()) nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
     status = b.state == BUDGET_RUNNING ? req->m.route->handler(req) : 0;
@@ -1066,11 +270,11 @@ static void heavy_main(void *arg)
                                  budget_ms);
     else if (b.state == BUDGET_STOPPED)
         status = http_send_error(conn, 503, "stopping", "the server is shutting down");
-    pool_capture = NULL;
+    http_send_capture(NULL);
     if (b.state == BUDGET_GONE) req->pool_gone = 1;
-    if (!status && req->pool_resp) {
-        MHD_destroy_response(req->pool_resp);
-        req->pool_resp = NULL;
+    if (!status && req->pool.resp) {
+        MHD_destroy_response(req->pool.resp);
+        req->pool.resp = NULL;
     }
     req->pooled = 2;
     /* As in defer_main: from the resume on, req is MHD's again. */
@@ -1112,13 +316,13 @@ static enum MHD_Result run_heavy(struct http_req *req)
         workpool_push(s->pool, heavy_main, req);
         return MHD_YES;
     }
-    resp = req->pool_resp;
-    req->pool_resp = NULL;
+    resp = req->pool.resp;
+    req->pool.resp = NULL;
     if (req->pool_gone || !resp) {
         if (resp) MHD_destroy_response(resp);
         return answered(req, 0); /* closes the connection */
     }
-    return answered(req, queue_now(req->conn, req->pool_status, resp));
+    return answered(req, http_send_now(req->conn, req->pool.status, resp));
 }
 
 /* The body is complete (or there was none). */
@@ -1139,28 +343,6 @@ static enum MHD_Result finish(struct http_req *req)
 /* Connection tracking (see conntrack.h)                                      */
 /* ======================================================================== */
 
-/* 1 if the request carries the valid token (bearer header, cookie or
- * ?token=), whether or not its route asked for it: a monitor polling
- * /api/health with its token is a known client too. */
-static int token_shown(struct http_req *req)
-{
-    const char *want = req->srv->app->token;
-    const char *h = http_req_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
-    const char *cookie = MHD_lookup_connection_value(req->conn, MHD_COOKIE_KIND, req->srv->cookie_name);
-    char *given = NULL;
-    int ok = 0;
-
-    if (h && strncasecmp(h, "Bearer ", 7) == 0) {
-        h += 7;
-        while (*h == ' ') h++;
-        if (http_token_equal(h, want)) return 1;
-    }
-    if (cookie && http_token_equal(cookie, want)) return 1;
-    if (http_query_get(req->query, "token", &given) == 1) ok = http_token_equal(given, want);
-    free(given);
-    return ok;
-}
-
 /* The record conntrack_open gave the connection, or NULL (a connection
  * MHD accepted before the notify callback was set cannot exist, but a NULL
  * costs nothing to tolerate). */
@@ -1178,7 +360,7 @@ static void track_head_done(struct http_req *req)
 {
     struct conntrack_conn *cc = conn_record(req->conn);
 
-    if (cc) conntrack_head_done(req->srv->ct, cc, req->srv->app->cfg.no_auth || token_shown(req));
+    if (cc) conntrack_head_done(req->srv->ct, cc, req->srv->app->cfg.no_auth || http_auth_token_shown(req));
 }
 
 static void track_request_done(struct http_server *s, struct MHD_Connection *conn)
@@ -1287,7 +469,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         free(q->value);
         free(q);
     }
-    if (req->pool_resp) MHD_destroy_response(req->pool_resp);
+    if (req->pool.resp) MHD_destroy_response(req->pool.resp);
     free(req->body);
     free(req->path);
     free(req->raw);
@@ -1421,3 +603,4 @@ void http_stop(struct http_server *s)
     pthread_cond_destroy(&s->cv);
     free(s);
 }
+

@@ -99,3 +99,36 @@ int qparam_ns(struct http_req *req, const char *name, int64_t *ns, int *given, s
     *given = 1;
     return 0;
 }
+
+#define KEY_AT(i) (*(const char *const *)(const void *)((const char *)keys + (i) * stride))
+
+int qparam_parse_word(const char *v, const char *const *keys, size_t stride, size_t n, size_t *idx)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v, KEY_AT(i)) == 0) {
+            *idx = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int qparam_pick(struct http_req *req, const char *name, const char *const *keys, size_t stride, size_t n, size_t def,
+                size_t *out, struct err *e)
+{
+    const char *v = qparam_get(req, name);
+    char list[256] = "";
+
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (qparam_parse_word(v, keys, stride, n, out) == 0) return 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(list);
+        snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", KEY_AT(i));
+    }
+    return err_set(e, ERR_INVALID, "parameter '%s' must be one of: %s", name, list);
+}
+
+#undef KEY_AT

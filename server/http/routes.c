@@ -8,6 +8,10 @@
 #include "api/api_ranks.h"
 #include "api/api_runs.h"
 #include "api/api_summary.h"
+#include "api/api_summary_memory.h"
+#include "api/api_summary_tables.h"
+#include "api/api_search.h"
+#include "api/api_slice.h"
 #include "api/api_timeline.h"
 #include "store/catalog.h"
 

@@ -10,6 +10,7 @@
 #include "base/jtok.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "ingest/import_chrome_xla.h"
 
 /* ---------------------------------------------------------------------- */
 /* probe                                                                  */
@@ -28,7 +29,7 @@ static int chrome_probe(const struct import_probe *p)
 /* ---------------------------------------------------------------------- */
 /* per-import state                                                       */
 
-struct open_b {
+struct import_chrome_open {
     uint32_t track, name, cat;
     enum tb_kind kind;
     int64_t ts;
@@ -36,50 +37,7 @@ struct open_b {
     size_t args_len;
 };
 
-/* JAX and TensorFlow (XProf, jax.profiler) traces carry no categories:
- * what an event is follows from where it lies. A process named
- * "/device:<TYPE>:<N>" (TYPE not CPU) is accelerator N; on it, "Stream #.."
- * threads (and "XLA Ops" when the device has no streams, as on a TPU)
- * hold the ops the device ran, and the other threads ("XLA Modules",
- * "Steps", "TensorFlow Ops", ...) are derived from those ops, so they are
- * kept as GPU annotations and never counted twice. Every other process is
- * the host. XProf writes all metadata before the events; a name that comes
- * after a thread's first event does not reclassify the events before it. */
-struct devproc {
-    char *pid;
-    size_t pid_n;
-    int device;
-    int gpu; /* TYPE is GPU: its "XLA Ops" line is derived from the streams */
-};
-
-enum lane_kind { LANE_UNSEEN = 0, LANE_HOST, LANE_OPS, LANE_DERIVED };
-enum lane_name { TN_NONE = 0, TN_STREAM, TN_XLA_OPS, TN_OTHER };
-
-struct lane {
-    uint8_t kind;  /* enum lane_kind, resolved at the track's first slice */
-    uint8_t tname; /* enum lane_name, from its thread_name metadata */
-};
-
-struct chrome {
-    struct rundb_writer *w;
-    struct import_ctx *ctx;
-    struct import_src *src;
-    json_t *header;
-    uint64_t events;
-    int saw_kineto;
-    char *scratch;          /* decoded strings */
-    size_t scratch_cap;
-    struct open_b *bstack;  /* open 'B' events across tracks */
-    size_t nb, bcap;
-    uint32_t unnamed;
-    struct devproc *dp;     /* XLA device processes ("/device:GPU:0") */
-    size_t ndp;
-    struct lane *lanes;     /* by track id: what the metadata made of it */
-    size_t lanes_cap;
-};
-
-/* Decodes a string value into scratch; returns its length. */
-static size_t str_decode(struct chrome *c, const struct jtok_val *v, const char **out)
+size_t import_chrome_str_decode(struct import_chrome *c, const struct jtok_val *v, const char **out)
 {
     if (!v->escaped) {
         *out = v->p;
@@ -93,21 +51,19 @@ static size_t str_decode(struct chrome *c, const struct jtok_val *v, const char 
     return jtok_unescape(v->p, v->n, c->scratch);
 }
 
-static uint32_t intern_val(struct chrome *c, const struct jtok_val *v)
+static uint32_t intern_val(struct import_chrome *c, const struct jtok_val *v)
 {
     const char *s;
     size_t n;
     if (v->type == JT_STRING) {
-        n = str_decode(c, v, &s);
+        n = import_chrome_str_decode(c, v, &s);
         return rundb_intern(c->w, s, n);
     }
     if (v->type != JT_NONE) return rundb_intern(c->w, v->p, v->n); /* a number used as a name */
     return 0;
 }
 
-/* pid/tid as text: numbers as written, strings decoded ("7" == 7). Uses
- * buf (64 bytes) for decoded strings so two ids can be alive at once. */
-static void id_text(const struct jtok_val *v, char *buf, size_t cap, const char **s, size_t *n)
+void import_chrome_id_text(const struct jtok_val *v, char *buf, size_t cap, const char **s, size_t *n)
 {
     if (v->type == JT_NONE) {
         *s = "";
@@ -128,11 +84,7 @@ static void id_text(const struct jtok_val *v, char *buf, size_t cap, const char 
     *n = v->n;
 }
 
-struct ev {
-    struct jtok_val ph, cat, name, pid, tid, ts, dur, id, bp, s, args, bind_id;
-};
-
-static int note_drop(struct chrome *c, const char *reason, const struct ev *ev)
+static int note_drop(struct import_chrome *c, const char *reason, const struct import_chrome_ev *ev)
 {
     char ex[160] = "";
     if (ev && ev->name.type == JT_STRING) snprintf(ex, sizeof ex, "%.*s", (int)(ev->name.n > 150 ? 150 : ev->name.n), ev->name.p);
@@ -189,17 +141,17 @@ static void scan_args(const struct jtok_val *args, struct args_ints *a)
     }
 }
 
-static uint32_t ev_track(struct chrome *c, const struct ev *ev)
+static uint32_t ev_track(struct import_chrome *c, const struct import_chrome_ev *ev)
 {
     char pb[64], tb[64];
     const char *ps, *ts;
     size_t pn, tn;
-    id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
-    id_text(&ev->tid, tb, sizeof tb, &ts, &tn);
+    import_chrome_id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
+    import_chrome_id_text(&ev->tid, tb, sizeof tb, &ts, &tn);
     return rundb_track(c->w, ps, pn, ts, tn);
 }
 
-static int ev_ts(struct chrome *c, const struct jtok_val *v, int64_t *out)
+static int ev_ts(struct import_chrome *c, const struct jtok_val *v, int64_t *out)
 {
     (void)c;
     if (v->type == JT_NUMBER) return jtok_us_to_ns(v->p, v->n, out);
@@ -207,205 +159,14 @@ static int ev_ts(struct chrome *c, const struct jtok_val *v, int64_t *out)
     return ERR_INVALID;
 }
 
-/* ---------------------------------------------------------------------- */
-/* XLA device lanes and step markers (JAX, TensorFlow)                    */
 
-/* Device number of an XLA process name, "/device:<TYPE>:<N>" alone or
- * followed by a space or '(' and more text; -1 for any other name, for
- * the host (TYPE CPU) and for TPU_SYSTEM-like bookkeeping processes.
- * OUT *gpu: 1 when TYPE is GPU. */
-static int xla_device_of(const char *s, size_t n, int *gpu)
-{
-    static const char pre[] = "/device:";
-    size_t i = sizeof pre - 1, t0, tn;
-    int dev = 0;
-    if (n <= i || memcmp(s, pre, i) != 0) return -1;
-    t0 = i;
-    while (i < n && s[i] != ':' && s[i] != '/' && s[i] != ' ') i++;
-    tn = i - t0;
-    if (tn == 0 || i >= n || s[i] != ':') return -1;
-    if (++i >= n || s[i] < '0' || s[i] > '9') return -1;
-    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-        if (dev > 99999) return -1;
-        dev = dev * 10 + (s[i] - '0');
-    }
-    if (i < n && s[i] != ' ' && s[i] != '(') return -1;
-    if (tn == 3 && strncasecmp(s + t0, "CPU", 3) == 0) return -1;
-    if (memmem(s + t0, tn, "_SYSTEM", 7)) return -1;
-    *gpu = tn == 3 && strncasecmp(s + t0, "GPU", 3) == 0;
-    return dev;
-}
-
-static struct lane *lane_at(struct chrome *c, uint32_t track)
-{
-    if (track >= c->lanes_cap) {
-        size_t ncap = c->lanes_cap ? c->lanes_cap : 64;
-        while (ncap <= track) ncap *= 2;
-        c->lanes = xrealloc(c->lanes, ncap * sizeof *c->lanes);
-        memset(c->lanes + c->lanes_cap, 0, (ncap - c->lanes_cap) * sizeof *c->lanes);
-        c->lanes_cap = ncap;
-    }
-    return &c->lanes[track];
-}
-
-/* Forgets every resolved lane: a process or thread name just changed. */
-static void lanes_reset(struct chrome *c)
-{
-    for (size_t i = 0; i < c->lanes_cap; i++) c->lanes[i].kind = LANE_UNSEEN;
-}
-
-/* process_name metadata: remembers (or forgets) an XLA device process. */
-static void xla_note_process(struct chrome *c, const char *pid, size_t pn, const char *name, size_t n)
-{
-    int gpu = 0, dev = xla_device_of(name, n, &gpu);
-    size_t i;
-    for (i = 0; i < c->ndp; i++)
-        if (c->dp[i].pid_n == pn && memcmp(c->dp[i].pid, pid, pn) == 0) break;
-    if (i == c->ndp) {
-        if (dev < 0) return;
-        c->dp = xrealloc(c->dp, (c->ndp + 1) * sizeof *c->dp);
-        c->dp[i].pid = xmemdup0(pid, pn);
-        c->dp[i].pid_n = pn;
-        c->ndp++;
-    }
-    c->dp[i].device = dev;
-    c->dp[i].gpu = gpu;
-    lanes_reset(c);
-}
-
-/* thread_name metadata: what the lane's name says it holds. */
-static void xla_note_thread(struct chrome *c, uint32_t track, const char *name, size_t n)
-{
-    struct lane *l = lane_at(c, track);
-    if (n >= 6 && memcmp(name, "Stream", 6) == 0) l->tname = TN_STREAM;
-    else if (n == 7 && memcmp(name, "XLA Ops", 7) == 0) l->tname = TN_XLA_OPS;
-    else l->tname = TN_OTHER;
-    l->kind = LANE_UNSEEN;
-}
-
-/* The lane a track is, resolved at its first slice; marks device lanes as
- * GPU tracks of their device. */
-static enum lane_kind lane_resolve(struct chrome *c, const struct ev *ev, uint32_t track)
-{
-    struct lane *l = lane_at(c, track);
-    if (l->kind != LANE_UNSEEN) return (enum lane_kind)l->kind;
-    l->kind = LANE_HOST;
-    if (c->ndp) {
-        char pb[64];
-        const char *ps;
-        size_t pn;
-        id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
-        for (size_t i = 0; i < c->ndp; i++) {
-            const struct devproc *d = &c->dp[i];
-            if (d->device < 0 || d->pid_n != pn || memcmp(d->pid, ps, pn) != 0) continue;
-            int ops = l->tname == TN_NONE || l->tname == TN_STREAM || (l->tname == TN_XLA_OPS && !d->gpu);
-            l->kind = ops ? LANE_OPS : LANE_DERIVED;
-            rundb_track_set_kind(c->w, track, TB_TRACK_GPU);
-            rundb_track_set_device(c->w, track, d->device);
-            break;
-        }
-    }
-    return (enum lane_kind)l->kind;
-}
-
-/* What XLA profilers write in args: "correlation_id" (CUPTI's, on both the
- * device op and the host API call, as a string), "step_num" on step
- * markers, "memcpy_details"/"memset_details" on copies and sets. */
-struct xla_args {
-    int64_t corr, step;
-    int has_step, memcpy, memset;
-};
-
-static void xla_args_scan(const struct jtok_val *args, struct xla_args *a)
-{
-    memset(a, 0, sizeof *a);
-    if (args->type != JT_OBJECT) return;
-    const char *cur = args->p, *end = args->p + args->n;
-    struct jtok_val k, v;
-    struct err e;
-    while (jtok_span_next_member(&cur, end, &k, &v, &e) == 1) {
-        int64_t x;
-        if (k.escaped) continue;
-        if (jtok_str_eq(&k, "correlation_id")) {
-            if (jtok_to_i64(&v, &x) == 0) a->corr = x;
-        } else if (jtok_str_eq(&k, "step_num")) {
-            if (jtok_to_i64(&v, &x) == 0 && x >= 0) {
-                a->step = x;
-                a->has_step = 1;
-            }
-        } else if (jtok_str_eq(&k, "memcpy_details")) {
-            a->memcpy = 1;
-        } else if (jtok_str_eq(&k, "memset_details")) {
-            a->memset = 1;
-        }
-    }
-}
-
-/* Case-insensitive search of an ASCII lowercase needle in s[0..n). */
-static int has_ci(const char *s, size_t n, const char *needle)
-{
-    size_t m = strlen(needle);
-    for (size_t i = 0; i + m <= n; i++)
-        if (strncasecmp(s + i, needle, m) == 0) return 1;
-    return 0;
-}
-
-/* An op on a device lane: a copy (MemcpyH2D/D2H/D2D/P2P, XLA's async
- * copy-start/copy-done), a set, else a kernel. */
-static enum tb_kind xla_op_kind(const char *s, size_t n, const struct xla_args *a)
-{
-    if (a->memcpy) return TB_K_MEMCPY;
-    if (a->memset) return TB_K_MEMSET;
-    if (has_ci(s, n, "memcpy") || (n >= 10 && memcmp(s, "copy-start", 10) == 0) ||
-        (n >= 9 && memcmp(s, "copy-done", 9) == 0))
-        return TB_K_MEMCPY;
-    if (has_ci(s, n, "memset")) return TB_K_MEMSET;
-    return TB_K_KERNEL;
-}
-
-/* Kind (and name, correlation) of an event whose category says nothing,
- * from its lane and args: device ops become kernels/copies/sets, derived
- * device lines GPU annotations; on the host a step marker (a "step_num"
- * arg: StepTraceAnnotation, Keras' Trace("train", step_num=..)) becomes a
- * user annotation named "<name>#<step_num>" (kclass_profiler_step knows
- * it), a span with a CUPTI correlation_id a driver call, a "$file.py:N f"
- * span a Python frame. Everything else stays TB_K_OTHER. */
-static void xla_classify(struct chrome *c, const struct ev *ev, uint32_t track, enum tb_kind *kind, uint32_t *name,
-                         int64_t *corr)
-{
-    struct xla_args a;
-    enum lane_kind lk = lane_resolve(c, ev, track);
-    if (lk == LANE_DERIVED) {
-        *kind = TB_K_GPU_ANNOTATION;
-        return;
-    }
-    xla_args_scan(&ev->args, &a);
-    const char *nm = "";
-    size_t nn = 0;
-    if (ev->name.type == JT_STRING) nn = str_decode(c, &ev->name, &nm);
-    if (lk == LANE_OPS) {
-        *kind = xla_op_kind(nm, nn, &a);
-        *corr = a.corr;
-    } else if (a.has_step) {
-        char *full = xasprintf("%.*s#%lld", (int)(nn > 200 ? 200 : nn), nn ? nm : "step", (long long)a.step);
-        *name = rundb_intern(c->w, full, strlen(full));
-        free(full);
-        *kind = TB_K_USER_ANNOTATION;
-    } else if (a.corr) {
-        *kind = TB_K_DRIVER;
-        *corr = a.corr;
-    } else if (nn && nm[0] == '$') {
-        *kind = TB_K_PYTHON;
-    }
-}
-
-static int do_slice(struct chrome *c, const struct ev *ev, int64_t ts, int64_t dur, struct err *e)
+static int do_slice(struct import_chrome *c, const struct import_chrome_ev *ev, int64_t ts, int64_t dur, struct err *e)
 {
     struct tb_slice s;
     const char *cs = "";
     size_t cn = 0;
 
-    if (ev->cat.type == JT_STRING) cn = str_decode(c, &ev->cat, &cs);
+    if (ev->cat.type == JT_STRING) cn = import_chrome_str_decode(c, &ev->cat, &cs);
     s.kind = tb_kind_from_cat(cs, cn);
     s.cat = cn ? rundb_intern(c->w, cs, cn) : 0;
     s.name = ev->name.type != JT_NONE ? intern_val(c, &ev->name) : c->unnamed;
@@ -426,12 +187,12 @@ static int do_slice(struct chrome *c, const struct ev *ev, int64_t ts, int64_t d
         }
     }
     if (s.kind != TB_K_OTHER) c->saw_kineto = 1;
-    else xla_classify(c, ev, s.track, &s.kind, &s.name, &s.corr);
+    else import_chrome_xla_classify(c, ev, s.track, &s.kind, &s.name, &s.corr);
     if (tb_kind_is_gpu(s.kind)) rundb_track_set_kind(c->w, s.track, TB_TRACK_GPU);
     return rundb_add_slice(c->w, &s, e);
 }
 
-static int do_begin(struct chrome *c, const struct ev *ev, int64_t ts)
+static int do_begin(struct import_chrome *c, const struct import_chrome_ev *ev, int64_t ts)
 {
     const char *cs = "";
     size_t cn = 0;
@@ -439,15 +200,15 @@ static int do_begin(struct chrome *c, const struct ev *ev, int64_t ts)
         c->bcap = c->bcap ? c->bcap * 2 : 32;
         c->bstack = xrealloc(c->bstack, sizeof *c->bstack * c->bcap);
     }
-    struct open_b *b = &c->bstack[c->nb++];
-    if (ev->cat.type == JT_STRING) cn = str_decode(c, &ev->cat, &cs);
+    struct import_chrome_open *b = &c->bstack[c->nb++];
+    if (ev->cat.type == JT_STRING) cn = import_chrome_str_decode(c, &ev->cat, &cs);
     b->kind = tb_kind_from_cat(cs, cn);
     b->cat = cn ? rundb_intern(c->w, cs, cn) : 0;
     b->name = ev->name.type != JT_NONE ? intern_val(c, &ev->name) : c->unnamed;
     b->track = ev_track(c, ev);
     if (b->kind == TB_K_OTHER) {
         int64_t corr = 0; /* B/E slices carry no correlation */
-        xla_classify(c, ev, b->track, &b->kind, &b->name, &corr);
+        import_chrome_xla_classify(c, ev, b->track, &b->kind, &b->name, &corr);
     }
     b->ts = ts;
     b->args = ev->args.type == JT_OBJECT ? xmemdup0(ev->args.p, ev->args.n) : NULL;
@@ -455,11 +216,11 @@ static int do_begin(struct chrome *c, const struct ev *ev, int64_t ts)
     return 0;
 }
 
-static int do_end(struct chrome *c, const struct ev *ev, int64_t ts, struct err *e)
+static int do_end(struct import_chrome *c, const struct import_chrome_ev *ev, int64_t ts, struct err *e)
 {
     uint32_t track = ev_track(c, ev);
     for (size_t i = c->nb; i-- > 0;) {
-        struct open_b *b = &c->bstack[i];
+        struct import_chrome_open *b = &c->bstack[i];
         if (b->track != track) continue;
         /* the difference of two int64 times may not fit one: saturate */
         uint64_t span = ts >= b->ts ? (uint64_t)ts - (uint64_t)b->ts : 0;
@@ -475,7 +236,7 @@ static int do_end(struct chrome *c, const struct ev *ev, int64_t ts, struct err 
     return note_drop(c, "'E' event without a matching 'B' on its thread", ev);
 }
 
-static int do_instant(struct chrome *c, const struct ev *ev, int64_t ts, struct err *e)
+static int do_instant(struct import_chrome *c, const struct import_chrome_ev *ev, int64_t ts, struct err *e)
 {
     uint32_t track = ev_track(c, ev);
     if (jtok_str_eq(&ev->name, "[memory]") && ev->args.type == JT_OBJECT) {
@@ -497,7 +258,7 @@ static int do_instant(struct chrome *c, const struct ev *ev, int64_t ts, struct 
     return rundb_add_instant(c->w, &in, e);
 }
 
-static int do_flow(struct chrome *c, const struct ev *ev, char ph, int64_t ts, struct err *e)
+static int do_flow(struct import_chrome *c, const struct import_chrome_ev *ev, char ph, int64_t ts, struct err *e)
 {
     struct tb_flow f;
     const struct jtok_val *id = ev->id.type != JT_NONE ? &ev->id : &ev->bind_id;
@@ -513,7 +274,7 @@ static int do_flow(struct chrome *c, const struct ev *ev, char ph, int64_t ts, s
     return rundb_add_flow(c->w, &f, e);
 }
 
-static int do_counter(struct chrome *c, const struct ev *ev, int64_t ts, struct err *e)
+static int do_counter(struct import_chrome *c, const struct import_chrome_ev *ev, int64_t ts, struct err *e)
 {
     if (ev->args.type != JT_OBJECT) return note_drop(c, "counter event without args", ev);
     const char *cur = ev->args.p, *end = ev->args.p + ev->args.n, *nm = "";
@@ -521,7 +282,7 @@ static int do_counter(struct chrome *c, const struct ev *ev, int64_t ts, struct 
     struct jtok_val k, v;
     struct err ie;
     uint32_t track = ev_track(c, ev);
-    if (ev->name.type == JT_STRING) nn = str_decode(c, &ev->name, &nm);
+    if (ev->name.type == JT_STRING) nn = import_chrome_str_decode(c, &ev->name, &nm);
     char *name = xmemdup0(nm, nn);
     int rc = 0;
     while (rc == 0 && jtok_span_next_member(&cur, end, &k, &v, &ie) == 1) {
@@ -531,7 +292,7 @@ static int do_counter(struct chrome *c, const struct ev *ev, int64_t ts, struct 
          * "caf\u00e9" is shown as café (the name is already copied out of
          * the scratch buffer this reuses) */
         const char *ks;
-        size_t kn = str_decode(c, &k, &ks);
+        size_t kn = import_chrome_str_decode(c, &k, &ks);
         char *full = xasprintf("%s.%.*s", name, (int)kn, ks);
         struct tb_counter ct = { rundb_intern(c->w, full, strlen(full)), track, ts, d };
         free(full);
@@ -541,7 +302,7 @@ static int do_counter(struct chrome *c, const struct ev *ev, int64_t ts, struct 
     return rc;
 }
 
-static int do_metadata(struct chrome *c, const struct ev *ev)
+static int do_metadata(struct import_chrome *c, const struct import_chrome_ev *ev)
 {
     const struct jtok_val *nv = &ev->name;
     if (ev->args.type != JT_OBJECT) return 0;
@@ -556,18 +317,18 @@ static int do_metadata(struct chrome *c, const struct ev *ev)
         char pb[64];
         const char *ps, *s;
         size_t pn;
-        id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
+        import_chrome_id_text(&ev->pid, pb, sizeof pb, &ps, &pn);
         char *pid = xmemdup0(ps, pn);
-        size_t n = str_decode(c, &name, &s);
+        size_t n = import_chrome_str_decode(c, &name, &s);
         rundb_process_set_name(c->w, pid, pn, s, n);
-        xla_note_process(c, pid, pn, s, n);
+        import_chrome_xla_note_process(c, pid, pn, s, n);
         free(pid);
     } else if (jtok_str_eq(nv, "thread_name") && name.type == JT_STRING) {
         uint32_t t = ev_track(c, ev);
         const char *s;
-        size_t n = str_decode(c, &name, &s);
+        size_t n = import_chrome_str_decode(c, &name, &s);
         rundb_track_set_name(c->w, t, s, n);
-        xla_note_thread(c, t, s, n);
+        import_chrome_xla_note_thread(c, t, s, n);
     } else if (jtok_str_eq(nv, "thread_sort_index") && sort.type == JT_NUMBER) {
         int64_t x;
         if (jtok_to_i64(&sort, &x) == 0) rundb_track_set_sort(c->w, ev_track(c, ev), x);
@@ -576,9 +337,9 @@ static int do_metadata(struct chrome *c, const struct ev *ev)
 }
 
 /* One event object, complete in memory. */
-static int do_event(struct chrome *c, const char *p, size_t n, struct err *e)
+static int do_event(struct import_chrome *c, const char *p, size_t n, struct err *e)
 {
-    struct ev ev;
+    struct import_chrome_ev ev;
     const char *cur = p, *end = p + n;
     struct jtok_val k, v;
     int rc;
@@ -657,14 +418,14 @@ static int do_event(struct chrome *c, const char *p, size_t n, struct err *e)
 /* ---------------------------------------------------------------------- */
 /* top-level structure                                                    */
 
-static void report_progress(struct chrome *c)
+static void report_progress(struct import_chrome *c)
 {
     if (c->ctx->progress)
         c->ctx->progress(c->ctx->progress_arg, instream_raw_consumed(c->src->in), c->events);
 }
 
 /* Returns 0 after ']' (or a tolerated truncation), else an error. */
-static int events_array(struct chrome *c, struct jtok *t, int *truncated, struct err *e)
+static int events_array(struct import_chrome *c, struct jtok *t, int *truncated, struct err *e)
 {
     int ch;
     const char *p;
@@ -711,7 +472,7 @@ cut:
     return 0;
 }
 
-static int header_member(struct chrome *c, const char *key, size_t kn, const char *p, size_t n)
+static int header_member(struct import_chrome *c, const char *key, size_t kn, const char *p, size_t n)
 {
     json_error_t je;
     json_t *v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
@@ -728,7 +489,7 @@ static int header_member(struct chrome *c, const char *key, size_t kn, const cha
 
 static int chrome_import(struct import_src *src, struct rundb_writer *w, struct import_ctx *ctx, struct err *e)
 {
-    struct chrome c;
+    struct import_chrome c;
     struct jtok t;
     int ch, rc = 0, truncated = 0, saw_events = 0, bare = 0;
 
@@ -869,3 +630,4 @@ out:
 }
 
 const struct importer importer_chrome = { "chrome", chrome_probe, chrome_import, NULL };
+

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "http/http.h"
+#include "http/http_parse.h"
 #include "http/routes.h"
 
 static void match_all(const char *path)

@@ -88,6 +88,30 @@ static void test_errno_codes(void)
     CHECK_EQ_INT(fsutil_errno_code(EACCES), ERR_IO);
 }
 
+/* Whole writes through a pipe; a full disk (/dev/full) is ERR_NOSPACE with
+ * the caller's words first. */
+static void test_write_all(void)
+{
+    struct err e;
+    int p[2];
+    char big[100000], back[100000];
+    REQUIRE(pipe(p) == 0);
+    memset(big, 'x', 60000);
+    CHECK_EQ_INT(fsutil_write_all(p[1], big, 60000, "piping", &e), 0);
+    close(p[1]);
+    size_t got = 0;
+    ssize_t r;
+    while ((r = read(p[0], back + got, sizeof back - got)) > 0) got += (size_t)r;
+    close(p[0]);
+    CHECK_EQ_INT(got, 60000);
+    int fd = open("/dev/full", O_WRONLY);
+    if (fd >= 0) {
+        CHECK_EQ_INT(fsutil_write_all(fd, "abc", 3, "saving the upload", &e), ERR_NOSPACE);
+        CHECK(strncmp(e.msg, "saving the upload: ", 19) == 0);
+        close(fd);
+    }
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) return 1;
@@ -95,5 +119,6 @@ int main(void)
     RUN(test_exchange);
     RUN(test_copy_move_rmtree);
     RUN(test_errno_codes);
+    RUN(test_write_all);
     return harness_done("fsutil_test");
 }

@@ -10,6 +10,7 @@
  * Skips (with a line saying so) when ../shared is not there. */
 #include "base/fsutil.h"
 #include "derive/summary.h"
+#include "derive/summary_report.h"
 #include "store/catalog.h"
 #include "harness.h"
 #include "base/xmalloc.h"

@@ -1,5 +1,4 @@
-/* http_test.c — URL/query helpers, gzip and Content-Disposition, and a
- * live server on 127.0.0.1:0 (real catalog + ingest in a scratch data dir)
+/* http_test.c — a live server on 127.0.0.1:0 (real catalog + ingest in a scratch data dir)
  * driven over raw sockets: security headers, token auth and its cookie
  * redirect, CSRF, early 413s and cleanup after a client disconnects
  * mid-upload. */
@@ -11,109 +10,8 @@
 #include <zlib.h>
 
 #include "ingest/ingest.h"
+#include "ingest/ingest_service.h"
 #include "store/catalog.h"
-
-static void test_decode(void)
-{
-    char *o;
-    struct err e;
-
-    CHECK_EQ_INT(http_url_decode("a%20b+c%2Fd", 11, 1, &o, &e), 0);
-    CHECK_EQ_STR(o, "a b c/d");
-    free(o);
-    CHECK_EQ_INT(http_url_decode("a+b", 3, 0, &o, &e), 0);
-    CHECK_EQ_STR(o, "a+b");
-    free(o);
-    CHECK_EQ_INT(http_url_decode("%zz", 3, 0, &o, &e), ERR_INVALID);
-    CHECK_EQ_INT(http_url_decode("%4", 2, 0, &o, &e), ERR_INVALID);
-    CHECK_EQ_INT(http_url_decode("%", 1, 0, &o, &e), ERR_INVALID);
-    CHECK_EQ_INT(http_url_decode("a%00b", 5, 0, &o, &e), ERR_INVALID);
-}
-
-static void test_target(void)
-{
-    char *path, *v;
-    const char *q;
-    struct err e;
-
-    CHECK_EQ_INT(http_target_split("/tb/api/runs?x=1&token=a%2Bb", &path, &q, &e), 0);
-    CHECK_EQ_STR(path, "/tb/api/runs");
-    CHECK_EQ_STR(q, "x=1&token=a%2Bb");
-    CHECK_EQ_STR(http_strip_base("/tb", path), "/api/runs");
-    CHECK_EQ_INT(http_query_get(q, "token", &v), 1);
-    CHECK_EQ_STR(v, "a+b");
-    free(v);
-    CHECK_EQ_INT(http_query_get(q, "nope", &v), 0);
-    v = http_query_without(q, "token");
-    CHECK_EQ_STR(v, "x=1");
-    free(v);
-    v = http_query_without("token=1&a=%41&token&b=2&&", "token");
-    CHECK_EQ_STR(v, "a=%41&b=2");
-    free(v);
-    CHECK_EQ_INT(http_query_get("flag&x=1", "flag", &v), 1);
-    CHECK_EQ_STR(v, "");
-    free(v);
-    CHECK_EQ_INT(http_query_get("x=%zz", "x", &v), ERR_INVALID);
-    free(path);
-    CHECK_EQ_INT(http_target_split("/a%2Fb", &path, &q, &e), 0);
-    CHECK_EQ_STR(path, "/a/b");
-    CHECK(q == NULL);
-    free(path);
-    CHECK_EQ_INT(http_target_split("http://x/", &path, &q, &e), ERR_INVALID);
-    CHECK_EQ_INT(http_target_split("*", &path, &q, &e), ERR_INVALID);
-
-    CHECK_EQ_STR(http_strip_base("", "/x"), "/x");
-    CHECK_EQ_STR(http_strip_base("/tb", "/tb"), "");
-    CHECK_EQ_STR(http_strip_base("/tb", "/tb/"), "/");
-    CHECK(http_strip_base("/tb", "/tbx/y") == NULL);
-    CHECK(http_strip_base("/tb", "/") == NULL);
-}
-
-static void test_gzip_and_tokens(void)
-{
-    static const char text[] = "{\"runs\":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}";
-    char back[sizeof text];
-    size_t n = 0;
-    uLongf bn = sizeof back;
-    char *gz = gzip_bytes(text, sizeof text - 1, &n);
-    z_stream z;
-
-    REQUIRE(gz != NULL);
-    memset(&z, 0, sizeof z);
-    inflateInit2(&z, 31);
-    z.next_in = (Bytef *)gz;
-    z.avail_in = (uInt)n;
-    z.next_out = (Bytef *)back;
-    z.avail_out = (uInt)bn;
-    CHECK_EQ_INT(inflate(&z, Z_FINISH), Z_STREAM_END);
-    CHECK_EQ_INT((int)z.total_out, (int)sizeof text - 1);
-    CHECK(memcmp(back, text, sizeof text - 1) == 0);
-    inflateEnd(&z);
-    free(gz);
-
-    CHECK(http_accepts_gzip("gzip, deflate, br"));
-    CHECK(http_accepts_gzip("deflate, GZIP;q=0.5"));
-    CHECK(http_accepts_gzip("*"));
-    CHECK(!http_accepts_gzip("gzip;q=0"));
-    CHECK(!http_accepts_gzip("gzip; q=0.000, *"));
-    CHECK(!http_accepts_gzip("*;q=0"));
-    CHECK(!http_accepts_gzip("deflate, br"));
-    CHECK(!http_accepts_gzip(NULL));
-    CHECK(!http_accepts_gzip("gzipx"));
-
-    CHECK(http_token_equal("abc123", "abc123"));
-    CHECK(!http_token_equal("abc12", "abc123"));
-    CHECK(!http_token_equal("abc1234", "abc123"));
-    CHECK(!http_token_equal("abd123", "abc123"));
-    CHECK(!http_token_equal("", ""));
-
-    {
-        char *cd = content_disposition("rank 0 \"x\"/é.json");
-        CHECK(strstr(cd, "filename=\"rank_0__x____.json\"") != NULL);
-        CHECK(strstr(cd, "filename*=UTF-8''rank%200%20%22x%22%2F%C3%A9.json") != NULL);
-        free(cd);
-    }
-}
 
 /* ------------------------------------------------------------------------ */
 /* Live server                                                                */
@@ -315,9 +213,6 @@ static void test_live(void)
 int main(void)
 {
     log_set_level(LOG_LEVEL_ERROR);
-    RUN(test_decode);
-    RUN(test_target);
-    RUN(test_gzip_and_tokens);
     RUN(test_live);
     return harness_done("http");
 }

@@ -61,10 +61,25 @@ static void test_us(void)
 }
 
 
+/* Words: an array of words or a table of structs with a key member. */
+static void test_word(void)
+{
+    static const char *const words[] = { "asc", "desc" };
+    static const struct { const char *key; int v; } table[] = { { "json", 0 }, { "csv", 1 }, { "html", 2 } };
+    size_t i = 9;
+    CHECK_EQ_INT(qparam_parse_word("desc", words, sizeof *words, 2, &i), 0);
+    CHECK_EQ_INT(i, 1);
+    CHECK_EQ_INT(qparam_parse_word("html", &table[0].key, sizeof table[0], 3, &i), 0);
+    CHECK_EQ_INT(i, 2);
+    CHECK_EQ_INT(qparam_parse_word("DESC", words, sizeof *words, 2, &i), -1);
+    CHECK_EQ_INT(qparam_parse_word("", &table[0].key, sizeof table[0], 3, &i), -1);
+}
+
 int main(void)
 {
     RUN(test_int);
     RUN(test_ns);
     RUN(test_us);
+    RUN(test_word);
     return harness_done("qparam");
 }

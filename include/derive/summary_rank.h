@@ -1,0 +1,162 @@
+/*
+ * summary_rank.h — the state one rank's analysis carries from pass to pass
+ * (derive/summary*.c only; nothing outside the summary modules includes
+ * it): the name cache (str id -> text and what the text says), the GPU ops
+ * with their correlation index, the host steps, the breakdown interval
+ * unions and the operator and kernel aggregations.
+ *
+ * summary.c's driver creates one struct rankctx per rank, runs the passes
+ * in order (summary_walk, summary_steps, summary_metrics, summary_memory)
+ * and frees it; every pointer inside is owned by the rankctx. Pointers a
+ * lookup returns (summary_rank_name) are borrowed until the next lookup on
+ * the same map. One thread: the ingest worker running summary_run.
+ */
+#ifndef TB_SUMMARY_RANK_H
+#define TB_SUMMARY_RANK_H
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "base/hmap.h"
+#include "derive/ivlist.h"
+#include "store/model.h"
+
+/* The SQL below names kinds by number. */
+_Static_assert(TB_K_CPU_OP == 1 && TB_K_KERNEL == 6 && TB_TRACK_GPU == 1, "kind numbers used in SQL");
+
+/* Breakdown categories in priority order; "other" is what none covers.
+ * Communication kernels are charged first, before compute kernels: a
+ * collective running beside compute still holds the step (and SMs), and
+ * charging the overlap to compute would hide most of NCCL's time on traces
+ * where DDP overlaps it with backward. Host-side communication spans
+ * (gloo:/nccl: annotations) keep their place after memset. Both add up to
+ * the step's "communication". */
+enum cat { C_COMM_K, C_KERNEL, C_MEMCPY, C_MEMSET, C_COMM, C_RUNTIME, C_DATALOADER, C_CPU_EXEC, C_N };
+
+/* ====================================================================== */
+/* Names: id -> text and what the text says                               */
+/* ====================================================================== */
+
+enum {
+    NF_TC = 1 << 0,
+    NF_COMM_KERNEL = 1 << 1,
+    NF_COMM_OP = 1 << 2,
+    NF_TC_ELIGIBLE = 1 << 3,
+    NF_DATALOADER = 1 << 4,
+    NF_STEP = 1 << 5,
+    NF_NOT_OP = 1 << 6, /* cpu_op spans that are not operators (wrappers) */
+};
+
+struct name {
+    uint32_t id;
+    uint8_t flags;
+    char *s;
+};
+
+struct names {
+    struct hmap map; /* id -> struct name */
+    sqlite3_stmt *get;
+};
+
+/* ====================================================================== */
+/* Per-rank state                                                         */
+/* ====================================================================== */
+
+/* A GPU op (kernel, memcpy, memset). */
+struct gop {
+    int64_t ts, dur, corr;
+    int64_t launch_ts, launch_end; /* the launching runtime call; -1 unknown */
+    uint32_t name, op;             /* op: innermost operator around the launch */
+    uint32_t next;                 /* next gop of the same correlation + 1 */
+    int32_t device;
+    uint8_t kind, flags;
+    float bps, occ;                /* < 0: not given */
+    char *limiter;
+};
+
+struct hstep {
+    uint32_t name;
+    int64_t ts, dur;
+    uint32_t track;
+    int64_t dev_end;
+    int64_t ngpu;
+};
+
+struct opagg {
+    uint32_t name;
+    char *shape, *stack;
+    int64_t calls, host_self, host_total, dev_self, dev_total, tc_self, tc_total;
+    int tc_elig;
+};
+
+struct kagg {
+    int32_t device;
+    uint32_t name, op;
+    int64_t calls, total, min, max;
+    double bps_w, occ_w;
+    int64_t bps_dur, occ_dur;
+    uint8_t flags;
+    char *limiter;
+};
+
+struct frame {
+    int64_t id, ts, end;
+    uint32_t name;
+    uint8_t kind, is_op;
+    int op_parent; /* index of the nearest operator frame below, -1 none */
+    int64_t child_op_dur, rt_dur, dev_self, dev_children, tc_self, tc_children;
+    int tc_elig;
+    char *shape, *stack;
+};
+
+struct memop {
+    int64_t mem_id;
+    uint32_t op;
+};
+
+struct rankctx {
+    sqlite3 *db;
+    int rank;
+    struct names names;
+    struct gop *g;
+    size_t ng, gcap;
+    struct hmap corr; /* corr -> first gop index + 1 (uint32_t) */
+    struct hstep *hs;
+    size_t nhs, hscap;
+    struct ivlist cat[C_N];
+    struct hmap ops, kernels; /* key text -> struct opagg, struct kagg */
+    struct memop *mo;
+    size_t nmo, mocap;
+    int64_t cpu_min, cpu_max, all_min, all_max;
+    int has_python;
+    size_t nhost; /* host steps after picking one thread and one span per name */
+    json_t *notes;
+};
+
+struct step {
+    char *name;
+    int64_t ts, end, host_ts, host_dur, ngpu;
+    int64_t part[C_N + 1]; /* + other */
+};
+
+
+/* The name of str id (flags from its text), read from the run's str table
+ * through nm->get on first use; id 0 is "". Borrowed until the next call
+ * (the text itself lives until summary_rank_names_free). */
+const struct name *summary_rank_name(struct names *nm, uint32_t id);
+
+/* Frees the cache and finalizes nm->get. */
+void summary_rank_names_free(struct names *nm);
+
+/* Indexes GPU op idx under its correlation id (chained through gop.next). */
+void summary_rank_corr_put(struct rankctx *c, int64_t corr, uint32_t idx);
+
+/* First GPU op of corr + 1, 0 when none; follow gop.next. */
+uint32_t summary_rank_corr_find(const struct rankctx *c, int64_t corr);
+
+/* hmap_free callbacks for struct opagg and struct kagg values. */
+void summary_rank_free_opagg(void *p);
+void summary_rank_free_kagg(void *p);
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * timeline_counters.h — the counter half of the level-of-detail build
+ * (timeline.h describes the tables): registers every counter series of the
+ * run in cseries (trace counters, allocated and reserved memory per device,
+ * GPU busy per device, then the analyses' series when the run has them),
+ * builds gpubusy by sweeping the GPU ops with a min-heap of end times, and
+ * writes each series' clod buckets. Runs inside timeline_build's
+ * transaction on its thread; memory is one series' open buckets plus the
+ * peak GPU concurrency.
+ */
+#ifndef TB_TIMELINE_COUNTERS_H
+#define TB_TIMELINE_COUNTERS_H
+
+#include <sqlite3.h>
+
+#include "base/err.h"
+
+/* Fills cseries, gpubusy and clod (the tables exist and are empty). */
+int timeline_counters_build(sqlite3 *db, struct err *e);
+
+#endif

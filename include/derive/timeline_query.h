@@ -1,0 +1,78 @@
+/*
+ * timeline_query.h — a viewport of the timeline read from the level-of-
+ * detail tables timeline.h describes (see its "Query invariants"): per
+ * track and depth at most `width` items, each a real slice or a merge;
+ * per counter series one point per pixel. Also the counter statistics and
+ * the slice id range of a time window the slice and aggregate handlers use.
+ * Everything returned is owned by the caller (timeline_view_free); the
+ * functions only read, on any thread with its own read handle.
+ */
+#ifndef TB_TIMELINE_QUERY_H
+#define TB_TIMELINE_QUERY_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "derive/timeline.h"
+
+struct timeline_item {
+    int64_t ts, dur; /* ns; for a merge, the extent of its slices */
+    int64_t id;      /* slice id, 0 for a merge */
+    uint32_t name;   /* str id (the longest slice of a merge) */
+    uint32_t n;      /* slices it stands for */
+};
+
+struct timeline_depth {
+    int depth;
+    struct timeline_item *items; /* owned; ordered by ts */
+    size_t nitems, cap;
+};
+
+struct timeline_track {
+    int64_t id;
+    struct timeline_depth *depths; /* owned; only depths with items */
+    int ndepths;
+};
+
+struct timeline_cpoint {
+    int64_t ts;       /* first sample of the pixel (start for the carried-in value) */
+    double min, max, last;
+};
+
+struct timeline_counter {
+    int64_t id;                     /* cseries.id */
+    struct timeline_cpoint *points; /* owned, <= width + 1, by time */
+    size_t npoints;
+};
+
+struct timeline_view {
+    int64_t start, end; /* ns, as asked */
+    int width;
+    struct timeline_track *tracks; /* owned, in the order asked */
+    size_t ntracks;
+    struct timeline_counter *counters; /* owned */
+    size_t ncounters;
+    uint64_t rows_read; /* LOD + slice rows read: the cost of the answer */
+};
+
+/* Fills a view of [start, end) ns at width pixels (1..TIMELINE_WIDTH_MAX)
+ * for the given tracks and counter series (ids of this run; unknown ids give
+ * empty entries). OUT *out: owned by caller, free with timeline_view_free. */
+int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int64_t *tracks, size_t ntracks,
+                   const int64_t *series, size_t nseries, struct timeline_view **out, struct err *e);
+
+void timeline_view_free(struct timeline_view *v);
+
+/* Samples of counter series in [start, end) plus the one in force at start:
+ * their min, max, mean and count (*n = 0: none, or no such series). */
+int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t end, double *min, double *max,
+                           double *avg, int64_t *n, struct err *e);
+
+/* The id range [*lo, *hi) of the slices of track whose ts lies in
+ * [t_lo, t_hi) (binary search on id; ids follow (track, ts)). */
+int timeline_slice_range(sqlite3 *db, int64_t track, int64_t t_lo, int64_t t_hi, int64_t *lo, int64_t *hi,
+                         struct err *e);
+
+#endif

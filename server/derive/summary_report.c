@@ -1,0 +1,169 @@
+#define LOG_MODULE "analysis"
+#include "derive/summary_report.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hmap.h"
+#include "base/jtok.h"
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "derive/ivlist.h"
+#include "derive/kclass.h"
+#include "store/model.h"
+#include "store/rundb.h"
+#include "derive/summary.h"
+
+static json_t *col_num_or_null(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null() : json_real(sqlite3_column_double(st, i));
+}
+
+static int report_rank(sqlite3 *db, int rank, int top_n, json_t *r, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0, n = 0;
+    double avg[9] = { 0 }, avg_dur = 0;
+    json_t *steps = json_array();
+    json_object_set_new(r, "steps", steps);
+
+#define PREP(sql)                                                                                                      \
+    do {                                                                                                               \
+        sqlite3_finalize(st);                                                                                          \
+        if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)                                                   \
+            return rundb_db_error(db, e, "analysis (report)");                                                         \
+        sqlite3_bind_int(st, 1, rank);                                                                                 \
+    } while (0)
+
+    PREP("SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec,"
+         " other FROM step WHERE rank = ? ORDER BY idx");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        json_t *bd = json_object();
+        for (int k = 0; k < 8; k++) {
+            double v = (double)sqlite3_column_int64(st, 5 + k) / 1000.0;
+            json_object_set_new(bd, summary_categories[k], json_real(v));
+            avg[k] += v;
+        }
+        avg_dur += (double)sqlite3_column_int64(st, 2) / 1000.0;
+        json_array_append_new(steps, json_pack("{s:s,s:f,s:f,s:f,s:f,s:o}", "name",
+                                               (const char *)sqlite3_column_text(st, 0), "start_us",
+                                               (double)sqlite3_column_int64(st, 1) / 1000.0, "dur_us",
+                                               (double)sqlite3_column_int64(st, 2) / 1000.0, "host_start_us",
+                                               (double)sqlite3_column_int64(st, 3) / 1000.0, "host_dur_us",
+                                               (double)sqlite3_column_int64(st, 4) / 1000.0, "breakdown_us", bd));
+        n++;
+    }
+    json_t *abd = json_object();
+    for (int k = 0; k < 8; k++) json_object_set_new(abd, summary_categories[k], json_real(n ? avg[k] / n : 0));
+    json_object_set_new(r, "average", json_pack("{s:f,s:o}", "dur_us", n ? avg_dur / n : 0.0, "breakdown_us", abd));
+
+    json_t *gpus = json_array(), *best = NULL;
+    int64_t best_k = -1;
+    PREP("SELECT device, name, memory_bytes, cc, util, sm_eff, occupancy, tc_share, kernel_ns FROM gpu"
+         " WHERE rank = ? ORDER BY device");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 1), *cc = (const char *)sqlite3_column_text(st, 3);
+        json_t *g = json_pack("{s:i,s:s?,s:o,s:s?,s:o,s:o,s:o,s:o,s:f}", "device", sqlite3_column_int(st, 0),
+                              "name", name, "memory_bytes",
+                              sqlite3_column_type(st, 2) == SQLITE_NULL ? json_null()
+                                                                        : json_integer(sqlite3_column_int64(st, 2)),
+                              "compute_capability", cc, "utilization", col_num_or_null(st, 4), "sm_efficiency",
+                              col_num_or_null(st, 5), "achieved_occupancy", col_num_or_null(st, 6),
+                              "tensor_core_share", col_num_or_null(st, 7), "kernel_us",
+                              (double)sqlite3_column_int64(st, 8) / 1000.0);
+        json_array_append_new(gpus, g);
+        if (sqlite3_column_int64(st, 8) > best_k) {
+            best_k = sqlite3_column_int64(st, 8);
+            best = g;
+        }
+    }
+    json_object_set_new(r, "gpus", gpus);
+    if (best) {
+        json_object_set_new(r, "device",
+                            json_pack("{s:O,s:O,s:O}", "name", json_object_get(best, "name"), "memory_bytes",
+                                      json_object_get(best, "memory_bytes"), "compute_capability",
+                                      json_object_get(best, "compute_capability")));
+        json_object_set(r, "gpu_utilization", json_object_get(best, "utilization"));
+        json_object_set(r, "sm_efficiency", json_object_get(best, "sm_efficiency"));
+        json_object_set(r, "achieved_occupancy", json_object_get(best, "achieved_occupancy"));
+        json_object_set(r, "tensor_core_share", json_object_get(best, "tensor_core_share"));
+    } else {
+        json_object_set_new(r, "device", json_null());
+        json_object_set_new(r, "gpu_utilization", json_null());
+        json_object_set_new(r, "sm_efficiency", json_null());
+        json_object_set_new(r, "achieved_occupancy", json_null());
+        json_object_set_new(r, "tensor_core_share", json_null());
+    }
+
+    json_t *peaks = json_object(), *notes = json_array();
+    PREP("SELECT summary FROM analysis WHERE rank = ?");
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        json_t *sum = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
+        const char *k;
+        json_t *v;
+        json_object_foreach(json_object_get(sum, "peak_memory"), k, v) {
+            if (strcmp(k, "cpu") == 0) json_object_set(r, "peak_memory_cpu_bytes", json_object_get(v, "bytes"));
+            else json_object_set(peaks, k, json_object_get(v, "bytes"));
+        }
+        json_array_extend(notes, json_object_get(sum, "notes"));
+        json_decref(sum);
+    }
+    json_object_set_new(r, "peak_memory_bytes", peaks);
+    json_object_set_new(r, "notes", notes);
+
+    json_t *tk = json_array();
+    PREP("SELECT name, sum(calls), sum(total), max(tc), max(comm) FROM kernel_stat WHERE rank = ?"
+         " GROUP BY name ORDER BY sum(total) DESC LIMIT ?");
+    sqlite3_bind_int(st, 2, top_n);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        json_array_append_new(tk, json_pack("{s:s,s:I,s:f,s:b,s:b}", "name", (const char *)sqlite3_column_text(st, 0),
+                                            "calls", (json_int_t)sqlite3_column_int64(st, 1), "total_us",
+                                            (double)sqlite3_column_int64(st, 2) / 1000.0, "tensor_cores",
+                                            sqlite3_column_int(st, 3), "communication", sqlite3_column_int(st, 4)));
+    json_object_set_new(r, "top_kernels", tk);
+
+    json_t *to = json_array();
+    PREP("SELECT name, sum(calls), sum(host_self), sum(host_total), sum(dev_self), sum(dev_total) FROM op_stat"
+         " WHERE rank = ? GROUP BY name ORDER BY sum(dev_self) DESC, sum(host_self) DESC LIMIT ?");
+    sqlite3_bind_int(st, 2, top_n);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        json_array_append_new(to, json_pack("{s:s,s:I,s:f,s:f,s:f,s:f}", "name",
+                                            (const char *)sqlite3_column_text(st, 0), "calls",
+                                            (json_int_t)sqlite3_column_int64(st, 1), "host_self_us",
+                                            (double)sqlite3_column_int64(st, 2) / 1000.0, "host_total_us",
+                                            (double)sqlite3_column_int64(st, 3) / 1000.0, "device_self_us",
+                                            (double)sqlite3_column_int64(st, 4) / 1000.0, "device_total_us",
+                                            (double)sqlite3_column_int64(st, 5) / 1000.0));
+    json_object_set_new(r, "top_operators", to);
+#undef PREP
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int summary_report(sqlite3 *db, const char *run_name, int top_n, json_t **out, struct err *e)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT rank FROM analysis ORDER BY rank", -1, &st, NULL) != SQLITE_OK)
+        return err_set(e, ERR_INVALID, "this run has no analysis tables (imported by an older version; import it "
+                                      "again)");
+    json_t *ranks = json_array();
+    int rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        json_t *r = json_pack("{s:i}", "rank", sqlite3_column_int(st, 0));
+        json_array_append_new(ranks, r);
+        rc = report_rank(db, sqlite3_column_int(st, 0), top_n, r, e);
+    }
+    sqlite3_finalize(st);
+    if (rc) {
+        json_decref(ranks);
+        return rc;
+    }
+    *out = json_pack("{s:{s:s,s:I},s:o,s:[]}", "run", "name", run_name ? run_name : "", "ranks",
+                     (json_int_t)json_array_size(ranks), "ranks", ranks, "recommendations");
+    return 0;
+}
+

@@ -1,0 +1,480 @@
+#define LOG_MODULE "analysis"
+#include "derive/summary_walk.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hmap.h"
+#include "base/jtok.h"
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "derive/ivlist.h"
+#include "derive/kclass.h"
+#include "store/model.h"
+#include "store/rundb.h"
+
+/* ====================================================================== */
+/* Pass 1: GPU ops                                                        */
+/* ====================================================================== */
+
+/* What the analysis reads from a kernel's args, pulled with the ingest
+ * tokenizer (fast, and it takes the NaN/Infinity that real traces hold). */
+struct kargs {
+    double bps, occ; /* < 0: absent */
+    int device;      /* < 0: absent */
+    int collective;  /* a "Collective name" arg: NCCL metadata on the kernel */
+    char *limiter;   /* occupancy.limitingFactors, owned, or NULL */
+};
+
+static double span_num(const struct jtok_val *v)
+{
+    return v->type == JT_NUMBER ? strtod(v->p, NULL) : -1.0;
+}
+
+static void kargs_scan(const char *args, size_t n, struct kargs *k)
+{
+    const char *cur = args, *end = args + n;
+    struct jtok_val key, val;
+    struct err e;
+    k->bps = k->occ = -1.0;
+    k->device = -1;
+    k->collective = 0;
+    k->limiter = NULL;
+    while (cur < end && *cur != '{') cur++;
+    if (cur == end) return;
+    cur++;
+    while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
+        if (jtok_str_eq(&key, "blocks per SM")) k->bps = span_num(&val);
+        else if (jtok_str_eq(&key, "est. achieved occupancy %")) k->occ = span_num(&val);
+        else if (jtok_str_eq(&key, "device") && val.type == JT_NUMBER) k->device = atoi(val.p);
+        else if (jtok_str_eq(&key, "Collective name")) k->collective = 1;
+        else if (jtok_str_eq(&key, "occupancy") && val.type == JT_OBJECT && !k->limiter) {
+            const char *oc = val.p + 1, *oe = val.p + val.n;
+            struct jtok_val ok, ov;
+            while (jtok_span_next_member(&oc, oe, &ok, &ov, &e) == 1) {
+                if (jtok_str_eq(&ok, "limitingFactors") && ov.type == JT_STRING && ov.n) {
+                    char *t = xmalloc(ov.n + 1);
+                    size_t m = ov.escaped ? jtok_unescape(ov.p, ov.n, t) : (memcpy(t, ov.p, ov.n), ov.n);
+                    t[m] = 0;
+                    k->limiter = t;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* The input shapes of an operator as compact JSON ("[[4,8],[8]]"), or
+ * NULL when the args have none. Owned by caller. */
+static char *op_shapes(const char *args, size_t n)
+{
+    const char *cur = args, *end = args + n;
+    struct jtok_val key, val;
+    struct err e;
+    while (cur < end && *cur != '{') cur++;
+    if (cur == end) return NULL;
+    cur++;
+    while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
+        if ((jtok_str_eq(&key, "Input Dims") || jtok_str_eq(&key, "Input dims")) && val.type == JT_ARRAY) {
+            /* drop whitespace outside strings so equal shapes group together */
+            char *out = xmalloc(val.n + 1);
+            size_t m = 0;
+            int in_str = 0;
+            for (size_t i = 0; i < val.n; i++) {
+                char ch = val.p[i];
+                if (in_str) {
+                    if (ch == '\\' && i + 1 < val.n) out[m++] = val.p[i++];
+                    else if (ch == '"') in_str = 0;
+                } else if (ch == '"') {
+                    in_str = 1;
+                } else if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') {
+                    continue;
+                }
+                out[m++] = val.p[i];
+            }
+            out[m] = 0;
+            if (m <= 2) { /* "[]" */
+                free(out);
+                return NULL;
+            }
+            return out;
+        }
+    }
+    return NULL;
+}
+
+static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, int64_t last, int device,
+                          struct err *e);
+
+int summary_walk_gpu(struct rankctx *c, struct err *e)
+{
+    /* one range query per GPU lane: ids follow (track, ts) */
+    static const char tracks_sql[] =
+        "SELECT first_slice, last_slice, device FROM track WHERE rank = ? AND kind = 1 AND nslices > 0 ORDER BY id";
+    static const char sql[] =
+        "SELECT ts, dur, name, kind, corr, CASE WHEN kind = 6 THEN args END FROM slice WHERE id BETWEEN ? AND ?"
+        " ORDER BY id";
+    sqlite3_stmt *tr = NULL, *st = NULL;
+    int rc = 0, src;
+    if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = rundb_db_error(c->db, e, "analysis (GPU ops)");
+        goto out;
+    }
+    sqlite3_bind_int(tr, 1, c->rank);
+    while (rc == 0 && (src = sqlite3_step(tr)) == SQLITE_ROW)
+        rc = load_gpu_track(c, st, sqlite3_column_int64(tr, 0), sqlite3_column_int64(tr, 1),
+                            sqlite3_column_type(tr, 2) == SQLITE_NULL ? 0 : sqlite3_column_int(tr, 2), e);
+    if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (GPU lanes)");
+out:
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, int64_t last, int device,
+                          struct err *e)
+{
+    sqlite3_bind_int64(st, 1, first);
+    sqlite3_bind_int64(st, 2, last);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int kind = sqlite3_column_int(st, 3);
+        int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+        uint32_t name = (uint32_t)sqlite3_column_int64(st, 2);
+        if (ts < c->all_min) c->all_min = ts;
+        if (ts + dur > c->all_max) c->all_max = ts + dur;
+        if (kind == TB_K_GPU_ANNOTATION) {
+            /* gloo/nccl ranges the profiler draws on GPU lanes */
+            if (summary_rank_name(&c->names, name)->flags & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, ts + dur);
+            continue;
+        }
+        if (kind != TB_K_KERNEL && kind != TB_K_MEMCPY && kind != TB_K_MEMSET) continue;
+        if (c->ng == c->gcap) {
+            c->gcap = c->gcap ? c->gcap * 2 : 4096;
+            c->g = xrealloc(c->g, c->gcap * sizeof *c->g);
+        }
+        struct gop *g = &c->g[c->ng];
+        memset(g, 0, sizeof *g);
+        g->ts = ts;
+        g->dur = dur;
+        g->name = name;
+        g->kind = (uint8_t)kind;
+        g->corr = sqlite3_column_int64(st, 4);
+        g->launch_ts = g->launch_end = -1;
+        g->device = device;
+        g->bps = g->occ = -1.0f;
+        if (kind == TB_K_KERNEL) {
+            struct kargs ka;
+            const char *args = (const char *)sqlite3_column_text(st, 5);
+            if (args) {
+                kargs_scan(args, (size_t)sqlite3_column_bytes(st, 5), &ka);
+                if (ka.device >= 0) g->device = ka.device;
+                g->bps = (float)ka.bps;
+                g->occ = (float)ka.occ;
+                if (ka.limiter) g->limiter = ka.limiter;
+            } else {
+                ka.collective = 0;
+            }
+            g->flags = summary_rank_name(&c->names, name)->flags & (NF_TC | NF_COMM_KERNEL);
+            if (ka.collective) g->flags |= NF_COMM_KERNEL;
+        }
+        if (g->corr) summary_rank_corr_put(c, g->corr, (uint32_t)c->ng);
+        c->ng++;
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (GPU ops)");
+    return 0;
+}
+
+/* ====================================================================== */
+/* Pass 2: CPU threads (operator tree, runtimes, memory attribution)      */
+/* ====================================================================== */
+
+struct walk {
+    struct frame *f;
+    int n, cap;
+    int top_op; /* index of the innermost operator frame, -1 none */
+    sqlite3_stmt *mem;
+    int mem_has;
+    int64_t mem_id, mem_ts;
+};
+
+static void finish_frame(struct rankctx *c, struct walk *w, int i)
+{
+    struct frame *f = &w->f[i];
+    if (f->is_op) {
+        int64_t total = f->end - f->ts;
+        int64_t self = total - f->child_op_dur - f->rt_dur;
+        int64_t dev_total = f->dev_self + f->dev_children;
+        int64_t tc_total = f->tc_self + f->tc_children;
+        int elig = f->tc_elig || (summary_rank_name(&c->names, f->name)->flags & NF_TC_ELIGIBLE) || f->tc_self > 0;
+        char keybuf[64];
+        int kn = snprintf(keybuf, sizeof keybuf, "%u\x01", f->name);
+        size_t sl = f->shape ? strlen(f->shape) : 0, tl = f->stack ? strlen(f->stack) : 0;
+        char *key = xmalloc((size_t)kn + sl + tl + 2);
+        memcpy(key, keybuf, (size_t)kn);
+        if (sl) memcpy(key + kn, f->shape, sl);
+        key[kn + sl] = '\x01';
+        if (tl) memcpy(key + kn + sl + 1, f->stack, tl);
+        int fresh;
+        size_t klen = (size_t)kn + sl + 1 + tl;
+        struct opagg *a = hmap_put(&c->ops, hmap_hash_bytes(key, klen), key, klen, &fresh);
+        free(key);
+        if (fresh) {
+            a->name = f->name;
+            a->shape = f->shape ? xstrdup(f->shape) : NULL;
+            a->stack = f->stack ? xstrdup(f->stack) : NULL;
+        }
+        a->calls++;
+        a->host_total += total;
+        a->host_self += self > 0 ? self : 0;
+        a->dev_self += f->dev_self;
+        a->dev_total += dev_total;
+        a->tc_self += f->tc_self;
+        a->tc_total += tc_total;
+        a->tc_elig |= elig;
+        if (f->op_parent >= 0) {
+            struct frame *p = &w->f[f->op_parent];
+            p->child_op_dur += total;
+            p->dev_children += dev_total;
+            p->tc_children += tc_total;
+            p->tc_elig |= elig;
+        }
+    }
+    free(f->shape);
+    free(f->stack);
+    f->shape = f->stack = NULL;
+}
+
+static void pop_frame(struct rankctx *c, struct walk *w)
+{
+    int i = w->n - 1;
+    finish_frame(c, w, i);
+    if (w->top_op == i) w->top_op = w->f[i].op_parent;
+    w->n--;
+}
+
+/* Memory events of this thread before `until` go to the innermost operator
+ * running at their time. */
+static int flush_mem(struct rankctx *c, struct walk *w, int64_t until)
+{
+    while (w->mem_has && w->mem_ts < until) {
+        uint32_t op = 0;
+        for (int i = w->top_op; i >= 0; i = w->f[i].op_parent) {
+            if (w->f[i].ts <= w->mem_ts && w->mem_ts < w->f[i].end) {
+                op = w->f[i].name;
+                break;
+            }
+        }
+        if (op) {
+            if (c->nmo == c->mocap) {
+                c->mocap = c->mocap ? c->mocap * 2 : 1024;
+                c->mo = xrealloc(c->mo, c->mocap * sizeof *c->mo);
+            }
+            c->mo[c->nmo].mem_id = w->mem_id;
+            c->mo[c->nmo].op = op;
+            c->nmo++;
+        }
+        int rc = sqlite3_step(w->mem);
+        if (rc == SQLITE_ROW) {
+            w->mem_id = sqlite3_column_int64(w->mem, 0);
+            w->mem_ts = sqlite3_column_int64(w->mem, 1);
+        } else {
+            w->mem_has = 0;
+            if (rc != SQLITE_DONE) return -1;
+        }
+    }
+    return 0;
+}
+
+/* Up to this many innermost Python frames make an operator's call stack. */
+#define STACK_FRAMES 8
+
+static char *python_stack(struct rankctx *c, struct walk *w)
+{
+    size_t len = 0, cap = 0;
+    char *out = NULL;
+    int frames = 0;
+    for (int i = w->n - 1; i >= 0 && frames < STACK_FRAMES; i--) {
+        if (w->f[i].kind != TB_K_PYTHON) continue;
+        const char *s = summary_rank_name(&c->names, w->f[i].name)->s;
+        size_t n = strlen(s);
+        if (len + n + 2 > cap) {
+            cap = (len + n + 2) * 2;
+            out = xrealloc(out, cap);
+        }
+        if (len) out[len++] = '\n';
+        memcpy(out + len, s, n);
+        len += n;
+        out[len] = 0;
+        frames++;
+    }
+    return out;
+}
+
+static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint32_t track, int64_t first,
+                      int64_t last, struct err *e)
+{
+    int rc;
+    w->n = 0;
+    w->top_op = -1;
+    sqlite3_bind_int(w->mem, 1, c->rank);
+    sqlite3_bind_int64(w->mem, 2, track);
+    rc = sqlite3_step(w->mem);
+    w->mem_has = rc == SQLITE_ROW;
+    if (w->mem_has) {
+        w->mem_id = sqlite3_column_int64(w->mem, 0);
+        w->mem_ts = sqlite3_column_int64(w->mem, 1);
+    } else if (rc != SQLITE_DONE) {
+        return rundb_db_error(c->db, e, "analysis (memory events)");
+    }
+
+    sqlite3_bind_int64(st, 1, first);
+    sqlite3_bind_int64(st, 2, last);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
+        int64_t parent = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
+        uint32_t name = (uint32_t)sqlite3_column_int64(st, 4);
+        int kind = sqlite3_column_int(st, 5);
+        int64_t corr = sqlite3_column_int64(st, 6);
+        int64_t end = ts + dur;
+
+        /* memory events first: a frame about to be popped may hold them */
+        if (flush_mem(c, w, ts) != 0) {
+            rc = SQLITE_ERROR;
+            break;
+        }
+        while (w->n && w->f[w->n - 1].id != parent) pop_frame(c, w);
+        if (ts < c->all_min) c->all_min = ts;
+        if (end > c->all_max) c->all_max = end;
+
+        const struct name *nm = summary_rank_name(&c->names, name);
+        uint8_t nf = nm->flags;
+        int is_op = 0;
+        switch (kind) {
+        case TB_K_RUNTIME:
+        case TB_K_DRIVER: {
+            ivlist_add(&c->cat[C_RUNTIME], ts, end);
+            int64_t dev = 0, tc = 0;
+            uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
+            for (uint32_t gi = summary_rank_corr_find(c, corr); gi; gi = c->g[gi - 1].next) {
+                struct gop *g = &c->g[gi - 1];
+                g->launch_ts = ts;
+                g->launch_end = end;
+                g->op = op;
+                dev += g->dur;
+                if (g->flags & NF_TC) tc += g->dur;
+            }
+            if (w->top_op >= 0) {
+                struct frame *o = &w->f[w->top_op];
+                o->rt_dur += dur;
+                o->dev_self += dev;
+                o->tc_self += tc;
+            }
+            break;
+        }
+        case TB_K_CPU_OP:
+        case TB_K_USER_ANNOTATION:
+            if (ts < c->cpu_min) c->cpu_min = ts;
+            if (end > c->cpu_max) c->cpu_max = end;
+            if (nf & NF_STEP) {
+                if (c->nhs == c->hscap) {
+                    c->hscap = c->hscap ? c->hscap * 2 : 64;
+                    c->hs = xrealloc(c->hs, c->hscap * sizeof *c->hs);
+                }
+                struct hstep *h = &c->hs[c->nhs++];
+                h->name = name;
+                h->ts = ts;
+                h->dur = dur;
+                h->track = track;
+                h->dev_end = INT64_MIN;
+                h->ngpu = 0;
+                break;
+            }
+            if (nf & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, end);
+            if (nf & NF_DATALOADER) ivlist_add(&c->cat[C_DATALOADER], ts, end);
+            ivlist_add(&c->cat[C_CPU_EXEC], ts, end);
+            is_op = kind == TB_K_CPU_OP && !(nf & NF_NOT_OP);
+            break;
+        case TB_K_PYTHON:
+            c->has_python = 1;
+            if (ts < c->cpu_min) c->cpu_min = ts;
+            if (end > c->cpu_max) c->cpu_max = end;
+            break;
+        default:
+            break;
+        }
+
+        if (w->n == w->cap) {
+            w->cap = w->cap ? w->cap * 2 : 64;
+            w->f = xrealloc(w->f, (size_t)w->cap * sizeof *w->f);
+        }
+        struct frame *f = &w->f[w->n];
+        memset(f, 0, sizeof *f);
+        f->id = id;
+        f->ts = ts;
+        f->end = end;
+        f->name = name;
+        f->kind = (uint8_t)kind;
+        f->is_op = (uint8_t)is_op;
+        f->op_parent = w->top_op;
+        if (is_op) {
+            const char *args = (const char *)sqlite3_column_text(st, 7);
+            if (args) f->shape = op_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
+            if (c->has_python) f->stack = python_stack(c, w);
+            w->top_op = w->n;
+        }
+        w->n++;
+    }
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE && flush_mem(c, w, INT64_MAX) != 0) rc = SQLITE_ERROR;
+    while (w->n) pop_frame(c, w);
+    sqlite3_reset(w->mem);
+    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (CPU slices)");
+    return 0;
+}
+
+int summary_walk_cpu(struct rankctx *c, struct err *e)
+{
+    static const char tracks_sql[] =
+        "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0 ORDER BY id";
+    static const char slice_sql[] =
+        "SELECT id, ts, dur, parent, name, kind, corr, CASE WHEN kind = 1 THEN args END"
+        " FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
+    static const char mem_sql[] =
+        "SELECT id, ts FROM mem WHERE rank = ? AND track = ? AND bytes > 0 ORDER BY ts, id";
+    sqlite3_stmt *tr = NULL, *st = NULL;
+    struct walk w;
+    int rc = 0;
+    memset(&w, 0, sizeof w);
+    if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, mem_sql, -1, &w.mem, NULL) != SQLITE_OK) {
+        rc = rundb_db_error(c->db, e, "analysis (CPU slices)");
+        goto out;
+    }
+    sqlite3_bind_int(tr, 1, c->rank);
+    int src;
+    while ((src = sqlite3_step(tr)) == SQLITE_ROW) {
+        uint32_t track = (uint32_t)sqlite3_column_int64(tr, 0);
+        if ((rc = walk_track(c, st, &w, track, sqlite3_column_int64(tr, 1), sqlite3_column_int64(tr, 2), e)) != 0)
+            goto out;
+    }
+    if (src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (tracks)");
+out:
+    for (int i = 0; i < w.n; i++) {
+        free(w.f[i].shape);
+        free(w.f[i].stack);
+    }
+    free(w.f);
+    sqlite3_finalize(w.mem);
+    sqlite3_finalize(tr);
+    sqlite3_finalize(st);
+    return rc;
+}
+

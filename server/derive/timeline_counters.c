@@ -1,0 +1,417 @@
+/* timeline_counters.c — the counter series of the level-of-detail build
+ * (see include/derive/timeline_counters.h). */
+#define LOG_MODULE "timeline"
+#include "derive/timeline_counters.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "derive/gpuscan.h"
+#include "store/rundb.h"
+
+#include "derive/timeline.h"
+
+/* ====================================================================== */
+/* Build: counters                                                        */
+/* ====================================================================== */
+
+struct cagg {
+    int64_t bucket, n, fts, lts;
+    double min, max, last;
+};
+
+static int cemit(sqlite3 *db, sqlite3_stmt *ins, int64_t series, int level, const struct cagg *a, struct err *e)
+{
+    sqlite3_bind_int64(ins, 1, series);
+    sqlite3_bind_int(ins, 2, level);
+    sqlite3_bind_int64(ins, 3, a->bucket);
+    sqlite3_bind_int64(ins, 4, a->n);
+    sqlite3_bind_int64(ins, 5, a->fts);
+    sqlite3_bind_double(ins, 6, a->min);
+    sqlite3_bind_double(ins, 7, a->max);
+    sqlite3_bind_double(ins, 8, a->last);
+    sqlite3_bind_int64(ins, 9, a->lts);
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (clod insert)");
+}
+
+/* Two passes over one series' samples (st yields ts, value in time order):
+ * counts per level, then rows for level 0 and the kept levels. */
+static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_t series, struct err *e)
+{
+    int64_t rows[TIMELINE_NLEV], lastb[TIMELINE_NLEV];
+    int kept[TIMELINE_NLEV], nkept = 0, rc;
+    struct cagg open[TIMELINE_NLEV];
+
+    memset(rows, 0, sizeof rows);
+    for (int L = 0; L < TIMELINE_NLEV; L++) lastb[L] = INT64_MIN;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(st, 0);
+        for (int L = 0; L < TIMELINE_NLEV; L++) {
+            int64_t b = timeline_bucket_of(ts, L);
+            if (b != lastb[L]) {
+                rows[L]++;
+                lastb[L] = b;
+            }
+        }
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
+    /* the samples themselves stay in their table (level 0 is read there) */
+    for (int L = 2, last = 0, prev = 0; L < TIMELINE_NLEV; L++) {
+        int64_t pr = prev ? rows[prev] : rows[0] / 2;
+        if (rows[L] * 2 > pr || L < last + 2) continue;
+        kept[nkept++] = L;
+        prev = last = L;
+        if (rows[L] <= 1) break;
+    }
+    if (!nkept) return 0;
+    memset(open, 0, sizeof open);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(st, 0);
+        double v = sqlite3_column_double(st, 1);
+        for (int k = 0; k < nkept; k++) {
+            struct cagg *a = &open[k];
+            int64_t b = timeline_bucket_of(ts, kept[k]);
+            if (a->n && a->bucket != b) {
+                if (cemit(db, ins, series, kept[k], a, e) != 0) {
+                    sqlite3_reset(st);
+                    return e->code;
+                }
+                a->n = 0;
+            }
+            if (!a->n) {
+                a->bucket = b;
+                a->fts = ts;
+                a->min = a->max = v;
+            }
+            if (v < a->min) a->min = v;
+            if (v > a->max) a->max = v;
+            a->last = v;
+            a->lts = ts;
+            a->n++;
+        }
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
+    for (int k = 0; k < nkept; k++)
+        if (open[k].n && cemit(db, ins, series, kept[k], &open[k], e) != 0) return e->code;
+    return 0;
+}
+
+static const char *dev_label(int dev_type, int dev_id, char *buf, size_t n)
+{
+    if (dev_type == 0) snprintf(buf, n, "CPU");
+    else if (dev_type == 1) snprintf(buf, n, "GPU %d", dev_id);
+    else snprintf(buf, n, "device %d:%d", dev_type, dev_id);
+    return buf;
+}
+
+/* ---- GPU busy: ops running per device, a step function ---------------- */
+
+/* A min-heap of the end times of the ops running. */
+struct endheap {
+    int64_t *v;
+    size_t n, cap;
+};
+
+static void heap_push(struct endheap *h, int64_t x)
+{
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 16;
+        h->v = xrealloc(h->v, h->cap * sizeof *h->v);
+    }
+    size_t i = h->n++;
+    while (i > 0 && h->v[(i - 1) / 2] > x) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+}
+
+static int64_t heap_pop(struct endheap *h)
+{
+    int64_t top = h->v[0], x = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && h->v[c + 1] < h->v[c]) c++;
+        if (h->v[c] >= x) break;
+        h->v[i] = h->v[c];
+        i = c;
+    }
+    if (h->n) h->v[i] = x;
+    return top;
+}
+
+/* The samples of one (rank, dev): the value at pt waits until time moves
+ * on (changes at one instant collapse into one sample), and is written only
+ * when it differs from the last one written. */
+struct busyw {
+    sqlite3 *db;
+    sqlite3_stmt *ins;
+    int64_t pt, pv, lastv, nrows;
+    int pending;
+};
+
+static int busy_flush(struct busyw *w, struct err *e)
+{
+    if (!w->pending) return 0;
+    w->pending = 0;
+    if (w->pv == w->lastv) return 0;
+    sqlite3_bind_int64(w->ins, 3, w->pt);
+    sqlite3_bind_int64(w->ins, 4, w->pv);
+    int rc = sqlite3_step(w->ins);
+    sqlite3_reset(w->ins);
+    if (rc != SQLITE_DONE) return rundb_db_error(w->db, e, "timeline (gpubusy insert)");
+    w->lastv = w->pv;
+    w->nrows++;
+    return 0;
+}
+
+static int busy_set(struct busyw *w, int64_t t, int64_t v, struct err *e)
+{
+    if (!w->pending || w->pt != t) {
+        if (busy_flush(w, e) != 0) return e->code;
+        w->pending = 1;
+        w->pt = t;
+    }
+    w->pv = v;
+    return 0;
+}
+
+/* Fills gpubusy and registers a cseries (src 3) per (rank, device) whose
+ * streams hold GPU ops; devices are those of the rank's GPU tracks (a rank
+ * whose streams name none: device 0; streams without a device count for
+ * every device of their rank, as in gpuscan). Memory: one heap of the end
+ * times of the ops running at once. */
+
+static int build_gpubusy(sqlite3 *db, struct err *e)
+{
+    double t0s = log_now_s();
+    sqlite3_stmt *devs = NULL, *ins = NULL, *t0q = NULL, *ser = NULL;
+    struct endheap h = { NULL, 0, 0 };
+    struct gpuscan_lanes *L = NULL;
+    struct busyw w;
+    int64_t nops = 0, nrows = 0;
+    int rc;
+
+    if (rundb_prepare(db,
+                      "SELECT rank, device FROM track WHERE kind = 1 AND nslices > 0 AND device IS NOT NULL"
+                      " GROUP BY rank, device UNION SELECT rank, 0 FROM track WHERE kind = 1 AND nslices > 0"
+                      " GROUP BY rank HAVING max(device IS NOT NULL) = 0 ORDER BY 1, 2",
+                      &devs, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO gpubusy(rank, dev, ts, value) VALUES(?,?,?,?)", &ins, e) < 0 ||
+        rundb_prepare(db, "SELECT t0 FROM rank WHERE rank = ? AND t0 IS NOT NULL", &t0q, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?, 3, 1, ?, ?, 'ops')", &ser,
+                      e) < 0)
+        goto out;
+    while ((rc = sqlite3_step(devs)) == SQLITE_ROW) {
+        int rank = sqlite3_column_int(devs, 0), dev = sqlite3_column_int(devs, 1);
+        struct gpuscan_op op;
+        int64_t t0 = INT64_MAX, count = 0;
+        int any = 0;
+
+        sqlite3_bind_int(t0q, 1, rank);
+        if (sqlite3_step(t0q) == SQLITE_ROW) t0 = sqlite3_column_int64(t0q, 0);
+        sqlite3_reset(t0q);
+        memset(&w, 0, sizeof w);
+        w.db = db;
+        w.ins = ins;
+        w.lastv = -1; /* the first sample is always written */
+        sqlite3_bind_int(ins, 1, rank);
+        sqlite3_bind_int(ins, 2, dev);
+        h.n = 0;
+        if (gpuscan_lanes_open(db, rank, dev, INT64_MIN, INT64_MAX, &L, e) != 0) goto out;
+        while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
+            if (op.end < op.ts) op.end = op.ts;
+            /* idle from the capture's start to the first op */
+            if (!any++ && t0 < op.ts && busy_set(&w, t0, 0, e) != 0) goto out;
+            while (h.n && h.v[0] <= op.ts) {
+                int64_t t = heap_pop(&h);
+                if (busy_set(&w, t, --count, e) != 0) goto out;
+            }
+            heap_push(&h, op.end);
+            if (busy_set(&w, op.ts, ++count, e) != 0) goto out;
+            nops++;
+        }
+        if (rc < 0) goto out;
+        while (h.n) {
+            int64_t t = heap_pop(&h);
+            if (busy_set(&w, t, --count, e) != 0) goto out;
+        }
+        if (busy_flush(&w, e) != 0) goto out;
+        gpuscan_lanes_close(L);
+        L = NULL;
+        nrows += w.nrows;
+        if (!w.nrows) continue;
+        char name[64];
+        snprintf(name, sizeof name, "GPU busy (GPU %d)", dev);
+        sqlite3_bind_int(ser, 1, rank);
+        sqlite3_bind_int(ser, 2, dev);
+        sqlite3_bind_text(ser, 3, name, -1, SQLITE_TRANSIENT);
+        int r2 = sqlite3_step(ser);
+        sqlite3_reset(ser);
+        if (r2 != SQLITE_DONE) {
+            rundb_db_error(db, e, "timeline (busy series)");
+            goto out;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        rundb_db_error(db, e, "timeline (GPU devices)");
+        goto out;
+    }
+    LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, log_now_s() - t0s);
+out:
+    gpuscan_lanes_close(L);
+    free(h.v);
+    sqlite3_finalize(devs);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(t0q);
+    sqlite3_finalize(ser);
+    return e->code;
+}
+
+/* 1 when db holds the analyses' series tables (anseries, ansample); a run
+ * imported before the analyses existed has neither, and its timeline is
+ * rebuilt without their lanes. <0 on error. */
+static int anseries_present(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    if (rundb_prepare(db,
+                      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('anseries', 'ansample')",
+                      &st, e) < 0)
+        return e->code;
+    rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (rc < 0) return rundb_db_error(db, e, "timeline (schema)");
+    return rc == 2;
+}
+
+/* Registers the analyses' series (queue depth per stream, copy bandwidth per
+ * kind) as src 4 lanes: key1 = anseries.id, key2 = its kind; per rank in
+ * kind then key order, so a rank's queue lanes sit together. Series without
+ * samples get no lane. */
+static int register_anseries(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    if (rundb_prepare(
+            db,
+            "INSERT INTO cseries(rank, src, key1, key2, name, unit)"
+            " SELECT a.rank, 4, a.id, a.kind, a.name, coalesce(a.unit, '') FROM anseries a"
+            " WHERE EXISTS (SELECT 1 FROM ansample s WHERE s.series = a.id) ORDER BY a.rank, a.kind, a.key, a.id",
+            &st, e) < 0)
+        return e->code;
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (analyses series)");
+}
+
+int timeline_counters_build(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *list = NULL, *ser = NULL, *ins = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
+    int rc, has_an;
+
+    /* GPU busy first: the counter lanes list it on top */
+    if (build_gpubusy(db, e) != 0) goto out;
+    if (rundb_prepare(db,
+                      "INSERT INTO cseries(rank, src, key1, key2, name, unit)"
+                      " SELECT c.rank, 0, c.name, 0, s.s, '' FROM (SELECT DISTINCT rank, name FROM counter) c"
+                      " JOIN str s ON s.id = c.name ORDER BY c.rank, s.s",
+                      &ser, e) < 0)
+        goto out;
+    rc = sqlite3_step(ser);
+    sqlite3_finalize(ser);
+    ser = NULL;
+    if (rc != SQLITE_DONE) {
+        rundb_db_error(db, e, "timeline (counter series)");
+        goto out;
+    }
+    /* memory totals: one series per device for allocated and reserved */
+    if (rundb_prepare(db,
+                      "SELECT rank, dev_type, dev_id, max(total_alloc IS NOT NULL), max(total_reserved IS NOT NULL)"
+                      " FROM mem GROUP BY rank, dev_type, dev_id ORDER BY rank, dev_type, dev_id",
+                      &list, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?,?,?,?,?,'bytes')", &ser, e) <
+            0)
+        goto out;
+    while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
+        for (int src = 1; src <= 2; src++) {
+            char dev[48], name[96];
+            if (!sqlite3_column_int(list, 2 + src)) continue;
+            dev_label(sqlite3_column_int(list, 1), sqlite3_column_int(list, 2), dev, sizeof dev);
+            snprintf(name, sizeof name, "Memory %s (%s)", src == 1 ? "allocated" : "reserved", dev);
+            sqlite3_bind_int(ser, 1, sqlite3_column_int(list, 0));
+            sqlite3_bind_int(ser, 2, src);
+            sqlite3_bind_int(ser, 3, sqlite3_column_int(list, 1));
+            sqlite3_bind_int(ser, 4, sqlite3_column_int(list, 2));
+            sqlite3_bind_text(ser, 5, name, -1, SQLITE_TRANSIENT);
+            int r2 = sqlite3_step(ser);
+            sqlite3_reset(ser);
+            if (r2 != SQLITE_DONE) {
+                rundb_db_error(db, e, "timeline (memory series)");
+                goto out;
+            }
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        rundb_db_error(db, e, "timeline (memory series)");
+        goto out;
+    }
+    sqlite3_finalize(list);
+    list = NULL;
+    /* the analyses' series last: they derive from the trace, its own counters come first */
+    if ((has_an = anseries_present(db, e)) < 0 || (has_an && register_anseries(db, e) != 0)) goto out;
+    if (has_an &&
+        rundb_prepare(db, "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 ORDER BY ts", &an,
+                      e) < 0)
+        goto out;
+    if (rundb_prepare(db, "SELECT id, rank, src, key1, key2 FROM cseries ORDER BY id", &list, e) < 0 ||
+        rundb_prepare(db,
+                      "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES(?,?,?,?,?,?,?,?,?)",
+                      &ins, e) < 0 ||
+        rundb_prepare(db, "SELECT ts, value FROM counter WHERE rank = ? AND name = ? ORDER BY ts, id", &cs, e) < 0 ||
+        rundb_prepare(db,
+                      "SELECT ts, total_alloc FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
+                      " AND total_alloc IS NOT NULL ORDER BY ts, id",
+                      &ms[0], e) < 0 ||
+        rundb_prepare(db,
+                      "SELECT ts, total_reserved FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
+                      " AND total_reserved IS NOT NULL ORDER BY ts, id",
+                      &ms[1], e) < 0 ||
+        rundb_prepare(db, "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 ORDER BY ts", &gb,
+                      e) < 0)
+        goto out;
+    while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(list, 0);
+        int src = sqlite3_column_int(list, 2);
+        sqlite3_stmt *q = src == 0 ? cs : src == 3 ? gb : src == 4 ? an : ms[src - 1];
+        sqlite3_bind_int(q, 1, sqlite3_column_int(list, 1));
+        sqlite3_bind_int64(q, 2, sqlite3_column_int64(list, 3));
+        if (src) sqlite3_bind_int64(q, 3, sqlite3_column_int64(list, 4));
+        if (build_series(db, q, ins, id, e) != 0) goto out;
+    }
+    if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (series)");
+out:
+    sqlite3_finalize(list);
+    sqlite3_finalize(ser);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(cs);
+    sqlite3_finalize(gb);
+    sqlite3_finalize(ms[0]);
+    sqlite3_finalize(ms[1]);
+    sqlite3_finalize(an);
+    return e->code;
+}
+

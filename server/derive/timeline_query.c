@@ -1,0 +1,512 @@
+/* timeline_query.c — viewports read from the level-of-detail tables (see
+ * include/derive/timeline_query.h). */
+#define LOG_MODULE "timeline"
+#include "derive/timeline_query.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "derive/gpuscan.h"
+#include "store/rundb.h"
+
+#include "derive/timeline.h"
+
+/* ====================================================================== */
+/* Query                                                                  */
+/* ====================================================================== */
+
+/* The first id in [lo, hi) whose ts >= t (hi when none). */
+static int lower_bound(sqlite3 *db, sqlite3_stmt *tsq, int64_t lo, int64_t hi, int64_t t, int64_t *out,
+                       struct err *e)
+{
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        sqlite3_bind_int64(tsq, 1, mid);
+        int rc = sqlite3_step(tsq);
+        int64_t ts = rc == SQLITE_ROW ? sqlite3_column_int64(tsq, 0) : INT64_MAX;
+        sqlite3_reset(tsq);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (slice ts)");
+        if (ts < t) lo = mid + 1;
+        else hi = mid;
+    }
+    *out = lo;
+    return 0;
+}
+
+static int track_bounds(sqlite3 *db, int64_t track, int64_t *first, int64_t *last, int *ndepth, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    *first = 1;
+    *last = 0;
+    *ndepth = 0;
+    if (rundb_prepare(db, "SELECT first_slice, last_slice, coalesce(max_depth, 0) FROM track WHERE id = ?", &st, e) < 0)
+        return e->code;
+    sqlite3_bind_int64(st, 1, track);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        *first = sqlite3_column_int64(st, 0);
+        *last = sqlite3_column_int64(st, 1);
+        *ndepth = sqlite3_column_int(st, 2) + 1;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (track)");
+}
+
+int timeline_slice_range(sqlite3 *db, int64_t track, int64_t t_lo, int64_t t_hi, int64_t *lo, int64_t *hi,
+                         struct err *e)
+{
+    sqlite3_stmt *tsq;
+    int64_t first, last;
+    int nd;
+
+    if (track_bounds(db, track, &first, &last, &nd, e) < 0) return e->code;
+    if (rundb_prepare(db, "SELECT ts FROM slice WHERE id = ?", &tsq, e) < 0) return e->code;
+    int rc = lower_bound(db, tsq, first, last + 1, t_lo, lo, e);
+    if (rc == 0) rc = lower_bound(db, tsq, *lo, last + 1, t_hi, hi, e);
+    sqlite3_finalize(tsq);
+    return rc;
+}
+
+/* Per depth pixel merging: an item claims the key column; a row that
+ * reaches past it starts the next item, anything else merges in. */
+struct lane {
+    struct timeline_depth d;
+    int64_t key;   /* column of the open item; -1: none */
+    int64_t ldur;  /* longest member of the open item */
+};
+
+struct qstate {
+    int64_t start, end;
+    int width;
+    double scale; /* columns per ns */
+    struct lane *lanes;
+    int nlanes;
+};
+
+static int64_t col_of(const struct qstate *q, int64_t t)
+{
+    double c = floor((double)(t - q->start) * q->scale);
+    if (c < 0) return 0;
+    if (c >= q->width) return q->width - 1;
+    return (int64_t)c;
+}
+
+static void feed(struct qstate *q, int depth, int64_t ts, int64_t end, int64_t n, int64_t ldur, uint32_t name,
+                 int64_t id)
+{
+    if (depth < 0) return;
+    if (depth >= q->nlanes) {
+        int nn = depth + 1;
+        q->lanes = xrealloc(q->lanes, (size_t)nn * sizeof *q->lanes);
+        for (int i = q->nlanes; i < nn; i++) {
+            memset(&q->lanes[i], 0, sizeof q->lanes[i]);
+            q->lanes[i].d.depth = i;
+            q->lanes[i].key = -1;
+        }
+        q->nlanes = nn;
+    }
+    struct lane *l = &q->lanes[depth];
+    int64_t c0 = col_of(q, ts), c1 = col_of(q, end > ts ? end - 1 : ts);
+    if (l->key < 0 || c1 > l->key) {
+        if (l->d.nitems == l->d.cap) {
+            l->d.cap = l->d.cap ? l->d.cap * 2 : 16;
+            l->d.items = xrealloc(l->d.items, l->d.cap * sizeof *l->d.items);
+        }
+        struct timeline_item *it = &l->d.items[l->d.nitems++];
+        it->ts = ts;
+        it->dur = end - ts;
+        it->id = n == 1 ? id : 0;
+        it->name = name;
+        it->n = (uint32_t)n;
+        l->key = l->key < 0 || c0 > l->key ? c0 : l->key + 1;
+        l->ldur = ldur;
+        return;
+    }
+    struct timeline_item *it = &l->d.items[l->d.nitems - 1];
+    int64_t iend = it->ts + it->dur;
+    if (end > iend) iend = end;
+    if (ts < it->ts) it->ts = ts;
+    it->dur = iend - it->ts;
+    it->n += (uint32_t)n;
+    it->id = 0;
+    if (ldur > l->ldur) {
+        l->ldur = ldur;
+        it->name = name;
+    }
+}
+
+/* Feeds the slices with ids in [lo, hi) (all depths, time order). */
+static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo, int64_t hi, uint64_t *nread,
+                    struct err *e)
+{
+    int rc;
+
+    if (lo >= hi) return 0;
+    sqlite3_bind_int64(raw, 1, lo);
+    sqlite3_bind_int64(raw, 2, hi);
+    while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(raw, 1), dur = sqlite3_column_int64(raw, 2);
+        feed(q, sqlite3_column_int(raw, 3), ts, ts + dur, 1, dur, (uint32_t)sqlite3_column_int64(raw, 4),
+             sqlite3_column_int64(raw, 0));
+        (*nread)++;
+    }
+    sqlite3_reset(raw);
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (slices)");
+}
+
+struct qstmts {
+    sqlite3_stmt *tsq, *raw, *one, *lvl, *lod;
+};
+
+static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t track, struct timeline_track *out,
+                       uint64_t *nread, struct err *e)
+{
+    int64_t first, last, lo_s, lo_e;
+    int nd, level = -1, rc;
+    double bw = (double)(q->end - q->start) / q->width;
+
+    out->id = track;
+    if (track_bounds(db, track, &first, &last, &nd, e) < 0) return e->code;
+    if (first > last) return 0;
+    if (lower_bound(db, s->tsq, first, last + 1, q->start, &lo_s, e) < 0 ||
+        lower_bound(db, s->tsq, lo_s, last + 1, q->end, &lo_e, e) < 0)
+        return e->code;
+
+    /* the slices open at start: the last one before it and its parents */
+    int64_t pid = lo_s - 1;
+    for (int guard = 0; pid >= first && guard <= nd; guard++) {
+        sqlite3_bind_int64(s->one, 1, pid);
+        rc = sqlite3_step(s->one);
+        if (rc != SQLITE_ROW) {
+            sqlite3_reset(s->one);
+            if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (parents)");
+            break;
+        }
+        int64_t ts = sqlite3_column_int64(s->one, 0), dur = sqlite3_column_int64(s->one, 1);
+        int depth = sqlite3_column_int(s->one, 2);
+        int64_t parent = sqlite3_column_type(s->one, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(s->one, 3);
+        uint32_t name = (uint32_t)sqlite3_column_int64(s->one, 4);
+        sqlite3_reset(s->one);
+        (*nread)++;
+        if (ts + dur > q->start && ts < q->end) feed(q, depth, ts, ts + dur, 1, dur, name, pid);
+        pid = parent;
+    }
+
+    /* the coarsest kept level whose buckets are no wider than a pixel */
+    sqlite3_bind_int64(s->lvl, 1, track);
+    sqlite3_bind_int(s->lvl, 2, bw >= 1 ? (int)floor(log2(bw)) : -1);
+    if (sqlite3_step(s->lvl) == SQLITE_ROW) level = sqlite3_column_int(s->lvl, 0);
+    sqlite3_reset(s->lvl);
+
+    int64_t b0 = 0, b1 = 0;
+    if (level > 0) {
+        b0 = timeline_bucket_ceil(q->start, level);
+        b1 = timeline_bucket_of(q->end, level);
+    }
+    if (level <= 0 || b0 >= b1) {
+        rc = feed_raw(db, s->raw, q, lo_s, lo_e, nread, e);
+    } else {
+        int64_t lo_a, lo_b;
+        int64_t ta = b0 * ((int64_t)1 << level), tb = b1 * ((int64_t)1 << level);
+        if (lower_bound(db, s->tsq, lo_s, lo_e, ta, &lo_a, e) < 0 ||
+            lower_bound(db, s->tsq, lo_a, lo_e, tb, &lo_b, e) < 0)
+            return e->code;
+        rc = feed_raw(db, s->raw, q, lo_s, lo_a, nread, e);
+        if (rc == 0) {
+            sqlite3_bind_int64(s->lod, 1, track);
+            sqlite3_bind_int(s->lod, 2, level);
+            sqlite3_bind_int64(s->lod, 3, b0);
+            sqlite3_bind_int64(s->lod, 4, b1);
+            while ((rc = sqlite3_step(s->lod)) == SQLITE_ROW) {
+                feed(q, sqlite3_column_int(s->lod, 0), sqlite3_column_int64(s->lod, 3),
+                     sqlite3_column_int64(s->lod, 4), sqlite3_column_int64(s->lod, 2), sqlite3_column_int64(s->lod, 5),
+                     (uint32_t)sqlite3_column_int64(s->lod, 6), sqlite3_column_int64(s->lod, 1));
+                (*nread)++;
+            }
+            sqlite3_reset(s->lod);
+            rc = rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (lod)");
+        }
+        if (rc == 0) rc = feed_raw(db, s->raw, q, lo_b, lo_e, nread, e);
+    }
+    if (rc) return rc;
+    for (int i = 0; i < q->nlanes; i++) {
+        struct lane *l = &q->lanes[i];
+        if (!l->d.nitems) continue;
+        out->depths = xrealloc(out->depths, (size_t)(out->ndepths + 1) * sizeof *out->depths);
+        out->depths[out->ndepths++] = l->d;
+        memset(&l->d, 0, sizeof l->d);
+        l->d.depth = i;
+        l->key = -1;
+    }
+    return 0;
+}
+
+/* Raw samples of a series (src 0: counter, 1/2: mem totals, 3: GPU busy,
+ * 4: an analyses series): ?1 rank, ?2 key1, ?3 key2, ?4 ?5 the time range;
+ * "before": the last one < ?4. */
+#define NSRC 5
+static const char *const raw_sql[NSRC][2] = {
+    { "SELECT ts, value FROM counter WHERE rank = ?1 AND name = ?2 AND ?3 = ?3 AND ts >= ?4 AND ts < ?5"
+      " ORDER BY ts, id",
+      "SELECT ts, value FROM counter WHERE rank = ?1 AND name = ?2 AND ?3 = ?3 AND ts < ?4"
+      " ORDER BY ts DESC, id DESC LIMIT 1" },
+    { "SELECT ts, total_alloc FROM mem WHERE rank = ?1 AND dev_type = ?2 AND dev_id = ?3"
+      " AND total_alloc IS NOT NULL AND ts >= ?4 AND ts < ?5 ORDER BY ts, id",
+      "SELECT ts, total_alloc FROM mem WHERE rank = ?1 AND dev_type = ?2 AND dev_id = ?3"
+      " AND total_alloc IS NOT NULL AND ts < ?4 ORDER BY ts DESC, id DESC LIMIT 1" },
+    { "SELECT ts, total_reserved FROM mem WHERE rank = ?1 AND dev_type = ?2 AND dev_id = ?3"
+      " AND total_reserved IS NOT NULL AND ts >= ?4 AND ts < ?5 ORDER BY ts, id",
+      "SELECT ts, total_reserved FROM mem WHERE rank = ?1 AND dev_type = ?2 AND dev_id = ?3"
+      " AND total_reserved IS NOT NULL AND ts < ?4 ORDER BY ts DESC, id DESC LIMIT 1" },
+    { "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts >= ?4 AND ts < ?5 ORDER BY ts",
+      "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
+    { "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 AND ts >= ?4 AND ts < ?5 ORDER BY ts",
+      "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
+};
+
+/* The raw statements of series (prepared and bound but for the range).
+ * 1 when the series does not exist. */
+static int series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc, src = -1;
+    int64_t rank = 0, k1 = 0, k2 = 0;
+
+    *raw = *before = NULL;
+    if (rundb_prepare(db, "SELECT src, rank, key1, key2 FROM cseries WHERE id = ?", &st, e) < 0) return e->code;
+    sqlite3_bind_int64(st, 1, series);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        src = sqlite3_column_int(st, 0);
+        rank = sqlite3_column_int64(st, 1);
+        k1 = sqlite3_column_int64(st, 2);
+        k2 = sqlite3_column_int64(st, 3);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (series)");
+    if (src < 0 || src >= NSRC) return 1;
+    if (rundb_prepare(db, raw_sql[src][0], raw, e) < 0 || rundb_prepare(db, raw_sql[src][1], before, e) < 0) {
+        sqlite3_finalize(*raw);
+        *raw = NULL;
+        return e->code;
+    }
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *x = i ? *before : *raw;
+        sqlite3_bind_int64(x, 1, rank);
+        sqlite3_bind_int64(x, 2, k1);
+        sqlite3_bind_int64(x, 3, k2);
+    }
+    return 0;
+}
+
+/* Adds a sample or bucket to the counter's points, one per pixel. */
+static void cpoint(struct qstate *q, struct timeline_counter *out, int64_t *lastcol, int64_t ts, double mn, double mx,
+                   double la)
+{
+    int64_t c = col_of(q, ts);
+    if (c == *lastcol && out->npoints) {
+        struct timeline_cpoint *p = &out->points[out->npoints - 1];
+        if (mn < p->min) p->min = mn;
+        if (mx > p->max) p->max = mx;
+        p->last = la;
+        return;
+    }
+    out->points = xrealloc(out->points, (out->npoints + 1) * sizeof *out->points);
+    out->points[out->npoints++] = (struct timeline_cpoint){ ts, mn, mx, la };
+    *lastcol = c;
+}
+
+static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct timeline_counter *out,
+                         uint64_t *nread, struct err *e)
+{
+    sqlite3_stmt *lv = NULL, *raw = NULL, *before = NULL, *rows = NULL;
+    double bw = (double)(q->end - q->start) / q->width;
+    int level = 0, rc;
+    int64_t lastcol = -1;
+
+    out->id = series;
+    rc = series_open(db, series, &raw, &before, e);
+    if (rc) return rc < 0 ? rc : 0;
+    if (rundb_prepare(db, "SELECT level FROM clod WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1", &lv,
+                      e) < 0 ||
+        rundb_prepare(
+            db,
+            "SELECT fts, min, max, last FROM clod WHERE series = ? AND level = ? AND bucket >= ? AND bucket < ?"
+            " ORDER BY bucket",
+            &rows, e) < 0)
+        goto out;
+    sqlite3_bind_int64(lv, 1, series);
+    sqlite3_bind_int(lv, 2, bw >= 1 ? (int)floor(log2(bw)) : 0);
+    if (sqlite3_step(lv) == SQLITE_ROW) level = sqlite3_column_int(lv, 0);
+    sqlite3_bind_int64(before, 4, q->start);
+    if (sqlite3_step(before) == SQLITE_ROW) {
+        double v = sqlite3_column_double(before, 1);
+        cpoint(q, out, &lastcol, q->start, v, v, v);
+        (*nread)++;
+    }
+    /* edges from the samples, the inside from `level` */
+    int64_t b0 = level ? timeline_bucket_ceil(q->start, level) : 0, b1 = level ? timeline_bucket_of(q->end, level) : 0;
+    int64_t w = (int64_t)1 << level;
+    struct {
+        int lvl;
+        int64_t lo, hi;
+    } parts[3];
+    int np = 0;
+    if (level == 0 || b0 >= b1) {
+        parts[np].lvl = 0, parts[np].lo = q->start, parts[np].hi = q->end, np++;
+    } else {
+        parts[np].lvl = 0, parts[np].lo = q->start, parts[np].hi = b0 * w, np++;
+        parts[np].lvl = level, parts[np].lo = b0, parts[np].hi = b1, np++;
+        parts[np].lvl = 0, parts[np].lo = b1 * w, parts[np].hi = q->end, np++;
+    }
+    for (int i = 0; i < np; i++) {
+        sqlite3_stmt *st = parts[i].lvl ? rows : raw;
+        sqlite3_reset(st);
+        if (parts[i].lvl) {
+            sqlite3_bind_int64(rows, 1, series);
+            sqlite3_bind_int(rows, 2, parts[i].lvl);
+            sqlite3_bind_int64(rows, 3, parts[i].lo);
+            sqlite3_bind_int64(rows, 4, parts[i].hi);
+        } else {
+            sqlite3_bind_int64(raw, 4, parts[i].lo);
+            sqlite3_bind_int64(raw, 5, parts[i].hi);
+        }
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            (*nread)++;
+            if (parts[i].lvl)
+                cpoint(q, out, &lastcol, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+                       sqlite3_column_double(st, 2), sqlite3_column_double(st, 3));
+            else {
+                double v = sqlite3_column_double(st, 1);
+                cpoint(q, out, &lastcol, sqlite3_column_int64(st, 0), v, v, v);
+            }
+        }
+        if (rc != SQLITE_DONE) {
+            rundb_db_error(db, e, "timeline (counter rows)");
+            goto out;
+        }
+    }
+out:
+    sqlite3_finalize(lv);
+    sqlite3_finalize(raw);
+    sqlite3_finalize(before);
+    sqlite3_finalize(rows);
+    return e->code;
+}
+
+int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t end, double *min, double *max,
+                           double *avg, int64_t *n, struct err *e)
+{
+    sqlite3_stmt *raw = NULL, *before = NULL;
+    double sum = 0;
+    int rc;
+
+    err_clear(e);
+    *n = 0;
+    *min = INFINITY;
+    *max = -INFINITY;
+    *avg = 0;
+    rc = series_open(db, series, &raw, &before, e);
+    if (rc) return rc < 0 ? rc : 0;
+    sqlite3_bind_int64(before, 4, start);
+    sqlite3_bind_int64(raw, 4, start);
+    sqlite3_bind_int64(raw, 5, end);
+    for (int i = 0; i < 2; i++) {
+        sqlite3_stmt *st = i ? raw : before;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            double v = sqlite3_column_double(st, 1);
+            if (v < *min) *min = v;
+            if (v > *max) *max = v;
+            sum += v;
+            (*n)++;
+        }
+        if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (counter samples)");
+    }
+    if (*n) *avg = sum / (double)*n;
+    sqlite3_finalize(raw);
+    sqlite3_finalize(before);
+    return e->code;
+}
+
+int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int64_t *tracks, size_t ntracks,
+                   const int64_t *series, size_t nseries, struct timeline_view **out, struct err *e)
+{
+    struct timeline_view *v;
+    struct qstmts s;
+    struct qstate q;
+
+    err_clear(e);
+    *out = NULL;
+    if (width < 1 || width > TIMELINE_WIDTH_MAX)
+        return err_set(e, ERR_INVALID, "width must be 1..%d", TIMELINE_WIDTH_MAX);
+    if (end <= start) return err_set(e, ERR_INVALID, "end must be greater than start");
+    memset(&s, 0, sizeof s);
+    memset(&q, 0, sizeof q);
+    v = xcalloc(1, sizeof *v);
+    v->start = start;
+    v->end = end;
+    v->width = width;
+    v->tracks = xcalloc(ntracks ? ntracks : 1, sizeof *v->tracks);
+    v->counters = xcalloc(nseries ? nseries : 1, sizeof *v->counters);
+    q.start = start;
+    q.end = end;
+    q.width = width;
+    q.scale = (double)width / (double)(end - start);
+    /* one read transaction: one snapshot, and the file lock taken once
+     * rather than per statement */
+    int in_txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+    if (rundb_prepare(db, "SELECT ts FROM slice WHERE id = ?", &s.tsq, e) < 0 ||
+        rundb_prepare(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id >= ? AND id < ?", &s.raw, e) < 0 ||
+        rundb_prepare(db, "SELECT ts, dur, depth, parent, name FROM slice WHERE id = ?", &s.one, e) < 0 ||
+        rundb_prepare(db, "SELECT level FROM lod_level WHERE track = ? AND level <= ? ORDER BY level DESC LIMIT 1",
+                      &s.lvl, e) < 0 ||
+        rundb_prepare(db,
+                      "SELECT depth, fid, n, ts, te, ldur, name FROM lod WHERE track = ? AND level = ? AND bucket >= ?"
+                      " AND bucket < ? ORDER BY bucket, depth, fid",
+                      &s.lod, e) < 0)
+        goto out;
+    for (size_t i = 0; i < ntracks; i++) {
+        v->ntracks++;
+        if (query_track(db, &s, &q, tracks[i], &v->tracks[i], &v->rows_read, e) < 0) goto out;
+    }
+    for (size_t i = 0; i < nseries; i++) {
+        v->ncounters++;
+        if (query_counter(db, &q, series[i], &v->counters[i], &v->rows_read, e) < 0) goto out;
+    }
+out:
+    for (int i = 0; i < q.nlanes; i++) free(q.lanes[i].d.items);
+    free(q.lanes);
+    sqlite3_finalize(s.tsq);
+    sqlite3_finalize(s.raw);
+    sqlite3_finalize(s.one);
+    sqlite3_finalize(s.lvl);
+    sqlite3_finalize(s.lod);
+    if (in_txn) sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (e->code) {
+        timeline_view_free(v);
+        return e->code;
+    }
+    *out = v;
+    return 0;
+}
+
+void timeline_view_free(struct timeline_view *v)
+{
+    if (!v) return;
+    for (size_t i = 0; i < v->ntracks; i++) {
+        for (int d = 0; d < v->tracks[i].ndepths; d++) free(v->tracks[i].depths[d].items);
+        free(v->tracks[i].depths);
+    }
+    for (size_t i = 0; i < v->ncounters; i++) free(v->counters[i].points);
+    free(v->tracks);
+    free(v->counters);
+    free(v);
+}
+

@@ -1,0 +1,64 @@
+/* summary_rank_test — the per-rank state shared by the summary passes: the
+ * name cache reads each str id once and classifies its text (tensor-core
+ * and communication kernels, communication operators, ProfilerStep and
+ * wrappers that are not operators); the correlation index chains every GPU
+ * op of one correlation id. */
+#include "derive/summary_rank.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+static void test_names(void)
+{
+    sqlite3 *db;
+    REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "CREATE TABLE str(id INTEGER PRIMARY KEY, s TEXT);"
+                         "INSERT INTO str VALUES(1, 'ncclKernel_AllReduce_RING_LL_Sum_float'),"
+                         "(2, 'ProfilerStep#3'), (3, 'aten::mm'), (4, 'Optimizer.step#SGD.step');",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    struct names nm;
+    hmap_init(&nm.map, sizeof(struct name), 4);
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT s FROM str WHERE id = ?", -1, &nm.get, NULL) == SQLITE_OK);
+    CHECK_EQ_STR(summary_rank_name(&nm, 0)->s, "");
+    const struct name *n1 = summary_rank_name(&nm, 1);
+    CHECK(n1->id == 1 && (n1->flags & NF_COMM_KERNEL));
+    CHECK((summary_rank_name(&nm, 2)->flags & (NF_STEP | NF_NOT_OP)) == (NF_STEP | NF_NOT_OP));
+    CHECK((summary_rank_name(&nm, 3)->flags & NF_NOT_OP) == 0);
+    CHECK(summary_rank_name(&nm, 4)->flags & NF_NOT_OP);
+    CHECK_EQ_STR(summary_rank_name(&nm, 99)->s, ""); /* unknown id: empty text */
+    CHECK_EQ_INT(nm.map.n, 5);
+    CHECK_EQ_STR(summary_rank_name(&nm, 3)->s, "aten::mm"); /* cached */
+    CHECK_EQ_INT(nm.map.n, 5);
+    summary_rank_names_free(&nm);
+    sqlite3_close(db);
+}
+
+static void test_correlation_chain(void)
+{
+    struct rankctx c;
+    memset(&c, 0, sizeof c);
+    hmap_init(&c.corr, sizeof(uint32_t), 4);
+    c.g = calloc(4, sizeof *c.g);
+    c.ng = 4;
+    summary_rank_corr_put(&c, 77, 0);
+    summary_rank_corr_put(&c, 5, 1);
+    summary_rank_corr_put(&c, 77, 2);
+    CHECK_EQ_INT(summary_rank_corr_find(&c, 77), 3); /* the last put heads the chain */
+    CHECK_EQ_INT(c.g[2].next, 1);                    /* then op 0 */
+    CHECK_EQ_INT(c.g[0].next, 0);
+    CHECK_EQ_INT(summary_rank_corr_find(&c, 5), 2);
+    CHECK_EQ_INT(summary_rank_corr_find(&c, 6), 0);
+    CHECK_EQ_INT(summary_rank_corr_find(&c, 0), 0); /* 0: no correlation */
+    hmap_free(&c.corr, NULL);
+    free(c.g);
+}
+
+int main(void)
+{
+    RUN(test_names);
+    RUN(test_correlation_chain);
+    return harness_done("summary_rank");
+}

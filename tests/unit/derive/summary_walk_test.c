@@ -1,0 +1,45 @@
+/* summary_walk_test — the operator tree and launches, seen in the operator and
+ * kernel tables they feed.
+ * Small crafted traces whose answers are worked out by hand (times in µs in
+ * the traces, ns in the tables); real traces are checked in
+ * summary_golden_test.c. */
+#include "summary_fixture.h"
+
+/* linear [0,50) > addmm [10,40) > launch [15,20) -> kernel of 30; a second
+ * addmm with other shapes launches nothing. */
+static void test_operator_and_kernel_tables(void)
+{
+    sqlite3 *db = import(CPU("user_annotation", "ProfilerStep#1", 0, 200, "") ","
+                         CPU("cpu_op", "aten::linear", 0, 50, "\"Input Dims\":[[4,8],[8,8]]") ","
+                         CPU("cpu_op", "aten::addmm", 10, 30, "\"Input Dims\":[[8],[4,8],[8,8]]") ","
+                         CPU("cuda_runtime", "cudaLaunchKernel", 15, 5, "\"correlation\":5") ","
+                         CPU("cpu_op", "aten::addmm", 100, 10, "\"Input Dims\":[[2],[2,2],[2,2]]") ","
+                         GPU("kernel", "gemm_kernel", 50, 30, "\"correlation\":5"));
+    REQUIRE(db != NULL);
+    CHECK_EQ_INT(q1(db, "SELECT host_total FROM op_stat WHERE name = 'aten::linear'"), 50000);
+    CHECK_EQ_INT(q1(db, "SELECT host_self FROM op_stat WHERE name = 'aten::linear'"), 20000);
+    CHECK_EQ_INT(q1(db, "SELECT dev_self FROM op_stat WHERE name = 'aten::linear'"), 0);
+    CHECK_EQ_INT(q1(db, "SELECT dev_total FROM op_stat WHERE name = 'aten::linear'"), 30000);
+    CHECK_EQ_INT(q1(db, "SELECT tc_eligible FROM op_stat WHERE name = 'aten::linear'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM op_stat WHERE name = 'aten::addmm'"), 2); /* by shape */
+    CHECK_EQ_INT(q1(db, "SELECT sum(calls) FROM op_stat WHERE name = 'aten::addmm'"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT host_self FROM op_stat WHERE name = 'aten::addmm' AND shape = '[[8],[4,8],[8,8]]'"),
+                 25000);
+    CHECK_EQ_INT(q1(db, "SELECT dev_self FROM op_stat WHERE name = 'aten::addmm' AND shape = '[[8],[4,8],[8,8]]'"),
+                 30000);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM op_stat WHERE name = 'ProfilerStep#1'"), 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM kernel_stat"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT op = 'aten::addmm' FROM kernel_stat"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT calls FROM kernel_stat"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT total FROM kernel_stat"), 30000);
+    sqlite3_close(db);
+}
+
+
+int main(void)
+{
+    if (fixture_begin() != 0) return 1;
+    RUN(test_operator_and_kernel_tables);
+    fixture_end();
+    return harness_done("summary_walk");
+}

@@ -1,0 +1,119 @@
+/* timeline_fixture.h — shared by the timeline*_test.c files: a scratch
+ * data folder and catalog (fixture_begin/fixture_end), a trace written as
+ * text (out, slice, nest, with a fixed random sequence) and imported
+ * through ingest_run into an open run database (import). */
+#ifndef TB_TIMELINE_FIXTURE_H
+#define TB_TIMELINE_FIXTURE_H
+
+#include "base/fsutil.h"
+#include "scratch_fixture.h"
+#include "store/catalog.h"
+#include "harness.h"
+#include "base/xmalloc.h"
+#include "derive/timeline.h"
+#include "derive/timeline_query.h"
+#include "ingest/ingest.h"
+#include "store/rundb.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <math.h>
+#include <unistd.h>
+
+static char root[] = "/tmp/tb_timeline_XXXXXX";
+static struct config cfg;
+static struct catalog *cat;
+static int seq;
+
+/* ---- a growable trace text ---------------------------------------------- */
+
+static char *buf;
+static size_t blen, bcap;
+
+static inline void out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void out(const char *fmt, ...)
+{
+    va_list ap;
+    char tmp[512];
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (blen + (size_t)n + 1 > bcap) {
+        bcap = (blen + (size_t)n + 1) * 2;
+        buf = xrealloc(buf, bcap);
+    }
+    memcpy(buf + blen, tmp, (size_t)n + 1);
+    blen += (size_t)n;
+}
+
+static uint64_t rng = 88172645463325252ULL;
+static inline uint64_t rnd(uint64_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return n ? rng % n : 0;
+}
+
+/* ts/dur in ns, written as µs with three decimals */
+static inline void slice(const char *cat_, const char *name, int pid, int tid, int64_t ts, int64_t dur)
+{
+    out("%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%" PRId64 ".%03" PRId64
+        ",\"dur\":%" PRId64 ".%03" PRId64 "}",
+        blen > 1 ? "," : "", cat_, name, pid, tid, ts / 1000, ts % 1000, dur / 1000, dur % 1000);
+}
+
+/* Fills [start, end) of a CPU thread with nested slices down to depth 3:
+ * long and short ones, zero-length ones, gaps of at least 1 ns. */
+static inline void nest(int depth, int64_t start, int64_t end)
+{
+    static const char *names[] = { "aten::mm", "aten::add", "<img src=x onerror=alert(1)>", "aten::copy_",
+                                   "ProfilerStep#1", "cudaLaunchKernel" };
+    int64_t t = start + 1 + (int64_t)rnd(50);
+    while (t < end - 2) {
+        int64_t room = end - 1 - t, d;
+        uint64_t k = rnd(10);
+        d = k < 2 ? 0 : k < 7 ? 1 + (int64_t)rnd(200) : 1 + (int64_t)rnd((uint64_t)(room > 1 ? room : 1));
+        if (d > room) d = room;
+        slice("cpu_op", names[rnd(6)], 1, 1, t, d);
+        if (depth < 3 && d > 400) nest(depth + 1, t, t + d);
+        t += d + 1 + (int64_t)rnd(k < 5 ? 30 : 3000);
+    }
+}
+
+/* Imports the trace in buf; returns the open run db. */
+static inline sqlite3 *import(void)
+{
+    struct err e;
+    char *path = xasprintf("%s/t%d.pt.trace.json", root, ++seq);
+    FILE *f = fopen(path, "w");
+    if (!f) return NULL;
+    fprintf(f, "{\"schemaVersion\":1,\"traceEvents\":[%s]}", buf + 1);
+    fclose(f);
+    struct ingest_file file = { path, path, 0 };
+    struct ingest_request req = { NULL, &file, 1, NULL };
+    char id[CATALOG_ID_LEN + 1];
+    sqlite3 *db = NULL;
+    if (ingest_run(cat, &cfg, &req, NULL, id, &e) != 0) {
+        fprintf(stderr, "import failed: %s\n", e.msg);
+    } else {
+        char *dbp = xasprintf("%s/runs/%s/run.db", root, id);
+        if (rundb_open_ro(dbp, &db, &e) != 0) db = NULL;
+        free(dbp);
+    }
+    free(path);
+    return db;
+}
+
+static inline int fixture_begin(void)
+{
+    return scratch_begin(root, &cfg, &cat);
+}
+
+static inline void fixture_end(void)
+{
+    scratch_end(root, cat);
+    free(buf);
+}
+
+#endif

@@ -1,0 +1,228 @@
+/* timeline_query_test — the level-of-detail invariants of timeline_query on
+ * crafted traces imported through ingest_run, checked against a direct
+ * reading of the slice and counter tables: per (track, depth) at most width
+ * items; merged counts add up exactly to the slices overlapping the window;
+ * real items are the slices they name; slices wider than two pixels are
+ * real; at full zoom every slice comes back exactly; counters keep the true
+ * min and max. */
+#include "timeline_fixture.h"
+
+/* ---- the direct reading ---------------------------------------------------- */
+
+struct ref {
+    int64_t id, track, ts, dur;
+    int depth;
+    uint32_t name;
+};
+
+static struct ref *refs;
+static size_t nrefs;
+static int64_t tracks[16];
+static size_t ntracks;
+static int64_t t_lo, t_hi;
+
+static void load_refs(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    nrefs = 0;
+    ntracks = 0;
+    t_lo = INT64_MAX;
+    t_hi = INT64_MIN;
+    sqlite3_prepare_v2(db, "SELECT id, track, ts, dur, depth, name FROM slice ORDER BY id", -1, &st, NULL);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        refs = xrealloc(refs, (nrefs + 1) * sizeof *refs);
+        struct ref *r = &refs[nrefs++];
+        r->id = sqlite3_column_int64(st, 0);
+        r->track = sqlite3_column_int64(st, 1);
+        r->ts = sqlite3_column_int64(st, 2);
+        r->dur = sqlite3_column_int64(st, 3);
+        r->depth = sqlite3_column_int(st, 4);
+        r->name = (uint32_t)sqlite3_column_int64(st, 5);
+        if (r->ts < t_lo) t_lo = r->ts;
+        if (r->ts + r->dur > t_hi) t_hi = r->ts + r->dur;
+        if (!ntracks || tracks[ntracks - 1] != r->track) tracks[ntracks++] = r->track;
+    }
+    sqlite3_finalize(st);
+}
+
+static int in_window(const struct ref *r, int64_t start, int64_t end)
+{
+    return r->ts < end && (r->ts >= start || r->ts + r->dur > start);
+}
+
+static const struct ref *ref_by_id(int64_t id)
+{
+    return id >= 1 && (size_t)id <= nrefs && refs[id - 1].id == id ? &refs[id - 1] : NULL;
+}
+
+static int failures_before;
+
+/* Every invariant of one view; full: the window is at full zoom. */
+static void check_view(sqlite3 *db, int64_t start, int64_t end, int width, int full)
+{
+    struct timeline_view *v = NULL;
+    struct err e;
+    int bad = harness_fail;
+
+    REQUIRE(timeline_query(db, start, end, width, tracks, ntracks, NULL, 0, &v, &e) == 0);
+    double bw = (double)(end - start) / width;
+    for (size_t ti = 0; ti < v->ntracks; ti++) {
+        const struct timeline_track *t = &v->tracks[ti];
+        for (int d = 0; d < 8; d++) {
+            const struct timeline_depth *dp = NULL;
+            for (int k = 0; k < t->ndepths; k++)
+                if (t->depths[k].depth == d) dp = &t->depths[k];
+            int64_t want = 0, got = 0, real = 0;
+            for (size_t i = 0; i < nrefs; i++)
+                if (refs[i].track == t->id && refs[i].depth == d && in_window(&refs[i], start, end)) want++;
+            if (!dp) {
+                CHECK_EQ_INT(want, 0);
+                continue;
+            }
+            CHECK(dp->nitems <= (size_t)width);
+            for (size_t k = 0; k < dp->nitems; k++) {
+                const struct timeline_item *it = &dp->items[k];
+                got += it->n;
+                CHECK((it->n == 1) == (it->id > 0));
+                if (k) CHECK(it->ts >= dp->items[k - 1].ts);
+                if (it->id > 0) {
+                    const struct ref *r = ref_by_id(it->id);
+                    CHECK(r && r->track == t->id && r->depth == d && r->ts == it->ts && r->dur == it->dur &&
+                          r->name == it->name);
+                    real++;
+                }
+            }
+            CHECK_EQ_INT(got, want);
+            /* wide slices are real */
+            for (size_t i = 0; i < nrefs; i++) {
+                const struct ref *r = &refs[i];
+                if (r->track != t->id || r->depth != d || !in_window(r, start, end) || (double)r->dur <= 2 * bw)
+                    continue;
+                int seen = 0;
+                for (size_t k = 0; k < dp->nitems && !seen; k++) seen = dp->items[k].id == r->id;
+                CHECK(seen);
+            }
+            if (full) CHECK_EQ_INT(real, want);
+        }
+    }
+    timeline_view_free(v);
+    if (harness_fail != bad && harness_fail - failures_before < 40)
+        fprintf(stderr, "  (view [%" PRId64 ", %" PRId64 ") width %d)\n", start, end, width);
+}
+
+static void test_lod_invariants(void)
+{
+    blen = 0;
+    out(" ");
+    /* a CPU thread: 40 ms of nested work */
+    nest(-1, 0, 40000000);
+    /* a GPU stream: back-to-back kernels, a few long ones */
+    int64_t t = 1000;
+    for (int i = 0; i < 20000; i++) {
+        int64_t d = rnd(50) == 0 ? 200000 + (int64_t)rnd(400000) : 20 + (int64_t)rnd(900);
+        out(",{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%d\",\"pid\":0,\"tid\":7,\"ts\":%" PRId64 ".%03" PRId64
+            ",\"dur\":%" PRId64 ".%03" PRId64 ",\"args\":{\"device\":0,\"stream\":7}}",
+            (int)rnd(7), t / 1000, t % 1000, d / 1000, d % 1000);
+        t += d + (int64_t)rnd(3) * (int64_t)rnd(400);
+    }
+    for (int i = 0; i < 3000; i++)
+        out(",{\"ph\":\"C\",\"name\":\"util\",\"pid\":1,\"ts\":%d.%03d,\"args\":{\"value\":%d}}", i * 13, i % 1000,
+            (int)rnd(1000));
+    sqlite3 *db = import();
+    REQUIRE(db != NULL);
+    load_refs(db);
+    REQUIRE(nrefs > 20000);
+    REQUIRE(ntracks == 2);
+    struct err e;
+    CHECK_EQ_INT(timeline_present(db, &e), 1);
+
+    /* levels exist and the table holds at most about a row per slice */
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM lod), (SELECT count(*) FROM lod_level)", -1, &st, NULL);
+    REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+    CHECK(sqlite3_column_int64(st, 1) >= 4);
+    CHECK(sqlite3_column_int64(st, 0) <= (int64_t)nrefs * 3 / 2);
+    sqlite3_finalize(st);
+
+    failures_before = harness_fail;
+    static const int widths[] = { 1, 3, 100, 997, 2000, 8192 };
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++)
+        check_view(db, t_lo - 5000, t_hi + 5000, widths[w], 0);
+    for (int i = 0; i < 60; i++) {
+        int64_t span = 1 + (int64_t)rnd((uint64_t)(t_hi - t_lo) >> (rnd(20)));
+        int64_t s = t_lo - 1000 + (int64_t)rnd((uint64_t)(t_hi - t_lo + 2000));
+        check_view(db, s, s + span, 1 + (int)rnd(TIMELINE_WIDTH_MAX), 0);
+    }
+    /* full zoom: under a ns per pixel, every slice is itself */
+    for (int i = 0; i < 20; i++) {
+        int64_t s = t_lo + (int64_t)rnd((uint64_t)(t_hi - t_lo));
+        check_view(db, s, s + 4000, 8192, 1);
+    }
+    /* a window starting inside long slices (the open ones are carried in) */
+    for (size_t i = 0; i < nrefs; i++)
+        if (refs[i].depth == 0 && refs[i].dur > 1000000) {
+            check_view(db, refs[i].ts + refs[i].dur / 2, refs[i].ts + refs[i].dur / 2 + 100000, 500, 0);
+            break;
+        }
+
+    /* the whole run at 100 px reads the pyramid, not the slices */
+    struct timeline_view *v = NULL;
+    REQUIRE(timeline_query(db, t_lo, t_hi, 100, tracks, ntracks, NULL, 0, &v, &e) == 0);
+    CHECK(v->rows_read < nrefs / 20);
+    timeline_view_free(v);
+    v = NULL;
+
+    /* bad arguments */
+    CHECK_EQ_INT(timeline_query(db, 10, 10, 100, tracks, ntracks, NULL, 0, &v, &e), ERR_INVALID);
+    CHECK_EQ_INT(timeline_query(db, 0, 10, 0, tracks, ntracks, NULL, 0, &v, &e), ERR_INVALID);
+    CHECK_EQ_INT(timeline_query(db, 0, 10, TIMELINE_WIDTH_MAX + 1, tracks, ntracks, NULL, 0, &v, &e), ERR_INVALID);
+    CHECK(v == NULL);
+
+    /* counters: at most width + 1 points, true min and max kept */
+    int64_t series = 0;
+    double vmin = 0, vmax = 0;
+    sqlite3_prepare_v2(db, "SELECT id FROM cseries WHERE src = 0", -1, &st, NULL);
+    if (sqlite3_step(st) == SQLITE_ROW) series = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    REQUIRE(series > 0);
+    sqlite3_prepare_v2(db, "SELECT min(value), max(value) FROM counter", -1, &st, NULL);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        vmin = sqlite3_column_double(st, 0);
+        vmax = sqlite3_column_double(st, 1);
+    }
+    sqlite3_finalize(st);
+    static const int cw[] = { 1, 10, 640, 8192 };
+    for (size_t w = 0; w < sizeof cw / sizeof cw[0]; w++) {
+        REQUIRE(timeline_query(db, -1000, 50000000, cw[w], NULL, 0, &series, 1, &v, &e) == 0);
+        REQUIRE(v->ncounters == 1);
+        const struct timeline_counter *c = &v->counters[0];
+        double mn = INFINITY, mx = -INFINITY;
+        CHECK(c->npoints >= 1 && c->npoints <= (size_t)cw[w] + 1);
+        for (size_t i = 0; i < c->npoints; i++) {
+            CHECK(c->points[i].min <= c->points[i].last && c->points[i].last <= c->points[i].max);
+            if (i) CHECK(c->points[i].ts > c->points[i - 1].ts);
+            if (c->points[i].min < mn) mn = c->points[i].min;
+            if (c->points[i].max > mx) mx = c->points[i].max;
+        }
+        CHECK(mn == vmin);
+        CHECK(mx == vmax);
+        timeline_view_free(v);
+        v = NULL;
+    }
+    /* the slice range helper agrees with a direct count */
+    int64_t lo, hi, want = 0;
+    for (size_t i = 0; i < nrefs; i++)
+        if (refs[i].track == tracks[0] && refs[i].ts >= 1000000 && refs[i].ts < 2000000) want++;
+    REQUIRE(timeline_slice_range(db, tracks[0], 1000000, 2000000, &lo, &hi, &e) == 0);
+    CHECK_EQ_INT(hi - lo, want);
+    sqlite3_close(db);
+}
+
+int main(void)
+{
+    if (fixture_begin() != 0) return 1;
+    RUN(test_lod_invariants);
+    free(refs);
+    fixture_end();
+    return harness_done("timeline_query");
+}
