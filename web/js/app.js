@@ -36,6 +36,7 @@ const VIEWS = { runs: runsView, run: runView, job: jobView, compare: compareView
 
 const root = document.getElementById('tb-main') || document.body;
 /** @type {import('./state.js').AppStore} */
+useViews(VIEW_PARAMS); // before the first route is made
 const store = createStore({ route: makeRoute() });
 /** @type {View | null} */
 let view = null;
@@ -87,5 +88,4 @@ async function showServerState() {
 }
 
 showServerState();
-useViews(VIEW_PARAMS);
 startRouter(show);
