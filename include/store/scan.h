@@ -74,6 +74,23 @@ int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *
 /* Frees c (NULL is fine). */
 void scan_slices_close(struct scan_slices *c);
 
+/* Point lookups of the host call that launched a GPU op: a runtime or
+ * driver slice (SCAN_LAUNCHES) of the rank with the op's correlation id.
+ * Memory: owned by the caller (scan_launch_close); borrows db. */
+struct scan_launch;
+
+/* Prepares the lookup over rank's slices (any track: the calls sit on CPU
+ * threads). OUT *out: owned by caller, NULL on failure. */
+int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err *e);
+
+/* The launch call of the op with correlation id corr, the earliest (then
+ * the longest) when several share it: 1 (row filled), 0 when none (corr 0
+ * never matches), < 0 on an error. */
+int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, struct err *e);
+
+/* Frees l (NULL is fine). */
+void scan_launch_close(struct scan_launch *l);
+
 /* The id range [*first, *last] of the slices of rank (< 0: every rank),
  * i.e. min(first_slice) and max(last_slice) of its tracks with slices, for
  * queries bounded by slice id. 1 when the rank has slices, 0 when it has
