@@ -97,6 +97,10 @@ void scan_launch_close(struct scan_launch *l);
  * none (*first > *last then), < 0 on an error. */
 int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struct err *e);
 
+/* Whether run.db has the table name (a derived table that runs imported
+ * before it existed lack): 1 yes, 0 no, < 0 on an error. */
+int scan_has_table(sqlite3 *db, const char *name, struct err *e);
+
 /* Steps a statement of the caller's: 1 for SQLITE_ROW, 0 for SQLITE_DONE,
  * else rundb_db_error(db, e, what) (< 0). The one way a loop over a fixed
  * statement tells the end of the rows from an error. */

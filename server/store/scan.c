@@ -171,3 +171,15 @@ int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, 
     sqlite3_reset(l->st);
     return rc;
 }
+
+int scan_has_table(sqlite3 *db, const char *name, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = rundb_prepare(db, "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)", &st, e);
+    if (rc) return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    rc = scan_step(st, e, "run database (schema)");
+    if (rc == 1) rc = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    return rc;
+}
