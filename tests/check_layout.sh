@@ -13,9 +13,10 @@
 #    that runs the derive stages after the store commits a run;
 #  - every rule server/derive/rules/<id>.c is registered, unit-tested and
 #    documented in docs/analysis.md;
-#  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare
-#    outside the modules that own or read run tables (SQL_USERS); no
-#    MHD_queue_response outside http_send.c; no raw malloc outside xmalloc.c.
+#  - no exit()/abort() outside main.c and xmalloc.c; no sqlite3_prepare or
+#    rundb_prepare outside the modules that own or read run tables
+#    (SQL_USERS); no MHD_queue_response outside http_send.c; no raw malloc
+#    outside xmalloc.c.
 INTEGRATION_ONLY="main http_req cli_analyze cli_diff api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_diff api_ranks cli"
 # stage: the stages its files may include (besides itself)
 STAGE_DEPS="base:
@@ -30,13 +31,24 @@ PIPELINE_DRIVER="server/ingest/ingest.c"
 # fixed statements and bound parameters only (see each header's comment).
 # The store owns run.db's raw tables (rundb_schema, rundb_writer,
 # rundb_drain, rundb, rundb_renumber) and the read layer over them
-# (store/scan.h: slice cursors with kinds bound as parameters, steps that
-# tell an error from the end). The derive modules listed still prepare
-# statements of their own: over the tables they derive (kernel_stat,
-# op_stat, step, finding ...) and name lookups in str; the per-track slice
-# scans of excessive_host_sync go through scan.h, the others are to follow
-# (goal of issue 19: the store and the API's table queries only).
-SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|analyses|rules|gpuscan|timeline|timeline_[a-z]+|diff|ranks)|derive/(rules|analyses)/[a-z_]+|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
+# (store/scan.h: slice cursors and the launch lookup, kinds bound as
+# parameters, steps that tell an error from the end); api_summary and
+# api_timeline (and their parts: api_table, api_slice, api_search, api_run)
+# answer table queries; import_nsys reads an Nsight export.
+# The derive modules named here still prepare statements of their own, and
+# why: summary and timeline (and their split parts) build the derived
+# tables from their own passes; rules,
+# analyses, ranks, diff and the rules named read and write the tables the
+# derive stage itself makes (step, gpu, kernel_stat, op_stat, finding,
+# analyses, critpath, mem, mem_alloc) or look names up in str; gpuscan
+# merges GPU streams over a time window, critical_path binary-searches a
+# track's ids by time and fetches slices by id, excessive_host_sync and
+# pageable_memcpy walk parent chains by id — point lookups, no scan; and
+# three scans need columns the cursor does not carry: analyses' GPU ops and
+# pageable_memcpy's copies read args (bytes), ddp_backend sums spans by
+# name in SQL (ties in SQLite's order), ranks' collectives read args. Every
+# slice scan of derive binds its kinds. No kind number in derive's SQL.
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|rules|analyses|ranks|diff|gpuscan)|derive/rules/(comm_not_overlapped|communication_heavy|ddp_backend|enable_amp|excessive_host_sync|layout_transposes|memory_growth|memory_near_limit|pageable_memcpy|use_ddp_not_dp)|derive/analyses/critical_path|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }
@@ -80,7 +92,7 @@ done
 ALL=$(find server -name '*.c' | sort)
 x=$(grep -nE '\b(exit|abort)\s*\(' $ALL | grep -vE '^server/(main|base/xmalloc)\.c:')
 if [ -z "$x" ]; then ok; else bad "exit/abort outside main.c/xmalloc.c: $x"; fi
-x=$(grep -n 'sqlite3_prepare' $ALL | grep -vE "$SQL_USERS")
+x=$(grep -nE '(sqlite3|rundb)_prepare' $ALL | grep -vE "$SQL_USERS")
 if [ -z "$x" ]; then ok; else bad "SQL outside the store and its allow-listed readers: $x"; fi
 x=$(grep -n 'MHD_queue_response' $ALL | grep -v '^server/http/http_send\.c:')
 if [ -z "$x" ]; then ok; else bad "MHD_queue_response outside http_send.c: $x"; fi

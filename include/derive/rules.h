@@ -196,6 +196,11 @@ int64_t rules_len_in_steps(const struct rules_rank *r, size_t *si, int64_t a, in
  * the GPU and, when ranks share it, how it is split. */
 void rules_lines_peak(json_t *lines, const struct rules_gpu *g);
 
+/* Runs a one-row probe of the rules, "SELECT EXISTS(...)" (rank bound as
+ * ?1 when >= 0): 1 yes, 0 no, < 0 on an error (e filled), so a failed
+ * query is the rule's error, never a "no". */
+int rules_exists(sqlite3 *db, const char *sql, int rank, struct err *e);
+
 /* The compute of one rank measured against its communication, window by
  * window: compute = the union of the rank's kernels on its GPU streams that
  * are not collectives (kernel_stat.comm), streamed in time order and merged

@@ -8,7 +8,9 @@
  * id order, which is (track, ts, -dur) order: the table is clustered so and
  * track.first_slice/last_slice bound each track's ids. Kinds (enum tb_kind)
  * and track kinds (enum tb_track_kind) are bound as SQL parameters, never
- * written in the statement text.
+ * written in the statement text. Beside the cursors: the launch call of a
+ * GPU op by correlation id (scan_launch_of), a table's presence, and
+ * scan_step for the statements derive still prepares itself.
  *
  * Every step returns 1 for a row, 0 at the end and < 0 (an enum err_code,
  * with e filled by rundb_db_error: ERR_DAMAGED for a garbled run.db) on an
@@ -74,11 +76,32 @@ int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *
 /* Frees c (NULL is fine). */
 void scan_slices_close(struct scan_slices *c);
 
+/* Point lookups of the host call that launched a GPU op: a runtime or
+ * driver slice (SCAN_LAUNCHES) of the rank with the op's correlation id.
+ * Memory: owned by the caller (scan_launch_close); borrows db. */
+struct scan_launch;
+
+/* Prepares the lookup over rank's slices (any track: the calls sit on CPU
+ * threads). OUT *out: owned by caller, NULL on failure. */
+int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err *e);
+
+/* The launch call of the op with correlation id corr, the earliest (then
+ * the longest) when several share it: 1 (row filled), 0 when none (corr 0
+ * never matches), < 0 on an error. */
+int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, struct err *e);
+
+/* Frees l (NULL is fine). */
+void scan_launch_close(struct scan_launch *l);
+
 /* The id range [*first, *last] of the slices of rank (< 0: every rank),
  * i.e. min(first_slice) and max(last_slice) of its tracks with slices, for
  * queries bounded by slice id. 1 when the rank has slices, 0 when it has
  * none (*first > *last then), < 0 on an error. */
 int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struct err *e);
+
+/* Whether run.db has the table name (a derived table that runs imported
+ * before it existed lack): 1 yes, 0 no, < 0 on an error. */
+int scan_has_table(sqlite3 *db, const char *name, struct err *e);
 
 /* Steps a statement of the caller's: 1 for SQLITE_ROW, 0 for SQLITE_DONE,
  * else rundb_db_error(db, e, what) (< 0). The one way a loop over a fixed

@@ -16,6 +16,7 @@
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
 #include "store/model.h"
+#include "store/scan.h"
 #include "store/rundb.h"
 
 const char *const an_cp_names[AN_CP_NCAT] = { "cpu", "dataloader", "gpu_compute", "communication",
@@ -263,17 +264,23 @@ static int load_gpu(struct an_ctx *c, struct err *e)
                       /* a trace without thread_name metadata leaves GPU tracks unnamed */
                       "SELECT id, device, CASE WHEN coalesce(name, '') = '' AND stream IS NOT NULL"
                       " THEN 'stream ' || stream ELSE name END, first_slice, last_slice FROM track"
-                      " WHERE rank = ? AND kind = 1 AND nslices > 0 ORDER BY id",
+                      " WHERE rank = ? AND kind = ? AND nslices > 0 ORDER BY id",
                       &tr, e))
         return e->code;
+    /* the copies' byte counts are in their args, which the slice cursor
+     * does not read: kinds bound, ?3 kernel, ?4 copy, ?5 memset */
     if (rundb_prepare(c->db,
-                      "SELECT id, ts, dur, name, kind, corr, CASE WHEN kind IN (7, 8) THEN args END FROM slice"
-                      " WHERE id BETWEEN ? AND ? AND kind IN (6, 7, 8)",
+                      "SELECT id, ts, dur, name, kind, corr, CASE WHEN kind IN (?4, ?5) THEN args END FROM slice"
+                      " WHERE id BETWEEN ?1 AND ?2 AND kind IN (?3, ?4, ?5)",
                       &sl, e)) {
         sqlite3_finalize(tr);
         return e->code;
     }
     sqlite3_bind_int(tr, 1, c->rank);
+    sqlite3_bind_int(tr, 2, TB_TRACK_GPU);
+    sqlite3_bind_int(sl, 3, TB_K_KERNEL);
+    sqlite3_bind_int(sl, 4, TB_K_MEMCPY);
+    sqlite3_bind_int(sl, 5, TB_K_MEMSET);
     size_t cap = 0, scap = 0;
     int rc;
     while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
@@ -361,34 +368,21 @@ static int annot_of(struct an_ctx *c, const struct hframe *f)
  * driver call that carries a correlation id with what was open around it. */
 static int load_launches(struct an_ctx *c, struct err *e)
 {
-    sqlite3_stmt *tr, *sl;
-    if (rundb_prepare(c->db,
-                      "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0"
-                      " ORDER BY id",
-                      &tr, e))
-        return e->code;
-    if (rundb_prepare(c->db, "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ? AND ?", &sl,
-                      e)) {
-        sqlite3_finalize(tr);
-        return e->code;
-    }
-    sqlite3_bind_int(tr, 1, c->rank);
+    struct scan_slices *cur;
+    struct scan_slice row;
+    int64_t track64;
+    int rc;
+    if ((rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, SCAN_KINDS_ALL, &cur, e))) return rc;
     struct hframe *stk = NULL;
     size_t ns = 0, scap = 0, cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
-        uint32_t track = (uint32_t)sqlite3_column_int64(tr, 0);
-        sqlite3_reset(sl);
-        sqlite3_bind_int64(sl, 1, sqlite3_column_int64(tr, 1));
-        sqlite3_bind_int64(sl, 2, sqlite3_column_int64(tr, 2));
+    while ((rc = scan_slices_track(cur, &track64, e)) == 1) {
+        uint32_t track = (uint32_t)track64;
         ns = 0;
-        while ((rc = sqlite3_step(sl)) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(sl, 0), ts = sqlite3_column_int64(sl, 1);
-            int64_t dur = sqlite3_column_int64(sl, 2);
-            int64_t parent = sqlite3_column_type(sl, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(sl, 3);
-            uint32_t name = (uint32_t)sqlite3_column_int64(sl, 4);
-            int kind = sqlite3_column_int(sl, 5);
-            int64_t corr = sqlite3_column_int64(sl, 6);
+        while ((rc = scan_slices_step(cur, &row, e)) == 1) {
+            /* a top-level slice has parent 0, which no slice id is */
+            int64_t id = row.id, ts = row.ts, dur = row.dur, parent = row.parent, corr = row.corr;
+            uint32_t name = row.name;
+            int kind = (int)row.kind;
             while (ns && stk[ns - 1].id != parent) ns--;
             if ((kind == TB_K_RUNTIME || kind == TB_K_DRIVER) && corr != 0) {
                 if (c->nlaunches == cap)
@@ -419,12 +413,11 @@ static int load_launches(struct an_ctx *c, struct err *e)
             if (ns == scap) stk = xrealloc(stk, (scap = scap ? scap * 2 : 64) * sizeof *stk);
             stk[ns++] = (struct hframe){ id, ts + (dur > 0 ? dur : 0), name, (uint8_t)kind };
         }
-        if (rc != SQLITE_DONE) break;
+        if (rc < 0) break;
     }
     free(stk);
-    sqlite3_finalize(sl);
-    sqlite3_finalize(tr);
-    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (launch calls)");
+    scan_slices_close(cur);
+    if (rc < 0) return rc;
     if (c->nlaunches) xqsort(c->launches, c->nlaunches, sizeof *c->launches, cmp_launch);
     return 0;
 }
@@ -647,27 +640,16 @@ out:
 /* Readers                                                                */
 /* ====================================================================== */
 
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL))
-        return 0;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int yes = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return yes;
-}
-
 int analyses_read(sqlite3 *db, int rank, json_t **out, struct err *e)
 {
     *out = NULL;
-    if (!has_table(db, "analyses")) return 0;
+    int rc = scan_has_table(db, "analyses", e);
+    if (rc <= 0) return rc;
     sqlite3_stmt *st;
     if (rundb_prepare(db, "SELECT rank, doc FROM analyses WHERE ?1 < 0 OR rank = ?1 ORDER BY rank", &st, e))
         return e->code;
     sqlite3_bind_int(st, 1, rank);
     json_t *all = json_object();
-    int rc;
     char key[16];
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         json_error_t je;
@@ -688,8 +670,9 @@ int analyses_read(sqlite3 *db, int rank, json_t **out, struct err *e)
 int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, json_t **out, struct err *e)
 {
     *out = NULL;
-    if (!has_table(db, "critpath")) return err_set(e, ERR_NOT_FOUND, "this run has no critical path (imported "
-                                                                     "before the analyses existed)");
+    int rc = scan_has_table(db, "critpath", e);
+    if (rc < 0) return rc;
+    if (!rc) return err_set(e, ERR_NOT_FOUND, "this run has no critical path (imported before the analyses existed)");
     sqlite3_stmt *st;
     if (rundb_prepare(db,
                       "SELECT ts, dur, cat, track, slice FROM critpath WHERE rank = ?1 AND (?2 < 0 OR step = ?2)"
@@ -701,7 +684,6 @@ int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, j
     sqlite3_bind_int64(st, 3, t0);
     sqlite3_bind_int64(st, 4, t1);
     json_t *segs = json_array();
-    int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
         json_array_append_new(segs, json_pack("[I,I,i,I,I]", (json_int_t)sqlite3_column_int64(st, 0),
                                               (json_int_t)sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),

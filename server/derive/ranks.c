@@ -20,10 +20,8 @@
 #include "derive/summary.h"
 #include "store/model.h"
 #include "store/rundb.h"
+#include "store/scan.h"
 
-_Static_assert(TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_RUNTIME == 4 && TB_K_DRIVER == 5 &&
-                   TB_K_KERNEL == 6 && TB_TRACK_CPU == 0 && TB_TRACK_GPU == 1,
-               "kind numbers used in SQL");
 
 #define NPARTS 8     /* breakdown parts, summary_categories[0..7] */
 #define COMM_PART 3  /* index of "communication" among them */
@@ -348,22 +346,23 @@ static void meta_from_args(struct meta *m, const char *args_text)
 /* For a kernel without message facts: its launching runtime call (same
  * correlation id, on the rank's host) and that call's enclosing ops, up to
  * the collective op or record_param_comms. */
-static void meta_from_launch(struct ctx *c, const struct rank *r, int64_t corr, struct meta *m)
+static int meta_from_launch(struct ctx *c, const struct rank *r, int64_t corr, struct meta *m)
 {
-    if (!corr || !c->by_corr || !c->by_id) return;
+    if (!corr || !c->by_corr || !c->by_id) return 0;
     sqlite3_stmt *q = c->by_corr;
     sqlite3_reset(q);
     sqlite3_bind_int64(q, 1, corr);
     sqlite3_bind_int64(q, 2, r->lo);
     sqlite3_bind_int64(q, 3, r->hi);
     int64_t parent = 0;
-    if (sqlite3_step(q) == SQLITE_ROW) parent = sqlite3_column_int64(q, 0);
+    int rc = scan_step(q, c->e, "run database (launch calls)");
+    if (rc == 1) parent = sqlite3_column_int64(q, 0);
     sqlite3_reset(q);
-    for (int depth = 0; parent > 0 && depth < 4; depth++) {
+    for (int depth = 0; rc >= 0 && parent > 0 && depth < 4; depth++) {
         q = c->by_id;
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, parent);
-        if (sqlite3_step(q) != SQLITE_ROW) break;
+        if ((rc = scan_step(q, c->e, "run database (launch callers)")) != 1) break;
         uint32_t name = (uint32_t)sqlite3_column_int64(q, 0);
         const struct named *op = names_find(&c->ops, name);
         int is_op = op != NULL, is_rpc = c->rpc_id && name == c->rpc_id;
@@ -373,6 +372,7 @@ static void meta_from_launch(struct ctx *c, const struct rank *r, int64_t corr, 
         if (is_rpc) break;
     }
     sqlite3_reset(q);
+    return rc < 0 ? rc : 0;
 }
 
 static uint16_t key_of(struct ctx *c, const struct meta *m)
@@ -436,13 +436,17 @@ static int scan_collectives(struct ctx *c, struct rank *r)
      * GPU-side annotation copies would count each collective twice */
     if (rundb_prepare(
             c->db,
-            "SELECT ts, dur, name, kind, corr, args, track IN (SELECT id FROM track WHERE rank = ?3 AND kind = 0)"
-            " FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind IN (1, 2, 6)",
+            "SELECT ts, dur, name, kind, corr, args, track IN (SELECT id FROM track WHERE rank = ?3 AND kind = ?4)"
+            " FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind IN (?5, ?6, ?7)",
             &st, c->e) < 0)
         return c->e->code;
     sqlite3_bind_int64(st, 1, r->lo);
     sqlite3_bind_int64(st, 2, r->hi);
     sqlite3_bind_int(st, 3, r->rank);
+    sqlite3_bind_int(st, 4, TB_TRACK_CPU);
+    sqlite3_bind_int(st, 5, TB_K_CPU_OP);
+    sqlite3_bind_int(st, 6, TB_K_USER_ANNOTATION);
+    sqlite3_bind_int(st, 7, TB_K_KERNEL);
     struct inst *host = NULL;
     struct meta *hmeta = NULL;
     size_t hcap = 0;
@@ -459,7 +463,8 @@ static int scan_collectives(struct ctx *c, struct rank *r)
         meta_from_args(&m, (const char *)sqlite3_column_text(st, 5));
         struct inst in = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), -1, -1, -1, 0, -1 };
         if (is_kernel) {
-            if (m.in_n < 0 || !m.coll[0]) meta_from_launch(c, r, sqlite3_column_int64(st, 4), &m);
+            if ((m.in_n < 0 || !m.coll[0]) && (rc = meta_from_launch(c, r, sqlite3_column_int64(st, 4), &m)) < 0)
+                break;
             if (!m.coll[0]) copy_str(m.coll, sizeof m.coll, nm->coll);
             in.in_n = m.in_n, in.out_n = m.out_n;
             in.key = key_of(c, &m);
@@ -480,10 +485,10 @@ static int scan_collectives(struct ctx *c, struct rank *r)
         }
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    if (rc < 0 || (rc != SQLITE_DONE && rc != SQLITE_ROW)) {
         free(host);
         free(hmeta);
-        return rundb_db_error(c->db, c->e, "run database (collectives)");
+        return rc < 0 ? rc : rundb_db_error(c->db, c->e, "run database (collectives)");
     }
     if (!r->ninst && nhost) {
         for (size_t i = 0; i < nhost; i++) host[i].key = key_of(c, &hmeta[i]);
@@ -863,11 +868,12 @@ static int kernels_json(struct ctx *c, int top_n, json_t **out)
         memset(calls, 0, c->nr * sizeof *calls);
         sqlite3_reset(per);
         sqlite3_bind_text(per, 1, name ? name : "", -1, SQLITE_TRANSIENT);
-        while (sqlite3_step(per) == SQLITE_ROW) {
+        while ((rc = scan_step(per, c->e, "run database (kernels by rank)")) == 1) {
             int rk = sqlite3_column_int(per, 0);
             for (size_t i = 0; i < c->nr; i++)
                 if (c->r[i].rank == rk) v[i] = (double)sqlite3_column_int64(per, 1), calls[i] = sqlite3_column_int64(per, 2);
         }
+        if (rc < 0) break;
         json_t *times = json_array(), *cl = json_array();
         size_t imin = 0, imax = 0;
         for (size_t i = 0; i < c->nr; i++) {
@@ -890,6 +896,7 @@ static int kernels_json(struct ctx *c, int top_n, json_t **out)
     free(calls);
     sqlite3_finalize(top);
     sqlite3_finalize(per);
+    if (rc < 0) return rc;
     return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, c->e, "run database (kernels)");
 }
 
@@ -997,16 +1004,6 @@ static void ctx_free(struct ctx *c)
     sqlite3_finalize(c->by_id);
 }
 
-static int has_table(sqlite3 *db, const char *name, struct err *e)
-{
-    sqlite3_stmt *st;
-    if (rundb_prepare(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", &st, e) < 0)
-        return e->code;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-    sqlite3_finalize(st);
-    return rc < 0 ? rundb_db_error(db, e, "run database (schema)") : rc;
-}
 
 int ranks_build(sqlite3 *db, int top_n, json_t **out, struct err *e)
 {
@@ -1017,18 +1014,22 @@ int ranks_build(sqlite3 *db, int top_n, json_t **out, struct err *e)
     *out = NULL;
     if (top_n < 1) top_n = 1;
     if (top_n > 100) top_n = 100;
-    if ((rc = has_table(db, "step", e)) < 0) return rc;
+    if ((rc = scan_has_table(db, "step", e)) < 0) return rc;
     if (rc == 0) return err_set(e, ERR_CONFLICT, "this run was imported before analysis existed; re-import it");
     if (load_ranks(&c) < 0 || load_steps(&c) < 0 || load_comm_names(&c) < 0) goto fail;
     /* launch lookups are optional: a failure only loses message sizes */
     if (sqlite3_prepare_v2(db,
-                           "SELECT parent FROM slice WHERE corr = ?1 AND corr != 0 AND kind IN (4, 5) AND id BETWEEN ?2 AND ?3"
-                           " LIMIT 1",
+                           "SELECT parent FROM slice WHERE corr = ?1 AND corr != 0 AND kind IN (?4, ?5)"
+                           " AND id BETWEEN ?2 AND ?3 LIMIT 1",
                            -1, &c.by_corr, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
                            "SELECT name, args, parent FROM slice WHERE id = ?",
                            -1, &c.by_id, NULL) != SQLITE_OK)
         LOG_WARN("launch lookup unavailable: %s", sqlite3_errmsg(db));
+    if (c.by_corr) {
+        sqlite3_bind_int(c.by_corr, 4, TB_K_RUNTIME);
+        sqlite3_bind_int(c.by_corr, 5, TB_K_DRIVER);
+    }
     for (size_t i = 0; i < c.nr; i++)
         if (scan_collectives(&c, &c.r[i]) < 0 || measure_overlap(&c, &c.r[i]) < 0) goto fail;
     match_instances(&c);

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "store/rundb.h"
+#include "store/scan.h"
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS finding(rank INTEGER, ord INTEGER, id TEXT, severity TEXT,"
@@ -149,8 +150,8 @@ int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const stru
         comp_ns[i] = ovl_ns[i] = 0;
     }
     if (sqlite3_prepare_v2(db,
-                           "SELECT ts, dur FROM slice WHERE id BETWEEN ? AND ? AND kind = 6"
-                           " AND track IN (SELECT id FROM track WHERE rank = ? AND kind = 1)"
+                           "SELECT ts, dur FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind = ?4"
+                           " AND track IN (SELECT id FROM track WHERE rank = ?3 AND kind = ?5)"
                            " AND name NOT IN (SELECT id FROM str WHERE s IN (SELECT name FROM kernel_stat WHERE comm))"
                            " ORDER BY ts",
                            -1, &st, NULL) != SQLITE_OK)
@@ -158,6 +159,8 @@ int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const stru
     sqlite3_bind_int64(st, 1, lo);
     sqlite3_bind_int64(st, 2, hi);
     sqlite3_bind_int(st, 3, rank);
+    sqlite3_bind_int(st, 4, TB_K_KERNEL);
+    sqlite3_bind_int(st, 5, TB_TRACK_GPU);
     int64_t a = 0, b = INT64_MIN;
     int rc;
     cc = 0;
@@ -243,37 +246,40 @@ static void ranks_free(struct rules_rank *r, size_t n)
  * (the ranks of one run are one program). The DataLoader names are the only
  * ones the breakdown's dataloader part comes from, so dataloader_bound
  * never fires on a CUDA rank. */
-static int shows_pytorch(sqlite3 *db)
+int rules_exists(sqlite3 *db, const char *sql, int rank, struct err *e)
 {
-    static const char *const probe =
-        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'aten::%' OR s LIKE '%at::native::%'"
-        " OR s LIKE 'enumerate(DataLoader)#%' OR s LIKE 'enumerate(DataPipe)#%')";
     sqlite3_stmt *st;
-    int yes = 0;
-    if (sqlite3_prepare_v2(db, probe, -1, &st, NULL) == SQLITE_OK) {
-        yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
-    return yes;
+    int rc = rundb_prepare(db, sql, &st, e);
+    if (rc) return rc;
+    if (rank >= 0) sqlite3_bind_int(st, 1, rank);
+    rc = scan_step(st, e, "rules (probe)");
+    if (rc == 1) rc = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    return rc;
 }
 
-static enum rules_framework framework_of(sqlite3 *db, int rank, const char *format)
+/* OUT *fw: the rank's framework. Returns 0 or < 0 (e filled). */
+static int framework_of(sqlite3 *db, int rank, const char *format, enum rules_framework *fw, struct err *e)
 {
-    static const char *const probe =
+    static const char *const pytorch_probe =
+        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'aten::%' OR s LIKE '%at::native::%'"
+        " OR s LIKE 'enumerate(DataLoader)#%' OR s LIKE 'enumerate(DataPipe)#%')";
+    static const char *const jax_probe =
         "SELECT EXISTS(SELECT 1 FROM track t WHERE t.rank = ? AND (t.name LIKE '%XLA%' OR t.name LIKE '/device:%'"
         " OR t.name LIKE '%TPU%'))";
-    sqlite3_stmt *st;
-    int jax = 0;
-    if (format && strncmp(format, "kineto", 6) == 0) return RULES_PYTORCH;
+    int rc;
+    *fw = RULES_PYTORCH;
+    if (format && strncmp(format, "kineto", 6) == 0) return 0;
     /* Nsight traces CUDA applications, most of them C++ without PyTorch:
      * their advice is CUDA's unless the trace shows PyTorch */
-    if (format && strcmp(format, "nsys") == 0) return shows_pytorch(db) ? RULES_PYTORCH : RULES_CUDA;
-    if (sqlite3_prepare_v2(db, probe, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int(st, 1, rank);
-        jax = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
+    if (format && strcmp(format, "nsys") == 0) {
+        if ((rc = rules_exists(db, pytorch_probe, -1, e)) < 0) return rc;
+        *fw = rc ? RULES_PYTORCH : RULES_CUDA;
+        return 0;
     }
-    return jax ? RULES_JAX : RULES_PYTORCH;
+    if ((rc = rules_exists(db, jax_probe, rank, e)) < 0) return rc;
+    *fw = rc ? RULES_JAX : RULES_PYTORCH;
+    return 0;
 }
 
 /* A first step this many times the median of the others is warm-up. */
@@ -312,7 +318,8 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
 {
     sqlite3_stmt *st = NULL;
     size_t cap = 0;
-    r->framework = framework_of(db, r->rank, format);
+    int rc;
+    if ((rc = framework_of(db, r->rank, format, &r->framework, e)) < 0) return rc;
 
     if (sqlite3_prepare_v2(db,
                            "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"
@@ -320,7 +327,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
                            -1, &st, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "rules (steps)");
     sqlite3_bind_int(st, 1, r->rank);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((rc = scan_step(st, e, "rules (steps)")) == 1) {
         if (r->nsteps == cap) r->steps = xrealloc(r->steps, (cap = cap ? cap * 2 : 16) * sizeof *r->steps);
         struct rules_step *s = &r->steps[r->nsteps++];
         memset(s, 0, sizeof *s);
@@ -332,6 +339,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
         for (int k = 0; k < RULES_NPARTS; k++) s->part[k] = sqlite3_column_int64(st, 5 + k);
     }
     sqlite3_finalize(st);
+    if (rc < 0) return rc;
     /* A first step many times the others is warm-up (JIT compilation,
      * cuDNN autotuning, allocator growth: a JAX trace's first train step, a
      * PyTorch capture without a warm-up schedule): advice is about the
@@ -361,9 +369,10 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     if (sqlite3_prepare_v2(db, "SELECT summary FROM analysis WHERE rank = ?", -1, &st, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "rules (summary)");
     sqlite3_bind_int(st, 1, r->rank);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+    if ((rc = scan_step(st, e, "rules (summary)")) == 1 && sqlite3_column_text(st, 0))
         r->summary = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
     sqlite3_finalize(st);
+    if (rc < 0) return rc;
     if (!r->summary) r->summary = json_object();
 
     cap = 0;
@@ -373,7 +382,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
                            -1, &st, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "rules (gpus)");
     sqlite3_bind_int(st, 1, r->rank);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((rc = scan_step(st, e, "rules (gpus)")) == 1) {
         if (r->ngpus == cap) r->gpus = xrealloc(r->gpus, (cap = cap ? cap * 2 : 4) * sizeof *r->gpus);
         struct rules_gpu *g = &r->gpus[r->ngpus++];
         memset(g, 0, sizeof *g);
@@ -394,6 +403,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
         g->peak_ts = json_integer_value(json_object_get(pk, "ts"));
     }
     sqlite3_finalize(st);
+    if (rc < 0) return rc;
     for (size_t i = 0; i < r->ngpus; i++)
         if (!r->gpu || r->gpus[i].kernel_ns > r->gpu->kernel_ns) r->gpu = &r->gpus[i];
     if (r->warmup_dropped && r->gpu && r->ngpus == 1) {
@@ -504,7 +514,7 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
         rc = rundb_db_error(db, e, "rules (ranks)");
         goto out;
     }
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((rc = scan_step(st, e, "rules (ranks)")) == 1) {
         if (ctx.nranks == cap) ctx.ranks = xrealloc(ctx.ranks, (cap = cap ? cap * 2 : 8) * sizeof *ctx.ranks);
         struct rules_rank *r = &ctx.ranks[ctx.nranks++];
         memset(r, 0, sizeof *r);
@@ -512,6 +522,7 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
         r->world_size = world_size_of((const char *)sqlite3_column_text(st, 2));
         if ((rc = load_rank(db, r, (const char *)sqlite3_column_text(st, 1), e)) != 0) goto out;
     }
+    if (rc < 0) goto out;
     sqlite3_finalize(st);
     st = NULL;
     for (size_t i = 0; i < ctx.nranks; i++)

@@ -3,6 +3,9 @@
 #include "base/xmalloc.h"
 #include "store/rundb.h"
 
+/* The columns slice_row reads, in its order. */
+#define SLICE_COLS "s.id, s.track, s.ts, s.dur, s.parent, s.name, s.kind, s.corr"
+
 struct scan_slices {
     sqlite3_stmt *tracks, *slices;
     unsigned kinds;
@@ -38,7 +41,7 @@ int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds
                             " AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3) AND nslices > 0 ORDER BY id",
                             &c->tracks, e)) ||
         (rc = rundb_prepare(db,
-                            "SELECT id, track, ts, dur, parent, name, kind, corr FROM slice"
+                            "SELECT " SLICE_COLS " FROM slice s"
                             " WHERE id BETWEEN ?1 AND ?2 AND (?3 >> kind) & 1",
                             &c->slices, e))) {
         scan_slices_close(c);
@@ -70,15 +73,9 @@ int scan_slices_track(struct scan_slices *c, int64_t *track, struct err *e)
     return 1;
 }
 
-int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *e)
+/* Copies the row of a statement that selects the columns of SLICE_COLS. */
+static void slice_row(sqlite3_stmt *st, struct scan_slice *row)
 {
-    if (!c->in_track) return 0;
-    int rc = scan_step(c->slices, e, "run database (slices)");
-    if (rc <= 0) {
-        c->in_track = 0;
-        return rc;
-    }
-    sqlite3_stmt *st = c->slices;
     row->id = sqlite3_column_int64(st, 0);
     row->track = sqlite3_column_int64(st, 1);
     row->ts = sqlite3_column_int64(st, 2);
@@ -87,6 +84,17 @@ int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *
     row->name = (uint32_t)sqlite3_column_int64(st, 5);
     row->kind = (enum tb_kind)sqlite3_column_int(st, 6);
     row->corr = sqlite3_column_int64(st, 7);
+}
+
+int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *e)
+{
+    if (!c->in_track) return 0;
+    int rc = scan_step(c->slices, e, "run database (slices)");
+    if (rc <= 0) {
+        c->in_track = 0;
+        return rc;
+    }
+    slice_row(c->slices, row);
     return 1;
 }
 
@@ -117,6 +125,61 @@ int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struc
     } else if (rc == 1) {
         rc = 0;
     }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+struct scan_launch {
+    sqlite3_stmt *st;
+};
+
+void scan_launch_close(struct scan_launch *l)
+{
+    if (!l) return;
+    sqlite3_finalize(l->st);
+    free(l);
+}
+
+int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err *e)
+{
+    struct scan_launch *l = xcalloc(1, sizeof *l);
+    int rc;
+    *out = NULL;
+    /* the corr index finds the few slices of an id; the join keeps the rank's */
+    if ((rc = rundb_prepare(db,
+                            "SELECT " SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
+                            " WHERE s.corr = ?1 AND s.corr != 0 AND s.kind IN (?3, ?4) AND t.rank = ?2"
+                            " ORDER BY s.ts, s.dur DESC LIMIT 1",
+                            &l->st, e))) {
+        scan_launch_close(l);
+        return rc;
+    }
+    sqlite3_bind_int(l->st, 2, rank);
+    sqlite3_bind_int(l->st, 3, TB_K_RUNTIME);
+    sqlite3_bind_int(l->st, 4, TB_K_DRIVER);
+    *out = l;
+    return 0;
+}
+
+int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, struct err *e)
+{
+    if (!corr) return 0;
+    sqlite3_reset(l->st);
+    sqlite3_bind_int64(l->st, 1, corr);
+    int rc = scan_step(l->st, e, "run database (launch calls)");
+    if (rc == 1) slice_row(l->st, row);
+    sqlite3_reset(l->st);
+    return rc;
+}
+
+int scan_has_table(sqlite3 *db, const char *name, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = rundb_prepare(db, "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)", &st, e);
+    if (rc) return rc;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    rc = scan_step(st, e, "run database (schema)");
+    if (rc == 1) rc = sqlite3_column_int(st, 0) != 0;
     sqlite3_finalize(st);
     return rc;
 }

@@ -40,6 +40,7 @@
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
 #include "store/model.h"
+#include "store/scan.h"
 
 #define AN_ANNOT_TOP 100
 
@@ -105,31 +106,24 @@ static json_t *sorted_top(json_t **v, size_t n, int (*cmp)(const void *, const v
 
 static int load_ganns(struct an_ctx *c, struct gann **out, size_t *nout, struct err *e)
 {
-    sqlite3_stmt *st;
+    struct scan_slices *cur;
+    struct scan_slice sl;
     *out = NULL;
     *nout = 0;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT s.track, s.ts, s.dur, s.name FROM track t JOIN slice s"
-                           " ON s.id BETWEEN t.first_slice AND t.last_slice"
-                           " WHERE t.rank = ? AND t.kind = 1 AND t.nslices > 0 AND s.kind = ?",
-                           -1, &st, NULL) != SQLITE_OK)
-        return err_set(e, ERR_DB, "annotations: prepare: %s", sqlite3_errmsg(c->db));
-    sqlite3_bind_int(st, 1, c->rank);
-    sqlite3_bind_int(st, 2, TB_K_GPU_ANNOTATION);
+    int rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_GPU, SCAN_KIND(TB_K_GPU_ANNOTATION), &cur, e);
+    if (rc) return rc;
     size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = scan_slices_next(cur, &sl, e)) == 1) {
         if (*nout == cap) *out = xrealloc(*out, (cap = cap ? cap * 2 : 64) * sizeof **out);
         struct gann *g = &(*out)[(*nout)++];
-        g->track = (uint32_t)sqlite3_column_int64(st, 0);
-        g->ts = sqlite3_column_int64(st, 1);
-        int64_t dur = sqlite3_column_int64(st, 2);
-        g->end = g->ts + (dur > 0 ? dur : 0);
-        g->name = (uint32_t)sqlite3_column_int64(st, 3);
+        g->track = (uint32_t)sl.track;
+        g->ts = sl.ts;
+        g->end = g->ts + (sl.dur > 0 ? sl.dur : 0);
+        g->name = sl.name;
         g->step = (uint8_t)(an_name_class(c, g->name) & AN_NAME_STEP ? 1 : 0);
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return err_set(e, ERR_DB, "annotations: gpu annotations: %s", sqlite3_errmsg(c->db));
+    scan_slices_close(cur);
+    if (rc < 0) return rc;
     if (*nout) xqsort(*out, *nout, sizeof **out, cmp_gann);
     return 0;
 }

@@ -64,8 +64,8 @@
 #include "derive/analyses.h"
 #include "store/model.h"
 #include "store/rundb.h"
+#include "store/scan.h"
 
-_Static_assert(TB_K_SYNC == 11 && TB_TRACK_GPU == 1, "kind numbers used in SQL");
 
 /* Segments stored per step; the category times stay exact beyond it. */
 #define CP_MAX_SEGS 50000
@@ -154,24 +154,19 @@ static int cmp_sync(const void *a, const void *b)
 static int load_syncs(struct cp_walk *w, struct err *e)
 {
     struct an_ctx *c = w->c;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT s.corr, s.track, s.name FROM track t JOIN slice s ON s.id BETWEEN t.first_slice"
-                           " AND t.last_slice WHERE t.rank = ? AND t.kind = 1 AND t.nslices > 0 AND s.kind = 11"
-                           " AND s.corr != 0",
-                           -1, &st, NULL) != SQLITE_OK)
-        return rundb_db_error(c->db, e, "critical path (prepare)");
-    sqlite3_bind_int(st, 1, c->rank);
+    struct scan_slices *cur;
+    struct scan_slice sl;
+    int rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_GPU, SCAN_KIND(TB_K_SYNC), &cur, e);
+    if (rc) return rc;
     size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = scan_slices_next(cur, &sl, e)) == 1) {
         /* device/event syncs: any stream */
-        if (!strstr(an_name(c, (uint32_t)sqlite3_column_int64(st, 2)), "Stream")) continue;
+        if (!sl.corr || !strstr(an_name(c, sl.name), "Stream")) continue;
         if (w->nsyncs == cap) w->syncs = xrealloc(w->syncs, (cap = cap ? cap * 2 : 64) * sizeof *w->syncs);
-        w->syncs[w->nsyncs++] = (struct cp_sync){ sqlite3_column_int64(st, 0), (uint32_t)sqlite3_column_int64(st, 1) };
+        w->syncs[w->nsyncs++] = (struct cp_sync){ sl.corr, (uint32_t)sl.track };
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "critical path (cuda_sync events)");
+    scan_slices_close(cur);
+    if (rc < 0) return rc;
     if (w->nsyncs) xqsort(w->syncs, w->nsyncs, sizeof *w->syncs, cmp_sync);
     return 0;
 }
@@ -396,11 +391,12 @@ static int find_main(struct cp_walk *w, struct err *e)
     const struct an_step *s0 = &c->steps[0];
     sqlite3_stmt *tr;
     if (sqlite3_prepare_v2(c->db,
-                           "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND"
+                           "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != ? AND"
                            " nslices > 0 ORDER BY id",
                            -1, &tr, NULL) != SQLITE_OK)
         return rundb_db_error(c->db, e, "critical path (prepare)");
     sqlite3_bind_int(tr, 1, c->rank);
+    sqlite3_bind_int(tr, 2, TB_TRACK_GPU);
     int rc, found = 0;
     while (!found && (rc = sqlite3_step(tr)) == SQLITE_ROW) {
         int64_t first = sqlite3_column_int64(tr, 1), last = sqlite3_column_int64(tr, 2), id;
@@ -411,7 +407,8 @@ static int find_main(struct cp_walk *w, struct err *e)
         sqlite3_reset(w->rows);
         sqlite3_bind_int64(w->rows, 1, id);
         sqlite3_bind_int64(w->rows, 2, last);
-        for (int n = 0; n < 16 && sqlite3_step(w->rows) == SQLITE_ROW; n++) {
+        int step_rc = 0;
+        for (int n = 0; n < 16 && (step_rc = scan_step(w->rows, e, "critical path (host slices)")) == 1; n++) {
             if (sqlite3_column_int64(w->rows, 1) != s0->host_ts) break;
             if (sqlite3_column_int(w->rows, 5) == TB_K_USER_ANNOTATION &&
                 sqlite3_column_int64(w->rows, 2) == s0->host_end - s0->host_ts) {
@@ -421,6 +418,10 @@ static int find_main(struct cp_walk *w, struct err *e)
             }
         }
         sqlite3_reset(w->rows);
+        if (step_rc < 0) {
+            sqlite3_finalize(tr);
+            return step_rc;
+        }
     }
     rc = found || rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "critical path (tracks)");
     sqlite3_finalize(tr);
@@ -652,17 +653,18 @@ static int prepare(struct cp_walk *w, struct err *e)
                            &w->probe, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db,
                            "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ?1 AND ?2"
-                           " AND kind != 10 ORDER BY id",
+                           " AND kind != ?3 ORDER BY id",
                            -1, &w->rows, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id = ?",
                            -1, &w->one, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "critical path (prepare)");
+    /* the profiler's own range says nothing about the path */
+    sqlite3_bind_int(w->rows, 3, TB_K_TRACE);
     return 0;
 }
 
 int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
 {
-    _Static_assert(TB_K_TRACE == 10, "kind number used in SQL");
     struct cp_walk w;
     memset(&w, 0, sizeof w);
     w.c = c;

@@ -31,10 +31,13 @@
 #include "derive/kclass.h"
 #include "derive/rules.h"
 #include "store/model.h"
+#include "store/rundb.h"
+#include "store/scan.h"
 
-_Static_assert(TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_KERNEL == 6 && TB_K_GPU_ANNOTATION == 9 &&
-                   TB_TRACK_GPU == 1,
-               "kind numbers used in SQL");
+/* The slices a collective shows as: kernels, or host and annotation spans. */
+#define COMM_KINDS                                                                                         \
+    (SCAN_KIND(TB_K_CPU_OP) | SCAN_KIND(TB_K_USER_ANNOTATION) | SCAN_KIND(TB_K_KERNEL) |                   \
+     SCAN_KIND(TB_K_GPU_ANNOTATION))
 
 /* Below this share of the step, the overlap the advice could win is noise. */
 #define MIN_HIDEABLE_PCT 1.0
@@ -68,21 +71,23 @@ static int ids_has(const struct ids *s, uint32_t id)
 /* kern: names of kernels the analysis flagged as collectives (by name or
  * by their "Collective name" argument); ops: host/annotation spans named
  * like collectives (nccl:all_reduce, gloo:all_reduce ...). */
-static int comm_names(sqlite3 *db, struct ids *kern, struct ids *ops)
+static int comm_names(sqlite3 *db, struct ids *kern, struct ids *ops, struct err *e)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
-                           " WHERE instr(substr(s, 1, 6), ':') > 0 OR s IN (SELECT name FROM kernel_stat WHERE comm)",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc;
+    if ((rc = rundb_prepare(db,
+                            "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
+                            " WHERE instr(substr(s, 1, 6), ':') > 0 OR s IN (SELECT name FROM kernel_stat WHERE comm)",
+                            &st, e)))
+        return rc;
+    while ((rc = scan_step(st, e, "comm_not_overlapped (names)")) == 1) {
         uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
         const char *s = (const char *)sqlite3_column_text(st, 1);
         if (sqlite3_column_int(st, 2)) ids_add(kern, id);
         else if (s && kclass_comm_op(s)) ids_add(ops, id);
     }
     sqlite3_finalize(st);
+    if (rc < 0) return rc;
     if (kern->n) xqsort(kern->v, kern->n, sizeof *kern->v, cmp_u32);
     if (ops->n) xqsort(ops->v, ops->n, sizeof *ops->v, cmp_u32);
     return 0;
@@ -100,50 +105,28 @@ struct fig {
     int64_t worst_exposed;
 };
 
-/* The id range of the rank's slices (ids follow track, then time). */
-static int slice_range(sqlite3 *db, int rank, int64_t *lo, int64_t *hi)
-{
-    sqlite3_stmt *st;
-    int ok = 0;
-    if (sqlite3_prepare_v2(db, "SELECT min(first_slice), max(last_slice) FROM track WHERE rank = ? AND nslices > 0",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int(st, 1, rank);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-        *lo = sqlite3_column_int64(st, 0);
-        *hi = sqlite3_column_int64(st, 1);
-        ok = 1;
-    }
-    sqlite3_finalize(st);
-    return ok ? 0 : -1;
-}
-
-static int measure(sqlite3 *db, const struct ids *kern, const struct ids *ops, struct fig *f)
+/* Measures f->r: 1 done, 0 when the rank has no slices, < 0 on an error
+ * (e filled). */
+static int measure(sqlite3 *db, const struct ids *kern, const struct ids *ops, struct fig *f, struct err *e)
 {
     const struct rules_rank *r = f->r;
     int64_t lo, hi;
     struct ivlist comm = { 0 }, host = { 0 };
-    sqlite3_stmt *st = NULL;
-    int rc = -1;
-    if (slice_range(db, r->rank, &lo, &hi) != 0) return -1;
+    struct scan_slices *c = NULL;
+    struct scan_slice sl;
+    int rc;
+    if ((rc = scan_slice_range(db, r->rank, &lo, &hi, e)) <= 0) return rc;
 
     /* collectives: kernels, or host/annotation spans when there are none */
-    if (sqlite3_prepare_v2(db, "SELECT ts, dur, name, kind FROM slice WHERE id BETWEEN ? AND ? AND kind IN (1, 2, 6, 9)",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto out;
-    sqlite3_bind_int64(st, 1, lo);
-    sqlite3_bind_int64(st, 2, hi);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
-        uint32_t name = (uint32_t)sqlite3_column_int64(st, 2);
-        if (sqlite3_column_int(st, 3) == TB_K_KERNEL) {
-            if (ids_has(kern, name)) ivlist_add(&comm, ts, ts + dur);
-        } else if (ids_has(ops, name)) {
-            ivlist_add(&host, ts, ts + dur);
+    if ((rc = scan_slices_open(db, r->rank, SCAN_TRACKS_ALL, COMM_KINDS, &c, e))) goto out;
+    while ((rc = scan_slices_next(c, &sl, e)) == 1) {
+        if (sl.kind == TB_K_KERNEL) {
+            if (ids_has(kern, sl.name)) ivlist_add(&comm, sl.ts, sl.ts + sl.dur);
+        } else if (ids_has(ops, sl.name)) {
+            ivlist_add(&host, sl.ts, sl.ts + sl.dur);
         }
     }
-    sqlite3_finalize(st);
-    st = NULL;
+    if (rc < 0) goto out;
     if (!comm.n) {
         /* gloo, MPI ...: the collective runs on host threads, no kernel */
         struct ivlist t = comm;
@@ -158,8 +141,7 @@ static int measure(sqlite3 *db, const struct ids *kern, const struct ids *ops, s
     struct ivl *w = xcalloc(n, sizeof *w);
     int64_t *cs = xcalloc(3 * n, sizeof *cs), *comp = cs + n, *ovl = comp + n;
     for (size_t i = 0; i < n; i++) w[i] = (struct ivl){ r->steps[i].ts, r->steps[i].ts + r->steps[i].dur };
-    struct err e;
-    if (rules_comm_overlap(db, r->rank, lo, hi, &comm, w, n, cs, comp, ovl, &e) == 0) {
+    if ((rc = rules_comm_overlap(db, r->rank, lo, hi, &comm, w, n, cs, comp, ovl, e)) == 0) {
         for (size_t i = 0; i < n; i++) {
             f->comm += (double)cs[i];
             f->compute += (double)comp[i];
@@ -170,12 +152,12 @@ static int measure(sqlite3 *db, const struct ids *kern, const struct ids *ops, s
         f->comm /= (double)n;
         f->compute /= (double)n;
         f->overlap /= (double)n;
-        rc = 0;
+        rc = 1;
     }
     free(w);
     free(cs);
 out:
-    sqlite3_finalize(st);
+    scan_slices_close(c);
     free(comm.v);
     free(host.v);
     return rc;
@@ -216,14 +198,16 @@ static int run(struct rules_ctx *c, struct err *e)
     int any = 0, world = 0;
     for (size_t i = 0; i < c->nranks; i++)
         if (c->ranks[i].nsteps && c->ranks[i].avg_dur > 0 && c->ranks[i].avg_part[RULES_COMM] > 0) any = 1;
-    if (!any || comm_names(c->db, &kern, &ops) != 0) goto out;
+    int rc = 0;
+    if (!any || (rc = comm_names(c->db, &kern, &ops, e)) != 0) goto out;
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
         if (!r->nsteps || r->avg_dur <= 0) continue;
         if (r->world_size == 1) continue; /* a group of one has nothing to overlap */
         if (r->world_size > world) world = r->world_size;
         f[nf].r = r;
-        if (measure(c->db, &kern, &ops, &f[nf]) == 0) nf++;
+        if ((rc = measure(c->db, &kern, &ops, &f[nf], e)) < 0) goto out;
+        if (rc) nf++;
         else memset(&f[nf], 0, sizeof f[nf]);
     }
     if (!nf) goto out;
@@ -291,8 +275,7 @@ out:
     free(kern.v);
     free(ops.v);
     free(f);
-    (void)e;
-    return 0;
+    return rc < 0 ? rc : 0;
 }
 
 /* The thresholds this rule declares (config keys; see include/base/config.h). */

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "derive/rules.h"
+#include "store/rundb.h"
+#include "store/scan.h"
 
 /* The advice halves the bytes on the wire (bf16 compression) or the number
  * of all-reduces per sample (accumulating two micro-batches): either halves
@@ -40,24 +42,27 @@ static const char snippet_torch[] =
 
 /* The largest communication kernel of rank (name, calls, total ns), or
  * top[0] == 0 when the rank has none (host collectives such as gloo). */
-static void top_comm_kernel(sqlite3 *db, int rank, char *top, size_t n, long long *calls, double *total)
+static int top_comm_kernel(sqlite3 *db, int rank, char *top, size_t n, long long *calls, double *total,
+                           struct err *e)
 {
     sqlite3_stmt *st;
+    int rc;
     top[0] = '\0';
     *calls = 0;
     *total = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT name, sum(calls), sum(total) FROM kernel_stat WHERE rank = ? AND comm"
-                           " GROUP BY name ORDER BY sum(total) DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return;
+    if ((rc = rundb_prepare(db,
+                            "SELECT name, sum(calls), sum(total) FROM kernel_stat WHERE rank = ? AND comm"
+                            " GROUP BY name ORDER BY sum(total) DESC LIMIT 1",
+                            &st, e)))
+        return rc;
     sqlite3_bind_int(st, 1, rank);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+    if ((rc = scan_step(st, e, "communication_heavy (kernels)")) == 1 && sqlite3_column_text(st, 0)) {
         snprintf(top, n, "%s", (const char *)sqlite3_column_text(st, 0));
         *calls = sqlite3_column_int64(st, 1);
         *total = sqlite3_column_double(st, 2);
     }
     sqlite3_finalize(st);
+    return rc < 0 ? rc : 0;
 }
 
 static int run(struct rules_ctx *c, struct err *e)
@@ -120,7 +125,11 @@ static int run(struct rules_ctx *c, struct err *e)
     }
     long long calls;
     double total;
-    top_comm_kernel(c->db, best->rank, top, sizeof top, &calls, &total);
+    int rc = top_comm_kernel(c->db, best->rank, top, sizeof top, &calls, &total, e);
+    if (rc < 0) {
+        json_decref(ev);
+        return rc;
+    }
     if (top[0]) {
         snprintf(line, sizeof line, "Largest collective kernel: %.120s, %lld calls, %s in all", top, calls,
                  rules_fmt_ns(total, d, sizeof d));
@@ -133,7 +142,6 @@ static int run(struct rules_ctx *c, struct err *e)
     rules_add(c, &rule_communication_heavy, share >= 3 * comm_pct ? RULES_HIGH : RULES_MEDIUM,
               nr > 1 ? -1 : best->rank, comm * COMM_SAVED_FRACTION, ev, rules_link_step(best, w, link, sizeof link),
               advice_torch, snippet_torch, "Communication-heavy: collectives take %.0f %% of the step", share);
-    (void)e;
     return 0;
 }
 

@@ -17,6 +17,9 @@
 #include <string.h>
 
 #include "derive/rules.h"
+#include "store/model.h"
+#include "store/rundb.h"
+#include "store/scan.h"
 
 /* NCCL reduces device buffers on the GPU over NVLink/PCIe P2P or RDMA and
  * overlaps with backward; claim only half of the least-waiting rank's
@@ -32,21 +35,26 @@ struct host_coll {
 
 /* gloo:* and nccl:* spans of rank (barriers aside: a gloo side group for
  * barriers is common in NCCL jobs and carries no tensors). */
-static void host_collectives(sqlite3 *db, int rank, struct host_coll *h)
+/* Returns 0 or < 0 (e filled). The spans are summed by name in SQL (the
+ * order of equal sums is SQLite's), kinds bound as ?2 and ?3. */
+static int host_collectives(sqlite3 *db, int rank, struct host_coll *h, struct err *e)
 {
     sqlite3_stmt *st;
+    int rc;
     memset(h, 0, sizeof *h);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT (SELECT s FROM str WHERE id = sl.name), count(*), sum(sl.dur) FROM slice sl"
-                           " WHERE sl.id BETWEEN (SELECT min(first_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                           " AND (SELECT max(last_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                           " AND sl.kind IN (1, 2) AND sl.name IN (SELECT id FROM str"
-                           "  WHERE (s GLOB 'gloo:*' OR s GLOB 'nccl:*') AND s NOT GLOB '*barrier*')"
-                           " GROUP BY sl.name ORDER BY sum(sl.dur) DESC",
-                           -1, &st, NULL) != SQLITE_OK)
-        return;
+    if ((rc = rundb_prepare(db,
+                            "SELECT (SELECT s FROM str WHERE id = sl.name), count(*), sum(sl.dur) FROM slice sl"
+                            " WHERE sl.id BETWEEN (SELECT min(first_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
+                            " AND (SELECT max(last_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
+                            " AND sl.kind IN (?2, ?3) AND sl.name IN (SELECT id FROM str"
+                            "  WHERE (s GLOB 'gloo:*' OR s GLOB 'nccl:*') AND s NOT GLOB '*barrier*')"
+                            " GROUP BY sl.name ORDER BY sum(sl.dur) DESC",
+                            &st, e)))
+        return rc;
     sqlite3_bind_int(st, 1, rank);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    sqlite3_bind_int(st, 2, TB_K_CPU_OP);
+    sqlite3_bind_int(st, 3, TB_K_USER_ANNOTATION);
+    while ((rc = scan_step(st, e, "ddp_backend (collectives)")) == 1) {
         const char *s = (const char *)sqlite3_column_text(st, 0);
         if (!s) continue;
         if (strncmp(s, "gloo:", 5) == 0) {
@@ -58,19 +66,7 @@ static void host_collectives(sqlite3 *db, int rank, struct host_coll *h)
         }
     }
     sqlite3_finalize(st);
-}
-
-static int has_comm_kernels(sqlite3 *db, int rank)
-{
-    sqlite3_stmt *st;
-    int yes = 0;
-    if (sqlite3_prepare_v2(db, "SELECT EXISTS(SELECT 1 FROM kernel_stat WHERE rank = ? AND comm)", -1, &st, NULL) !=
-        SQLITE_OK)
-        return 0;
-    sqlite3_bind_int(st, 1, rank);
-    yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return yes;
+    return rc;
 }
 
 /* The backend that handles CUDA tensors, from distributedInfo.backend, into
@@ -111,10 +107,9 @@ static int run(struct rules_ctx *c, struct err *e)
     char backend[32] = "", line[512], a[32], b[32], link[160], list[128] = "";
     const struct rules_rank *best = NULL; /* a rank that uses it, least time in collectives */
     size_t nbad = 0, ngpu = 0;
-    int from_header = 0, ddp = 0, world = 0;
-    if (sqlite3_prepare_v2(c->db, "SELECT rank, distributed FROM rank ORDER BY rank", -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int from_header = 0, ddp = 0, world = 0, rc;
+    if ((rc = rundb_prepare(c->db, "SELECT rank, distributed FROM rank ORDER BY rank", &st, e))) return rc;
+    while ((rc = scan_step(st, e, "ddp_backend (ranks)")) == 1) {
         int rank = sqlite3_column_int(st, 0);
         const struct rules_rank *r = NULL;
         for (size_t i = 0; i < c->nranks; i++)
@@ -134,8 +129,13 @@ static int run(struct rules_ctx *c, struct err *e)
             bad = strcmp(be, "nccl") != 0;
         } else {
             struct host_coll h;
-            host_collectives(c->db, rank, &h);
-            bad = h.gloo_calls > 0 && !h.nccl_calls && !has_comm_kernels(c->db, rank);
+            if ((rc = host_collectives(c->db, rank, &h, e)) < 0) break;
+            bad = 0;
+            if (h.gloo_calls > 0 && !h.nccl_calls) {
+                rc = rules_exists(c->db, "SELECT EXISTS(SELECT 1 FROM kernel_stat WHERE rank = ? AND comm)", rank, e);
+                if (rc < 0) break;
+                bad = !rc;
+            }
             snprintf(be, sizeof be, "gloo");
         }
         if (!bad) continue;
@@ -151,16 +151,14 @@ static int run(struct rules_ctx *c, struct err *e)
         nbad++;
     }
     sqlite3_finalize(st);
+    if (rc < 0) return rc;
     if (!nbad) return 0;
 
     /* DDP itself, for the wording */
-    if (sqlite3_prepare_v2(c->db, "SELECT EXISTS(SELECT 1 FROM str WHERE s = 'DistributedDataParallel.forward')", -1,
-                           &st, NULL) == SQLITE_OK) {
-        ddp = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-    }
+    ddp = rules_exists(c->db, "SELECT EXISTS(SELECT 1 FROM str WHERE s = 'DistributedDataParallel.forward')", -1, e);
+    if (ddp < 0) return ddp;
     struct host_coll hc;
-    host_collectives(c->db, best->rank, &hc);
+    if ((rc = host_collectives(c->db, best->rank, &hc, e)) < 0) return rc;
     double comm = best->nsteps ? best->avg_part[RULES_COMM] : 0, step = (double)best->avg_dur;
     double share = step > 0 ? comm / step * 100.0 : 0;
     json_t *ev = json_pack("{s:[],s:s,s:s,s:i,s:i,s:b,s:f,s:f,s:I,s:f}", "lines", "backend", backend, "source",
@@ -196,7 +194,6 @@ static int run(struct rules_ctx *c, struct err *e)
               comm * BACKEND_SAVED_FRACTION, ev, w ? rules_link_step(best, w, link, sizeof link) : NULL, advice_torch,
               snippet_torch, "%s on GPUs uses the %s backend: use NCCL for CUDA tensors",
               ddp ? "DDP" : "Distributed training", backend);
-    (void)e;
     return 0;
 }
 

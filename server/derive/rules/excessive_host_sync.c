@@ -41,10 +41,6 @@
 #include "store/rundb.h"
 #include "store/scan.h"
 
-_Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5 && TB_K_KERNEL == 6 && TB_K_MEMCPY == 7 && TB_K_MEMSET == 8 &&
-                   TB_K_CPU_OP == 1 && TB_K_USER_ANNOTATION == 2 && TB_K_PYTHON == 3,
-               "kind numbers used in SQL");
-
 /* Distinct issuers kept for the evidence; the rest are summed as "other". */
 #define MAX_ISSUERS 32
 /* Parent levels walked to name the issuing operator. */

@@ -33,8 +33,7 @@
 #include "derive/gpuscan.h"
 #include "derive/rules.h"
 #include "store/model.h"
-
-_Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5, "kind numbers used in SQL");
+#include "store/scan.h"
 
 /* Gaps listed in the evidence, largest first. */
 #define TOP_GAPS 5
@@ -121,22 +120,20 @@ struct scanner {
     sqlite3 *db;
     const struct rules_rank *r;
     int64_t gap_ns;
-    sqlite3_stmt *launch; /* the launching thread of a GPU op, by correlation */
+    struct scan_launch *launch; /* the launching thread of a GPU op, by correlation */
     struct gpuscan_hosts *H;
     size_t si;
     struct err *e;
 };
 
-/* The thread that launched GPU op corr: its track, or -1 when unknown. */
-static int64_t launch_thread(struct scanner *S, int64_t corr)
+/* The thread that launched GPU op corr into *track, -1 when unknown.
+ * Returns 0 or < 0 on an error (S->e filled). */
+static int launch_thread(struct scanner *S, int64_t corr, int64_t *track)
 {
-    int64_t track = -1;
-    if (corr <= 0) return -1;
-    sqlite3_bind_int64(S->launch, 1, corr);
-    sqlite3_bind_int(S->launch, 2, S->r->rank);
-    if (sqlite3_step(S->launch) == SQLITE_ROW) track = sqlite3_column_int64(S->launch, 0);
-    sqlite3_reset(S->launch);
-    return track;
+    struct scan_slice call;
+    int rc = corr > 0 ? scan_launch_of(S->launch, corr, &call, S->e) : 0;
+    *track = rc == 1 ? call.track : -1;
+    return rc < 0 ? rc : 0;
 }
 
 /* Keeps g among the largest gaps (sorted, largest first). */
@@ -163,8 +160,10 @@ static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64
      * input: it belongs to the step holding most of it */
     g.len = rules_len_in_steps(S->r, &S->si, a, b, NULL, &g.step);
     if (g.len < S->gap_ns) return 0;
-    int64_t track = launch_thread(S, next_corr);
-    if (track < 0) track = launch_thread(S, prev_corr);
+    int64_t track;
+    int rc;
+    if ((rc = launch_thread(S, next_corr, &track)) < 0) return rc;
+    if (track < 0 && (rc = launch_thread(S, prev_corr, &track)) < 0) return rc;
     memset(s->g_act, 0, sizeof s->g_act);
     s->g_nlab = 0;
     s->scale = (double)g.len / (double)(b - a);
@@ -172,7 +171,6 @@ static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64
         s->g_act[A_UNKNOWN] = (double)g.len;
     } else {
         struct gpuscan_host *h;
-        int rc;
         if ((rc = gpuscan_hosts_get(S->H, track, &h, S->e)) != 0 || (rc = gpuscan_host_seek(h, a, S->e)) != 0)
             return rc;
         g.after_sync = gpuscan_host_in(h, GPUSCAN_SYNC);
@@ -207,14 +205,7 @@ static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, st
     int64_t front = w0, prev = -1;
     int rc;
     if ((rc = gpuscan_lanes_open(db, r->rank, r->gpu->device, w0, w1, &L, e)) != 0) goto out;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT s.track FROM slice s JOIN track t ON t.id = s.track"
-                           " WHERE s.corr = ? AND s.corr != 0 AND s.kind IN (4, 5) AND t.rank = ?"
-                           " ORDER BY s.ts, s.dur DESC LIMIT 1",
-                           -1, &S.launch, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "%s", sqlite3_errmsg(db));
-        goto out;
-    }
+    if ((rc = scan_launch_open(db, r->rank, &S.launch, e)) != 0) goto out;
     while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
         if (op.ts > front && (rc = on_gap(&S, s, front, op.ts, op.corr, prev)) != 0) goto out;
         if (op.end > front) {
@@ -226,7 +217,7 @@ static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, st
 out:
     gpuscan_lanes_close(L);
     gpuscan_hosts_close(S.H);
-    sqlite3_finalize(S.launch);
+    scan_launch_close(S.launch);
     return rc;
 }
 

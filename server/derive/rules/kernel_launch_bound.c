@@ -39,8 +39,7 @@
 #include "derive/gpuscan.h"
 #include "derive/rules.h"
 #include "store/model.h"
-
-_Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5, "kind numbers used in SQL");
+#include "store/scan.h"
 
 /* "Most of the idle is host-wait", "the host is mostly launching". */
 #define MOST 0.5
@@ -164,45 +163,32 @@ struct scanner {
     sqlite3 *db;
     const struct rules_rank *r;
     int64_t gap_ns;
-    sqlite3_stmt *launch; /* the launch call of a GPU op, by correlation */
+    struct scan_launch *launch; /* the launch call of a GPU op, by correlation */
     struct gpuscan_hosts *H;
     size_t si;
     struct err *e;
 };
 
-/* The call that launched GPU op corr: 1 (OUT track, ts, dur), 0 unknown. */
-static int launch_of(struct scanner *S, int64_t corr, int64_t *track, int64_t *ts, int64_t *dur)
-{
-    int found = 0;
-    if (!corr) return 0;
-    sqlite3_bind_int64(S->launch, 1, corr);
-    sqlite3_bind_int(S->launch, 2, S->r->rank);
-    if (sqlite3_step(S->launch) == SQLITE_ROW) {
-        *track = sqlite3_column_int64(S->launch, 0);
-        *ts = sqlite3_column_int64(S->launch, 1);
-        *dur = sqlite3_column_int64(S->launch, 2);
-        found = 1;
-    }
-    sqlite3_reset(S->launch);
-    return found;
-}
+
 
 /* One idle stretch [a, b) ended by the op (next_ts, next_dur, corr), or by
  * the end of the window (corr < 0). */
 static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64_t next_dur, int64_t corr)
 {
-    int64_t track, lts, ldur;
+    struct scan_slice call;
     int64_t len = rules_len_in_steps(S->r, &S->si, a, b, &s->step, NULL);
+    int rc;
     if (len <= 0) return 0;
     s->idle += (double)len;
-    if (corr < 0 || !launch_of(S, corr, &track, &lts, &ldur) || lts < a) return 0;
+    if (corr < 0 || (rc = scan_launch_of(S->launch, corr, &call, S->e)) == 0 || (rc > 0 && call.ts < a)) return 0;
+    if (rc < 0) return rc;
+    int64_t track = call.track, ldur = call.dur;
     s->hostwait += (double)len;
     s->waited++;
     s->shorter += next_dur < ldur;
     s->launch_ns += (double)ldur;
     if (len >= S->gap_ns) return 0; /* one long host activity: gpu_idle_gaps */
     struct gpuscan_host *h;
-    int rc;
     if ((rc = gpuscan_hosts_get(S->H, track, &h, S->e)) != 0 || (rc = gpuscan_host_seek(h, a, S->e)) != 0)
         return rc;
     if (gpuscan_host_in(h, GPUSCAN_SYNC)) {
@@ -240,14 +226,7 @@ static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, st
     int64_t front = w0;
     int rc;
     if ((rc = gpuscan_lanes_open(db, r->rank, r->gpu->device, w0, w1, &L, e)) != 0) goto out;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT s.track, s.ts, s.dur FROM slice s JOIN track t ON t.id = s.track"
-                           " WHERE s.corr = ? AND s.corr != 0 AND s.kind IN (4, 5) AND t.rank = ?"
-                           " ORDER BY s.ts, s.dur DESC LIMIT 1",
-                           -1, &S.launch, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "%s", sqlite3_errmsg(db));
-        goto out;
-    }
+    if ((rc = scan_launch_open(db, r->rank, &S.launch, e)) != 0) goto out;
     while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
         if (op.ts >= w0) s->nops++;
         if (op.ts > front && (rc = on_gap(&S, s, front, op.ts, op.end - op.ts, op.corr)) != 0) goto out;
@@ -257,7 +236,7 @@ static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, st
 out:
     gpuscan_lanes_close(L);
     gpuscan_hosts_close(S.H);
-    sqlite3_finalize(S.launch);
+    scan_launch_close(S.launch);
     return rc;
 }
 

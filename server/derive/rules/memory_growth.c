@@ -20,6 +20,7 @@
 
 #include "base/xmalloc.h"
 #include "derive/rules.h"
+#include "store/scan.h"
 
 static const char advice_torch[] =
     "Find what keeps tensors from one step to the next: a Python list that appends the loss or outputs "
@@ -53,17 +54,19 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, NULL },
 };
 
-/* Allocated memory on (rank, dev) just before the first [memory] sample at
- * or after ts; -1 when there is none. */
-static int64_t alloc_at(sqlite3_stmt *q, int rank, int dev, int64_t ts)
+/* OUT *v: allocated memory on (rank, dev) just before the first [memory]
+ * sample at or after ts; -1 when there is none. Returns 0 or < 0 (e
+ * filled). */
+static int alloc_at(sqlite3_stmt *q, int rank, int dev, int64_t ts, int64_t *v, struct err *e)
 {
-    int64_t v = -1;
     sqlite3_reset(q);
     sqlite3_bind_int(q, 1, rank);
     sqlite3_bind_int64(q, 2, ts);
     sqlite3_bind_int(q, 3, dev);
-    if (sqlite3_step(q) == SQLITE_ROW) v = sqlite3_column_int64(q, 0) - sqlite3_column_int64(q, 1);
-    return v >= 0 ? v : -1;
+    int rc = scan_step(q, e, "memory_growth (samples)");
+    *v = rc == 1 ? sqlite3_column_int64(q, 0) - sqlite3_column_int64(q, 1) : -1;
+    if (*v < 0) *v = -1;
+    return rc < 0 ? rc : 0;
 }
 
 static int run(struct rules_ctx *ctx, struct err *e)
@@ -100,7 +103,10 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 if (r->gpus[i].device == dev) g = &r->gpus[i];
             /* b[0]: start of the first step; b[i + 1]: end of step i */
             int64_t *b = xcalloc(n + 1, sizeof *b), peak_seen = 0;
-            b[0] = alloc_at(first, r->rank, dev, r->steps[0].ts);
+            if ((rc = alloc_at(first, r->rank, dev, r->steps[0].ts, &b[0], e)) < 0) {
+                free(b);
+                goto out;
+            }
             for (size_t i = 0; i < n; i++) {
                 json_t *v = json_array_get(arr, i);
                 b[i + 1] = json_integer_value(json_object_get(v, "end"));
@@ -168,7 +174,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
             sqlite3_bind_int64(kept, 3, w0);
             sqlite3_bind_int64(kept, 4, w1 > w0 ? w1 : wend);
             sqlite3_bind_int64(kept, 5, wend);
-            while (sqlite3_step(kept) == SQLITE_ROW) {
+            while ((rc = scan_step(kept, e, "memory_growth (kept tensors)")) == 1) {
                 const char *op = sqlite3_column_int64(kept, 0) && sqlite3_column_text(kept, 1)
                                      ? (const char *)sqlite3_column_text(kept, 1)
                                      : "(no operator)";
@@ -180,6 +186,11 @@ static int run(struct rules_ctx *ctx, struct err *e)
                                                      (json_int_t)sqlite3_column_int64(kept, 3)));
             }
             json_object_set_new(ev, "kept_by_op", ops);
+            if (rc < 0) {
+                json_decref(ev);
+                free(b);
+                goto out;
+            }
             rules_add(ctx, &rule_memory_growth, left >= 0 && left > 10000 ? RULES_MEDIUM : RULES_HIGH, r->rank, 0, ev,
                       rules_link_memory(r, dev, link, sizeof link), advice[r->framework].text, advice[r->framework].snippet,
                       "GPU memory grows %s per step (%zu steps in a row): tensors kept across steps",

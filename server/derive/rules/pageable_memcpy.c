@@ -34,9 +34,8 @@
 #include "derive/kclass.h"
 #include "derive/rules.h"
 #include "store/model.h"
-
-_Static_assert(TB_K_RUNTIME == 4 && TB_K_DRIVER == 5 && TB_K_MEMCPY == 7 && TB_K_CPU_OP == 1,
-               "kind numbers used in SQL");
+#include "store/rundb.h"
+#include "store/scan.h"
 
 #define MAX_DEPTH 256
 
@@ -48,52 +47,65 @@ struct agg {
 };
 
 /* The outermost operator above slice id (what the user called: aten::to,
- * aten::copy_ ...) into out; "" when none. */
-static void outer_op(sqlite3_stmt *q, int64_t id, char *out, size_t n)
+ * aten::copy_ ...) into out; "" when none. Returns 0 or < 0 (e filled). */
+static int outer_op(sqlite3_stmt *q, int64_t id, char *out, size_t n, struct err *e)
 {
+    int rc = 0;
     out[0] = '\0';
     for (int d = 0; id > 0 && d < MAX_DEPTH; d++) {
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, id);
-        if (sqlite3_step(q) != SQLITE_ROW) break;
+        if ((rc = scan_step(q, e, "pageable_memcpy (callers)")) != 1) break;
         id = sqlite3_column_int64(q, 0);
         if (sqlite3_column_int(q, 2) == TB_K_CPU_OP && sqlite3_column_text(q, 1) &&
             !kclass_profiler_step((const char *)sqlite3_column_text(q, 1)))
             snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 1));
     }
+    return rc < 0 ? rc : 0;
 }
 
-/* Mean duration of the rank's kernel-launch calls (up to the first 10000
- * of each CPU thread): what queueing GPU work costs the host. 0 when there
- * are none. Reads the threads' slices by id range. */
-static double launch_ns(sqlite3 *db, int rank)
+/* The kernel-launch calls of CUDA and HIP, by name. */
+static const char launch_names_sql[] =
+    "SELECT id FROM str WHERE s IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',"
+    " 'cuLaunchKernelEx', 'hipLaunchKernel', 'hipExtModuleLaunchKernel')";
+#define NLAUNCH_NAMES 6
+/* The calls each thread contributes at most. */
+#define LAUNCH_SAMPLE 10000
+
+/* OUT *mean: the mean duration of the rank's kernel-launch calls (up to
+ * the first LAUNCH_SAMPLE of each CPU thread), what queueing GPU work costs
+ * the host; 0 when there are none. Returns 0 or < 0 (e filled). */
+static int launch_ns(sqlite3 *db, int rank, double *mean, struct err *e)
 {
-    sqlite3_stmt *tr = NULL, *st = NULL;
-    double sum = 0, n = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0",
-                           -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "SELECT count(*), sum(dur) FROM (SELECT s.dur FROM slice s WHERE s.id BETWEEN ? AND ?"
-                           " AND s.kind IN (4, 5) AND s.name IN (SELECT id FROM str WHERE s IN ('cudaLaunchKernel',"
-                           " 'cudaLaunchKernelExC', 'cuLaunchKernel', 'cuLaunchKernelEx', 'hipLaunchKernel',"
-                           " 'hipExtModuleLaunchKernel')) LIMIT 10000)",
-                           -1, &st, NULL) != SQLITE_OK)
-        goto out;
-    sqlite3_bind_int(tr, 1, rank);
-    while (sqlite3_step(tr) == SQLITE_ROW) {
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, sqlite3_column_int64(tr, 0));
-        sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            n += sqlite3_column_double(st, 0);
-            sum += sqlite3_column_double(st, 1);
-        }
+    sqlite3_stmt *nm = NULL;
+    struct scan_slices *c = NULL;
+    struct scan_slice sl;
+    uint32_t ids[NLAUNCH_NAMES];
+    size_t nids = 0;
+    int64_t sum = 0, n = 0;
+    int rc;
+    *mean = 0;
+    if ((rc = rundb_prepare(db, launch_names_sql, &nm, e))) return rc;
+    while ((rc = scan_step(nm, e, "pageable_memcpy (launch names)")) == 1 && nids < NLAUNCH_NAMES)
+        ids[nids++] = (uint32_t)sqlite3_column_int64(nm, 0);
+    if (rc < 0 || !nids || (rc = scan_slices_open(db, rank, SCAN_TRACKS_HOST, SCAN_LAUNCHES, &c, e))) goto out;
+    while ((rc = scan_slices_track(c, NULL, e)) == 1) {
+        int64_t in_track = 0;
+        while (in_track < LAUNCH_SAMPLE && (rc = scan_slices_step(c, &sl, e)) == 1)
+            for (size_t i = 0; i < nids; i++)
+                if (sl.name == ids[i]) {
+                    in_track++;
+                    sum += sl.dur;
+                    break;
+                }
+        if (rc < 0) break;
+        n += in_track;
     }
+    if (rc >= 0 && n > 0) *mean = (double)sum / (double)n;
 out:
-    sqlite3_finalize(tr);
-    sqlite3_finalize(st);
-    return n > 0 ? sum / n : 0;
+    sqlite3_finalize(nm);
+    scan_slices_close(c);
+    return rc < 0 ? rc : 0;
 }
 
 static const char advice_torch[] =
@@ -141,46 +153,53 @@ static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double pageable_mib = rules_param(ctx, "rule_pageable_mib");
     const double pageable_pct = rules_param(ctx, "rule_pageable_pct");
-    sqlite3_stmt *tr = NULL, *st = NULL, *host = NULL, *up = NULL, *prev = NULL;
+    sqlite3_stmt *tr = NULL, *st = NULL, *up = NULL, *prev = NULL;
+    struct scan_launch *host = NULL;
+    struct scan_slice call;
+    int64_t *step_cost = NULL;
     int rc = 0;
-    if (sqlite3_prepare_v2(ctx->db,
-                           "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = 1 AND nslices > 0",
-                           -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(ctx->db,
-                           "SELECT s.ts, s.dur, s.corr, n.s,"
-                           " CASE WHEN json_valid(s.args) THEN json_extract(s.args, '$.bytes') END, s.id"
-                           " FROM slice s JOIN str n ON n.id = s.name WHERE s.id BETWEEN ? AND ? AND s.kind = 7"
-                           " AND s.name IN (SELECT id FROM str WHERE s LIKE '%Pageable%')",
-                           -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(ctx->db,
-                           "SELECT h.id, h.ts, h.dur FROM slice h JOIN track t ON t.id = h.track WHERE h.corr = ? AND h.corr != 0"
-                           " AND t.rank = ? AND t.kind != 1 AND h.kind IN (4, 5) LIMIT 1",
-                           -1, &host, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(ctx->db,
-                           "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?", -1,
-                           &up, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(ctx->db,
-                           "SELECT ts + dur FROM slice WHERE id < ? AND id >= ? AND kind IN (6, 7, 8)"
-                           " ORDER BY id DESC LIMIT 1",
-                           -1, &prev, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "pageable_memcpy: %s", sqlite3_errmsg(ctx->db));
+    /* the copies carry their name and byte count, which the slice cursor
+     * does not read: a statement of its own, kinds bound (?3 track, ?4 copy) */
+    if ((rc = rundb_prepare(ctx->db,
+                            "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = ? AND nslices > 0",
+                            &tr, e)) ||
+        (rc = rundb_prepare(ctx->db,
+                            "SELECT s.ts, s.dur, s.corr, n.s,"
+                            " CASE WHEN json_valid(s.args) THEN json_extract(s.args, '$.bytes') END, s.id"
+                            " FROM slice s JOIN str n ON n.id = s.name WHERE s.id BETWEEN ?1 AND ?2 AND s.kind = ?3"
+                            " AND s.name IN (SELECT id FROM str WHERE s LIKE '%Pageable%')",
+                            &st, e)) ||
+        (rc = rundb_prepare(ctx->db,
+                            "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?",
+                            &up, e)) ||
+        (rc = rundb_prepare(ctx->db,
+                            "SELECT ts + dur FROM slice WHERE id < ?1 AND id >= ?2 AND kind IN (?3, ?4, ?5)"
+                            " ORDER BY id DESC LIMIT 1",
+                            &prev, e)))
         goto out;
-    }
+    sqlite3_bind_int(tr, 2, TB_TRACK_GPU);
+    sqlite3_bind_int(st, 3, TB_K_MEMCPY);
+    sqlite3_bind_int(prev, 3, TB_K_KERNEL);
+    sqlite3_bind_int(prev, 4, TB_K_MEMCPY);
+    sqlite3_bind_int(prev, 5, TB_K_MEMSET);
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
         if (!r->nsteps || r->avg_dur <= 0) continue;
         struct agg by[D_N];
-        int64_t *step_cost = xcalloc(r->nsteps, sizeof *step_cost);
-        int64_t top_ns = 0, host_id_top = 0, launch = -1; /* -1: not read yet */
+        double launch = -1; /* -1: not read yet */
+        int64_t top_ns = 0, host_id_top = 0;
+        step_cost = xcalloc(r->nsteps, sizeof *step_cost);
         memset(by, 0, sizeof by);
+        scan_launch_close(host);
+        if ((rc = scan_launch_open(ctx->db, r->rank, &host, e))) goto out;
         sqlite3_reset(tr);
         sqlite3_bind_int(tr, 1, r->rank);
-        while (sqlite3_step(tr) == SQLITE_ROW) {
+        while ((rc = scan_step(tr, e, "pageable_memcpy (GPU tracks)")) == 1) {
             int64_t first = sqlite3_column_int64(tr, 0);
             sqlite3_reset(st);
             sqlite3_bind_int64(st, 1, first);
             sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
-            while (sqlite3_step(st) == SQLITE_ROW) {
+            while ((rc = scan_step(st, e, "pageable_memcpy (copies)")) == 1) {
                 int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
                 int s = rules_step_at(r, ts);
                 const char *name = (const char *)sqlite3_column_text(st, 3);
@@ -190,20 +209,19 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 else if (strstr(name, "DtoH") || strstr(name, "Device -> Pageable")) d = D_DTOH;
                 else continue;
                 int64_t held = -1, hid = 0, cost = dur;
-                sqlite3_reset(host);
-                sqlite3_bind_int64(host, 1, sqlite3_column_int64(st, 2));
-                sqlite3_bind_int(host, 2, r->rank);
-                if (sqlite3_column_int64(st, 2) && sqlite3_step(host) == SQLITE_ROW) {
-                    if (launch < 0) launch = (int64_t)launch_ns(ctx->db, r->rank);
-                    hid = sqlite3_column_int64(host, 0);
-                    int64_t hts = sqlite3_column_int64(host, 1), hend = hts + sqlite3_column_int64(host, 2);
+                if ((rc = scan_launch_of(host, sqlite3_column_int64(st, 2), &call, e)) < 0) goto out;
+                if (rc == 1) {
+                    if (launch < 0 && (rc = launch_ns(ctx->db, r->rank, &launch, e)) < 0) goto out;
+                    hid = call.id;
+                    int64_t hts = call.ts, hend = hts + call.dur;
                     /* the wait for the stream's previous op, inside the call */
                     int64_t wait = 0;
                     if (d == D_DTOH && ts > hts) wait = ts - hts;
                     sqlite3_reset(prev);
                     sqlite3_bind_int64(prev, 1, sqlite3_column_int64(st, 5));
                     sqlite3_bind_int64(prev, 2, first);
-                    if (sqlite3_step(prev) == SQLITE_ROW) {
+                    if ((rc = scan_step(prev, e, "pageable_memcpy (previous op)")) < 0) goto out;
+                    if (rc == 1) {
                         int64_t pend = sqlite3_column_int64(prev, 0);
                         if (pend > ts) pend = ts;
                         if (pend - hts > wait) wait = pend - hts;
@@ -212,8 +230,8 @@ static int run(struct rules_ctx *ctx, struct err *e)
                     int64_t a0 = hts + wait, b1 = ts + dur;
                     held = hend > a0 ? hend - a0 : 0;
                     int64_t lo = a0 > ts ? a0 : ts, hi = hend < b1 ? hend : b1;
-                    cost = held + dur - (hi > lo ? hi - lo : 0) - launch;
-                    held -= launch;
+                    cost = held + dur - (hi > lo ? hi - lo : 0) - (int64_t)launch;
+                    held -= (int64_t)launch;
                     if (held < 0) held = 0;
                     if (cost < dur) cost = dur;
                 }
@@ -227,10 +245,13 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 step_cost[s] += cost;
                 if (cost > top_ns && hid) top_ns = cost, host_id_top = hid;
             }
+            if (rc < 0) goto out;
         }
+        if (rc < 0) goto out;
         int64_t copies = by[D_HTOD].copies + by[D_DTOH].copies;
         if (!copies) {
             free(step_cost);
+            step_cost = NULL;
             continue;
         }
         double steps = (double)r->nsteps;
@@ -240,14 +261,16 @@ static int run(struct rules_ctx *ctx, struct err *e)
         double pct = cost_step / (double)r->avg_dur * 100.0;
         if (bytes_step < pageable_mib * 1024.0 * 1024.0 && pct < pageable_pct) {
             free(step_cost);
+            step_cost = NULL;
             continue;
         }
         size_t ws = 0;
         for (size_t i = 1; i < r->nsteps; i++)
             if (step_cost[i] > step_cost[ws]) ws = i;
         free(step_cost);
+        step_cost = NULL;
         char op[128];
-        outer_op(up, host_id_top, op, sizeof op);
+        if ((rc = outer_op(up, host_id_top, op, sizeof op, e)) < 0) goto out;
 
         char a[32], b[32], c[32], line[384], link[200];
         json_t *ev = json_pack("{s:[],s:f,s:f,s:f,s:f,s:f,s:i}", "lines", "bytes_per_step", bytes_step, "time_us",
@@ -288,10 +311,12 @@ static int run(struct rules_ctx *ctx, struct err *e)
                   advice[r->framework].text, advice[r->framework].snippet, "Pageable memory copies: %s per step staged by the CPU (%.1f %% of the step)",
                   rules_fmt_bytes(bytes_step, a, sizeof a), pct);
     }
+    rc = 0;
 out:
+    free(step_cost);
     sqlite3_finalize(tr);
     sqlite3_finalize(st);
-    sqlite3_finalize(host);
+    scan_launch_close(host);
     sqlite3_finalize(up);
     sqlite3_finalize(prev);
     return rc;

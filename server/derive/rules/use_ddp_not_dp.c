@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "derive/rules.h"
+#include "store/rundb.h"
+#include "store/scan.h"
 
 static const char advice_torch[] =
     "Replace torch.nn.DataParallel with DistributedDataParallel, one process per GPU (torchrun "
@@ -31,42 +33,39 @@ static const char snippet_torch[] =
     "sampler = DistributedSampler(dataset)   # each rank reads its own shard\n"
     "loader = DataLoader(dataset, batch_size=per_gpu_batch, sampler=sampler)";
 
-/* DataParallel.forward spans of rank: count and total time. */
-static void dp_spans(sqlite3 *db, int rank, long long *n, double *ns)
+/* DataParallel.forward spans of rank (operators and regions): count and
+ * total time. Returns 0 or < 0 (e filled). */
+static int dp_spans(sqlite3 *db, int rank, long long *n, double *ns, struct err *e)
 {
-    sqlite3_stmt *st;
+    struct scan_slices *c = NULL;
+    struct scan_slice sl;
+    sqlite3_stmt *nm = NULL;
+    int64_t sum = 0;
+    int rc;
     *n = 0;
     *ns = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT count(*), sum(sl.dur) FROM slice sl"
-                           " WHERE sl.id BETWEEN (SELECT min(first_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                           " AND (SELECT max(last_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                           " AND sl.kind IN (1, 2) AND sl.name IN (SELECT id FROM str WHERE s = 'DataParallel.forward')",
-                           -1, &st, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int(st, 1, rank);
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        *n = sqlite3_column_int64(st, 0);
-        *ns = sqlite3_column_double(st, 1);
-    }
-    sqlite3_finalize(st);
-}
-
-static int dp_seen(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    int yes = 0;
-    if (sqlite3_prepare_v2(db, "SELECT EXISTS(SELECT 1 FROM str WHERE s = 'DataParallel.forward')", -1, &st, NULL) !=
-        SQLITE_OK)
-        return 0;
-    yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    return yes;
+    if ((rc = rundb_prepare(db, "SELECT id FROM str WHERE s = 'DataParallel.forward'", &nm, e))) return rc;
+    if ((rc = scan_step(nm, e, "use_ddp_not_dp (names)")) != 1) goto out;
+    uint32_t dp = (uint32_t)sqlite3_column_int64(nm, 0);
+    if ((rc = scan_slices_open(db, rank, SCAN_TRACKS_ALL,
+                               SCAN_KIND(TB_K_CPU_OP) | SCAN_KIND(TB_K_USER_ANNOTATION), &c, e)))
+        goto out;
+    while ((rc = scan_slices_next(c, &sl, e)) == 1)
+        if (sl.name == dp) {
+            ++*n;
+            sum += sl.dur;
+        }
+    *ns = (double)sum;
+out:
+    sqlite3_finalize(nm);
+    scan_slices_close(c);
+    return rc < 0 ? rc : 0;
 }
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    if (!dp_seen(c->db)) return 0;
+    int rc = rules_exists(c->db, "SELECT EXISTS(SELECT 1 FROM str WHERE s = 'DataParallel.forward')", -1, e);
+    if (rc <= 0) return rc;
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
         size_t ndev = 0;
@@ -81,7 +80,7 @@ static int run(struct rules_ctx *c, struct err *e)
         if (ndev < 2) continue;
         long long calls;
         double dp_ns;
-        dp_spans(c->db, r->rank, &calls, &dp_ns);
+        if ((rc = dp_spans(c->db, r->rank, &calls, &dp_ns, e)) < 0) return rc;
         if (!calls) continue;
         double steps = r->nsteps ? (double)r->nsteps : 1.0;
         double mean = sum / (double)ndev / steps, lead = (double)first->kernel_ns / steps;
@@ -118,7 +117,6 @@ static int run(struct rules_ctx *c, struct err *e)
         rules_add(c, &rule_use_ddp_not_dp, RULES_HIGH, r->rank, saving, ev, link, advice_torch, snippet_torch,
                   "DataParallel on %zu GPUs: use DistributedDataParallel", ndev);
     }
-    (void)e;
     return 0;
 }
 

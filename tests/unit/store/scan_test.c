@@ -1,5 +1,6 @@
 /* scan_test — the slice cursors: track selection, kind sets, (track, ts)
- * order, per-track stepping, the slice id range; and the error path: a run
+ * order, per-track stepping, the slice id range, the launch call by
+ * correlation id, a table's presence; and the error path: a run
  * whose slice table is gone or whose pages are garbled makes the cursor
  * return < 0 with e filled, never a quiet end of the rows. */
 #include "rundb_fixture.h"
@@ -81,6 +82,21 @@ static void test_cursors(sqlite3 *db)
     CHECK_EQ_INT(last - first, 5);
     CHECK_EQ_INT(scan_slice_range(db, 9, &first, &last, &e), 0);
     CHECK(first > last);
+
+    /* the launch of rank 1's first kernel (corr 11), by correlation id */
+    struct scan_launch *l;
+    REQUIRE(scan_launch_open(db, 1, &l, &e) == 0);
+    CHECK_EQ_INT(scan_launch_of(l, 11, &s, &e), 1);
+    CHECK_EQ_INT(s.id, q1(db, "SELECT s.id FROM slice s JOIN track t ON t.id = s.track"
+                              " WHERE s.corr = 11 AND s.kind IN (4, 5) AND t.rank = 1"));
+    CHECK(s.kind == TB_K_RUNTIME || s.kind == TB_K_DRIVER);
+    CHECK_EQ_INT(s.corr, 11);
+    CHECK_EQ_INT(scan_launch_of(l, 0, &s, &e), 0);     /* no correlation */
+    CHECK_EQ_INT(scan_launch_of(l, 99999, &s, &e), 0); /* none */
+    scan_launch_close(l);
+
+    CHECK_EQ_INT(scan_has_table(db, "slice", &e), 1);
+    CHECK_EQ_INT(scan_has_table(db, "no_such", &e), 0);
 }
 
 static void test_dropped_table(const char *path)
@@ -93,6 +109,9 @@ static void test_dropped_table(const char *path)
     CHECK(scan_slices_open(db, 0, SCAN_TRACKS_ALL, SCAN_KINDS_ALL, &c, &e) < 0);
     CHECK(c == NULL);
     CHECK(strstr(e.msg, "no such table") != NULL);
+    struct scan_launch *l = NULL;
+    CHECK(scan_launch_open(db, 0, &l, &e) < 0);
+    CHECK(l == NULL);
     sqlite3_close(db);
 }
 
