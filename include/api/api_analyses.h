@@ -2,7 +2,7 @@
  * api_analyses.h — the HTTP handlers of the Analyses page: the per-rank
  * documents of the deeper GPU analyses and the critical path of a step,
  * both stored at ingest by analyses_run() (include/derive/analyses.h); listed in
- * server/http/routes.c, shapes in README.md (HTTP API).
+ * server/http/routes.c, shapes in docs/api.md.
  *
  * Owns nothing between requests: each request opens the run database
  * read-only, reads the stored answer and closes it, so it may run on any

@@ -3,7 +3,7 @@
  * GET /api/diff (overview, breakdown deltas, speedup) and
  * /api/diff/operators, /api/diff/kernels (joined tables); listed in
  * server/http/routes.c, the comparison itself is server/derive/diff.c. JSON shapes are
- * documented in README.md (HTTP API).
+ * documented in docs/api.md.
  *
  * Owns nothing between requests: each request looks both runs up in the
  * catalog, opens a struct diff (read-only connection, B attached), answers

@@ -2,7 +2,7 @@
  * api_ranks.h — the HTTP handler of the Ranks page: GET
  * /api/runs/{id}/ranks?top=N answers the cross-rank comparison that
  * ranks_build() (include/derive/ranks.h) computes from the run's stored tables;
- * listed in server/http/routes.c, shape in README.md (HTTP API).
+ * listed in server/http/routes.c, shape in docs/api.md.
  *
  * Owns nothing between requests: each request opens the run database
  * read-only, builds the answer and closes it, so it may run on any MHD

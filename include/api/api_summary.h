@@ -3,7 +3,7 @@
  * gpu, op_stat, kernel_stat, mem_alloc, analysis; written at ingest by
  * server/derive/summary.c) plus its `mem` samples: /api/runs/{id}/overview,
  * /operators, /kernels, /memory and /memory/events; listed in
- * server/http/routes.c. The JSON shapes are documented in README.md (HTTP API).
+ * server/http/routes.c. The JSON shapes are documented in docs/api.md.
  *
  * Owns nothing between requests: each request opens the run database
  * read-only (rundb_open_ro), runs prepared statements and closes it before

@@ -2,7 +2,7 @@
  * api_timeline.h — HTTP handlers of the timeline view: track list, viewport
  * (level of detail from server/derive/timeline.c), slice details, name search and
  * window aggregation, under /api/runs/{id}/timeline...; listed in
- * server/http/routes.c. The JSON shapes are documented in README.md (HTTP API).
+ * server/http/routes.c. The JSON shapes are documented in docs/api.md.
  *
  * Owns nothing between requests: each request opens the run database
  * read-only (rundb_open_ro), reads it and closes it before answering, so

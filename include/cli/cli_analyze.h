@@ -11,7 +11,7 @@
 
 #include "base/config.h"
 
-/* `traceboard analyze [--json] PATH...` (see README). */
+/* `traceboard analyze [--json] PATH...` (see README, Usage). */
 int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, int npaths);
 
 #endif

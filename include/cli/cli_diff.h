@@ -10,7 +10,7 @@
 
 #include "base/config.h"
 
-/* `traceboard diff [--json] A B` (see README): A and B are trace files,
+/* `traceboard diff [--json] A B` (see README, Usage): A and B are trace files,
  * folders of rank files or stored run folders; prints the comparison of
  * their lowest ranks. Returns 0, 1 (unreadable input), 2 (usage). */
 int cli_diff(const struct config *cfg, int argc, char **argv, char **paths, int npaths);

@@ -37,7 +37,7 @@
 /* Our own limits on the request target and the header block, well inside
  * the 128 KiB a connection may use: up to there we answer 414/431 in JSON
  * with the security headers. Past what fits in that memory libmicrohttpd
- * answers first with its own static page (see README "Security"). */
+ * answers first with its own static page (see docs/security.md). */
 #define TARGET_MAX (32 * 1024)
 #define HEADERS_MAX (32 * 1024)
 
