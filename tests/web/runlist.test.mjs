@@ -15,7 +15,7 @@ import {
     splitAccepted,
 } from '../../web/js/runlist.js';
 
-/** @param {Partial<import('../../web/js/api.js').Run>} f */
+/** @param {Partial<import('../../web/js/apitypes.js').Run>} f */
 const run = (f) => ({ id: 'x', name: '', created: 0, status: 'ready', ranks: 1, gpu: '', bytes: 0, events: 0, warnings: 0, files: [], tags: [], ...f });
 
 const RUNS = [
@@ -66,7 +66,7 @@ test('nextSort toggles and starts numbers descending', () => {
 });
 
 test('phaseIndex and jobFraction follow the job', () => {
-    /** @param {Partial<import('../../web/js/api.js').Job>} f */
+    /** @param {Partial<import('../../web/js/apitypes.js').Job>} f */
     const job = (f) => ({ id: 1, state: 'running', phase: 'parse', name: 'n', bytes_done: 50, bytes_total: 200, events: 0, ...f });
     assert.deepEqual(PHASES.map((p) => p.id), ['queued', 'parse', 'sort', 'index', 'analyze', 'commit']);
     assert.equal(phaseIndex(job({})), 1);

@@ -20,9 +20,9 @@ import { answerAnalysis } from './analysis.js';
 import { answerDiff } from './compare.js';
 import { answerTimeline } from './timeline.js';
 
-/** @typedef {import('../js/api.js').Run} Run */
-/** @typedef {import('../js/api.js').Job} Job */
-/** @typedef {import('../js/api.js').RunInfo} RunInfo */
+/** @typedef {import('../js/apitypes.js').Run} Run */
+/** @typedef {import('../js/apitypes.js').Job} Job */
+/** @typedef {import('../js/apitypes.js').RunInfo} RunInfo */
 
 /** @type {{runs: Run[], jobs: Job[]}} */
 const list = await getJson('./fixtures/runs.json');

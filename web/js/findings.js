@@ -15,7 +15,7 @@ import { C } from './classes.js';
 import { alertBox, h } from './dom.js';
 import { formatMicros, formatShare } from './format.js';
 
-/** @typedef {import('./api.js').Recommendation} Recommendation */
+/** @typedef {import('./apitypes.js').Recommendation} Recommendation */
 
 const LINK_RE = /^[A-Za-z0-9_=&.:%-]{1,400}$/;
 

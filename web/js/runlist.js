@@ -6,8 +6,8 @@
  * these functions decide.
  */
 
-/** @typedef {import('./api.js').Run} Run */
-/** @typedef {import('./api.js').Job} Job */
+/** @typedef {import('./apitypes.js').Run} Run */
+/** @typedef {import('./apitypes.js').Job} Job */
 
 /** Most tags a run may carry and longest tag, as enforced when parsing. */
 export const TAG_MAX = 32;

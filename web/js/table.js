@@ -105,7 +105,7 @@ export function pageInfo(offset, limit, total) {
 
 /**
  * @template R
- * @template {import('./api.js').TablePage<R>} P
+ * @template {import('./apitypes.js').TablePage<R>} P
  * @typedef {object} TableOptions
  * @property {string} label        accessible name of the table ("Operators")
  * @property {string} noun         counted thing, singular ("operator")
@@ -123,7 +123,7 @@ export function pageInfo(offset, limit, total) {
 
 /**
  * @template R
- * @template {import('./api.js').TablePage<R>} P
+ * @template {import('./apitypes.js').TablePage<R>} P
  * @param {TableOptions<R, P>} opts
  * @returns {{el: HTMLElement, set: (query: TableQuery, params: Params) => void, destroy: () => void}}
  */

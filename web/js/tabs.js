@@ -22,7 +22,7 @@ import { buildUrl, navigate, routeAs } from './router.js';
  * What views/run.js hands to a tab view's mount(root, ctx).
  * @typedef {object} TabContext
  * @property {import('./state.js').AppStore} store  the app store (route)
- * @property {import('./api.js').RunDetail} run     the run, already loaded
+ * @property {import('./apitypes.js').RunDetail} run     the run, already loaded
  */
 
 /**
@@ -60,7 +60,7 @@ export function tabRoute(route, spec) {
 
 /**
  * The rank a per-rank tab shows: the URL's, else the run's lowest.
- * @param {import('./api.js').RunDetail} run
+ * @param {import('./apitypes.js').RunDetail} run
  * @param {Route} route
  * @returns {number}
  */
@@ -73,7 +73,7 @@ export function tabRank(run, route) {
 /**
  * The trace-clock start (µs) of a rank, from the run's import info; null
  * when unknown. Tabs print times relative to it.
- * @param {import('./api.js').RunDetail} run
+ * @param {import('./apitypes.js').RunDetail} run
  * @param {number} rank
  * @returns {number | null}
  */

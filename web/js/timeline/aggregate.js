@@ -19,7 +19,7 @@ import * as T from '../timescale.js';
 import { counterUnit, formatCounter } from './data.js';
 import { detailsHead } from './details.js';
 
-/** @typedef {import('../api.js').TimelineAggregate} TimelineAggregate */
+/** @typedef {import('../apitypes.js').TimelineAggregate} TimelineAggregate */
 
 /**
  * @typedef {object} AreaActions

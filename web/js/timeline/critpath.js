@@ -34,7 +34,7 @@ import { HEAD_H, SLICE_H, depthY, laneTop } from './layout.js';
 /** @typedef {import('../timescale.js').Viewport} Viewport */
 /** @typedef {import('./layout.js').Layout} Layout */
 /** @typedef {import('./data.js').Items} Items */
-/** @typedef {import('../api.js').TimelineTrack} TimelineTrack */
+/** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
 
 /**
  * A segment in the timeline's units.

@@ -18,7 +18,7 @@
 import { DASH } from '../format.js';
 import * as T from '../timescale.js';
 
-/** @typedef {import('../api.js').TimelineWindow} TimelineWindow */
+/** @typedef {import('../apitypes.js').TimelineWindow} TimelineWindow */
 
 /**
  * A depth's items with names resolved.

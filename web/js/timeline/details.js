@@ -18,8 +18,8 @@ import { alertBox, h, replace } from '../dom.js';
 import { DASH, formatMicros, formatOffset } from '../format.js';
 import { argText } from './data.js';
 
-/** @typedef {import('../api.js').TimelineSlice} TimelineSlice */
-/** @typedef {import('../api.js').SliceLink} SliceLink */
+/** @typedef {import('../apitypes.js').TimelineSlice} TimelineSlice */
+/** @typedef {import('../apitypes.js').SliceLink} SliceLink */
 /** @typedef {TimelineSlice['flows'][number]} Flow */
 
 /**

@@ -34,8 +34,8 @@ import { COL, lowerName, sliceColours } from './colours.js';
 import { counterUnit, formatCounter } from './data.js';
 import { HEAD_H, RULER_H, SLICE_H, STEPS_H, depthY, groupSummary } from './layout.js';
 
-/** @typedef {import('../api.js').TimelineTrack} TimelineTrack */
-/** @typedef {import('../api.js').TimelineSearch} TimelineSearch */
+/** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
+/** @typedef {import('../apitypes.js').TimelineSearch} TimelineSearch */
 /** @typedef {import('../timescale.js').Viewport} Viewport */
 /** @typedef {import('./layout.js').Layout} Layout */
 /** @typedef {import('./layout.js').Row} Row */

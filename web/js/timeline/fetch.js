@@ -25,8 +25,8 @@ import { counterMap, unpackWindow } from './data.js';
 import * as L from './layout.js';
 
 /** @typedef {import('./state.js').TimelineState} TimelineState */
-/** @typedef {import('../api.js').TimelineTracks} TimelineTracks */
-/** @typedef {import('../api.js').TimelineSlice} TimelineSlice */
+/** @typedef {import('../apitypes.js').TimelineTracks} TimelineTracks */
+/** @typedef {import('../apitypes.js').TimelineSlice} TimelineSlice */
 /** @typedef {import('./overlay.js').Selection} Selection */
 
 /**
@@ -177,7 +177,7 @@ export function createFetcher(st, host) {
     /**
      * The table of an area selection over the lanes shown.
      * @param {{start: number, end: number}} a
-     * @param {(r: import('../api.js').TimelineAggregate) => void} got
+     * @param {(r: import('../apitypes.js').TimelineAggregate) => void} got
      * @param {(e: unknown) => void} failed
      */
     async function fetchAggregate(a, got, failed) {

@@ -25,7 +25,7 @@
 import { plural } from '../format.js';
 import * as T from '../timescale.js';
 
-/** @typedef {import('../api.js').TimelineTrack} TimelineTrack */
+/** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
 /** @typedef {import('../timescale.js').Viewport} Viewport */
 
 /** Height of one depth of slices. */

@@ -25,8 +25,8 @@ import { itemStartingAt } from './data.js';
 import { FONT, fitCanvas } from './draw.js';
 import { HEAD_H, RULER_H, SLICE_H, depthY, laneTop } from './layout.js';
 
-/** @typedef {import('../api.js').TimelineTrack} TimelineTrack */
-/** @typedef {import('../api.js').TimelineSlice} TimelineSlice */
+/** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
+/** @typedef {import('../apitypes.js').TimelineSlice} TimelineSlice */
 /** @typedef {import('../timescale.js').Viewport} Viewport */
 /** @typedef {import('./layout.js').Layout} Layout */
 /** @typedef {import('./layout.js').Hit} Hit */

@@ -22,7 +22,7 @@ import { h, replace } from '../dom.js';
 import { formatNumber } from '../format.js';
 import { NEAR_US } from './data.js';
 
-/** @typedef {import('../api.js').TimelineSearch} TimelineSearch */
+/** @typedef {import('../apitypes.js').TimelineSearch} TimelineSearch */
 /** @typedef {TimelineSearch['hits'][number]} SearchHit */
 
 /** Most matches asked for (the API's limit). */

@@ -15,9 +15,9 @@
 
 import * as L from './layout.js';
 
-/** @typedef {import('../api.js').TimelineTracks} TimelineTracks */
-/** @typedef {import('../api.js').TimelineTrack} TimelineTrack */
-/** @typedef {import('../api.js').TimelineSlice} TimelineSlice */
+/** @typedef {import('../apitypes.js').TimelineTracks} TimelineTracks */
+/** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
+/** @typedef {import('../apitypes.js').TimelineSlice} TimelineSlice */
 /** @typedef {import('../timescale.js').Viewport} Viewport */
 /** @typedef {import('../timescale.js').Span} Span */
 /** @typedef {import('../timescale.js').FetchWindow} FetchWindow */

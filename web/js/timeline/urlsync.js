@@ -22,7 +22,7 @@ import { params } from '../views/timeline.js';
 
 /**
  * @typedef {object} UrlHost
- * @property {import('../api.js').RunDetail} run
+ * @property {import('../apitypes.js').RunDetail} run
  * @property {import('../state.js').AppStore} store
  * @property {{query: string, setQuery: (q: string) => void}} search
  * @property {{on: boolean, set: (on: boolean) => void}} cp

@@ -40,7 +40,7 @@ import { critpathSection } from './analyses/critical_path.js';
 /** This tab declares no URL parameters beyond run, view and rank. */
 export const params = Object.freeze({});
 
-/** @typedef {import('../api.js').AnalysesDoc} AnalysesDoc */
+/** @typedef {import('../apitypes.js').AnalysesDoc} AnalysesDoc */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 /** @typedef {import('../router.js').TabRoute<typeof params>} Route */
 /** @typedef {import('../dom.js').Child} Child */
@@ -141,7 +141,7 @@ function createAnalyses(root, ctx) {
 /**
  * @param {AnalysesDoc} doc
  * @param {number} rank
- * @param {import('../api.js').RunDetail} run
+ * @param {import('../apitypes.js').RunDetail} run
  * @param {Route} route
  */
 function render(doc, rank, run, route) {

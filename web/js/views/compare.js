@@ -29,10 +29,10 @@ import { buildUrl, navigate, routeAs } from '../router.js';
 import { createTable } from '../table.js';
 import { hbar, swatch } from '../tabs.js';
 
-/** @typedef {import('../api.js').Diff} Diff */
-/** @typedef {import('../api.js').DiffSide} DiffSide */
-/** @typedef {import('../api.js').DiffRow} DiffRow */
-/** @typedef {import('../api.js').DiffPage} DiffPage */
+/** @typedef {import('../apitypes.js').Diff} Diff */
+/** @typedef {import('../apitypes.js').DiffSide} DiffSide */
+/** @typedef {import('../apitypes.js').DiffRow} DiffRow */
+/** @typedef {import('../apitypes.js').DiffPage} DiffPage */
 /** @typedef {import('../router.js').CompareRoute} Route */
 /** @typedef {import('../state.js').AppStore} AppStore */
 /** @typedef {import('../table.js').Column<DiffRow>} Column */
@@ -273,7 +273,7 @@ function createCompare(root, store) {
                 },
                 label,
             );
-        /** @type {import('../table.js').TableOptions<DiffRow, import('../api.js').DiffPage>} */
+        /** @type {import('../table.js').TableOptions<DiffRow, import('../apitypes.js').DiffPage>} */
         const opts = {
             label: isK ? 'Kernels compared' : 'Operators compared',
             noun: isK ? 'kernel' : 'operator',
@@ -354,7 +354,7 @@ function createCompare(root, store) {
 // --- "Compare with…" on the run page ---------------------------------------------------
 
 /** The runs list, fetched at most every 10 s for the run page's selector. */
-/** @type {{at: number, list: Promise<{runs: import('../api.js').Run[]}>} | null} */
+/** @type {{at: number, list: Promise<{runs: import('../apitypes.js').Run[]}>} | null} */
 let runsCache = null;
 
 /**

@@ -18,7 +18,7 @@ import { formatBytes, formatNumber } from '../format.js';
 import { buildUrl, navigate, routeAs } from '../router.js';
 import { PHASES, jobFraction, phaseIndex } from '../runlist.js';
 
-/** @typedef {import('../api.js').Job} Job */
+/** @typedef {import('../apitypes.js').Job} Job */
 /** @typedef {import('../state.js').AppStore} AppStore */
 
 /** This page declares no URL parameters beyond job=N. */

@@ -20,8 +20,8 @@ import { tableParams } from '../params.js';
 import { createTable } from '../table.js';
 import { shareBar, tabRoute, updateRoute } from '../tabs.js';
 
-/** @typedef {import('../api.js').KernelRow} KernelRow */
-/** @typedef {import('../api.js').KernelsPage} KernelsPage */
+/** @typedef {import('../apitypes.js').KernelRow} KernelRow */
+/** @typedef {import('../apitypes.js').KernelsPage} KernelsPage */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 /** @typedef {import('../table.js').Column<KernelRow>} Column */
 

@@ -24,8 +24,8 @@ import { createTable } from '../table.js';
 import { DEVICE_RE, intParam, stringParam, tableParams, windowParams } from '../params.js';
 import { analysisError, legend, rankStartUs, tabRank, tabRoute, updateRoute } from '../tabs.js';
 
-/** @typedef {import('../api.js').MemoryCurve} MemoryCurve */
-/** @typedef {import('../api.js').MemoryEventRow} MemoryEventRow */
+/** @typedef {import('../apitypes.js').MemoryCurve} MemoryCurve */
+/** @typedef {import('../apitypes.js').MemoryEventRow} MemoryEventRow */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 /** @typedef {import('../router.js').TabRoute<typeof params>} Route */
 

@@ -20,8 +20,8 @@ import { tableParams } from '../params.js';
 import { createTable } from '../table.js';
 import { shareBar, stackCell, tabRoute, updateRoute } from '../tabs.js';
 
-/** @typedef {import('../api.js').OperatorRow} OperatorRow */
-/** @typedef {import('../api.js').OperatorsPage} OperatorsPage */
+/** @typedef {import('../apitypes.js').OperatorRow} OperatorRow */
+/** @typedef {import('../apitypes.js').OperatorsPage} OperatorsPage */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 /** @typedef {import('../table.js').Column<OperatorRow>} Column */
 

@@ -27,9 +27,9 @@ import { analysisError, hbar, latestRequest, legend, section, swatch, tabRoute }
 /** This tab declares no URL parameters beyond run, view and rank. */
 export const params = Object.freeze({});
 
-/** @typedef {import('../api.js').Overview} Overview */
-/** @typedef {import('../api.js').GpuSummary} GpuSummary */
-/** @typedef {import('../api.js').Step} Step */
+/** @typedef {import('../apitypes.js').Overview} Overview */
+/** @typedef {import('../apitypes.js').GpuSummary} GpuSummary */
+/** @typedef {import('../apitypes.js').Step} Step */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 /** @typedef {import('../dom.js').Child} Child */
 

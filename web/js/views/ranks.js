@@ -27,8 +27,8 @@ import { analysisError, latestRequest, legend, section, stackedBars, swatch, tab
 /** This tab declares no URL parameters beyond run, view and rank. */
 export const params = Object.freeze({});
 
-/** @typedef {import('../api.js').Ranks} Ranks */
-/** @typedef {import('../api.js').RanksRank} RanksRank */
+/** @typedef {import('../apitypes.js').Ranks} Ranks */
+/** @typedef {import('../apitypes.js').RanksRank} RanksRank */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 /** @typedef {import('../router.js').TabRoute<typeof params>} Route */
 /** @typedef {import('../dom.js').Child} Child */
@@ -453,7 +453,7 @@ function overlapTable(d, hl) {
     );
 }
 
-/** @param {import('../api.js').RanksCommOp} op */
+/** @param {import('../apitypes.js').RanksCommOp} op */
 function messageSize(op) {
     if (op.in_nelems_max === null) return DASH;
     const n =

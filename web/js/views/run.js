@@ -53,9 +53,9 @@ import * as overviewView from './overview.js';
 import * as ranksView from './ranks.js';
 import * as timelineView from './timeline.js';
 
-/** @typedef {import('../api.js').RunDetail} RunDetail */
-/** @typedef {import('../api.js').RankInfo} RankInfo */
-/** @typedef {import('../api.js').Note} Note */
+/** @typedef {import('../apitypes.js').RunDetail} RunDetail */
+/** @typedef {import('../apitypes.js').RankInfo} RankInfo */
+/** @typedef {import('../apitypes.js').Note} Note */
 /** @typedef {import('../router.js').RunRoute} Route */
 /** @typedef {import('../state.js').AppStore} AppStore */
 /** @typedef {import('../dom.js').Child} Child */
@@ -554,7 +554,7 @@ function valueText(v) {
  * @param {boolean} multi the run has several ranks (show the rank in the title)
  */
 function rankCard(k, multi) {
-    const stats = k.stats || /** @type {import('../api.js').RankStats} */ ({});
+    const stats = k.stats || /** @type {import('../apitypes.js').RankStats} */ ({});
     const dev = k.device;
     const dist = k.distributed;
 

@@ -41,8 +41,8 @@ import {
     splitAccepted,
 } from '../runlist.js';
 
-/** @typedef {import('../api.js').Run} Run */
-/** @typedef {import('../api.js').Job} Job */
+/** @typedef {import('../apitypes.js').Run} Run */
+/** @typedef {import('../apitypes.js').Job} Job */
 /** @typedef {import('../state.js').AppStore} AppStore */
 
 /** Columns the list can be sorted by (URL `sort`, optional "-" prefix). */

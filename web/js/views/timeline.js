@@ -66,9 +66,9 @@ import { createUrlSync } from '../timeline/urlsync.js';
 
 export { nameHash, sliceCategory } from '../timeline/colours.js';
 
-/** @typedef {import('../api.js').TimelineTracks} TimelineTracks */
-/** @typedef {import('../api.js').TimelineTrack} TimelineTrack */
-/** @typedef {import('../api.js').TimelineSlice} TimelineSlice */
+/** @typedef {import('../apitypes.js').TimelineTracks} TimelineTracks */
+/** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
+/** @typedef {import('../apitypes.js').TimelineSlice} TimelineSlice */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 /**
  * This tab's URL parameters (after run, view and rank): the window (µs on

@@ -13,7 +13,7 @@ import { h } from '../../dom.js';
 import { DASH, formatDuration, formatPercent } from '../../format.js';
 import { hbar, stackedBars as barRows } from '../../tabs.js';
 
-/** @typedef {import('../../api.js').AnalysesDoc} AnalysesDoc */
+/** @typedef {import('../../apitypes.js').AnalysesDoc} AnalysesDoc */
 /** @typedef {import('../../dom.js').Child} Child */
 /** @typedef {{key: string, label: string, color: string, help?: string}} Part */
 
