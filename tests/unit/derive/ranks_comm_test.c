@@ -63,7 +63,7 @@ static struct ranks_inst inst(int64_t ts, int64_t dur, uint16_t k)
 static struct ranks_inst *insts(const struct ranks_inst *v, size_t n)
 {
     struct ranks_inst *p = xcalloc(n ? n : 1, sizeof *p);
-    memcpy(p, v, n * sizeof *v);
+    if (n) memcpy(p, v, n * sizeof *v); /* v may be NULL when n == 0 */
     return p;
 }
 
