@@ -84,6 +84,11 @@ int gpuscan_names_act(struct gpuscan_names *nm, uint32_t id, int kind);
  * buf. */
 const char *gpuscan_names_text(struct gpuscan_names *nm, uint32_t id, char *buf, size_t n);
 
+/* <0 with the first database error a lookup of nm met (its answer then
+ * stood on no name), else 0. Lookups happen inside sweeps that cannot stop
+ * on each name; whoever used nm checks this before trusting the result. */
+int gpuscan_names_error(const struct gpuscan_names *nm, struct err *e);
+
 /* Frees nm (NULL: nothing). */
 void gpuscan_names_close(struct gpuscan_names *nm);
 

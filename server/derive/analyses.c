@@ -620,6 +620,7 @@ int analyses_run(sqlite3 *db, struct err *e)
         rc = run_rank(&c, ins_doc, e);
     }
     if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
+    if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
     if (rc == 0 && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
         rc = rundb_db_error(db, e, "analyses (index)");
 out:

@@ -14,6 +14,7 @@
 #include "base/xmalloc.h"
 #include "derive/summary.h"
 #include "store/rundb.h"
+#include "store/scan.h"
 
 #define NCATS 8          /* breakdown parts, summary_categories[0..7] */
 #define MIN_ABS_NS 1000.0 /* a change under 1 µs per unit is "same" */
@@ -450,7 +451,8 @@ static int side_json(struct diff *d, int s, json_t **out, struct err *e)
     free(sql);
     if (rc < 0) goto fail;
     sqlite3_bind_int(st, 1, d->rank[s]);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    if ((rc = scan_step(st, e, "diff (steps)")) < 0) goto fail_st;
+    if (rc == 1) {
         avg = sqlite3_column_double(st, 0) / 1000.0;
         for (int k = 0; k < NCATS; k++)
             json_object_set_new(bd, summary_categories[k], json_real(sqlite3_column_double(st, 1 + k) / 1000.0));
@@ -465,7 +467,8 @@ static int side_json(struct diff *d, int s, json_t **out, struct err *e)
     free(sql);
     if (rc < 0) goto fail;
     sqlite3_bind_int(st, 1, d->rank[s]);
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    if ((rc = scan_step(st, e, "diff (GPU)")) < 0) goto fail_st;
+    if (rc == 1) {
         json_object_set_new(o, "device",
                             json_pack("{s:s?,s:o,s:s?}", "name", (const char *)sqlite3_column_text(st, 0),
                                       "memory_bytes",
@@ -497,7 +500,8 @@ static int side_json(struct diff *d, int s, json_t **out, struct err *e)
     free(sql);
     if (rc < 0) goto fail;
     sqlite3_bind_int(st, 1, d->rank[s]);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+    if ((rc = scan_step(st, e, "diff (summary)")) < 0) goto fail_st;
+    if (rc == 1 && sqlite3_column_text(st, 0)) {
         json_t *sum = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL), *v;
         const char *k;
         json_int_t best = -1;
@@ -513,6 +517,8 @@ static int side_json(struct diff *d, int s, json_t **out, struct err *e)
     json_decref(bd);
     *out = o;
     return 0;
+fail_st:
+    sqlite3_finalize(st);
 fail:
     json_decref(bd);
     json_decref(o);

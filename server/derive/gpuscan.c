@@ -50,6 +50,8 @@ int gpuscan_act_of(const char *s, int kind)
 #define NCACHE 4096
 struct gpuscan_names {
     sqlite3_stmt *get; /* SELECT s FROM str WHERE id = ? */
+    int failed;        /* a lookup failed: err says why (gpuscan_names_error) */
+    struct err err;
     uint32_t id[NCACHE];
     int8_t kind[NCACHE], act[NCACHE];
 };
@@ -66,14 +68,29 @@ int gpuscan_names_open(sqlite3 *db, struct gpuscan_names **out, struct err *e)
     return 0;
 }
 
+/* One lookup: 1 with the row, 0 without. A database error is kept (the
+ * first one) for gpuscan_names_error: the callers name things in the
+ * middle of a sweep and check once at its end. */
+static int name_step(struct gpuscan_names *nm)
+{
+    int rc = sqlite3_step(nm->get);
+    if (rc == SQLITE_ROW) return 1;
+    if (rc != SQLITE_DONE && !nm->failed) {
+        nm->failed = 1;
+        rundb_db_error(sqlite3_db_handle(nm->get), &nm->err, "gpuscan (names)");
+    }
+    return 0;
+}
+
 int gpuscan_names_act(struct gpuscan_names *nm, uint32_t id, int kind)
 {
     size_t k = ((size_t)id * 2654435761u + (size_t)kind) % NCACHE;
     if (nm->id[k] == id && nm->kind[k] == kind && id) return nm->act[k];
     sqlite3_bind_int64(nm->get, 1, id);
-    const char *s = sqlite3_step(nm->get) == SQLITE_ROW ? (const char *)sqlite3_column_text(nm->get, 0) : NULL;
+    const char *s = name_step(nm) ? (const char *)sqlite3_column_text(nm->get, 0) : NULL;
     int a = gpuscan_act_of(s ? s : "", kind);
     sqlite3_reset(nm->get);
+    if (nm->failed) return a; /* not cached: the answer stands on no name */
     nm->id[k] = id;
     nm->kind[k] = (int8_t)kind;
     nm->act[k] = (int8_t)a;
@@ -84,10 +101,17 @@ const char *gpuscan_names_text(struct gpuscan_names *nm, uint32_t id, char *buf,
 {
     buf[0] = '\0';
     sqlite3_bind_int64(nm->get, 1, id);
-    if (sqlite3_step(nm->get) == SQLITE_ROW && sqlite3_column_text(nm->get, 0))
+    if (name_step(nm) && sqlite3_column_text(nm->get, 0))
         snprintf(buf, n, "%s", (const char *)sqlite3_column_text(nm->get, 0));
     sqlite3_reset(nm->get);
     return buf;
+}
+
+int gpuscan_names_error(const struct gpuscan_names *nm, struct err *e)
+{
+    if (!nm->failed) return 0;
+    *e = nm->err;
+    return e->code;
 }
 
 void gpuscan_names_close(struct gpuscan_names *nm)
@@ -127,6 +151,7 @@ static int host_fetch(struct gpuscan_host *h, struct err *e)
     h->has = 0;
     while ((rc = sqlite3_step(h->st)) == SQLITE_ROW) {
         int a = gpuscan_names_act(h->nm, (uint32_t)sqlite3_column_int64(h->st, 3), sqlite3_column_int(h->st, 2));
+        if (gpuscan_names_error(h->nm, e) < 0) return e->code;
         if (a < 0) continue;
         h->ts = sqlite3_column_int64(h->st, 0);
         h->end = h->ts + sqlite3_column_int64(h->st, 1);
@@ -298,20 +323,23 @@ static int lane_fetch(struct lane *l, int64_t w1, struct err *e)
     return rc == SQLITE_DONE ? 0 : rundb_db_error(sqlite3_db_handle(l->st), e, "gpuscan (GPU ops)");
 }
 
-/* First slice id in [lo, hi] starting at or after ts (hi + 1: none); ids
- * follow (track, ts), so this is a binary search over rowids. */
-static int64_t first_at(sqlite3_stmt *get_ts, int64_t lo, int64_t hi, int64_t ts)
+/* *at = the first slice id in [lo, hi] starting at or after ts (hi + 1:
+ * none); ids follow (track, ts), so this is a binary search over rowids. */
+static int first_at(sqlite3_stmt *get_ts, int64_t lo, int64_t hi, int64_t ts, int64_t *at, struct err *e)
 {
     hi++;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2, t = INT64_MAX;
         sqlite3_bind_int64(get_ts, 1, mid);
-        if (sqlite3_step(get_ts) == SQLITE_ROW) t = sqlite3_column_int64(get_ts, 0);
+        int rc = scan_step(get_ts, e, "gpuscan (GPU streams)");
+        if (rc == 1) t = sqlite3_column_int64(get_ts, 0);
         sqlite3_reset(get_ts);
+        if (rc < 0) return rc;
         if (t < ts) lo = mid + 1;
         else hi = mid;
     }
-    return lo;
+    *at = lo;
+    return 0;
 }
 
 int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1, struct gpuscan_lanes **out,
@@ -337,7 +365,8 @@ int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1
         rc = 0;
         int64_t first = sqlite3_column_int64(tr, 0), last = sqlite3_column_int64(tr, 1);
         /* one op before w0 may still run at w0 */
-        int64_t lo = first_at(get_ts, first, last, w0);
+        int64_t lo;
+        if ((rc = first_at(get_ts, first, last, w0, &lo, e)) < 0) goto out;
         if (lo > first) lo--;
         L->l = xrealloc(L->l, (L->n + 1) * sizeof *L->l);
         struct lane *l = &L->l[L->n];

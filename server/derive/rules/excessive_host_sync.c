@@ -292,8 +292,8 @@ static int user_frame(const char *s)
  * user called: aten::item, aten::to ...) with the innermost one when they
  * differ; else the innermost annotation other than the step; else the call
  * itself. where: the innermost user Python frame, if recorded. */
-static void issuer_of(sqlite3_stmt *q, const struct call *c, const char *call_name, char *label, size_t n,
-                      char *where, size_t wn)
+static int issuer_of(sqlite3_stmt *q, const struct call *c, const char *call_name, char *label, size_t n,
+                     char *where, size_t wn, struct err *e)
 {
     char outer[96] = "", inner[96] = "", annot[96] = "";
     int64_t p = c->parent;
@@ -301,7 +301,9 @@ static void issuer_of(sqlite3_stmt *q, const struct call *c, const char *call_na
     for (int d = 0; p > 0 && d < MAX_DEPTH; d++) {
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, p);
-        if (sqlite3_step(q) != SQLITE_ROW) break;
+        int rc = scan_step(q, e, "excessive_host_sync (parents)");
+        if (rc < 0) return rc;
+        if (rc == 0) break;
         p = sqlite3_column_int64(q, 0);
         const char *nm = (const char *)sqlite3_column_text(q, 1);
         int kind = sqlite3_column_int(q, 2);
@@ -321,6 +323,7 @@ static void issuer_of(sqlite3_stmt *q, const struct call *c, const char *call_na
     else if (strstr(call_name, "DeviceSynchronize") || strstr(call_name, "CtxSynchronize"))
         snprintf(label, n, "%s outside any operator (torch.cuda.synchronize())", call_name);
     else snprintf(label, n, "%s outside any operator", call_name);
+    return 0;
 }
 
 static int cmp_issuer(const void *a, const void *b)
@@ -461,7 +464,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 snprintf(what, sizeof what, "blocking copy (%s into pageable memory)", blocking[k].name);
             else if (c->paired) snprintf(what, sizeof what, "blocking copy (cudaMemcpyAsync + %s)", blocking[k].name);
             else snprintf(what, sizeof what, "%s", blocking[k].name);
-            issuer_of(up, c, what, label, sizeof label, where, sizeof where);
+            if ((rc = issuer_of(up, c, what, label, sizeof label, where, sizeof where, e)) < 0) break;
             size_t j = 0;
             while (j < niss && (strcmp(iss[j].label, label) != 0 || strcmp(iss[j].what, what) != 0)) j++;
             if (j == niss) {
@@ -481,6 +484,12 @@ static int run(struct rules_ctx *ctx, struct err *e)
             iss[j].idle += cost;
         }
         free(calls);
+        if (rc < 0) {
+            free(iss);
+            free(step_idle);
+            sqlite3_finalize(up);
+            return rc;
+        }
         double steps = (double)r->nsteps, per_step = (double)nwait / steps, idle_step = (double)idle / steps;
         double idle_pct = idle_step / (double)r->avg_dur * 100.0;
         if (per_step <= sync_per_step && idle_pct <= sync_pct) {

@@ -454,6 +454,8 @@ static int run(struct rules_ctx *c, struct err *e)
         if (span > 0 && s->n && s->total / span * 100.0 > gap_pct) report(c, r, s, span, nm);
         free(s);
     }
+    /* a name that could not be read made a label or an activity blind */
+    if (rc == 0 && gpuscan_names_error(nm, e) < 0) rc = err_prefix(e, "gpu_idle_gaps");
     gpuscan_names_close(nm);
     return rc;
 }

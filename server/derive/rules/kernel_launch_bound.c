@@ -398,6 +398,8 @@ static int run(struct rules_ctx *c, struct err *e)
         free(s->regions.ns);
         free(s);
     }
+    /* a name that could not be read made a label or an activity blind */
+    if (rc == 0 && gpuscan_names_error(nm, e) < 0) rc = err_prefix(e, "kernel_launch_bound");
     gpuscan_names_close(nm);
     return rc;
 }

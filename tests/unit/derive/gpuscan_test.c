@@ -7,6 +7,9 @@
  * cursors that never move backwards. Times in the traces are µs; the
  * database holds ns, so expectations are taken relative to an anchor
  * slice read back from the database. */
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "rules_fixture.h"
 
 #include "derive/gpuscan.h"
@@ -427,6 +430,46 @@ static void test_seek_and_names(void)
     sqlite3_close(db);
 }
 
+/* A name that cannot be read (a garbled page of str) is kept as an error
+ * for whoever used the reader, not taken for an unknown name. */
+static void test_names_error(void)
+{
+    char dir[] = "/tmp/tb_gpuscan_names_XXXXXX", path[64];
+    sqlite3 *db;
+    REQUIRE(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/run.db", dir);
+    REQUIRE(sqlite3_open(path, &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "PRAGMA page_size=1024; CREATE TABLE str(id INTEGER PRIMARY KEY, s TEXT);"
+                         "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)"
+                         " INSERT INTO str SELECT i, 'aten::op_' || i || '................................' FROM n;",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    int fd = open(path, O_RDWR);
+    REQUIRE(fd >= 0);
+    off_t end = lseek(fd, 0, SEEK_END);
+    char junk[1024];
+    memset(junk, 0x5a, sizeof junk);
+    REQUIRE(pwrite(fd, junk, sizeof junk, end - 1024) == 1024); /* the leaf holding the last ids */
+    close(fd);
+    REQUIRE(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    struct gpuscan_names *nm;
+    struct err e;
+    char buf[64];
+    REQUIRE(gpuscan_names_open(db, &nm, &e) == 0);
+    CHECK_EQ_STR(gpuscan_names_text(nm, 1, buf, sizeof buf), "aten::op_1................................");
+    CHECK_EQ_INT(gpuscan_names_error(nm, &e), 0);
+    CHECK_EQ_STR(gpuscan_names_text(nm, 2000, buf, sizeof buf), "");
+    CHECK(gpuscan_names_error(nm, &e) < 0);
+    CHECK(strstr(e.msg, "malformed") != NULL);
+    /* the activity answer is not cached on a failed lookup */
+    CHECK_EQ_INT(gpuscan_names_act(nm, 1999, TB_K_CPU_OP), GPUSCAN_OP);
+    gpuscan_names_close(nm);
+    sqlite3_close(db);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     fixture_init();
@@ -434,6 +477,7 @@ int main(void)
     RUN(test_lanes_merge);
     RUN(test_host_sweep);
     RUN(test_seek_and_names);
+    RUN(test_names_error);
     fixture_done();
     return harness_done("gpuscan");
 }
