@@ -351,21 +351,26 @@ char *catalog_run_dir(struct catalog *c, const char *id)
     return xasprintf("%s/%s", c->runs_dir, id);
 }
 
-int catalog_open_run(struct catalog *c, const char *id, sqlite3 **db, struct err *e)
+/* Opens run id's run.db read-only; a stored run without one is damaged
+ * (ERR_DAMAGED), like one whose file is garbled. */
+static int open_run_db(struct catalog *c, const char *id, sqlite3 **db, struct err *e)
 {
-    json_t *row;
-    *db = NULL;
-    if (catalog_get(c, id, &row, e) < 0) return e->code;
-    json_decref(row);
-    char *dir = catalog_run_dir(c, id);
-    char *path = xasprintf("%s/run.db", dir);
-    free(dir);
+    char *path = xasprintf("%s/%s/run.db", c->runs_dir, id);
     int rc = rundb_open_ro(path, db, e);
     free(path);
     if (rc == ERR_NOT_FOUND)
         rc = err_set(e, ERR_DAMAGED,
                      "run %s is damaged (its run.db is missing): delete the run and upload its trace files again", id);
     return rc;
+}
+
+int catalog_open_run(struct catalog *c, const char *id, sqlite3 **db, struct err *e)
+{
+    json_t *row;
+    *db = NULL;
+    if (catalog_get(c, id, &row, e) < 0) return e->code;
+    json_decref(row);
+    return open_run_db(c, id, db, e);
 }
 
 int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e)
@@ -430,14 +435,9 @@ static json_t *row_json(sqlite3_stmt *st)
 
 int catalog_run_damaged(struct catalog *c, const char *id, struct err *e)
 {
-    char *path = xasprintf("%s/%s/run.db", c->runs_dir, id);
     sqlite3 *db = NULL;
-    int rc = rundb_open_ro(path, &db, e);
+    int rc = open_run_db(c, id, &db, e);
     sqlite3_close(db);
-    free(path);
-    if (rc == ERR_NOT_FOUND)
-        rc = err_set(e, ERR_DAMAGED,
-                     "run %s is damaged (its run.db is missing): delete the run and upload its trace files again", id);
     return rc == ERR_DAMAGED ? rc : 0;
 }
 
@@ -541,30 +541,20 @@ int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct e
 static int write_marker(const char *dir, const char *text, struct err *e)
 {
     char *path = xasprintf("%s/" SWAP_MARKER, dir);
-    int rc = 0, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int rc, fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) {
         int en = errno;
         rc = err_set(e, fsutil_errno_code(en), "cannot create %s: %s", path, strerror(en));
-        goto out;
+        free(path);
+        return rc;
     }
-    size_t n = strlen(text), off = 0;
-    while (off < n) {
-        ssize_t w = write(fd, text + off, n - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w < 0) {
-            int en = errno;
-            rc = err_set(e, fsutil_errno_code(en), "cannot write %s: %s", path, strerror(en));
-            break;
-        }
-        off += (size_t)w;
-    }
+    rc = fsutil_write_all(fd, text, strlen(text), path, e);
     if (rc == 0 && fsync(fd) != 0) {
         int en = errno;
         rc = err_set(e, fsutil_errno_code(en), "cannot write %s: %s", path, strerror(en));
     }
     close(fd);
     if (rc == 0) rc = fsutil_fsync_path(dir, e);
-out:
     free(path);
     return rc;
 }
