@@ -56,6 +56,9 @@ test('a read-only server shows a banner on every page', async (t) => {
     await banner.waitFor();
     assert.match(await banner.innerText(), /Read-only/);
     assert.match(await banner.innerText(), /read-only file system|read-only \(no permission/);
+    // nothing that cannot succeed is offered: no drop zone, no row actions
+    assert.equal(await page.locator('.tb-drop').isVisible(), false);
+    assert.equal(await page.locator('.tb-cell-actions button:visible').count(), 0);
     await page.screenshot({ path: join(SHOTS, 'readonly-banner.png'), fullPage: true });
     await page.goto(`${srv.base}/?run=${id}`);
     await page.waitForSelector('text=stored run');

@@ -85,6 +85,9 @@ async function showServerState() {
         `${health.reason || 'the data folder cannot be written'}. Stored runs are shown, but uploads, renames and deletes are turned off until the folder can be written and the server is restarted.`,
     );
     root.before(banner);
+    // The write controls go with it (CSS under .tb-read-only): what cannot
+    // succeed is not offered; the server still refuses it with the reason.
+    document.body.classList.add(C.readOnly);
 }
 
 showServerState();

@@ -96,6 +96,7 @@ export const C = Object.freeze({
 
     // runs page
     drop: 'tb-drop',
+    readOnly: 'tb-read-only',
     dropActive: 'tb-drop-active',
     dropTitle: 'tb-drop-title',
     dropHint: 'tb-drop-hint',
