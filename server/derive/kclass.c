@@ -28,40 +28,72 @@ static int starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+/* AMD Tensile names its matrix-core (MFMA) GEMMs after the instruction
+ * shape, `..._MT256x128x64_MI16x16x1_...`: "_MI" then NxNxN. */
+static int tensile_mfma(const char *name)
+{
+    for (const char *p = strstr(name, "_MI"); p; p = strstr(p + 1, "_MI")) {
+        const char *d = p + 3;
+        int groups = 0;
+        for (;;) {
+            if (!isdigit((unsigned char)*d)) break;
+            while (isdigit((unsigned char)*d)) d++;
+            groups++;
+            if (*d != 'x') break;
+            d++;
+        }
+        if (groups == 3) return 1;
+    }
+    return 0;
+}
+
 int kclass_tensor_core(const char *name)
 {
     /* SIMT first: these names win even when the kernel family (xmma, gemm,
-     * implicit_gemm) also makes tensor-core variants. */
+     * implicit_gemm) also makes tensor-core variants. MIOpen's elementwise
+     * SubTensorOp kernels would otherwise match "tensorop". */
     static const char *const simt[] = { "ffma", "simt", "sgemm", "dgemm", "dfma", "hfma", "gemv", "scudnn",
-                                        "dcudnn", NULL };
-    /* Named after the MMA instruction or the tensor-core tile shape. */
+                                        "dcudnn", "subtensorop", NULL };
+    /* Named after the matrix instruction or the tensor-core tile shape:
+     * NVIDIA MMA/wgmma/tcgen05, AMD MFMA (CK "xdlops", MIOpen "gtcx"
+     * igemm), WMMA on both, and the block-scaled FP8/FP6/FP4 (MX, NVFP4)
+     * types that only tensor cores read. */
     static const char *const mma[] = { "nvjet", "wgmma", "gmma", "hmma", "imma", "tensorop", "16816", "1688",
                                        "h884", "s884", "i884", "884gemm", "884cudnn", "tcgen05", "umma",
-                                       "mma_sm", NULL };
+                                       "mma_sm", "mfma", "xdlops", "gtcx", "wmma", "mxe2m1", "mxe4m3",
+                                       "mxe5m2", "mxe3m2", "mxe2m3", "mxf4", "mxf6", "mxf8", "nvfp4", NULL };
     /* Element types tensor cores take, as xmma/fmha/flash kernels spell them. */
-    static const char *const tc_types[] = { "f16", "bf16", "tf32", "e4m3", "e5m2", "fp8", "int8", "i8i8",
-                                            "s8", "fp16", "half", NULL };
+    static const char *const tc_types[] = { "f16", "bf16", "tf32", "e4m3", "e5m2", "e2m1", "fp8", "int8", "i8i8",
+                                            "s8", "fp16", "half", "bfloat16", "float16", NULL };
     if (has_any(name, simt)) {
         /* "s16816gemm"/"s1688gemm" hold "gemm" but not "sgemm"; nothing in
          * the SIMT list is a substring of a tensor-core spelling. */
         return 0;
     }
-    if (has_any(name, mma)) return 1;
-    if ((has(name, "xmma") || has(name, "fmha") || has(name, "flash") || has(name, "cutlass")) &&
+    if (has_any(name, mma) || tensile_mfma(name)) return 1;
+    if ((has(name, "xmma") || has(name, "fmha") || has(name, "flash") || has(name, "cutlass") ||
+         starts(name, "bmm_")) &&
         has_any(name, tc_types))
         return 1;
     /* FlashAttention kernels run on tensor cores whatever their name says
-     * about types (they only exist for 16-bit inputs). */
+     * about types (they only exist for 16-bit inputs); so do Triton's fused
+     * attention (`attn_fwd`, `_attn_bwd`), Inductor's GEMM/conv/attention
+     * templates (`triton_tem_*`) and Triton matmuls, all built on tl.dot. */
     if (has(name, "flash_fwd") || has(name, "flash_bwd") || has(name, "flash::")) return 1;
+    if (has(name, "attn_fwd") || has(name, "attn_bwd") || starts(name, "triton_tem_") || has(name, "matmul_kernel"))
+        return 1;
     return 0;
 }
 
 int kclass_comm_kernel(const char *name)
 {
+    /* DeepEP's expert-parallel dispatch/combine kernels live in the
+     * `deep_ep::` namespace (`dpsk::ep::` in DeepSeek's own build). */
     static const char *const comm[] = { "nccl", "rccl", "hccl", "msccl", "nvshmem", "cross_device_reduce",
                                         "allreduce", "all_reduce", "allgather", "all_gather",
-                                        "reducescatter", "reduce_scatter", "alltoall", "all_to_all",
-                                        "sendrecv", NULL };
+                                        "reducescatter", "reduce_scatter", "alltoall", "all_to_all", "all2all",
+                                        "sendrecv", "deep_ep::", "dpsk::ep::", "ep::internode::",
+                                        "ep::intranode::", NULL };
     return has_any(name, comm);
 }
 
@@ -79,7 +111,10 @@ int kclass_tc_eligible_op(const char *name)
         "aten::linalg_multi_dot", "aten::_addmm_activation", "aten::prelu", "aten::conv1d", "aten::conv2d",
         "aten::conv3d", "aten::conv_tbc", "aten::conv_transpose1d", "aten::conv_transpose2d",
         "aten::conv_transpose3d", "aten::convolution", "aten::_convolution", "aten::cudnn_convolution",
-        "aten::cudnn_convolution_transpose", "aten::convolution_backward", "aten::_scaled_mm",
+        "aten::cudnn_convolution_transpose", "aten::convolution_backward",
+        "aten::cudnn_convolution_backward", "aten::cudnn_convolution_backward_input",
+        "aten::cudnn_convolution_backward_weight", "aten::cudnn_convolution_transpose_backward",
+        "aten::miopen_convolution", "aten::miopen_convolution_transpose", "aten::miopen_depthwise_convolution", "aten::_scaled_mm",
         "aten::_int_mm", "aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
         "aten::_scaled_dot_product_efficient_attention", "aten::_scaled_dot_product_cudnn_attention",
         "aten::_flash_attention_forward", "aten::_flash_attention_backward", "aten::_efficient_attention_forward",

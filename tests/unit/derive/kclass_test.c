@@ -20,6 +20,23 @@ static void test_tensor_core_kernels(void)
     CHECK(kclass_tensor_core("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize64x32x64_stage5_warpsize2x2x1_g1_tensor16x8x8_kernel_cudnn"));
     /* Blackwell */
     CHECK(kclass_tensor_core("nvjet_sm100_tst_256x256_64x4_2x1_2cta_v_bz_Avec16UE4M3_Bvec16UE4M3_NNT"));
+    /* Blackwell block-scaled FP8/FP4 GEMMs (TensorRT-LLM) and attention */
+    CHECK(kclass_tensor_core("bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2"));
+    CHECK(kclass_tensor_core("bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN"));
+    CHECK(kclass_tensor_core("bmm_E4m3_E4m3E4m3_Fp32_t128x8x128u2_s6_et64x8_m64x8x32_cga1x1x1_16dp256b_TN_transOut"));
+    CHECK(kclass_tensor_core("fmhaSm100aKernel_QkvBfloat16OBfloat16H128PagedKvCausalP32VarSeqQ128Kv128PersistentContext"));
+    /* AMD matrix cores: Tensile MFMA GEMMs (bf16 and fp32 MFMA), MIOpen
+     * xdlops igemm, composable_kernel, vLLM's ROCm paged attention */
+    CHECK(kclass_tensor_core("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x192x64_MI16x16x1_SN_LDSB1_AFC1_AFEM1"));
+    CHECK(kclass_tensor_core("Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0_AFC1_AFEM1_AFEM1"));
+    CHECK(kclass_tensor_core("igemm_wrw_gtcx2_nhwc_bf16_bx0_ex1_bt256x128x16_wt32x32x8_ws2x1_wr2x2_ta1x4x1x4_1x4x1x64"));
+    CHECK(kclass_tensor_core("igemm_fwd_gtcx3_nhwc_bf16_bx0_ex1_bt128x128x32_wt32x32x8_ws1x1_wr2x2_ta1x8x2x1_1x4x1x64"));
+    CHECK(kclass_tensor_core("_ZN2ck16tensor_operation6device37kernel_batched_gemm_xdlops_bwd_weightINS_47GridwiseGemm"));
+    CHECK(kclass_tensor_core("void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16, 1>"));
+    /* Triton: fused attention, Inductor templates, matmul */
+    CHECK(kclass_tensor_core("attn_fwd"));
+    CHECK(kclass_tensor_core("triton_tem_fused_addmm_relu_0"));
+    CHECK(kclass_tensor_core("matmul_kernel"));
 }
 
 static void test_simt_kernels(void)
@@ -33,6 +50,15 @@ static void test_simt_kernels(void)
     CHECK(!kclass_tensor_core("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"));
     CHECK(!kclass_tensor_core("triton_poi_fused__to_copy_4"));
     CHECK(!kclass_tensor_core("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+    /* MIOpen's elementwise kernels say "TensorOp"; Tensile's non-MFMA
+     * ("_MT..." without "_MI") and MIOpen's non-xdlops ("gtc") kernels */
+    CHECK(!kclass_tensor_core("SubTensorOpWithCastTensor1d"));
+    CHECK(!kclass_tensor_core("SubTensorOpWithScalar1d"));
+    CHECK(!kclass_tensor_core("Cijk_Ailk_Bljk_SB_MT64x64x8_SE_1LDSB0_APM1_AF0EM1_AF1EM1_AMAS3_ASAE01_ASCE01_ASEM1"));
+    CHECK(!kclass_tensor_core("igemm_fwd_gtc_nhwc_fp32_bx0_ex1_bt128x128x16_tt8x8_gm2x4x4_ta1x4x1x1_16x1x1x16"));
+    CHECK(!kclass_tensor_core("batched_transpose_16x64_pack_1x4_ediv_1x2_half"));
+    CHECK(!kclass_tensor_core("void tensorrt_llm::kernels::quantize_with_block_size<(tensorrt_llm::BlockScaleQuantizationType)2, __nv_bfloat16>"));
+    CHECK(!kclass_tensor_core("triton_red_fused_add_mean_mul_pow_rsqrt_1"));
 }
 
 static void test_comm(void)
@@ -42,6 +68,13 @@ static void test_comm(void)
     CHECK(kclass_comm_kernel("void rccl::ncclKernel_AllReduce_RING_LL_Sum_float"));
     CHECK(kclass_comm_kernel("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>"));
     CHECK(!kclass_comm_kernel("void at::native::reduce_kernel<512, 1>"));
+    /* DeepEP expert-parallel dispatch/combine (DeepSeek's build and upstream) */
+    CHECK(kclass_comm_kernel("void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*)"));
+    CHECK(kclass_comm_kernel("void dpsk::ep::internode::cached_notify<false>(int, int, int, int, int*, int)"));
+    CHECK(kclass_comm_kernel("void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*)"));
+    CHECK(kclass_comm_kernel("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16>(c10::BFloat16*)"));
+    CHECK(!kclass_comm_kernel("void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>(dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel::Params)"));
+    CHECK(!kclass_comm_kernel("void moe::dev::routing::routingIndicesHistogramKernel<moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16>>"));
     CHECK(!kclass_comm_kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NTT"));
     CHECK(kclass_comm_op("gloo:all_reduce"));
     CHECK(kclass_comm_op("nccl:all_reduce"));
@@ -54,6 +87,10 @@ static void test_ops(void)
     CHECK(kclass_tc_eligible_op("aten::mm"));
     CHECK(kclass_tc_eligible_op("aten::cudnn_convolution"));
     CHECK(kclass_tc_eligible_op("AddmmBackward0"));
+    /* PyTorch 1.8's cuDNN backward ops (the tb_plugin V100 ResNet-50) and ROCm's */
+    CHECK(kclass_tc_eligible_op("aten::cudnn_convolution_backward_input"));
+    CHECK(kclass_tc_eligible_op("aten::cudnn_convolution_backward_weight"));
+    CHECK(kclass_tc_eligible_op("aten::miopen_convolution"));
     CHECK(!kclass_tc_eligible_op("aten::add_"));
     CHECK(!kclass_tc_eligible_op("aten::mm_backward_extra")); /* exact names only */
     CHECK(kclass_dataloader("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"));
