@@ -8,7 +8,8 @@
  * A folder given to import is one run when it holds trace files directly
  * (one per rank); its sub-folders are searched the same way. Trace files are
  * *.json / *.json.gz whose name contains "trace" (facts.json, configs and
- * the like are skipped).
+ * the like are skipped); a JSON file named otherwise counts when its first
+ * 64 KiB hold "traceEvents".
  *
  * User-facing output (the URL, import summaries) goes to stdout; these
  * functions return process exit codes where they are commands.

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "base/fsutil.h"
 #include "base/log.h"
@@ -21,6 +22,7 @@
 #include "derive/summary.h"
 #include "derive/summary_report.h"
 #include "ingest/ingest.h"
+#include "ingest/ingest_naming.h"
 #include "ingest/ingest_service.h"
 #include "store/catalog.h"
 #include "store/rundb.h"
@@ -28,14 +30,78 @@
 /* ---------------------------------------------------------------------- */
 /* finding traces                                                         */
 
-static int is_trace_name(const char *n)
+/* What the first 64 KiB of a JSON file (gzip or not) say: whether it is a
+ * Chrome trace (files from TraceLens, HTA or a job script are named freely,
+ * `Qwen_..._1016005.json.gz`, and facts/config files beside them are not
+ * traces), and the rank its distributedInfo names (Kineto writes it before
+ * traceEvents), -1 if none. */
+struct sniff {
+    int trace, rank;
+};
+
+static struct sniff sniff_json(const char *path)
+{
+    enum { SNIFF = 64 * 1024 };
+    struct sniff r = { 0, -1 };
+    gzFile f = gzopen(path, "rb");
+    if (!f) return r;
+    char *buf = xmalloc(SNIFF + 1);
+    int n = gzread(f, buf, SNIFF);
+    gzclose(f);
+    if (n > 0) {
+        buf[n] = '\0';
+        /* a NUL inside ends the search early: a binary file is no trace */
+        r.trace = strstr(buf, "\"traceEvents\"") != NULL ||
+                  (buf[strspn(buf, " \t\r\n")] == '[' && strstr(buf, "\"ph\"") != NULL);
+        const char *di = strstr(buf, "\"distributedInfo\"");
+        const char *rk = di ? strstr(di, "\"rank\"") : NULL;
+        if (rk && rk - di < 1024) {
+            rk += 6;
+            rk += strspn(rk, " \t\r\n:");
+            char *end;
+            long v = strtol(rk, &end, 10);
+            if (end != rk && v >= 0 && v < 1000000) r.rank = (int)v;
+        }
+    }
+    free(buf);
+    return r;
+}
+
+static int is_trace_file(const char *path, const char *n)
 {
     size_t l = strlen(n);
     if (n[0] == '.') return 0;
     int json = (l > 5 && strcmp(n + l - 5, ".json") == 0) || (l > 8 && strcmp(n + l - 8, ".json.gz") == 0);
     /* Nsight Systems exports (nsys export --type sqlite) are named freely */
     int nsys = l > 7 && strcmp(n + l - 7, ".sqlite") == 0;
-    return (json && strstr(n, "trace") != NULL) || nsys;
+    return nsys || (json && (strstr(n, "trace") != NULL || sniff_json(path).trace));
+}
+
+/* 1 when the files of one folder are the ranks of one job: each names a
+ * rank (in distributedInfo, else in its file name) and no two the same.
+ * Otherwise they are separate runs side by side: the TensorBoard plugin's
+ * samples keep worker0.pt.trace.json.gz of two captures in one folder. */
+static int one_job(char **files, int nf)
+{
+    int *ranks = xcalloc((size_t)nf, sizeof *ranks), ok = 1;
+    for (int i = 0; i < nf && ok; i++) {
+        const char *b = strrchr(files[i], '/');
+        ranks[i] = sniff_json(files[i]).rank;
+        if (ranks[i] < 0) ranks[i] = ingest_naming_rank(b ? b + 1 : files[i]);
+        ok = ranks[i] >= 0;
+        for (int j = 0; j < i && ok; j++) ok = ranks[j] != ranks[i];
+    }
+    free(ranks);
+    return ok;
+}
+
+static void add_group(struct cli_groups *out, char *name, char **files, int nf)
+{
+    out->g = xrealloc(out->g, sizeof *out->g * (size_t)(out->n + 1));
+    out->g[out->n].name = name;
+    out->g[out->n].paths = files;
+    out->g[out->n].n = nf;
+    out->n++;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -63,7 +129,7 @@ void cli_scan_dir(const char *dir, const char *rel, int depth, struct cli_groups
         if (S_ISDIR(st.st_mode)) {
             subs = xrealloc(subs, sizeof *subs * (size_t)(ns + 1));
             subs[ns++] = xstrdup(de->d_name);
-        } else if (S_ISREG(st.st_mode) && is_trace_name(de->d_name)) {
+        } else if (S_ISREG(st.st_mode) && is_trace_file(p, de->d_name)) {
             files = xrealloc(files, sizeof *files * (size_t)(nf + 1));
             files[nf++] = xstrdup(p);
         }
@@ -85,16 +151,23 @@ void cli_scan_dir(const char *dir, const char *rel, int depth, struct cli_groups
     }
     if (nf) {
         xqsort(files, (size_t)nf, sizeof *files, cmp_str);
-        out->g = xrealloc(out->g, sizeof *out->g * (size_t)(out->n + 1));
         char *dn = xstrdup(dir);
         size_t dl = strlen(dn);
         while (dl > 1 && dn[dl - 1] == '/') dn[--dl] = '\0';
         const char *base = strrchr(dn, '/');
-        out->g[out->n].name = xstrdup(rel[0] ? rel : base ? base + 1 : dn);
+        const char *gname = rel[0] ? rel : base ? base + 1 : dn;
+        if (nf == 1 || one_job(files, nf)) {
+            add_group(out, xstrdup(gname), files, nf);
+        } else {
+            for (int i = 0; i < nf; i++) {
+                char **one = xmalloc(sizeof *one);
+                const char *b = strrchr(files[i], '/');
+                one[0] = files[i];
+                add_group(out, xasprintf("%s/%s", gname, b ? b + 1 : files[i]), one, 1);
+            }
+            free(files);
+        }
         free(dn);
-        out->g[out->n].paths = files;
-        out->g[out->n].n = nf;
-        out->n++;
     } else {
         free(files);
     }
@@ -164,7 +237,7 @@ int cli_import(const struct config *cfg, char **paths, int npaths)
         if (S_ISDIR(st.st_mode)) {
             cli_scan_dir(paths[i], "", 0, &gs);
             if (!gs.n) {
-                fprintf(stderr, "traceboard import: %s: no trace files (*trace*.json[.gz], *.sqlite) found\n", paths[i]);
+                fprintf(stderr, "traceboard import: %s: no trace files (*.json[.gz] holding traceEvents, *.sqlite) found\n", paths[i]);
                 failed++;
             }
         } else {

@@ -236,6 +236,30 @@ static int report_db(const char *db_path, const char *run_name, json_t **out, st
     return rc;
 }
 
+/* Imports group g into cat (named after it when use_name) and reads its report. */
+static int analyze_group(struct catalog *cat, const struct config *cfg, const struct cli_group *g, int use_name, json_t **rep,
+                         struct err *e)
+{
+    char id[CATALOG_ID_LEN + 1];
+    json_t *run = NULL;
+    char *name = NULL;
+    if (cli_import_group(cat, cfg, g, use_name, id, e) != 0) return e->code;
+    if (catalog_get(cat, id, &run, e) == 0) name = xstrdup(json_string_value(json_object_get(run, "name")));
+    json_decref(run);
+    char *dbp = xasprintf("%s/runs/%s/run.db", cfg->data_dir, id);
+    int rc = report_db(dbp, name, rep, e);
+    free(dbp);
+    free(name);
+    return rc;
+}
+
+/* Adds a copy of path to g. */
+static void group_add(struct cli_group *g, const char *path)
+{
+    g->paths = xrealloc(g->paths, sizeof *g->paths * (size_t)(g->n + 1));
+    g->paths[g->n++] = xstrdup(path);
+}
+
 int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, int npaths)
 {
     struct config tmp = *cfg;
@@ -244,9 +268,7 @@ int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, i
     struct catalog *cat = NULL;
     struct err e;
     json_t *rep = NULL;
-    struct cli_group g = { "analyze", NULL, 0 };
-    struct cli_groups gs = { 0 };
-    char *name = NULL;
+    struct cli_groups gs = { 0 };  /* the runs to analyze: the files given, then each folder's runs */
 
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--json") == 0) json = 1;
@@ -270,17 +292,11 @@ int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, i
         }
         free(dbp);
     }
-    if (!mkdtemp(dir)) {
-        fprintf(stderr, "traceboard analyze: cannot create a temporary folder: %s\n", strerror(errno));
-        return 1;
-    }
-    snprintf(tmp.data_dir, sizeof tmp.data_dir, "%s", dir);
-    tmp.keep_sources = 0;
-    if (catalog_open(dir, &cat, &e) != 0) {
-        fprintf(stderr, "traceboard analyze: %s\n", e.msg);
-        rc = 1;
-        goto out;
-    }
+    /* Files given by name are the ranks of one run; a folder holds one run
+     * per sub-folder of trace files, and each is analyzed on its own. */
+    gs.g = xcalloc(1, sizeof *gs.g);
+    gs.g[0].name = xstrdup("analyze");
+    gs.n = 1;
     for (int i = 0; i < npaths; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0) {
@@ -289,53 +305,61 @@ int cli_analyze(const struct config *cfg, int argc, char **argv, char **paths, i
             goto out;
         }
         if (S_ISDIR(st.st_mode)) cli_scan_dir(paths[i], "", 0, &gs);
-        else {
-            g.paths = xrealloc(g.paths, sizeof *g.paths * (size_t)(g.n + 1));
-            g.paths[g.n++] = xstrdup(paths[i]);
-        }
+        else group_add(&gs.g[0], paths[i]);
     }
-    for (int k = 0; k < gs.n; k++)
-        for (int j = 0; j < gs.g[k].n; j++) {
-            g.paths = xrealloc(g.paths, sizeof *g.paths * (size_t)(g.n + 1));
-            g.paths[g.n++] = xstrdup(gs.g[k].paths[j]);
-        }
-    if (g.n == 0) {
+    int first = gs.g[0].n ? 0 : 1, nruns = gs.n - first;
+    if (nruns == 0) {
         fprintf(stderr, "traceboard analyze: no trace files found\n");
         rc = 1;
         goto out;
     }
-    char id[CATALOG_ID_LEN + 1];
-    if (cli_import_group(cat, &tmp, &g, 0, id, &e) != 0) {
+    if (nruns > 1) {
+        fprintf(stderr, "traceboard analyze: %d runs found; each is analyzed on its own:", nruns);
+        for (int k = first; k < gs.n; k++)
+            fprintf(stderr, " %s (%d file%s)%s", k == 0 ? "the files given" : gs.g[k].name, gs.g[k].n,
+                    gs.g[k].n == 1 ? "" : "s", k + 1 < gs.n ? "," : "\n");
+    }
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "traceboard analyze: cannot create a temporary folder: %s\n", strerror(errno));
+        rc = 1;
+        goto out;
+    }
+    snprintf(tmp.data_dir, sizeof tmp.data_dir, "%s", dir);
+    tmp.keep_sources = 0;
+    if (catalog_open(dir, &cat, &e) != 0) {
         fprintf(stderr, "traceboard analyze: %s\n", e.msg);
         rc = 1;
         goto out;
     }
-    {
-        json_t *run = NULL;
-        if (catalog_get(cat, id, &run, &e) == 0)
-            name = xstrdup(json_string_value(json_object_get(run, "name")));
-        json_decref(run);
-        char *dbp = xasprintf("%s/runs/%s/run.db", dir, id);
-        rc = report_db(dbp, name, &rep, &e);
-        free(dbp);
-        if (rc) {
+    if (nruns > 1) rep = json_pack("{s:[]}", "runs");
+    for (int k = first; k < gs.n; k++) {
+        json_t *one = NULL;
+        if (analyze_group(cat, &tmp, &gs.g[k], nruns > 1 && k > 0, &one, &e) != 0) {
             fprintf(stderr, "traceboard analyze: %s\n", e.msg);
             rc = 1;
             goto out;
         }
+        if (nruns > 1) json_array_append_new(json_object_get(rep, "runs"), one);
+        else rep = one;
     }
 print:
     if (json) {
-        json_dumpf(rep, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+        /* 16 significant digits: µs timestamps since the epoch keep their
+         * ns (4487348861234.567), and ratios print without binary noise */
+        json_dumpf(rep, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(16));
         printf("\n");
+    } else if (json_object_get(rep, "runs")) {
+        size_t i;
+        json_t *one;
+        json_array_foreach(json_object_get(rep, "runs"), i, one) {
+            if (i) printf("\n");
+            print_report(stdout, one);
+        }
     } else {
         print_report(stdout, rep);
     }
 out:
     json_decref(rep);
-    free(name);
-    for (int j = 0; j < g.n; j++) free(g.paths[j]);
-    free(g.paths);
     cli_groups_free(&gs);
     if (cat) {
         catalog_close(cat);
@@ -344,4 +368,3 @@ out:
     }
     return rc;
 }
-

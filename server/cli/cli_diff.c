@@ -166,7 +166,7 @@ int cli_diff(const struct config *cfg, int argc, char **argv, char **paths, int 
     json_object_set_new(json_object_get(rep, "a"), "path", json_string(paths[0]));
     json_object_set_new(json_object_get(rep, "b"), "path", json_string(paths[1]));
     if (json) {
-        json_dumpf(rep, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10));
+        json_dumpf(rep, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(16)); /* as analyze --json */
         printf("\n");
     } else {
         print_diff(stdout, rep, paths[0], paths[1]);

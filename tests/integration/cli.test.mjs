@@ -3,10 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { BIN, SHARED, DEMO } from './lib.mjs';
+import { analyzeJson, readTrace } from './tracejson.mjs';
 
 function run(args) {
   return spawnSync(BIN, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -68,4 +69,46 @@ test('a JAX profile folder is one rank, not its two copies of the events', (t) =
   const rep = JSON.parse(r.stdout);
   assert.equal(rep.ranks.length, 1);
   assert.ok(rep.ranks[0].steps.length >= 2, 'train#N step markers');
+});
+
+test('analyze DIR: a folder holding two captures is two runs, said so; traces named freely are found, facts.json is not', (t) => {
+  const a = join(SHARED, 'traces', 'matmul_amp'), b = join(SHARED, 'traces', 'matmul_fp32_strict');
+  if (!existsSync(a) || !existsSync(b)) { t.skip('../shared/traces not found'); return; }
+  const dir = mkdtempSync(join(tmpdir(), 'tb-analyze-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const pick = (d) => join(d, readdirSync(d).find((f) => f.endsWith('.pt.trace.json.gz')));
+  // neither name says "trace" nor a rank: before/after captures of one job
+  copyFileSync(pick(a), join(dir, 'before.json.gz'));
+  copyFileSync(pick(b), join(dir, 'after.json.gz'));
+  copyFileSync(join(a, 'facts.json'), join(dir, 'facts.json'));
+  const r = run(['analyze', '--json', dir]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /2 runs found; each is analyzed on its own/);
+  const rep = JSON.parse(r.stdout);
+  assert.equal(rep.runs.length, 2);
+  for (const one of rep.runs) assert.equal(one.ranks.length, 1, 'one capture is one rank');
+  assert.deepEqual(rep.runs.map((x) => x.run.name).sort(), [`${basename(dir)}/after.json.gz`, `${basename(dir)}/before.json.gz`]);
+  // the text report prints both
+  const txt = run(['analyze', dir]);
+  assert.equal(txt.status, 0, txt.stderr);
+  assert.equal(txt.stdout.match(/^run /gm).length, 2);
+});
+
+test('analyze --json prints step times to the ns, not rounded to 10 digits', (t) => {
+  const d = join(SHARED, 'traces', 'matmul_amp');
+  if (!existsSync(d)) { t.skip('../shared/traces not found'); return; }
+  const file = join(d, readdirSync(d).find((f) => f.endsWith('.pt.trace.json.gz')));
+  const raw = readTrace(file, { exact: true });
+  const rep = analyzeJson(d);
+  const steps = rep.ranks[0].steps;
+  assert.ok(steps.length > 0);
+  for (const s of steps) {
+    const ev = raw.traceEvents.find((e) => e.name === s.name && e.ph === 'X');
+    assert.ok(ev, s.name);
+    // epoch µs need 16 digits: 4487348861234.567 and not 4.487348861e12 (off
+    // by up to 1 ms); a double holds them to within 1 ns
+    assert.ok(Math.abs(s.start_us * 1000 - ev.tsn) <= 1, `${s.name} start ${s.start_us} vs ${ev.tsn} ns`);
+  }
+  assert.ok(steps.every((s, i) => i === 0 || s.start_us >= steps[i - 1].start_us + steps[i - 1].dur_us - 0.001),
+    'steps do not appear to overlap');
 });
