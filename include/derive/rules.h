@@ -53,6 +53,8 @@
     X(excessive_host_sync)                                                                                  \
     X(pageable_memcpy)                                                                                      \
     X(layout_transposes)                                                                                    \
+    X(optimizer_dominated)                                                                                  \
+    X(unfused_attention)                                                                                    \
     X(low_gpu_memory)                                                                                       \
     X(memory_near_limit)                                                                                    \
     X(memory_growth)                                                                                        \

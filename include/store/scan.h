@@ -103,6 +103,11 @@ int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struc
  * before it existed lack): 1 yes, 0 no, < 0 on an error. */
 int scan_has_table(sqlite3 *db, const char *name, struct err *e);
 
+/* For the store's other readers (scan_span.c): the columns of a slice row
+ * over `slice s`, in the order scan_slice_row copies them out. */
+#define SCAN_SLICE_COLS "s.id, s.track, s.ts, s.dur, s.parent, s.name, s.kind, s.corr"
+void scan_slice_row(sqlite3_stmt *st, struct scan_slice *row);
+
 /* Steps a statement of the caller's: 1 for SQLITE_ROW, 0 for SQLITE_DONE,
  * else rundb_db_error(db, e, what) (< 0). The one way a loop over a fixed
  * statement tells the end of the rows from an error. */

@@ -3,8 +3,8 @@
 #include "base/xmalloc.h"
 #include "store/rundb.h"
 
-/* The columns slice_row reads, in its order. */
-#define SLICE_COLS "s.id, s.track, s.ts, s.dur, s.parent, s.name, s.kind, s.corr"
+#define SLICE_COLS SCAN_SLICE_COLS
+#define slice_row scan_slice_row
 
 struct scan_slices {
     sqlite3_stmt *tracks, *slices;
@@ -73,8 +73,7 @@ int scan_slices_track(struct scan_slices *c, int64_t *track, struct err *e)
     return 1;
 }
 
-/* Copies the row of a statement that selects the columns of SLICE_COLS. */
-static void slice_row(sqlite3_stmt *st, struct scan_slice *row)
+void scan_slice_row(sqlite3_stmt *st, struct scan_slice *row)
 {
     row->id = sqlite3_column_int64(st, 0);
     row->track = sqlite3_column_int64(st, 1);

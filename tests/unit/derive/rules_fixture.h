@@ -240,6 +240,18 @@ static inline void fixture_step(struct fixture_trace *t, int n, double ts, doubl
     fixture_host(t, 1, "user_annotation", name, ts, dur, 0);
 }
 
+/* A runtime launch on thread 1 and the kernel it started on device 0,
+ * stream 7, joined by correlation id corr. */
+static inline void fixture_launch(struct fixture_trace *t, int corr, double ts, double dur, const char *kernel,
+                                  double kts, double kdur)
+{
+    fixture_host(t, 1, "cuda_runtime", "cudaLaunchKernel", ts, dur, corr);
+    fixture_trace_add(t,
+                      "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"%s\",\"pid\":0,\"tid\":7,\"ts\":%.3f,"
+                      "\"dur\":%.3f,\"args\":{\"device\":0,\"stream\":7,\"correlation\":%d}}",
+                      kernel, kts, kdur, corr);
+}
+
 /* Empties t, keeping its buffer. */
 static inline void fixture_trace_reset(struct fixture_trace *t)
 {

@@ -1,0 +1,125 @@
+#include "store/scan_span.h"
+
+#include <string.h>
+
+#include "base/xmalloc.h"
+#include "store/model.h"
+#include "store/rundb.h"
+
+struct scan_span {
+    sqlite3_stmt *named, *inside, *ops, *str;
+    int rank;
+    int64_t inside_end; /* end of the span being walked */
+    int64_t inside_track;
+};
+
+void scan_span_close(struct scan_span *c)
+{
+    if (!c) return;
+    sqlite3_finalize(c->named);
+    sqlite3_finalize(c->inside);
+    sqlite3_finalize(c->ops);
+    sqlite3_finalize(c->str);
+    free(c);
+}
+
+int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
+{
+    struct scan_span *c = xcalloc(1, sizeof *c);
+    int rc;
+    *out = NULL;
+    c->rank = rank;
+    /* names first (str is small beside slice), then slice_name's index;
+     * the prefix is matched with a range on s so no LIKE escaping applies:
+     * s >= prefix AND s < prefix || x'F4908080' (past every UTF-8 suffix) */
+    if ((rc = rundb_prepare(db,
+                            "SELECT " SCAN_SLICE_COLS " FROM str n JOIN slice s ON s.name = n.id"
+                            " JOIN track t ON t.id = s.track"
+                            " WHERE n.s >= ?1 AND n.s < ?1 || char(1114111) AND (?2 < 0 OR t.rank = ?2)"
+                            " ORDER BY s.name, s.track, s.ts",
+                            &c->named, e)) ||
+        (rc = rundb_prepare(db, "SELECT " SCAN_SLICE_COLS " FROM slice s WHERE s.id > ?1 ORDER BY s.id", &c->inside,
+                            e)) ||
+        (rc = rundb_prepare(db,
+                            "SELECT " SCAN_SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
+                            " WHERE s.corr = ?1 AND ?1 != 0 AND t.kind = ?2 AND (?3 < 0 OR t.rank = ?3)"
+                            " AND s.kind IN (?4, ?5, ?6) ORDER BY s.ts",
+                            &c->ops, e)) ||
+        (rc = rundb_prepare(db, "SELECT s FROM str WHERE id = ?1", &c->str, e))) {
+        scan_span_close(c);
+        return rc;
+    }
+    sqlite3_bind_int(c->named, 2, rank);
+    sqlite3_bind_int(c->ops, 2, TB_TRACK_GPU);
+    sqlite3_bind_int(c->ops, 3, rank);
+    sqlite3_bind_int(c->ops, 4, TB_K_KERNEL);
+    sqlite3_bind_int(c->ops, 5, TB_K_MEMCPY);
+    sqlite3_bind_int(c->ops, 6, TB_K_MEMSET);
+    *out = c;
+    return 0;
+}
+
+int scan_span_named_begin(struct scan_span *c, const char *prefix, struct err *e)
+{
+    if (strlen(prefix) > 200) return err_set(e, ERR_INVALID, "name prefix too long");
+    sqlite3_reset(c->named);
+    sqlite3_bind_text(c->named, 1, prefix, -1, SQLITE_TRANSIENT);
+    return 0;
+}
+
+int scan_span_named_next(struct scan_span *c, struct scan_slice *row, struct err *e)
+{
+    int rc = scan_step(c->named, e, "run database (named slices)");
+    if (rc == 1) scan_slice_row(c->named, row);
+    return rc;
+}
+
+int scan_span_inside_begin(struct scan_span *c, const struct scan_slice *span, struct err *e)
+{
+    (void)e;
+    sqlite3_reset(c->inside);
+    sqlite3_bind_int64(c->inside, 1, span->id);
+    c->inside_end = span->ts + span->dur;
+    c->inside_track = span->track;
+    return 0;
+}
+
+int scan_span_inside_next(struct scan_span *c, struct scan_slice *row, struct err *e)
+{
+    if (c->inside_track == 0) return 0;
+    int rc = scan_step(c->inside, e, "run database (slices inside a span)");
+    if (rc == 1) {
+        scan_slice_row(c->inside, row);
+        /* ids follow (track, ts): the first row of another track, or one
+         * starting at the span's end, ends the walk */
+        if (row->track == c->inside_track && row->ts < c->inside_end) return 1;
+        rc = 0;
+    }
+    c->inside_track = 0;
+    sqlite3_reset(c->inside);
+    return rc;
+}
+
+int scan_span_ops_begin(struct scan_span *c, int64_t corr, struct err *e)
+{
+    (void)e;
+    sqlite3_reset(c->ops);
+    sqlite3_bind_int64(c->ops, 1, corr);
+    return 0;
+}
+
+int scan_span_ops_next(struct scan_span *c, struct scan_slice *row, struct err *e)
+{
+    int rc = scan_step(c->ops, e, "run database (GPU ops of a launch)");
+    if (rc == 1) scan_slice_row(c->ops, row);
+    return rc;
+}
+
+int scan_span_name(struct scan_span *c, uint32_t name, const char **out, struct err *e)
+{
+    sqlite3_reset(c->str);
+    sqlite3_bind_int64(c->str, 1, name);
+    int rc = scan_step(c->str, e, "run database (names)");
+    if (rc == 1) *out = (const char *)sqlite3_column_text(c->str, 0);
+    return rc;
+}

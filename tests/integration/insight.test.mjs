@@ -1,0 +1,89 @@
+// Insight on real hardware: the kernel taxonomy and the rules against the
+// public corpus (AMD MI300/MI210, Blackwell B200, DeepSeek's DeepEP, V100)
+// and our own H200 captures (tests/data/h200). Each case is a figure or a
+// finding that was wrong before, and a look-alike that must stay quiet.
+// Corpus cases skip when ../shared is not there; the captures always run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { SHARED } from './lib.mjs';
+import { analyzeJson } from './tracejson.mjs';
+
+const CORPUS = join(SHARED, 'corpus');
+const H200 = resolve('tests/data/h200');
+const TRACES = join(SHARED, 'traces');
+
+const fired = (rep, id) => rep.recommendations.filter((r) => r.id === id);
+
+// [path, checks(rep)]: path under CORPUS, TRACES or H200
+const cases = [
+  // AMD matrix cores: Tensile _MI GEMMs and Triton attn_fwd (was 0 %)
+  [join(CORPUS, 'tracelens/tests/traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz'), (rep) => {
+    assert.ok(rep.ranks[0].tensor_core_share > 0.45, `MI300 Qwen TC share ${rep.ranks[0].tensor_core_share}`);
+    assert.equal(fired(rep, 'enable_amp').length, 0, 'bf16 MFMA GEMMs are not "tensor cores unused"');
+  }],
+  // MIOpen SubTensorOp elementwise kernels are not tensor-core work; xdlops igemm is
+  [join(CORPUS, 'tracelens/tests/traces/mi210/gpu_only_trace/gpu_only_trace.json.gz'), (rep) => {
+    const s = rep.ranks[0].tensor_core_share;
+    assert.ok(s > 0.25 && s < 0.4, `MI210 TC share ${s} (was 0.09: exactly the SubTensorOp kernels)`);
+    const sub = rep.ranks[0].top_kernels.filter((k) => /SubTensorOp/.test(k.name));
+    assert.ok(sub.length > 0, "SubTensorOp kernels are among the top kernels");
+    for (const k of sub) assert.equal(k.tensor_cores, false, k.name);
+  }],
+  // Blackwell block-scaled FP8/FP4 bmm (48 % of kernel time) is tensor-core work
+  [join(CORPUS, 'tracelens/tests/traces/b200/eager_trace.json.gz'), (rep) => {
+    assert.ok(rep.ranks[0].tensor_core_share > 0.6, `B200 TC share ${rep.ranks[0].tensor_core_share}`);
+  }],
+  // DeepEP dispatch/combine is communication, not compute
+  [join(CORPUS, 'deepseek_profile_data/train.json.gz'), (rep) => {
+    const b = rep.ranks[0].average.breakdown_us;
+    assert.ok(b.communication > 0.4 * rep.ranks[0].average.dur_us, `DeepEP comm ${b.communication} µs`);
+  }],
+  // old cuDNN backward ops are AMP-eligible: high, ~30 ms (was medium, 10.6 ms)
+  [join(CORPUS, 'kineto/tb_plugin/samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz'), (rep) => {
+    const [amp] = fired(rep, 'enable_amp');
+    assert.ok(amp, 'enable_amp on the V100 FP32 ResNet-50');
+    assert.equal(amp.severity, 'high');
+    assert.ok(amp.evidence.eligible_pct > 60 && amp.evidence.eligible_pct < 75, `eligible ${amp.evidence.eligible_pct} %`);
+  }],
+  // unfused AdamW: 53 % and 68 % of kernel time
+  [join(TRACES, 'matmul_amp'), (rep) => {
+    const [f] = fired(rep, 'optimizer_dominated');
+    assert.ok(f, 'optimizer_dominated on matmul_amp');
+    assert.ok(f.evidence.optimizer_pct > 45 && f.evidence.optimizer_pct < 60, `${f.evidence.optimizer_pct} %`);
+    assert.equal(f.evidence.optimizer, 'AdamW');
+  }],
+  [join(TRACES, 'torch_compile'), (rep) => {
+    const [f] = fired(rep, 'optimizer_dominated');
+    assert.ok(f && f.evidence.optimizer_pct > 60 && f.evidence.optimizer_pct < 75, 'torch_compile: 68 %');
+  }],
+  [join(TRACES, 'transformer_with_stack'), (rep) => {
+    assert.equal(fired(rep, 'optimizer_dominated').length, 0, 'a GEMM-heavy step is not optimizer-dominated');
+    assert.equal(fired(rep, 'unfused_attention').length, 0);
+  }],
+  // attention: by hand vs SDPA on the same shapes (H200), owlv2's softmax (47 %) vs BERT-small
+  [join(H200, 'attention_unfused.pt.trace.json.gz'), (rep) => {
+    const [f] = fired(rep, 'unfused_attention');
+    assert.ok(f, 'unfused_attention on softmax(QK^T)V');
+    assert.ok(f.evidence.softmax_us > 0 && f.evidence.bmm_us > 0);
+  }],
+  [join(H200, 'attention_sdpa.pt.trace.json.gz'), (rep) => {
+    assert.equal(fired(rep, 'unfused_attention').length, 0, 'SDPA is fused');
+  }],
+  [join(CORPUS, 'tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz'), (rep) => {
+    const [f] = fired(rep, 'unfused_attention');
+    assert.ok(f && f.evidence.softmax_us > 0.4 * f.evidence.kernel_us, 'owlv2: softmax ~47 % of kernel time');
+  }],
+  [join(CORPUS, 'tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz'), (rep) => {
+    assert.equal(fired(rep, 'unfused_attention').length, 0);
+  }],
+];
+
+for (const [path, check] of cases) {
+  const name = path.replace(SHARED + '/', '').replace(resolve('.') + '/', '');
+  test(name, (t) => {
+    if (!existsSync(path)) { t.skip(`${path} not found`); return; }
+    check(analyzeJson(path));
+  });
+}

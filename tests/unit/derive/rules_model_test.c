@@ -1,0 +1,145 @@
+/* rules_model_test — the rules about how the model's work is written, on
+ * crafted traces, each made to fire and not to fire: optimizer_dominated
+ * (an unfused optimizer step owning the GPU) and unfused_attention
+ * (softmax and batched matmuls instead of a fused attention kernel). Times
+ * are µs as in real traces. */
+#include "rules_fixture.h"
+
+#include <math.h>
+
+static struct fixture_trace tb;
+
+/* Two 1000 µs steps: a forward GEMM of gemm_us, then an
+ * Optimizer.step#AdamW.step span in which `op` launches 4 kernels of
+ * opt_us each. */
+static void optimizer_trace(double gemm_us, double opt_us, const char *op)
+{
+    int corr = 1;
+    fixture_trace_reset(&tb);
+    for (int s = 0; s < 2; s++) {
+        double t0 = s * 1000.0, g = t0 + 20;
+        fixture_step(&tb, s + 1, t0, 1000);
+        fixture_host(&tb, 1, "cpu_op", "aten::mm", t0 + 2, 10, 0);
+        fixture_launch(&tb, corr++, t0 + 4, 4, "ampere_sgemm_128x64_nn", g, gemm_us);
+        g += gemm_us;
+        fixture_host(&tb, 1, "user_annotation", "Optimizer.step#AdamW.step", t0 + 20, 100, 0);
+        fixture_host(&tb, 1, "cpu_op", op, t0 + 22, 80, 0);
+        for (int k = 0; k < 4; k++, g += opt_us)
+            fixture_launch(&tb, corr++, t0 + 24 + 10 * k, 5,
+                           "void at::native::multi_tensor_apply_kernel<TensorListMetadata<2>, BinaryOpListAlphaFunctor>",
+                           g, opt_us);
+    }
+}
+
+static void test_optimizer_fires(void)
+{
+    optimizer_trace(100, 50, "aten::_foreach_mul_"); /* 200 of 300 µs per step */
+    json_t *f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    json_t *t = fixture_get(f, "optimizer_dominated", 0);
+    if (!t) fixture_dump(f);
+    REQUIRE(t != NULL);
+    CHECK(fabs(fixture_evnum(t, "optimizer_pct") - 200.0 / 3) < 0.01);
+    CHECK(fabs(fixture_evnum(t, "optimizer_kernel_us") - 400.0) < 0.01);
+    CHECK_EQ_INT((long long)fixture_evnum(t, "kernels"), 8);
+    CHECK_EQ_STR(fixture_evstr(t, "optimizer"), "AdamW");
+    CHECK(json_is_true(json_object_get(json_object_get(t, "evidence"), "foreach")));
+    CHECK(fabs(fixture_num(t, "saving_us") - 100.0) < 0.01); /* half of 200 µs per step */
+    CHECK(strstr(fixture_str(t, "snippet"), "fused=True") != NULL);
+    CHECK(fixture_has_line(t, "Optimizer.step (AdamW): 400 µs of 600 µs GPU kernel time (67 %) in 8 kernels"));
+    json_decref(f);
+}
+
+static void test_optimizer_quiet(void)
+{
+    /* 40 of 440 µs: a GEMM-heavy step */
+    optimizer_trace(400, 10, "aten::_foreach_mul_");
+    json_t *f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "optimizer_dominated", -1));
+    json_decref(f);
+    /* already fused: nothing to advise, whatever its share */
+    optimizer_trace(100, 50, "aten::_fused_adamw_");
+    f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "optimizer_dominated", -1));
+    json_decref(f);
+}
+
+/* Two 1000 µs steps: bmm (scores), softmax, bmm (values) of attn_us each
+ * and an MLP GEMM of mlp_us; flash: a fused attention kernel as well. */
+static void attention_trace(double attn_us, double mlp_us, int with_bmm, int flash)
+{
+    static const char *const gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_kernel";
+    int corr = 1;
+    fixture_trace_reset(&tb);
+    for (int s = 0; s < 2; s++) {
+        double t0 = s * 1000.0, g = t0 + 50;
+        fixture_step(&tb, s + 1, t0, 1000);
+        const char *ops[3] = { with_bmm ? "aten::bmm" : "aten::mul", "aten::_softmax", with_bmm ? "aten::bmm" : "aten::mul" };
+        const char *ks[3] = { gemm, "void (anonymous namespace)::softmax_warp_forward<float, float, float, 10, false>",
+                              gemm };
+        for (int k = 0; k < 3; k++, g += attn_us) {
+            fixture_host(&tb, 1, "cpu_op", ops[k], t0 + 2 + 10 * k, 8, 0);
+            fixture_launch(&tb, corr++, t0 + 3 + 10 * k, 4, ks[k], g, attn_us);
+        }
+        fixture_host(&tb, 1, "cpu_op", "aten::mm", t0 + 32, 8, 0);
+        fixture_launch(&tb, corr++, t0 + 33, 4, gemm, g, mlp_us);
+        g += mlp_us;
+        if (flash) {
+            fixture_host(&tb, 1, "cpu_op", "aten::_scaled_dot_product_flash_attention", t0 + 42, 8, 0);
+            fixture_launch(&tb, corr++, t0 + 43, 4, "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits>", g,
+                           20);
+        }
+    }
+}
+
+static void test_attention_fires(void)
+{
+    attention_trace(100, 300, 1, 0); /* 300 of 600 µs */
+    json_t *f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    json_t *t = fixture_get(f, "unfused_attention", 0);
+    if (!t) fixture_dump(f);
+    REQUIRE(t != NULL);
+    CHECK(fabs(fixture_evnum(t, "attention_pct") - 50.0) < 0.01);
+    CHECK(fabs(fixture_evnum(t, "softmax_us") - 200.0) < 0.01);
+    CHECK(fabs(fixture_evnum(t, "bmm_us") - 400.0) < 0.01);
+    CHECK(fabs(fixture_num(t, "saving_us") - 150.0) < 0.01); /* half of 300 µs per step */
+    CHECK(strstr(fixture_str(t, "snippet"), "scaled_dot_product_attention") != NULL);
+    json_decref(f);
+}
+
+static void test_attention_quiet(void)
+{
+    /* a fused kernel in the trace: the softmax is somewhere else */
+    attention_trace(100, 300, 1, 1);
+    json_t *f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "unfused_attention", -1));
+    json_decref(f);
+    /* a softmax without batched matmuls is not attention */
+    attention_trace(100, 300, 0, 0);
+    f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "unfused_attention", -1));
+    json_decref(f);
+    /* 30 of 930 µs: under 10 % */
+    attention_trace(10, 900, 1, 0);
+    f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "unfused_attention", -1));
+    json_decref(f);
+}
+
+int main(void)
+{
+    fixture_init();
+    RUN(test_optimizer_fires);
+    RUN(test_optimizer_quiet);
+    RUN(test_attention_fires);
+    RUN(test_attention_quiet);
+    fixture_done();
+    free(tb.s);
+    return harness_done("rules_model");
+}
