@@ -67,6 +67,15 @@
 
 enum rules_severity { RULES_LOW = 0, RULES_MEDIUM = 1, RULES_HIGH = 2 };
 
+/* What recording one operator costs the host, in ns. Measured on an H200
+ * with PyTorch 2.11 (tests/data/h200/launch_bound, facts.json): 1,799
+ * operators per step, 14.0 ms per profiled step against 7.45 ms without
+ * the profiler, so 3.6 µs per operator; a GPU-bound capture hides part of
+ * it (1.7 µs). Host-side savings (launch overhead) are counted net of
+ * ops_per_step times this, so a finding never promises the profiler's own
+ * cost back. */
+#define RULES_OP_OVERHEAD_NS 3500.0
+
 /* Step-breakdown parts, in summary_categories order. */
 enum rules_part {
     RULES_KERNEL,
@@ -123,6 +132,8 @@ struct rules_rank {
     size_t nsteps;
     int warmup_dropped;           /* 1: the first step (>= 5x the others) was left out */
     int world_size;               /* the job's, from distributedInfo; 0: not given */
+    double ops_per_step;          /* framework operators (cpu_op events) per step */
+    double overhead_ns;           /* the profiler's own host time per step: ops_per_step x RULES_OP_OVERHEAD_NS */
     int64_t avg_dur;              /* mean step duration, ns */
     double avg_part[RULES_NPARTS]; /* mean of each part, ns */
     struct rules_gpu *gpus;

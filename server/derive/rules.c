@@ -344,6 +344,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
      * cuDNN autotuning, allocator growth: a JAX trace's first train step, a
      * PyTorch capture without a warm-up schedule): advice is about the
      * steady state, so the rules look at the steps after it. */
+    size_t all_steps = r->nsteps;
     if (r->nsteps >= 3) {
         int64_t *d = xcalloc(r->nsteps - 1, sizeof *d);
         for (size_t i = 1; i < r->nsteps; i++) d[i - 1] = r->steps[i].dur;
@@ -365,6 +366,16 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
         r->avg_dur = (int64_t)(sum / (double)r->nsteps);
         for (int k = 0; k < RULES_NPARTS; k++) r->avg_part[k] /= (double)r->nsteps;
     }
+
+    /* the profiler's own cost: every operator it records */
+    if (sqlite3_prepare_v2(db, "SELECT sum(calls) FROM op_stat WHERE rank = ?", -1, &st, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "rules (operators)");
+    sqlite3_bind_int(st, 1, r->rank);
+    if ((rc = scan_step(st, e, "rules (operators)")) == 1)
+        r->ops_per_step = sqlite3_column_double(st, 0) / (double)(all_steps ? all_steps : 1);
+    sqlite3_finalize(st);
+    if (rc < 0) return rc;
+    r->overhead_ns = r->ops_per_step * RULES_OP_OVERHEAD_NS;
 
     if (sqlite3_prepare_v2(db, "SELECT summary FROM analysis WHERE rank = ?", -1, &st, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "rules (summary)");

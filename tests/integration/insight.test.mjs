@@ -5,7 +5,7 @@
 // Corpus cases skip when ../shared is not there; the captures always run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SHARED } from './lib.mjs';
 import { analyzeJson } from './tracejson.mjs';
@@ -74,6 +74,18 @@ const cases = [
   [join(CORPUS, 'tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz'), (rep) => {
     const [f] = fired(rep, 'unfused_attention');
     assert.ok(f && f.evidence.softmax_us > 0.4 * f.evidence.kernel_us, 'owlv2: softmax ~47 % of kernel time');
+  }],
+  // launch-bound under the profiler: 14 ms profiled steps, 7.45 ms without it; the saving
+  // must fit in the unprofiled step's idle time (was 10.6 ms: more than that step's idle)
+  [join(H200, 'launch_bound.pt.trace.json.gz'), (rep) => {
+    const [f] = fired(rep, 'kernel_launch_bound');
+    assert.ok(f, 'launch-bound');
+    const facts = JSON.parse(readFileSync(join(H200, 'facts.json'), 'utf8')).launch_bound;
+    const wall = [...facts.step_wall_s_unprofiled].sort((a, b) => a - b)[facts.step_wall_s_unprofiled.length >> 1] * 1e6;
+    const idle = wall - rep.ranks[0].average.breakdown_us.kernel;
+    assert.ok(f.saving_us > 0 && f.saving_us <= idle, `saving ${f.saving_us} µs, unprofiled idle ${idle} µs`);
+    assert.ok(f.evidence.profiler_overhead_us > 5000, 'the profiler cost is estimated and said');
+    assert.ok(f.evidence.lines.some((l) => /The profiler itself adds about/.test(l)));
   }],
   [join(CORPUS, 'tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz'), (rep) => {
     assert.equal(fired(rep, 'unfused_attention').length, 0);
