@@ -128,6 +128,7 @@ struct rules_advice {
 struct rules_rank {
     int rank;
     enum rules_framework framework;
+    int training;                 /* 0: an inference trace (no backward pass, no optimizer step) */
     struct rules_step *steps; /* steady-state steps: a warm-up first step is left out */
     size_t nsteps;
     int warmup_dropped;           /* 1: the first step (>= 5x the others) was left out */
@@ -176,6 +177,11 @@ RULES_LIST(X)
 json_t *rules_add(struct rules_ctx *ctx, const struct rules_def *def, enum rules_severity sev, int rank,
                   double saving_ns, json_t *evidence, const char *link, const char *advice, const char *snippet,
                   const char *title_fmt, ...) __attribute__((format(printf, 10, 11)));
+
+/* The advice for rank r: infer[fw] on an inference rank when it is given
+ * (has text), else train[fw]. infer may be NULL. */
+const struct rules_advice *rules_advice_of(const struct rules_rank *r, const struct rules_advice *train,
+                                           const struct rules_advice *infer);
 
 /* Formats a duration in ns for evidence text ("129.7 ms", "850 µs") into
  * buf and returns buf. */

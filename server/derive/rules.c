@@ -282,6 +282,35 @@ static int framework_of(sqlite3 *db, int rank, const char *format, enum rules_fr
     return 0;
 }
 
+/* OUT *training: 0 when the trace shows no backward pass and no optimizer
+ * step (inference: BERT, OWLv2, vLLM decode), so no advice speaks of
+ * learning rates, optimizers or loss scaling; 1 otherwise, and always for
+ * a CUDA application, which says nothing either way. Names are run-wide:
+ * the ranks of one job run the same program. */
+static int training_of(sqlite3 *db, enum rules_framework fw, int *training, struct err *e)
+{
+    static const char *const torch_probe =
+        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE '%Backward%' OR s LIKE 'Optimizer.%'"
+        " OR s LIKE 'autograd::engine::%' OR s LIKE 'torch::autograd::AccumulateGrad%')";
+    /* XLA names the ops of a gradient after the transformed function */
+    static const char *const jax_probe =
+        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE '%transpose(jvp(%' OR s LIKE 'train#%'"
+        " OR s LIKE 'train!_step%' ESCAPE '!')";
+    int rc;
+    *training = 1;
+    if (fw == RULES_CUDA) return 0;
+    if ((rc = rules_exists(db, fw == RULES_JAX ? jax_probe : torch_probe, -1, e)) < 0) return rc;
+    *training = rc;
+    return 0;
+}
+
+const struct rules_advice *rules_advice_of(const struct rules_rank *r, const struct rules_advice *train,
+                                           const struct rules_advice *infer)
+{
+    if (!r->training && infer && infer[r->framework].text) return &infer[r->framework];
+    return &train[r->framework];
+}
+
 /* A first step this many times the median of the others is warm-up. */
 #define WARMUP_FACTOR 5
 
@@ -320,6 +349,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     size_t cap = 0;
     int rc;
     if ((rc = framework_of(db, r->rank, format, &r->framework, e)) < 0) return rc;
+    if ((rc = training_of(db, r->framework, &r->training, e)) < 0) return rc;
 
     if (sqlite3_prepare_v2(db,
                            "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"

@@ -46,6 +46,9 @@ const cases = [
     assert.ok(amp, 'enable_amp on the V100 FP32 ResNet-50');
     assert.equal(amp.severity, 'high');
     assert.ok(amp.evidence.eligible_pct > 60 && amp.evidence.eligible_pct < 75, `eligible ${amp.evidence.eligible_pct} %`);
+    // a V100 (cc 7.0) has no BF16/TF32 tensor cores: fp16 with a GradScaler
+    assert.match(amp.snippet, /GradScaler/);
+    assert.doesNotMatch(amp.snippet, /bfloat16/);
   }],
   // unfused AdamW: 53 % and 68 % of kernel time
   [join(TRACES, 'matmul_amp'), (rep) => {
@@ -91,6 +94,22 @@ const cases = [
     assert.equal(fired(rep, 'unfused_attention').length, 0);
   }],
 ];
+
+// inference traces (no backward pass, no optimizer): no advice about training
+const TRAINING_WORDS = /learning rate|lr=|optimizer|backward|GradScaler|zero_grad|AdamW/;
+for (const p of [join(H200, 'inference_fp16.pt.trace.json.gz'),
+  join(CORPUS, 'tracelens/tests/traces/h100/gaunernst_bert-small-uncased__1016001.json.gz'),
+  join(CORPUS, 'tracelens/tests/traces/h100/google_owlv2-large-patch14-ensemble__1016001.json.gz'),
+  join(CORPUS, 'tracelens/tests/traces/b200/eager_trace.json.gz'),
+  join(CORPUS, 'tracelens/tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz')]) {
+  cases.push([p, (rep) => {
+    assert.ok(rep.recommendations.length > 0, 'the trace has findings to check');
+    for (const f of rep.recommendations) {
+      const text = [f.advice, f.snippet || '', ...f.evidence.lines].join('\n');
+      assert.doesNotMatch(text, TRAINING_WORDS, `${f.id} speaks of training in an inference trace`);
+    }
+  }]);
+}
 
 for (const [path, check] of cases) {
   const name = path.replace(SHARED + '/', '').replace(resolve('.') + '/', '');

@@ -53,6 +53,56 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, snippet_cuda },
 };
 
+/* Volta and Turing (compute capability 7.x) have FP16 tensor cores only: no
+ * BF16, no TF32, so autocast to float16 with a GradScaler against underflow. */
+static const char advice_torch_fp16[] =
+    "Run the matrix multiplications in float16 so they use tensor cores: this GPU (compute capability 7.x, "
+    "Volta/Turing) has FP16 tensor cores but none for BF16 or TF32. Wrap the forward pass and loss in "
+    "torch.autocast with dtype=torch.float16 and scale the loss with a GradScaler so small gradients do not "
+    "underflow.";
+static const char snippet_torch_fp16[] =
+    "scaler = torch.amp.GradScaler(\"cuda\")\n"
+    "with torch.autocast(device_type=\"cuda\", dtype=torch.float16):\n"
+    "    loss = loss_fn(model(x), y)\n"
+    "scaler.scale(loss).backward()\n"
+    "scaler.step(opt); scaler.update()\n"
+    "opt.zero_grad(set_to_none=True)";
+/* Ada/Hopper/Blackwell also have FP8 tensor cores. */
+static const char advice_torch_fp8[] =
+    "Run the matrix multiplications in reduced precision so they use tensor cores: wrap the forward "
+    "pass and loss in torch.autocast with bf16 (no loss scaling needed), or, keeping FP32 tensors, allow "
+    "TF32 for matmuls and convolutions. This GPU also has FP8 tensor cores: once bf16 runs, large GEMMs "
+    "can go further with FP8 training (Transformer Engine, torchao.float8).";
+/* Inference: no loss, no backward, no scaler. */
+static const char advice_torch_infer[] =
+    "Run inference in reduced precision so the matrix multiplications use tensor cores: cast the model to "
+    "bf16 (or run the forward pass under torch.autocast), or, keeping FP32 weights, allow TF32 for matmuls "
+    "and convolutions.";
+static const char snippet_torch_infer[] =
+    "model = model.to(torch.bfloat16).eval()\n"
+    "with torch.inference_mode():\n"
+    "    out = model(x.to(\"cuda\", torch.bfloat16))\n"
+    "# or keep FP32 weights and allow TF32:\n"
+    "torch.set_float32_matmul_precision(\"high\")";
+static const char advice_torch_infer_fp16[] =
+    "Run inference in float16 so the matrix multiplications use tensor cores: this GPU (compute capability "
+    "7.x, Volta/Turing) has FP16 tensor cores only. Cast the model to float16 or run the forward pass under "
+    "torch.autocast(dtype=torch.float16); inference needs no loss scaling.";
+static const char snippet_torch_infer_fp16[] =
+    "model = model.half().eval()\n"
+    "with torch.inference_mode():\n"
+    "    out = model(x.to(\"cuda\", torch.float16))";
+
+/* The PyTorch advice for a GPU of compute capability cc (>= 7.0), training or not. */
+static struct rules_advice torch_advice(double cc, int training)
+{
+    if (cc < 8.0)
+        return training ? (struct rules_advice){ advice_torch_fp16, snippet_torch_fp16 }
+                        : (struct rules_advice){ advice_torch_infer_fp16, snippet_torch_infer_fp16 };
+    if (!training) return (struct rules_advice){ advice_torch_infer, snippet_torch_infer };
+    return (struct rules_advice){ cc >= 8.9 ? advice_torch_fp8 : advice_torch, snippet_torch };
+}
+
 /* Device time of the kernels launched by tensor-core-eligible operators,
  * the part of it already on tensor cores, and the top such operator. */
 static int eligible_time(sqlite3 *db, int rank, double *ns, double *tc_ns, char *top, size_t n, struct err *e)
@@ -113,8 +163,9 @@ static int run(struct rules_ctx *c, struct err *e)
             json_array_append_new(lines, json_string(line));
         }
         snprintf(link, sizeof link, "view=kernels&rank=%d&group=op&sort=total", r->rank);
+        struct rules_advice adv = r->framework == RULES_PYTORCH ? torch_advice(g->cc, r->training) : advice[r->framework];
         rules_add(c, &rule_enable_amp, elig_pct >= 50 ? RULES_HIGH : RULES_MEDIUM, r->rank, saving, ev, link,
-                  advice[r->framework].text, advice[r->framework].snippet,
+                  adv.text, adv.snippet,
                   "Tensor cores unused: %.0f %% of GPU time is matmul work on SIMT units", elig_pct);
     }
     (void)e;

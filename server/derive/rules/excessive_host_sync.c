@@ -409,6 +409,24 @@ static const struct rules_advice advice[2][RULES_NFRAMEWORKS] = {
     },
 };
 
+/* An inference loop: no loss, no optimizer. */
+static const char advice_torch_infer[] =
+    "Keep the host ahead of the GPU: every call that waits for the GPU (.item(), .cpu(), .tolist(), "
+    "print(tensor), torch.cuda.synchronize(), a data-dependent shape such as nonzero() or boolean-mask "
+    "indexing) empties the GPU's queue, which then idles while the host launches the next batch. Keep "
+    "outputs on the GPU and copy them back in bulk with non_blocking=True into pinned memory, waiting on "
+    "an event only when the results are needed, and move post-processing that needs the host after the "
+    "loop or onto another thread.";
+static const char snippet_torch_infer[] =
+    "outs = []\n"
+    "with torch.inference_mode():\n"
+    "    for x in loader:\n"
+    "        outs.append(model(x.to(\"cuda\", non_blocking=True)))  # no .item()/.cpu() here\n"
+    "results = torch.cat(outs).cpu()  # one sync at the end";
+static const struct rules_advice advice_infer[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch_infer, snippet_torch_infer },
+};
+
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double sync_per_step = rules_param(ctx, "rule_sync_per_step");
@@ -549,7 +567,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         enum rules_severity sev = idle_pct >= 2 * sync_pct ? RULES_HIGH
                                   : idle_pct > sync_pct || idle_pct >= 1.0 ? RULES_MEDIUM
                                                                                : RULES_LOW;
-        const struct rules_advice *adv = &advice[frees][r->framework];
+        const struct rules_advice *adv = rules_advice_of(r, advice[frees], frees ? NULL : advice_infer);
         rules_add(ctx, &rule_excessive_host_sync, sev, r->rank, idle_step, ev,
                   rules_link_step(r, &r->steps[ws], link, sizeof link),
                   adv->text, adv->snippet, "Host syncs: %.1f per step wait for the GPU, leaving it idle %.1f %% of the step",

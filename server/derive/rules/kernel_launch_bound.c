@@ -291,6 +291,25 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, snippet_cuda },
 };
 
+/* An inference trace: no optimizer, no loss. */
+static const char advice_torch_infer[] =
+    "The host cannot issue GPU work as fast as the GPU finishes it: each op costs Python, dispatcher and "
+    "launch time longer than its kernel, so the GPU idles between ops. Capture the forward pass in CUDA "
+    "graphs (torch.compile(mode=\"reduce-overhead\"), or torch.cuda.CUDAGraph by hand), let torch.compile "
+    "fuse the small ops, run under torch.inference_mode(), and batch more requests per forward pass. "
+    "Profiling adds host time per op: confirm with the latency measured without the profiler.";
+static const char snippet_torch_infer[] =
+    "model = torch.compile(model, mode=\"reduce-overhead\")  # CUDA graphs: one launch per graph\n"
+    "with torch.inference_mode():\n"
+    "    out = model(x)\n"
+    "# or capture a static forward pass by hand:\n"
+    "g = torch.cuda.CUDAGraph()\n"
+    "with torch.cuda.graph(g):\n"
+    "    static_out = model(static_x)";
+static const struct rules_advice advice_infer[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch_infer, snippet_torch_infer },
+};
+
 /* Appends "<head> name p %, name p %..." for the shares of total to lines
  * (shares under 0.5 % left out). */
 static void add_shares(json_t *lines, const char *head, const double *v, int n, double total)
@@ -383,8 +402,9 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
     enum rules_severity sev = net * n >= HIGH_SHARE * span ? RULES_HIGH
                               : net * n >= LOW_SHARE * span ? RULES_MEDIUM
                                                             : RULES_LOW;
+    const struct rules_advice *adv = rules_advice_of(r, advice, advice_infer);
     rules_add(c, &rule_kernel_launch_bound, sev, r->rank, net, ev, rules_link_step(r, &r->steps[ws], link, sizeof link),
-              advice[r->framework].text, advice[r->framework].snippet,
+              adv->text, adv->snippet,
               "Launch-bound: the GPU idles %.0f %% of the step waiting for the host to launch work", idle_pct);
 }
 

@@ -50,6 +50,10 @@ static const char advice_cuda[] =
     "above), or several independent problems at once (batched cuBLAS calls, kernels on concurrent streams, "
     "or several processes sharing the GPU through MPS).";
 
+static const char advice_torch_infer[] =
+    "Give each forward pass more work: batch more requests or samples together (the memory allows the "
+    "factor above), or serve several model replicas from this GPU (separate processes, MPS).";
+
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double low_memory_pct = rules_param(ctx, "rule_low_memory_pct");
@@ -87,7 +91,8 @@ static int run(struct rules_ctx *ctx, struct err *e)
         snprintf(line, sizeof line, "GPU utilization: %.1f %%", util_pct);
         json_array_append_new(lines, json_string(line));
         if (kept > 0) {
-            snprintf(line, sizeof line, "Kept across steps (weights, gradients, optimizer state): %s; per batch: %s",
+            snprintf(line, sizeof line, "Kept across steps (%s): %s; per batch: %s",
+                     r->training ? "weights, gradients, optimizer state" : "weights, caches",
                      rules_fmt_bytes(kept, a, sizeof a), rules_fmt_bytes(peak - kept, b, sizeof b));
             json_array_append_new(lines, json_string(line));
         }
@@ -95,15 +100,24 @@ static int run(struct rules_ctx *ctx, struct err *e)
                  memory_limit_pct);
         json_array_append_new(lines, json_string(line));
         int k = times >= 8 ? 8 : times >= 4 ? 4 : 2; /* a first step to measure, not the whole factor */
-        snprintf(snippet, sizeof snippet,
-                 "# peak %s: about %dx the batch fits; try %dx and measure\n"
-                 "loader = DataLoader(dataset, batch_size=%d * bs, shuffle=True,\n"
-                 "                    num_workers=8, pin_memory=True)\n"
-                 "opt = torch.optim.AdamW(model.parameters(), lr=%d * base_lr)  # linear scaling, add warmup",
-                 rules_fmt_bytes(peak, a, sizeof a), times, k, k, k);
+        if (r->training)
+            snprintf(snippet, sizeof snippet,
+                     "# peak %s: about %dx the batch fits; try %dx and measure\n"
+                     "loader = DataLoader(dataset, batch_size=%d * bs, shuffle=True,\n"
+                     "                    num_workers=8, pin_memory=True)\n"
+                     "opt = torch.optim.AdamW(model.parameters(), lr=%d * base_lr)  # linear scaling, add warmup",
+                     rules_fmt_bytes(peak, a, sizeof a), times, k, k, k);
+        else
+            snprintf(snippet, sizeof snippet,
+                     "# peak %s: about %dx the batch fits; try %dx and measure\n"
+                     "loader = DataLoader(dataset, batch_size=%d * bs, num_workers=8, pin_memory=True)\n"
+                     "with torch.inference_mode():\n"
+                     "    for x in loader:\n"
+                     "        out = model(x.to(\"cuda\", non_blocking=True))",
+                     rules_fmt_bytes(peak, a, sizeof a), times, k, k);
         /* the PyTorch snippet carries the factor: built above */
         const struct rules_advice advice[RULES_NFRAMEWORKS] = {
-            [RULES_PYTORCH] = { advice_torch, snippet },
+            [RULES_PYTORCH] = { r->training ? advice_torch : advice_torch_infer, snippet },
             [RULES_JAX] = { advice_jax, NULL },
             [RULES_CUDA] = { advice_cuda, NULL },
         };

@@ -70,6 +70,18 @@ static const struct rules_advice advice_after[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, NULL },
 };
 
+/* On an inference trace there is no learning rate to rescale. */
+static const char advice_more_work_infer[] =
+    "Give the GPU more work per forward pass: batch more requests or samples together (dynamic batching in "
+    "the server), longer sequences per call, or fewer, larger kernels (torch.compile).";
+static const char snippet_torch_infer[] =
+    "model = torch.compile(model)  # fewer, larger kernels\n"
+    "with torch.inference_mode():\n"
+    "    out = model(torch.cat(requests))  # one batched forward pass";
+static const struct rules_advice advice_after_infer[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_more_work_infer, snippet_torch_infer },
+};
+
 /* Index of the cause with this id, -1 when it is not one. */
 static int cause_of(const char *id)
 {
@@ -195,7 +207,7 @@ static int run(struct rules_ctx *c, struct err *e)
             json_array_append_new(lines, json_string(line));
         }
 
-        const struct rules_advice *after = &advice_after[r->framework];
+        const struct rules_advice *after = rules_advice_of(r, advice_after, advice_after_infer);
         if (cause)
             snprintf(advice, sizeof advice,
                      "Fix the main cause first, %s: see the %s finding. If utilization stays low once it is fixed: %s",

@@ -49,6 +49,22 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, NULL },
 };
 
+/* Inference keeps no activations for a backward pass and no optimizer state. */
+static const char advice_torch_infer[] =
+    "Lower the peak before it becomes an out-of-memory error: run under torch.inference_mode() so no "
+    "activation is kept for a backward pass, load the weights in bf16/fp16 (or quantized to int8/fp8), "
+    "serve smaller batches or shorter sequences per call, and bound the KV cache of a generative model. If "
+    "reserved is well above allocated, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces "
+    "fragmentation.";
+static const char snippet_torch_infer[] =
+    "model = model.to(device=\"cuda\", dtype=torch.bfloat16).eval()\n"
+    "with torch.inference_mode():\n"
+    "    for x in loader:  # a smaller batch per call\n"
+    "        out = model(x.to(\"cuda\", non_blocking=True))";
+static const struct rules_advice advice_infer[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_torch_infer, snippet_torch_infer },
+};
+
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double memory_limit_pct = rules_param(ctx, "rule_memory_limit_pct");
@@ -122,10 +138,10 @@ static int run(struct rules_ctx *ctx, struct err *e)
                          rules_fmt_bytes(peak - traced, a, sizeof a));
                 json_array_append_new(lines, json_string(line));
             }
+            const struct rules_advice *adv = rules_advice_of(r, advice, advice_infer);
             rules_add(ctx, &rule_memory_near_limit,
                       pct >= (100.0 + memory_limit_pct) / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0, ev,
-                      rules_link_memory(r, g->device, link, sizeof link),
-                      advice[r->framework].text, advice[r->framework].snippet,
+                      rules_link_memory(r, g->device, link, sizeof link), adv->text, adv->snippet,
                       "GPU memory near its limit: peak %s is %.1f %% of GPU %d", rules_fmt_bytes(peak, a, sizeof a),
                       pct, g->device);
         }

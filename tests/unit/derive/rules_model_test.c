@@ -132,6 +132,61 @@ static void test_attention_quiet(void)
     json_decref(f);
 }
 
+/* deviceProperties of a 32 GB V100 (compute capability 7.0). */
+#define DEV_V100                                                                                        \
+    "[{\"id\":0,\"name\":\"Tesla V100-SXM2-32GB\",\"totalGlobalMem\":34089730048,\"computeMajor\":7,"  \
+    "\"computeMinor\":0,\"numSms\":80}]"
+
+/* Two 1000 µs steps of FP32 SIMT GEMMs (600 µs of each), with a backward
+ * pass (an autograd node) or without (inference). */
+static void matmul_trace(int training)
+{
+    int corr = 1;
+    fixture_trace_reset(&tb);
+    for (int s = 0; s < 2; s++) {
+        double t0 = s * 1000.0;
+        fixture_step(&tb, s + 1, t0, 1000);
+        fixture_host(&tb, 1, "cpu_op", "aten::mm", t0 + 2, 10, 0);
+        fixture_launch(&tb, corr++, t0 + 4, 4, "volta_sgemm_128x64_nn", t0 + 20, 300);
+        fixture_host(&tb, 1, "cpu_op", training ? "autograd::engine::evaluate_function: MmBackward0" : "aten::mm",
+                     t0 + 30, 10, 0);
+        fixture_launch(&tb, corr++, t0 + 32, 4, "volta_sgemm_128x64_nn", t0 + 330, 300);
+    }
+}
+
+/* The AMP advice follows the GPU and the context: bf16 (and FP8 on
+ * Hopper) for training on an H100, fp16 + GradScaler on a V100, and no
+ * loss scaling, optimizer or backward in an inference trace. */
+static void test_amp_context(void)
+{
+    static const struct {
+        const char *dev;
+        int training;
+        const char *has[2], *hasnt[2];
+    } cases[] = {
+        { DEV_H100, 1, { "bfloat16", "FP8" }, { "GradScaler", "inference_mode" } },
+        { DEV_V100, 1, { "GradScaler", "float16" }, { "bf16", "FP8" } },
+        { DEV_V100, 0, { "half()", "inference_mode" }, { "GradScaler", "backward" } },
+        { DEV_H100, 0, { "bfloat16", "inference_mode" }, { "GradScaler", "backward" } },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        matmul_trace(cases[i].training);
+        json_t *f = fixture_findings(cases[i].dev, tb.s);
+        REQUIRE(f != NULL);
+        json_t *t = fixture_get(f, "enable_amp", 0);
+        if (!t) fixture_dump(f);
+        REQUIRE(t != NULL);
+        char all[4096];
+        snprintf(all, sizeof all, "%s\n%s", fixture_str(t, "advice"), fixture_str(t, "snippet"));
+        for (int k = 0; k < 2; k++) {
+            if (!strstr(all, cases[i].has[k])) printf("case %zu lacks %s:\n%s\n", i, cases[i].has[k], all);
+            CHECK(strstr(all, cases[i].has[k]) != NULL);
+            CHECK(strstr(all, cases[i].hasnt[k]) == NULL);
+        }
+        json_decref(f);
+    }
+}
+
 int main(void)
 {
     fixture_init();
@@ -139,6 +194,7 @@ int main(void)
     RUN(test_optimizer_quiet);
     RUN(test_attention_fires);
     RUN(test_attention_quiet);
+    RUN(test_amp_context);
     fixture_done();
     free(tb.s);
     return harness_done("rules_model");
