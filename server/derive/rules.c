@@ -311,6 +311,9 @@ const struct rules_advice *rules_advice_of(const struct rules_rank *r, const str
     return &train[r->framework];
 }
 
+/* Steps holding less than this in all (ns) are too short to judge. */
+#define MIN_SPAN_NS 100000
+
 /* A first step this many times the median of the others is warm-up. */
 #define WARMUP_FACTOR 5
 
@@ -568,6 +571,23 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
     st = NULL;
     for (size_t i = 0; i < ctx.nranks; i++)
         for (size_t j = 0; j < ctx.ranks[i].ngpus; j++) ctx.ranks[i].gpus[j].nshare = sharing(&ctx, &ctx.ranks[i].gpus[j]);
+    /* A rank whose steps hold a few µs in all (Kineto's documentation
+     * samples: one 0.02 µs kernel in a 0.13 µs window) cannot be judged:
+     * every share of it is noise, so no rule looks at it. */
+    size_t kept = 0;
+    for (size_t i = 0; i < ctx.nranks; i++) {
+        struct rules_rank *r = &ctx.ranks[i];
+        int64_t span = 0;
+        for (size_t k = 0; k < r->nsteps; k++) span += r->steps[k].dur;
+        if (r->nsteps && span < MIN_SPAN_NS) {
+            free(r->steps);
+            free(r->gpus);
+            json_decref(r->summary);
+            continue;
+        }
+        ctx.ranks[kept++] = *r;
+    }
+    ctx.nranks = kept;
 
     for (const char *p = cfg->off; *p;) { /* a typo in rules_off must not pass silently */
         p += strspn(p, ", ");
