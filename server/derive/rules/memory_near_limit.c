@@ -65,6 +65,30 @@ static const struct rules_advice advice_infer[RULES_NFRAMEWORKS] = {
     [RULES_PYTORCH] = { advice_torch_infer, snippet_torch_infer },
 };
 
+/* When this share of the peak was allocated before the trace began. */
+#define PRE_TRACE_SHARE 0.9
+
+static const char advice_pre_torch[] =
+    "Almost all of this memory was allocated before the trace began, so the traced steps do not show what "
+    "holds it: weights and optimizer state loaded earlier, a pool reserved up front (vLLM's "
+    "gpu_memory_utilization, a KV cache, JAX/XLA preallocation), or tensors kept from an earlier phase. "
+    "Find the owner first: record the allocator's history from the start of the process "
+    "(torch.cuda.memory._record_memory_history) or print torch.cuda.memory_summary() before the loop; "
+    "lower a pre-reserved pool if one is configured.";
+static const char snippet_pre_torch[] =
+    "torch.cuda.memory._record_memory_history(max_entries=100000)  # at process start\n"
+    "...  # load the model, build the optimizer, run the loop\n"
+    "torch.cuda.memory._dump_snapshot(\"mem.pickle\")  # open at pytorch.org/memory_viz\n"
+    "print(torch.cuda.memory_summary())";
+static const char advice_pre_cuda[] =
+    "Almost all of this memory was allocated before the trace began, so the traced iterations do not show "
+    "what holds it: buffers allocated at start-up or a pool reserved up front. Start the capture earlier "
+    "(before the allocations) or log cudaMemGetInfo around the start-up to see what holds it.";
+static const struct rules_advice advice_pre[RULES_NFRAMEWORKS] = {
+    [RULES_PYTORCH] = { advice_pre_torch, snippet_pre_torch },
+    [RULES_CUDA] = { advice_pre_cuda, NULL },
+};
+
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double memory_limit_pct = rules_param(ctx, "rule_memory_limit_pct");
@@ -139,6 +163,12 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 json_array_append_new(lines, json_string(line));
             }
             const struct rules_advice *adv = rules_advice_of(r, advice, advice_infer);
+            /* the traced steps barely move the peak: what fills the GPU was
+             * there before the profiler started, and activation advice
+             * would change nothing */
+            int before = peak - traced >= PRE_TRACE_SHARE * peak;
+            if (before) adv = &advice_pre[r->framework == RULES_CUDA ? RULES_CUDA : RULES_PYTORCH];
+            json_object_set_new(ev, "before_trace_bytes", json_integer((json_int_t)(peak - traced)));
             rules_add(ctx, &rule_memory_near_limit,
                       pct >= (100.0 + memory_limit_pct) / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0, ev,
                       rules_link_memory(r, g->device, link, sizeof link), adv->text, adv->snippet,

@@ -147,6 +147,38 @@ static void big_batch_trace(long act_mib)
     }
 }
 
+/* 950 MiB were allocated before the trace began (a pool reserved up
+ * front); each step allocates and frees 20 MiB. */
+static void pre_trace_pool(void)
+{
+    tb_reset();
+    tb_total = 950 * MIB;
+    for (int s = 0; s < 2; s++) {
+        long t0 = 100 + s * 1000;
+        fixture_step(&tb, s + 1, t0, 1000);
+        tb_cpu("cpu_op", "aten::empty", t0 + 10, 20);
+        tb_mem(t0 + 20, 2, 20 * MIB);
+        tb_kernel(t0 + 40, 500);
+        tb_mem(t0 + 600, 2, -20 * MIB);
+    }
+}
+
+static void test_memory_before_trace(void)
+{
+    pre_trace_pool();
+    json_t *f = fixture_findings(DEV_1G, tb.s);
+    REQUIRE(f != NULL);
+    json_t *m = fixture_get(f, "memory_near_limit", 0);
+    if (!m) fixture_dump(f);
+    REQUIRE(m != NULL);
+    CHECK_EQ_INT((long long)fixture_evnum(m, "before_trace_bytes"), 950 * MIB);
+    /* not activation advice: find what holds the memory */
+    CHECK(strstr(fixture_str(m, "advice"), "before the trace began") != NULL);
+    CHECK(strstr(fixture_str(m, "snippet"), "_record_memory_history") != NULL);
+    CHECK(strstr(fixture_str(m, "advice"), "checkpointing") == NULL);
+    json_decref(f);
+}
+
 static void test_memory_near_limit(void)
 {
     big_batch_trace(900);
@@ -279,6 +311,7 @@ int main(void)
     fixture_init();
     RUN(test_low_gpu_memory);
     RUN(test_memory_near_limit);
+    RUN(test_memory_before_trace);
     RUN(test_memory_growth);
     fixture_done();
     free(tb.s);
