@@ -101,6 +101,14 @@ for (const f of ['before_fix_trace.json', 'after_fix_trace.json'])
     assert.deepEqual(rep.recommendations.map((r) => r.id), [], 'no finding on 0.13 µs of activity');
   }]);
 
+// Nsight captures of C/MPI programs: no Python in the evidence or titles
+for (const f of ['cloverleaf-nsys/perlmutter-cloverleaf-cuda.sqlite', 'saxpy-mpi-cuda_nsys_perlmutter0.sqlite'])
+  cases.push([join(CORPUS, 'pipit/pipit/tests/data', f), (rep) => {
+    assert.ok(rep.recommendations.length > 0);
+    for (const x of rep.recommendations)
+      assert.doesNotMatch([x.title, ...x.evidence.lines].join('\n'), /Python|NumPy/, x.id);
+  }]);
+
 // inference traces (no backward pass, no optimizer): no advice about training
 const TRAINING_WORDS = /learning rate|lr=|optimizer|backward|GradScaler|zero_grad|AdamW/;
 for (const p of [join(H200, 'inference_fp16.pt.trace.json.gz'),

@@ -289,6 +289,20 @@ static const struct {
           NULL },
 };
 
+/* A CUDA application (an Nsight capture without PyTorch) has no Python:
+ * what the profiler did not see there is the program's own host code. */
+static const char *act_name(int act, enum rules_framework fw)
+{
+    if (act == GPUSCAN_NONE && fw == RULES_CUDA) return "host code between CUDA calls (nothing the profiler saw)";
+    return acts[act].name;
+}
+
+static const char *act_doing(int act, enum rules_framework fw)
+{
+    if (act == GPUSCAN_NONE && fw == RULES_CUDA) return "running host code the profiler did not record (between CUDA calls)";
+    return acts[act].doing;
+}
+
 static const char advice_jax[] =
     "The device idles while the host does other work between dispatches: move host-side work (data "
     "preparation, logging, conversions to NumPy) off the step, prefetch input with a background pipeline, and "
@@ -372,7 +386,7 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
         if (p < 0.5) continue;
         json_object_set_new(host, acts[k].key, json_real(p));
         if (len < (int)sizeof line)
-            len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %.0f %%", sep, acts[k].name, p);
+            len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %.0f %%", sep, act_name(k, r->framework), p);
         sep = ",";
     }
     json_array_append_new(lines, json_string(line));
@@ -382,7 +396,7 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
         gap_label(nm, g, name, sizeof name);
         snprintf(line, sizeof line, "%s in %s at +%s: the host was %s%s%s%s%s",
                  rules_fmt_ns((double)g->len, a, sizeof a),
-                 st->name, rules_fmt_ns((double)(g->a > st->ts ? g->a - st->ts : 0), b, sizeof b), acts[g->act].doing,
+                 st->name, rules_fmt_ns((double)(g->a > st->ts ? g->a - st->ts : 0), b, sizeof b), act_doing(g->act, r->framework),
                  name[0] ? " (" : "", name, name[0] ? ")" : "",
                  g->after_sync ? ", after a host sync emptied the GPU's queue" : "");
         json_array_append_new(lines, json_string(line));
@@ -427,7 +441,7 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
         if (s->top[i].act == main_act && s->top[i].label) gap_label(nm, &s->top[i], name, sizeof name);
     rules_add(c, &rule_gpu_idle_gaps, sev, r->rank, saving, ev, link, adv.text, adv.snippet,
               "GPU idle gaps: %lld gaps of %s or more idle the GPU %.0f %% of the step, the host %s%s%s%s",
-              (long long)s->n, rules_fmt_ns(gap_ms * 1e6, a, sizeof a), share, acts[main_act].doing,
+              (long long)s->n, rules_fmt_ns(gap_ms * 1e6, a, sizeof a), share, act_doing(main_act, r->framework),
               name[0] ? " (" : "", name, name[0] ? ")" : "");
 }
 

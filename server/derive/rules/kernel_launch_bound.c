@@ -311,8 +311,8 @@ static const struct rules_advice advice_infer[RULES_NFRAMEWORKS] = {
 };
 
 /* Appends "<head> name p %, name p %..." for the shares of total to lines
- * (shares under 0.5 % left out). */
-static void add_shares(json_t *lines, const char *head, const double *v, int n, double total)
+ * (shares under 0.5 % left out), worded for framework fw. */
+static void add_shares(json_t *lines, const char *head, const double *v, int n, double total, enum rules_framework fw)
 {
     char line[512];
     int len = snprintf(line, sizeof line, "%s", head);
@@ -320,7 +320,9 @@ static void add_shares(json_t *lines, const char *head, const double *v, int n, 
     for (int k = 0; k < n && total > 0; k++) {
         double p = v[k] / total * 100.0;
         if (p < 0.5 || len >= (int)sizeof line) continue;
-        len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %.0f %%", sep, act_label[k], p);
+        const char *label = k == GPUSCAN_NONE && fw == RULES_CUDA ? "host code between CUDA calls (nothing the profiler saw)"
+                                                                 : act_label[k];
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s %s %.0f %%", sep, label, p);
         sep = ",";
     }
     json_array_append_new(lines, json_string(line));
@@ -353,11 +355,12 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
     json_array_append_new(lines, json_string(line));
     snprintf(head, sizeof head, "In the waits under %s (%s per step) the launching thread was in",
              rules_fmt_ns(gap_ms * 1e6, a, sizeof a), rules_fmt_ns(short_wait / n, b, sizeof b));
-    add_shares(lines, head, s->act, GPUSCAN_NACT, short_wait);
+    add_shares(lines, head, s->act, GPUSCAN_NACT, short_wait, r->framework);
     snprintf(line, sizeof line,
-             "Launch overhead (waits in which the host was dispatching ops, with the Python between them): %s per "
+             "Launch overhead (waits in which the host was dispatching ops, with the %s between them): %s per "
              "step, %.0f %% of the host-wait",
-             rules_fmt_ns(s->overhead / n, a, sizeof a), s->overhead / s->hostwait * 100.0);
+             r->framework == RULES_CUDA ? "host code" : "Python", rules_fmt_ns(s->overhead / n, a, sizeof a),
+             s->overhead / s->hostwait * 100.0);
     json_array_append_new(lines, json_string(line));
     snprintf(line, sizeof line,
              "%.0f GPU ops per step, %s each on average; %.0f %% of the ops the GPU waited for ran shorter than their "
