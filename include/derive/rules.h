@@ -129,6 +129,7 @@ struct rules_rank {
     int rank;
     enum rules_framework framework;
     int training;                 /* 0: an inference trace (no backward pass, no optimizer step) */
+    int compiled;                 /* 1: the model runs under torch.compile (compiled regions in the trace) */
     struct rules_step *steps; /* steady-state steps: a warm-up first step is left out */
     size_t nsteps;
     int warmup_dropped;           /* 1: the first step (>= 5x the others) was left out */

@@ -304,6 +304,20 @@ static int training_of(sqlite3 *db, enum rules_framework fw, int *training, stru
     return 0;
 }
 
+/* OUT *compiled: 1 when the trace shows torch.compile at work (Dynamo's
+ * compiled regions, AOTAutograd's CompiledFunction), so advice does not
+ * suggest compiling again. */
+static int compiled_of(sqlite3 *db, int *compiled, struct err *e)
+{
+    static const char *const probe =
+        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'Torch-Compiled Region%' OR s LIKE 'CompiledFunction%'"
+        " OR s LIKE '%CompiledFunctionBackward%')";
+    int rc = rules_exists(db, probe, -1, e);
+    if (rc < 0) return rc;
+    *compiled = rc;
+    return 0;
+}
+
 const struct rules_advice *rules_advice_of(const struct rules_rank *r, const struct rules_advice *train,
                                            const struct rules_advice *infer)
 {
@@ -353,6 +367,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     int rc;
     if ((rc = framework_of(db, r->rank, format, &r->framework, e)) < 0) return rc;
     if ((rc = training_of(db, r->framework, &r->training, e)) < 0) return rc;
+    if (r->framework == RULES_PYTORCH && (rc = compiled_of(db, &r->compiled, e)) < 0) return rc;
 
     if (sqlite3_prepare_v2(db,
                            "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"

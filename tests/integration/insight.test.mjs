@@ -61,6 +61,14 @@ const cases = [
     const [f] = fired(rep, 'optimizer_dominated');
     assert.ok(f && f.evidence.optimizer_pct > 60 && f.evidence.optimizer_pct < 75, 'torch_compile: 68 %');
   }],
+  // a compiled model is not told to compile: CUDA graphs (reduce-overhead) instead
+  [join(TRACES, 'torch_compile'), (rep) => {
+    const [f] = fired(rep, 'kernel_launch_bound');
+    assert.ok(f);
+    assert.match(f.snippet, /reduce-overhead/);
+    for (const x of rep.recommendations)
+      assert.doesNotMatch(x.snippet || '', /torch\.compile\(model\)(?!.*reduce-overhead)/, x.id);
+  }],
   [join(TRACES, 'transformer_with_stack'), (rep) => {
     assert.equal(fired(rep, 'optimizer_dominated').length, 0, 'a GEMM-heavy step is not optimizer-dominated');
     assert.equal(fired(rep, 'unfused_attention').length, 0);

@@ -291,6 +291,19 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, snippet_cuda },
 };
 
+/* The model already runs under torch.compile: CUDA graphs are the step left. */
+static const char advice_torch_compiled[] =
+    "The model already runs under torch.compile, but its kernels still run shorter than their launches, so "
+    "the GPU idles between them. Let the compiled code replay as CUDA graphs: compile with "
+    "mode=\"reduce-overhead\" (or \"max-autotune\"), keep input shapes static (or mark them dynamic) so "
+    "graphs are reused, and remove graph breaks (torch._dynamo.explain) so more of the step is one graph. "
+    "The optimizer step runs eagerly: make it fused (fused=True) or compile it too. A larger batch gives each "
+    "kernel more work.";
+static const char snippet_torch_compiled[] =
+    "model = torch.compile(model, mode=\"reduce-overhead\")  # replay as CUDA graphs\n"
+    "print(torch._dynamo.explain(model)(x).graph_break_count)  # aim for 0\n"
+    "opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)";
+
 /* An inference trace: no optimizer, no loss. */
 static const char advice_torch_infer[] =
     "The host cannot issue GPU work as fast as the GPU finishes it: each op costs Python, dispatcher and "
@@ -406,6 +419,8 @@ static void report(struct rules_ctx *c, const struct rules_rank *r, struct scan 
                               : net * n >= LOW_SHARE * span ? RULES_MEDIUM
                                                             : RULES_LOW;
     const struct rules_advice *adv = rules_advice_of(r, advice, advice_infer);
+    static const struct rules_advice compiled = { advice_torch_compiled, snippet_torch_compiled };
+    if (r->framework == RULES_PYTORCH && r->compiled && r->training) adv = &compiled;
     rules_add(c, &rule_kernel_launch_bound, sev, r->rank, net, ev, rules_link_step(r, &r->steps[ws], link, sizeof link),
               adv->text, adv->snippet,
               "Launch-bound: the GPU idles %.0f %% of the step waiting for the host to launch work", idle_pct);

@@ -82,6 +82,15 @@ static const struct rules_advice advice_after_infer[RULES_NFRAMEWORKS] = {
     [RULES_PYTORCH] = { advice_more_work_infer, snippet_torch_infer },
 };
 
+/* Already compiled: torch.compile is not the advice. */
+static const char advice_more_work_compiled[] =
+    "Give the GPU more work per step: a larger batch (scale the learning rate, or accumulate gradients "
+    "to keep the effective batch), or a larger model or sequence per GPU; the model is already compiled, so "
+    "let it replay as CUDA graphs (mode=\"reduce-overhead\").";
+static const char snippet_torch_compiled[] =
+    "loader = torch.utils.data.DataLoader(dataset, batch_size=4 * bs, ...)  # more work per launch\n"
+    "model = torch.compile(model, mode=\"reduce-overhead\")  # CUDA graphs";
+
 /* Index of the cause with this id, -1 when it is not one. */
 static int cause_of(const char *id)
 {
@@ -208,6 +217,8 @@ static int run(struct rules_ctx *c, struct err *e)
         }
 
         const struct rules_advice *after = rules_advice_of(r, advice_after, advice_after_infer);
+        static const struct rules_advice compiled = { advice_more_work_compiled, snippet_torch_compiled };
+        if (r->framework == RULES_PYTORCH && r->compiled && r->training) after = &compiled;
         if (cause)
             snprintf(advice, sizeof advice,
                      "Fix the main cause first, %s: see the %s finding. If utilization stays low once it is fixed: %s",
