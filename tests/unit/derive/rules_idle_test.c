@@ -168,6 +168,8 @@ static void test_launch_bound_fires(void)
     CHECK(NEAR(fixture_evnum(d, "ops_per_step"), 10.0));
     CHECK(NEAR(fixture_evnum(d, "mean_op_us"), 2.0));
     CHECK(NEAR(fixture_evnum(d, "mean_launch_us"), 5.0));
+    /* the median from a histogram of 8 buckets per octave: within 9 % */
+    CHECK(fabs(fixture_evnum(d, "median_launch_us") - 5.0) < 0.45);
     CHECK(NEAR(fixture_evnum(d, "shorter_than_launch_pct"), 100.0));
     CHECK(fixture_has_line(d, "GPU idle 80 µs of a 100 µs step (80 %), average of 2 steps"));
     CHECK(fixture_has_line(d, "framework ops 38 %"));  /* 3 of each 8 µs wait in the op itself */
