@@ -63,6 +63,7 @@
     X(straggler)                                                                                            \
     X(use_ddp_not_dp)                                                                                       \
     X(ddp_backend)                                                                                          \
+    X(shared_gpu)                                                                                           \
     X(low_gpu_utilization)
 
 enum rules_severity { RULES_LOW = 0, RULES_MEDIUM = 1, RULES_HIGH = 2 };
@@ -130,6 +131,7 @@ struct rules_rank {
     enum rules_framework framework;
     int training;                 /* 0: an inference trace (no backward pass, no optimizer step) */
     int compiled;                 /* 1: the model runs under torch.compile (compiled regions in the trace) */
+    long pid;                     /* the process of its busiest host thread; -1: unknown */
     struct rules_step *steps; /* steady-state steps: a warm-up first step is left out */
     size_t nsteps;
     int warmup_dropped;           /* 1: the first step (>= 5x the others) was left out */

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "store/rundb.h"
+#include "store/model.h"
 #include "store/scan.h"
 
 static const char schema_sql[] =
@@ -415,6 +416,25 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
         for (int k = 0; k < RULES_NPARTS; k++) r->avg_part[k] /= (double)r->nsteps;
     }
 
+    /* the rank's process: ranks launched together on one host have
+     * neighbouring process ids (shared_gpu) */
+    r->pid = -1;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT pid FROM track WHERE rank = ? AND kind = ? GROUP BY pid ORDER BY sum(nslices) DESC"
+                           " LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "rules (process)");
+    sqlite3_bind_int(st, 1, r->rank);
+    sqlite3_bind_int(st, 2, TB_TRACK_CPU);
+    if ((rc = scan_step(st, e, "rules (process)")) == 1 && sqlite3_column_text(st, 0)) {
+        char *end;
+        const char *p = (const char *)sqlite3_column_text(st, 0);
+        long v = strtol(p, &end, 10);
+        if (end != p && !*end && v >= 0) r->pid = v;
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) return rc;
+
     /* the profiler's own cost: every operator it records */
     if (sqlite3_prepare_v2(db, "SELECT sum(calls) FROM op_stat WHERE rank = ?", -1, &st, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "rules (operators)");
@@ -488,9 +508,20 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
 /* Engine                                                                   */
 /* ---------------------------------------------------------------------- */
 
+/* A finding about the whole job rather than one rank's code: the run-level
+ * ones (rank null: shared_gpu, ddp_backend) and a straggler, which every
+ * rank waits for. They come first, on every rank's list. */
+static int run_level(json_t *f)
+{
+    return !json_is_integer(json_object_get(f, "rank")) ||
+           strcmp(json_string_value(json_object_get(f, "id")), "straggler") == 0;
+}
+
 static int cmp_finding(const void *a, const void *b)
 {
     json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+    int lx = run_level(x), ly = run_level(y);
+    if (lx != ly) return ly - lx;
     double sx = json_real_value(json_object_get(x, "saving_us")), sy = json_real_value(json_object_get(y, "saving_us"));
     if (sx != sy) return sx > sy ? -1 : 1;
     int vx = 0, vy = 0;
@@ -520,7 +551,9 @@ static int store(sqlite3 *db, json_t *findings, struct err *e)
         json_t *rank = json_object_get(v[i], "rank");
         char *body = json_dumps(v[i], JSON_COMPACT | JSON_REAL_PRECISION(10));
         sqlite3_reset(st);
-        if (json_is_integer(rank)) sqlite3_bind_int64(st, 1, json_integer_value(rank));
+        /* the table's rank selects whose lists show it: a run-level
+         * finding shows on all of them (its body keeps its rank) */
+        if (json_is_integer(rank) && !run_level(v[i])) sqlite3_bind_int64(st, 1, json_integer_value(rank));
         else sqlite3_bind_null(st, 1);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
         sqlite3_bind_text(st, 3, json_string_value(json_object_get(v[i], "id")), -1, SQLITE_STATIC);

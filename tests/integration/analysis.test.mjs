@@ -118,10 +118,19 @@ test('overview: steps whose parts add up, GPUs, peaks, ranks', async () => {
     assert.ok(Array.isArray(r.evidence.lines) && r.evidence.lines.length > 0);
     assert.ok(['high', 'medium', 'low'].includes(r.severity));
   }
-  for (let i = 1; i < d.recommendations.length; i++)
-    assert.ok(d.recommendations[i - 1].saving_us >= d.recommendations[i].saving_us);
+  // the job's findings (run-level, and the straggler every rank waits for) first, then by saving
+  const runLevel = (r) => r.rank === null || r.id === 'straggler';
+  const firstOwn = d.recommendations.findIndex((r) => !runLevel(r));
+  assert.ok(firstOwn > 0, 'run-level findings lead');
+  assert.ok(d.recommendations.slice(firstOwn).every((r) => !runLevel(r)), 'and only lead');
+  for (const part of [d.recommendations.slice(0, firstOwn), d.recommendations.slice(firstOwn)])
+    for (let i = 1; i < part.length; i++) assert.ok(part[i - 1].saving_us >= part[i].saving_us);
   assert.ok(d.recommendations.some((r) => r.id === 'ddp_backend' && r.rank === null), 'gloo on GPUs');
   assert.ok(d.recommendations.some((r) => r.id === 'straggler'), 'rank 2 is the straggler');
+  assert.ok(d.recommendations.some((r) => r.id === 'shared_gpu' && r.rank === null), 'four ranks on one H100');
+  // rank 0's overview leads with the straggler (rank 2), which it waits for
+  assert.equal(d0.recommendations[0].id, 'straggler');
+  assert.equal(d0.recommendations[0].rank, 2);
 
   const e = await srv.json(`/api/runs/${evil}/overview`);
   assert.deepEqual(e.gpus, []);

@@ -40,12 +40,12 @@ static const struct scenario scenarios[] = {
     { "matmul_amp", { "optimizer_dominated" }, { 0 }, { "kernel_launch_bound", "optimizer_dominated" } },
     /* DDP over gloo on GPUs; rank 2 sleeps 30 ms per step: the others wait
      * in gloo all-reduces (not gap findings of their own), rank 2's GPU
-     * idles through its sleep */
+     * idles through its sleep; all four processes share the one H100 */
     { "ddp_gloo_4ranks",
-      { "ddp_backend", "straggler", "low_gpu_utilization" },
-      { -1, 2, 0 },
+      { "ddp_backend", "straggler", "low_gpu_utilization", "shared_gpu" },
+      { -1, 2, 0, -1 },
       { "ddp_backend", "straggler", "communication_heavy", "low_gpu_utilization", "gpu_idle_gaps",
-        "low_gpu_memory" } },
+        "low_gpu_memory", "shared_gpu" } },
     /* Triton kernels of ~10 µs behind ~8 µs launches: launch-bound; the
      * compiled model leaves the (eager, foreach) AdamW step at 68 % of the
      * kernel time */

@@ -187,6 +187,63 @@ static void test_amp_context(void)
     }
 }
 
+/* Two H100s on one host, ids 0 and 1. */
+#define DEV_2H100                                                                                       \
+    "[{\"id\":0,\"name\":\"NVIDIA H100 80GB HBM3\",\"totalGlobalMem\":85029158912,\"computeMajor\":9,"  \
+    "\"computeMinor\":0,\"numSms\":132},{\"id\":1,\"name\":\"NVIDIA H100 80GB HBM3\","                   \
+    "\"totalGlobalMem\":85029158912,\"computeMajor\":9,\"computeMinor\":0,\"numSms\":132}]"
+
+/* One 1000 µs step of a rank in process pid launching a 500 µs kernel on
+ * GPU dev. Owned by caller. */
+static char *rank_events(int pid, int dev)
+{
+    struct fixture_trace t = { 0 };
+    fixture_trace_add(&t, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":%d,"
+                          "\"tid\":1,\"ts\":0,\"dur\":1000,\"args\":{}}", pid);
+    fixture_trace_add(&t, "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":%d,\"tid\":1,\"ts\":2,"
+                          "\"dur\":10,\"args\":{}}", pid);
+    fixture_trace_add(&t, "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":%d,"
+                          "\"tid\":1,\"ts\":4,\"dur\":4,\"args\":{\"correlation\":1}}", pid);
+    fixture_trace_add(&t, "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm90_xmma_gemm_bf16bf16_kernel\",\"pid\":%d,"
+                          "\"tid\":7,\"ts\":20,\"dur\":500,\"args\":{\"device\":%d,\"stream\":7,\"correlation\":1}}",
+                      dev, dev);
+    return t.s;
+}
+
+static json_t *two_ranks(int pid0, int dev0, int pid1, int dev1)
+{
+    char *ev[2] = { rank_events(pid0, dev0), rank_events(pid1, dev1) };
+    json_t *f = fixture_findings_ranks(DEV_2H100, "", (const char *const *)ev, 2);
+    free(ev[0]);
+    free(ev[1]);
+    return f;
+}
+
+/* shared_gpu: two processes of one host on one GPU; not two hosts' GPU 0,
+ * not two GPUs of one host. */
+static void test_shared_gpu(void)
+{
+    json_t *f = two_ranks(4100, 0, 4101, 0);
+    REQUIRE(f != NULL);
+    json_t *t = fixture_get(f, "shared_gpu", -1);
+    if (!t) fixture_dump(f);
+    REQUIRE(t != NULL);
+    CHECK_EQ_STR(fixture_str(t, "severity"), "high");
+    CHECK_EQ_INT(json_array_size(json_object_get(json_object_get(t, "evidence"), "ranks")), 2);
+    CHECK(fixture_has_line(t, "Ranks 0, 1 all run on GPU 0 (NVIDIA H100 80GB HBM3, 79.2 GiB)"));
+    CHECK(strstr(fixture_str(t, "snippet"), "LOCAL_RANK") != NULL);
+    json_decref(f);
+
+    f = two_ranks(4100, 0, 912345, 0); /* unrelated process ids: two hosts */
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "shared_gpu", -1));
+    json_decref(f);
+    f = two_ranks(4100, 0, 4101, 1); /* one host, one GPU each */
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "shared_gpu", -1));
+    json_decref(f);
+}
+
 int main(void)
 {
     fixture_init();
@@ -195,6 +252,7 @@ int main(void)
     RUN(test_attention_fires);
     RUN(test_attention_quiet);
     RUN(test_amp_context);
+    RUN(test_shared_gpu);
     fixture_done();
     free(tb.s);
     return harness_done("rules_model");
