@@ -60,6 +60,7 @@
     X(memory_growth)                                                                                        \
     X(communication_heavy)                                                                                  \
     X(comm_not_overlapped)                                                                                  \
+    X(many_small_collectives)                                                                               \
     X(straggler)                                                                                            \
     X(use_ddp_not_dp)                                                                                       \
     X(ddp_backend)                                                                                          \

@@ -69,6 +69,20 @@ const cases = [
     for (const x of rep.recommendations)
       assert.doesNotMatch(x.snippet || '', /torch\.compile\(model\)(?!.*reduce-overhead)/, x.id);
   }],
+  // 404 all-reduces per step (HTA's df_index_resolver) -> bucketing; DLRM's few large ones do not
+  [join(CORPUS, 'hta/tests/data/df_index_resolver/df_index_resolver.json.gz'), (rep) => {
+    const [f] = fired(rep, 'many_small_collectives');
+    assert.ok(f && Math.round(f.evidence.per_step) === 404, 'df_index_resolver: 404 collectives per step');
+  }],
+  [join(CORPUS, 'param/et_replay/tests/inputs/dlrm_kineto'), (rep) => {
+    assert.equal(fired(rep, 'many_small_collectives').length, 0);
+    assert.equal(fired(rep, 'shared_gpu').length, 0, 'eight ranks on eight GPUs');
+  }],
+  [join(TRACES, 'ddp_gloo_4ranks'), (rep) => {
+    const [f] = fired(rep, 'shared_gpu');
+    assert.ok(f && f.rank === null, 'four ranks on one H100: a run-level finding');
+    assert.deepEqual(f.evidence.ranks, [0, 1, 2, 3]);
+  }],
   [join(TRACES, 'transformer_with_stack'), (rep) => {
     assert.equal(fired(rep, 'optimizer_dominated').length, 0, 'a GEMM-heavy step is not optimizer-dominated');
     assert.equal(fired(rep, 'unfused_attention').length, 0);

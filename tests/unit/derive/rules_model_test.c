@@ -244,6 +244,46 @@ static void test_shared_gpu(void)
     json_decref(f);
 }
 
+/* Two 20 ms steps, each with n all-reduces of dur_us, back to back. */
+static void collectives_trace(int n, double dur_us)
+{
+    int corr = 1;
+    fixture_trace_reset(&tb);
+    for (int s = 0; s < 2; s++) {
+        double t0 = s * 20000.0;
+        fixture_step(&tb, s + 1, t0, 20000);
+        for (int k = 0; k < n; k++)
+            fixture_launch(&tb, corr++, t0 + 10 + k * 2, 1,
+                           "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                           t0 + 100 + k * dur_us, dur_us);
+    }
+}
+
+static void test_small_collectives(void)
+{
+    collectives_trace(60, 100); /* 6 ms of 20 ms */
+    json_t *f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    json_t *t = fixture_get(f, "many_small_collectives", 0);
+    if (!t) fixture_dump(f);
+    REQUIRE(t != NULL);
+    CHECK(fabs(fixture_evnum(t, "per_step") - 60) < 0.01);
+    CHECK(fabs(fixture_evnum(t, "mean_us") - 100) < 0.01);
+    CHECK(fabs(fixture_num(t, "saving_us") - 3000) < 0.5); /* half of 6 ms */
+    CHECK(strstr(fixture_str(t, "snippet"), "bucket_cap_mb") != NULL);
+    json_decref(f);
+    collectives_trace(20, 100); /* few */
+    f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "many_small_collectives", -1));
+    json_decref(f);
+    collectives_trace(60, 300); /* not small: bandwidth-bound */
+    f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "many_small_collectives", -1));
+    json_decref(f);
+}
+
 int main(void)
 {
     fixture_init();
@@ -253,6 +293,7 @@ int main(void)
     RUN(test_attention_quiet);
     RUN(test_amp_context);
     RUN(test_shared_gpu);
+    RUN(test_small_collectives);
     fixture_done();
     free(tb.s);
     return harness_done("rules_model");
