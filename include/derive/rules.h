@@ -52,6 +52,7 @@
     X(enable_amp)                                                                                           \
     X(excessive_host_sync)                                                                                  \
     X(pageable_memcpy)                                                                                      \
+    X(copy_not_overlapped)                                                                                  \
     X(layout_transposes)                                                                                    \
     X(optimizer_dominated)                                                                                  \
     X(unfused_attention)                                                                                    \

@@ -284,6 +284,60 @@ static void test_small_collectives(void)
     json_decref(f);
 }
 
+/* A host-to-device copy on device 0, stream `stream`, launched by a
+ * cudaMemcpyAsync with correlation id corr. */
+static void htod(int corr, double call_ts, int stream, double ts, double dur)
+{
+    fixture_host(&tb, 1, "cuda_runtime", "cudaMemcpyAsync", call_ts, 3, corr);
+    fixture_trace_add(&tb,
+                      "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\",\"pid\":0,"
+                      "\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"device\":0,\"stream\":%d,\"correlation\":%d,"
+                      "\"bytes\":8388608}}",
+                      stream, ts, dur, stream, corr);
+}
+
+/* Two 1000 µs steps: a 150 µs input copy, then 600 µs of kernels on the
+ * compute stream (7). where: 0 the copy is on stream 7 before the
+ * kernels; 1 on stream 8 before them (stream 7 idle); 2 on stream 8
+ * during them (hidden). */
+static void copy_trace(int where)
+{
+    int corr = 1;
+    fixture_trace_reset(&tb);
+    for (int s = 0; s < 2; s++) {
+        double t0 = s * 1000.0;
+        fixture_step(&tb, s + 1, t0, 1000);
+        double c0 = where == 2 ? t0 + 300 : t0 + 20;
+        htod(corr++, t0 + 2, where == 0 ? 7 : 8, c0, 150);
+        fixture_host(&tb, 1, "cpu_op", "aten::mm", t0 + 10, 10, 0);
+        fixture_launch(&tb, corr++, t0 + 12, 4, "sm90_xmma_gemm_bf16bf16_bf16f32_kernel", t0 + 200, 600);
+    }
+}
+
+static void test_copy_not_overlapped(void)
+{
+    for (int where = 0; where < 2; where++) {
+        copy_trace(where);
+        json_t *f = fixture_findings(DEV_H100, tb.s);
+        REQUIRE(f != NULL);
+        json_t *t = fixture_get(f, "copy_not_overlapped", 0);
+        if (!t) fixture_dump(f);
+        REQUIRE(t != NULL);
+        CHECK(fabs(fixture_evnum(t, "unhidden_us") - 150) < 0.01);
+        CHECK(fabs(fixture_evnum(t, "step_pct") - 15) < 0.01);
+        CHECK_EQ_STR(fixture_str(t, "severity"), "high");
+        CHECK(fabs(fixture_num(t, "saving_us") - 150) < 0.01);
+        CHECK(strstr(fixture_str(t, "snippet"), "non_blocking=True") != NULL);
+        CHECK(fixture_has_line(t, "queued on the compute stream itself") == (where == 0));
+        json_decref(f);
+    }
+    copy_trace(2); /* on a side stream under the kernels: hidden */
+    json_t *f = fixture_findings(DEV_H100, tb.s);
+    REQUIRE(f != NULL);
+    CHECK(!fixture_has(f, "copy_not_overlapped", -1));
+    json_decref(f);
+}
+
 int main(void)
 {
     fixture_init();
@@ -294,6 +348,7 @@ int main(void)
     RUN(test_amp_context);
     RUN(test_shared_gpu);
     RUN(test_small_collectives);
+    RUN(test_copy_not_overlapped);
     fixture_done();
     free(tb.s);
     return harness_done("rules_model");
