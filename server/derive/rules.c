@@ -361,6 +361,21 @@ static int sharing(const struct rules_ctx *ctx, const struct rules_gpu *g)
     return n > 0 ? n : 1;
 }
 
+/* The one GPU entry of a rank's peak_memory (keys are device ids, "cpu"
+ * the host), NULL when there are none or several. */
+static json_t *only_gpu_peak(json_t *peaks)
+{
+    const char *k;
+    json_t *v, *found = NULL;
+    int n = 0;
+    json_object_foreach(peaks, k, v) {
+        if (strcmp(k, "cpu") == 0) continue;
+        found = v;
+        n++;
+    }
+    return n == 1 ? found : NULL;
+}
+
 static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, struct err *e)
 {
     sqlite3_stmt *st = NULL;
@@ -483,6 +498,15 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     }
     sqlite3_finalize(st);
     if (rc < 0) return rc;
+    /* ROCm numbers the GPU of kernels by HSA agent (device 2) and that of
+     * memory events from 0: one GPU each side is the same GPU */
+    json_t *only = r->ngpus == 1 && r->gpus[0].peak_bytes < 0
+                       ? only_gpu_peak(json_object_get(r->summary, "peak_memory")) : NULL;
+    if (only) {
+        r->gpus[0].peak_bytes = json_integer_value(json_object_get(only, "bytes"));
+        r->gpus[0].peak_reserved = json_integer_value(json_object_get(only, "reserved"));
+        r->gpus[0].peak_ts = json_integer_value(json_object_get(only, "ts"));
+    }
     for (size_t i = 0; i < r->ngpus; i++)
         if (!r->gpu || r->gpus[i].kernel_ns > r->gpu->kernel_ns) r->gpu = &r->gpus[i];
     if (r->warmup_dropped && r->gpu && r->ngpus == 1) {

@@ -32,15 +32,23 @@ static int cmp_edge(const void *x, const void *y)
     return (p->t > q->t) - (p->t < q->t);
 }
 
+/* The deviceProperties entry of GPU `device`. ROCm traces number their
+ * kernels' devices by HSA agent, CPUs first (an MI300X's GPU 0 shows as
+ * device 2), while deviceProperties counts GPUs from 0: when no entry has
+ * the id and every entry is the same GPU model (a homogeneous node, or the
+ * one GPU of a single-GPU trace), that model is the device's. */
 static json_t *device_props(json_t *header, int device)
 {
-    json_t *props = json_object_get(header, "deviceProperties"), *d;
+    json_t *props = json_object_get(header, "deviceProperties"), *d, *first = json_array_get(props, 0);
     size_t i;
+    int same = first != NULL;
     json_array_foreach(props, i, d) {
         json_t *id = json_object_get(d, "id");
         if (json_is_integer(id) ? json_integer_value(id) == device : (int)i == device) return d;
+        same = same && json_equal(json_object_get(d, "name"), json_object_get(first, "name")) &&
+               json_equal(json_object_get(d, "totalGlobalMem"), json_object_get(first, "totalGlobalMem"));
     }
-    return NULL;
+    return same ? first : NULL;
 }
 
 int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w1, struct err *e)

@@ -22,6 +22,9 @@ const cases = [
   [join(CORPUS, 'tracelens/tests/traces/mi300/Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz'), (rep) => {
     assert.ok(rep.ranks[0].tensor_core_share > 0.45, `MI300 Qwen TC share ${rep.ranks[0].tensor_core_share}`);
     assert.equal(fired(rep, 'enable_amp').length, 0, 'bf16 MFMA GEMMs are not "tensor cores unused"');
+    // ROCm numbers the kernels' GPU 2 (HSA agents, CPUs first); deviceProperties and memory say 0
+    assert.equal(rep.ranks[0].device.name, 'AMD Instinct MI300X VF');
+    assert.equal(rep.ranks[0].device.memory_bytes, 205571227648);
   }],
   // MIOpen SubTensorOp elementwise kernels are not tensor-core work; xdlops igemm is
   [join(CORPUS, 'tracelens/tests/traces/mi210/gpu_only_trace/gpu_only_trace.json.gz'), (rep) => {

@@ -93,9 +93,14 @@ static const char snippet_torch_infer_fp16[] =
     "with torch.inference_mode():\n"
     "    out = model(x.to(\"cuda\", torch.float16))";
 
-/* The PyTorch advice for a GPU of compute capability cc (>= 7.0), training or not. */
-static struct rules_advice torch_advice(double cc, int training)
+/* The PyTorch advice for GPU g (compute capability >= 7.0), training or
+ * not. AMD reports its gfx version as the capability (an MI210, gfx90a,
+ * says 9.0): every CDNA GPU takes bf16, and only the MI300 series FP8. */
+static struct rules_advice torch_advice(const struct rules_gpu *g, int training)
 {
+    double cc = g->cc;
+    if (strstr(g->name, "AMD") || strstr(g->name, "Radeon") || strstr(g->name, "Instinct"))
+        cc = strstr(g->name, "MI3") ? 9.0 : 8.0;
     if (cc < 8.0)
         return training ? (struct rules_advice){ advice_torch_fp16, snippet_torch_fp16 }
                         : (struct rules_advice){ advice_torch_infer_fp16, snippet_torch_infer_fp16 };
@@ -163,7 +168,7 @@ static int run(struct rules_ctx *c, struct err *e)
             json_array_append_new(lines, json_string(line));
         }
         snprintf(link, sizeof link, "view=kernels&rank=%d&group=op&sort=total", r->rank);
-        struct rules_advice adv = r->framework == RULES_PYTORCH ? torch_advice(g->cc, r->training) : advice[r->framework];
+        struct rules_advice adv = r->framework == RULES_PYTORCH ? torch_advice(g, r->training) : advice[r->framework];
         rules_add(c, &rule_enable_amp, elig_pct >= 50 ? RULES_HIGH : RULES_MEDIUM, r->rank, saving, ev, link,
                   adv.text, adv.snippet,
                   "Tensor cores unused: %.0f %% of GPU time is matmul work on SIMT units", elig_pct);
