@@ -105,6 +105,7 @@ struct rules_gpu {
     int64_t memory_bytes; /* 0: unknown */
     double cc;            /* compute capability 9.0; 0: unknown */
     double util, tc_share;
+    double compute_util;   /* util without collectives (a collective waiting on a peer is not work); -1: unknown */
     int64_t kernel_ns, tc_ns, window_ns;
     int64_t peak_bytes;    /* peak allocated; -1: unknown */
     int64_t peak_reserved; /* reserved by the caching allocator at the peak; 0: unknown */

@@ -16,6 +16,12 @@
  * header (borrowed, may be NULL). */
 int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w1, struct err *e);
 
+/* Compute utilization per GPU: the union of its kernels that are not
+ * collectives over [w0, w1) ÷ the window, into summary's
+ * "compute_utilization" {"<device>": share}. GPU busy time counts a
+ * collective waiting for a late peer as busy; this does not. */
+void summary_metrics_compute(const struct rankctx *c, int64_t w0, int64_t w1, json_t *summary);
+
 /* The op_stat rows of c->rank. */
 int summary_metrics_write_ops(struct rankctx *c, struct err *e);
 

@@ -160,6 +160,15 @@ int api_summary_overview(struct http_req *req)
         else json_object_set(peaks, k, bytes);
     }
     json_object_set_new(out, "peak_memory_bytes", peaks);
+    /* compute utilization (collectives left out) beside each GPU's busy time */
+    size_t gi;
+    json_t *gpu;
+    json_array_foreach(json_object_get(out, "gpus"), gi, gpu) {
+        char key[16];
+        snprintf(key, sizeof key, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(gpu, "device")));
+        json_t *cu = json_object_get(json_object_get(sum, "compute_utilization"), key);
+        json_object_set_new(gpu, "compute_utilization", cu ? json_copy(cu) : json_null());
+    }
     notes = json_array();
     if (json_is_array(json_object_get(sum, "notes"))) json_array_extend(notes, json_object_get(sum, "notes"));
     json_object_set_new(out, "notes", notes);

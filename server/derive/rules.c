@@ -495,6 +495,8 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
         g->peak_bytes = pk ? json_integer_value(json_object_get(pk, "bytes")) : -1;
         g->peak_reserved = json_integer_value(json_object_get(pk, "reserved"));
         g->peak_ts = json_integer_value(json_object_get(pk, "ts"));
+        json_t *cu = json_object_get(json_object_get(r->summary, "compute_utilization"), key);
+        g->compute_util = json_is_number(cu) ? json_number_value(cu) : -1;
     }
     sqlite3_finalize(st);
     if (rc < 0) return rc;
@@ -514,14 +516,16 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
          * (and collective kernel) time first, so its kernel + communication
          * parts are the GPU's busy time there (communication may also hold
          * host collectives: an upper bound) */
-        double busy = 0, span = 0;
+        double busy = 0, span = 0, compute = 0;
         for (size_t i = 0; i < r->nsteps; i++) {
             busy += (double)(r->steps[i].part[RULES_KERNEL] + r->steps[i].part[RULES_COMM]);
+            compute += (double)r->steps[i].part[RULES_KERNEL];
             span += (double)r->steps[i].dur;
         }
         struct rules_gpu *g = &r->gpus[0];
         if (span > 0) {
             g->util = busy / span;
+            if (g->compute_util >= 0) g->compute_util = compute / span;
             g->window_ns = (int64_t)span;
         }
     }

@@ -255,3 +255,37 @@ int summary_metrics_write_kernels(struct rankctx *c, struct err *e)
     return rc;
 }
 
+
+void summary_metrics_compute(const struct rankctx *c, int64_t w0, int64_t w1, json_t *summary)
+{
+    json_t *out = json_object();
+    if (w1 <= w0) {
+        json_object_set_new(summary, "compute_utilization", out);
+        return;
+    }
+    /* one device at a time: a rank has one or a few */
+    int32_t done[16];
+    size_t ndone = 0;
+    for (size_t i = 0; i < c->ng; i++) {
+        int32_t dev = c->g[i].device;
+        if (c->g[i].kind != TB_K_KERNEL) continue;
+        size_t k = 0;
+        while (k < ndone && done[k] != dev) k++;
+        if (k < ndone) continue;
+        if (ndone < sizeof done / sizeof done[0]) done[ndone++] = dev;
+        struct ivlist busy = { 0 };
+        for (size_t j = i; j < c->ng; j++) {
+            const struct gop *g = &c->g[j];
+            if (g->kind != TB_K_KERNEL || g->device != dev || (g->flags & NF_COMM_KERNEL)) continue;
+            int64_t a = g->ts > w0 ? g->ts : w0, b = g->ts + g->dur < w1 ? g->ts + g->dur : w1;
+            if (b > a) ivlist_add(&busy, a, b);
+        }
+        ivlist_normalize(&busy);
+        size_t cur = 0;
+        char key[16];
+        snprintf(key, sizeof key, "%d", (int)dev);
+        json_object_set_new(out, key, json_real((double)ivlist_len_in(&busy, w0, w1, &cur) / (double)(w1 - w0)));
+        ivlist_free(&busy);
+    }
+    json_object_set_new(summary, "compute_utilization", out);
+}

@@ -18,6 +18,25 @@
 #include "store/rundb.h"
 #include "derive/summary.h"
 
+
+/* Adds each GPU's compute utilization (without collectives; summary's
+ * "compute_utilization" by device) to report r's gpus, and the busiest
+ * GPU's to r, null when the run predates it. */
+static void summary_report_compute(json_t *r, json_t *by_dev)
+{
+    size_t i;
+    json_t *g;
+    json_object_set_new(r, "compute_utilization", json_null());
+    json_array_foreach(json_object_get(r, "gpus"), i, g) {
+        char key[16];
+        snprintf(key, sizeof key, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(g, "device")));
+        json_t *v = json_object_get(by_dev, key);
+        json_object_set_new(g, "compute_utilization", v ? json_copy(v) : json_null());
+        if (i == 0 || json_equal(json_object_get(g, "utilization"), json_object_get(r, "gpu_utilization")))
+            if (v && json_object_get(r, "device") != json_null()) json_object_set_new(r, "compute_utilization", json_copy(v));
+    }
+}
+
 static json_t *col_num_or_null(sqlite3_stmt *st, int i)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null() : json_real(sqlite3_column_double(st, i));
@@ -110,6 +129,7 @@ static int report_rank(sqlite3 *db, int rank, int top_n, json_t *r, struct err *
             else json_object_set(peaks, k, json_object_get(v, "bytes"));
         }
         json_array_extend(notes, json_object_get(sum, "notes"));
+        summary_report_compute(r, json_object_get(sum, "compute_utilization"));
         json_decref(sum);
     }
     json_object_set_new(r, "peak_memory_bytes", peaks);

@@ -112,6 +112,10 @@ test('overview: GPU card, execution summary, a bar per step, recommendations', a
     const util = await page.textContent('article[aria-label="GPU 0"] .tb-metric >> nth=0');
     assert.match(util, /GPU utilization\s*\d+\.\d %/);
     assert.ok(await page.getAttribute('article[aria-label="GPU 0"] .tb-metric >> nth=0', 'title'), 'the metric has a tooltip');
+    // beside it, compute utilization (collectives left out): no collectives here, so the same figure
+    const cu = await page.textContent('article[aria-label="GPU 0"] .tb-metric >> nth=1');
+    assert.match(cu, /Compute utilization\s*\d+\.\d %/);
+    assert.equal(cu.match(/[\d.]+ %/)[0], util.match(/[\d.]+ %/)[0]);
     assert.equal(await page.locator('svg.tb-chart g.tb-bar').count(), 4, 'one bar per ProfilerStep');
     assert.ok((await page.locator('svg.tb-chart g.tb-bar rect').count()) >= 8, 'bars are stacked');
     const rows = await page.$$eval('table[aria-label="Average step by category"] tbody tr', (trs) => trs.map((tr) => tr.textContent));

@@ -112,6 +112,7 @@
  * @property {number | null} memory_bytes
  * @property {string} compute_capability  e.g. "9.0"
  * @property {number} utilization  0..1, busy share of the steps' window
+ * @property {number | null} compute_utilization  0..1, the same without collectives (null: run imported before it)
  * @property {number | null} sm_efficiency       0..1, estimated
  * @property {number | null} achieved_occupancy  0..1, estimated
  * @property {number | null} tensor_core_share   0..1 of kernel time

@@ -167,9 +167,12 @@ static int run(struct rules_ctx *c, struct err *e)
         const struct rules_rank *r = &c->ranks[i];
         const struct rules_gpu *g = r->gpu;
         if (!g || !r->nsteps || g->window_ns <= 0) continue;
-        double util = g->util * 100.0;
+        /* collectives waiting for a peer keep the GPU "busy" without work:
+         * judge by the compute kernels when they are fewer */
+        int by_compute = g->compute_util >= 0 && g->compute_util < g->util;
+        double share = by_compute ? g->compute_util : g->util, util = share * 100.0;
         if (util >= gpu_util_pct) continue;
-        double n = (double)r->nsteps, busy = g->util * (double)g->window_ns;
+        double n = (double)r->nsteps, busy = share * (double)g->window_ns;
         json_t *cause = dominant_cause(c, r->rank);
         int k = cause ? cause_of(json_string_value(json_object_get(cause, "id"))) : -1;
         char a[32], b[32], d[32], line[512], link[200], advice[1024], what[160] = "", other[160];
@@ -180,11 +183,20 @@ static int run(struct rules_ctx *c, struct err *e)
                                (double)g->window_ns / n / 1000.0, "steps", (int)r->nsteps, "cause",
                                cause ? causes[k].id : NULL);
         json_t *lines = json_object_get(ev, "lines");
-        snprintf(line, sizeof line, "Kernels run %.1f %% of the steps' time on GPU %d (%s): %s of a %s step, %s idle",
-                 util, g->device, g->name[0] ? g->name : "GPU", rules_fmt_ns(busy / n, a, sizeof a),
+        snprintf(line, sizeof line, "%s run %.1f %% of the steps' time on GPU %d (%s): %s of a %s step, %s idle",
+                 by_compute ? "Compute kernels (collectives left out)" : "Kernels", util, g->device,
+                 g->name[0] ? g->name : "GPU", rules_fmt_ns(busy / n, a, sizeof a),
                  rules_fmt_ns((double)g->window_ns / n, b, sizeof b),
                  rules_fmt_ns(((double)g->window_ns - busy) / n, d, sizeof d));
         json_array_append_new(lines, json_string(line));
+        if (by_compute && g->util - g->compute_util > 0.01) {
+            snprintf(line, sizeof line,
+                     "With collectives the GPU is busy %.1f %% of the steps: %.1f points of that are collectives "
+                     "(waiting for peers or moving data), not compute",
+                     g->util * 100.0, (g->util - g->compute_util) * 100.0);
+            json_array_append_new(lines, json_string(line));
+            json_object_set_new(ev, "busy_pct", json_real(g->util * 100.0));
+        }
         if (cause) {
             snprintf(line, sizeof line, "Main cause: %s (%s, could save ~%s per step): %s", what, causes[k].id,
                      rules_fmt_ns(json_number_value(json_object_get(cause, "saving_us")) * 1000.0, a, sizeof a),
@@ -232,7 +244,7 @@ static int run(struct rules_ctx *c, struct err *e)
         else rules_link_step(r, rules_worst_step(r, -1), link, sizeof link);
         rules_add(c, &rule_low_gpu_utilization, util < gpu_util_pct / 2 ? RULES_HIGH : RULES_MEDIUM, r->rank, 0,
                   ev, link, advice, after->snippet,
-                  "Low GPU utilization: kernels run %.1f %% of the step%s%s",
+                  "Low GPU utilization: %s run %.1f %% of the step%s%s", by_compute ? "compute kernels" : "kernels",
                   util, cause ? "; main cause: " : "", cause ? what : "");
     }
     (void)e;

@@ -38,6 +38,9 @@ export const METRIC_HELP = Object.freeze({
     utilization:
         'GPU utilization: share of the profiled steps\u2019 wall time during which at least one kernel was running on this GPU. ' +
         'A busy GPU can still be poorly used: see SM efficiency and occupancy.',
+    compute_utilization:
+        'Compute utilization: the same share counting only kernels that are not collectives. A collective (NCCL, RCCL, DeepEP) ' +
+        'waiting for a late peer keeps the GPU \u201cbusy\u201d without work; the gap between the two figures is time in collectives.',
     sm_efficiency:
         'Estimated SM efficiency: time-weighted share of the GPU\u2019s streaming multiprocessors that had work, over the same window. ' +
         'Each running kernel counts its \u201cblocks per SM\u201d (capped at 1), so small launches that leave SMs idle score low. ' +
@@ -179,6 +182,7 @@ function gpuCards(gpus) {
                         'div',
                         { class: C.metrics },
                         metric('GPU utilization', g.utilization, METRIC_HELP.utilization),
+                        metric('Compute utilization', g.compute_utilization ?? null, METRIC_HELP.compute_utilization),
                         metric('Est. SM efficiency', g.sm_efficiency, METRIC_HELP.sm_efficiency),
                         metric('Est. achieved occupancy', g.achieved_occupancy, METRIC_HELP.achieved_occupancy),
                         metric('Tensor-core share', g.tensor_core_share, METRIC_HELP.tensor_core_share),
