@@ -538,10 +538,12 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
     }
     for (size_t k = 0; k < NRULES; k++) {
         if (listed(cfg->off, registry[k]->id)) continue;
+        double t = log_now_s();
         if ((rc = registry[k]->run(&ctx, e)) != 0) {
             err_prefix(e, "rule %s", registry[k]->id);
             goto out;
         }
+        LOG_DEBUG("rule %s took %.3f s", registry[k]->id, log_now_s() - t);
     }
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
         rc = rundb_db_error(db, e, "rules (begin)");
