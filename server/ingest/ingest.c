@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,27 +103,63 @@ static int open_rw(const char *db_path, sqlite3 **db, struct err *e)
     return 0;
 }
 
+/* The timeline's level of detail of the trace, built aside on its own
+ * thread (timeline.h): it needs nothing derived, so it overlaps the other
+ * stages. */
+struct aside {
+    const char *run_path;
+    char *scratch;
+    atomic_int cancel;
+    int rc;
+    struct err e;
+};
+
+static void *aside_main(void *arg)
+{
+    struct aside *a = arg;
+    a->rc = timeline_slices_aside(a->run_path, a->scratch, &a->cancel, &a->e);
+    return NULL;
+}
+
 /* Every derived table of a run, in dependency order: the analysis (steps,
  * breakdown, operator and kernel tables, memory), the recommendations drawn
  * from it, the GPU analyses (they read the steps) and the timeline's level
- * of detail (it turns the analyses' series into counter lanes). Run at
- * ingest and again after a rank renumbering. */
-static int derive(sqlite3 *db, const struct config_rules *rules, struct err *e)
+ * of detail (its counters turn the analyses' series into lanes). The
+ * trace's level of detail (slices and its own counters) is built meanwhile
+ * on a second thread into a scratch database (SQLite has one writer), then copied in; that thread is
+ * always joined, and cancelled when a stage here fails. Run at ingest and
+ * again after a rank renumbering. */
+static int derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, struct err *e)
 {
     double t[5];
     int rc;
+    struct aside a = { db_path, xasprintf("%s.lod", db_path), 0, 0, { 0 } };
+    pthread_t th;
+    int started = pthread_create(&th, NULL, aside_main, &a) == 0;
     t[0] = log_now_s();
-    if ((rc = summary_run(db, e)) != 0) return rc;
+    rc = summary_run(db, e);
     t[1] = log_now_s();
-    if ((rc = rules_run(db, rules, e)) != 0) return rc;
+    if (rc == 0) rc = rules_run(db, rules, e);
     t[2] = log_now_s();
-    if ((rc = analyses_run(db, e)) != 0) return rc;
+    if (rc == 0) rc = analyses_run(db, e);
     t[3] = log_now_s();
-    if ((rc = timeline_build(db, e)) != 0) return rc;
+    if (started) {
+        if (rc) atomic_store(&a.cancel, 1);
+        pthread_join(th, NULL);
+        if (rc == 0 && a.rc) {
+            *e = a.e;
+            rc = a.rc;
+        }
+    }
+    if (rc == 0) rc = started ? timeline_slices_adopt(db, a.scratch, e) : timeline_build_trace(db, e);
+    if (rc == 0) rc = timeline_build_analyses(db, e);
     t[4] = log_now_s();
-    LOG_INFO("derived tables: analysis %.2f s, rules %.2f s, analyses %.2f s, timeline %.2f s", t[1] - t[0],
-             t[2] - t[1], t[3] - t[2], t[4] - t[3]);
-    return 0;
+    unlink(a.scratch);
+    free(a.scratch);
+    if (rc == 0)
+        LOG_INFO("derived tables: analysis %.2f s, rules %.2f s, analyses %.2f s, timeline %.2f s more", t[1] - t[0],
+                 t[2] - t[1], t[3] - t[2], t[4] - t[3]);
+    return rc;
 }
 
 /* The derived tables of a new run, computed once here before it becomes
@@ -135,7 +172,7 @@ static int analyse(const char *db_path, const struct config_rules *rules, int *r
     if (open_rw(db_path, &db, e) != 0) return e->code;
     /* the rank a trace says it is beats its file name and the upload order */
     int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
-    if (rc == 0) rc = derive(db, rules, e);
+    if (rc == 0) rc = derive(db, db_path, rules, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
 }
@@ -382,7 +419,7 @@ int ingest_rederive(const char *db_path, const int *from, const int *to, int n, 
     /* the derived tables are computed again rather than renumbered: the
      * findings' texts name ranks and the straggler is judged across them */
     if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
-    if (rc == 0) rc = derive(db, rules, e);
+    if (rc == 0) rc = derive(db, db_path, rules, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */
     if (rc == 0 && sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
