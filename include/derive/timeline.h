@@ -59,15 +59,14 @@
  *
  * Memory: everything returned is owned by the caller (timeline_view_free).
  * timeline_build writes through a read-write handle inside its own
- * transactions on one thread (or the slices aside, timeline_slices_aside, on
- * another thread with connections of their own); timeline_query only reads and may run on any
- * thread with its own handle.
+ * transactions on one thread (timeline_build_trace may run aside, on a
+ * scratch database and another thread: timeline_adopt); timeline_query
+ * only reads and may run on any thread with its own handle.
  */
 #ifndef TB_TIMELINE_H
 #define TB_TIMELINE_H
 
 #include <sqlite3.h>
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -88,14 +87,10 @@ int timeline_build_trace(sqlite3 *db, struct err *e);
  * transaction; nothing when the run has none. */
 int timeline_build_analyses(sqlite3 *db, struct err *e);
 
-/* timeline_build_trace built aside, on a thread of its own while the other derived stages write run.db
- * (one writer at a time): into a new scratch database at scratch_path (removed on error) with the run
- * database at run_path attached, read only; it opens and closes its own connection. A nonzero *cancel
- * (may be NULL) stops it with an error. timeline_slices_adopt then copies its tables into db (the run's
- * read-write handle, on the writer's thread, replacing any there) and removes the scratch file; then
- * timeline_build_analyses. */
-int timeline_slices_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, struct err *e);
-int timeline_slices_adopt(sqlite3 *db, const char *scratch_path, struct err *e);
+/* The tables of timeline_build_trace run aside (on a scratch database of rundb_open_aside, on another
+ * thread while the other derived stages write run.db) copied from the scratch database attached to db
+ * as RUNDB_ASIDE, replacing any there; one transaction. timeline_build_analyses follows. */
+int timeline_adopt(sqlite3 *db, struct err *e);
 
 /* 1 when db holds the LOD tables, 0 when it predates them, <0 on error. */
 int timeline_present(sqlite3 *db, struct err *e);

@@ -559,6 +559,19 @@ out:
     return rc;
 }
 
+int rules_adopt(sqlite3 *db, struct err *e)
+{
+    err_clear(e);
+    if (sqlite3_exec(db, "BEGIN; DROP TABLE IF EXISTS main.finding", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "INSERT INTO main.finding SELECT * FROM " RUNDB_ASIDE ".finding; COMMIT", NULL, NULL, NULL) !=
+            SQLITE_OK) {
+        rundb_db_error(db, e, "rules (adopt)");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return e->code;
+}
+
 int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e)
 {
     sqlite3_stmt *st = NULL;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "base/log.h"
 #include "derive/timeline_counters.h"
@@ -17,7 +16,7 @@
 #include "store/rundb.h"
 
 /* Every LOD table, in main (a scratch database's when built aside): what
- * timeline_build_trace fills and timeline_slices_adopt copies. */
+ * timeline_build_trace fills and timeline_adopt copies. */
 static const char schema_sql[] =
     "DROP TABLE IF EXISTS main.lod; DROP TABLE IF EXISTS main.lod_level; DROP TABLE IF EXISTS main.clod;"
     "DROP TABLE IF EXISTS main.cseries; DROP TABLE IF EXISTS main.gpubusy;"
@@ -357,75 +356,23 @@ int timeline_build(sqlite3 *db, struct err *e)
     return rc ? rc : timeline_build_analyses(db, e);
 }
 
-/* Cancels the aside build when *arg is set (its connection's progress
- * handler): the ingest stops it when another stage failed. */
-static int aside_cancelled(void *arg)
+int timeline_adopt(sqlite3 *db, struct err *e)
 {
-    return atomic_load((atomic_int *)arg) != 0;
-}
-
-int timeline_slices_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, struct err *e)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *at = NULL;
-    int rc = 0;
     err_clear(e);
-    unlink(scratch_path);
-    if (sqlite3_open_v2(scratch_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "timeline (scratch): %s", db ? sqlite3_errmsg(db) : "out of memory");
-        goto out;
-    }
-    /* a scratch file: nothing to recover if the process dies */
-    if (sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384", NULL, NULL,
-                     NULL) != SQLITE_OK ||
-        rundb_prepare(db, "ATTACH ?1 AS run", &at, e) < 0) {
-        rc = e->code ? e->code : rundb_db_error(db, e, "timeline (scratch)");
-        goto out;
-    }
-    sqlite3_bind_text(at, 1, run_path, -1, SQLITE_STATIC);
-    if (sqlite3_step(at) != SQLITE_DONE) {
-        rc = rundb_db_error(db, e, "timeline (attach)");
-        goto out;
-    }
-    sqlite3_busy_timeout(db, 5000);
-    if (cancel) sqlite3_progress_handler(db, 1000, aside_cancelled, cancel);
-    /* the trace's tables resolve to the attached run, the LOD tables to main */
-    rc = timeline_build_trace(db, e);
-out:
-    sqlite3_finalize(at);
-    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "timeline (scratch close)");
-    if (rc) unlink(scratch_path);
-    return rc;
-}
-
-int timeline_slices_adopt(sqlite3 *db, const char *scratch_path, struct err *e)
-{
-    sqlite3_stmt *at = NULL;
-    int rc = 0;
-    err_clear(e);
-    if (rundb_prepare(db, "ATTACH ?1 AS aside", &at, e) < 0) return e->code;
-    sqlite3_bind_text(at, 1, scratch_path, -1, SQLITE_STATIC);
-    rc = sqlite3_step(at) == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (attach)");
-    sqlite3_finalize(at);
-    if (rc) return rc;
     /* identical tables: SQLite copies the records without re-encoding them */
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, "INSERT INTO main.lod_level SELECT * FROM aside.lod_level;"
-                         "INSERT INTO main.lod SELECT * FROM aside.lod;"
-                         "INSERT INTO main.cseries SELECT * FROM aside.cseries;"
-                         "INSERT INTO main.clod SELECT * FROM aside.clod;"
-                         "INSERT INTO main.gpubusy SELECT * FROM aside.gpubusy",
+        sqlite3_exec(db, "INSERT INTO main.lod_level SELECT * FROM " RUNDB_ASIDE ".lod_level;"
+                         "INSERT INTO main.lod SELECT * FROM " RUNDB_ASIDE ".lod;"
+                         "INSERT INTO main.cseries SELECT * FROM " RUNDB_ASIDE ".cseries;"
+                         "INSERT INTO main.clod SELECT * FROM " RUNDB_ASIDE ".clod;"
+                         "INSERT INTO main.gpubusy SELECT * FROM " RUNDB_ASIDE ".gpubusy",
                      NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = rundb_db_error(db, e, "timeline (adopt)");
+        rundb_db_error(db, e, "timeline (adopt)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     }
-    if (sqlite3_exec(db, "DETACH aside", NULL, NULL, NULL) != SQLITE_OK && rc == 0)
-        rc = rundb_db_error(db, e, "timeline (detach)");
-    unlink(scratch_path);
-    return rc;
+    return e->code;
 }
 
 int timeline_present(sqlite3 *db, struct err *e)

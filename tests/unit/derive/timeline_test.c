@@ -76,18 +76,21 @@ static void test_aside(void)
     char *src = xstrdup(sqlite3_db_filename(ro, "main"));
     sqlite3_close(ro);
     char *a = xasprintf("%s/inplace.db", root), *b = xasprintf("%s/aside.db", root);
-    char *scratch = xasprintf("%s/aside.db.lod", root);
+    char *scratch = xasprintf("%s/aside.db.aside", root);
     REQUIRE(fsutil_copy(src, a, &e) == 0);
     REQUIRE(fsutil_copy(src, b, &e) == 0);
     sqlite3 *da, *dbb;
     REQUIRE(sqlite3_open(a, &da) == SQLITE_OK);
     REQUIRE(sqlite3_open(b, &dbb) == SQLITE_OK);
     CHECK_EQ_INT(timeline_build(da, &e), 0);
-    CHECK_EQ_INT(timeline_slices_aside(b, scratch, NULL, &e), 0);
-    CHECK(access(scratch, F_OK) == 0);
-    CHECK_EQ_INT(timeline_slices_adopt(dbb, scratch, &e), 0);
+    sqlite3 *sc;
+    REQUIRE(rundb_open_aside(b, scratch, NULL, &sc, &e) == 0);
+    CHECK_EQ_INT(timeline_build_trace(sc, &e), 0);
+    sqlite3_close(sc);
+    REQUIRE(rundb_attach_aside(dbb, scratch, &e) == 0);
+    CHECK_EQ_INT(timeline_adopt(dbb, &e), 0);
+    CHECK_EQ_INT(rundb_detach_aside(dbb, &e), 0);
     CHECK_EQ_INT(timeline_build_analyses(dbb, &e), 0);
-    CHECK(access(scratch, F_OK) != 0);
     sqlite3_close(dbb);
     char *att = xasprintf("ATTACH '%s' AS b", b);
     REQUIRE(sqlite3_exec(da, att, NULL, NULL, NULL) == SQLITE_OK);
@@ -105,26 +108,39 @@ static void test_aside(void)
     free(scratch);
 }
 
-/* A failed or cancelled aside build says so and leaves no scratch file. */
+/* The aside build on a run database that is not one, or cancelled, fails
+ * with a message instead of building anything. */
+static int aside_build(const char *run, const char *scratch, atomic_int *cancel, struct err *e)
+{
+    sqlite3 *sc;
+    int rc = rundb_open_aside(run, scratch, cancel, &sc, e);
+    if (rc == 0) {
+        rc = timeline_build_trace(sc, e);
+        sqlite3_close(sc);
+    }
+    return rc;
+}
+
 static void test_aside_errors(void)
 {
     struct err e;
-    char *bad = xasprintf("%s/notadb", root), *scratch = xasprintf("%s/notadb.lod", root);
+    char *bad = xasprintf("%s/notadb", root), *scratch = xasprintf("%s/notadb.aside", root);
     FILE *f = fopen(bad, "w");
     REQUIRE(f != NULL);
     for (int i = 0; i < 1000; i++) fputs("not a database, ", f);
     fclose(f);
-    CHECK(timeline_slices_aside(bad, scratch, NULL, &e) != 0);
+    CHECK(aside_build(bad, scratch, NULL, &e) != 0);
     CHECK(e.msg[0] != 0);
-    CHECK(access(scratch, F_OK) != 0);
 
     atomic_int cancel = 1;
     sqlite3 *ro = import();
     REQUIRE(ro != NULL);
     char *src = xstrdup(sqlite3_db_filename(ro, "main"));
     sqlite3_close(ro);
-    CHECK(timeline_slices_aside(src, scratch, &cancel, &e) != 0);
-    CHECK(access(scratch, F_OK) != 0);
+    CHECK(aside_build(src, scratch, &cancel, &e) != 0);
+    CHECK(strstr(e.msg, "interrupt") != NULL);
+    atomic_store(&cancel, 0);
+    CHECK_EQ_INT(aside_build(src, scratch, &cancel, &e), 0);
     free(src);
     free(bad);
     free(scratch);
