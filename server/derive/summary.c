@@ -68,7 +68,6 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
     c.cpu_max = c.all_max = INT64_MIN;
     c.notes = json_array();
     hmap_init(&c.names.map, sizeof(struct name), 1024);
-    hmap_init(&c.corr, sizeof(uint32_t), 4096);
     hmap_init(&c.ops, sizeof(struct opagg), 256);
     hmap_init(&c.kernels, sizeof(struct kagg), 256);
     if (sqlite3_prepare_v2(db, "SELECT s FROM str WHERE id = ?", -1, &c.names.get, NULL) != SQLITE_OK) {
@@ -122,7 +121,7 @@ out:
     free(steps);
     for (size_t i = 0; i < c.ng; i++) free(c.g[i].limiter);
     free(c.g);
-    hmap_free(&c.corr, NULL);
+    free(c.by_corr);
     free(c.hs);
     free(c.mo);
     for (int k = 0; k < C_N; k++) ivlist_free(&c.cat[k]);
