@@ -425,11 +425,12 @@ int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int 
         sqlite3_close(db);
         return e->code;
     }
+    /* before the attach: reading run.db's schema may meet the writer's lock */
+    sqlite3_busy_timeout(db, 5000);
     if (attach(db, run_path, "ATTACH ?1 AS run", e) != 0) {
         sqlite3_close(db);
         return e->code;
     }
-    sqlite3_busy_timeout(db, 5000);
     if (cancel) sqlite3_progress_handler(db, 1000, aside_cancelled, cancel);
     *out = db;
     return 0;
