@@ -253,8 +253,12 @@ int rules_config_register(struct err *e);
 double rules_param(const struct rules_ctx *ctx, const char *key);
 
 /* Recomputes the findings of every rank of db (an open read-write handle
- * with the analysis tables) and stores them, replacing earlier ones. */
+ * with the analysis tables) and stores them, replacing earlier ones. db may
+ * be a scratch database of rundb_open_aside (the rules read only the run's
+ * tables, not the GPU analyses'): rules_adopt then copies the findings from
+ * it, attached to the run's handle as RUNDB_ASIDE, in one transaction. */
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e);
+int rules_adopt(sqlite3 *db, struct err *e);
 
 /* The stored findings in display order, as a JSON array of finding
  * objects (rank: null for run-level ones). rank >= 0 keeps that rank's

@@ -68,7 +68,6 @@ struct gop {
     int64_t ts, dur, corr;
     int64_t launch_ts, launch_end; /* the launching runtime call; -1 unknown */
     uint32_t name, op;             /* op: innermost operator around the launch */
-    uint32_t next;                 /* next gop of the same correlation + 1 */
     int32_t device;
     uint8_t kind, flags;
     float bps, occ;                /* < 0: not given */
@@ -115,13 +114,21 @@ struct memop {
     uint32_t op;
 };
 
+/* A GPU op's correlation id and its index in rankctx.g: 16 bytes an op,
+ * where a hash map took ~100 with its free slots and growth. */
+struct corr_ix {
+    int64_t corr;
+    uint32_t idx;
+};
+
 struct rankctx {
     sqlite3 *db;
     int rank;
     struct names names;
     struct gop *g;
     size_t ng, gcap;
-    struct hmap corr; /* corr -> first gop index + 1 (uint32_t) */
+    struct corr_ix *by_corr; /* the ops with a correlation id, by (corr, index) */
+    size_t nby_corr;
     struct hstep *hs;
     size_t nhs, hscap;
     struct ivlist cat[C_N];
@@ -149,11 +156,13 @@ const struct name *summary_rank_name(struct names *nm, uint32_t id);
 /* Frees the cache and finalizes nm->get. */
 void summary_rank_names_free(struct names *nm);
 
-/* Indexes GPU op idx under its correlation id (chained through gop.next). */
-void summary_rank_corr_put(struct rankctx *c, int64_t corr, uint32_t idx);
+/* Indexes the GPU ops loaded in c->g by correlation id (c->by_corr; ops
+ * without one are left out). */
+void summary_rank_corr_index(struct rankctx *c);
 
-/* First GPU op of corr + 1, 0 when none; follow gop.next. */
-uint32_t summary_rank_corr_find(const struct rankctx *c, int64_t corr);
+/* The position in c->by_corr of the first op of corr, c->nby_corr when
+ * none (corr 0: none); the ops of corr follow it in index order. */
+size_t summary_rank_corr_first(const struct rankctx *c, int64_t corr);
 
 /* hmap_free callbacks for struct opagg and struct kagg values. */
 void summary_rank_free_opagg(void *p);

@@ -15,7 +15,8 @@
 /* The steps of c (after both walks). OUT *out, *nout: owned by caller. */
 int summary_steps_build(struct rankctx *c, struct step **out, size_t *nout);
 
-/* Fills s[i].part from c's category interval unions. */
+/* Fills s[i].part from c's category interval unions, freeing them (c->cat is
+ * empty after). */
 void summary_steps_breakdown(struct rankctx *c, struct step *s, size_t n);
 
 /* Writes the step table rows of c->rank. */

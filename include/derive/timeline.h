@@ -59,8 +59,9 @@
  *
  * Memory: everything returned is owned by the caller (timeline_view_free).
  * timeline_build writes through a read-write handle inside its own
- * transaction on one thread; timeline_query only reads and may run on any
- * thread with its own handle.
+ * transactions on one thread (timeline_build_trace may run aside, on a
+ * scratch database and another thread: timeline_adopt); timeline_query
+ * only reads and may run on any thread with its own handle.
  */
 #ifndef TB_TIMELINE_H
 #define TB_TIMELINE_H
@@ -73,8 +74,23 @@
 #define TIMELINE_WIDTH_MAX 8192
 
 /* Creates and fills the LOD tables for every rank of db, an open read-write handle on a finished run
- * database. Memory is bounded by tracks x levels x depths, not slices. */
+ * database: timeline_build_trace then timeline_build_analyses. Memory is bounded by tracks x levels x
+ * depths, not slices. */
 int timeline_build(sqlite3 *db, struct err *e);
+
+/* Every LOD table, in db's main schema, with the slices' levels and the trace's own counter series
+ * (counters, memory, GPU busy), from the trace tables db sees (the run's own, or the run attached to a
+ * scratch database); one transaction. Needs nothing derived. */
+int timeline_build_trace(sqlite3 *db, struct err *e);
+
+/* The analyses' counter series (after those of the trace), once analyses_run wrote them; one
+ * transaction; nothing when the run has none. */
+int timeline_build_analyses(sqlite3 *db, struct err *e);
+
+/* The tables of timeline_build_trace run aside (on a scratch database of rundb_open_aside, on another
+ * thread while the other derived stages write run.db) copied from the scratch database attached to db
+ * as RUNDB_ASIDE, replacing any there; one transaction. timeline_build_analyses follows. */
+int timeline_adopt(sqlite3 *db, struct err *e);
 
 /* 1 when db holds the LOD tables, 0 when it predates them, <0 on error. */
 int timeline_present(sqlite3 *db, struct err *e);

@@ -5,7 +5,7 @@
  * GPU busy per device, then the analyses' series when the run has them),
  * builds gpubusy by sweeping the GPU ops with a min-heap of end times, and
  * writes each series' clod buckets. Runs inside timeline_build's
- * transaction on its thread; memory is one series' open buckets plus the
+ * transactions on their thread; memory is one series' open buckets plus the
  * peak GPU concurrency.
  */
 #ifndef TB_TIMELINE_COUNTERS_H
@@ -15,7 +15,10 @@
 
 #include "base/err.h"
 
-/* Fills cseries, gpubusy and clod (the tables exist and are empty). */
-int timeline_counters_build(sqlite3 *db, struct err *e);
+/* analyses 0: registers the trace's own series (counters, memory totals, GPU
+ * busy, building gpubusy) in the empty tables cseries, gpubusy and clod and
+ * fills their clod; analyses 1 (later, once analyses_run has written
+ * ansample): registers the analyses' series after them and fills theirs. */
+int timeline_counters_build(sqlite3 *db, int analyses, struct err *e);
 
 #endif

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -83,5 +84,27 @@ int rundb_info(const char *db_path, json_t **out, struct err *e);
  * matching s literally anywhere, for the name filters (?q=). Owned by
  * caller. */
 char *rundb_like_pattern(const char *s);
+
+/* --- derived tables built aside --- */
+
+/* The schema name a scratch database is attached under by
+ * rundb_attach_aside: derive modules copy their tables from RUNDB_ASIDE.t. */
+#define RUNDB_ASIDE "aside"
+
+/* Opens a new scratch database at scratch_path (any old file replaced; no
+ * journal: it is thrown away on failure) with the run database at run_path
+ * attached as "run", so that a derive stage run on it reads the run's
+ * tables and creates and writes its own in the scratch file: a second
+ * writer beside the one on run.db (SQLite has one writer per file), on
+ * another thread. A nonzero *cancel (may be NULL) makes its statements fail
+ * (SQLITE_INTERRUPT). OUT *out: owned by caller (sqlite3_close), used by
+ * one thread. */
+int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, sqlite3 **out,
+                     struct err *e);
+
+/* Attaches the scratch database at scratch_path to db as RUNDB_ASIDE, and
+ * detaches it. */
+int rundb_attach_aside(sqlite3 *db, const char *scratch_path, struct err *e);
+int rundb_detach_aside(sqlite3 *db, struct err *e);
 
 #endif

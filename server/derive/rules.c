@@ -675,10 +675,12 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
     }
     for (size_t k = 0; k < NRULES; k++) {
         if (listed(cfg->off, registry[k]->id)) continue;
+        double t = log_now_s();
         if ((rc = registry[k]->run(&ctx, e)) != 0) {
             err_prefix(e, "rule %s", registry[k]->id);
             goto out;
         }
+        LOG_DEBUG("rule %s took %.3f s", registry[k]->id, log_now_s() - t);
     }
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
         rc = rundb_db_error(db, e, "rules (begin)");
@@ -692,6 +694,19 @@ out:
     ranks_free(ctx.ranks, ctx.nranks);
     json_decref(ctx.findings);
     return rc;
+}
+
+int rules_adopt(sqlite3 *db, struct err *e)
+{
+    err_clear(e);
+    if (sqlite3_exec(db, "BEGIN; DROP TABLE IF EXISTS main.finding", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "INSERT INTO main.finding SELECT * FROM " RUNDB_ASIDE ".finding; COMMIT", NULL, NULL, NULL) !=
+            SQLITE_OK) {
+        rundb_db_error(db, e, "rules (adopt)");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return e->code;
 }
 
 int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e)

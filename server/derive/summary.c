@@ -68,7 +68,6 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
     c.cpu_max = c.all_max = INT64_MIN;
     c.notes = json_array();
     hmap_init(&c.names.map, sizeof(struct name), 1024);
-    hmap_init(&c.corr, sizeof(uint32_t), 4096);
     hmap_init(&c.ops, sizeof(struct opagg), 256);
     hmap_init(&c.kernels, sizeof(struct kagg), 256);
     if (sqlite3_prepare_v2(db, "SELECT s FROM str WHERE id = ?", -1, &c.names.get, NULL) != SQLITE_OK) {
@@ -80,6 +79,9 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
     if ((rc = summary_walk_gpu(&c, e)) != 0) goto out;
     LOG_LAP(rank, "GPU ops", &t);
     if ((rc = summary_walk_cpu(&c, e)) != 0) goto out;
+    free(c.by_corr); /* the launches are matched: 16 bytes an op the later passes do not need */
+    c.by_corr = NULL;
+    c.nby_corr = 0;
     LOG_LAP(rank, "CPU threads", &t);
     if ((rc = summary_steps_build(&c, &steps, &nsteps)) != 0) goto out;
     summary_steps_breakdown(&c, steps, nsteps);
@@ -123,7 +125,7 @@ out:
     free(steps);
     for (size_t i = 0; i < c.ng; i++) free(c.g[i].limiter);
     free(c.g);
-    hmap_free(&c.corr, NULL);
+    free(c.by_corr);
     free(c.hs);
     free(c.mo);
     for (int k = 0; k < C_N; k++) ivlist_free(&c.cat[k]);

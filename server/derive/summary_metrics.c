@@ -78,6 +78,12 @@ int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w
         size_t ne = 0, ecap = 0;
         double occ_w = 0;
         int64_t occ_dur = 0, kns = 0, tcns = 0;
+        /* the edges at their size at once (a doubled array holds up to twice them) */
+        for (size_t i = 0; i < c->ng; i++) {
+            const struct gop *g = &c->g[i];
+            ecap += g->kind == TB_K_KERNEL && g->device == devs[d] && g->bps > 0 ? 2 : 0;
+        }
+        if (ecap) ed = xmalloc(ecap * sizeof *ed);
         for (size_t i = 0; i < c->ng; i++) {
             const struct gop *g = &c->g[i];
             if (g->kind != TB_K_KERNEL || g->device != devs[d]) continue;

@@ -53,20 +53,35 @@ void summary_rank_names_free(struct names *nm)
     sqlite3_finalize(nm->get);
 }
 
-void summary_rank_corr_put(struct rankctx *c, int64_t corr, uint32_t idx)
+static int cmp_corr(const void *a, const void *b)
 {
-    int fresh;
-    uint32_t *head = hmap_put(&c->corr, hmap_hash_u64((uint64_t)corr), &corr, sizeof corr, &fresh);
-    if (!fresh) c->g[idx].next = *head;
-    *head = idx + 1;
+    const struct corr_ix *x = a, *y = b;
+    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-/* First gop of corr + 1, 0 when none; follow gop.next. */
-uint32_t summary_rank_corr_find(const struct rankctx *c, int64_t corr)
+void summary_rank_corr_index(struct rankctx *c)
 {
-    if (corr == 0) return 0;
-    const uint32_t *head = hmap_get(&c->corr, hmap_hash_u64((uint64_t)corr), &corr, sizeof corr);
-    return head ? *head : 0;
+    size_t n = 0;
+    for (size_t i = 0; i < c->ng; i++) n += c->g[i].corr != 0;
+    free(c->by_corr);
+    c->by_corr = xmalloc((n ? n : 1) * sizeof *c->by_corr);
+    c->nby_corr = 0;
+    for (size_t i = 0; i < c->ng; i++)
+        if (c->g[i].corr) c->by_corr[c->nby_corr++] = (struct corr_ix){ c->g[i].corr, (uint32_t)i };
+    if (c->nby_corr) xqsort(c->by_corr, c->nby_corr, sizeof *c->by_corr, cmp_corr);
+}
+
+size_t summary_rank_corr_first(const struct rankctx *c, int64_t corr)
+{
+    if (corr == 0) return c->nby_corr;
+    size_t lo = 0, hi = c->nby_corr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->by_corr[mid].corr < corr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < c->nby_corr && c->by_corr[lo].corr == corr ? lo : c->nby_corr;
 }
 
 void summary_rank_free_opagg(void *p)

@@ -145,6 +145,7 @@ void summary_steps_breakdown(struct rankctx *c, struct step *s, size_t n)
         size_t cur = 0;
         for (size_t i = 0; i < n; i++) s[i].part[k] = ivlist_len_in(&diff, s[i].ts, s[i].end, &cur);
         ivlist_union(&covered, &c->cat[k], &tmp);
+        ivlist_free(&c->cat[k]); /* covered holds it now: one copy of the busy time, not two */
         struct ivlist sw = covered;
         covered = tmp;
         tmp = sw;

@@ -16,6 +16,7 @@
 #include "derive/kclass.h"
 #include "store/model.h"
 #include "store/rundb.h"
+#include "store/scan.h"
 
 /* ====================================================================== */
 /* Pass 1: GPU ops                                                        */
@@ -118,7 +119,7 @@ int summary_walk_gpu(struct rankctx *c, struct err *e)
     static const char sql[] =
         "SELECT ts, dur, name, kind, corr, CASE WHEN kind = 6 THEN args END FROM slice WHERE id BETWEEN ? AND ?"
         " ORDER BY id";
-    sqlite3_stmt *tr = NULL, *st = NULL;
+    sqlite3_stmt *tr = NULL, *st = NULL, *cnt = NULL;
     int rc = 0, src;
     if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -126,11 +127,27 @@ int summary_walk_gpu(struct rankctx *c, struct err *e)
         goto out;
     }
     sqlite3_bind_int(tr, 1, c->rank);
+    /* the array at its size at once: doubling it would hold up to twice the ops, and both copies while it moves */
+    if (sqlite3_prepare_v2(c->db, "SELECT sum(nslices) FROM track WHERE rank = ? AND kind = 1", -1, &cnt, NULL) !=
+        SQLITE_OK) {
+        rc = rundb_db_error(c->db, e, "analysis (GPU ops)");
+        goto out;
+    }
+    sqlite3_bind_int(cnt, 1, c->rank);
+    if ((rc = scan_step(cnt, e, "analysis (GPU ops)")) < 0) goto out;
+    rc = 0;
+    int64_t want = sqlite3_column_int64(cnt, 0);
+    if (want > (int64_t)c->gcap && (uint64_t)want < UINT32_MAX) {
+        c->gcap = (size_t)want;
+        c->g = xrealloc(c->g, c->gcap * sizeof *c->g);
+    }
     while (rc == 0 && (src = sqlite3_step(tr)) == SQLITE_ROW)
         rc = load_gpu_track(c, st, sqlite3_column_int64(tr, 0), sqlite3_column_int64(tr, 1),
                             sqlite3_column_type(tr, 2) == SQLITE_NULL ? 0 : sqlite3_column_int(tr, 2), e);
     if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (GPU lanes)");
+    if (rc == 0) summary_rank_corr_index(c);
 out:
+    sqlite3_finalize(cnt);
     sqlite3_finalize(tr);
     sqlite3_finalize(st);
     return rc;
@@ -183,7 +200,6 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
             g->flags = summary_rank_name(&c->names, name)->flags & (NF_TC | NF_COMM_KERNEL);
             if (ka.collective) g->flags |= NF_COMM_KERNEL;
         }
-        if (g->corr) summary_rank_corr_put(c, g->corr, (uint32_t)c->ng);
         c->ng++;
     }
     sqlite3_reset(st);
@@ -362,8 +378,8 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
             ivlist_add(&c->cat[C_RUNTIME], ts, end);
             int64_t dev = 0, tc = 0;
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
-            for (uint32_t gi = summary_rank_corr_find(c, corr); gi; gi = c->g[gi - 1].next) {
-                struct gop *g = &c->g[gi - 1];
+            for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].corr == corr; k++) {
+                struct gop *g = &c->g[c->by_corr[k].idx];
                 g->launch_ts = ts;
                 g->launch_end = end;
                 g->op = op;

@@ -15,16 +15,20 @@
 #include "derive/gpuscan.h"
 #include "store/rundb.h"
 
+/* Every LOD table, in main (a scratch database's when built aside): what
+ * timeline_build_trace fills and timeline_adopt copies. */
 static const char schema_sql[] =
-    "CREATE TABLE lod_level(track INTEGER, level INTEGER, PRIMARY KEY(track, level)) WITHOUT ROWID;"
-    "CREATE TABLE lod(track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER, n INTEGER,"
+    "DROP TABLE IF EXISTS main.lod; DROP TABLE IF EXISTS main.lod_level; DROP TABLE IF EXISTS main.clod;"
+    "DROP TABLE IF EXISTS main.cseries; DROP TABLE IF EXISTS main.gpubusy;"
+    "CREATE TABLE main.lod_level(track INTEGER, level INTEGER, PRIMARY KEY(track, level)) WITHOUT ROWID;"
+    "CREATE TABLE main.lod(track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER, n INTEGER,"
     " ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER,"
     " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID;"
-    "CREATE TABLE cseries(id INTEGER PRIMARY KEY, rank INTEGER, src INTEGER, key1 INTEGER, key2 INTEGER,"
+    "CREATE TABLE main.cseries(id INTEGER PRIMARY KEY, rank INTEGER, src INTEGER, key1 INTEGER, key2 INTEGER,"
     " name TEXT, unit TEXT);"
-    "CREATE TABLE clod(series INTEGER, level INTEGER, bucket INTEGER, n INTEGER, fts INTEGER, min REAL,"
+    "CREATE TABLE main.clod(series INTEGER, level INTEGER, bucket INTEGER, n INTEGER, fts INTEGER, min REAL,"
     " max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;"
-    "CREATE TABLE gpubusy(rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts))"
+    "CREATE TABLE main.gpubusy(rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts))"
     " WITHOUT ROWID;";
 
 /* floor(t / 2^L) for any sign of t. */
@@ -298,38 +302,77 @@ out:
     return rc;
 }
 
-int timeline_build(sqlite3 *db, struct err *e)
+/* Runs body(db, e) inside one transaction that first runs schema. */
+static int in_txn(sqlite3 *db, const char *schema, int (*body)(sqlite3 *, struct err *), const char *what,
+                  struct err *e)
 {
-    double t0 = log_now_s(), t1, t2;
-
     err_clear(e);
     if (sqlite3_exec(db, "PRAGMA cache_size=-16384; BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, "DROP TABLE IF EXISTS lod; DROP TABLE IF EXISTS lod_level; DROP TABLE IF EXISTS clod;"
-                         "DROP TABLE IF EXISTS cseries; DROP TABLE IF EXISTS gpubusy;",
-                     NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
-        rundb_db_error(db, e, "timeline (tables)");
+        sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, what);
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    if (build_slices(db, e) != 0) {
+    if (body(db, e) != 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    t1 = log_now_s();
-    if (timeline_counters_build(db, e) != 0) {
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return e->code;
-    }
-    t2 = log_now_s();
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rundb_db_error(db, e, "timeline (commit)");
+        rundb_db_error(db, e, what);
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    LOG_INFO("level of detail built: slices %.2f s, counters %.2f s, commit %.2f s", t1 - t0, t2 - t1,
-             log_now_s() - t2);
     return 0;
+}
+
+static int build_trace(sqlite3 *db, struct err *e)
+{
+    double t0 = log_now_s();
+    if (build_slices(db, e) != 0) return e->code;
+    double t1 = log_now_s();
+    if (timeline_counters_build(db, 0, e) != 0) return e->code;
+    LOG_DEBUG("level of detail of the trace: slices %.2f s, counters %.2f s", t1 - t0, log_now_s() - t1);
+    return 0;
+}
+
+static int build_analyses(sqlite3 *db, struct err *e)
+{
+    return timeline_counters_build(db, 1, e);
+}
+
+int timeline_build_trace(sqlite3 *db, struct err *e)
+{
+    return in_txn(db, schema_sql, build_trace, "timeline (tables)", e);
+}
+
+int timeline_build_analyses(sqlite3 *db, struct err *e)
+{
+    return in_txn(db, "", build_analyses, "timeline (analyses' series)", e);
+}
+
+int timeline_build(sqlite3 *db, struct err *e)
+{
+    int rc = timeline_build_trace(db, e);
+    return rc ? rc : timeline_build_analyses(db, e);
+}
+
+int timeline_adopt(sqlite3 *db, struct err *e)
+{
+    err_clear(e);
+    /* identical tables: SQLite copies the records without re-encoding them */
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "INSERT INTO main.lod_level SELECT * FROM " RUNDB_ASIDE ".lod_level;"
+                         "INSERT INTO main.lod SELECT * FROM " RUNDB_ASIDE ".lod;"
+                         "INSERT INTO main.cseries SELECT * FROM " RUNDB_ASIDE ".cseries;"
+                         "INSERT INTO main.clod SELECT * FROM " RUNDB_ASIDE ".clod;"
+                         "INSERT INTO main.gpubusy SELECT * FROM " RUNDB_ASIDE ".gpubusy",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "timeline (adopt)");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return e->code;
 }
 
 int timeline_present(sqlite3 *db, struct err *e)

@@ -318,10 +318,11 @@ static int register_anseries(sqlite3 *db, struct err *e)
     return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (analyses series)");
 }
 
-int timeline_counters_build(sqlite3 *db, struct err *e)
+/* The trace's own series: GPU busy, the trace's counters, memory totals. */
+static int register_trace_series(sqlite3 *db, struct err *e)
 {
-    sqlite3_stmt *list = NULL, *ser = NULL, *ins = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
-    int rc, has_an;
+    sqlite3_stmt *list = NULL, *ser = NULL;
+    int rc;
 
     /* GPU busy first: the counter lanes list it on top */
     if (build_gpubusy(db, e) != 0) goto out;
@@ -369,15 +370,27 @@ int timeline_counters_build(sqlite3 *db, struct err *e)
         rundb_db_error(db, e, "timeline (memory series)");
         goto out;
     }
+out:
     sqlite3_finalize(list);
-    list = NULL;
+    sqlite3_finalize(ser);
+    return e->code;
+}
+
+int timeline_counters_build(sqlite3 *db, int analyses, struct err *e)
+{
+    sqlite3_stmt *list = NULL, *ins = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
+    int rc, has_an = 0;
+
+    if (!analyses && register_trace_series(db, e) != 0) return e->code;
     /* the analyses' series last: they derive from the trace, its own counters come first */
-    if ((has_an = anseries_present(db, e)) < 0 || (has_an && register_anseries(db, e) != 0)) goto out;
+    if (analyses && ((has_an = anseries_present(db, e)) < 0 || (has_an && register_anseries(db, e) != 0))) goto out;
+    if (analyses && !has_an) return 0;
     if (has_an &&
         rundb_prepare(db, "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 ORDER BY ts", &an,
                       e) < 0)
         goto out;
-    if (rundb_prepare(db, "SELECT id, rank, src, key1, key2 FROM cseries ORDER BY id", &list, e) < 0 ||
+    if (rundb_prepare(db, "SELECT id, rank, src, key1, key2 FROM cseries WHERE (src = 4) = ? ORDER BY id", &list, e) <
+            0 ||
         rundb_prepare(db,
                       "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES(?,?,?,?,?,?,?,?,?)",
                       &ins, e) < 0 ||
@@ -393,6 +406,7 @@ int timeline_counters_build(sqlite3 *db, struct err *e)
         rundb_prepare(db, "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 ORDER BY ts", &gb,
                       e) < 0)
         goto out;
+    sqlite3_bind_int(list, 1, analyses != 0);
     while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(list, 0);
         int src = sqlite3_column_int(list, 2);
@@ -405,7 +419,6 @@ int timeline_counters_build(sqlite3 *db, struct err *e)
     if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (series)");
 out:
     sqlite3_finalize(list);
-    sqlite3_finalize(ser);
     sqlite3_finalize(ins);
     sqlite3_finalize(cs);
     sqlite3_finalize(gb);

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,27 +103,103 @@ static int open_rw(const char *db_path, sqlite3 **db, struct err *e)
     return 0;
 }
 
-/* Every derived table of a run, in dependency order: the analysis (steps,
- * breakdown, operator and kernel tables, memory), the recommendations drawn
- * from it, the GPU analyses (they read the steps) and the timeline's level
- * of detail (it turns the analyses' series into counter lanes). Run at
- * ingest and again after a rank renumbering. */
-static int derive(sqlite3 *db, const struct config_rules *rules, struct err *e)
-{
-    double t[5];
+/* The second thread of the derived stages (see derive): on a scratch
+ * database of its own, the timeline's level of detail of the trace, then,
+ * once the main thread has committed the analysis tables, the rules. */
+struct aside {
+    const char *run_path;
+    char *scratch;
+    const struct config_rules *rules;
+    atomic_int cancel;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int summary; /* 0 pending, 1 committed, -1 failed */
     int rc;
+    struct err e;
+};
+
+static void *aside_main(void *arg)
+{
+    struct aside *a = arg;
+    sqlite3 *db = NULL;
+    int rc = rundb_open_aside(a->run_path, a->scratch, &a->cancel, &db, &a->e);
+    if (rc == 0) rc = timeline_build_trace(db, &a->e);
+    pthread_mutex_lock(&a->mu);
+    while (a->summary == 0) pthread_cond_wait(&a->cv, &a->mu);
+    int ready = a->summary > 0;
+    pthread_mutex_unlock(&a->mu);
+    if (rc == 0 && ready) rc = rules_run(db, a->rules, &a->e);
+    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&a->e, ERR_DB, "cannot close the scratch database");
+    a->rc = rc;
+    return NULL;
+}
+
+static void aside_summary(struct aside *a, int ok)
+{
+    pthread_mutex_lock(&a->mu);
+    a->summary = ok ? 1 : -1;
+    pthread_cond_signal(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* The aside thread's tables copied into db, then the analyses' series. */
+static int adopt(sqlite3 *db, const char *scratch, struct err *e)
+{
+    int rc = rundb_attach_aside(db, scratch, e);
+    if (rc) return rc;
+    rc = timeline_adopt(db, e);
+    if (rc == 0) rc = rules_adopt(db, e);
+    struct err ignore;
+    if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
+    return rc;
+}
+
+/* Every derived table of a run, in dependency order: the analysis (steps,
+ * breakdown, operator and kernel tables, memory), then the recommendations
+ * drawn from it and the GPU analyses (they read the steps), and the
+ * timeline's level of detail (its counters turn the analyses' series into
+ * lanes). Two threads share the work: this one writes the analysis and
+ * the GPU analyses into run.db while the second (aside_main) builds the
+ * timeline of the trace and then the rules into a scratch database
+ * (SQLite has one writer per file), copied in at the end. The second
+ * thread is joined on every path, and cancelled when a stage here fails;
+ * its error surfaces like one of this thread's. Run at ingest and again
+ * after a rank renumbering. */
+static int derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, struct err *e)
+{
+    double t[4];
+    int rc;
+    struct aside a = { .run_path = db_path, .scratch = xasprintf("%s.aside", db_path), .rules = rules };
+    pthread_t th;
+    pthread_mutex_init(&a.mu, NULL);
+    pthread_cond_init(&a.cv, NULL);
+    int started = pthread_create(&th, NULL, aside_main, &a) == 0;
     t[0] = log_now_s();
-    if ((rc = summary_run(db, e)) != 0) return rc;
+    rc = summary_run(db, e);
+    if (started) aside_summary(&a, rc == 0);
+    else if (rc == 0) rc = rules_run(db, rules, e);
     t[1] = log_now_s();
-    if ((rc = rules_run(db, rules, e)) != 0) return rc;
+    if (rc == 0) rc = analyses_run(db, e);
     t[2] = log_now_s();
-    if ((rc = analyses_run(db, e)) != 0) return rc;
+    if (started) {
+        if (rc) atomic_store(&a.cancel, 1);
+        pthread_join(th, NULL);
+        if (rc == 0 && a.rc) {
+            *e = a.e;
+            rc = a.rc;
+        }
+    }
+    if (rc == 0) rc = started ? adopt(db, a.scratch, e) : timeline_build_trace(db, e);
+    if (rc == 0) rc = timeline_build_analyses(db, e);
     t[3] = log_now_s();
-    if ((rc = timeline_build(db, e)) != 0) return rc;
-    t[4] = log_now_s();
-    LOG_INFO("derived tables: analysis %.2f s, rules %.2f s, analyses %.2f s, timeline %.2f s", t[1] - t[0],
-             t[2] - t[1], t[3] - t[2], t[4] - t[3]);
-    return 0;
+    unlink(a.scratch);
+    free(a.scratch);
+    pthread_cond_destroy(&a.cv);
+    pthread_mutex_destroy(&a.mu);
+    if (rc == 0)
+        LOG_INFO("derived tables: analysis %.2f s, analyses %.2f s, then %.2f s for the timeline and rules (%s)",
+                 t[1] - t[0], t[2] - t[1], t[3] - t[2], started ? "built aside" : "in turn");
+    return rc;
 }
 
 /* The derived tables of a new run, computed once here before it becomes
@@ -135,7 +212,7 @@ static int analyse(const char *db_path, const struct config_rules *rules, int *r
     if (open_rw(db_path, &db, e) != 0) return e->code;
     /* the rank a trace says it is beats its file name and the upload order */
     int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
-    if (rc == 0) rc = derive(db, rules, e);
+    if (rc == 0) rc = derive(db, db_path, rules, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
 }
@@ -382,7 +459,7 @@ int ingest_rederive(const char *db_path, const int *from, const int *to, int n, 
     /* the derived tables are computed again rather than renumbered: the
      * findings' texts name ranks and the straggler is judged across them */
     if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
-    if (rc == 0) rc = derive(db, rules, e);
+    if (rc == 0) rc = derive(db, db_path, rules, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */
     if (rc == 0 && sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)

@@ -387,3 +387,62 @@ char *rundb_like_pattern(const char *s)
     return p;
 }
 
+
+/* ====================================================================== */
+/* Derived tables built aside                                             */
+/* ====================================================================== */
+
+static int aside_cancelled(void *arg)
+{
+    return atomic_load((atomic_int *)arg) != 0;
+}
+
+static int attach(sqlite3 *db, const char *path, const char *sql, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return rundb_db_error(db, e, "attach");
+    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : rundb_db_error(db, e, "attach");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, sqlite3 **out,
+                     struct err *e)
+{
+    sqlite3 *db = NULL;
+    *out = NULL;
+    unlink(scratch_path);
+    if (sqlite3_open_v2(scratch_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        err_set(e, ERR_DB, "scratch database: %s", db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return e->code;
+    }
+    if (sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA page_size=16384", NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "scratch database");
+        sqlite3_close(db);
+        return e->code;
+    }
+    /* before the attach: reading run.db's schema may meet the writer's lock */
+    sqlite3_busy_timeout(db, 5000);
+    if (attach(db, run_path, "ATTACH ?1 AS run", e) != 0) {
+        sqlite3_close(db);
+        return e->code;
+    }
+    if (cancel) sqlite3_progress_handler(db, 1000, aside_cancelled, cancel);
+    *out = db;
+    return 0;
+}
+
+int rundb_attach_aside(sqlite3 *db, const char *scratch_path, struct err *e)
+{
+    return attach(db, scratch_path, "ATTACH ?1 AS " RUNDB_ASIDE, e);
+}
+
+int rundb_detach_aside(sqlite3 *db, struct err *e)
+{
+    return sqlite3_exec(db, "DETACH " RUNDB_ASIDE, NULL, NULL, NULL) == SQLITE_OK ? 0
+                                                                                   : rundb_db_error(db, e, "detach");
+}

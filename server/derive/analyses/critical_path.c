@@ -74,6 +74,9 @@
 /* Ops looked back on one stream for one that ended before a time (ops on a
  * stream overlap only by clock rounding). */
 #define CP_SCAN_BACK 64
+/* Levels of the parent jump tables: 2^(CP_LIFT-1) = CP_MAX_DEPTH. */
+#define CP_LIFT 9
+_Static_assert(1 << (CP_LIFT - 1) == CP_MAX_DEPTH, "one top-level block is the whole chain");
 /* Moves without progress in time before jumps are refused (a guard: each
  * jump needs a strictly earlier time than the previous one anyway). */
 #define CP_MAX_STALL 8
@@ -98,6 +101,13 @@ struct cp_thread {
     int loaded_step;       /* the step (index + 1) whose slices s holds */
     struct cp_slice *s;    /* ascending id = start order, parents first */
     size_t n, cap;
+    /* jump tables over s (level i at [i * n]): up = the 2^i-th ancestor
+     * (-1 past the root), mx = the latest end of the 2^i slices from j up,
+     * so stretch() skips a run of closed ancestors in one step: a misnested
+     * chain is hundreds of parents that mostly ended long ago */
+    int32_t *up;
+    int64_t *mx;
+    size_t lcap;
 };
 
 struct cp_seg {
@@ -317,6 +327,35 @@ static int first_from(struct cp_walk *w, int64_t first, int64_t last, int64_t t,
     return 0;
 }
 
+/* The jump tables of h's loaded slices (see struct cp_thread). */
+static void build_lift(struct cp_thread *h)
+{
+    size_t n = h->n;
+    if (!n) return;
+    if (h->lcap < n) {
+        free(h->up);
+        free(h->mx);
+        h->lcap = n * 2;
+        h->up = xmalloc(CP_LIFT * h->lcap * sizeof *h->up);
+        h->mx = xmalloc(CP_LIFT * h->lcap * sizeof *h->mx);
+    }
+    for (size_t j = 0; j < n; j++) {
+        h->up[j] = h->s[j].parent;
+        h->mx[j] = h->s[j].end;
+    }
+    for (size_t i = 1; i < CP_LIFT; i++) {
+        const int32_t *pu = h->up + (i - 1) * n;
+        const int64_t *pm = h->mx + (i - 1) * n;
+        int32_t *u = h->up + i * n;
+        int64_t *m = h->mx + i * n;
+        for (size_t j = 0; j < n; j++) {
+            int32_t half = pu[j];
+            u[j] = half >= 0 ? pu[half] : -1;
+            m[j] = half >= 0 && pm[half] > pm[j] ? pm[half] : pm[j];
+        }
+    }
+}
+
 /* Loads h's slices that overlap the current step: those starting in it (the
  * clustered ids of a track are in start order, so a binary search over ids
  * finds the first) and the ones open at its start (the parent chain of the
@@ -375,6 +414,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(c->db, e, "critical path (host slices)");
     sqlite3_reset(w->rows);
+    build_lift(h);
     return 0;
 }
 
@@ -492,6 +532,24 @@ static int host_cat(const struct cp_thread *h, const int32_t *open, int n, int64
     return AN_CP_CPU;
 }
 
+/* The 2^i slices of the chain from j up: those open at t (end >= t) go
+ * to open[], innermost first; the latest end before t raises *a. */
+static void chain_block(const struct cp_thread *h, int32_t j, int i, int64_t t, int64_t *a, int32_t *open, int *n)
+{
+    int64_t m = h->mx[(size_t)i * h->n + (size_t)j];
+    if (m < t) {
+        if (m > *a) *a = m;
+        return;
+    }
+    if (i == 0) {
+        open[(*n)++] = j;
+        return;
+    }
+    chain_block(h, j, i - 1, t, a, open, n);
+    int32_t u = h->up[(size_t)(i - 1) * h->n + (size_t)j];
+    if (u >= 0) chain_block(h, u, i - 1, t, a, open, n);
+}
+
 /* The stretch of h ending at t: *a receives where it starts (the latest
  * slice start or end before t, lo at the earliest) and open[] the slices
  * open over it, innermost first (at most CP_MAX_DEPTH); returns how many.
@@ -500,12 +558,10 @@ static int host_cat(const struct cp_thread *h, const int32_t *open, int n, int64
 static int stretch(const struct cp_thread *h, int64_t t, int64_t lo, int64_t *a, int32_t *open)
 {
     int32_t k = started_before(h, t);
-    int n = 0, depth = 0;
+    int n = 0;
     *a = k >= 0 && h->s[k].ts > lo ? h->s[k].ts : lo;
-    for (; k >= 0 && depth < CP_MAX_DEPTH; k = h->s[k].parent, depth++) {
-        if (h->s[k].end >= t) open[n++] = k;
-        else if (h->s[k].end > *a) *a = h->s[k].end;
-    }
+    /* the chain of k cut at CP_MAX_DEPTH slices is one block of the top level */
+    if (k >= 0) chain_block(h, k, CP_LIFT - 1, t, a, open, &n);
     return n;
 }
 
@@ -699,7 +755,11 @@ int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
         steps = NULL;
     }
     json_decref(steps);
-    for (size_t i = 0; i < w.nth; i++) free(w.th[i].s);
+    for (size_t i = 0; i < w.nth; i++) {
+        free(w.th[i].s);
+        free(w.th[i].up);
+        free(w.th[i].mx);
+    }
     free(w.th);
     free(w.seg);
     free(w.prev);

@@ -195,6 +195,42 @@ static void test_order_and_storage(void)
     json_decref(f);
 }
 
+/* Rules run aside (on a scratch database with the run attached, as the
+ * ingest's second thread does) store the findings they store in place:
+ * rules_adopt copies them over the run's own, which it replaces. */
+static void test_aside(void)
+{
+    struct err e;
+    const char *ev = STEP(1, 0, 100) ","
+                     CPU("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 5, 70, "")
+                     "," CPU("cpu_op", "aten::mm", 78, 8, "") "," LAUNCH(1, 80, 5) "," KERNEL(FFMA_GEMM, 1, 86, 10);
+    char *dbp = fixture_import(DEV_H100, "", &ev, 1);
+    REQUIRE(dbp != NULL);
+    char *scratch = xasprintf("%s.aside", dbp);
+    sqlite3 *db, *sc;
+    json_t *before = NULL, *after = NULL;
+    REQUIRE(sqlite3_open(dbp, &db) == SQLITE_OK);
+    REQUIRE(rules_findings(db, -1, &before, &e) == 0);
+    REQUIRE(json_array_size(before) >= 2);
+    /* the run's own findings, garbled: adopt must replace them, not add */
+    REQUIRE(sqlite3_exec(db, "UPDATE finding SET body = '{}'; INSERT INTO finding SELECT * FROM finding", NULL, NULL,
+                         NULL) == SQLITE_OK);
+    REQUIRE(rundb_open_aside(dbp, scratch, NULL, &sc, &e) == 0);
+    CHECK_EQ_INT(rules_run(sc, &fixture_cfg.rules, &e), 0);
+    sqlite3_close(sc);
+    REQUIRE(rundb_attach_aside(db, scratch, &e) == 0);
+    CHECK_EQ_INT(rules_adopt(db, &e), 0);
+    CHECK_EQ_INT(rundb_detach_aside(db, &e), 0);
+    REQUIRE(rules_findings(db, -1, &after, &e) == 0);
+    CHECK(json_equal(before, after));
+    sqlite3_close(db);
+    unlink(scratch);
+    json_decref(before);
+    json_decref(after);
+    free(scratch);
+    free(dbp);
+}
+
 static void test_formatting(void)
 {
     char b[32];
@@ -216,6 +252,7 @@ int main(void)
     RUN(test_layout_sliver);
     RUN(test_warmup_step_left_out);
     RUN(test_order_and_storage);
+    RUN(test_aside);
     RUN(test_formatting);
     fixture_done();
     return harness_done("rules");

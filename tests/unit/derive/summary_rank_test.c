@@ -1,7 +1,7 @@
 /* summary_rank_test — the per-rank state shared by the summary passes: the
  * name cache reads each str id once and classifies its text (tensor-core
  * and communication kernels, communication operators, ProfilerStep and
- * wrappers that are not operators); the correlation index chains every GPU
+ * wrappers that are not operators); the correlation index finds every GPU
  * op of one correlation id. */
 #include "derive/summary_rank.h"
 
@@ -36,29 +36,39 @@ static void test_names(void)
     sqlite3_close(db);
 }
 
-static void test_correlation_chain(void)
+static void test_correlation_index(void)
 {
     struct rankctx c;
     memset(&c, 0, sizeof c);
-    hmap_init(&c.corr, sizeof(uint32_t), 4);
-    c.g = calloc(4, sizeof *c.g);
-    c.ng = 4;
-    summary_rank_corr_put(&c, 77, 0);
-    summary_rank_corr_put(&c, 5, 1);
-    summary_rank_corr_put(&c, 77, 2);
-    CHECK_EQ_INT(summary_rank_corr_find(&c, 77), 3); /* the last put heads the chain */
-    CHECK_EQ_INT(c.g[2].next, 1);                    /* then op 0 */
-    CHECK_EQ_INT(c.g[0].next, 0);
-    CHECK_EQ_INT(summary_rank_corr_find(&c, 5), 2);
-    CHECK_EQ_INT(summary_rank_corr_find(&c, 6), 0);
-    CHECK_EQ_INT(summary_rank_corr_find(&c, 0), 0); /* 0: no correlation */
-    hmap_free(&c.corr, NULL);
+    c.g = calloc(5, sizeof *c.g);
+    c.ng = 5;
+    c.g[0].corr = 77;
+    c.g[1].corr = 5;
+    c.g[2].corr = 77;
+    c.g[3].corr = 0; /* no correlation: not indexed */
+    c.g[4].corr = -3;
+    summary_rank_corr_index(&c);
+    CHECK_EQ_INT(c.nby_corr, 4);
+    size_t k = summary_rank_corr_first(&c, 77);
+    REQUIRE(k < c.nby_corr);
+    CHECK_EQ_INT(c.by_corr[k].idx, 0); /* the ops of one id in index order */
+    REQUIRE(k + 1 < c.nby_corr);
+    CHECK_EQ_INT(c.by_corr[k + 1].idx, 2);
+    CHECK(k + 2 == c.nby_corr || c.by_corr[k + 2].corr != 77);
+    k = summary_rank_corr_first(&c, 5);
+    REQUIRE(k < c.nby_corr);
+    CHECK_EQ_INT(c.by_corr[k].idx, 1);
+    CHECK_EQ_INT(c.by_corr[summary_rank_corr_first(&c, -3)].idx, 4);
+    CHECK_EQ_INT(summary_rank_corr_first(&c, 6), c.nby_corr);
+    CHECK_EQ_INT(summary_rank_corr_first(&c, 100), c.nby_corr);
+    CHECK_EQ_INT(summary_rank_corr_first(&c, 0), c.nby_corr); /* 0: no correlation */
+    free(c.by_corr);
     free(c.g);
 }
 
 int main(void)
 {
     RUN(test_names);
-    RUN(test_correlation_chain);
+    RUN(test_correlation_index);
     return harness_done("summary_rank");
 }

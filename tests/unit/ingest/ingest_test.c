@@ -1,6 +1,7 @@
 /* ingest_test — a real trace becomes a committed run; failures leave
- * nothing behind; ranks come from the traces' headers. The service is
- * tested in ingest_service_test.c. */
+ * nothing behind; ranks come from the traces' headers; a derived stage
+ * failing on either of its threads surfaces. The service is tested in
+ * ingest_service_test.c. */
 #include "base/fsutil.h"
 #include "ingest/ingest.h"
 #include "harness.h"
@@ -166,6 +167,50 @@ static void test_failure_leaves_nothing(void)
     catalog_close(cat);
 }
 
+/* The derived stages run on two threads (ingest.c's derive): a failure on
+ * either surfaces from ingest_rederive, the second thread is joined and its
+ * scratch database removed. The copy of a run loses the counter table's
+ * columns (only the second thread's timeline reads it), then the mem
+ * table's too (the first thread's analysis fails while the second may still
+ * run). */
+static void test_rederive_errors(void)
+{
+    struct catalog *cat;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    char *p0 = write_rank_file("solo_rank0.pt.trace.json", 0, 11);
+    struct ingest_file file = { p0, p0, 0 };
+    struct ingest_request req = { NULL, &file, 1, NULL };
+    char id[CATALOG_ID_LEN + 1];
+    REQUIRE(ingest_run(cat, &cfg, &req, NULL, id, &e) == 0);
+    char *dbp = xasprintf("%s/runs/%s/run.db", root, id), *copy = xasprintf("%s/copy.db", root);
+    char *scratch = xasprintf("%s.aside", copy);
+    /* a table with the rank column alone: the renumbering passes, the reads fail */
+    static const char *const drops[] = { "DROP TABLE counter; CREATE TABLE counter(rank INTEGER)",
+                                         "DROP TABLE mem; CREATE TABLE mem(rank INTEGER)" };
+    static const char *const names[] = { "no such column: name", "analysis" };
+    int from = 0, to = 0;
+    REQUIRE(rundb_copy(dbp, copy, &e) == 0);
+    CHECK_EQ_INT(ingest_rederive(copy, &from, &to, 1, &cfg.rules, &e), 0); /* the copy itself derives */
+    for (int i = 0; i < 2; i++) {
+        sqlite3 *db;
+        REQUIRE(sqlite3_open(copy, &db) == SQLITE_OK);
+        REQUIRE(sqlite3_exec(db, drops[i], NULL, NULL, NULL) == SQLITE_OK);
+        sqlite3_close(db);
+        err_clear(&e);
+        CHECK(ingest_rederive(copy, &from, &to, 1, &cfg.rules, &e) != 0);
+        CHECK(strstr(e.msg, names[i]) != NULL);
+        CHECK(access(scratch, F_OK) != 0);
+    }
+    unlink(copy);
+    unlink(p0);
+    free(p0);
+    free(scratch);
+    free(copy);
+    free(dbp);
+    catalog_close(cat);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) return 1;
@@ -174,6 +219,7 @@ int main(void)
     RUN(test_sync_ingest_multi_rank);
     RUN(test_failure_leaves_nothing);
     RUN(test_ranks_from_traces); /* adds runs: after the tests that count them */
+    RUN(test_rederive_errors);
     struct err e;
     fsutil_rmtree(root, &e);
     return harness_done("ingest_test");
