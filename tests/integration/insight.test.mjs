@@ -132,6 +132,14 @@ const cases = [
   }],
 ];
 
+// ProfilerStep#1 left open 13.3 s around 1.5 ms of work: the step is clipped to the activity
+cases.push([join(CORPUS, 'hta/tests/data/triton_example/triton_example.json.gz'), (rep) => {
+  const [st] = rep.ranks[0].steps;
+  assert.ok(st.dur_us < 5000 && st.host_dur_us > 13e6, `step ${st.dur_us} µs of a ${st.host_dur_us} µs span`);
+  assert.ok(rep.ranks[0].notes.some((n) => /clipped/.test(n)), 'a note says so');
+  for (const f of rep.recommendations) assert.ok(f.saving_us <= st.dur_us, `${f.id} saves no more than the step`);
+}]);
+
 // a trace of a few µs (one 0.02 µs kernel in 0.13 µs) is too short to judge
 for (const f of ['before_fix_trace.json', 'after_fix_trace.json'])
   cases.push([join(CORPUS, 'kineto/docs/traces', f), (rep) => {
