@@ -3,6 +3,7 @@
 #define LOG_MODULE "timeline"
 #include "derive/timeline_query.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,19 +76,25 @@ int timeline_slice_range(sqlite3 *db, int64_t track, int64_t t_lo, int64_t t_hi,
 }
 
 /* Per depth pixel merging: an item claims the key column; a row that
- * reaches past it starts the next item, anything else merges in. */
+ * reaches past it starts the next item, anything else merges in. A column
+ * is 2^shift pixels (coarse for deep levels). */
 struct lane {
     struct timeline_depth d;
     int64_t key;   /* column of the open item; -1: none */
     int64_t ldur;  /* longest member of the open item */
+    int shift;
 };
 
 struct qstate {
     int64_t start, end;
     int width;
-    double scale; /* columns per ns */
+    double scale; /* pixels per ns */
     struct lane *lanes;
     int nlanes;
+    /* the current track's request: depths dmin..dmax itemized, deeper ones
+     * fed to `deep`; depths >= fine merged per TIMELINE_COARSE_PX pixels */
+    int dmin, dmax, fine;
+    struct lane deep;
 };
 
 static int64_t col_of(const struct qstate *q, int64_t t)
@@ -98,22 +105,17 @@ static int64_t col_of(const struct qstate *q, int64_t t)
     return (int64_t)c;
 }
 
-static void feed(struct qstate *q, int depth, int64_t ts, int64_t end, int64_t n, int64_t ldur, uint32_t name,
-                 int64_t id)
+static int coarse_shift(void)
 {
-    if (depth < 0) return;
-    if (depth >= q->nlanes) {
-        int nn = depth + 1;
-        q->lanes = xrealloc(q->lanes, (size_t)nn * sizeof *q->lanes);
-        for (int i = q->nlanes; i < nn; i++) {
-            memset(&q->lanes[i], 0, sizeof q->lanes[i]);
-            q->lanes[i].d.depth = i;
-            q->lanes[i].key = -1;
-        }
-        q->nlanes = nn;
-    }
-    struct lane *l = &q->lanes[depth];
-    int64_t c0 = col_of(q, ts), c1 = col_of(q, end > ts ? end - 1 : ts);
+    int sh = 0;
+    while ((1 << sh) < TIMELINE_COARSE_PX) sh++;
+    return sh;
+}
+
+static void lane_feed(struct qstate *q, struct lane *l, int64_t ts, int64_t end, int64_t n, int64_t ldur,
+                      uint32_t name, int64_t id)
+{
+    int64_t c0 = col_of(q, ts) >> l->shift, c1 = col_of(q, end > ts ? end - 1 : ts) >> l->shift;
     if (l->key < 0 || c1 > l->key) {
         if (l->d.nitems == l->d.cap) {
             l->d.cap = l->d.cap ? l->d.cap * 2 : 16;
@@ -142,6 +144,29 @@ static void feed(struct qstate *q, int depth, int64_t ts, int64_t end, int64_t n
     }
 }
 
+static void feed(struct qstate *q, int depth, int64_t ts, int64_t end, int64_t n, int64_t ldur, uint32_t name,
+                 int64_t id)
+{
+    if (depth < q->dmin) return;
+    if (depth > q->dmax) {
+        lane_feed(q, &q->deep, ts, end, n, ldur, name, id);
+        return;
+    }
+    if (depth >= q->nlanes) {
+        int nn = depth + 1;
+        q->lanes = xrealloc(q->lanes, (size_t)nn * sizeof *q->lanes);
+        for (int i = q->nlanes; i < nn; i++) {
+            memset(&q->lanes[i], 0, sizeof q->lanes[i]);
+            q->lanes[i].d.depth = i;
+            q->lanes[i].key = -1;
+        }
+        q->nlanes = nn;
+    }
+    struct lane *l = &q->lanes[depth];
+    l->shift = depth >= q->fine ? coarse_shift() : 0;
+    lane_feed(q, l, ts, end, n, ldur, name, id);
+}
+
 /* Feeds the slices with ids in [lo, hi) (all depths, time order). */
 static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo, int64_t hi, uint64_t *nread,
                     struct err *e)
@@ -161,18 +186,29 @@ static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo
     return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (slices)");
 }
 
+static int item_cmp(const void *x, const void *y)
+{
+    const struct timeline_item *a = x, *b = y;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
+}
+
 struct qstmts {
     sqlite3_stmt *tsq, *raw, *one, *lvl, *lod;
 };
 
-static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t track, struct timeline_track *out,
-                       uint64_t *nread, struct err *e)
+static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, const struct timeline_treq *req,
+                       struct timeline_track *out, uint64_t *nread, struct err *e)
 {
-    int64_t first, last, lo_s, lo_e;
+    int64_t first, last, lo_s, lo_e, track = req->id;
     int nd, level = -1, rc;
     double bw = (double)(q->end - q->start) / q->width;
 
     out->id = track;
+    q->dmin = req->dmin;
+    q->dmax = req->dmax;
+    memset(&q->deep, 0, sizeof q->deep);
+    q->deep.key = -1;
+    q->deep.shift = coarse_shift();
     if (track_bounds(db, track, &first, &last, &nd, e) < 0) return e->code;
     if (first > last) return 0;
     if (lower_bound(db, s->tsq, first, last + 1, q->start, &lo_s, e) < 0 ||
@@ -235,7 +271,15 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t 
         }
         if (rc == 0) rc = feed_raw(db, s->raw, q, lo_b, lo_e, nread, e);
     }
-    if (rc) return rc;
+    if (rc) {
+        free(q->deep.d.items);
+        return rc;
+    }
+    out->deep = q->deep.d;
+    out->deep.depth = req->dmax < INT_MAX ? req->dmax + 1 : 0;
+    memset(&q->deep, 0, sizeof q->deep);
+    /* several depths feed the deep lane, the open parents innermost first */
+    if (out->deep.nitems > 1) qsort(out->deep.items, out->deep.nitems, sizeof *out->deep.items, item_cmp);
     for (int i = 0; i < q->nlanes; i++) {
         struct lane *l = &q->lanes[i];
         if (!l->d.nitems) continue;
@@ -438,6 +482,17 @@ int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t e
 int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int64_t *tracks, size_t ntracks,
                    const int64_t *series, size_t nseries, struct timeline_view **out, struct err *e)
 {
+    struct timeline_treq *req = xcalloc(ntracks ? ntracks : 1, sizeof *req);
+    for (size_t i = 0; i < ntracks; i++) req[i] = (struct timeline_treq){ tracks[i], 0, INT_MAX };
+    int rc = timeline_query_lanes(db, start, end, width, req, ntracks, series, nseries, INT_MAX, out, e);
+    free(req);
+    return rc;
+}
+
+int timeline_query_lanes(sqlite3 *db, int64_t start, int64_t end, int width, const struct timeline_treq *tracks,
+                         size_t ntracks, const int64_t *series, size_t nseries, int fine, struct timeline_view **out,
+                         struct err *e)
+{
     struct timeline_view *v;
     struct qstmts s;
     struct qstate q;
@@ -459,6 +514,7 @@ int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int
     q.end = end;
     q.width = width;
     q.scale = (double)width / (double)(end - start);
+    q.fine = fine;
     /* one read transaction: one snapshot, and the file lock taken once
      * rather than per statement */
     int in_txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
@@ -474,7 +530,7 @@ int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int
         goto out;
     for (size_t i = 0; i < ntracks; i++) {
         v->ntracks++;
-        if (query_track(db, &s, &q, tracks[i], &v->tracks[i], &v->rows_read, e) < 0) goto out;
+        if (query_track(db, &s, &q, &tracks[i], &v->tracks[i], &v->rows_read, e) < 0) goto out;
     }
     for (size_t i = 0; i < nseries; i++) {
         v->ncounters++;
@@ -503,6 +559,7 @@ void timeline_view_free(struct timeline_view *v)
     for (size_t i = 0; i < v->ntracks; i++) {
         for (int d = 0; d < v->tracks[i].ndepths; d++) free(v->tracks[i].depths[d].items);
         free(v->tracks[i].depths);
+        free(v->tracks[i].deep.items);
     }
     for (size_t i = 0; i < v->ncounters; i++) free(v->counters[i].points);
     free(v->tracks);

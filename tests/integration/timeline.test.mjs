@@ -148,6 +148,38 @@ test('viewport: bucket bound, merged counts add up, full zoom is exact', async (
   assert.ok(z.tracks[0].depths[0].ts.includes(z0));
 });
 
+test('viewport: a depth window per track, deeper levels summarized, coarse deep levels', async () => {
+  const tr = await srv.json(`/api/runs/${amp}/timeline/tracks`);
+  const cpu = tr.tracks.filter((x) => x.kind === 'cpu').sort((a, b) => b.max_depth - a.max_depth)[0];
+  assert.ok(cpu.max_depth >= 2, `a nested CPU lane (max depth ${cpu.max_depth})`);
+  const width = 400;
+  const q = `width=${width}&tracks=${cpu.id}&counters=`;
+  const exact = checkView(await srv.json(`/api/runs/${amp}/timeline?${q}&fine=1000000`), width)[cpu.id];
+  // depth 1 only: depth 0 left out, the deeper ones merged in one lane that adds up
+  const v = await srv.json(`/api/runs/${amp}/timeline?${q}&depths=${cpu.id}:1-1`);
+  const t = v.tracks[0];
+  assert.deepEqual(t.depths.map((d) => d.depth), [1]);
+  assert.equal(t.depths[0].n.reduce((a, b) => a + b, 0), exact[1]);
+  assert.equal(t.deep.from, 2);
+  assert.ok(t.deep.ts.length <= width / 8 + 1);
+  const deeper = Object.entries(exact).filter(([d]) => +d >= 2).reduce((a, [, n]) => a + n, 0);
+  assert.equal(t.deep.n.reduce((a, b) => a + b, 0), deeper);
+  for (let i = 1; i < t.deep.ts.length; i++) assert.ok(t.deep.ts[i] >= t.deep.ts[i - 1]);
+  // a bare LO-HI applies to every track; HI may be left out; no deep lane when nothing is cut
+  const all = await srv.json(`/api/runs/${amp}/timeline?width=${width}&depths=0-`);
+  assert.ok(all.tracks.every((x) => !('deep' in x)));
+  // fine=0: every depth merged per 8 px, counts still exact
+  const coarse = await srv.json(`/api/runs/${amp}/timeline?${q}&fine=0`);
+  const cc = checkView(coarse, width)[cpu.id];
+  assert.deepEqual(cc, exact);
+  for (const d of coarse.tracks[0].depths) assert.ok(d.ts.length <= width / 8 + 1, `depth ${d.depth}`);
+  for (const [path, name] of [['depths=x', 'depths'], ['depths=1:5-2', 'depths'], ['depths=1:2', 'depths'],
+    ['fine=-1', 'fine']]) {
+    const j = await srv.json(`/api/runs/${amp}/timeline?${path}`, 400);
+    assert.match(j.error.message, new RegExp(name), path);
+  }
+});
+
 test('hostile names stay text: escaped in the answer, exact once parsed', async () => {
   const r = await srv.req(`/api/runs/${evil}/timeline?width=8192`);
   const text = await r.text();
