@@ -32,7 +32,7 @@ SRCS := \
 	server/store/rundb.c server/store/rundb_renumber.c server/store/scan.c server/store/catalog.c \
 	server/derive/kclass.c server/derive/ivlist.c server/derive/summary.c server/derive/summary_rank.c server/derive/summary_walk.c \
 	server/derive/summary_steps.c server/derive/summary_metrics.c server/derive/summary_memory.c server/derive/summary_report.c \
-	server/derive/timeline.c server/derive/timeline_counters.c server/derive/timeline_query.c \
+	server/derive/timeline.c server/derive/timeline_counters.c server/derive/timeline_query.c server/derive/timeline_agg.c \
 	server/derive/diff.c server/derive/ranks.c server/derive/ranks_comm.c server/derive/rules.c server/derive/gpuscan.c \
 	$(sort $(wildcard server/derive/rules/*.c)) \
 	server/derive/analyses.c $(sort $(wildcard server/derive/analyses/*.c)) \

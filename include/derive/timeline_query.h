@@ -94,10 +94,11 @@ int timeline_query_lanes(sqlite3 *db, int64_t start, int64_t end, int width, con
 
 void timeline_view_free(struct timeline_view *v);
 
-/* Samples of counter series in [start, end) plus the one in force at start:
- * their min, max, mean and count (*n = 0: none, or no such series). */
-int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t end, double *min, double *max,
-                           double *avg, int64_t *n, struct err *e);
+/* The samples of counter series (cseries.id) as two statements, prepared
+ * and bound but for the time range: *raw yields (ts, value) with ?4 <= ts <
+ * ?5 in time order, *before the last sample with ts < ?4. Returns 1 (both
+ * NULL) when there is no such series. OUT: owned by caller (finalize). */
+int timeline_series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e);
 
 /* The id range [*lo, *hi) of the slices of track whose ts lies in
  * [t_lo, t_hi) (binary search on id; ids follow (track, ts)). */

@@ -16,6 +16,7 @@
 #include "base/sbuf.h"
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
+#include "derive/timeline_agg.h"
 #include "derive/timeline_query.h"
 #include "http/app.h"
 #include "http/http.h"
@@ -186,15 +187,16 @@ struct open_slice {
     uint32_t name;
 };
 
-/* Adds one slice: clipped time to its name, minus from its parent's self. */
+/* Adds one slice (counted when count): clipped time to its name, minus
+ * from its parent's self. */
 static void agg_add(struct amap *m, struct open_slice **stack, size_t *sp, size_t *cap, int64_t start, int64_t end,
-                    int64_t id, int64_t parent, int64_t ts, int64_t dur, uint32_t name)
+                    int64_t id, int64_t parent, int64_t ts, int64_t dur, uint32_t name, int count)
 {
     int64_t lo = ts > start ? ts : start, hi = ts + dur < end ? ts + dur : end;
     int64_t clip = hi > lo ? hi - lo : 0;
     struct arow *a = amap_get(m, name ? name : UINT32_MAX);
 
-    a->count++;
+    a->count += count;
     a->total += clip;
     a->self += clip;
     size_t k = *sp;
@@ -212,8 +214,11 @@ static void agg_add(struct amap *m, struct open_slice **stack, size_t *sp, size_
     (*stack)[(*sp)++] = (struct open_slice){ id, name };
 }
 
+/* The slices of track overlapping [start, end), read one by one; the ones
+ * open at start are counted only when count_open (a right edge: they were
+ * counted where they start). */
 static int aggregate_track(struct api_run *r, sqlite3_stmt *one, sqlite3_stmt *range, int64_t track, int64_t start,
-                           int64_t end, struct amap *m, int64_t *scanned, struct err *e)
+                           int64_t end, int count_open, struct amap *m, int64_t *scanned, struct err *e)
 {
     int64_t lo, hi, chain[256];
     int nchain = 0, rc;
@@ -234,7 +239,7 @@ static int aggregate_track(struct api_run *r, sqlite3_stmt *one, sqlite3_stmt *r
             free(stack);
             return rc;
         }
-        agg_add(m, &stack, &sp, &cap, start, end, s.id, s.parent, s.ts, s.dur, s.name);
+        agg_add(m, &stack, &sp, &cap, start, end, s.id, s.parent, s.ts, s.dur, s.name, count_open);
     }
     sqlite3_reset(range);
     sqlite3_bind_int64(range, 1, lo);
@@ -246,10 +251,32 @@ static int aggregate_track(struct api_run *r, sqlite3_stmt *one, sqlite3_stmt *r
         }
         agg_add(m, &stack, &sp, &cap, start, end, sqlite3_column_int64(range, 0), sqlite3_column_int64(range, 1),
                 sqlite3_column_int64(range, 2), sqlite3_column_int64(range, 3),
-                (uint32_t)sqlite3_column_int64(range, 4));
+                (uint32_t)sqlite3_column_int64(range, 4), 1);
     }
     free(stack);
     return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (aggregate)");
+}
+
+/* add() of timeline_agg_slices: a stored row into the map. */
+static void agg_stored(void *ctx, uint32_t name, int64_t n, int64_t total, int64_t self)
+{
+    struct arow *a = amap_get(ctx, name ? name : UINT32_MAX);
+    a->count += n;
+    a->total += total;
+    a->self += self;
+}
+
+/* One track over [start, end): the whole precomputed buckets inside it,
+ * and the slices of its two edges read one by one. */
+static int aggregate_window(struct api_run *r, sqlite3_stmt *one, sqlite3_stmt *range, int64_t track, int64_t start,
+                            int64_t end, struct amap *m, int64_t *scanned, struct err *e)
+{
+    int64_t a, b;
+
+    if (timeline_agg_slices(r->db, track, start, end, &a, &b, agg_stored, m, e) < 0) return e->code;
+    if (a >= b) return aggregate_track(r, one, range, track, start, end, 1, m, scanned, e);
+    if (a > start && aggregate_track(r, one, range, track, start, a, 1, m, scanned, e) < 0) return e->code;
+    return b < end ? aggregate_track(r, one, range, track, b, end, 0, m, scanned, e) : 0;
 }
 
 static int aggregate_counters(struct api_run *r, int64_t start, int64_t end, json_t *arr, struct err *e)
@@ -260,15 +287,15 @@ static int aggregate_counters(struct api_run *r, int64_t start, int64_t end, jso
     if (rundb_prepare(r->db, "SELECT id, name FROM cseries WHERE rank = ? ORDER BY id", &ser, e) < 0) return e->code;
     sqlite3_bind_int(ser, 1, r->rank);
     while ((rc = sqlite3_step(ser)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(ser, 0), n;
-        double mn, mx, avg;
-        if (timeline_counter_stats(r->db, id, start, end, &mn, &mx, &avg, &n, e) < 0) break;
+        int64_t id = sqlite3_column_int64(ser, 0);
+        struct timeline_cstats cs;
+        if (timeline_agg_counter(r->db, id, start, end, &cs, e) < 0) break;
         json_t *c = json_object();
         json_object_set_new(c, "id", json_integer(id));
         json_object_set_new(c, "name", api_run_text_or_null(ser, 1));
-        json_object_set_new(c, "min", n ? json_real(mn) : json_null());
-        json_object_set_new(c, "max", n ? json_real(mx) : json_null());
-        json_object_set_new(c, "avg", n ? json_real(avg) : json_null());
+        json_object_set_new(c, "min", cs.n ? json_real(cs.min) : json_null());
+        json_object_set_new(c, "max", cs.n ? json_real(cs.max) : json_null());
+        json_object_set_new(c, "avg", cs.covered ? json_real(cs.area / (double)cs.covered) : json_null());
         json_array_append_new(arr, c);
     }
     if (!e->code && rc != SQLITE_DONE) rundb_db_error(r->db, e, "run database (counters)");
@@ -299,7 +326,7 @@ int api_timeline_aggregate(struct http_req *req)
         rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0)
         goto fail;
     for (size_t i = 0; i < ntracks; i++)
-        if (aggregate_track(&r, one, range, tracks[i], start, end, &m, &scanned, &e) < 0) goto fail;
+        if (aggregate_window(&r, one, range, tracks[i], start, end, &m, &scanned, &e) < 0) goto fail;
     /* compact, sort by total, keep the top rows */
     size_t n = 0, pos = 0;
     const struct arow *row;

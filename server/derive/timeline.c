@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "derive/timeline_agg.h"
 #include "derive/timeline_counters.h"
 #include "base/xmalloc.h"
 #include "derive/gpuscan.h"
@@ -329,7 +330,7 @@ int timeline_build(sqlite3 *db, struct err *e)
     }
     LOG_INFO("level of detail built: slices %.2f s, counters %.2f s, commit %.2f s", t1 - t0, t2 - t1,
              log_now_s() - t2);
-    return 0;
+    return timeline_agg_build(db, e);
 }
 
 int timeline_present(sqlite3 *db, struct err *e)

@@ -315,9 +315,7 @@ static const char *const raw_sql[NSRC][2] = {
       "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
 };
 
-/* The raw statements of series (prepared and bound but for the range).
- * 1 when the series does not exist. */
-static int series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e)
+int timeline_series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e)
 {
     sqlite3_stmt *st;
     int rc, src = -1;
@@ -376,7 +374,7 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
     int64_t lastcol = -1;
 
     out->id = series;
-    rc = series_open(db, series, &raw, &before, e);
+    rc = timeline_series_open(db, series, &raw, &before, e);
     if (rc) return rc < 0 ? rc : 0;
     if (rundb_prepare(db, "SELECT level FROM clod WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1", &lv,
                       e) < 0 ||
@@ -442,40 +440,6 @@ out:
     sqlite3_finalize(raw);
     sqlite3_finalize(before);
     sqlite3_finalize(rows);
-    return e->code;
-}
-
-int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t end, double *min, double *max,
-                           double *avg, int64_t *n, struct err *e)
-{
-    sqlite3_stmt *raw = NULL, *before = NULL;
-    double sum = 0;
-    int rc;
-
-    err_clear(e);
-    *n = 0;
-    *min = INFINITY;
-    *max = -INFINITY;
-    *avg = 0;
-    rc = series_open(db, series, &raw, &before, e);
-    if (rc) return rc < 0 ? rc : 0;
-    sqlite3_bind_int64(before, 4, start);
-    sqlite3_bind_int64(raw, 4, start);
-    sqlite3_bind_int64(raw, 5, end);
-    for (int i = 0; i < 2; i++) {
-        sqlite3_stmt *st = i ? raw : before;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            double v = sqlite3_column_double(st, 1);
-            if (v < *min) *min = v;
-            if (v > *max) *max = v;
-            sum += v;
-            (*n)++;
-        }
-        if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (counter samples)");
-    }
-    if (*n) *avg = sum / (double)*n;
-    sqlite3_finalize(raw);
-    sqlite3_finalize(before);
     return e->code;
 }
 

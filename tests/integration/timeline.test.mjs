@@ -250,6 +250,35 @@ test('aggregate: time by name over a window, counters', async () => {
   assert.ok(util, JSON.stringify(a.counters));
   assert.equal(util.min, 3);
   assert.equal(util.max, 9);
+  // time-weighted: 3 for 600 µs, 9 for 400 µs (the sample mean would be 6)
+  assert.ok(Math.abs(util.avg - 5.4) < 1e-9, `avg ${util.avg}`);
+});
+
+test('aggregate: the precomputed buckets answer what a scan of the window does', async (t) => {
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const [ampFile] = demoFiles('matmul_amp');
+  const id = await srv.uploadBody(readFileSync(ampFile), basename(ampFile), 'amp-agg');
+  const tr = await srv.json(`/api/runs/${id}/timeline/tracks`);
+  const span = tr.t1_us - tr.t0_us;
+  const windows = [[tr.t0_us - 10, tr.t1_us + 10], [tr.t0_us, tr.t0_us + span / 3]];
+  for (const f of [0.1, 0.37, 0.5, 0.81]) windows.push([tr.t0_us + f * span, tr.t0_us + (f + 0.13) * span]);
+  const ask = () => Promise.all(windows.map(([a, b]) =>
+    srv.json(`/api/runs/${id}/timeline/aggregate?start=${a.toFixed(3)}&end=${b.toFixed(3)}`)));
+  const stored = await ask();
+  assert.ok(Number(srv.sql(id, 'SELECT count(*) FROM tagg')) > 0);
+  srv.sql(id, 'DROP TABLE tagg_level; DROP TABLE cagg_level');
+  const scanned = await ask();
+  for (let i = 0; i < windows.length; i++) {
+    assert.deepEqual(stored[i].rows, scanned[i].rows, `window ${i}`);
+    assert.equal(stored[i].counters.length, scanned[i].counters.length);
+    for (let k = 0; k < stored[i].counters.length; k++) {
+      const [x, y] = [stored[i].counters[k], scanned[i].counters[k]];
+      assert.equal(x.min, y.min);
+      assert.equal(x.max, y.max);
+      assert.ok(x.avg === y.avg || Math.abs(x.avg - y.avg) <= 1e-9 * Math.abs(y.avg), `${x.name}: ${x.avg} vs ${y.avg}`);
+    }
+  }
+  assert.ok(stored[0].rows.length > 5);
 });
 
 test('bad parameters answer 400 naming them; unknown runs 404', async () => {
