@@ -232,6 +232,49 @@ test('search: literal substring, case-insensitive, by time, windowed', async () 
   assert.ok(g.total > 5 && g.hits.length === 5);
 });
 
+/** Every hit of q, page after page through `after=`; checks the order. */
+async function allHits(run, q, limit) {
+  const seen = [];
+  let page = await srv.json(`/api/runs/${run}/timeline/search?q=${q}&limit=${limit}`);
+  const total = page.total;
+  for (let guard = 0; guard < 100000; guard++) {
+    seen.push(...page.hits);
+    assert.equal(page.total, total);
+    if (!page.next) break;
+    assert.equal(page.hits.length, limit);
+    page = await srv.json(`/api/runs/${run}/timeline/search?q=${q}&limit=${limit}&after=${page.next}`);
+  }
+  for (let i = 1; i < seen.length; i++) {
+    const [a, b] = [seen[i - 1], seen[i]];
+    assert.ok(a.ts_us < b.ts_us || (a.ts_us === b.ts_us && a.id < b.id), `(ts, id) order at ${i}`);
+  }
+  return { seen, total };
+}
+
+test('search: every match, page after page, in (ts, id) order', async () => {
+  // many slices at one instant on several threads: a page cannot start at a
+  // time, only after a hit
+  const ev = [];
+  for (let tid = 1; tid <= 3; tid++)
+    for (let i = 0; i < 12; i++) ev.push({ ph: 'X', cat: 'cpu_op', name: `tie_${i % 3}`, pid: 1, tid, ts: 100, dur: 50 - i });
+  for (let i = 0; i < 200; i++) ev.push({ ph: 'X', cat: 'cpu_op', name: `op_${i % 90}_tie`, pid: 1, tid: 4, ts: 1000 + i * 10, dur: 5 });
+  const id = await srv.uploadBody(Buffer.from(JSON.stringify({ traceEvents: ev })), 'ties.json', 'ties');
+  // few names: by name through the index; many names (90 + 3): in time order
+  for (const [q, want] of [['tie_', 36], ['tie', 236]]) {
+    for (const limit of [1, 4, 7, 1000]) {
+      const { seen, total } = await allHits(id, q, limit);
+      assert.equal(total, want);
+      assert.equal(seen.length, want, `${q} by ${limit}`);
+      assert.equal(new Set(seen.map((h) => h.id)).size, want, 'no hit twice');
+    }
+  }
+  // the amp run: every cudaLaunchKernel, in pages of 7
+  const { seen, total } = await allHits(amp, 'LAUNCHkernel', 7);
+  assert.equal(seen.length, total);
+  const bad = await srv.json(`/api/runs/${id}/timeline/search?q=tie&after=12`, 400);
+  assert.match(bad.error.message, /after/);
+});
+
 test('aggregate: time by name over a window, counters', async () => {
   const a = await srv.json(`/api/runs/${evil}/timeline/aggregate?start=0&end=1000`);
   const by = Object.fromEntries(a.rows.map((r) => [r.name, r]));
