@@ -212,14 +212,20 @@ static void strtab_free(struct strtab *t)
     free(t->order);
 }
 
+/* Opens a column: ,"name":[ */
+static void col_open(struct sbuf *b, const char *name)
+{
+    sbuf_add(b, ",\"");
+    sbuf_add(b, name);
+    sbuf_add(b, "\":[");
+}
+
 /* The item columns of one lane: ,"ts":[..],"dur":..,"name":..,"n":..,"id":.. */
 static void write_items(struct sbuf *b, const struct timeline_depth *dp, struct strtab *names)
 {
     static const char *const cols[] = { "ts", "dur", "name", "n", "id" };
     for (int c = 0; c < 5; c++) {
-        sbuf_add(b, ",\"");
-        sbuf_add(b, cols[c]);
-        sbuf_add(b, "\":[");
+        col_open(b, cols[c]);
         for (size_t k = 0; k < dp->nitems; k++) {
             const struct timeline_item *it = &dp->items[k];
             if (k) sbuf_add(b, ",");
@@ -266,9 +272,7 @@ static void write_view(struct sbuf *b, const struct timeline_view *v, struct str
         sbuf_int(b, c->id, 0);
         static const char *const cols[] = { "ts", "min", "max", "last" };
         for (int k = 0; k < 4; k++) {
-            sbuf_add(b, ",\"");
-            sbuf_add(b, cols[k]);
-            sbuf_add(b, "\":[");
+            col_open(b, cols[k]);
             for (size_t j = 0; j < c->npoints; j++) {
                 const struct timeline_cpoint *p = &c->points[j];
                 if (j) sbuf_add(b, ",");
