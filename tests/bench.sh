@@ -25,7 +25,9 @@
 # bar (p95 <= 50 ms), and the most items any track depth got (<= 2000).
 # The same on a real-shaped trace (transformer_with_stack tiled --chain x50,
 # made with ../shared/tools/tile_trace.py into /tmp/traceboard-bench once),
-# with the whole run's gzip answer size next to its bar (<= 256 kB).
+# with the whole run's gzip answer size next to its bar (<= 256 kB); then
+# on each the heavy queries: /timeline/aggregate over the whole run and a
+# tenth, /timeline/search pages (median of 3; bar <= 500 ms).
 BUILD=${1:-build}
 BIN="$BUILD/traceboard"
 GEN="$BUILD/tools/gentrace"
@@ -252,6 +254,21 @@ PY
             n, p50, p95, (p95 <= 50 ? "ok" : "ABOVE"), mi, (mi <= 2000 ? "ok" : "ABOVE")
         if (enc == "gzip") printf "; whole run %.1f kB sent (bar <= 256: %s)", kb, (kb <= 256 ? "ok" : "ABOVE")
         printf "\n" }'
+    done
+    # the heavy ones: the area selection of the whole run and of a tenth, and
+    # search pages (a name most slices match, and the next page by cursor)
+    set -- $(sed -n 1p "$tdata.windows")
+    w0=$2 w1=$3
+    set -- $(sed -n 3p "$tdata.windows")
+    echo "timeline heavy queries: $label (median of 3, gzip)"
+    next=$(curl -s -H "Authorization: Bearer $token" "$api/search?q=a&limit=1000" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin).get("next") or "")')
+    for q in "aggregate?start=$w0&end=$w1" "aggregate?start=$2&end=$3" "search?q=a" "search?q=a&limit=1000" \
+        "search?q=a&limit=1000&after=$next" "search?q=kernel&start=$2&end=$3"; do
+        for i in 1 2 3; do
+            curl -s --compressed -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $token" \
+                "$api/$q"
+        done | sort -k2 -n | sed -n 2p | awk -v q="$q" '{ printf "  %-40.40s %6.1f ms (%s)\n", q, $2 * 1000, $1 }'
     done
     stop_server
     rm -f "$out".* "$tdata.serve" "$tdata.windows"
