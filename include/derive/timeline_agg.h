@@ -5,7 +5,7 @@
  * (at most TIMELINE_AGG_BUCKETS over the rank's span), built once at ingest
  * after the level of detail (timeline_build calls timeline_agg_build).
  *
- * Owns four tables of run.db (times integer ns, like slice.ts):
+ * Owns five tables of run.db (times integer ns, like slice.ts):
  *   tagg_level(track, level) and
  *   tagg(track, bucket, name, n, total, self) WITHOUT ROWID: for bucket b =
  *        [b·2^level, (b+1)·2^level), per slice name: n = slices starting
@@ -16,6 +16,11 @@
  *        so a window [s, e) adds the whole buckets inside it and reads only
  *        the slices at its two edges (each under one bucket wide) exactly,
  *        giving what a scan of the whole window would.
+ *   topen(track, bucket, id) WITHOUT ROWID: the slices open at each
+ *        boundary b·2^level of tagg's buckets (ts < it < ts + dur), at
+ *        most one per drawing level: with the parent chain of the slices
+ *        started since, the slices open at any instant (timeline_open_at)
+ *        in bounded work, however long a misnesting chain runs.
  *   cagg_level(series, level, last) and
  *   cagg(series, bucket, n, min, max, area, covered) WITHOUT ROWID: per
  *        counter series (cseries.id) and bucket, from the bucket of its
@@ -53,6 +58,15 @@ int timeline_agg_build(sqlite3 *db, struct err *e);
 int timeline_agg_slices(sqlite3 *db, int64_t track, int64_t start, int64_t end, int64_t *lo, int64_t *hi,
                         void (*add)(void *ctx, uint32_t name, int64_t n, int64_t total, int64_t self), void *ctx,
                         struct err *e);
+
+/* Parent hops timeline_open_at walks on a run without topen. */
+#define TIMELINE_OPEN_WALK 4096
+
+/* The slices of track open at t (ts < t < ts + dur), ascending ids: before
+ * is the last id of the track starting before t, first the track's first
+ * id. OUT *ids: owned by caller (free). */
+int timeline_open_at(sqlite3 *db, int64_t track, int64_t t, int64_t before, int64_t first, int64_t **ids, size_t *n,
+                     struct err *e);
 
 /* A counter series over a window: the samples in [start, end) plus the one
  * in force at start (n, min, max), and the time-weighted mean: each value

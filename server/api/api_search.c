@@ -364,27 +364,27 @@ static void agg_add(struct amap *m, struct open_slice **stack, size_t *sp, size_
 static int aggregate_track(struct api_run *r, sqlite3_stmt *one, sqlite3_stmt *range, int64_t track, int64_t start,
                            int64_t end, int count_open, struct amap *m, int64_t *scanned, struct err *e)
 {
-    int64_t lo, hi, chain[256];
-    int nchain = 0, rc;
+    int64_t lo, hi, first, last, *open = NULL;
+    size_t nopen = 0;
+    int rc;
     struct open_slice *stack = NULL;
     size_t sp = 0, cap = 0;
     struct api_slice_row s;
 
-    if (timeline_slice_range(r->db, track, start, end, &lo, &hi, e) < 0) return e->code;
-    /* the slices open at start: the last one before it and its parents */
-    for (int64_t pid = lo - 1; pid > 0 && nchain < 256;) {
-        if ((rc = api_slice_get(r->db, one, pid, &s, e)) < 0) return rc;
-        if (rc || s.track != track) break;
-        if (s.ts + s.dur > start) chain[nchain++] = pid;
-        pid = s.parent;
-    }
-    for (int i = nchain - 1; i >= 0; i--) {
-        if ((rc = api_slice_get(r->db, one, chain[i], &s, e)) < 0) {
+    if (timeline_slice_range(r->db, track, start, end, &lo, &hi, e) < 0 ||
+        timeline_slice_range(r->db, track, INT64_MIN, INT64_MAX, &first, &last, e) < 0 ||
+        timeline_open_at(r->db, track, start, lo - 1, first, &open, &nopen, e) < 0)
+        return e->code;
+    /* the slices open at start, parents first */
+    for (size_t i = 0; i < nopen; i++) {
+        if ((rc = api_slice_get(r->db, one, open[i], &s, e)) < 0) {
+            free(open);
             free(stack);
             return rc;
         }
-        agg_add(m, &stack, &sp, &cap, start, end, s.id, s.parent, s.ts, s.dur, s.name, count_open);
+        if (!rc) agg_add(m, &stack, &sp, &cap, start, end, s.id, s.parent, s.ts, s.dur, s.name, count_open);
     }
+    free(open);
     sqlite3_reset(range);
     sqlite3_bind_int64(range, 1, lo);
     sqlite3_bind_int64(range, 2, hi);

@@ -16,10 +16,11 @@
 
 static const char schema_sql[] =
     "DROP TABLE IF EXISTS tagg; DROP TABLE IF EXISTS tagg_level; DROP TABLE IF EXISTS cagg;"
-    "DROP TABLE IF EXISTS cagg_level;"
+    "DROP TABLE IF EXISTS cagg_level; DROP TABLE IF EXISTS topen;"
     "CREATE TABLE tagg_level(track INTEGER PRIMARY KEY, level INTEGER);"
     "CREATE TABLE tagg(track INTEGER, bucket INTEGER, name INTEGER, n INTEGER, total INTEGER, self INTEGER,"
     " PRIMARY KEY(track, bucket, name)) WITHOUT ROWID;"
+    "CREATE TABLE topen(track INTEGER, bucket INTEGER, id INTEGER, PRIMARY KEY(track, bucket, id)) WITHOUT ROWID;"
     "CREATE TABLE cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);"
     "CREATE TABLE cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL, area REAL, covered INTEGER,"
     " PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
@@ -107,12 +108,57 @@ struct open_slice {
     uint32_t name;
 };
 
+/* The slices open on a track's drawing levels (at most one each), to write
+ * topen at each bucket boundary the pass crosses. */
+struct levels {
+    int64_t *id, *end;
+    int n;
+    int64_t next; /* the next boundary's bucket */
+};
+
+/* Writes the slices open at each boundary before t (open at T: ts < T <
+ * end). */
+static int emit_open(sqlite3 *db, sqlite3_stmt *ins, int64_t track, int L, struct levels *lv, int64_t t, struct err *e)
+{
+    /* after the last slice: until nothing is open (the rank's span bounds
+     * the buckets; the cap guards a clock cut at the largest time) */
+    for (int tail = 0; bucket_start(lv->next, L) <= t && tail <= 4 * TIMELINE_AGG_BUCKETS; tail += t == INT64_MAX) {
+        int64_t T = bucket_start(lv->next, L), any = 0;
+        for (int d = 0; d < lv->n; d++) {
+            if (lv->end[d] <= T) continue;
+            any = 1;
+            sqlite3_bind_int64(ins, 1, track);
+            sqlite3_bind_int64(ins, 2, lv->next);
+            sqlite3_bind_int64(ins, 3, lv->id[d]);
+            if (sqlite3_step(ins) != SQLITE_DONE) return rundb_db_error(db, e, "timeline aggregates (open)");
+            sqlite3_reset(ins);
+        }
+        lv->next++;
+        if (!any && t == INT64_MAX) break;
+    }
+    return 0;
+}
+
+static void levels_set(struct levels *lv, int depth, int64_t id, int64_t end)
+{
+    if (depth < 0) return;
+    if (depth >= lv->n) {
+        lv->id = xrealloc(lv->id, (size_t)(depth + 1) * sizeof *lv->id);
+        lv->end = xrealloc(lv->end, (size_t)(depth + 1) * sizeof *lv->end);
+        for (int d = lv->n; d <= depth; d++) lv->end[d] = INT64_MIN;
+        lv->n = depth + 1;
+    }
+    lv->id[depth] = id;
+    lv->end[depth] = end;
+}
+
 /* One pass over the slices in id order (each track in time order), the
  * parent's name from a stack of the open slices, as the window scan of the
  * area selection keeps it. */
 static int build_slices(sqlite3 *db, struct err *e)
 {
-    sqlite3_stmt *lv = NULL, *st = NULL, *ins = NULL, *setl = NULL;
+    sqlite3_stmt *lv = NULL, *st = NULL, *ins = NULL, *setl = NULL, *iop = NULL;
+    struct levels open = { 0 };
     struct hmap m;
     struct open_slice *stk = NULL;
     size_t sp = 0, cap = 0;
@@ -121,7 +167,9 @@ static int build_slices(sqlite3 *db, struct err *e)
 
     hmap_init(&m, sizeof(struct sval), 1024);
     if (rundb_prepare(db, "SELECT r.t0, r.t1 FROM track t JOIN rank r ON r.rank = t.rank WHERE t.id = ?", &lv, e) < 0 ||
-        rundb_prepare(db, "SELECT id, track, ts, dur, coalesce(parent, 0), name FROM slice ORDER BY id", &st, e) < 0 ||
+        rundb_prepare(db, "SELECT id, track, ts, dur, coalesce(parent, 0), name, depth FROM slice ORDER BY id", &st,
+                      e) < 0 ||
+        rundb_prepare(db, "INSERT INTO topen(track, bucket, id) VALUES (?, ?, ?)", &iop, e) < 0 ||
         rundb_prepare(db, "INSERT INTO tagg(track, bucket, name, n, total, self) VALUES (?, ?, ?, ?, ?, ?)", &ins,
                       e) < 0 ||
         rundb_prepare(db, "INSERT INTO tagg_level(track, level) VALUES (?, ?)", &setl, e) < 0)
@@ -132,9 +180,12 @@ static int build_slices(sqlite3 *db, struct err *e)
         int64_t parent = sqlite3_column_int64(st, 4);
         uint32_t name = (uint32_t)sqlite3_column_int64(st, 5);
         if (track != cur) {
-            if (cur >= 0 && flush_track(db, ins, cur, &m, e) != 0) goto out;
+            if (cur >= 0 && (emit_open(db, iop, cur, L, &open, INT64_MAX, e) != 0 ||
+                             flush_track(db, ins, cur, &m, e) != 0))
+                goto out;
             cur = track;
             sp = 0;
+            open.n = 0;
             sqlite3_bind_int64(lv, 1, track);
             L = sqlite3_step(lv) == SQLITE_ROW && sqlite3_column_type(lv, 0) != SQLITE_NULL
                     ? level_for(sqlite3_column_int64(lv, 0), sqlite3_column_int64(lv, 1))
@@ -147,7 +198,10 @@ static int build_slices(sqlite3 *db, struct err *e)
                 goto out;
             }
             sqlite3_reset(setl);
+            open.next = timeline_bucket_of(ts, L) + 1;
         }
+        if (emit_open(db, iop, track, L, &open, ts, e) != 0) goto out;
+        levels_set(&open, sqlite3_column_int(st, 6), id, ts + dur);
         while (sp && stk[sp - 1].id != parent) sp--;
         sval_at(&m, timeline_bucket_of(ts, L), name)->n++;
         if (dur > 0) {
@@ -158,10 +212,14 @@ static int build_slices(sqlite3 *db, struct err *e)
         stk[sp++] = (struct open_slice){ id, name };
     }
     if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (slices)");
-    else if (cur >= 0) flush_track(db, ins, cur, &m, e);
+    else if (cur >= 0 && emit_open(db, iop, cur, L, &open, INT64_MAX, e) == 0)
+        flush_track(db, ins, cur, &m, e);
 out:
     hmap_free(&m, NULL);
     free(stk);
+    free(open.id);
+    free(open.end);
+    sqlite3_finalize(iop);
     sqlite3_finalize(lv);
     sqlite3_finalize(st);
     sqlite3_finalize(ins);
@@ -357,6 +415,12 @@ int timeline_agg_slices(sqlite3 *db, int64_t track, int64_t start, int64_t end, 
     return 0;
 }
 
+static int id_cmp(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
 static void cstats_sample(struct timeline_cstats *o, double x)
 {
     if (!o->n || x < o->min) o->min = x;
@@ -456,5 +520,67 @@ out:
     sqlite3_finalize(raw);
     sqlite3_finalize(before);
     sqlite3_finalize(rows);
+    return e->code;
+}
+
+int timeline_open_at(sqlite3 *db, int64_t track, int64_t t, int64_t before, int64_t first, int64_t **ids, size_t *n,
+                     struct err *e)
+{
+    sqlite3_stmt *one = NULL, *op = NULL;
+    int64_t T = INT64_MIN;
+    size_t cap = 0;
+    int L, rc = SQLITE_DONE;
+
+    err_clear(e);
+    *ids = NULL;
+    *n = 0;
+    L = stored_level(db, "SELECT level, 0 FROM tagg_level WHERE track = ?", track, NULL, e);
+    if (e->code) return e->code;
+    if (rundb_prepare(db, "SELECT ts, dur, parent FROM slice WHERE id = ?", &one, e) < 0) return e->code;
+    /* the ones started since the boundary: along the parent chain (each
+     * slice's parent is the latest-started one open at its start) */
+    if (L >= 0) T = bucket_start(timeline_bucket_of(t, L), L);
+    for (int64_t pid = before, hops = 0; pid >= first && (L >= 0 || hops < TIMELINE_OPEN_WALK); hops++) {
+        sqlite3_reset(one);
+        sqlite3_bind_int64(one, 1, pid);
+        if ((rc = sqlite3_step(one)) != SQLITE_ROW) break;
+        int64_t ts = sqlite3_column_int64(one, 0), dur = sqlite3_column_int64(one, 1);
+        if (ts < T) break;
+        if (ts < t && ts + dur > t) {
+            if (*n == cap) *ids = xrealloc(*ids, (cap = cap ? cap * 2 : 32) * sizeof **ids);
+            (*ids)[(*n)++] = pid;
+        }
+        pid = sqlite3_column_type(one, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(one, 2);
+        rc = SQLITE_DONE;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        rundb_db_error(db, e, "timeline (open slices)");
+        goto out;
+    }
+    /* the ones open at the boundary, stored */
+    if (L >= 0) {
+        if (rundb_prepare(db, "SELECT id FROM topen WHERE track = ? AND bucket = ?", &op, e) < 0) goto out;
+        sqlite3_bind_int64(op, 1, track);
+        sqlite3_bind_int64(op, 2, timeline_bucket_of(t, L));
+        while ((rc = sqlite3_step(op)) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(op, 0);
+            sqlite3_reset(one);
+            sqlite3_bind_int64(one, 1, id);
+            if (sqlite3_step(one) == SQLITE_ROW && sqlite3_column_int64(one, 0) + sqlite3_column_int64(one, 1) > t) {
+                if (*n == cap) *ids = xrealloc(*ids, (cap = cap ? cap * 2 : 32) * sizeof **ids);
+                (*ids)[(*n)++] = id;
+            }
+        }
+        if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (open slices)");
+    }
+    if (*n > 1) xqsort(*ids, *n, sizeof **ids, id_cmp);
+out:
+    sqlite3_finalize(one);
+    sqlite3_finalize(op);
+    if (e->code) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
     return e->code;
 }

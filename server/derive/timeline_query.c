@@ -16,6 +16,7 @@
 #include "store/rundb.h"
 
 #include "derive/timeline.h"
+#include "derive/timeline_agg.h"
 
 /* ====================================================================== */
 /* Query                                                                  */
@@ -215,25 +216,27 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, const st
         lower_bound(db, s->tsq, lo_s, last + 1, q->end, &lo_e, e) < 0)
         return e->code;
 
-    /* the slices open at start: the last one before it and its parents */
-    int64_t pid = lo_s - 1;
-    for (int guard = 0; pid >= first && guard <= nd; guard++) {
-        sqlite3_bind_int64(s->one, 1, pid);
+    /* the slices open at start */
+    int64_t *open = NULL;
+    size_t nopen = 0;
+    if (timeline_open_at(db, track, q->start, lo_s - 1, first, &open, &nopen, e) < 0) return e->code;
+    for (size_t i = 0; i < nopen; i++) {
+        sqlite3_bind_int64(s->one, 1, open[i]);
         rc = sqlite3_step(s->one);
-        if (rc != SQLITE_ROW) {
-            sqlite3_reset(s->one);
-            if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (parents)");
-            break;
+        if (rc == SQLITE_ROW) {
+            int64_t ts = sqlite3_column_int64(s->one, 0), dur = sqlite3_column_int64(s->one, 1);
+            if (ts < q->end)
+                feed(q, sqlite3_column_int(s->one, 2), ts, ts + dur, 1, dur, (uint32_t)sqlite3_column_int64(s->one, 4),
+                     open[i]);
         }
-        int64_t ts = sqlite3_column_int64(s->one, 0), dur = sqlite3_column_int64(s->one, 1);
-        int depth = sqlite3_column_int(s->one, 2);
-        int64_t parent = sqlite3_column_type(s->one, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(s->one, 3);
-        uint32_t name = (uint32_t)sqlite3_column_int64(s->one, 4);
         sqlite3_reset(s->one);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+            free(open);
+            return rundb_db_error(db, e, "timeline (open slices)");
+        }
         (*nread)++;
-        if (ts + dur > q->start && ts < q->end) feed(q, depth, ts, ts + dur, 1, dur, name, pid);
-        pid = parent;
     }
+    free(open);
 
     /* the coarsest kept level whose buckets are no wider than a pixel */
     sqlite3_bind_int64(s->lvl, 1, track);

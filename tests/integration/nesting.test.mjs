@@ -62,6 +62,19 @@ test('max depth does not grow with the number of chained copies', { skip }, asyn
   // overlapping kernels get a sub-lane, not a cascade
   assert.ok(one.gpuSub > 0 && one.gpuDepth === 1 && five.gpuDepth === 1);
 
+  // a zoomed window late in the run still shows the outer frames open all
+  // along (found without walking the whole misnesting chain back)
+  const tr = await srv.json(`/api/runs/${five.id}/timeline/tracks`);
+  const main = five.tracks.find((x) => x.kind === 'cpu' && x.max_depth === five.depth);
+  const span = tr.t1_us - tr.t0_us;
+  const a = (tr.t0_us + 0.9 * span).toFixed(3), b = (tr.t0_us + 0.901 * span).toFixed(3);
+  const v = await srv.json(`/api/runs/${five.id}/timeline?start=${a}&end=${b}&width=2000&tracks=${main.id}&counters=`);
+  const depths = v.tracks[0].depths.map((d) => d.depth);
+  assert.ok(depths.includes(0) && depths.includes(1), `depths ${depths.join()}`);
+  const agg = await srv.json(`/api/runs/${five.id}/timeline/aggregate?start=${a}&end=${b}&tracks=${main.id}`);
+  const whole = (b - a).toFixed(3);
+  assert.ok(agg.rows.filter((r) => r.total_us.toFixed(3) === whole).length >= 2, 'the outer frames cover the window');
+
   // stored whole: a step's slice details show its true times
   const trace = JSON.parse(readFileSync(five.out, 'utf8'));
   const steps = trace.traceEvents.filter((e) => e.ph === 'X' && /^ProfilerStep#\d+$/.test(e.name));

@@ -5,7 +5,9 @@
  * slice.parent) of the slices, misnested ones included; and
  * timeline_agg_counter gives the samples' min/max and the step function's
  * time-weighted mean exactly as the samples say, inside and outside the
- * series' span, and on a run without the tables. */
+ * series' span, and on a run without the tables; timeline_open_at finds
+ * exactly the slices open at an instant, along chains of misnested slices
+ * longer than the levels are deep. */
 #include <math.h>
 
 #include "timeline_fixture.h"
@@ -80,10 +82,12 @@ static void check_slices(sqlite3 *db, int64_t track, int64_t start, int64_t end)
 
 static void test_slices(void)
 {
+    struct err e;
     blen = 0;
     out(" ");
     nest(-1, 0, 30000000);
     /* misnested: each starts inside the previous one and ends after it */
+    slice("python_function", "main", 1, 2, 0, 30000000);
     for (int i = 0; i < 200; i++) slice("user_annotation", "ProfilerStep#2", 1, 2, 1000 + i * 100000, 150000);
     sqlite3 *db = import();
     REQUIRE(db != NULL);
@@ -94,10 +98,30 @@ static void test_slices(void)
         check_slices(db, sl[0].track, s, s + span);
         check_slices(db, sl[nsl - 1].track, s, s + span);
     }
+    /* the slices open at an instant */
+    for (int i = 0; i < 200; i++) {
+        int64_t t = (int64_t)rnd(31000000), track = sl[i % 2 ? 0 : nsl - 1].track, first = 0, before = 0;
+        size_t want = 0, n;
+        int64_t *ids;
+        for (size_t k = 0; k < nsl; k++) {
+            if (sl[k].track != track) continue;
+            if (!first) first = sl[k].id;
+            if (sl[k].ts < t) before = sl[k].id;
+            want += sl[k].ts < t && sl[k].ts + sl[k].dur > t;
+        }
+        REQUIRE(timeline_open_at(db, track, t, before, first, &ids, &n, &e) == 0);
+        CHECK_EQ_INT(n, want);
+        for (size_t k = 0; k < n; k++) {
+            const struct sref *r = &sl[ids[k] - 1];
+            CHECK(r->track == track && r->ts < t && r->ts + r->dur > t);
+            if (k) CHECK(ids[k] > ids[k - 1]);
+        }
+        free(ids);
+    }
+
     /* the whole run: nearly everything comes from the stored buckets */
     struct sums got;
     memset(&got, 0, sizeof got);
-    struct err e;
     int64_t a, b;
     REQUIRE(timeline_agg_slices(db, sl[0].track, -1000000000, 1000000000, &a, &b, add_cb, &got, &e) == 0);
     CHECK(a < b);
