@@ -168,9 +168,9 @@ static void feed(struct qstate *q, int depth, int64_t ts, int64_t end, int64_t n
     lane_feed(q, l, ts, end, n, ldur, name, id);
 }
 
-/* Feeds the slices with ids in [lo, hi) (all depths, time order). */
-static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo, int64_t hi, uint64_t *nread,
-                    struct err *e)
+/* Feeds the slices with ids in [lo, hi) (time order) of depths dlo..dhi. */
+static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo, int64_t hi, int dlo, int dhi,
+                    uint64_t *nread, struct err *e)
 {
     int rc;
 
@@ -179,9 +179,10 @@ static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo
     sqlite3_bind_int64(raw, 2, hi);
     while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(raw, 1), dur = sqlite3_column_int64(raw, 2);
-        feed(q, sqlite3_column_int(raw, 3), ts, ts + dur, 1, dur, (uint32_t)sqlite3_column_int64(raw, 4),
-             sqlite3_column_int64(raw, 0));
+        int depth = sqlite3_column_int(raw, 3);
         (*nread)++;
+        if (depth < dlo || depth > dhi) continue;
+        feed(q, depth, ts, ts + dur, 1, dur, (uint32_t)sqlite3_column_int64(raw, 4), sqlite3_column_int64(raw, 0));
     }
     sqlite3_reset(raw);
     return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (slices)");
@@ -197,11 +198,52 @@ struct qstmts {
     sqlite3_stmt *tsq, *raw, *one, *lvl, *lod;
 };
 
+/* Feeds depths dlo..dhi of track between slice ids lo_s and lo_e: the
+ * whole buckets of the coarsest kept level no wider than bw ns from the
+ * LOD, the two edges from the slices. */
+static int feed_part(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t track, int64_t lo_s, int64_t lo_e,
+                     double bw, int dlo, int dhi, uint64_t *nread, struct err *e)
+{
+    int level = -1, rc;
+
+    sqlite3_bind_int64(s->lvl, 1, track);
+    sqlite3_bind_int(s->lvl, 2, bw >= 1 ? (int)floor(log2(bw)) : -1);
+    if (sqlite3_step(s->lvl) == SQLITE_ROW) level = sqlite3_column_int(s->lvl, 0);
+    sqlite3_reset(s->lvl);
+
+    int64_t b0 = 0, b1 = 0;
+    if (level > 0) {
+        b0 = timeline_bucket_ceil(q->start, level);
+        b1 = timeline_bucket_of(q->end, level);
+    }
+    if (level <= 0 || b0 >= b1) return feed_raw(db, s->raw, q, lo_s, lo_e, dlo, dhi, nread, e);
+    int64_t lo_a, lo_b;
+    int64_t ta = b0 * ((int64_t)1 << level), tb = b1 * ((int64_t)1 << level);
+    if (lower_bound(db, s->tsq, lo_s, lo_e, ta, &lo_a, e) < 0 || lower_bound(db, s->tsq, lo_a, lo_e, tb, &lo_b, e) < 0)
+        return e->code;
+    if (feed_raw(db, s->raw, q, lo_s, lo_a, dlo, dhi, nread, e) < 0) return e->code;
+    sqlite3_bind_int64(s->lod, 1, track);
+    sqlite3_bind_int(s->lod, 2, level);
+    sqlite3_bind_int64(s->lod, 3, b0);
+    sqlite3_bind_int64(s->lod, 4, b1);
+    sqlite3_bind_int(s->lod, 5, dlo);
+    sqlite3_bind_int(s->lod, 6, dhi);
+    while ((rc = sqlite3_step(s->lod)) == SQLITE_ROW) {
+        feed(q, sqlite3_column_int(s->lod, 0), sqlite3_column_int64(s->lod, 3), sqlite3_column_int64(s->lod, 4),
+             sqlite3_column_int64(s->lod, 2), sqlite3_column_int64(s->lod, 5), (uint32_t)sqlite3_column_int64(s->lod, 6),
+             sqlite3_column_int64(s->lod, 1));
+        (*nread)++;
+    }
+    sqlite3_reset(s->lod);
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (lod)");
+    return feed_raw(db, s->raw, q, lo_b, lo_e, dlo, dhi, nread, e);
+}
+
 static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, const struct timeline_treq *req,
                        struct timeline_track *out, uint64_t *nread, struct err *e)
 {
     int64_t first, last, lo_s, lo_e, track = req->id;
-    int nd, level = -1, rc;
+    int nd, rc;
     double bw = (double)(q->end - q->start) / q->width;
 
     out->id = track;
@@ -238,42 +280,14 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, const st
     }
     free(open);
 
-    /* the coarsest kept level whose buckets are no wider than a pixel */
-    sqlite3_bind_int64(s->lvl, 1, track);
-    sqlite3_bind_int(s->lvl, 2, bw >= 1 ? (int)floor(log2(bw)) : -1);
-    if (sqlite3_step(s->lvl) == SQLITE_ROW) level = sqlite3_column_int(s->lvl, 0);
-    sqlite3_reset(s->lvl);
-
-    int64_t b0 = 0, b1 = 0;
-    if (level > 0) {
-        b0 = timeline_bucket_ceil(q->start, level);
-        b1 = timeline_bucket_of(q->end, level);
-    }
-    if (level <= 0 || b0 >= b1) {
-        rc = feed_raw(db, s->raw, q, lo_s, lo_e, nread, e);
-    } else {
-        int64_t lo_a, lo_b;
-        int64_t ta = b0 * ((int64_t)1 << level), tb = b1 * ((int64_t)1 << level);
-        if (lower_bound(db, s->tsq, lo_s, lo_e, ta, &lo_a, e) < 0 ||
-            lower_bound(db, s->tsq, lo_a, lo_e, tb, &lo_b, e) < 0)
-            return e->code;
-        rc = feed_raw(db, s->raw, q, lo_s, lo_a, nread, e);
-        if (rc == 0) {
-            sqlite3_bind_int64(s->lod, 1, track);
-            sqlite3_bind_int(s->lod, 2, level);
-            sqlite3_bind_int64(s->lod, 3, b0);
-            sqlite3_bind_int64(s->lod, 4, b1);
-            while ((rc = sqlite3_step(s->lod)) == SQLITE_ROW) {
-                feed(q, sqlite3_column_int(s->lod, 0), sqlite3_column_int64(s->lod, 3),
-                     sqlite3_column_int64(s->lod, 4), sqlite3_column_int64(s->lod, 2), sqlite3_column_int64(s->lod, 5),
-                     (uint32_t)sqlite3_column_int64(s->lod, 6), sqlite3_column_int64(s->lod, 1));
-                (*nread)++;
-            }
-            sqlite3_reset(s->lod);
-            rc = rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (lod)");
-        }
-        if (rc == 0) rc = feed_raw(db, s->raw, q, lo_b, lo_e, nread, e);
-    }
+    /* the top levels per pixel, the deep ones (and the deep lane) from a
+     * level about TIMELINE_COARSE_PX times coarser: fewer rows to read */
+    int split = req->dmax < INT_MAX && req->dmax + 1 < q->fine ? req->dmax + 1 : q->fine;
+    if (split < req->dmin) split = req->dmin;
+    rc = 0;
+    if (split > req->dmin) rc = feed_part(db, s, q, track, lo_s, lo_e, bw, req->dmin, split - 1, nread, e);
+    if (rc == 0 && split < INT_MAX)
+        rc = feed_part(db, s, q, track, lo_s, lo_e, bw * TIMELINE_COARSE_PX, split, INT_MAX, nread, e);
     if (rc) {
         free(q->deep.d.items);
         return rc;
@@ -492,7 +506,7 @@ int timeline_query_lanes(sqlite3 *db, int64_t start, int64_t end, int width, con
                       &s.lvl, e) < 0 ||
         rundb_prepare(db,
                       "SELECT depth, fid, n, ts, te, ldur, name FROM lod WHERE track = ? AND level = ? AND bucket >= ?"
-                      " AND bucket < ? ORDER BY bucket, depth, fid",
+                      " AND bucket < ? AND depth >= ? AND depth <= ? ORDER BY bucket, depth, fid",
                       &s.lod, e) < 0)
         goto out;
     for (size_t i = 0; i < ntracks; i++) {
