@@ -23,6 +23,11 @@
 # /timeline is timed at 2000 px over the whole run, 1/10, 1/1000, a single
 # slice and pans (5 requests each): p50/p95 of curl's time_total next to the
 # bar (p95 <= 50 ms), and the most items any track depth got (<= 2000).
+# The same on a real-shaped trace (transformer_with_stack tiled --chain x50,
+# made with ../shared/tools/tile_trace.py into /tmp/traceboard-bench once),
+# with the whole run's gzip answer size next to its bar (<= 256 kB); then
+# on each the heavy queries: /timeline/aggregate over the whole run and a
+# tenth, /timeline/search pages (median of 3; bar <= 500 ms).
 BUILD=${1:-build}
 BIN="$BUILD/traceboard"
 GEN="$BUILD/tools/gentrace"
@@ -163,28 +168,24 @@ query_bench() {
     rm -rf "$qdata" "$qdata.candidates" "$qdata.out" "$qdata.serve"
 }
 
-# timeline_bench: viewport queries on a 10M-event run.
-timeline_bench() {
-    command -v curl > /dev/null 2>&1 || { echo "timeline benchmark: skipped (curl not installed)"; return 0; }
-    command -v python3 > /dev/null 2>&1 || { echo "timeline benchmark: skipped (python3 not installed)"; return 0; }
-    events=${TB_BENCH_EVENTS:-10M}
-    tgen="$WORK/gentrace-${events}ev.json"
-    tdata="$WORK/timeline-data-$events"
-    if [ ! -s "$tgen" ]; then
-        [ -x "$GEN" ] || die "$GEN not found (make $GEN)"
-        echo "generating $tgen ..."
-        "$GEN" --events "$events" --seed 1 "$tgen.tmp" && mv "$tgen.tmp" "$tgen" || die "gentrace failed"
-    fi
-    if [ ! -d "$tdata/runs" ] || [ -z "$(ls "$tdata/runs" 2> /dev/null)" ]; then
-        rm -rf "$tdata"
-        echo "importing $tgen (once; kept in $tdata) ..."
+# timeline_import FILE DATA: imports FILE once into DATA (kept and reused).
+timeline_import() {
+    if [ ! -d "$2/runs" ] || [ -z "$(ls "$2/runs" 2> /dev/null)" ]; then
+        rm -rf "$2"
+        echo "importing $1 (once; kept in $2) ..."
         # shellcheck disable=SC2086
-        /usr/bin/time -v "$BIN" import --data-dir "$tdata" --log-level info $TB_BENCH_IMPORT_ARGS "$tgen" \
-            > "$tdata.out" 2> "$tdata.time" || { tail -20 "$tdata.time"; die "timeline import failed"; }
-        grep -E "level of detail|lod:" "$tdata.time" | sed 's/^/  /'
+        /usr/bin/time -v "$BIN" import --data-dir "$2" --log-level info $TB_BENCH_IMPORT_ARGS "$1" \
+            > "$2.out" 2> "$2.time" || { tail -20 "$2.time"; die "timeline import of $1 failed"; }
+        grep -E "level of detail|lod:" "$2.time" | sed 's/^/  /'
         sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): /  import wall time: /p;
-            s/.*Maximum resident set size (kbytes): \(.*\)/  import peak RSS (kB): \1/p' "$tdata.time"
+            s/.*Maximum resident set size (kbytes): \(.*\)/  import peak RSS (kB): \1/p' "$2.time"
     fi
+}
+
+# timeline_windows DATA LABEL: a server on DATA; /timeline timed over the
+# windows (5 requests each), with gzip and without.
+timeline_windows() {
+    tdata=$1 label=$2
     start_server "$tdata" "$tdata.serve" || { cat "$tdata.serve"; die "timeline server did not start"; }
     run=$(ls "$tdata/runs" | head -1)
     api="$base/api/runs/$run/timeline"
@@ -224,20 +225,23 @@ if best:
 PY
     for enc in gzip identity; do
     if [ $enc = gzip ]; then zip=--compressed; else zip=; fi
-    echo "timeline benchmark: $events events, run $run, width 2000, 5 requests per window ($enc)"
+    echo "timeline benchmark: $label, run $run, width 2000, 5 requests per window ($enc)"
     : > "$out.times"
     maxitems=0
+    fullkb=0
     while read -r name start end; do
         for i in 1 2 3 4 5; do
-            curl -s $zip -o "$out.body" -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $token" \
-                "$api?start=$start&end=$end&width=2000" >> "$out.times"
+            curl -s $zip -o "$out.body" -w '%{http_code} %{time_total} %{size_download}\n' \
+                -H "Authorization: Bearer $token" "$api?start=$start&end=$end&width=2000" >> "$out.times"
         done
-        m=$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(max([len(d["ts"]) for t in v["tracks"] for d in t["depths"]] or [0]), sum(len(d["ts"]) for t in v["tracks"] for d in t["depths"]), len(open(sys.argv[1],"rb").read()))' "$out.body")
+        m=$(python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(max([len(d["ts"]) for t in v["tracks"] for d in t["depths"]] or [0]), sum(len(d["ts"]) for t in v["tracks"] for d in t["depths"]), len(open(sys.argv[1],"rb").read()), max([len(t["depths"]) for t in v["tracks"]] or [0]))' "$out.body")
         set -- $m
         [ "$1" -gt "$maxitems" ] && maxitems=$1
+        wire=$(tail -1 "$out.times" | awk '{ print $3 }')
+        [ "$name" = full ] && fullkb=$(awk -v b="$wire" 'BEGIN { printf "%.1f", b / 1024 }')
         ms=$(tail -5 "$out.times" | awk '{ printf "%.1f\n", $2 * 1000 }' | sort -n | sed -n '3p;5p' | tr '\n' ' ')
-        echo "$name $ms $m" | awk '{ printf "  %-16s median %6.1f ms  max %6.1f ms  items %6d (max per depth %4d)  %7.1f kB JSON\n",
-            $1, $2, $3, $5, $4, $6 / 1024 }'
+        echo "$name $ms $m $wire" | awk '{ printf "  %-16s median %6.1f ms  max %6.1f ms  items %6d (max per depth %4d, depths %3d)  %7.1f kB JSON, %7.1f kB sent\n",
+            $1, $2, $3, $5, $4, $7, $6 / 1024, $8 / 1024 }'
     done < "$tdata.windows"
     bad=$(awk '$1 != 200' "$out.times" | head -1)
     [ -n "$bad" ] && echo "  FAILED: a request answered $bad"
@@ -245,12 +249,60 @@ PY
     n=$(wc -l < "$out.sorted")
     p50=$(sed -n "$(( (n + 1) / 2 ))p" "$out.sorted")
     p95=$(sed -n "$(( (n * 95 + 99) / 100 ))p" "$out.sorted")
-    awk -v n="$n" -v p50="$p50" -v p95="$p95" -v mi="$maxitems" 'BEGIN {
-        printf "  all %d requests: p50 %.1f ms, p95 %.1f ms (bar p95 <= 50: %s); max items per track depth %d (bar <= 2000: %s)\n",
-            n, p50, p95, (p95 <= 50 ? "ok" : "ABOVE"), mi, (mi <= 2000 ? "ok" : "ABOVE") }'
+    awk -v n="$n" -v p50="$p50" -v p95="$p95" -v mi="$maxitems" -v kb="$fullkb" -v enc="$enc" 'BEGIN {
+        printf "  all %d requests: p50 %.1f ms, p95 %.1f ms (bar p95 <= 50: %s); max items per track depth %d (bar <= 2000: %s)",
+            n, p50, p95, (p95 <= 50 ? "ok" : "ABOVE"), mi, (mi <= 2000 ? "ok" : "ABOVE")
+        if (enc == "gzip") printf "; whole run %.1f kB sent (bar <= 256: %s)", kb, (kb <= 256 ? "ok" : "ABOVE")
+        printf "\n" }'
+    done
+    # the heavy ones: the area selection of the whole run and of a tenth, and
+    # search pages (a name most slices match, and the next page by cursor)
+    set -- $(sed -n 1p "$tdata.windows")
+    w0=$2 w1=$3
+    set -- $(sed -n 3p "$tdata.windows")
+    echo "timeline heavy queries: $label (median of 3, gzip)"
+    next=$(curl -s -H "Authorization: Bearer $token" "$api/search?q=a&limit=1000" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin).get("next") or "")')
+    for q in "aggregate?start=$w0&end=$w1" "aggregate?start=$2&end=$3" "search?q=a" "search?q=a&limit=1000" \
+        "search?q=a&limit=1000&after=$next" "search?q=kernel&start=$2&end=$3"; do
+        for i in 1 2 3; do
+            curl -s --compressed -o /dev/null -w '%{http_code} %{time_total}\n' -H "Authorization: Bearer $token" \
+                "$api/$q"
+        done | sort -k2 -n | sed -n 2p | awk -v q="$q" '{ printf "  %-40.40s %6.1f ms (%s)\n", q, $2 * 1000, $1 }'
     done
     stop_server
     rm -f "$out".* "$tdata.serve" "$tdata.windows"
+}
+
+# timeline_bench: viewport queries on a 10M-event synthetic run and on a
+# real-shaped one: ../shared/traces/transformer_with_stack tiled with
+# tile_trace.py --chain --copies 50 (about 100 steps, 1.1 M events, Python
+# stacks misnesting across every step), made once in $WORK and reused.
+timeline_bench() {
+    command -v curl > /dev/null 2>&1 || { echo "timeline benchmark: skipped (curl not installed)"; return 0; }
+    command -v python3 > /dev/null 2>&1 || { echo "timeline benchmark: skipped (python3 not installed)"; return 0; }
+    events=${TB_BENCH_EVENTS:-10M}
+    tgen="$WORK/gentrace-${events}ev.json"
+    if [ ! -s "$tgen" ]; then
+        [ -x "$GEN" ] || die "$GEN not found (make $GEN)"
+        echo "generating $tgen ..."
+        "$GEN" --events "$events" --seed 1 "$tgen.tmp" && mv "$tgen.tmp" "$tgen" || die "gentrace failed"
+    fi
+    timeline_import "$tgen" "$WORK/timeline-data-$events"
+    timeline_windows "$WORK/timeline-data-$events" "$events events (gentrace)"
+    tws=$(ls "$SHARED"/traces/transformer_with_stack/*.json.gz 2> /dev/null | head -1)
+    if [ -z "$tws" ] || [ ! -f "$SHARED/tools/tile_trace.py" ]; then
+        echo "timeline benchmark, real shape: skipped ($SHARED/traces or tools not found; set TB_SHARED)"
+        return 0
+    fi
+    rgen="$WORK/transformer_with_stack-chain50.json"
+    if [ ! -s "$rgen" ]; then
+        echo "generating $rgen ..."
+        python3 "$SHARED/tools/tile_trace.py" --chain --copies 50 "$tws" "$rgen.tmp" && mv "$rgen.tmp" "$rgen" ||
+            die "tile_trace.py failed"
+    fi
+    timeline_import "$rgen" "$WORK/timeline-data-chain50"
+    timeline_windows "$WORK/timeline-data-chain50" "transformer_with_stack tiled --chain x50"
 }
 
 if [ "$PART" = timeline ]; then

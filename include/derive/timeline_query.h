@@ -2,7 +2,9 @@
  * timeline_query.h — a viewport of the timeline read from the level-of-
  * detail tables timeline.h describes (see its "Query invariants"): per
  * track and depth at most `width` items, each a real slice or a merge;
- * per counter series one point per pixel. Also the counter statistics and
+ * per counter series one point per pixel; a request may narrow each
+ * track to a window of depths (the rest summarized in one lane) and merge
+ * deep levels coarser (timeline_query_lanes). Also the counter statistics and
  * the slice id range of a time window the slice and aggregate handlers use.
  * Everything returned is owned by the caller (timeline_view_free); the
  * functions only read, on any thread with its own read handle.
@@ -34,7 +36,26 @@ struct timeline_track {
     int64_t id;
     struct timeline_depth *depths; /* owned; only depths with items */
     int ndepths;
+    struct timeline_depth deep;    /* owned; the depths past the request's
+                                      dmax merged into one lane (depth =
+                                      dmax + 1; no items: nothing there) */
 };
+
+/* One track of a viewport request: depths dmin..dmax are itemized, the
+ * ones above dmin left out (scrolled away), the ones past dmax summarized
+ * in the track's `deep` lane (dmax = INT_MAX: none). */
+struct timeline_treq {
+    int64_t id;
+    int dmin, dmax;
+};
+
+/* Depths at or past a request's `fine` are merged per this many pixels
+ * (deep levels are small frames a user reads only zoomed in). */
+#define TIMELINE_COARSE_PX 8
+
+/* The viewport API's default `fine`: the top levels of a lane (operators,
+ * annotations, a Python stack's outer frames) per pixel. */
+#define TIMELINE_FINE_DEPTHS 4
 
 struct timeline_cpoint {
     int64_t ts;       /* first sample of the pixel (start for the carried-in value) */
@@ -63,12 +84,21 @@ struct timeline_view {
 int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int64_t *tracks, size_t ntracks,
                    const int64_t *series, size_t nseries, struct timeline_view **out, struct err *e);
 
+/* timeline_query with a depth window per track and coarse merging from
+ * depth `fine` on (INT_MAX: every depth per pixel): per (track, depth) at
+ * most width items, at most width / TIMELINE_COARSE_PX + 1 for depths >=
+ * fine and for the deep lane; counts still add up exactly. */
+int timeline_query_lanes(sqlite3 *db, int64_t start, int64_t end, int width, const struct timeline_treq *tracks,
+                         size_t ntracks, const int64_t *series, size_t nseries, int fine, struct timeline_view **out,
+                         struct err *e);
+
 void timeline_view_free(struct timeline_view *v);
 
-/* Samples of counter series in [start, end) plus the one in force at start:
- * their min, max, mean and count (*n = 0: none, or no such series). */
-int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t end, double *min, double *max,
-                           double *avg, int64_t *n, struct err *e);
+/* The samples of counter series (cseries.id) as two statements, prepared
+ * and bound but for the time range: *raw yields (ts, value) with ?4 <= ts <
+ * ?5 in time order, *before the last sample with ts < ?4. Returns 1 (both
+ * NULL) when there is no such series. OUT: owned by caller (finalize). */
+int timeline_series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e);
 
 /* The id range [*lo, *hi) of the slices of track whose ts lies in
  * [t_lo, t_hi) (binary search on id; ids follow (track, ts)). */

@@ -16,6 +16,7 @@
 #include "base/sbuf.h"
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
+#include "derive/timeline_agg.h"
 #include "derive/timeline_query.h"
 #include "http/app.h"
 #include "http/http.h"
@@ -26,7 +27,8 @@
 #include "api/api_slice.h"
 
 #define Q_MAX 256         /* bytes of a search text */
-#define NAMES_MAX 5000    /* str ids a search looks at */
+#define FEW_NAMES 64      /* up to this many matching names a page seeks by name */
+#define SEARCH_SCAN 200000 /* slices a page reads in time order per track before seeking by name */
 #define AGG_ROWS 500      /* rows of an aggregate */
 
 /* ======================================================================== */
@@ -44,6 +46,156 @@ static int hit_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* A search: the matching names, the window, the cursor and the page. */
+struct search {
+    struct api_run *r;
+    struct hmap names; /* str id -> nothing */
+    uint32_t *ids;     /* the same, in an array */
+    size_t nids;
+    int64_t start, end, cts, cid; /* hits: start <= ts < end and (ts, id) > (cts, cid) */
+    size_t limit;
+    struct hit *hits;
+    size_t nhits;
+    sqlite3_stmt *seek, *scan, *cnt;
+    int64_t total;
+};
+
+static int name_in(const struct search *s, uint32_t name)
+{
+    return hmap_get(&s->names, hmap_hash_u64(name), &name, sizeof name) != NULL;
+}
+
+static void add_hit(struct search *s, int64_t ts, int64_t id)
+{
+    s->hits = xrealloc(s->hits, (s->nhits + 1) * sizeof *s->hits);
+    s->hits[s->nhits++] = (struct hit){ ts, id };
+}
+
+/* The first `need` hits of track after (cts, cid), name by name through the
+ * slice(name, track, ts) index (rowid last: (ts, id) order). */
+static int page_seek(struct search *s, int64_t track, int64_t cts, int64_t cid, size_t need, struct err *e)
+{
+    size_t first = s->nhits;
+    int rc = SQLITE_DONE;
+    for (size_t i = 0; i < s->nids && rc == SQLITE_DONE; i++) {
+        sqlite3_reset(s->seek);
+        sqlite3_bind_int64(s->seek, 1, s->ids[i]);
+        sqlite3_bind_int64(s->seek, 2, track);
+        sqlite3_bind_int64(s->seek, 3, cts);
+        sqlite3_bind_int64(s->seek, 4, cid);
+        sqlite3_bind_int64(s->seek, 5, s->end);
+        sqlite3_bind_int64(s->seek, 6, (int64_t)need);
+        while ((rc = sqlite3_step(s->seek)) == SQLITE_ROW)
+            add_hit(s, sqlite3_column_int64(s->seek, 0), sqlite3_column_int64(s->seek, 1));
+        /* keep the first `need` of this track so far */
+        if (s->nhits - first > need * 4) {
+            xqsort(s->hits + first, s->nhits - first, sizeof *s->hits, hit_cmp);
+            s->nhits = first + need;
+        }
+    }
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(s->r->db, e, "run database (search)");
+}
+
+/* The first `limit` hits of one track after the cursor: read in time order
+ * (ids follow (track, ts)) while matches are dense, else by name. */
+static int page_track(struct search *s, int64_t track, struct err *e)
+{
+    int64_t lo, hi, cts = s->cts > s->start ? s->cts : s->start, cid = s->cts >= s->start ? s->cid : 0;
+    size_t found = 0, read = 0;
+    int rc;
+
+    if (s->nids <= FEW_NAMES) return page_seek(s, track, cts, cid, s->limit, e);
+    if (timeline_slice_range(s->r->db, track, cts, s->end, &lo, &hi, e) < 0) return e->code;
+    sqlite3_reset(s->scan);
+    sqlite3_bind_int64(s->scan, 1, lo);
+    sqlite3_bind_int64(s->scan, 2, hi);
+    while (found < s->limit && read < SEARCH_SCAN && (rc = sqlite3_step(s->scan)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s->scan, 0), ts = sqlite3_column_int64(s->scan, 1);
+        read++;
+        cts = ts;
+        cid = id;
+        if ((ts == s->cts && id <= s->cid) || !name_in(s, (uint32_t)sqlite3_column_int64(s->scan, 2))) continue;
+        add_hit(s, ts, id);
+        found++;
+    }
+    if (found < s->limit && read == SEARCH_SCAN) return page_seek(s, track, cts, cid, s->limit - found, e);
+    return 0;
+}
+
+static void count_stored(void *ctx, uint32_t name, int64_t n, int64_t total, int64_t self)
+{
+    struct search *s = ctx;
+    (void)total;
+    (void)self;
+    if (name_in(s, name)) s->total += n;
+}
+
+/* Matches of track starting in [lo, hi), read in time order. */
+static int count_scan(struct search *s, int64_t track, int64_t lo_t, int64_t hi_t, struct err *e)
+{
+    int64_t lo, hi;
+    int rc;
+
+    if (lo_t >= hi_t) return 0;
+    if (timeline_slice_range(s->r->db, track, lo_t, hi_t, &lo, &hi, e) < 0) return e->code;
+    sqlite3_reset(s->scan);
+    sqlite3_bind_int64(s->scan, 1, lo);
+    sqlite3_bind_int64(s->scan, 2, hi);
+    while ((rc = sqlite3_step(s->scan)) == SQLITE_ROW)
+        if (name_in(s, (uint32_t)sqlite3_column_int64(s->scan, 2))) s->total++;
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(s->r->db, e, "run database (search)");
+}
+
+/* Matches of track in the window: the whole stored buckets, the edges read;
+ * name by name through the index on a run without the buckets. */
+static int count_track(struct search *s, int64_t track, struct err *e)
+{
+    int64_t a, b;
+    int rc = SQLITE_DONE;
+
+    if (timeline_agg_slices(s->r->db, track, s->start, s->end, &a, &b, count_stored, s, e) < 0) return e->code;
+    if (a < b) {
+        if (count_scan(s, track, s->start, a, e) < 0) return e->code;
+        return count_scan(s, track, b, s->end, e);
+    }
+    if (s->nids > FEW_NAMES && count_scan(s, track, s->start, s->end, e) == 0) return 0;
+    if (e->code) return e->code;
+    for (size_t i = 0; i < s->nids && rc == SQLITE_DONE; i++) {
+        sqlite3_reset(s->cnt);
+        sqlite3_bind_int64(s->cnt, 1, s->ids[i]);
+        sqlite3_bind_int64(s->cnt, 2, track);
+        sqlite3_bind_int64(s->cnt, 3, s->start);
+        sqlite3_bind_int64(s->cnt, 4, s->end);
+        if ((rc = sqlite3_step(s->cnt)) == SQLITE_ROW) {
+            s->total += sqlite3_column_int64(s->cnt, 0);
+            rc = SQLITE_DONE;
+        }
+    }
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(s->r->db, e, "run database (search count)");
+}
+
+/* ?after=TS:ID (µs as in a hit, its id): hits strictly after it in (ts, id)
+ * order. */
+static int param_after(struct http_req *req, int64_t *cts, int64_t *cid, struct err *e)
+{
+    const char *v = qparam_get(req, "after"), *colon;
+    char tmp[64];
+    long long id;
+
+    *cts = INT64_MIN;
+    *cid = 0;
+    if (!v) return 0;
+    colon = strchr(v, ':');
+    if (!colon || (size_t)(colon - v) >= sizeof tmp) goto bad;
+    memcpy(tmp, v, (size_t)(colon - v));
+    tmp[colon - v] = '\0';
+    if (qparam_parse_us(tmp, cts) < 0 || qparam_parse_int(colon + 1, 0, INT64_MAX, &id) < 0) goto bad;
+    *cid = id;
+    return 0;
+bad:
+    return err_set(e, ERR_INVALID, "parameter 'after' must be TS:ID (the ts_us and id of a hit)");
+}
+
 int api_timeline_search(struct http_req *req)
 {
     struct MHD_Connection *conn = http_req_conn(req);
@@ -51,105 +203,98 @@ int api_timeline_search(struct http_req *req)
     struct err e;
     const char *q = qparam_get(req, "q");
     long long limit;
-    int64_t start = INT64_MIN, end = INT64_MAX, total = 0;
     int hs, he, rc;
     char *pat = NULL;
-    sqlite3_stmt *names = NULL, *cnt = NULL, *top = NULL, *one = NULL, *strq = NULL;
-    struct hit *hits = NULL;
-    size_t nhits = 0;
+    sqlite3_stmt *names = NULL, *one = NULL, *strq = NULL;
+    struct search s;
     json_t *out = NULL;
 
     err_clear(&e);
+    memset(&s, 0, sizeof s);
+    hmap_init(&s.names, 1, 256);
+    s.r = &r;
+    s.start = INT64_MIN;
+    s.end = INT64_MAX;
     if (api_run_open(req, &r, API_RUN_TIMELINE, &e) < 0 || qparam_int(req, "limit", 100, 1, 1000, &limit, &e) < 0 ||
-        qparam_us(req, "start", &start, &hs, &e) < 0 || qparam_us(req, "end", &end, &he, &e) < 0)
+        qparam_us(req, "start", &s.start, &hs, &e) < 0 || qparam_us(req, "end", &s.end, &he, &e) < 0 ||
+        param_after(req, &s.cts, &s.cid, &e) < 0)
         goto fail;
+    s.limit = (size_t)limit;
     if (!q || strlen(q) > Q_MAX) {
         err_set(&e, ERR_INVALID, "parameter 'q' is required (1 to %d bytes)", Q_MAX);
         goto fail;
     }
-    if (end <= start) {
+    if (s.end <= s.start) {
         err_set(&e, ERR_INVALID, "parameter 'end' must be greater than start");
         goto fail;
     }
     pat = rundb_like_pattern(q);
-    if (rundb_prepare(r.db,
-                      "SELECT id FROM str WHERE s LIKE ? ESCAPE '\\' LIMIT "
-                      "5000",
-                      &names, &e) < 0 ||
-        rundb_prepare(r.db, "SELECT track, count(*) FROM slice WHERE name = ? AND ts >= ? AND ts < ? GROUP BY track",
-                      &cnt, &e) < 0 ||
-        rundb_prepare(
-            r.db, "SELECT ts, id FROM slice WHERE name = ? AND track = ? AND ts >= ? AND ts < ? ORDER BY ts LIMIT ?",
-            &top, &e) < 0 ||
+    if (rundb_prepare(r.db, "SELECT id FROM str WHERE s LIKE ? ESCAPE '\\'", &names, &e) < 0 ||
+        rundb_prepare(r.db,
+                      "SELECT ts, id FROM slice WHERE name = ?1 AND track = ?2 AND ts >= ?3 AND (ts > ?3 OR id > ?4)"
+                      " AND ts < ?5 ORDER BY ts, id LIMIT ?6",
+                      &s.seek, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT id, ts, name FROM slice WHERE id >= ? AND id < ?", &s.scan, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT count(*) FROM slice WHERE name = ? AND track = ? AND ts >= ? AND ts < ?", &s.cnt,
+                      &e) < 0 ||
         rundb_prepare(r.db, "SELECT " API_SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
         rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0)
         goto fail;
     sqlite3_bind_text(names, 1, pat, -1, SQLITE_STATIC);
     while ((rc = sqlite3_step(names)) == SQLITE_ROW) {
-        int64_t nid = sqlite3_column_int64(names, 0);
-        sqlite3_reset(cnt);
-        sqlite3_bind_int64(cnt, 1, nid);
-        sqlite3_bind_int64(cnt, 2, start);
-        sqlite3_bind_int64(cnt, 3, end);
-        while (sqlite3_step(cnt) == SQLITE_ROW) {
-            int64_t track = sqlite3_column_int64(cnt, 0);
-            if (!api_run_has_track(&r, track)) continue;
-            total += sqlite3_column_int64(cnt, 1);
-            sqlite3_reset(top);
-            sqlite3_bind_int64(top, 1, nid);
-            sqlite3_bind_int64(top, 2, track);
-            sqlite3_bind_int64(top, 3, start);
-            sqlite3_bind_int64(top, 4, end);
-            sqlite3_bind_int64(top, 5, limit);
-            while (sqlite3_step(top) == SQLITE_ROW) {
-                hits = xrealloc(hits, (nhits + 1) * sizeof *hits);
-                hits[nhits].ts = sqlite3_column_int64(top, 0);
-                hits[nhits++].id = sqlite3_column_int64(top, 1);
-            }
-            if (nhits > (size_t)limit * 4) {
-                if (nhits) xqsort(hits, nhits, sizeof *hits, hit_cmp);
-                nhits = (size_t)limit;
-            }
-        }
+        uint32_t nid = (uint32_t)sqlite3_column_int64(names, 0);
+        hmap_put(&s.names, hmap_hash_u64(nid), &nid, sizeof nid, NULL);
+        s.ids = xrealloc(s.ids, (s.nids + 1) * sizeof *s.ids);
+        s.ids[s.nids++] = nid;
     }
     if (rc != SQLITE_DONE) {
         rundb_db_error(r.db, &e, "run database (search)");
         goto fail;
     }
-    if (nhits) xqsort(hits, nhits, sizeof *hits, hit_cmp);
-    if (nhits > (size_t)limit) nhits = (size_t)limit;
+    for (size_t i = 0; i < r.ntracks && s.nids; i++)
+        if (page_track(&s, r.tracks[i], &e) < 0 || count_track(&s, r.tracks[i], &e) < 0) goto fail;
+    if (s.nhits) xqsort(s.hits, s.nhits, sizeof *s.hits, hit_cmp);
+    if (s.nhits > s.limit) s.nhits = s.limit;
     out = json_object();
     json_t *arr = json_array();
-    json_object_set_new(out, "total", json_integer(total));
+    json_object_set_new(out, "total", json_integer(s.total));
     json_object_set_new(out, "hits", arr);
-    for (size_t i = 0; i < nhits; i++) {
-        struct api_slice_row s;
-        if ((rc = api_slice_get(r.db, one, hits[i].id, &s, &e)) < 0) goto fail;
+    for (size_t i = 0; i < s.nhits; i++) {
+        struct api_slice_row row;
+        if ((rc = api_slice_get(r.db, one, s.hits[i].id, &row, &e)) < 0) goto fail;
         if (rc) continue;
-        json_array_append_new(arr, json_pack("{s:I,s:I,s:o,s:o,s:o}", "id", (json_int_t)s.id, "track",
-                                             (json_int_t)s.track, "ts_us", api_run_jus(s.ts), "dur_us", api_run_jus(s.dur), "name",
-                                             api_run_jstr(strq, s.name)));
+        json_array_append_new(arr, json_pack("{s:I,s:I,s:o,s:o,s:o}", "id", (json_int_t)row.id, "track",
+                                             (json_int_t)row.track, "ts_us", api_run_jus(row.ts), "dur_us",
+                                             api_run_jus(row.dur), "name", api_run_jstr(strq, row.name)));
     }
-    sqlite3_finalize(names);
-    sqlite3_finalize(cnt);
-    sqlite3_finalize(top);
-    sqlite3_finalize(one);
-    sqlite3_finalize(strq);
-    free(pat);
-    free(hits);
-    api_run_close(&r);
-    return http_send_json(conn, 200, out);
+    if (s.nhits == s.limit) {
+        /* a full page: the cursor of its last hit asks for the next */
+        struct sbuf b = { 0 };
+        sbuf_int(&b, s.hits[s.nhits - 1].ts, 1);
+        sbuf_add(&b, ":");
+        sbuf_int(&b, s.hits[s.nhits - 1].id, 0);
+        json_object_set_new(out, "next", json_stringn(b.p, b.n));
+        free(b.p);
+    } else {
+        json_object_set_new(out, "next", json_null());
+    }
 fail:
-    json_decref(out);
     sqlite3_finalize(names);
-    sqlite3_finalize(cnt);
-    sqlite3_finalize(top);
+    sqlite3_finalize(s.seek);
+    sqlite3_finalize(s.scan);
+    sqlite3_finalize(s.cnt);
     sqlite3_finalize(one);
     sqlite3_finalize(strq);
+    hmap_free(&s.names, NULL);
+    free(s.ids);
+    free(s.hits);
     free(pat);
-    free(hits);
     api_run_close(&r);
-    return http_send_err(conn, &e);
+    if (e.code) {
+        json_decref(out);
+        return http_send_err(conn, &e);
+    }
+    return http_send_json(conn, 200, out);
 }
 
 /* ======================================================================== */
@@ -186,15 +331,16 @@ struct open_slice {
     uint32_t name;
 };
 
-/* Adds one slice: clipped time to its name, minus from its parent's self. */
+/* Adds one slice (counted when count): clipped time to its name, minus
+ * from its parent's self. */
 static void agg_add(struct amap *m, struct open_slice **stack, size_t *sp, size_t *cap, int64_t start, int64_t end,
-                    int64_t id, int64_t parent, int64_t ts, int64_t dur, uint32_t name)
+                    int64_t id, int64_t parent, int64_t ts, int64_t dur, uint32_t name, int count)
 {
     int64_t lo = ts > start ? ts : start, hi = ts + dur < end ? ts + dur : end;
     int64_t clip = hi > lo ? hi - lo : 0;
     struct arow *a = amap_get(m, name ? name : UINT32_MAX);
 
-    a->count++;
+    a->count += count;
     a->total += clip;
     a->self += clip;
     size_t k = *sp;
@@ -212,30 +358,33 @@ static void agg_add(struct amap *m, struct open_slice **stack, size_t *sp, size_
     (*stack)[(*sp)++] = (struct open_slice){ id, name };
 }
 
+/* The slices of track overlapping [start, end), read one by one; the ones
+ * open at start are counted only when count_open (a right edge: they were
+ * counted where they start). */
 static int aggregate_track(struct api_run *r, sqlite3_stmt *one, sqlite3_stmt *range, int64_t track, int64_t start,
-                           int64_t end, struct amap *m, int64_t *scanned, struct err *e)
+                           int64_t end, int count_open, struct amap *m, int64_t *scanned, struct err *e)
 {
-    int64_t lo, hi, chain[256];
-    int nchain = 0, rc;
+    int64_t lo, hi, first, last, *open = NULL;
+    size_t nopen = 0;
+    int rc;
     struct open_slice *stack = NULL;
     size_t sp = 0, cap = 0;
     struct api_slice_row s;
 
-    if (timeline_slice_range(r->db, track, start, end, &lo, &hi, e) < 0) return e->code;
-    /* the slices open at start: the last one before it and its parents */
-    for (int64_t pid = lo - 1; pid > 0 && nchain < 256;) {
-        if ((rc = api_slice_get(r->db, one, pid, &s, e)) < 0) return rc;
-        if (rc || s.track != track) break;
-        if (s.ts + s.dur > start) chain[nchain++] = pid;
-        pid = s.parent;
-    }
-    for (int i = nchain - 1; i >= 0; i--) {
-        if ((rc = api_slice_get(r->db, one, chain[i], &s, e)) < 0) {
+    if (timeline_slice_range(r->db, track, start, end, &lo, &hi, e) < 0 ||
+        timeline_slice_range(r->db, track, INT64_MIN, INT64_MAX, &first, &last, e) < 0 ||
+        timeline_open_at(r->db, track, start, lo - 1, first, &open, &nopen, e) < 0)
+        return e->code;
+    /* the slices open at start, parents first */
+    for (size_t i = 0; i < nopen; i++) {
+        if ((rc = api_slice_get(r->db, one, open[i], &s, e)) < 0) {
+            free(open);
             free(stack);
             return rc;
         }
-        agg_add(m, &stack, &sp, &cap, start, end, s.id, s.parent, s.ts, s.dur, s.name);
+        if (!rc) agg_add(m, &stack, &sp, &cap, start, end, s.id, s.parent, s.ts, s.dur, s.name, count_open);
     }
+    free(open);
     sqlite3_reset(range);
     sqlite3_bind_int64(range, 1, lo);
     sqlite3_bind_int64(range, 2, hi);
@@ -246,10 +395,32 @@ static int aggregate_track(struct api_run *r, sqlite3_stmt *one, sqlite3_stmt *r
         }
         agg_add(m, &stack, &sp, &cap, start, end, sqlite3_column_int64(range, 0), sqlite3_column_int64(range, 1),
                 sqlite3_column_int64(range, 2), sqlite3_column_int64(range, 3),
-                (uint32_t)sqlite3_column_int64(range, 4));
+                (uint32_t)sqlite3_column_int64(range, 4), 1);
     }
     free(stack);
     return rc == SQLITE_DONE ? 0 : rundb_db_error(r->db, e, "run database (aggregate)");
+}
+
+/* add() of timeline_agg_slices: a stored row into the map. */
+static void agg_stored(void *ctx, uint32_t name, int64_t n, int64_t total, int64_t self)
+{
+    struct arow *a = amap_get(ctx, name ? name : UINT32_MAX);
+    a->count += n;
+    a->total += total;
+    a->self += self;
+}
+
+/* One track over [start, end): the whole precomputed buckets inside it,
+ * and the slices of its two edges read one by one. */
+static int aggregate_window(struct api_run *r, sqlite3_stmt *one, sqlite3_stmt *range, int64_t track, int64_t start,
+                            int64_t end, struct amap *m, int64_t *scanned, struct err *e)
+{
+    int64_t a, b;
+
+    if (timeline_agg_slices(r->db, track, start, end, &a, &b, agg_stored, m, e) < 0) return e->code;
+    if (a >= b) return aggregate_track(r, one, range, track, start, end, 1, m, scanned, e);
+    if (a > start && aggregate_track(r, one, range, track, start, a, 1, m, scanned, e) < 0) return e->code;
+    return b < end ? aggregate_track(r, one, range, track, b, end, 0, m, scanned, e) : 0;
 }
 
 static int aggregate_counters(struct api_run *r, int64_t start, int64_t end, json_t *arr, struct err *e)
@@ -260,15 +431,15 @@ static int aggregate_counters(struct api_run *r, int64_t start, int64_t end, jso
     if (rundb_prepare(r->db, "SELECT id, name FROM cseries WHERE rank = ? ORDER BY id", &ser, e) < 0) return e->code;
     sqlite3_bind_int(ser, 1, r->rank);
     while ((rc = sqlite3_step(ser)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(ser, 0), n;
-        double mn, mx, avg;
-        if (timeline_counter_stats(r->db, id, start, end, &mn, &mx, &avg, &n, e) < 0) break;
+        int64_t id = sqlite3_column_int64(ser, 0);
+        struct timeline_cstats cs;
+        if (timeline_agg_counter(r->db, id, start, end, &cs, e) < 0) break;
         json_t *c = json_object();
         json_object_set_new(c, "id", json_integer(id));
         json_object_set_new(c, "name", api_run_text_or_null(ser, 1));
-        json_object_set_new(c, "min", n ? json_real(mn) : json_null());
-        json_object_set_new(c, "max", n ? json_real(mx) : json_null());
-        json_object_set_new(c, "avg", n ? json_real(avg) : json_null());
+        json_object_set_new(c, "min", cs.n ? json_real(cs.min) : json_null());
+        json_object_set_new(c, "max", cs.n ? json_real(cs.max) : json_null());
+        json_object_set_new(c, "avg", cs.covered ? json_real(cs.area / (double)cs.covered) : json_null());
         json_array_append_new(arr, c);
     }
     if (!e->code && rc != SQLITE_DONE) rundb_db_error(r->db, e, "run database (counters)");
@@ -299,7 +470,7 @@ int api_timeline_aggregate(struct http_req *req)
         rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0)
         goto fail;
     for (size_t i = 0; i < ntracks; i++)
-        if (aggregate_track(&r, one, range, tracks[i], start, end, &m, &scanned, &e) < 0) goto fail;
+        if (aggregate_window(&r, one, range, tracks[i], start, end, &m, &scanned, &e) < 0) goto fail;
     /* compact, sort by total, keep the top rows */
     size_t n = 0, pos = 0;
     const struct arow *row;

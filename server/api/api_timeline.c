@@ -4,6 +4,7 @@
 #define LOG_MODULE "api"
 #include "api/api_timeline.h"
 
+#include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdint.h>
@@ -211,6 +212,35 @@ static void strtab_free(struct strtab *t)
     free(t->order);
 }
 
+/* Opens a column: ,"name":[ */
+static void col_open(struct sbuf *b, const char *name)
+{
+    sbuf_add(b, ",\"");
+    sbuf_add(b, name);
+    sbuf_add(b, "\":[");
+}
+
+/* The item columns of one lane: ,"ts":[..],"dur":..,"name":..,"n":..,"id":.. */
+static void write_items(struct sbuf *b, const struct timeline_depth *dp, struct strtab *names)
+{
+    static const char *const cols[] = { "ts", "dur", "name", "n", "id" };
+    for (int c = 0; c < 5; c++) {
+        col_open(b, cols[c]);
+        for (size_t k = 0; k < dp->nitems; k++) {
+            const struct timeline_item *it = &dp->items[k];
+            if (k) sbuf_add(b, ",");
+            switch (c) {
+            case 0: sbuf_int(b, it->ts, 1); break;
+            case 1: sbuf_int(b, it->dur, 1); break;
+            case 2: sbuf_int(b, strtab_index(names, it->name), 0); break;
+            case 3: sbuf_int(b, it->n, 0); break;
+            default: sbuf_int(b, it->id, 0); break;
+            }
+        }
+        sbuf_add(b, "]");
+    }
+}
+
 static void write_view(struct sbuf *b, const struct timeline_view *v, struct strtab *names)
 {
     sbuf_add(b, ",\"tracks\":[");
@@ -223,27 +253,17 @@ static void write_view(struct sbuf *b, const struct timeline_view *v, struct str
             const struct timeline_depth *dp = &t->depths[d];
             sbuf_add(b, d ? ",{\"depth\":" : "{\"depth\":");
             sbuf_int(b, dp->depth, 0);
-            static const char *const cols[] = { "ts", "dur", "name", "n", "id" };
-            for (int c = 0; c < 5; c++) {
-                sbuf_add(b, ",\"");
-                sbuf_add(b, cols[c]);
-                sbuf_add(b, "\":[");
-                for (size_t k = 0; k < dp->nitems; k++) {
-                    const struct timeline_item *it = &dp->items[k];
-                    if (k) sbuf_add(b, ",");
-                    switch (c) {
-                    case 0: sbuf_int(b, it->ts, 1); break;
-                    case 1: sbuf_int(b, it->dur, 1); break;
-                    case 2: sbuf_int(b, strtab_index(names, it->name), 0); break;
-                    case 3: sbuf_int(b, it->n, 0); break;
-                    default: sbuf_int(b, it->id, 0); break;
-                    }
-                }
-                sbuf_add(b, "]");
-            }
+            write_items(b, dp, names);
             sbuf_add(b, "}");
         }
-        sbuf_add(b, "]}");
+        sbuf_add(b, "]");
+        if (t->deep.nitems) {
+            sbuf_add(b, ",\"deep\":{\"from\":");
+            sbuf_int(b, t->deep.depth, 0);
+            write_items(b, &t->deep, names);
+            sbuf_add(b, "}");
+        }
+        sbuf_add(b, "}");
     }
     sbuf_add(b, "],\"counters\":[");
     for (size_t i = 0; i < v->ncounters; i++) {
@@ -252,9 +272,7 @@ static void write_view(struct sbuf *b, const struct timeline_view *v, struct str
         sbuf_int(b, c->id, 0);
         static const char *const cols[] = { "ts", "min", "max", "last" };
         for (int k = 0; k < 4; k++) {
-            sbuf_add(b, ",\"");
-            sbuf_add(b, cols[k]);
-            sbuf_add(b, "\":[");
+            col_open(b, cols[k]);
             for (size_t j = 0; j < c->npoints; j++) {
                 const struct timeline_cpoint *p = &c->points[j];
                 if (j) sbuf_add(b, ",");
@@ -268,6 +286,52 @@ static void write_view(struct sbuf *b, const struct timeline_view *v, struct str
     sbuf_add(b, "]");
 }
 
+/* ?depths=: entries "TRACK:LO-HI" for one track or "LO-HI" for every
+ * track not named (HI may be left out: to the deepest). OUT req[i]'s depth
+ * window for tracks[i]. */
+static int param_depths(struct http_req *req, const int64_t *tracks, size_t ntracks, struct timeline_treq *out,
+                        struct err *e)
+{
+    const char *v = qparam_get(req, "depths");
+    int all_lo = 0, all_hi = INT_MAX;
+
+    for (size_t i = 0; i < ntracks; i++) out[i] = (struct timeline_treq){ tracks[i], -1, -1 };
+    for (const char *p = v; p && *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        char tmp[64], *dash, *colon, *lo_s;
+        long long id = -1, lo, hi = INT_MAX;
+        if (len == 0 || len >= sizeof tmp) goto bad;
+        memcpy(tmp, p, len);
+        tmp[len] = '\0';
+        colon = strchr(tmp, ':');
+        lo_s = tmp;
+        if (colon) {
+            *colon = '\0';
+            if (qparam_parse_int(tmp, 1, INT64_MAX, &id) < 0) goto bad;
+            lo_s = colon + 1;
+        }
+        dash = strchr(lo_s, '-');
+        if (!dash) goto bad;
+        *dash = '\0';
+        if (qparam_parse_int(lo_s, 0, INT_MAX - 1, &lo) < 0) goto bad;
+        if (dash[1] && qparam_parse_int(dash + 1, lo, INT_MAX - 1, &hi) < 0) goto bad;
+        if (id < 0) {
+            all_lo = (int)lo;
+            all_hi = (int)hi;
+        }
+        for (size_t i = 0; i < ntracks && id >= 0; i++)
+            if (tracks[i] == id) out[i].dmin = (int)lo, out[i].dmax = (int)hi;
+        p = c ? c + 1 : NULL;
+    }
+    for (size_t i = 0; i < ntracks; i++)
+        if (out[i].dmin < 0) out[i].dmin = all_lo, out[i].dmax = all_hi;
+    return 0;
+bad:
+    return err_set(e, ERR_INVALID, "parameter 'depths' must be a comma-separated list of TRACK:LO-HI or LO-HI"
+                                   " (HI optional)");
+}
+
 int api_timeline_view(struct http_req *req)
 {
     struct MHD_Connection *conn = http_req_conn(req);
@@ -275,7 +339,8 @@ int api_timeline_view(struct http_req *req)
     struct err e;
     int64_t start, end, *tracks = NULL, *series = NULL;
     size_t ntracks = 0, nseries = 0;
-    long long width;
+    long long width, fine;
+    struct timeline_treq *treq = NULL;
     struct timeline_view *v = NULL;
     struct strtab names = { 0 };
     hmap_init(&names.map, sizeof(uint32_t), 256);
@@ -285,8 +350,11 @@ int api_timeline_view(struct http_req *req)
     err_clear(&e);
     if (qparam_int(req, "width", 1000, 1, TIMELINE_WIDTH_MAX, &width, &e) < 0 || api_run_open(req, &r, API_RUN_TIMELINE, &e) < 0 ||
         api_run_param_window(req, &r, 0, &start, &end, &e) < 0 || api_run_param_tracks(req, &r, &tracks, &ntracks, &e) < 0 ||
-        api_run_param_ids(req, "counters", &series, &nseries, &e) < 0)
+        api_run_param_ids(req, "counters", &series, &nseries, &e) < 0 ||
+        qparam_int(req, "fine", TIMELINE_FINE_DEPTHS, 0, INT_MAX, &fine, &e) < 0)
         goto fail;
+    treq = xcalloc(ntracks ? ntracks : 1, sizeof *treq);
+    if (param_depths(req, tracks, ntracks, treq, &e) < 0) goto fail;
     if (!qparam_get(req, "counters")) {
         /* every counter series of the rank */
         int rc;
@@ -303,7 +371,8 @@ int api_timeline_view(struct http_req *req)
             goto fail;
         }
     }
-    if (timeline_query(r.db, start, end, (int)width, tracks, ntracks, series, nseries, &v, &e) < 0) goto fail;
+    if (timeline_query_lanes(r.db, start, end, (int)width, treq, ntracks, series, nseries, (int)fine, &v, &e) < 0)
+        goto fail;
     sbuf_add(&b, "{\"start_us\":");
     sbuf_int(&b, start, 1);
     sbuf_add(&b, ",\"end_us\":");
@@ -328,6 +397,7 @@ int api_timeline_view(struct http_req *req)
     timeline_view_free(v);
     strtab_free(&names);
     free(tracks);
+    free(treq);
     free(series);
     api_run_close(&r);
     return http_send_text(conn, 200, JSON_TYPE, NULL, b.p, b.n);
@@ -337,6 +407,7 @@ fail:
     strtab_free(&names);
     free(b.p);
     free(tracks);
+    free(treq);
     free(series);
     api_run_close(&r);
     return http_send_err(conn, &e);

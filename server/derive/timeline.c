@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "derive/timeline_agg.h"
 #include "derive/timeline_counters.h"
 #include "base/xmalloc.h"
 #include "derive/gpuscan.h"
@@ -347,7 +348,9 @@ int timeline_build_trace(sqlite3 *db, struct err *e)
 
 int timeline_build_analyses(sqlite3 *db, struct err *e)
 {
-    return in_txn(db, "", build_analyses, "timeline (analyses' series)", e);
+    int rc = in_txn(db, "", build_analyses, "timeline (analyses' series)", e);
+    /* the window aggregates sum every counter series, the analyses' too */
+    return rc ? rc : timeline_agg_build(db, e);
 }
 
 int timeline_build(sqlite3 *db, struct err *e)

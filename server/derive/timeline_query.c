@@ -3,6 +3,7 @@
 #define LOG_MODULE "timeline"
 #include "derive/timeline_query.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "store/rundb.h"
 
 #include "derive/timeline.h"
+#include "derive/timeline_agg.h"
 
 /* ====================================================================== */
 /* Query                                                                  */
@@ -75,19 +77,25 @@ int timeline_slice_range(sqlite3 *db, int64_t track, int64_t t_lo, int64_t t_hi,
 }
 
 /* Per depth pixel merging: an item claims the key column; a row that
- * reaches past it starts the next item, anything else merges in. */
+ * reaches past it starts the next item, anything else merges in. A column
+ * is 2^shift pixels (coarse for deep levels). */
 struct lane {
     struct timeline_depth d;
     int64_t key;   /* column of the open item; -1: none */
     int64_t ldur;  /* longest member of the open item */
+    int shift;
 };
 
 struct qstate {
     int64_t start, end;
     int width;
-    double scale; /* columns per ns */
+    double scale; /* pixels per ns */
     struct lane *lanes;
     int nlanes;
+    /* the current track's request: depths dmin..dmax itemized, deeper ones
+     * fed to `deep`; depths >= fine merged per TIMELINE_COARSE_PX pixels */
+    int dmin, dmax, fine;
+    struct lane deep;
 };
 
 static int64_t col_of(const struct qstate *q, int64_t t)
@@ -98,22 +106,17 @@ static int64_t col_of(const struct qstate *q, int64_t t)
     return (int64_t)c;
 }
 
-static void feed(struct qstate *q, int depth, int64_t ts, int64_t end, int64_t n, int64_t ldur, uint32_t name,
-                 int64_t id)
+static int coarse_shift(void)
 {
-    if (depth < 0) return;
-    if (depth >= q->nlanes) {
-        int nn = depth + 1;
-        q->lanes = xrealloc(q->lanes, (size_t)nn * sizeof *q->lanes);
-        for (int i = q->nlanes; i < nn; i++) {
-            memset(&q->lanes[i], 0, sizeof q->lanes[i]);
-            q->lanes[i].d.depth = i;
-            q->lanes[i].key = -1;
-        }
-        q->nlanes = nn;
-    }
-    struct lane *l = &q->lanes[depth];
-    int64_t c0 = col_of(q, ts), c1 = col_of(q, end > ts ? end - 1 : ts);
+    int sh = 0;
+    while ((1 << sh) < TIMELINE_COARSE_PX) sh++;
+    return sh;
+}
+
+static void lane_feed(struct qstate *q, struct lane *l, int64_t ts, int64_t end, int64_t n, int64_t ldur,
+                      uint32_t name, int64_t id)
+{
+    int64_t c0 = col_of(q, ts) >> l->shift, c1 = col_of(q, end > ts ? end - 1 : ts) >> l->shift;
     if (l->key < 0 || c1 > l->key) {
         if (l->d.nitems == l->d.cap) {
             l->d.cap = l->d.cap ? l->d.cap * 2 : 16;
@@ -142,9 +145,32 @@ static void feed(struct qstate *q, int depth, int64_t ts, int64_t end, int64_t n
     }
 }
 
-/* Feeds the slices with ids in [lo, hi) (all depths, time order). */
-static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo, int64_t hi, uint64_t *nread,
-                    struct err *e)
+static void feed(struct qstate *q, int depth, int64_t ts, int64_t end, int64_t n, int64_t ldur, uint32_t name,
+                 int64_t id)
+{
+    if (depth < q->dmin) return;
+    if (depth > q->dmax) {
+        lane_feed(q, &q->deep, ts, end, n, ldur, name, id);
+        return;
+    }
+    if (depth >= q->nlanes) {
+        int nn = depth + 1;
+        q->lanes = xrealloc(q->lanes, (size_t)nn * sizeof *q->lanes);
+        for (int i = q->nlanes; i < nn; i++) {
+            memset(&q->lanes[i], 0, sizeof q->lanes[i]);
+            q->lanes[i].d.depth = i;
+            q->lanes[i].key = -1;
+        }
+        q->nlanes = nn;
+    }
+    struct lane *l = &q->lanes[depth];
+    l->shift = depth >= q->fine ? coarse_shift() : 0;
+    lane_feed(q, l, ts, end, n, ldur, name, id);
+}
+
+/* Feeds the slices with ids in [lo, hi) (time order) of depths dlo..dhi. */
+static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo, int64_t hi, int dlo, int dhi,
+                    uint64_t *nread, struct err *e)
 {
     int rc;
 
@@ -153,53 +179,33 @@ static int feed_raw(sqlite3 *db, sqlite3_stmt *raw, struct qstate *q, int64_t lo
     sqlite3_bind_int64(raw, 2, hi);
     while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(raw, 1), dur = sqlite3_column_int64(raw, 2);
-        feed(q, sqlite3_column_int(raw, 3), ts, ts + dur, 1, dur, (uint32_t)sqlite3_column_int64(raw, 4),
-             sqlite3_column_int64(raw, 0));
+        int depth = sqlite3_column_int(raw, 3);
         (*nread)++;
+        if (depth < dlo || depth > dhi) continue;
+        feed(q, depth, ts, ts + dur, 1, dur, (uint32_t)sqlite3_column_int64(raw, 4), sqlite3_column_int64(raw, 0));
     }
     sqlite3_reset(raw);
     return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (slices)");
+}
+
+static int item_cmp(const void *x, const void *y)
+{
+    const struct timeline_item *a = x, *b = y;
+    return a->ts < b->ts ? -1 : a->ts > b->ts;
 }
 
 struct qstmts {
     sqlite3_stmt *tsq, *raw, *one, *lvl, *lod;
 };
 
-static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t track, struct timeline_track *out,
-                       uint64_t *nread, struct err *e)
+/* Feeds depths dlo..dhi of track between slice ids lo_s and lo_e: the
+ * whole buckets of the coarsest kept level no wider than bw ns from the
+ * LOD, the two edges from the slices. */
+static int feed_part(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t track, int64_t lo_s, int64_t lo_e,
+                     double bw, int dlo, int dhi, uint64_t *nread, struct err *e)
 {
-    int64_t first, last, lo_s, lo_e;
-    int nd, level = -1, rc;
-    double bw = (double)(q->end - q->start) / q->width;
+    int level = -1, rc;
 
-    out->id = track;
-    if (track_bounds(db, track, &first, &last, &nd, e) < 0) return e->code;
-    if (first > last) return 0;
-    if (lower_bound(db, s->tsq, first, last + 1, q->start, &lo_s, e) < 0 ||
-        lower_bound(db, s->tsq, lo_s, last + 1, q->end, &lo_e, e) < 0)
-        return e->code;
-
-    /* the slices open at start: the last one before it and its parents */
-    int64_t pid = lo_s - 1;
-    for (int guard = 0; pid >= first && guard <= nd; guard++) {
-        sqlite3_bind_int64(s->one, 1, pid);
-        rc = sqlite3_step(s->one);
-        if (rc != SQLITE_ROW) {
-            sqlite3_reset(s->one);
-            if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (parents)");
-            break;
-        }
-        int64_t ts = sqlite3_column_int64(s->one, 0), dur = sqlite3_column_int64(s->one, 1);
-        int depth = sqlite3_column_int(s->one, 2);
-        int64_t parent = sqlite3_column_type(s->one, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(s->one, 3);
-        uint32_t name = (uint32_t)sqlite3_column_int64(s->one, 4);
-        sqlite3_reset(s->one);
-        (*nread)++;
-        if (ts + dur > q->start && ts < q->end) feed(q, depth, ts, ts + dur, 1, dur, name, pid);
-        pid = parent;
-    }
-
-    /* the coarsest kept level whose buckets are no wider than a pixel */
     sqlite3_bind_int64(s->lvl, 1, track);
     sqlite3_bind_int(s->lvl, 2, bw >= 1 ? (int)floor(log2(bw)) : -1);
     if (sqlite3_step(s->lvl) == SQLITE_ROW) level = sqlite3_column_int(s->lvl, 0);
@@ -210,32 +216,87 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t 
         b0 = timeline_bucket_ceil(q->start, level);
         b1 = timeline_bucket_of(q->end, level);
     }
-    if (level <= 0 || b0 >= b1) {
-        rc = feed_raw(db, s->raw, q, lo_s, lo_e, nread, e);
-    } else {
-        int64_t lo_a, lo_b;
-        int64_t ta = b0 * ((int64_t)1 << level), tb = b1 * ((int64_t)1 << level);
-        if (lower_bound(db, s->tsq, lo_s, lo_e, ta, &lo_a, e) < 0 ||
-            lower_bound(db, s->tsq, lo_a, lo_e, tb, &lo_b, e) < 0)
-            return e->code;
-        rc = feed_raw(db, s->raw, q, lo_s, lo_a, nread, e);
-        if (rc == 0) {
-            sqlite3_bind_int64(s->lod, 1, track);
-            sqlite3_bind_int(s->lod, 2, level);
-            sqlite3_bind_int64(s->lod, 3, b0);
-            sqlite3_bind_int64(s->lod, 4, b1);
-            while ((rc = sqlite3_step(s->lod)) == SQLITE_ROW) {
-                feed(q, sqlite3_column_int(s->lod, 0), sqlite3_column_int64(s->lod, 3),
-                     sqlite3_column_int64(s->lod, 4), sqlite3_column_int64(s->lod, 2), sqlite3_column_int64(s->lod, 5),
-                     (uint32_t)sqlite3_column_int64(s->lod, 6), sqlite3_column_int64(s->lod, 1));
-                (*nread)++;
-            }
-            sqlite3_reset(s->lod);
-            rc = rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (lod)");
-        }
-        if (rc == 0) rc = feed_raw(db, s->raw, q, lo_b, lo_e, nread, e);
+    if (level <= 0 || b0 >= b1) return feed_raw(db, s->raw, q, lo_s, lo_e, dlo, dhi, nread, e);
+    int64_t lo_a, lo_b;
+    int64_t ta = b0 * ((int64_t)1 << level), tb = b1 * ((int64_t)1 << level);
+    if (lower_bound(db, s->tsq, lo_s, lo_e, ta, &lo_a, e) < 0 || lower_bound(db, s->tsq, lo_a, lo_e, tb, &lo_b, e) < 0)
+        return e->code;
+    if (feed_raw(db, s->raw, q, lo_s, lo_a, dlo, dhi, nread, e) < 0) return e->code;
+    sqlite3_bind_int64(s->lod, 1, track);
+    sqlite3_bind_int(s->lod, 2, level);
+    sqlite3_bind_int64(s->lod, 3, b0);
+    sqlite3_bind_int64(s->lod, 4, b1);
+    sqlite3_bind_int(s->lod, 5, dlo);
+    sqlite3_bind_int(s->lod, 6, dhi);
+    while ((rc = sqlite3_step(s->lod)) == SQLITE_ROW) {
+        feed(q, sqlite3_column_int(s->lod, 0), sqlite3_column_int64(s->lod, 3), sqlite3_column_int64(s->lod, 4),
+             sqlite3_column_int64(s->lod, 2), sqlite3_column_int64(s->lod, 5), (uint32_t)sqlite3_column_int64(s->lod, 6),
+             sqlite3_column_int64(s->lod, 1));
+        (*nread)++;
     }
-    if (rc) return rc;
+    sqlite3_reset(s->lod);
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (lod)");
+    return feed_raw(db, s->raw, q, lo_b, lo_e, dlo, dhi, nread, e);
+}
+
+static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, const struct timeline_treq *req,
+                       struct timeline_track *out, uint64_t *nread, struct err *e)
+{
+    int64_t first, last, lo_s, lo_e, track = req->id;
+    int nd, rc;
+    double bw = (double)(q->end - q->start) / q->width;
+
+    out->id = track;
+    q->dmin = req->dmin;
+    q->dmax = req->dmax;
+    memset(&q->deep, 0, sizeof q->deep);
+    q->deep.key = -1;
+    q->deep.shift = coarse_shift();
+    if (track_bounds(db, track, &first, &last, &nd, e) < 0) return e->code;
+    if (first > last) return 0;
+    if (lower_bound(db, s->tsq, first, last + 1, q->start, &lo_s, e) < 0 ||
+        lower_bound(db, s->tsq, lo_s, last + 1, q->end, &lo_e, e) < 0)
+        return e->code;
+
+    /* the slices open at start */
+    int64_t *open = NULL;
+    size_t nopen = 0;
+    if (timeline_open_at(db, track, q->start, lo_s - 1, first, &open, &nopen, e) < 0) return e->code;
+    for (size_t i = 0; i < nopen; i++) {
+        sqlite3_bind_int64(s->one, 1, open[i]);
+        rc = sqlite3_step(s->one);
+        if (rc == SQLITE_ROW) {
+            int64_t ts = sqlite3_column_int64(s->one, 0), dur = sqlite3_column_int64(s->one, 1);
+            if (ts < q->end)
+                feed(q, sqlite3_column_int(s->one, 2), ts, ts + dur, 1, dur, (uint32_t)sqlite3_column_int64(s->one, 4),
+                     open[i]);
+        }
+        sqlite3_reset(s->one);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+            free(open);
+            return rundb_db_error(db, e, "timeline (open slices)");
+        }
+        (*nread)++;
+    }
+    free(open);
+
+    /* the top levels per pixel, the deep ones (and the deep lane) from a
+     * level about TIMELINE_COARSE_PX times coarser: fewer rows to read */
+    int split = req->dmax < INT_MAX && req->dmax + 1 < q->fine ? req->dmax + 1 : q->fine;
+    if (split < req->dmin) split = req->dmin;
+    rc = 0;
+    if (split > req->dmin) rc = feed_part(db, s, q, track, lo_s, lo_e, bw, req->dmin, split - 1, nread, e);
+    if (rc == 0 && split < INT_MAX)
+        rc = feed_part(db, s, q, track, lo_s, lo_e, bw * TIMELINE_COARSE_PX, split, INT_MAX, nread, e);
+    if (rc) {
+        free(q->deep.d.items);
+        return rc;
+    }
+    out->deep = q->deep.d;
+    out->deep.depth = req->dmax < INT_MAX ? req->dmax + 1 : 0;
+    memset(&q->deep, 0, sizeof q->deep);
+    /* several depths feed the deep lane, the open parents innermost first */
+    if (out->deep.nitems > 1) qsort(out->deep.items, out->deep.nitems, sizeof *out->deep.items, item_cmp);
     for (int i = 0; i < q->nlanes; i++) {
         struct lane *l = &q->lanes[i];
         if (!l->d.nitems) continue;
@@ -271,9 +332,7 @@ static const char *const raw_sql[NSRC][2] = {
       "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
 };
 
-/* The raw statements of series (prepared and bound but for the range).
- * 1 when the series does not exist. */
-static int series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e)
+int timeline_series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e)
 {
     sqlite3_stmt *st;
     int rc, src = -1;
@@ -332,7 +391,7 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
     int64_t lastcol = -1;
 
     out->id = series;
-    rc = series_open(db, series, &raw, &before, e);
+    rc = timeline_series_open(db, series, &raw, &before, e);
     if (rc) return rc < 0 ? rc : 0;
     if (rundb_prepare(db, "SELECT level FROM clod WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1", &lv,
                       e) < 0 ||
@@ -401,42 +460,19 @@ out:
     return e->code;
 }
 
-int timeline_counter_stats(sqlite3 *db, int64_t series, int64_t start, int64_t end, double *min, double *max,
-                           double *avg, int64_t *n, struct err *e)
-{
-    sqlite3_stmt *raw = NULL, *before = NULL;
-    double sum = 0;
-    int rc;
-
-    err_clear(e);
-    *n = 0;
-    *min = INFINITY;
-    *max = -INFINITY;
-    *avg = 0;
-    rc = series_open(db, series, &raw, &before, e);
-    if (rc) return rc < 0 ? rc : 0;
-    sqlite3_bind_int64(before, 4, start);
-    sqlite3_bind_int64(raw, 4, start);
-    sqlite3_bind_int64(raw, 5, end);
-    for (int i = 0; i < 2; i++) {
-        sqlite3_stmt *st = i ? raw : before;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            double v = sqlite3_column_double(st, 1);
-            if (v < *min) *min = v;
-            if (v > *max) *max = v;
-            sum += v;
-            (*n)++;
-        }
-        if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (counter samples)");
-    }
-    if (*n) *avg = sum / (double)*n;
-    sqlite3_finalize(raw);
-    sqlite3_finalize(before);
-    return e->code;
-}
-
 int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int64_t *tracks, size_t ntracks,
                    const int64_t *series, size_t nseries, struct timeline_view **out, struct err *e)
+{
+    struct timeline_treq *req = xcalloc(ntracks ? ntracks : 1, sizeof *req);
+    for (size_t i = 0; i < ntracks; i++) req[i] = (struct timeline_treq){ tracks[i], 0, INT_MAX };
+    int rc = timeline_query_lanes(db, start, end, width, req, ntracks, series, nseries, INT_MAX, out, e);
+    free(req);
+    return rc;
+}
+
+int timeline_query_lanes(sqlite3 *db, int64_t start, int64_t end, int width, const struct timeline_treq *tracks,
+                         size_t ntracks, const int64_t *series, size_t nseries, int fine, struct timeline_view **out,
+                         struct err *e)
 {
     struct timeline_view *v;
     struct qstmts s;
@@ -459,6 +495,7 @@ int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int
     q.end = end;
     q.width = width;
     q.scale = (double)width / (double)(end - start);
+    q.fine = fine;
     /* one read transaction: one snapshot, and the file lock taken once
      * rather than per statement */
     int in_txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
@@ -469,12 +506,12 @@ int timeline_query(sqlite3 *db, int64_t start, int64_t end, int width, const int
                       &s.lvl, e) < 0 ||
         rundb_prepare(db,
                       "SELECT depth, fid, n, ts, te, ldur, name FROM lod WHERE track = ? AND level = ? AND bucket >= ?"
-                      " AND bucket < ? ORDER BY bucket, depth, fid",
+                      " AND bucket < ? AND depth >= ? AND depth <= ? ORDER BY bucket, depth, fid",
                       &s.lod, e) < 0)
         goto out;
     for (size_t i = 0; i < ntracks; i++) {
         v->ntracks++;
-        if (query_track(db, &s, &q, tracks[i], &v->tracks[i], &v->rows_read, e) < 0) goto out;
+        if (query_track(db, &s, &q, &tracks[i], &v->tracks[i], &v->rows_read, e) < 0) goto out;
     }
     for (size_t i = 0; i < nseries; i++) {
         v->ncounters++;
@@ -503,6 +540,7 @@ void timeline_view_free(struct timeline_view *v)
     for (size_t i = 0; i < v->ntracks; i++) {
         for (int d = 0; d < v->tracks[i].ndepths; d++) free(v->tracks[i].depths[d].items);
         free(v->tracks[i].depths);
+        free(v->tracks[i].deep.items);
     }
     for (size_t i = 0; i < v->ncounters; i++) free(v->counters[i].points);
     free(v->tracks);

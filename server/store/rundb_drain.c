@@ -6,6 +6,7 @@
 
 #include "base/xmalloc.h"
 #include "store/rundb.h"
+#include "store/nesting.h"
 #include "store/rundb_writer.h"
 #include "store/sorter.h"
 
@@ -65,6 +66,19 @@ struct open_slice {
     int64_t end, id;
 };
 
+/* A placement note with its count (rundb_note counts one per call). */
+static void note_count(struct rundb_writer *w, const char *reason, uint64_t count)
+{
+    char ex[64];
+    if (!count) return;
+    snprintf(ex, sizeof ex, "%llu slices", (unsigned long long)count);
+    rundb_note(w, TB_NOTE_INFO, reason, ex);
+    w->notes[w->nnotes - 1].count = count;
+}
+
+/* Drains the sorter into slice rows. parent is the latest-started slice
+ * still open (a stack: the analyses' walks rely on it); depth is the
+ * drawing level of nesting.h, which does not cascade on partial overlaps. */
 static int drain_slices(struct rundb_writer *w, struct err *e)
 {
     struct open_slice *stack = NULL;
@@ -74,7 +88,8 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
     const void *pl;
     uint32_t n;
     int rc;
-    uint64_t misnested = 0;
+    struct nesting lv = { 0 };
+    uint64_t placed[3] = { 0 }, gpu_sub = 0;
 
     rundb_writer_phase(w, "sort");
     if (sorter_finish(w->sorter, e) != 0) return e->code;
@@ -84,12 +99,18 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
         struct track *t = rundb_writer_track_get(w, k.track);
         int64_t id = w->next_slice_id++;
 
+        enum nesting_place how;
+        int depth;
+
         if (k.track != cur_track) {
             cur_track = k.track;
             sp = 0;
+            nesting_reset(&lv);
         }
         while (sp && stack[sp - 1].end <= k.ts) sp--;
-        if (sp && k.ts + k.dur > stack[sp - 1].end) misnested++;
+        depth = nesting_place(&lv, k.ts, k.ts + k.dur, &how);
+        if (how != NESTING_NESTED && t && t->kind == TB_TRACK_GPU) gpu_sub++;
+        else placed[how]++;
         if (sp == scap) {
             scap = scap ? scap * 2 : 64;
             stack = xrealloc(stack, sizeof *stack * scap);
@@ -99,7 +120,7 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
         sqlite3_bind_int64(st, 2, k.track);
         sqlite3_bind_int64(st, 3, k.ts);
         sqlite3_bind_int64(st, 4, k.dur);
-        sqlite3_bind_int(st, 5, (int)sp);
+        sqlite3_bind_int(st, 5, depth);
         if (sp) sqlite3_bind_int64(st, 6, stack[sp - 1].id);
         else sqlite3_bind_null(st, 6);
         sqlite3_bind_int64(st, 7, p->name);
@@ -112,25 +133,27 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
         else sqlite3_bind_null(st, 12);
         if (rundb_writer_step_done(w, st, e, "slice insert") != 0) {
             free(stack);
+            nesting_free(&lv);
             return e->code;
         }
         stack[sp].end = k.ts + k.dur;
         stack[sp].id = id;
         sp++;
         if (t) {
-            if ((int)sp - 1 > t->max_depth) t->max_depth = (int)sp - 1;
+            if (depth > t->max_depth) t->max_depth = depth;
             t->nslices++;
             if (t->first_slice < 0) t->first_slice = id;
             t->last_slice = id;
         }
     }
     free(stack);
+    nesting_free(&lv);
     if (rc < 0) return rc;
-    if (misnested) {
-        char ex[96];
-        snprintf(ex, sizeof ex, "%llu slices", (unsigned long long)misnested);
-        rundb_note(w, TB_NOTE_INFO, "slices that end after their enclosing slice (drawn one level deeper)", ex);
-    }
+    note_count(w, "slices that end after a slice they start in, kept whole: drawn one level deeper than it",
+               placed[NESTING_DEEPER]);
+    note_count(w, "slices that end after a slice they start in, kept whole: drawn in a free level above it",
+               placed[NESTING_BESIDE]);
+    note_count(w, "GPU ops that overlap another op of their stream, kept whole: drawn in a sub-lane", gpu_sub);
     sorter_free(w->sorter);
     w->sorter = NULL;
     return 0;

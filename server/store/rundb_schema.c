@@ -37,6 +37,9 @@ static const char index_sql[] =
     "CREATE INDEX flow_fid ON flow(rank, fid);"
     "CREATE INDEX flow_track_ts ON flow(track, ts);"
     "CREATE INDEX mem_rank_ts ON mem(rank, ts);"
+    /* one device's memory totals in time order (the timeline's counters:
+     * a host series is a few hundred samples among a GPU's hundred thousand) */
+    "CREATE INDEX mem_dev_ts ON mem(rank, dev_type, dev_id, ts);"
     "CREATE INDEX instant_track_ts ON instant(track, ts);"
     "CREATE INDEX counter_rank_name_ts ON counter(rank, name, ts);";
 

@@ -6,8 +6,9 @@
  * Invariants: an error has a code and a message; on success the rows in the
  * database match the rank's stats, no event is counted twice (every stat
  * but counters, which are one row per series, adds up to at most the
- * events read), no slice has a negative duration, and every child lies on
- * its parent's track, one level deeper, starting inside it. Leaks are
+ * events read), no slice has a negative duration, every child lies on
+ * its parent's track, starting inside it, at another level (deeper when
+ * wholly inside), and no two slices of one level overlap. Leaks are
  * caught by LeakSanitizer. */
 #include <sqlite3.h>
 #include <stdint.h>

@@ -23,7 +23,9 @@ static inline long fuzz_q(sqlite3 *db, const char *sql)
 /* The run db at path against the rank's stats s: one row per slice,
  * instant, flow, counter sample and memory event counted (and the events
  * stored in the rank's stats); no slice with a negative duration; every
- * child on its parent's track, one level deeper, starting inside it. */
+ * child on its parent's track, starting inside it, at another level (a
+ * deeper one when it lies wholly inside); no two slices of one level
+ * overlap. */
 static inline void fuzz_check_run(const char *path, const struct tb_rank_stats *s)
 {
     sqlite3 *db;
@@ -38,7 +40,11 @@ static inline void fuzz_check_run(const char *path, const struct tb_rank_stats *
     if (fuzz_q(db, "SELECT json_extract(stats,'$.events') FROM rank") != (long)s->events) abort();
     if (fuzz_q(db, "SELECT count(*) FROM slice WHERE dur < 0") != 0) abort();
     if (fuzz_q(db, "SELECT count(*) FROM slice c JOIN slice p ON p.id=c.parent WHERE p.track != c.track"
-                   " OR c.depth != p.depth + 1 OR c.ts < p.ts OR c.ts >= p.ts + p.dur") != 0)
+                   " OR c.depth = p.depth OR (c.depth < p.depth AND c.ts + c.dur <= p.ts + p.dur)"
+                   " OR c.ts < p.ts OR c.ts >= p.ts + p.dur") != 0)
+        abort();
+    if (fuzz_q(db, "SELECT count(*) FROM (SELECT ts, lag(ts + dur) OVER (PARTITION BY track, depth ORDER BY ts, id)"
+                   " AS pe FROM slice) WHERE pe > ts") != 0)
         abort();
     sqlite3_close(db);
 }

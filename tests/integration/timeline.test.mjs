@@ -148,6 +148,38 @@ test('viewport: bucket bound, merged counts add up, full zoom is exact', async (
   assert.ok(z.tracks[0].depths[0].ts.includes(z0));
 });
 
+test('viewport: a depth window per track, deeper levels summarized, coarse deep levels', async () => {
+  const tr = await srv.json(`/api/runs/${amp}/timeline/tracks`);
+  const cpu = tr.tracks.filter((x) => x.kind === 'cpu').sort((a, b) => b.max_depth - a.max_depth)[0];
+  assert.ok(cpu.max_depth >= 2, `a nested CPU lane (max depth ${cpu.max_depth})`);
+  const width = 400;
+  const q = `width=${width}&tracks=${cpu.id}&counters=`;
+  const exact = checkView(await srv.json(`/api/runs/${amp}/timeline?${q}&fine=1000000`), width)[cpu.id];
+  // depth 1 only: depth 0 left out, the deeper ones merged in one lane that adds up
+  const v = await srv.json(`/api/runs/${amp}/timeline?${q}&depths=${cpu.id}:1-1`);
+  const t = v.tracks[0];
+  assert.deepEqual(t.depths.map((d) => d.depth), [1]);
+  assert.equal(t.depths[0].n.reduce((a, b) => a + b, 0), exact[1]);
+  assert.equal(t.deep.from, 2);
+  assert.ok(t.deep.ts.length <= width / 8 + 1);
+  const deeper = Object.entries(exact).filter(([d]) => +d >= 2).reduce((a, [, n]) => a + n, 0);
+  assert.equal(t.deep.n.reduce((a, b) => a + b, 0), deeper);
+  for (let i = 1; i < t.deep.ts.length; i++) assert.ok(t.deep.ts[i] >= t.deep.ts[i - 1]);
+  // a bare LO-HI applies to every track; HI may be left out; no deep lane when nothing is cut
+  const all = await srv.json(`/api/runs/${amp}/timeline?width=${width}&depths=0-`);
+  assert.ok(all.tracks.every((x) => !('deep' in x)));
+  // fine=0: every depth merged per 8 px, counts still exact
+  const coarse = await srv.json(`/api/runs/${amp}/timeline?${q}&fine=0`);
+  const cc = checkView(coarse, width)[cpu.id];
+  assert.deepEqual(cc, exact);
+  for (const d of coarse.tracks[0].depths) assert.ok(d.ts.length <= width / 8 + 1, `depth ${d.depth}`);
+  for (const [path, name] of [['depths=x', 'depths'], ['depths=1:5-2', 'depths'], ['depths=1:2', 'depths'],
+    ['fine=-1', 'fine']]) {
+    const j = await srv.json(`/api/runs/${amp}/timeline?${path}`, 400);
+    assert.match(j.error.message, new RegExp(name), path);
+  }
+});
+
 test('hostile names stay text: escaped in the answer, exact once parsed', async () => {
   const r = await srv.req(`/api/runs/${evil}/timeline?width=8192`);
   const text = await r.text();
@@ -200,6 +232,49 @@ test('search: literal substring, case-insensitive, by time, windowed', async () 
   assert.ok(g.total > 5 && g.hits.length === 5);
 });
 
+/** Every hit of q, page after page through `after=`; checks the order. */
+async function allHits(run, q, limit) {
+  const seen = [];
+  let page = await srv.json(`/api/runs/${run}/timeline/search?q=${q}&limit=${limit}`);
+  const total = page.total;
+  for (let guard = 0; guard < 100000; guard++) {
+    seen.push(...page.hits);
+    assert.equal(page.total, total);
+    if (!page.next) break;
+    assert.equal(page.hits.length, limit);
+    page = await srv.json(`/api/runs/${run}/timeline/search?q=${q}&limit=${limit}&after=${page.next}`);
+  }
+  for (let i = 1; i < seen.length; i++) {
+    const [a, b] = [seen[i - 1], seen[i]];
+    assert.ok(a.ts_us < b.ts_us || (a.ts_us === b.ts_us && a.id < b.id), `(ts, id) order at ${i}`);
+  }
+  return { seen, total };
+}
+
+test('search: every match, page after page, in (ts, id) order', async () => {
+  // many slices at one instant on several threads: a page cannot start at a
+  // time, only after a hit
+  const ev = [];
+  for (let tid = 1; tid <= 3; tid++)
+    for (let i = 0; i < 12; i++) ev.push({ ph: 'X', cat: 'cpu_op', name: `tie_${i % 3}`, pid: 1, tid, ts: 100, dur: 50 - i });
+  for (let i = 0; i < 200; i++) ev.push({ ph: 'X', cat: 'cpu_op', name: `op_${i % 90}_tie`, pid: 1, tid: 4, ts: 1000 + i * 10, dur: 5 });
+  const id = await srv.uploadBody(Buffer.from(JSON.stringify({ traceEvents: ev })), 'ties.json', 'ties');
+  // few names: by name through the index; many names (90 + 3): in time order
+  for (const [q, want] of [['tie_', 36], ['tie', 236]]) {
+    for (const limit of [1, 4, 7, 1000]) {
+      const { seen, total } = await allHits(id, q, limit);
+      assert.equal(total, want);
+      assert.equal(seen.length, want, `${q} by ${limit}`);
+      assert.equal(new Set(seen.map((h) => h.id)).size, want, 'no hit twice');
+    }
+  }
+  // the amp run: every cudaLaunchKernel, in pages of 7
+  const { seen, total } = await allHits(amp, 'LAUNCHkernel', 7);
+  assert.equal(seen.length, total);
+  const bad = await srv.json(`/api/runs/${id}/timeline/search?q=tie&after=12`, 400);
+  assert.match(bad.error.message, /after/);
+});
+
 test('aggregate: time by name over a window, counters', async () => {
   const a = await srv.json(`/api/runs/${evil}/timeline/aggregate?start=0&end=1000`);
   const by = Object.fromEntries(a.rows.map((r) => [r.name, r]));
@@ -218,6 +293,35 @@ test('aggregate: time by name over a window, counters', async () => {
   assert.ok(util, JSON.stringify(a.counters));
   assert.equal(util.min, 3);
   assert.equal(util.max, 9);
+  // time-weighted: 3 for 600 µs, 9 for 400 µs (the sample mean would be 6)
+  assert.ok(Math.abs(util.avg - 5.4) < 1e-9, `avg ${util.avg}`);
+});
+
+test('aggregate: the precomputed buckets answer what a scan of the window does', async (t) => {
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const [ampFile] = demoFiles('matmul_amp');
+  const id = await srv.uploadBody(readFileSync(ampFile), basename(ampFile), 'amp-agg');
+  const tr = await srv.json(`/api/runs/${id}/timeline/tracks`);
+  const span = tr.t1_us - tr.t0_us;
+  const windows = [[tr.t0_us - 10, tr.t1_us + 10], [tr.t0_us, tr.t0_us + span / 3]];
+  for (const f of [0.1, 0.37, 0.5, 0.81]) windows.push([tr.t0_us + f * span, tr.t0_us + (f + 0.13) * span]);
+  const ask = () => Promise.all(windows.map(([a, b]) =>
+    srv.json(`/api/runs/${id}/timeline/aggregate?start=${a.toFixed(3)}&end=${b.toFixed(3)}`)));
+  const stored = await ask();
+  assert.ok(Number(srv.sql(id, 'SELECT count(*) FROM tagg')) > 0);
+  srv.sql(id, 'DROP TABLE tagg_level; DROP TABLE cagg_level');
+  const scanned = await ask();
+  for (let i = 0; i < windows.length; i++) {
+    assert.deepEqual(stored[i].rows, scanned[i].rows, `window ${i}`);
+    assert.equal(stored[i].counters.length, scanned[i].counters.length);
+    for (let k = 0; k < stored[i].counters.length; k++) {
+      const [x, y] = [stored[i].counters[k], scanned[i].counters[k]];
+      assert.equal(x.min, y.min);
+      assert.equal(x.max, y.max);
+      assert.ok(x.avg === y.avg || Math.abs(x.avg - y.avg) <= 1e-9 * Math.abs(y.avg), `${x.name}: ${x.avg} vs ${y.avg}`);
+    }
+  }
+  assert.ok(stored[0].rows.length > 5);
 });
 
 test('bad parameters answer 400 naming them; unknown runs 404', async () => {

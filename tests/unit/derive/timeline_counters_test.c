@@ -2,7 +2,10 @@
  * series holds the hand-computed transitions and keeps a short idle gap as
  * min 0 at a coarse zoom; the analyses' series (anseries/ansample) become
  * src 4 lanes whose pyramid matches their samples. */
+#include <math.h>
+
 #include "timeline_fixture.h"
+#include "derive/timeline_agg.h"
 
 /* GPU op on pid 0, stream tid: ts/dur in ns */
 static void gpu_op(const char *cat_, const char *name, int tid, int64_t ts, int64_t dur)
@@ -321,10 +324,13 @@ static void test_anseries(void)
     CHECK(p[2].ts == t0 + 8000 && p[2].last == 0);
     CHECK(p[3].ts == t0 + 9000 && p[3].last == 3.25);
     timeline_view_free(v);
-    double smin, smax, savg;
-    int64_t sn;
-    REQUIRE(timeline_counter_stats(db, cc, t0 + 4000, t0 + 9200, &smin, &smax, &savg, &sn, &e) == 0);
-    CHECK(sn >= 3 && smin == 0 && smax == 12.5);
+    /* the area selection's statistics: time-weighted, each value for the
+     * time it is in force (0 for 1 µs, 12.5 for 3, 0 for 1, 3.25 for 0.2) */
+    struct timeline_cstats cs;
+    REQUIRE(timeline_agg_counter(db, cc, t0 + 4000, t0 + 9200, &cs, &e) == 0);
+    CHECK(cs.n == 4 && cs.min == 0 && cs.max == 12.5);
+    CHECK_EQ_INT(cs.covered, 5200);
+    CHECK(fabs(cs.area / (double)cs.covered - (12.5 * 3000 + 3.25 * 200) / 5200) < 1e-9);
 
     /* a run imported before the analyses: no tables, no src 4 lanes */
     REQUIRE(sqlite3_exec(db, "DROP TABLE ansample; DROP TABLE anseries", NULL, NULL, NULL) == SQLITE_OK);

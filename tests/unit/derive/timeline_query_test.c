@@ -4,7 +4,13 @@
  * items; merged counts add up exactly to the slices overlapping the window;
  * real items are the slices they name; slices wider than two pixels are
  * real; at full zoom every slice comes back exactly; counters keep the true
- * min and max. */
+ * min and max. With a depth window and coarse deep levels
+ * (timeline_query_lanes): depths above the window are left out, the ones
+ * past it add up exactly in the deep lane, coarse depths hold at most one
+ * item per TIMELINE_COARSE_PX pixels and keep slices wider than two such
+ * columns real. */
+#include <limits.h>
+
 #include "timeline_fixture.h"
 
 /* ---- the direct reading ---------------------------------------------------- */
@@ -57,19 +63,38 @@ static const struct ref *ref_by_id(int64_t id)
 
 static int failures_before;
 
-/* Every invariant of one view; full: the window is at full zoom. */
-static void check_view(sqlite3 *db, int64_t start, int64_t end, int width, int full)
+/* Every invariant of one view with depths dmin..dmax itemized (deeper in
+ * the deep lane) and depths >= fine coarse; full: the window is at full
+ * zoom. */
+static void check_lanes(sqlite3 *db, int64_t start, int64_t end, int width, int full, int dmin, int dmax, int fine)
 {
     struct timeline_view *v = NULL;
     struct err e;
     int bad = harness_fail;
 
-    REQUIRE(timeline_query(db, start, end, width, tracks, ntracks, NULL, 0, &v, &e) == 0);
-    double bw = (double)(end - start) / width;
+    if (dmin == 0 && dmax == INT_MAX && fine == INT_MAX) {
+        REQUIRE(timeline_query(db, start, end, width, tracks, ntracks, NULL, 0, &v, &e) == 0);
+    } else {
+        struct timeline_treq req[16];
+        for (size_t i = 0; i < ntracks; i++) req[i] = (struct timeline_treq){ tracks[i], dmin, dmax };
+        REQUIRE(timeline_query_lanes(db, start, end, width, req, ntracks, NULL, 0, fine, &v, &e) == 0);
+    }
     for (size_t ti = 0; ti < v->ntracks; ti++) {
         const struct timeline_track *t = &v->tracks[ti];
-        for (int d = 0; d < 8; d++) {
+        int64_t deep_want = 0, deep_got = 0;
+        for (size_t i = 0; i < nrefs; i++)
+            if (refs[i].track == t->id && refs[i].depth > dmax && in_window(&refs[i], start, end)) deep_want++;
+        for (size_t k = 0; k < t->deep.nitems; k++) {
+            deep_got += t->deep.items[k].n;
+            if (k) CHECK(t->deep.items[k].ts >= t->deep.items[k - 1].ts);
+        }
+        CHECK_EQ_INT(deep_got, deep_want);
+        CHECK(t->deep.nitems <= (size_t)width / TIMELINE_COARSE_PX + 1);
+        for (int k = 0; k < t->ndepths; k++) CHECK(t->depths[k].depth >= dmin && t->depths[k].depth <= dmax);
+        for (int d = dmin; d < 8 && d <= dmax; d++) {
             const struct timeline_depth *dp = NULL;
+            int px = d >= fine ? TIMELINE_COARSE_PX : 1;
+            double bw = (double)(end - start) / width * px;
             for (int k = 0; k < t->ndepths; k++)
                 if (t->depths[k].depth == d) dp = &t->depths[k];
             int64_t want = 0, got = 0, real = 0;
@@ -79,7 +104,7 @@ static void check_view(sqlite3 *db, int64_t start, int64_t end, int width, int f
                 CHECK_EQ_INT(want, 0);
                 continue;
             }
-            CHECK(dp->nitems <= (size_t)width);
+            CHECK(dp->nitems <= (size_t)(width + px - 1) / (size_t)px);
             for (size_t k = 0; k < dp->nitems; k++) {
                 const struct timeline_item *it = &dp->items[k];
                 got += it->n;
@@ -93,10 +118,11 @@ static void check_view(sqlite3 *db, int64_t start, int64_t end, int width, int f
                 }
             }
             CHECK_EQ_INT(got, want);
-            /* wide slices are real */
+            /* slices wider than two columns in the window are real */
             for (size_t i = 0; i < nrefs; i++) {
                 const struct ref *r = &refs[i];
-                if (r->track != t->id || r->depth != d || !in_window(r, start, end) || (double)r->dur <= 2 * bw)
+                int64_t vis0 = r->ts > start ? r->ts : start, vis1 = r->ts + r->dur < end ? r->ts + r->dur : end;
+                if (r->track != t->id || r->depth != d || !in_window(r, start, end) || (double)(vis1 - vis0) <= 2 * bw)
                     continue;
                 int seen = 0;
                 for (size_t k = 0; k < dp->nitems && !seen; k++) seen = dp->items[k].id == r->id;
@@ -107,7 +133,13 @@ static void check_view(sqlite3 *db, int64_t start, int64_t end, int width, int f
     }
     timeline_view_free(v);
     if (harness_fail != bad && harness_fail - failures_before < 40)
-        fprintf(stderr, "  (view [%" PRId64 ", %" PRId64 ") width %d)\n", start, end, width);
+        fprintf(stderr, "  (view [%" PRId64 ", %" PRId64 ") width %d depths %d-%d fine %d)\n", start, end, width,
+                dmin, dmax, fine);
+}
+
+static void check_view(sqlite3 *db, int64_t start, int64_t end, int width, int full)
+{
+    check_lanes(db, start, end, width, full, 0, INT_MAX, INT_MAX);
 }
 
 static void test_lod_invariants(void)
@@ -164,6 +196,16 @@ static void test_lod_invariants(void)
             check_view(db, refs[i].ts + refs[i].dur / 2, refs[i].ts + refs[i].dur / 2 + 100000, 500, 0);
             break;
         }
+
+    /* depth windows, deep lanes and coarse deep levels */
+    for (int i = 0; i < 40; i++) {
+        int64_t span = 1 + (int64_t)rnd((uint64_t)(t_hi - t_lo) >> (rnd(20)));
+        int64_t s = t_lo - 1000 + (int64_t)rnd((uint64_t)(t_hi - t_lo + 2000));
+        int dmin = (int)rnd(3), dmax = i % 4 == 0 ? INT_MAX : dmin + (int)rnd(4);
+        check_lanes(db, s, s + span, 1 + (int)rnd(TIMELINE_WIDTH_MAX), 0, dmin, dmax, (int)rnd(5));
+    }
+    check_lanes(db, t_lo, t_hi, 2000, 0, 0, 1, 1);
+    check_lanes(db, t_lo, t_hi, 2000, 0, 0, INT_MAX, 0);
 
     /* the whole run at 100 px reads the pyramid, not the slices */
     struct timeline_view *v = NULL;

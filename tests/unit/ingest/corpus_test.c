@@ -221,10 +221,14 @@ static void import_one(struct outcome *o, int idx)
         o->db_mems = q_long(h, "SELECT count(*) FROM mem");
         o->db_kernels = q_long(h, "SELECT count(*) FROM slice WHERE kind=6"); /* TB_K_KERNEL */
         o->neg_dur = q_long(h, "SELECT count(*) FROM slice WHERE dur < 0");
-        /* a child is on its parent's track, one level deeper, and starts
-         * inside it */
+        /* a child is on its parent's track and starts inside it, at
+         * another level (deeper when wholly inside); no two slices of one
+         * level overlap */
         o->bad_tree = q_long(h, "SELECT count(*) FROM slice c JOIN slice p ON p.id=c.parent WHERE p.track != c.track"
-                                " OR c.depth != p.depth + 1 OR c.ts < p.ts OR c.ts >= p.ts + p.dur");
+                                " OR c.depth = p.depth OR (c.depth < p.depth AND c.ts + c.dur <= p.ts + p.dur)"
+                                " OR c.ts < p.ts OR c.ts >= p.ts + p.dur")
+                      + q_long(h, "SELECT count(*) FROM (SELECT ts, lag(ts + dur) OVER (PARTITION BY track, depth"
+                                  " ORDER BY ts, id) AS pe FROM slice) WHERE pe > ts");
         sqlite3_close(h);
     }
     unlink(db);

@@ -1,6 +1,6 @@
 /* rundb_drain_test — the end of a rank: the sorter's drain into clustered
- * slice rows (spilled runs merged in order, depth and parent), and the note
- * for slices that end after their enclosing one. */
+ * slice rows (spilled runs merged in order, depth and parent), and the notes
+ * that count how slices ending after the one they start in were drawn. */
 #include "rundb_fixture.h"
 
 static void test_many_slices_spill(void)
@@ -36,15 +36,32 @@ static void test_misnested(void)
     REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
     REQUIRE(rundb_begin_rank(w, 0, "r0.json", 1, &e) == 0);
     uint32_t t = rundb_track(w, "1", 1, "1", 1), n = rundb_intern(w, "op", 2);
+    uint32_t g = rundb_track(w, "0", 1, "7", 1);
+    rundb_track_set_kind(w, g, TB_TRACK_GPU);
     add(w, t, n, 100, 100);
-    add(w, t, n, 150, 100); /* ends at 250, after its enclosing slice (200) */
+    add(w, t, n, 150, 100); /* ends at 250, after the slice it starts in (200) */
+    add(w, t, n, 220, 100); /* starts in the second after the first ended */
+    add(w, t, n, 230, 10);  /* inside the second and the third */
+    add(w, g, n, 0, 100);
+    add(w, g, n, 90, 60); /* a kernel starting before the previous one ends */
     REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
     REQUIRE(rundb_close_writer(w, &e) == 0);
     sqlite3 *db;
     REQUIRE(rundb_open_ro(path, &db, &e) == 0);
     CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=150"), 1);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM note WHERE reason LIKE 'slices that end after%'"), 1);
-    CHECK_EQ_INT(q1(db, "SELECT nslices FROM track"), 2);
+    /* no cascade: the third takes the first's freed level */
+    CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=220"), 0);
+    CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=230"), 2);
+    /* parent stays the latest-started open slice (the analyses' stack) */
+    CHECK_EQ_INT(q1(db, "SELECT p.ts FROM slice c JOIN slice p ON p.id = c.parent WHERE c.ts=220"), 150);
+    CHECK_EQ_INT(q1(db, "SELECT max_depth FROM track WHERE tid='1'"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=90"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count FROM note WHERE reason LIKE 'slices that end after%one level deeper%'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count FROM note WHERE reason LIKE 'slices that end after%free level%'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count FROM note WHERE reason LIKE 'GPU ops that overlap%sub-lane'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT nslices FROM track WHERE tid='1'"), 4);
+    /* true times in storage */
+    CHECK_EQ_INT(q1(db, "SELECT dur FROM slice WHERE ts=150"), 100);
     sqlite3_close(db);
     free(path);
 }

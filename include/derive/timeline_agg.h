@@ -1,0 +1,89 @@
+/*
+ * timeline_agg.h — precomputed window aggregates of the timeline, so that
+ * the area selection of a whole 10-million-event run answers in a bounded
+ * time: per track and per counter series, sums over fixed time buckets
+ * (at most TIMELINE_AGG_BUCKETS over the rank's span), built once at ingest
+ * after the level of detail and the analyses' counter series
+ * (timeline_build_analyses calls timeline_agg_build, on run.db itself).
+ *
+ * Owns five tables of run.db (times integer ns, like slice.ts):
+ *   tagg_level(track, level) and
+ *   tagg(track, bucket, name, n, total, self) WITHOUT ROWID: for bucket b =
+ *        [b·2^level, (b+1)·2^level), per slice name: n = slices starting
+ *        in it; total = the time slices of that name are open within it
+ *        (each slice's time cut to the bucket); self = total minus the
+ *        time, within it, of slices whose parent (slice.parent) has that
+ *        name. Every quantity is an integral over time or a count by start,
+ *        so a window [s, e) adds the whole buckets inside it and reads only
+ *        the slices at its two edges (each under one bucket wide) exactly,
+ *        giving what a scan of the whole window would.
+ *   topen(track, bucket, id) WITHOUT ROWID: the slices open at each
+ *        boundary b·2^level of tagg's buckets (ts < it < ts + dur), at
+ *        most one per drawing level: with the parent chain of the slices
+ *        started since, the slices open at any instant (timeline_open_at)
+ *        in bounded work, however long a misnesting chain runs.
+ *   cagg_level(series, level, last) and
+ *   cagg(series, bucket, n, min, max, area, covered) WITHOUT ROWID: per
+ *        counter series (cseries.id) and bucket, from the bucket of its
+ *        first sample to `last` (the bucket of its last sample or of the
+ *        rank's end, whichever is later): the samples in it (n, min, max;
+ *        NULL when n = 0), and the step function they make (each value in
+ *        force until the next sample) integrated over it: area = Σ value ×
+ *        ns, covered = ns with a value in force (none before the first
+ *        sample).
+ *
+ * Threads: timeline_agg_build writes through a read-write handle in its own
+ * transaction on one thread; the queries only read, on any thread with its
+ * own handle. Memory: the build holds one track's (bucket, name) sums at a
+ * time; nothing returned is owned by the caller.
+ */
+#ifndef TB_TIMELINE_AGG_H
+#define TB_TIMELINE_AGG_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+#define TIMELINE_AGG_BUCKETS 256
+
+/* Creates and fills the aggregate tables of db (after timeline_build's
+ * tables exist). */
+int timeline_agg_build(sqlite3 *db, struct err *e);
+
+/* The whole buckets of track inside [start, end): *lo and *hi (ns, lo <=
+ * hi) bound them, and add(ctx, name, n, total, self) is called for each
+ * stored row in them (several per name: sum them). *lo == *hi when the
+ * window holds no whole bucket or the run predates the tables (then the
+ * caller reads every slice). */
+int timeline_agg_slices(sqlite3 *db, int64_t track, int64_t start, int64_t end, int64_t *lo, int64_t *hi,
+                        void (*add)(void *ctx, uint32_t name, int64_t n, int64_t total, int64_t self), void *ctx,
+                        struct err *e);
+
+/* Parent hops timeline_open_at walks on a run without topen. */
+#define TIMELINE_OPEN_WALK 4096
+
+/* The slices of track open at t (ts < t < ts + dur), ascending ids: before
+ * is the last id of the track starting before t, first the track's first
+ * id. OUT *ids: owned by caller (free). */
+int timeline_open_at(sqlite3 *db, int64_t track, int64_t t, int64_t before, int64_t first, int64_t **ids, size_t *n,
+                     struct err *e);
+
+/* A counter series over a window: the samples in [start, end) plus the one
+ * in force at start (n, min, max), and the time-weighted mean: each value
+ * counts for the time it is in force within the window (area / covered;
+ * before the series' first sample nothing counts). */
+struct timeline_cstats {
+    int64_t n;
+    double min, max;
+    double area;      /* Σ value × ns in force */
+    int64_t covered;  /* ns of the window with a value in force */
+};
+
+/* Fills *out for series over [start, end): whole buckets from cagg, the
+ * edges from the samples (all of them when the run predates the tables).
+ * out->n == 0: no sample and none in force (or no such series). */
+int timeline_agg_counter(sqlite3 *db, int64_t series, int64_t start, int64_t end, struct timeline_cstats *out,
+                         struct err *e);
+
+#endif

@@ -1,0 +1,586 @@
+/* timeline_agg.c — precomputed window aggregates: built at ingest, read by
+ * the timeline's area selection (see include/derive/timeline_agg.h). */
+#define LOG_MODULE "timeline"
+#include "derive/timeline_agg.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hmap.h"
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "derive/timeline.h"
+#include "derive/timeline_query.h"
+#include "store/rundb.h"
+
+static const char schema_sql[] =
+    "DROP TABLE IF EXISTS tagg; DROP TABLE IF EXISTS tagg_level; DROP TABLE IF EXISTS cagg;"
+    "DROP TABLE IF EXISTS cagg_level; DROP TABLE IF EXISTS topen;"
+    "CREATE TABLE tagg_level(track INTEGER PRIMARY KEY, level INTEGER);"
+    "CREATE TABLE tagg(track INTEGER, bucket INTEGER, name INTEGER, n INTEGER, total INTEGER, self INTEGER,"
+    " PRIMARY KEY(track, bucket, name)) WITHOUT ROWID;"
+    "CREATE TABLE topen(track INTEGER, bucket INTEGER, id INTEGER, PRIMARY KEY(track, bucket, id)) WITHOUT ROWID;"
+    "CREATE TABLE cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);"
+    "CREATE TABLE cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL, area REAL, covered INTEGER,"
+    " PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
+
+/* The bucket level for a span: under TIMELINE_AGG_BUCKETS buckets. */
+static int level_for(int64_t t0, int64_t t1)
+{
+    int L = 10;
+    while (L < 62 && ((t1 - t0) >> L) >= TIMELINE_AGG_BUCKETS - 1) L++;
+    return L;
+}
+
+static int64_t bucket_start(int64_t b, int L)
+{
+    return b * ((int64_t)1 << L);
+}
+
+/* ====================================================================== */
+/* Build: slices                                                          */
+/* ====================================================================== */
+
+struct skey {
+    int64_t bucket;
+    uint64_t name;
+};
+
+struct sval {
+    struct skey k;
+    int64_t n, total, self;
+};
+
+static struct sval *sval_at(struct hmap *m, int64_t bucket, uint32_t name)
+{
+    struct skey k = { bucket, name };
+    int fresh;
+    struct sval *v = hmap_put(m, hmap_hash_u64((uint64_t)bucket * 0x9E3779B97F4A7C15ull ^ name), &k, sizeof k, &fresh);
+    if (fresh) v->k = k;
+    return v;
+}
+
+/* Adds sign × the time of [lo, hi) in each bucket to total (with_total) and
+ * to self. */
+static void spread(struct hmap *m, int L, int64_t lo, int64_t hi, uint32_t name, int with_total, int64_t sign)
+{
+    for (int64_t b = timeline_bucket_of(lo, L); lo < hi; b++) {
+        int64_t be = bucket_start(b + 1, L), part = (hi < be ? hi : be) - lo;
+        struct sval *v = sval_at(m, b, name);
+        if (with_total) v->total += sign * part;
+        v->self += sign * part;
+        lo = be;
+    }
+}
+
+static int sval_cmp(const void *x, const void *y)
+{
+    const struct sval *a = x, *b = y;
+    if (a->k.bucket != b->k.bucket) return a->k.bucket < b->k.bucket ? -1 : 1;
+    return a->k.name < b->k.name ? -1 : a->k.name > b->k.name;
+}
+
+static int flush_track(sqlite3 *db, sqlite3_stmt *ins, int64_t track, struct hmap *m, struct err *e)
+{
+    size_t n = 0, pos = 0;
+    struct sval *rows = xmalloc((m->n ? m->n : 1) * sizeof *rows), *v;
+    while ((v = hmap_next(m, &pos, NULL, NULL))) rows[n++] = *v;
+    xqsort(rows, n, sizeof *rows, sval_cmp);
+    for (size_t i = 0; i < n && !e->code; i++) {
+        sqlite3_bind_int64(ins, 1, track);
+        sqlite3_bind_int64(ins, 2, rows[i].k.bucket);
+        sqlite3_bind_int64(ins, 3, (int64_t)rows[i].k.name);
+        sqlite3_bind_int64(ins, 4, rows[i].n);
+        sqlite3_bind_int64(ins, 5, rows[i].total);
+        sqlite3_bind_int64(ins, 6, rows[i].self);
+        if (sqlite3_step(ins) != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (insert)");
+        sqlite3_reset(ins);
+    }
+    free(rows);
+    hmap_free(m, NULL);
+    hmap_init(m, sizeof(struct sval), 1024);
+    return e->code;
+}
+
+struct open_slice {
+    int64_t id;
+    uint32_t name;
+};
+
+/* The slices open on a track's drawing levels (at most one each), to write
+ * topen at each bucket boundary the pass crosses. */
+struct levels {
+    int64_t *id, *end;
+    int n;
+    int64_t next; /* the next boundary's bucket */
+};
+
+/* Writes the slices open at each boundary before t (open at T: ts < T <
+ * end). */
+static int emit_open(sqlite3 *db, sqlite3_stmt *ins, int64_t track, int L, struct levels *lv, int64_t t, struct err *e)
+{
+    /* after the last slice: until nothing is open (the rank's span bounds
+     * the buckets; the cap guards a clock cut at the largest time) */
+    for (int tail = 0; bucket_start(lv->next, L) <= t && tail <= 4 * TIMELINE_AGG_BUCKETS; tail += t == INT64_MAX) {
+        int64_t T = bucket_start(lv->next, L), any = 0;
+        for (int d = 0; d < lv->n; d++) {
+            if (lv->end[d] <= T) continue;
+            any = 1;
+            sqlite3_bind_int64(ins, 1, track);
+            sqlite3_bind_int64(ins, 2, lv->next);
+            sqlite3_bind_int64(ins, 3, lv->id[d]);
+            if (sqlite3_step(ins) != SQLITE_DONE) return rundb_db_error(db, e, "timeline aggregates (open)");
+            sqlite3_reset(ins);
+        }
+        lv->next++;
+        if (!any && t == INT64_MAX) break;
+    }
+    return 0;
+}
+
+static void levels_set(struct levels *lv, int depth, int64_t id, int64_t end)
+{
+    if (depth < 0) return;
+    if (depth >= lv->n) {
+        lv->id = xrealloc(lv->id, (size_t)(depth + 1) * sizeof *lv->id);
+        lv->end = xrealloc(lv->end, (size_t)(depth + 1) * sizeof *lv->end);
+        for (int d = lv->n; d <= depth; d++) lv->end[d] = INT64_MIN;
+        lv->n = depth + 1;
+    }
+    lv->id[depth] = id;
+    lv->end[depth] = end;
+}
+
+/* One pass over the slices in id order (each track in time order), the
+ * parent's name from a stack of the open slices, as the window scan of the
+ * area selection keeps it. */
+static int build_slices(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *lv = NULL, *st = NULL, *ins = NULL, *setl = NULL, *iop = NULL;
+    struct levels open = { 0 };
+    struct hmap m;
+    struct open_slice *stk = NULL;
+    size_t sp = 0, cap = 0;
+    int64_t cur = -1;
+    int L = 0, rc;
+
+    hmap_init(&m, sizeof(struct sval), 1024);
+    if (rundb_prepare(db, "SELECT r.t0, r.t1 FROM track t JOIN rank r ON r.rank = t.rank WHERE t.id = ?", &lv, e) < 0 ||
+        rundb_prepare(db, "SELECT id, track, ts, dur, coalesce(parent, 0), name, depth FROM slice ORDER BY id", &st,
+                      e) < 0 ||
+        rundb_prepare(db, "INSERT INTO topen(track, bucket, id) VALUES (?, ?, ?)", &iop, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO tagg(track, bucket, name, n, total, self) VALUES (?, ?, ?, ?, ?, ?)", &ins,
+                      e) < 0 ||
+        rundb_prepare(db, "INSERT INTO tagg_level(track, level) VALUES (?, ?)", &setl, e) < 0)
+        goto out;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0), track = sqlite3_column_int64(st, 1);
+        int64_t ts = sqlite3_column_int64(st, 2), dur = sqlite3_column_int64(st, 3);
+        int64_t parent = sqlite3_column_int64(st, 4);
+        uint32_t name = (uint32_t)sqlite3_column_int64(st, 5);
+        if (track != cur) {
+            if (cur >= 0 && (emit_open(db, iop, cur, L, &open, INT64_MAX, e) != 0 ||
+                             flush_track(db, ins, cur, &m, e) != 0))
+                goto out;
+            cur = track;
+            sp = 0;
+            open.n = 0;
+            sqlite3_bind_int64(lv, 1, track);
+            L = sqlite3_step(lv) == SQLITE_ROW && sqlite3_column_type(lv, 0) != SQLITE_NULL
+                    ? level_for(sqlite3_column_int64(lv, 0), sqlite3_column_int64(lv, 1))
+                    : level_for(ts, ts + dur);
+            sqlite3_reset(lv);
+            sqlite3_bind_int64(setl, 1, track);
+            sqlite3_bind_int(setl, 2, L);
+            if (sqlite3_step(setl) != SQLITE_DONE) {
+                rundb_db_error(db, e, "timeline aggregates (level)");
+                goto out;
+            }
+            sqlite3_reset(setl);
+            open.next = timeline_bucket_of(ts, L) + 1;
+        }
+        if (emit_open(db, iop, track, L, &open, ts, e) != 0) goto out;
+        levels_set(&open, sqlite3_column_int(st, 6), id, ts + dur);
+        while (sp && stk[sp - 1].id != parent) sp--;
+        sval_at(&m, timeline_bucket_of(ts, L), name)->n++;
+        if (dur > 0) {
+            spread(&m, L, ts, ts + dur, name, 1, 1);
+            if (sp) spread(&m, L, ts, ts + dur, stk[sp - 1].name, 0, -1);
+        }
+        if (sp == cap) stk = xrealloc(stk, (cap = cap ? cap * 2 : 64) * sizeof *stk);
+        stk[sp++] = (struct open_slice){ id, name };
+    }
+    if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (slices)");
+    else if (cur >= 0 && emit_open(db, iop, cur, L, &open, INT64_MAX, e) == 0)
+        flush_track(db, ins, cur, &m, e);
+out:
+    hmap_free(&m, NULL);
+    free(stk);
+    free(open.id);
+    free(open.end);
+    sqlite3_finalize(iop);
+    sqlite3_finalize(lv);
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(setl);
+    return e->code;
+}
+
+/* ====================================================================== */
+/* Build: counters                                                        */
+/* ====================================================================== */
+
+struct cbucket {
+    int64_t n, covered;
+    double min, max, area;
+};
+
+/* The step function of one series integrated per bucket. */
+static int build_series(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *setl, int64_t series, int64_t rank_t1,
+                        struct err *e)
+{
+    sqlite3_stmt *raw, *before;
+    int rc = timeline_series_open(db, series, &raw, &before, e);
+    int64_t first, last;
+
+    if (rc) return rc < 0 ? rc : 0;
+    sqlite3_bind_int64(before, 4, INT64_MAX);
+    sqlite3_bind_int64(raw, 4, INT64_MIN);
+    sqlite3_bind_int64(raw, 5, INT64_MAX);
+    rc = sqlite3_step(before);
+    if (rc != SQLITE_ROW) {
+        sqlite3_finalize(raw);
+        sqlite3_finalize(before);
+        return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline aggregates (series)");
+    }
+    last = sqlite3_column_int64(before, 0);
+    rc = sqlite3_step(raw);
+    first = rc == SQLITE_ROW ? sqlite3_column_int64(raw, 0) : last;
+    int64_t end = last > rank_t1 ? last : rank_t1;
+    int L = level_for(first, end);
+    int64_t b0 = timeline_bucket_of(first, L), b1 = timeline_bucket_of(end, L);
+    size_t nb = (size_t)(b1 - b0 + 1);
+    struct cbucket *bk = xcalloc(nb, sizeof *bk);
+    int64_t cur_t = 0;
+    double v = 0;
+    int has = 0;
+
+    for (; rc == SQLITE_ROW; rc = sqlite3_step(raw)) {
+        int64_t t = sqlite3_column_int64(raw, 0);
+        double x = sqlite3_column_double(raw, 1);
+        for (int64_t lo = cur_t, b = timeline_bucket_of(lo, L); has && lo < t; b++) {
+            int64_t be = bucket_start(b + 1, L), part = (t < be ? t : be) - lo;
+            bk[b - b0].area += v * (double)part;
+            bk[b - b0].covered += part;
+            lo = be;
+        }
+        struct cbucket *c = &bk[timeline_bucket_of(t, L) - b0];
+        if (!c->n || x < c->min) c->min = x;
+        if (!c->n || x > c->max) c->max = x;
+        c->n++;
+        cur_t = t;
+        v = x;
+        has = 1;
+    }
+    if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (samples)");
+    for (int64_t lo = cur_t, b = timeline_bucket_of(lo, L), hi = bucket_start(b1 + 1, L); has && lo < hi; b++) {
+        int64_t be = bucket_start(b + 1, L), part = (hi < be ? hi : be) - lo;
+        bk[b - b0].area += v * (double)part;
+        bk[b - b0].covered += part;
+        lo = be;
+    }
+    sqlite3_bind_int64(setl, 1, series);
+    sqlite3_bind_int(setl, 2, L);
+    sqlite3_bind_int64(setl, 3, b1);
+    if (!e->code && sqlite3_step(setl) != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (series level)");
+    sqlite3_reset(setl);
+    for (size_t i = 0; i < nb && !e->code; i++) {
+        sqlite3_bind_int64(ins, 1, series);
+        sqlite3_bind_int64(ins, 2, b0 + (int64_t)i);
+        sqlite3_bind_int64(ins, 3, bk[i].n);
+        if (bk[i].n) {
+            sqlite3_bind_double(ins, 4, bk[i].min);
+            sqlite3_bind_double(ins, 5, bk[i].max);
+        } else {
+            sqlite3_bind_null(ins, 4);
+            sqlite3_bind_null(ins, 5);
+        }
+        sqlite3_bind_double(ins, 6, bk[i].area);
+        sqlite3_bind_int64(ins, 7, bk[i].covered);
+        if (sqlite3_step(ins) != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (series insert)");
+        sqlite3_reset(ins);
+    }
+    free(bk);
+    sqlite3_finalize(raw);
+    sqlite3_finalize(before);
+    return e->code;
+}
+
+static int build_counters(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *ser = NULL, *ins = NULL, *setl = NULL;
+    int rc;
+
+    if (rundb_prepare(db, "SELECT s.id, coalesce(r.t1, 0) FROM cseries s LEFT JOIN rank r ON r.rank = s.rank ORDER BY s.id",
+                      &ser, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO cagg(series, bucket, n, min, max, area, covered) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                      &ins, e) < 0 ||
+        rundb_prepare(db, "INSERT INTO cagg_level(series, level, last) VALUES (?, ?, ?)", &setl, e) < 0)
+        goto out;
+    while ((rc = sqlite3_step(ser)) == SQLITE_ROW)
+        if (build_series(db, ins, setl, sqlite3_column_int64(ser, 0), sqlite3_column_int64(ser, 1), e) < 0) goto out;
+    if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (series list)");
+out:
+    sqlite3_finalize(ser);
+    sqlite3_finalize(ins);
+    sqlite3_finalize(setl);
+    return e->code;
+}
+
+int timeline_agg_build(sqlite3 *db, struct err *e)
+{
+    double t0 = log_now_s(), t1;
+
+    err_clear(e);
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "timeline aggregates (tables)");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return e->code;
+    }
+    if (build_slices(db, e) != 0 || (t1 = log_now_s(), build_counters(db, e)) != 0) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return e->code;
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "timeline aggregates (commit)");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return e->code;
+    }
+    LOG_INFO("window aggregates built: slices %.2f s, counters %.2f s", t1 - t0, log_now_s() - t1);
+    return 0;
+}
+
+/* ====================================================================== */
+/* Queries                                                                */
+/* ====================================================================== */
+
+/* The level of a track or series from its level table; -1: none (a run
+ * imported before the tables). *last: cagg_level's last bucket. */
+static int stored_level(sqlite3 *db, const char *sql, int64_t id, int64_t *last, struct err *e)
+{
+    sqlite3_stmt *st;
+    int L = -1, rc;
+
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1; /* no such table */
+    sqlite3_bind_int64(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        L = sqlite3_column_int(st, 0);
+        if (last) *last = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (level)");
+    return L;
+}
+
+int timeline_agg_slices(sqlite3 *db, int64_t track, int64_t start, int64_t end, int64_t *lo, int64_t *hi,
+                        void (*add)(void *ctx, uint32_t name, int64_t n, int64_t total, int64_t self), void *ctx,
+                        struct err *e)
+{
+    sqlite3_stmt *st;
+    int L, rc;
+
+    err_clear(e);
+    *lo = *hi = start;
+    L = stored_level(db, "SELECT level, 0 FROM tagg_level WHERE track = ?", track, NULL, e);
+    if (e->code) return e->code;
+    if (L < 0) return 0;
+    int64_t b0 = timeline_bucket_ceil(start, L), b1 = timeline_bucket_of(end, L);
+    if (b0 >= b1) return 0;
+    if (rundb_prepare(db, "SELECT name, n, total, self FROM tagg WHERE track = ? AND bucket >= ? AND bucket < ?", &st,
+                      e) < 0)
+        return e->code;
+    sqlite3_bind_int64(st, 1, track);
+    sqlite3_bind_int64(st, 2, b0);
+    sqlite3_bind_int64(st, 3, b1);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        add(ctx, (uint32_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+            sqlite3_column_int64(st, 3));
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline aggregates (rows)");
+    *lo = bucket_start(b0, L);
+    *hi = bucket_start(b1, L);
+    return 0;
+}
+
+static int id_cmp(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static void cstats_sample(struct timeline_cstats *o, double x)
+{
+    if (!o->n || x < o->min) o->min = x;
+    if (!o->n || x > o->max) o->max = x;
+    o->n++;
+}
+
+/* The samples of [lo, hi) into o, the value in force at lo first (counted
+ * as a sample when count_before). */
+static int raw_part(sqlite3 *db, sqlite3_stmt *raw, sqlite3_stmt *before, int64_t lo, int64_t hi, int count_before,
+                    struct timeline_cstats *o, struct err *e)
+{
+    int64_t cur_t = lo;
+    double v = 0;
+    int has = 0, rc;
+
+    sqlite3_reset(before);
+    sqlite3_bind_int64(before, 4, lo);
+    if ((rc = sqlite3_step(before)) == SQLITE_ROW) {
+        v = sqlite3_column_double(before, 1);
+        has = 1;
+        if (count_before) cstats_sample(o, v);
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter samples)");
+    sqlite3_reset(raw);
+    sqlite3_bind_int64(raw, 4, lo);
+    sqlite3_bind_int64(raw, 5, hi);
+    while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(raw, 0);
+        if (has) {
+            o->area += v * (double)(t - cur_t);
+            o->covered += t - cur_t;
+        }
+        v = sqlite3_column_double(raw, 1);
+        cur_t = t;
+        has = 1;
+        cstats_sample(o, v);
+    }
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter samples)");
+    if (has) {
+        o->area += v * (double)(hi - cur_t);
+        o->covered += hi - cur_t;
+    }
+    return 0;
+}
+
+int timeline_agg_counter(sqlite3 *db, int64_t series, int64_t start, int64_t end, struct timeline_cstats *out,
+                         struct err *e)
+{
+    sqlite3_stmt *raw = NULL, *before = NULL, *rows = NULL;
+    int64_t last = 0, a = end, b = end;
+    int L, rc;
+
+    err_clear(e);
+    memset(out, 0, sizeof *out);
+    rc = timeline_series_open(db, series, &raw, &before, e);
+    if (rc) return rc < 0 ? rc : 0;
+    L = stored_level(db, "SELECT level, last FROM cagg_level WHERE series = ?", series, &last, e);
+    if (e->code) goto out;
+    if (L >= 0) {
+        int64_t b0 = timeline_bucket_ceil(start, L), b1 = timeline_bucket_of(end, L);
+        if (b1 > last + 1) b1 = last + 1;
+        if (b0 < b1) {
+            a = bucket_start(b0, L);
+            b = bucket_start(b1, L);
+        }
+    }
+    /* the left edge (and the value in force at start), the whole buckets,
+     * the right edge from the value in force at its start */
+    if (raw_part(db, raw, before, start, a, 1, out, e) < 0) goto out;
+    if (a < b) {
+        if (rundb_prepare(db,
+                          "SELECT n, min, max, area, covered FROM cagg WHERE series = ? AND bucket >= ? AND bucket < ?",
+                          &rows, e) < 0)
+            goto out;
+        sqlite3_bind_int64(rows, 1, series);
+        sqlite3_bind_int64(rows, 2, timeline_bucket_of(a, L));
+        sqlite3_bind_int64(rows, 3, timeline_bucket_of(b, L));
+        while ((rc = sqlite3_step(rows)) == SQLITE_ROW) {
+            int64_t n = sqlite3_column_int64(rows, 0);
+            if (n) {
+                double mn = sqlite3_column_double(rows, 1), mx = sqlite3_column_double(rows, 2);
+                cstats_sample(out, mn);
+                cstats_sample(out, mx);
+                out->n += n - 2;
+            }
+            out->area += sqlite3_column_double(rows, 3);
+            out->covered += sqlite3_column_int64(rows, 4);
+        }
+        if (rc != SQLITE_DONE) {
+            rundb_db_error(db, e, "timeline aggregates (series rows)");
+            goto out;
+        }
+        if (raw_part(db, raw, before, b, end, 0, out, e) < 0) goto out;
+    }
+out:
+    sqlite3_finalize(raw);
+    sqlite3_finalize(before);
+    sqlite3_finalize(rows);
+    return e->code;
+}
+
+int timeline_open_at(sqlite3 *db, int64_t track, int64_t t, int64_t before, int64_t first, int64_t **ids, size_t *n,
+                     struct err *e)
+{
+    sqlite3_stmt *one = NULL, *op = NULL;
+    int64_t T = INT64_MIN;
+    size_t cap = 0;
+    int L, rc = SQLITE_DONE;
+
+    err_clear(e);
+    *ids = NULL;
+    *n = 0;
+    L = stored_level(db, "SELECT level, 0 FROM tagg_level WHERE track = ?", track, NULL, e);
+    if (e->code) return e->code;
+    if (rundb_prepare(db, "SELECT ts, dur, parent FROM slice WHERE id = ?", &one, e) < 0) return e->code;
+    /* the ones started since the boundary: along the parent chain (each
+     * slice's parent is the latest-started one open at its start) */
+    if (L >= 0) T = bucket_start(timeline_bucket_of(t, L), L);
+    for (int64_t pid = before, hops = 0; pid >= first && (L >= 0 || hops < TIMELINE_OPEN_WALK); hops++) {
+        sqlite3_reset(one);
+        sqlite3_bind_int64(one, 1, pid);
+        if ((rc = sqlite3_step(one)) != SQLITE_ROW) break;
+        int64_t ts = sqlite3_column_int64(one, 0), dur = sqlite3_column_int64(one, 1);
+        if (ts < T) break;
+        if (ts < t && ts + dur > t) {
+            if (*n == cap) *ids = xrealloc(*ids, (cap = cap ? cap * 2 : 32) * sizeof **ids);
+            (*ids)[(*n)++] = pid;
+        }
+        pid = sqlite3_column_type(one, 2) == SQLITE_NULL ? 0 : sqlite3_column_int64(one, 2);
+        rc = SQLITE_DONE;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        rundb_db_error(db, e, "timeline (open slices)");
+        goto out;
+    }
+    /* the ones open at the boundary, stored */
+    if (L >= 0) {
+        if (rundb_prepare(db, "SELECT id FROM topen WHERE track = ? AND bucket = ?", &op, e) < 0) goto out;
+        sqlite3_bind_int64(op, 1, track);
+        sqlite3_bind_int64(op, 2, timeline_bucket_of(t, L));
+        while ((rc = sqlite3_step(op)) == SQLITE_ROW) {
+            int64_t id = sqlite3_column_int64(op, 0);
+            sqlite3_reset(one);
+            sqlite3_bind_int64(one, 1, id);
+            if (sqlite3_step(one) == SQLITE_ROW && sqlite3_column_int64(one, 0) + sqlite3_column_int64(one, 1) > t) {
+                if (*n == cap) *ids = xrealloc(*ids, (cap = cap ? cap * 2 : 32) * sizeof **ids);
+                (*ids)[(*n)++] = id;
+            }
+        }
+        if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (open slices)");
+    }
+    if (*n > 1) xqsort(*ids, *n, sizeof **ids, id_cmp);
+out:
+    sqlite3_finalize(one);
+    sqlite3_finalize(op);
+    if (e->code) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return e->code;
+}
