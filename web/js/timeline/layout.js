@@ -7,10 +7,12 @@
  * track lanes first, fixed at the top (their own section, in track
  * order), then the scrolled section: a group row per CPU process (by pid)
  * and per GPU device, CPU before GPU, each followed by its thread or
- * stream lanes (by tid / stream) unless the group is collapsed, then a
+ * stream lanes (by tid / stream) unless the group is collapsed (GPU groups
+ * first with gpuFirst), then a
  * "Counters" group with one small area-chart row per counter. Lanes of
  * tracks without slices are left out unless showEmpty; a group with no
- * lane left is left out. A lane is as tall as its deepest slice; group
+ * lane left is left out. A lane is as tall as its deepest slice, or as
+ * maxLevels depths when that is less (the deeper ones are folded); group
  * rows carry a summary (lanes and slices they hold) drawn when collapsed.
  *
  * A row's `y` is its top within its section: pinned rows from the top of
@@ -57,6 +59,7 @@ export const HEAD_H = RULER_H + STEPS_H;
  * @property {number} [slices]    group: slices of those lanes
  * @property {'cpu' | 'gpu' | 'counters'} [kind]  group: what its lanes are
  * @property {boolean} [collapsed] group: its lanes are hidden
+ * @property {number} [levels]    track: depths drawn (the rest folded away by LayoutOptions.maxLevels)
  */
 
 /**
@@ -72,6 +75,8 @@ export const HEAD_H = RULER_H + STEPS_H;
  * @property {Set<number>} pins        pinned track ids
  * @property {Set<string>} collapsed   collapsed group keys
  * @property {boolean} showEmpty       show lanes without slices
+ * @property {boolean} [gpuFirst]      GPU groups before the CPU ones
+ * @property {number} [maxLevels]      depths drawn per lane (0 or absent: all); deeper slices are folded
  */
 
 /** A layout with no rows. */
@@ -116,10 +121,22 @@ export function idCompare(a, b) {
 /**
  * Height of a track's lane: one SLICE_H per depth, padded.
  * @param {TimelineTrack} t
+ * @param {number} [maxLevels] depths drawn at most (0: all)
  * @returns {number}
  */
-export function laneHeight(t) {
-    return (Math.max(0, t.max_depth) + 1) * SLICE_H + 2 * LANE_PAD;
+export function laneHeight(t, maxLevels = 0) {
+    return laneLevels(t, maxLevels) * SLICE_H + 2 * LANE_PAD;
+}
+
+/**
+ * Depths of a track's lane that are drawn: all, or at most maxLevels (> 0).
+ * @param {TimelineTrack} t
+ * @param {number} [maxLevels]
+ * @returns {number}
+ */
+export function laneLevels(t, maxLevels = 0) {
+    const all = Math.max(0, t.max_depth) + 1;
+    return maxLevels > 0 ? Math.min(all, maxLevels) : all;
 }
 
 /**
@@ -130,7 +147,7 @@ export function laneHeight(t) {
  * @returns {Layout} owned by the caller; rows borrow the tracks and counters
  */
 export function buildLayout(tracks, counters, opts) {
-    const { pins, collapsed, showEmpty } = opts;
+    const { pins, collapsed, showEmpty, gpuFirst = false, maxLevels = 0 } = opts;
     /** @type {Map<string, {key: string, label: string, gpu: boolean, id: string | number, tracks: TimelineTrack[]}>} */
     const groups = new Map();
     for (const t of tracks) {
@@ -143,7 +160,8 @@ export function buildLayout(tracks, counters, opts) {
         }
         g.tracks.push(t);
     }
-    const sorted = [...groups.values()].sort((a, b) => Number(a.gpu) - Number(b.gpu) || idCompare(a.id, b.id));
+    const gpuOrder = gpuFirst ? -1 : 1;
+    const sorted = [...groups.values()].sort((a, b) => gpuOrder * (Number(a.gpu) - Number(b.gpu)) || idCompare(a.id, b.id));
     /** @type {Row[]} */
     const pinned = [];
     /** @type {Row[]} */
@@ -152,8 +170,8 @@ export function buildLayout(tracks, counters, opts) {
     let sy = 0;
     for (const t of tracks) {
         if (!pins.has(t.id)) continue;
-        const hgt = laneHeight(t);
-        pinned.push({ type: 'track', key: 't' + t.id, y: py, h: hgt, pinned: true, track: t });
+        const hgt = laneHeight(t, maxLevels);
+        pinned.push({ type: 'track', key: 't' + t.id, y: py, h: hgt, pinned: true, track: t, levels: laneLevels(t, maxLevels) });
         py += hgt;
     }
     for (const g of sorted) {
@@ -167,8 +185,8 @@ export function buildLayout(tracks, counters, opts) {
         sy += GROUP_H;
         if (closed) continue;
         for (const t of shown) {
-            const hgt = laneHeight(t);
-            scroll.push({ type: 'track', key: 't' + t.id, y: sy, h: hgt, pinned: false, track: t });
+            const hgt = laneHeight(t, maxLevels);
+            scroll.push({ type: 'track', key: 't' + t.id, y: sy, h: hgt, pinned: false, track: t, levels: laneLevels(t, maxLevels) });
             sy += hgt;
         }
     }
@@ -256,18 +274,29 @@ export function rowAt(l, scrollY, y) {
  * @param {number} scrollY
  * @param {number} id track id
  * @param {Map<number, TimelineTrack>} trackById
- * @returns {{top: number, h: number, lane: boolean} | null}
+ * @returns {{top: number, h: number, lane: boolean, levels?: number} | null}
  */
 export function laneTop(l, scrollY, id, trackById) {
     const p = l.pinned.find((r) => r.track && r.track.id === id);
-    if (p) return { top: p.y, h: p.h, lane: true };
+    if (p) return { top: p.y, h: p.h, lane: true, levels: p.levels };
     const s = l.scroll.find((r) => r.track && r.track.id === id);
-    if (s) return { top: s.y + l.pinnedH - scrollY, h: s.h, lane: true };
+    if (s) return { top: s.y + l.pinnedH - scrollY, h: s.h, lane: true, levels: s.levels };
     const t = trackById.get(id);
     if (!t) return null;
     const key = groupKey(t);
     const g = l.scroll.find((r) => r.type === 'group' && r.key === key);
     return g ? { top: g.y + l.pinnedH - scrollY, h: g.h, lane: false } : null;
+}
+
+/**
+ * Screen y of a slice's row in a lane placed by laneTop(): its depth, or
+ * the last depth drawn when it is folded away; a collapsed group's row.
+ * @param {{top: number, lane: boolean, levels?: number}} lt
+ * @param {number} depth
+ * @returns {number}
+ */
+export function sliceY(lt, depth) {
+    return lt.lane ? depthY(lt.top, Math.min(depth, (lt.levels ?? depth + 1) - 1)) : lt.top + 2;
 }
 
 /**
@@ -302,6 +331,7 @@ export function hitTest(l, scrollY, items, view, x, y) {
     if (!at || at.row.type !== 'track' || !at.row.track) return null;
     const id = at.row.track.id;
     const depth = Math.floor((y - HEAD_H - at.top - LANE_PAD) / SLICE_H);
+    if (depth >= (at.row.levels ?? Infinity)) return null;
     const it = (items.get(id) || [])[depth];
     if (!it) return null;
     const i = T.hitIndex(it.ts, it.dur, T.pxToTime(view, x), T.usPerPx(view) * 2);

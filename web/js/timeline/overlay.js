@@ -23,7 +23,7 @@ import * as T from '../timescale.js';
 import { COL } from './colours.js';
 import { itemStartingAt } from './data.js';
 import { FONT, fitCanvas } from './draw.js';
-import { HEAD_H, RULER_H, SLICE_H, depthY, laneTop } from './layout.js';
+import { HEAD_H, RULER_H, SLICE_H, depthY, laneTop, sliceY } from './layout.js';
 
 /** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
 /** @typedef {import('../apitypes.js').TimelineSlice} TimelineSlice */
@@ -93,7 +93,7 @@ export function drawOverlay(canvas, o, hgt) {
             const depth = sel.depth ?? 0;
             const x = T.timeToPx(view, sel.ts);
             const xw = Math.max(2, sel.dur * k);
-            const y = lt.lane ? depthY(lt.top, depth) : lt.top + 2;
+            const y = sliceY(lt, depth);
             g.strokeStyle = COL.sel;
             g.lineWidth = 2;
             g.strokeRect(Math.round(x) - 1, y - 1, Math.round(xw) + 2, SLICE_H + 1);
@@ -149,7 +149,7 @@ function drawFlows(g, o, d, x0, y0) {
         const x1 = T.timeToPx(view, f.ts_us);
         const at = lt.lane ? itemStartingAt(o.items.get(f.track), f.ts_us, false) : null;
         const depth = at ? at.depth : 0;
-        const y1 = Math.max(2, Math.min(lanesH - 2, lt.lane ? depthY(lt.top, depth) + SLICE_H / 2 : lt.top + lt.h / 2));
+        const y1 = Math.max(2, Math.min(lanesH - 2, lt.lane ? sliceY(lt, depth) + SLICE_H / 2 : lt.top + lt.h / 2));
         const [ax, ay, bx, by] = f.dir === 'out' ? [x0, y0, x1, y1] : [x1, y1, x0, y0];
         g.strokeStyle = COL.flow;
         g.fillStyle = COL.flow;

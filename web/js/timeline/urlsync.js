@@ -2,8 +2,8 @@
 /**
  * timeline/urlsync.js — the Timeline tab's state ↔ its route. The URL
  * holds &start= &end= (the window, µs; none when the whole run is shown),
- * &sel=track:ts:dur, &pins=ids, &q= (search) and &cp=1 (router.js parses
- * and writes them).
+ * &sel=track:ts:dur, &pins=ids, &q= (search), &cp=1, &gpufirst=1 and
+ * &depth=N (options.js) (router.js parses and writes them).
  *
  * State → URL: schedule() writes the route (replaceState via updateRoute)
  * 250 ms after the last change, and remembers what it wrote
@@ -26,6 +26,7 @@ import { params } from '../views/timeline.js';
  * @property {import('../state.js').AppStore} store
  * @property {{query: string, setQuery: (q: string) => void}} search
  * @property {{on: boolean, set: (on: boolean) => void}} cp
+ * @property {{gpuFirst: boolean, levels: number, set: (o: import('./options.js').LaneOptions) => boolean}} laneOpts
  * @property {() => void} newRank    state.rank changed: drop what was shown and load it
  * @property {(v: import('../timescale.js').Viewport) => void} setView
  * @property {(ref: import('./overlay.js').Selection, opts?: {reveal?: boolean}) => void} select
@@ -38,7 +39,7 @@ import { params } from '../views/timeline.js';
  * @param {UrlHost} host
  */
 export function createUrlSync(st, host) {
-    const { run, store, search, cp, setView, select, clearSelection, relayout } = host;
+    const { run, store, search, cp, laneOpts, setView, select, clearSelection, relayout } = host;
 
     function scheduleUrl() {
         clearTimeout(st.urlTimer);
@@ -60,7 +61,16 @@ export function createUrlSync(st, host) {
         };
         const r = tabRoute(store.get().route, params);
         if (r.view !== 'run' || r.tab !== 'timeline') return;
-        updateRoute(store, { start: all ? null : st.view.start, end: all ? null : st.view.end, sel: selStr, pins: pinList, q: search.query, cp: cp.on });
+        updateRoute(store, {
+            start: all ? null : st.view.start,
+            end: all ? null : st.view.end,
+            sel: selStr,
+            pins: pinList,
+            q: search.query,
+            cp: cp.on,
+            gpufirst: laneOpts.gpuFirst,
+            depth: laneOpts.levels,
+        });
     }
 
     /** @param {Route} r */
@@ -101,6 +111,8 @@ export function createUrlSync(st, host) {
             st.written.cp = r.cp;
             cp.set(r.cp);
         }
+        // options write nothing of their own to `written`: the options object holds them
+        if (laneOpts.set({ gpuFirst: r.gpufirst, levels: r.depth })) relayout();
     }
 
     const unsubscribe = store.subscribe((next) => onRoute(tabRoute(next.route, params)));

@@ -46,7 +46,7 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, onDprChange, replace } from '../dom.js';
 import { formatOffset } from '../format.js';
-import { buildSel, flagParam, listParam, parsePins, parseSel, stringParam, windowParams } from '../params.js';
+import { buildSel, flagParam, intParam, listParam, parsePins, parseSel, stringParam, windowParams } from '../params.js';
 import { analysisError, tabRank, tabRoute } from '../tabs.js';
 import * as T from '../timescale.js';
 import { showAggregate, showAreaEmpty, showAreaError, showAreaLoading } from '../timeline/aggregate.js';
@@ -54,9 +54,11 @@ import { createCritPath } from '../timeline/critpath.js';
 import { itemStartingAt } from '../timeline/data.js';
 import { showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
 import { drawLanes, drawMini, drawRuler } from '../timeline/draw.js';
+import { createDrawer } from '../timeline/drawer.js';
 import { KEYS } from '../timeline/input.js';
-import { renderLabels } from '../timeline/labels.js';
+import { renderLabels, stickLabels } from '../timeline/labels.js';
 import * as L from '../timeline/layout.js';
+import { createOptions } from '../timeline/options.js';
 import { drawOverlay } from '../timeline/overlay.js';
 import { createSearch } from '../timeline/search.js';
 import { createState } from '../timeline/state.js';
@@ -74,7 +76,8 @@ export { nameHash, sliceCategory } from '../timeline/colours.js';
  * This tab's URL parameters (after run, view and rank): the window (µs on
  * the trace clock; null = the whole rank), the selected slice
  * ("track:ts:dur", "" = none), the pinned track ids (ascending), the
- * search text and whether the critical path is outlined.
+ * search text, whether the critical path is outlined, whether the GPU
+ * lanes come first and how many depths a lane shows (0 = all).
  */
 export const params = Object.freeze({
     ...windowParams(),
@@ -94,6 +97,8 @@ export const params = Object.freeze({
     pins: listParam('pins', parsePins),
     q: stringParam('q'),
     cp: flagParam('cp'),
+    gpufirst: flagParam('gpufirst'),
+    depth: intParam('depth', /^[1-9][0-9]{0,2}$/, 0),
 });
 
 /** @typedef {import('../router.js').TabRoute<typeof params>} TimelineRoute */
@@ -145,6 +150,11 @@ function createTimeline(root, ctx) {
     const windowText = h('span', { class: [C.muted, C.nowrap] });
     const emptyBox = h('input', { type: 'checkbox' });
     const fitBtn = h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'Show the whole run' }, 'Whole run');
+    const r0 = tabRoute(store.get().route, params);
+    const laneOpts = createOptions({ gpuFirst: r0.gpufirst, levels: r0.depth }, () => {
+        relayout();
+        scheduleUrl();
+    });
     const keysBtn = h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'Keyboard and mouse (?)', 'aria-expanded': 'false' }, 'Keys ?');
     const download = h(
         'a',
@@ -165,6 +175,7 @@ function createTimeline(root, ctx) {
         h('span', { class: C.spacer }),
         windowText,
         h('label', { class: [C.field, C.nowrap] }, emptyBox, h('span', null, 'Empty lanes')),
+        laneOpts.elements,
         fitBtn,
         cp.button,
         keysBtn,
@@ -202,7 +213,8 @@ function createTimeline(root, ctx) {
     const detailsBox = h('section', { class: [C.card, C.cardPad, C.tlDetails], 'aria-label': 'Selected slice' });
     const areaBox = h('section', { class: [C.card, C.cardPad, C.tlArea], 'aria-label': 'Area selection' });
     const status = h('div');
-    const content = h('div', null, toolbar, cp.legend, help, body, h('div', { class: C.tlPanels }, detailsBox, areaBox));
+    const drawer = createDrawer([detailsBox, areaBox], () => invalidate());
+    const content = h('div', { class: C.tlTab }, toolbar, cp.legend, help, body, drawer.handle, drawer.box);
     root.replaceChildren(h('div', { class: C.page }, status, content));
     content.hidden = true;
     showDetailsEmpty(detailsBox);
@@ -256,6 +268,7 @@ function createTimeline(root, ctx) {
             return;
         }
         content.hidden = false;
+        drawer.fitHeight(content);
         const r = tabRoute(store.get().route, params);
         st.view = T.clampView(r.start !== null && r.end !== null ? { start: r.start, end: r.end, width: plotWidth() } : { ...st.bounds, width: plotWidth() }, st.bounds);
         buildRows();
@@ -274,7 +287,13 @@ function createTimeline(root, ctx) {
     /** Lays the lanes out again and redraws their labels. */
     function buildRows() {
         if (!st.meta) return;
-        st.layout = L.buildLayout(st.meta.tracks, st.meta.counters || [], { pins: st.pins, collapsed: st.collapsed, showEmpty: st.showEmpty });
+        st.layout = L.buildLayout(st.meta.tracks, st.meta.counters || [], {
+            pins: st.pins,
+            collapsed: st.collapsed,
+            showEmpty: st.showEmpty,
+            gpuFirst: laneOpts.gpuFirst,
+            maxLevels: laneOpts.levels,
+        });
         renderLabels(pinnedLabels, scrollInner, st.layout, st.pins, {
             toggleGroup: (key) => {
                 if (st.collapsed.has(key)) st.collapsed.delete(key);
@@ -308,6 +327,7 @@ function createTimeline(root, ctx) {
     function clampScroll() {
         st.scrollY = L.clampScroll(st.layout, lanesHeight(), st.scrollY);
         scrollInner.style.transform = `translateY(${-st.scrollY}px)`;
+        stickLabels(scrollInner, st.layout, st.scrollY);
     }
 
     function plotWidth() {
@@ -528,6 +548,7 @@ function createTimeline(root, ctx) {
         store,
         search,
         cp,
+        laneOpts,
         newRank() {
             st.meta = null;
             st.sel = null;
@@ -558,6 +579,10 @@ function createTimeline(root, ctx) {
     });
     ro.observe(plot);
     ro.observe(mini);
+    const onWinResize = () => {
+        if (!content.hidden) drawer.fitHeight(content);
+    };
+    window.addEventListener('resize', onWinResize);
     const stopDpr = onDprChange(invalidate);
 
     load();
@@ -572,6 +597,7 @@ function createTimeline(root, ctx) {
             if (st.frame) cancelAnimationFrame(st.frame);
             stopInput();
             ro.disconnect();
+            window.removeEventListener('resize', onWinResize);
             stopDpr();
         },
     };

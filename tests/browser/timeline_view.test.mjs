@@ -1,0 +1,103 @@
+// Browser tests of the Timeline tab owning the screen (web/js/timeline/
+// drawer.js, options.js, labels.js stickLabels): the details drawer is on
+// screen and its size survives a reload, "GPU first" and "Levels" round-trip
+// through the URL and change the lanes, and the label of a lane taller than
+// the screen stays in view while the lane is scrolled through. On the real
+// with_stack trace of ../shared ($TB_SHARED). Screenshots go to
+// $TB_SCREENSHOTS (default build/screenshots).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { SHOTS, startBrowser } from './lib.mjs';
+import { SHARED, existsSync } from '../integration/lib.mjs';
+
+const STACK = join(SHARED, 'traces/transformer_with_stack/transformer_with_stack.1795344489086084483.pt.trace.json.gz');
+
+let session, srv, page, errors, runId;
+
+before(async () => {
+  session = await startBrowser();
+  ({ srv, page, errors } = session);
+  await page.goto(srv.url);
+  if (existsSync(STACK)) runId = await srv.upload([STACK], 'with_stack');
+});
+
+after(async () => { await session?.close(); });
+
+async function timelineLoaded() {
+  await page.waitForSelector('.tb-tl-plot[data-loaded]:not([data-busy])', { timeout: 20000 });
+  await page.waitForTimeout(200);
+}
+
+/** Waits for the view's debounced URL write to hold `re`. */
+const urlHas = (re) => page.waitForFunction((s) => new RegExp(s).test(location.search), re.source, { timeout: 5000 });
+
+test('timeline: the details drawer is on screen, resizes by keyboard and keeps its size', async (t) => {
+  if (!runId) return t.skip('no with_stack trace in $TB_SHARED');
+  await page.goto(`${srv.base}/?run=${runId}&view=timeline`);
+  await timelineLoaded();
+  const box = await page.$eval('.tb-tl-drawer', (e) => e.getBoundingClientRect().toJSON());
+  const vh = await page.evaluate(() => innerHeight);
+  assert.ok(box.top > 200 && box.bottom <= vh + 1, `drawer within the window: ${JSON.stringify(box)} of ${vh}`);
+  assert.ok(await page.isVisible('.tb-tl-drawer .tb-tl-details'), 'the details panel is in the drawer');
+  // the plot fills what the drawer leaves
+  const plot = await page.$eval('.tb-tl', (e) => e.getBoundingClientRect().toJSON());
+  assert.ok(box.top - plot.bottom < 20, 'the lanes end where the drawer begins');
+  await page.focus('.tb-tl-handle');
+  for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowUp');
+  const taller = await page.$eval('.tb-tl-drawer', (e) => e.getBoundingClientRect().height);
+  assert.ok(taller >= box.height + 59, `ArrowUp grows the drawer: ${box.height} → ${taller}`);
+  await page.reload();
+  await timelineLoaded();
+  const after = await page.$eval('.tb-tl-drawer', (e) => e.getBoundingClientRect().height);
+  assert.ok(Math.abs(after - taller) < 2, `the size is remembered: ${taller} vs ${after}`);
+  await page.evaluate(() => localStorage.removeItem('tb.timeline.drawer'));
+  assert.deepEqual(errors, []);
+});
+
+test('timeline: GPU first and folded levels round-trip through the URL', async (t) => {
+  if (!runId) return t.skip('no with_stack trace in $TB_SHARED');
+  await page.goto(`${srv.base}/?run=${runId}&view=timeline`);
+  await timelineLoaded();
+  const firstKind = () => page.$eval('.tb-tl-scroll-inner .tb-tl-label', (e) => e.dataset.kind);
+  assert.equal(await firstKind(), 'cpu');
+  const laneH = () => page.$eval('.tb-tl-scroll-inner .tb-tl-label[data-kind="cpu"]', (e) => e.getBoundingClientRect().height);
+  const deep = await laneH();
+  await page.check('text=GPU first');
+  await urlHas(/gpufirst=1/);
+  assert.equal(await firstKind(), 'gpu');
+  await page.selectOption('.tb-tl-toolbar select', '4');
+  await urlHas(/depth=4/);
+  const folded = await laneH();
+  assert.ok(folded < deep && folded <= 4 * 18 + 8, `4 levels: ${deep} → ${folded}`);
+  await page.reload();
+  await timelineLoaded();
+  assert.equal(await firstKind(), 'gpu', 'GPU first after a reload');
+  assert.ok(Math.abs((await laneH()) - folded) < 1, 'still 4 levels after a reload');
+  assert.equal(await page.$eval('.tb-tl-toolbar select', (e) => e.value), '4');
+  // back to the default: the URL drops both
+  await page.uncheck('text=GPU first');
+  await page.selectOption('.tb-tl-toolbar select', '0');
+  await page.waitForFunction(() => !/gpufirst|depth=/.test(location.search));
+  await page.screenshot({ path: join(SHOTS, 'timeline-options.png') });
+  assert.deepEqual(errors, []);
+});
+
+test('timeline: a deep lane keeps its label in view while scrolled through', async (t) => {
+  if (!runId) return t.skip('no with_stack trace in $TB_SHARED');
+  await page.goto(`${srv.base}/?run=${runId}&view=timeline`);
+  await timelineLoaded();
+  const lane = '.tb-tl-scroll-inner .tb-tl-label[data-kind="cpu"]';
+  const hgt = await page.$eval(lane, (e) => e.getBoundingClientRect().height);
+  const lanesBox = await page.$eval('.tb-tl-scroll', (e) => e.getBoundingClientRect().toJSON());
+  if (hgt < lanesBox.height * 1.5) return t.skip(`the main lane is not deep here (${hgt}px)`);
+  await page.mouse.move(lanesBox.left + 600, lanesBox.top + 100);
+  await page.mouse.wheel(0, Math.round(hgt / 2));
+  await page.waitForTimeout(200);
+  const name = await page.$eval(`${lane} .tb-tl-name`, (e) => e.getBoundingClientRect().toJSON());
+  const laneNow = await page.$eval(lane, (e) => e.getBoundingClientRect().toJSON());
+  assert.ok(laneNow.top < lanesBox.top - 100, `the lane's top is scrolled off: ${laneNow.top} vs ${lanesBox.top}`);
+  assert.ok(name.top >= lanesBox.top - 1 && name.bottom <= lanesBox.bottom, `its name shows: ${JSON.stringify(name)} in ${JSON.stringify(lanesBox)}`);
+  await page.screenshot({ path: join(SHOTS, 'timeline-sticky.png') });
+  assert.deepEqual(errors, []);
+});
