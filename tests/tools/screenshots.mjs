@@ -67,7 +67,7 @@ try {
   await shot('timeline-deep-stack.png');
 
   // the 8 DLRM ranks stacked on the aligned clock, GPU lanes first, CPU groups collapsed
-  await open(`${many.id}&view=timeline&ranks=all&gpu=first`);
+  await open(`${many.id}&view=timeline&ranks=all&gpufirst=1`);
   await shot('timeline-ranks.png');
 
   // a flame graph of an area: the whole second step of the deep trace

@@ -8,6 +8,7 @@ import { DRAWER_DEFAULT, DRAWER_MIN, LANES_MIN, clampDrawer } from '../../web/js
 import { stickyOffset } from '../../web/js/timeline/labels.js';
 import { LANE_PAD, SLICE_H, buildLayout, hitTest, HEAD_H, laneHeight, laneLevels, laneTop, sliceY } from '../../web/js/timeline/layout.js';
 import { LEVEL_CHOICES, levelChoices } from '../../web/js/timeline/options.js';
+import { foldedRanks } from '../../web/js/timeline/urlsync.js';
 
 const track = (id, kind, tid, max_depth) => ({
     id, kind, pid: 1, tid, name: `t${tid}`, process: 'p', device: kind === 'gpu' ? 0 : null, stream: kind === 'gpu' ? tid : null, max_depth, nslices: 5,
@@ -63,4 +64,8 @@ test('a URL level count outside the menu is offered too', () => {
     assert.deepEqual(levelChoices(4), [...LEVEL_CHOICES]);
     const c = levelChoices(5);
     assert.ok(c.includes(5) && c.indexOf(5) === c.indexOf(4) + 1);
+});
+
+test('the folded ranks of the URL come from the collapsed group keys', () => {
+    assert.deepEqual(foldedRanks(new Set(['rank:3', 'cpu:1', 'rank:0:cpu:2', 'rank:10'])), [3, 10]);
 });

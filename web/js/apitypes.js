@@ -267,6 +267,7 @@
  * @property {number | null} stream  CUDA stream (gpu tracks)
  * @property {number} max_depth
  * @property {number} nslices
+ * @property {number} [rank]    set by the client on a stacked view (timeline/multirank.js)
  */
 
 /**
@@ -278,7 +279,7 @@
  * @property {number} t1_us
  * @property {string[]} strings
  * @property {TimelineTrack[]} tracks
- * @property {{id: number, name: string, unit: string}[]} counters
+ * @property {{id: number, name: string, unit: string, rank?: number}[]} counters
  * @property {{name: string, start_us: number, end_us: number}[]} steps
  */
 

@@ -252,8 +252,12 @@ function drawRow(g, s, r, top) {
     const { view } = s;
     const w = view.width;
     if (r.type === 'group') {
-        g.fillStyle = COL.group;
+        g.fillStyle = r.kind === 'rank' ? COL.line : COL.group;
         g.fillRect(0, top, w, r.h);
+        if (r.straggler) {
+            g.fillStyle = COL.flow;
+            g.fillRect(0, top, 4, r.h);
+        }
         g.fillStyle = COL.line;
         g.fillRect(0, top + r.h - 1, w, 1);
         if (r.collapsed) {

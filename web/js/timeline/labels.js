@@ -94,7 +94,8 @@ function labelRow(r, pins, act) {
             'button',
             {
                 type: 'button',
-                class: C.tlGroup,
+                class: [C.tlGroup, r.kind === 'rank' && C.tlGroupRank, r.straggler && C.tlStraggler],
+                dataset: r.kind === 'rank' ? { rank: String(r.rank) } : undefined,
                 'aria-expanded': String(open),
                 title: open ? 'Collapse' : `Expand: ${groupSummary(r)}`,
                 on: { click: () => act.toggleGroup(r.key) },

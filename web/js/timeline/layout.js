@@ -9,7 +9,9 @@
  * and per GPU device, CPU before GPU, each followed by its thread or
  * stream lanes (by tid / stream) unless the group is collapsed (GPU groups
  * first with gpuFirst), then a
- * "Counters" group with one small area-chart row per counter. Lanes of
+ * "Counters" group with one small area-chart row per counter. A stacked
+ * view (opts.ranks) repeats that under a collapsible group row per rank,
+ * the straggler's marked. Lanes of
  * tracks without slices are left out unless showEmpty; a group with no
  * lane left is left out. A lane is as tall as its deepest slice, or as
  * maxLevels depths when that is less (the deeper ones are folded); group
@@ -48,7 +50,8 @@ export const HEAD_H = RULER_H + STEPS_H;
  * A row of the layout.
  * @typedef {object} Row
  * @property {'group' | 'track' | 'counter'} type
- * @property {string} key         group key ("cpu:<pid>", "gpu:<device>", "counters"), or "t<id>" / "c<id>"
+ * @property {string} key         group key ("cpu:<pid>", "gpu:<device>", "counters", "rank:<r>", the
+ *                                last three under "rank:<r>:" when stacked), or "t<id>" / "c<id>"
  * @property {number} y           top within its section (pinned or scrolled)
  * @property {number} h
  * @property {boolean} pinned
@@ -57,7 +60,9 @@ export const HEAD_H = RULER_H + STEPS_H;
  * @property {string} [label]     group: its name
  * @property {number} [count]     group: lanes (or counters) it holds, shown or collapsed
  * @property {number} [slices]    group: slices of those lanes
- * @property {'cpu' | 'gpu' | 'counters'} [kind]  group: what its lanes are
+ * @property {'cpu' | 'gpu' | 'counters' | 'rank'} [kind]  group: what its lanes are (a rank: its groups)
+ * @property {number} [rank]      rank group: its rank
+ * @property {boolean} [straggler] rank group: the run's straggler (Ranks tab)
  * @property {boolean} [collapsed] group: its lanes are hidden
  * @property {number} [levels]    track: depths drawn (the rest folded away by LayoutOptions.maxLevels)
  */
@@ -77,6 +82,7 @@ export const HEAD_H = RULER_H + STEPS_H;
  * @property {boolean} showEmpty       show lanes without slices
  * @property {boolean} [gpuFirst]      GPU groups before the CPU ones
  * @property {number} [maxLevels]      depths drawn per lane (0 or absent: all); deeper slices are folded
+ * @property {{rank: number, straggler: boolean}[] | null} [ranks]  a stacked view: a group per rank, in this order
  */
 
 /** A layout with no rows. */
@@ -88,7 +94,8 @@ export const EMPTY_LAYOUT = /** @type {Layout} */ (Object.freeze({ pinned: [], s
  * @returns {string}
  */
 export function groupKey(t) {
-    return t.kind === 'gpu' ? `gpu:${t.device ?? t.pid}` : `cpu:${t.pid}`;
+    const own = t.kind === 'gpu' ? `gpu:${t.device ?? t.pid}` : `cpu:${t.pid}`;
+    return t.rank === undefined ? own : `${rankKey(t.rank)}:${own}`;
 }
 
 /**
@@ -98,7 +105,7 @@ export function groupKey(t) {
  */
 export function laneTitle(t) {
     const owner = t.kind === 'gpu' ? `GPU ${t.device ?? t.pid}` : t.process || `pid ${t.pid}`;
-    return `${owner} / ${(t.name || '').trim() || 'track ' + t.id}`;
+    return `${t.rank === undefined ? '' : `rank ${t.rank} / `}${owner} / ${(t.name || '').trim() || 'track ' + t.id}`;
 }
 
 /**
@@ -147,21 +154,7 @@ export function laneLevels(t, maxLevels = 0) {
  * @returns {Layout} owned by the caller; rows borrow the tracks and counters
  */
 export function buildLayout(tracks, counters, opts) {
-    const { pins, collapsed, showEmpty, gpuFirst = false, maxLevels = 0 } = opts;
-    /** @type {Map<string, {key: string, label: string, gpu: boolean, id: string | number, tracks: TimelineTrack[]}>} */
-    const groups = new Map();
-    for (const t of tracks) {
-        const gpu = t.kind === 'gpu';
-        const key = groupKey(t);
-        let g = groups.get(key);
-        if (!g) {
-            const label = gpu ? `GPU ${t.device ?? t.pid}` : t.process ? `${t.process} (pid ${t.pid})` : `process ${t.pid}`;
-            groups.set(key, (g = { key, label, gpu, id: gpu ? (t.device ?? t.pid) : t.pid, tracks: [] }));
-        }
-        g.tracks.push(t);
-    }
-    const gpuOrder = gpuFirst ? -1 : 1;
-    const sorted = [...groups.values()].sort((a, b) => gpuOrder * (Number(a.gpu) - Number(b.gpu)) || idCompare(a.id, b.id));
+    const { pins, collapsed, showEmpty, gpuFirst = false, maxLevels = 0, ranks = null } = opts;
     /** @type {Row[]} */
     const pinned = [];
     /** @type {Row[]} */
@@ -174,34 +167,83 @@ export function buildLayout(tracks, counters, opts) {
         pinned.push({ type: 'track', key: 't' + t.id, y: py, h: hgt, pinned: true, track: t, levels: laneLevels(t, maxLevels) });
         py += hgt;
     }
-    for (const g of sorted) {
-        const shown = g.tracks
-            .filter((t) => !pins.has(t.id) && (showEmpty || t.nslices > 0))
-            .sort((a, b) => (a.kind === 'gpu' ? idCompare(a.stream ?? a.tid, b.stream ?? b.tid) : idCompare(a.tid, b.tid)));
-        if (!shown.length) continue;
-        const closed = collapsed.has(g.key);
-        const slices = shown.reduce((n, t) => n + (t.nslices || 0), 0);
-        scroll.push({ type: 'group', key: g.key, y: sy, h: GROUP_H, pinned: false, label: g.label, count: shown.length, slices, kind: g.gpu ? 'gpu' : 'cpu', collapsed: closed });
-        sy += GROUP_H;
-        if (closed) continue;
-        for (const t of shown) {
-            const hgt = laneHeight(t, maxLevels);
-            scroll.push({ type: 'track', key: 't' + t.id, y: sy, h: hgt, pinned: false, track: t, levels: laneLevels(t, maxLevels) });
-            sy += hgt;
+    /**
+     * The groups, lanes and counters of one rank (or of the only one).
+     * @param {TimelineTrack[]} ts
+     * @param {{id: number, name: string, unit: string}[]} cs
+     * @param {string} prefix  the rank's key prefix ("" when not stacked)
+     */
+    function section(ts, cs, prefix) {
+        /** @type {Map<string, {key: string, label: string, gpu: boolean, id: string | number, tracks: TimelineTrack[]}>} */
+        const groups = new Map();
+        for (const t of ts) {
+            const gpu = t.kind === 'gpu';
+            const key = groupKey(t);
+            let g = groups.get(key);
+            if (!g) {
+                const label = gpu ? `GPU ${t.device ?? t.pid}` : t.process ? `${t.process} (pid ${t.pid})` : `process ${t.pid}`;
+                groups.set(key, (g = { key, label, gpu, id: gpu ? (t.device ?? t.pid) : t.pid, tracks: [] }));
+            }
+            g.tracks.push(t);
         }
-    }
-    if (counters.length) {
-        const closed = collapsed.has('counters');
-        scroll.push({ type: 'group', key: 'counters', y: sy, h: GROUP_H, pinned: false, label: 'Counters', count: counters.length, slices: 0, kind: 'counters', collapsed: closed });
-        sy += GROUP_H;
-        if (!closed) {
-            for (const c of counters) {
-                scroll.push({ type: 'counter', key: 'c' + c.id, y: sy, h: COUNTER_H, pinned: false, counter: c });
-                sy += COUNTER_H;
+        const gpuOrder = gpuFirst ? -1 : 1;
+        const sorted = [...groups.values()].sort((a, b) => gpuOrder * (Number(a.gpu) - Number(b.gpu)) || idCompare(a.id, b.id));
+        for (const g of sorted) {
+            const shown = g.tracks
+                .filter((t) => !pins.has(t.id) && (showEmpty || t.nslices > 0))
+                .sort((a, b) => (a.kind === 'gpu' ? idCompare(a.stream ?? a.tid, b.stream ?? b.tid) : idCompare(a.tid, b.tid)));
+            if (!shown.length) continue;
+            const closed = collapsed.has(g.key);
+            const slices = shown.reduce((n, t) => n + (t.nslices || 0), 0);
+            scroll.push({ type: 'group', key: g.key, y: sy, h: GROUP_H, pinned: false, label: g.label, count: shown.length, slices, kind: g.gpu ? 'gpu' : 'cpu', collapsed: closed });
+            sy += GROUP_H;
+            if (closed) continue;
+            for (const t of shown) {
+                const hgt = laneHeight(t, maxLevels);
+                scroll.push({ type: 'track', key: 't' + t.id, y: sy, h: hgt, pinned: false, track: t, levels: laneLevels(t, maxLevels) });
+                sy += hgt;
+            }
+        }
+        if (cs.length) {
+            const key = prefix + 'counters';
+            const closed = collapsed.has(key);
+            scroll.push({ type: 'group', key, y: sy, h: GROUP_H, pinned: false, label: 'Counters', count: cs.length, slices: 0, kind: 'counters', collapsed: closed });
+            sy += GROUP_H;
+            if (!closed) {
+                for (const c of cs) {
+                    scroll.push({ type: 'counter', key: 'c' + c.id, y: sy, h: COUNTER_H, pinned: false, counter: c });
+                    sy += COUNTER_H;
+                }
             }
         }
     }
+    if (!ranks) {
+        section(tracks, counters, '');
+        return { pinned, scroll, pinnedH: py, contentH: sy };
+    }
+    for (const rk of ranks) {
+        const ts = tracks.filter((t) => t.rank === rk.rank);
+        const cs = counters.filter((c) => /** @type {{rank?: number}} */ (c).rank === rk.rank);
+        const key = rankKey(rk.rank);
+        const closed = collapsed.has(key);
+        const lanes = ts.filter((t) => !pins.has(t.id) && (showEmpty || t.nslices > 0));
+        scroll.push({
+            type: 'group', key, y: sy, h: GROUP_H, pinned: false, label: `Rank ${rk.rank}${rk.straggler ? ' · straggler' : ''}`,
+            count: lanes.length, slices: lanes.reduce((n, t) => n + (t.nslices || 0), 0), kind: 'rank', collapsed: closed, rank: rk.rank, straggler: rk.straggler,
+        });
+        sy += GROUP_H;
+        if (!closed) section(ts, cs, key + ':');
+    }
     return { pinned, scroll, pinnedH: py, contentH: sy };
+}
+
+/**
+ * The group key of a rank's lane group on a stacked view.
+ * @param {number} rank
+ * @returns {string}
+ */
+export function rankKey(rank) {
+    return `rank:${rank}`;
 }
 
 /**
@@ -213,6 +255,7 @@ export function buildLayout(tracks, counters, opts) {
 export function groupSummary(r) {
     const n = r.count || 0;
     if (r.kind === 'counters') return plural(n, 'counter');
+    if (r.kind === 'rank') return `${plural(n, 'lane')} · ${plural(r.slices || 0, 'slice')}`;
     return `${plural(n, r.kind === 'gpu' ? 'stream' : 'thread')} · ${plural(r.slices || 0, 'slice')}`;
 }
 
@@ -284,7 +327,8 @@ export function laneTop(l, scrollY, id, trackById) {
     const t = trackById.get(id);
     if (!t) return null;
     const key = groupKey(t);
-    const g = l.scroll.find((r) => r.type === 'group' && r.key === key);
+    const rk = t.rank === undefined ? null : rankKey(t.rank);
+    const g = l.scroll.find((r) => r.type === 'group' && r.key === key) || (rk ? l.scroll.find((r) => r.type === 'group' && r.key === rk) : undefined);
     return g ? { top: g.y + l.pinnedH - scrollY, h: g.h, lane: false } : null;
 }
 

@@ -80,3 +80,58 @@ export function createOptions(initial, changed) {
 export function levelChoices(n) {
     return LEVEL_CHOICES.includes(n) ? [...LEVEL_CHOICES] : [...LEVEL_CHOICES, n].sort((a, b) => a - b);
 }
+
+/**
+ * The "Ranks" menu of a multi-rank run: stack the ranks on one timeline
+ * (&ranks=all) and which of them (&ranks=0,2,5). A native <details> with
+ * checkboxes, so the keyboard opens it (Enter/Space on its summary) and
+ * ticks ranks (Space); each change applies at once.
+ * @param {number[]} runRanks   the run's ranks, ascending
+ * @param {number[] | null} initial  the stacked ranks (null: one rank shown)
+ * @param {(chosen: number[] | null) => void} changed
+ */
+export function createRankPicker(runRanks, initial, changed) {
+    const stackBox = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox' }));
+    const boxes = runRanks.map((r) => /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', value: String(r) })));
+    const summary = h('summary', { class: [C.btn, C.btnSm], title: 'Show several ranks on one timeline' });
+    const el = h(
+        'details',
+        { class: C.tlRanks },
+        summary,
+        h(
+            'div',
+            { class: [C.card, C.tlRanksMenu] },
+            h('label', { class: [C.field, C.nowrap] }, stackBox, h('span', null, 'All ranks on one timeline')),
+            h('div', { class: C.tlRanksList }, runRanks.map((r, i) => h('label', { class: [C.field, C.nowrap] }, boxes[i], h('span', null, `Rank ${r}`)))),
+        ),
+    );
+    /** @param {number[] | null} chosen */
+    function show(chosen) {
+        stackBox.checked = chosen !== null;
+        const set = new Set(chosen || runRanks);
+        boxes.forEach((b, i) => {
+            b.checked = set.has(runRanks[i]);
+            b.disabled = chosen === null;
+        });
+        summary.textContent = chosen === null ? 'One rank' : chosen.length === runRanks.length ? `All ${runRanks.length} ranks` : `${chosen.length} of ${runRanks.length} ranks`;
+    }
+    function read() {
+        if (!stackBox.checked) return null;
+        const chosen = runRanks.filter((_, i) => boxes[i].checked);
+        return chosen.length ? chosen : null;
+    }
+    stackBox.addEventListener('change', () => {
+        if (stackBox.checked) for (const b of boxes) b.checked = true;
+        const c = read();
+        show(c);
+        changed(c);
+    });
+    for (const b of boxes)
+        b.addEventListener('change', () => {
+            const c = read();
+            show(c);
+            changed(c);
+        });
+    show(initial);
+    return { el, show };
+}

@@ -58,7 +58,9 @@ import { createDrawer } from '../timeline/drawer.js';
 import { KEYS } from '../timeline/input.js';
 import { renderLabels, stickLabels } from '../timeline/labels.js';
 import * as L from '../timeline/layout.js';
-import { createOptions } from '../timeline/options.js';
+import { stackedRanks } from '../timeline/multirank.js';
+import { rankKey } from '../timeline/layout.js';
+import { createOptions, createRankPicker } from '../timeline/options.js';
 import { drawOverlay } from '../timeline/overlay.js';
 import { createSearch } from '../timeline/search.js';
 import { createState } from '../timeline/state.js';
@@ -77,7 +79,9 @@ export { nameHash, sliceCategory } from '../timeline/colours.js';
  * the trace clock; null = the whole rank), the selected slice
  * ("track:ts:dur", "" = none), the pinned track ids (ascending), the
  * search text, whether the critical path is outlined, whether the GPU
- * lanes come first and how many depths a lane shows (0 = all).
+ * lanes come first, how many depths a lane shows (0 = all) and the ranks
+ * stacked on one timeline ("all", "0,2,5"; "" = one rank) and those of
+ * them folded to their group row.
  */
 export const params = Object.freeze({
     ...windowParams(),
@@ -99,6 +103,8 @@ export const params = Object.freeze({
     cp: flagParam('cp'),
     gpufirst: flagParam('gpufirst'),
     depth: intParam('depth', /^[1-9][0-9]{0,2}$/, 0),
+    ranks: stringParam('ranks', { re: /^(all|[0-9]{1,6}(,[0-9]{1,6}){0,255})$/ }),
+    rfold: listParam('rfold', parsePins),
 });
 
 /** @typedef {import('../router.js').TabRoute<typeof params>} TimelineRoute */
@@ -151,6 +157,14 @@ function createTimeline(root, ctx) {
     const emptyBox = h('input', { type: 'checkbox' });
     const fitBtn = h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'Show the whole run' }, 'Whole run');
     const r0 = tabRoute(store.get().route, params);
+    const runRanks = ((run.info && run.info.ranks) || []).map((k) => k.rank).sort((a, b) => a - b);
+    st.stacked = stackedRanks(r0.ranks, runRanks);
+    for (const r of r0.rfold) st.collapsed.add(rankKey(r));
+    const rankPick = runRanks.length > 1 ? createRankPicker(runRanks, st.stacked, (chosen) => {
+        st.stacked = chosen;
+        scheduleUrl();
+        reloadRanks();
+    }) : null;
     const laneOpts = createOptions({ gpuFirst: r0.gpufirst, levels: r0.depth }, () => {
         relayout();
         scheduleUrl();
@@ -176,6 +190,7 @@ function createTimeline(root, ctx) {
         windowText,
         h('label', { class: [C.field, C.nowrap] }, emptyBox, h('span', null, 'Empty lanes')),
         laneOpts.elements,
+        rankPick ? rankPick.el : null,
         fitBtn,
         cp.button,
         keysBtn,
@@ -293,12 +308,14 @@ function createTimeline(root, ctx) {
             showEmpty: st.showEmpty,
             gpuFirst: laneOpts.gpuFirst,
             maxLevels: laneOpts.levels,
+            ranks: st.stacked ? st.stacked.filter((r) => st.clocks.has(r)).map((r) => ({ rank: r, straggler: !!st.clocks.get(r)?.straggler })) : null,
         });
         renderLabels(pinnedLabels, scrollInner, st.layout, st.pins, {
             toggleGroup: (key) => {
                 if (st.collapsed.has(key)) st.collapsed.delete(key);
                 else st.collapsed.add(key);
                 relayout();
+                if (key.startsWith('rank:')) scheduleUrl();
             },
             togglePin,
         });
@@ -542,6 +559,22 @@ function createTimeline(root, ctx) {
         { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate, clearArea, clearSelection, select, fitSelection, relayout },
     );
 
+    /** The rank, or the ranks stacked, changed: drop what was shown and load again. */
+    function reloadRanks() {
+        st.meta = null;
+        st.sel = null;
+        st.details = null;
+        st.area = null;
+        st.collapsed = new Set([...st.collapsed].filter((k) => /^rank:\d+$/.test(k)));
+        search.reset();
+        cp.reset();
+        cp.button.hidden = !!st.stacked;
+        showDetailsEmpty(detailsBox);
+        showAreaEmpty(areaBox);
+        load();
+    }
+    cp.button.hidden = !!st.stacked;
+
     // --- URL (timeline/urlsync.js) -------------------------------------------------------------------
     const url = createUrlSync(st, {
         run,
@@ -549,17 +582,9 @@ function createTimeline(root, ctx) {
         search,
         cp,
         laneOpts,
-        newRank() {
-            st.meta = null;
-            st.sel = null;
-            st.details = null;
-            st.area = null;
-            search.reset();
-            cp.reset();
-            showDetailsEmpty(detailsBox);
-            showAreaEmpty(areaBox);
-            load();
-        },
+        runRanks,
+        rankPick,
+        newRank: reloadRanks,
         setView,
         select,
         clearSelection,
