@@ -101,3 +101,36 @@ test('timeline: a deep lane keeps its label in view while scrolled through', asy
   await page.screenshot({ path: join(SHOTS, 'timeline-sticky.png') });
   assert.deepEqual(errors, []);
 });
+
+test('timeline: search steps past the first 1,000 matches', async () => {
+  // 1,205 matches (and 1,205 others), five of them at one instant so a page may end inside it
+  const ev = [{ ph: 'X', cat: 'user_annotation', name: 'ProfilerStep#1', pid: 1, tid: 1, ts: 0, dur: 200000, args: {} }];
+  for (let i = 0; i < 1200; i++) {
+    ev.push({ ph: 'X', cat: 'cpu_op', name: `needle_${i}`, pid: 1, tid: 2 + (i % 3), ts: 100 + i * 100, dur: 20, args: {} });
+    ev.push({ ph: 'X', cat: 'cpu_op', name: `hay_${i}`, pid: 1, tid: 2 + (i % 3), ts: 150 + i * 100, dur: 20, args: {} });
+  }
+  for (let k = 0; k < 5; k++) ev.push({ ph: 'X', cat: 'cpu_op', name: `needle_same_${k}`, pid: 1, tid: 10 + k, ts: 99950, dur: 10, args: {} });
+  const id = await srv.uploadBody(JSON.stringify({ schemaVersion: 1, traceEvents: ev }), 'needles.pt.trace.json', 'needles');
+  const sr = await (await srv.req(`/api/runs/${id}/timeline/search?q=needle&limit=1000`)).json();
+  assert.equal(sr.total, 1205);
+  assert.equal(sr.hits.length, 1000, 'the API answers one page');
+  const h998 = sr.hits[997];
+  // start at match 998 (from the URL), then step: 999, 1000, 1001, ... need the second page
+  await page.goto(`${srv.base}/?run=${id}&view=timeline&q=needle&sel=${h998.track}:${h998.ts_us}:${h998.dur_us}`);
+  await timelineLoaded();
+  await page.waitForFunction(() => /^998 \/ 1,205$/.test(document.querySelector('.tb-tl-hits')?.textContent || ''));
+  await page.focus('input[aria-label="Search slice names"]');
+  for (let i = 0; i < 5; i++) await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /^1,003 \/ 1,205$/.test(document.querySelector('.tb-tl-hits')?.textContent || ''), null, { timeout: 10000 });
+  const all = [...sr.hits];
+  const more = await (await srv.req(`/api/runs/${id}/timeline/search?q=needle&limit=1000&start=${sr.hits[999].ts_us}`)).json();
+  for (const x of more.hits) if (!all.some((y) => y.id === x.id)) all.push(x);
+  all.sort((a, b) => a.ts_us - b.ts_us || a.track - b.track || a.id - b.id);
+  await page.waitForFunction((n) => document.querySelector('.tb-tl-slice-name')?.textContent === n, all[1002].name, { timeout: 10000 });
+  // every match is reachable: the last one, then around to the first
+  for (let i = 0; i < 202; i++) await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /^1,205 \/ 1,205$/.test(document.querySelector('.tb-tl-hits')?.textContent || ''), null, { timeout: 30000 });
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /^1 \/ 1,205$/.test(document.querySelector('.tb-tl-hits')?.textContent || ''), null, { timeout: 10000 });
+  assert.deepEqual(errors, []);
+});

@@ -17,11 +17,12 @@
  * merged maps need no new ids; each track and counter carries its `rank`,
  * which layout.js turns into a lane group per rank.
  *
- * Everything here is pure but the two loaders at the end, which take
+ * Everything here is pure but the loaders at the end, which take
  * the api functions' answers and a signal.
  */
 
 import * as api from '../api.js';
+import { SEARCH_LIMIT, pageStart } from './searchpager.js';
 
 /** @typedef {import('../apitypes.js').TimelineTracks} TimelineTracks */
 /** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
@@ -173,4 +174,26 @@ export async function loadStacked(runId, ranks, signal) {
         clocks.set(m.rank, { rank: m.rank, delta, straggler: m.rank === straggler, t0: m.t0_us + delta, t1: m.t1_us + delta });
     }
     return { meta: mergeMeta(metas, clocks), clocks };
+}
+
+/**
+ * The search sources (searchpager.js) of the ranks shown: each pages
+ * /timeline/search of its rank, times moved onto the aligned clock.
+ * @param {string} runId
+ * @param {number[]} ranks
+ * @param {(rank: number) => number} deltaOf
+ * @param {string} q
+ * @param {AbortSignal} signal
+ * @returns {import('./searchpager.js').Source[]}
+ */
+export function searchSources(runId, ranks, deltaOf, q, signal) {
+    return ranks.map((rank) => {
+        const d = deltaOf(rank);
+        return {
+            async fetch(after) {
+                const r = await api.searchTimeline(runId, { rank, q, limit: SEARCH_LIMIT, start: after === null ? null : pageStart(after - d) }, signal);
+                return d ? { total: r.total, hits: r.hits.map((x) => ({ ...x, ts_us: x.ts_us + d })) } : r;
+            },
+        };
+    });
 }

@@ -58,7 +58,7 @@ import { createDrawer } from '../timeline/drawer.js';
 import { KEYS } from '../timeline/input.js';
 import { renderLabels, stickLabels } from '../timeline/labels.js';
 import * as L from '../timeline/layout.js';
-import { stackedRanks } from '../timeline/multirank.js';
+import { searchSources, stackedRanks } from '../timeline/multirank.js';
 import { rankKey } from '../timeline/layout.js';
 import { createOptions, createRankPicker } from '../timeline/options.js';
 import { drawOverlay } from '../timeline/overlay.js';
@@ -143,8 +143,7 @@ function createTimeline(root, ctx) {
 
     const search = createSearch({
         initial: tabRoute(store.get().route, params).q,
-        runId: run.id,
-        rank: () => st.rank,
+        sources: (q, signal) => searchSources(run.id, st.stacked ? st.stacked.filter((r) => st.clocks.has(r)) : [st.rank], (r) => fetcher.deltaOf(r), q, signal),
         selection: () => st.sel,
         select: (hit) => select({ track: hit.track, ts: hit.ts_us, dur: hit.dur_us, id: hit.id || undefined, name: hit.name }, { reveal: true }),
         changed: () => invalidate(),
