@@ -134,3 +134,53 @@ test('timeline: search steps past the first 1,000 matches', async () => {
   await page.waitForFunction(() => /^1 \/ 1,205$/.test(document.querySelector('.tb-tl-hits')?.textContent || ''), null, { timeout: 10000 });
   assert.deepEqual(errors, []);
 });
+
+test('timeline: an area as a flame graph, by lane and by category, and one operator\'s flame graph', async (t) => {
+  if (!runId) return t.skip('no with_stack trace in $TB_SHARED');
+  const tr = await (await srv.req(`/api/runs/${runId}/timeline/tracks`)).json();
+  const st = tr.steps[1];
+  await page.goto(`${srv.base}/?run=${runId}&view=timeline&area=${st.start_us}:${st.end_us}&agroup=flame`);
+  await timelineLoaded();
+  await page.waitForSelector('.tb-tl-area .tb-tl-flame', { timeout: 15000 });
+  const n = Number(await page.getAttribute('.tb-tl-flame', 'data-nodes'));
+  assert.ok(n > 10, `call paths: ${n}`);
+  // keyboard: into the largest root, one level down, zoom
+  await page.focus('.tb-tl-flame-box');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('ArrowDown');
+  const cursor = await page.textContent('.tb-tl-flame-status');
+  assert.match(cursor, / — .*%\), self /);
+  await page.keyboard.press('Enter');
+  assert.equal(await page.isDisabled('text=Reset zoom'), false);
+  await page.keyboard.press('Escape');
+  assert.equal(await page.isDisabled('text=Reset zoom'), true);
+  await page.screenshot({ path: join(SHOTS, 'timeline-flame.png') });
+
+  // by lane, then by category: the URL follows, a reload restores the area and the grouping
+  await page.selectOption('select[aria-label="Group the area by"]', 'lane');
+  await urlHas(/agroup=lane/);
+  await page.waitForSelector('table[aria-label="Area by lane"]');
+  assert.match(await page.textContent('table[aria-label="Area by lane"] tbody'), /thread 907/);
+  await page.reload();
+  await timelineLoaded();
+  await page.waitForSelector('table[aria-label="Area by lane"]');
+  await page.selectOption('select[aria-label="Group the area by"]', 'cat');
+  await page.waitForSelector('table[aria-label="Area by category"]');
+  assert.match(await page.textContent('table[aria-label="Area by category"] tbody'), /python_function/);
+  await page.selectOption('select[aria-label="Group the area by"]', 'name');
+  await page.waitForSelector('table[aria-label="Slices in the area"]');
+  await page.waitForFunction(() => !/agroup/.test(location.search));
+
+  // one operator: select a ProfilerStep, then "Flame graph" in its details
+  const hit = (await (await srv.req(`/api/runs/${runId}/timeline/search?q=ProfilerStep%23&limit=1`)).json()).hits[0];
+  assert.ok(hit, 'a ProfilerStep slice');
+  await page.goto(`${srv.base}/?run=${runId}&view=timeline&sel=${hit.track}:${hit.ts_us}:${hit.dur_us}`);
+  await timelineLoaded();
+  await page.click('.tb-tl-details >> text=Flame graph');
+  await page.waitForSelector('.tb-tl-area .tb-tl-flame');
+  assert.ok((await page.textContent('.tb-tl-area')).includes(`${hit.name}: what ran inside it`));
+  await page.focus('.tb-tl-flame-box');
+  await page.keyboard.press('ArrowDown');
+  assert.ok((await page.textContent('.tb-tl-flame-status')).startsWith(`${hit.name} — `), 'the root is the operator');
+  assert.deepEqual(errors, []);
+});

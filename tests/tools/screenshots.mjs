@@ -45,6 +45,7 @@ const browser = await chromium.launch({
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 760 } });
   await page.goto(srv.url);
+  await page.evaluate(() => localStorage.setItem('tb.timeline.drawer', '200'));
   const runs = (await (await srv.req('/api/runs')).json()).runs;
   const many = runs.find((r) => r.ranks >= 8);
   const one = runs.find((r) => r.ranks === 1);
@@ -71,7 +72,8 @@ try {
   await shot('timeline-ranks.png');
 
   // a flame graph of an area: the whole second step of the deep trace
-  await open(`${one.id}&view=timeline&start=${s.start_us}&end=${s.end_us}&area=${s.start_us}:${s.end_us}&flame=1`);
+  await page.evaluate(() => localStorage.setItem('tb.timeline.drawer', '420'));
+  await open(`${one.id}&view=timeline&start=${s.start_us}&end=${s.end_us}&area=${s.start_us}:${s.end_us}&agroup=flame`);
   await page.waitForSelector('.tb-tl-flame canvas', { timeout: 60000 }).catch(() => {});
   await page.waitForTimeout(300);
   await shot('timeline-flame.png');

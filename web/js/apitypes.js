@@ -339,6 +339,19 @@
  */
 
 /**
+ * GET ./api/runs/ID/timeline/flame — call paths by time containment
+ * (nodes: parents first, parent −1 at a root), and the same time by lane
+ * and by category.
+ * @typedef {object} TimelineFlame
+ * @property {number} start_us
+ * @property {number} end_us
+ * @property {{parent: number, name: string, count: number, total_us: number, self_us: number}[]} nodes
+ * @property {{track: number, count: number, total_us: number, self_us: number}[]} lanes
+ * @property {{cat: string, count: number, total_us: number, self_us: number}[]} cats
+ * @property {number} dropped
+ */
+
+/**
  * GET ./api/runs/ID/timeline/aggregate
  * @typedef {object} TimelineAggregate
  * @property {{name: string, count: number, total_us: number, self_us: number, avg_us: number}[]} rows

@@ -31,6 +31,7 @@ import { argText } from './data.js';
  * @property {(f: Flow, d: TimelineSlice) => void} follow  follow a flow
  * @property {() => void} fit                    fit the view to the selection
  * @property {() => void} clear                  clear the selection
+ * @property {(d: TimelineSlice) => void} [flame]  show the flame graph of this slice (the area panel)
  */
 
 const TITLE = 'Selected slice';
@@ -118,9 +119,16 @@ export function showDetails(box, d, act) {
         ['Depth', String(d.depth)],
     ];
     const flows = d.flows || [];
+    const head = detailsHead(TITLE, act.fit, act.clear, { zoom: 'Fit the view to this slice (F)', clear: 'Clear the selection (Escape)' });
+    const flame = act.flame;
+    if (flame && d.dur_us > 0)
+        head.insertBefore(
+            h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'What ran inside this slice, by call path', on: { click: () => flame(d) } }, 'Flame graph'),
+            head.children[2],
+        );
     replace(
         box,
-        detailsHead(TITLE, act.fit, act.clear, { zoom: 'Fit the view to this slice (F)', clear: 'Clear the selection (Escape)' }),
+        head,
         h('p', { class: [C.mono, C.tlSliceName] }, d.name),
         h('dl', { class: C.kv }, rows.map(([k, v]) => [h('dt', null, k), h('dd', null, v)])),
         d.launcher

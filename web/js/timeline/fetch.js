@@ -28,6 +28,7 @@ import * as T from '../timescale.js';
 import { urlTime } from '../params.js';
 import { counterMap, unpackWindow } from './data.js';
 import * as L from './layout.js';
+import { mergeFlames } from './flame.js';
 import { loadStacked, mergeAggregates, shiftSlice, shiftWindow } from './multirank.js';
 
 /** @typedef {import('./state.js').TimelineState} TimelineState */
@@ -266,9 +267,39 @@ export function createFetcher(st, host) {
         }
     }
 
+    /**
+     * The flame graph (and lane and category times) of an area over the
+     * lanes shown, or of one operator (its track, only what lies inside it).
+     * @param {{start: number, end: number}} a
+     * @param {{track: number} | null} op
+     * @param {(f: import('../apitypes.js').TimelineFlame) => void} got
+     * @param {(e: unknown) => void} failed
+     */
+    async function fetchFlame(a, op, got, failed) {
+        const mine = agg.start();
+        try {
+            const ids = op ? [op.track] : L.shownTrackIds(st.layout);
+            const parts = await Promise.all(
+                perRank(!op && ids.length === st.trackById.size ? null : ids).map((p) =>
+                    api.getTimelineFlame(
+                        host.runId,
+                        { rank: p.rank, start: urlTime(a.start - deltaOf(p.rank)), end: urlTime(a.end - deltaOf(p.rank)), tracks: p.tracks, contained: op ? 1 : null },
+                        mine.signal,
+                    ),
+                ),
+            );
+            if (stale(mine, agg)) return;
+            got(mergeFlames(parts));
+        } catch (e) {
+            if (stale(mine, agg) || aborted(e)) return;
+            failed(e);
+        }
+    }
+
     return {
         load,
         loadWhole,
+        fetchFlame,
         rankOf,
         deltaOf,
         windowOf,

@@ -3,8 +3,9 @@
  * timeline/urlsync.js — the Timeline tab's state ↔ its route. The URL
  * holds &start= &end= (the window, µs; none when the whole run is shown),
  * &sel=track:ts:dur, &pins=ids, &q= (search), &cp=1, &gpufirst=1 and
- * &depth=N (options.js), &ranks=all|0,2 (multirank.js) and &rfold= (the
- * stacked ranks folded) (router.js parses and writes them).
+ * &depth=N (options.js), &ranks=all|0,2 (multirank.js), &rfold= (the
+ * stacked ranks folded), &area=start:end and &agroup= (area.js) (router.js
+ * parses and writes them).
  *
  * State → URL: schedule() writes the route (replaceState via updateRoute)
  * 250 ms after the last change, and remembers what it wrote
@@ -17,6 +18,7 @@
 import { buildSel, parseSel } from '../params.js';
 import { tabRank, tabRoute, updateRoute } from '../tabs.js';
 import { params } from '../views/timeline.js';
+import { areaParam, parseArea } from './area.js';
 import { rankKey } from './layout.js';
 import { ranksParam, stackedRanks } from './multirank.js';
 
@@ -32,6 +34,7 @@ import { ranksParam, stackedRanks } from './multirank.js';
  * @property {{gpuFirst: boolean, levels: number, set: (o: import('./options.js').LaneOptions) => boolean}} laneOpts
  * @property {number[]} runRanks     the run's ranks
  * @property {{show: (chosen: number[] | null) => void} | null} rankPick  the "Ranks" menu (multi-rank runs)
+ * @property {{group: import('./aggregate.js').AreaGroup, isOperator: boolean, load: () => void, clear: () => void, setGroup: (g: import('./aggregate.js').AreaGroup) => boolean}} area
  * @property {() => void} newRank    state.rank or the stacked ranks changed: drop what was shown and load
  * @property {(v: import('../timescale.js').Viewport) => void} setView
  * @property {(ref: import('./overlay.js').Selection, opts?: {reveal?: boolean}) => void} select
@@ -77,7 +80,14 @@ export function createUrlSync(st, host) {
             depth: laneOpts.levels,
             ranks: st.stacked ? ranksParam(st.stacked, host.runRanks) : '',
             rfold: foldedRanks(st.collapsed),
+            area: writtenArea(),
+            agroup: host.area.group,
         });
+    }
+
+    /** The area the URL holds: the user's, not an operator's flame graph. */
+    function writtenArea() {
+        return host.area.isOperator ? '' : areaParam(st.area);
     }
 
     /** @param {Route} r */
@@ -130,6 +140,18 @@ export function createUrlSync(st, host) {
             st.collapsed = new Set([...[...st.collapsed].filter((k) => !/^rank:\d+$/.test(k)), ...r.rfold.map(rankKey)]);
             relayout();
         }
+        let reload = host.area.setGroup(r.agroup);
+        if (r.area !== writtenArea()) {
+            const a = parseArea(r.area);
+            if (!a) {
+                host.area.clear();
+                reload = false;
+            } else {
+                st.area = a;
+                reload = true;
+            }
+        }
+        if (reload) host.area.load();
         // options write nothing of their own to `written`: the options object holds them
         if (laneOpts.set({ gpuFirst: r.gpufirst, levels: r.depth })) relayout();
     }

@@ -46,10 +46,11 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, onDprChange, replace } from '../dom.js';
 import { formatOffset } from '../format.js';
-import { buildSel, flagParam, intParam, listParam, parsePins, parseSel, stringParam, windowParams } from '../params.js';
+import { buildSel, enumParam, flagParam, intParam, listParam, parsePins, parseSel, stringParam, windowParams } from '../params.js';
 import { analysisError, tabRank, tabRoute } from '../tabs.js';
 import * as T from '../timescale.js';
-import { showAggregate, showAreaEmpty, showAreaError, showAreaLoading } from '../timeline/aggregate.js';
+import { showAreaEmpty } from '../timeline/aggregate.js';
+import { createArea, parseArea } from '../timeline/area.js';
 import { createCritPath } from '../timeline/critpath.js';
 import { itemStartingAt } from '../timeline/data.js';
 import { showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
@@ -81,7 +82,8 @@ export { nameHash, sliceCategory } from '../timeline/colours.js';
  * search text, whether the critical path is outlined, whether the GPU
  * lanes come first, how many depths a lane shows (0 = all) and the ranks
  * stacked on one timeline ("all", "0,2,5"; "" = one rank) and those of
- * them folded to their group row.
+ * them folded to their group row, the area selection ("start:end", µs)
+ * and how its panel groups it.
  */
 export const params = Object.freeze({
     ...windowParams(),
@@ -105,6 +107,8 @@ export const params = Object.freeze({
     depth: intParam('depth', /^[1-9][0-9]{0,2}$/, 0),
     ranks: stringParam('ranks', { re: /^(all|[0-9]{1,6}(,[0-9]{1,6}){0,255})$/ }),
     rfold: listParam('rfold', parsePins),
+    area: stringParam('area', { re: /^[0-9]{1,17}(\.[0-9]{1,3})?:[0-9]{1,17}(\.[0-9]{1,3})?$/ }),
+    agroup: enumParam('agroup', ['lane', 'cat', 'flame'], 'name'),
 });
 
 /** @typedef {import('../router.js').TabRoute<typeof params>} TimelineRoute */
@@ -291,6 +295,11 @@ function createTimeline(root, ctx) {
         maybeFetch(true);
         const ref = st.firstLoad ? parseSel(r.sel) : null;
         if (ref) select(ref, { reveal: false });
+        const a = st.firstLoad ? parseArea(r.area) : null;
+        if (a) {
+            st.area = a;
+            area.load();
+        }
         if (search.query) search.run(search.query, false);
         if (!st.firstLoad) scheduleUrl(); // a new rank: the old selection is gone
         st.firstLoad = false;
@@ -442,6 +451,7 @@ function createTimeline(root, ctx) {
         follow: (f, d) => followFlow(f, d),
         fit: () => fitSelection(),
         clear: () => clearSelection(),
+        flame: (d) => area.operator({ track: d.track, ts: d.ts_us, dur: d.dur_us, name: d.name }),
     };
 
     /**
@@ -520,42 +530,20 @@ function createTimeline(root, ctx) {
 
     // --- area selection ---------------------------------------------------------------------------
 
-    function loadAggregate() {
-        if (!st.area) return;
-        const a = st.area;
-        showAreaLoading(areaBox);
-        fetcher.fetchAggregate(
-            a,
-            (r) =>
-                showAggregate(areaBox, a, r, {
-                    origin: st.origin,
-                    highlight: st.highlight,
-                    counterDefs: st.meta ? st.meta.counters : [],
-                    toggle: (name) => {
-                        st.highlight = st.highlight === name ? null : name;
-                        invalidate();
-                        return st.highlight;
-                    },
-                    zoom: () => setView(T.fitSpan(a.start, a.end, st.view.width, st.bounds, 0.02)),
-                    clear: () => clearArea(),
-                }),
-            (e) => showAreaError(areaBox, e),
-        );
-    }
-
-    function clearArea() {
-        st.area = null;
-        st.highlight = null;
-        fetcher.abortAggregate();
-        showAreaEmpty(areaBox);
-        invalidate();
-    }
+    const area = createArea(st, tabRoute(store.get().route, params).agroup, {
+        box: areaBox,
+        fetcher,
+        setView,
+        invalidate: () => invalidate(),
+        trackName,
+        writeUrl: () => scheduleUrl(),
+    });
 
     // --- pointer, wheel and keys (timeline/events.js) ----------------------------------------------
     const stopInput = bindInput(
         st,
         { root, plot, mini, tip, content, help, keysBtn, fitBtn, emptyBox },
-        { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate, clearArea, clearSelection, select, fitSelection, relayout },
+        { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate: () => area.drawn(), clearArea: () => area.clear(), clearSelection, select, fitSelection, relayout },
     );
 
     /** The rank, or the ranks stacked, changed: drop what was shown and load again. */
@@ -583,6 +571,7 @@ function createTimeline(root, ctx) {
         laneOpts,
         runRanks,
         rankPick,
+        area,
         newRank: reloadRanks,
         setView,
         select,
