@@ -184,3 +184,25 @@ test('timeline: an area as a flame graph, by lane and by category, and one opera
   assert.ok((await page.textContent('.tb-tl-flame-status')).startsWith(`${hit.name} — `), 'the root is the operator');
   assert.deepEqual(errors, []);
 });
+
+test('timeline: hovering a counter lane shows its value, a click puts it in the details', async (t) => {
+  if (!runId) return t.skip('no with_stack trace in $TB_SHARED');
+  await page.goto(`${srv.base}/?run=${runId}&view=timeline`);
+  await timelineLoaded();
+  const lanesBox = await page.$eval('.tb-tl-scroll', (e) => e.getBoundingClientRect().toJSON());
+  await page.mouse.move(lanesBox.left + 600, lanesBox.top + 50);
+  await page.mouse.wheel(0, 5000); // the counters are at the bottom
+  await page.waitForTimeout(200);
+  const label = page.locator('.tb-tl-label.tb-tl-counter').first();
+  const name = await label.locator('.tb-tl-name').textContent();
+  const box = await label.boundingBox();
+  const plot = await page.$eval('.tb-tl-plot', (e) => e.getBoundingClientRect().toJSON());
+  await page.mouse.move(plot.left + plot.width / 2, box.y + box.height / 2);
+  await page.waitForFunction((n) => document.querySelector('.tb-tl-tip:not([hidden]) .tb-tl-tip-name')?.textContent === n, name);
+  assert.match(await page.textContent('.tb-tl-tip'), /at /);
+  await page.mouse.click(plot.left + plot.width / 2, box.y + box.height / 2);
+  await page.waitForFunction(() => /Counter/.test(document.querySelector('.tb-tl-details')?.textContent || ''));
+  assert.equal(await page.textContent('.tb-tl-details .tb-tl-slice-name'), name);
+  assert.match(await page.textContent('.tb-tl-details'), /Value/);
+  assert.deepEqual(errors, []);
+});

@@ -69,3 +69,14 @@ test('a URL level count outside the menu is offered too', () => {
 test('the folded ranks of the URL come from the collapsed group keys', () => {
     assert.deepEqual(foldedRanks(new Set(['rank:3', 'cpu:1', 'rank:0:cpu:2', 'rank:10'])), [3, 10]);
 });
+
+test('a counter\'s value at a time is the last sample at or before it', async () => {
+    const { counterAt } = await import('../../web/js/timeline/data.js');
+    const c = { ts: [10, 20, 30], min: [0, 1, 5], max: [3, 4, 9], last: [2, 4, 7] };
+    assert.equal(counterAt(c, 5), null);
+    assert.deepEqual(counterAt(c, 10), { ts: 10, value: 2, min: 0, max: 3 });
+    assert.deepEqual(counterAt(c, 29.9), { ts: 20, value: 4, min: 1, max: 4 });
+    assert.deepEqual(counterAt(c, 1e9), { ts: 30, value: 7, min: 5, max: 9 });
+    assert.equal(counterAt(undefined, 10), null);
+    assert.equal(counterAt({ ts: [], min: [], max: [], last: [] }, 10), null);
+});

@@ -53,7 +53,7 @@ import { showAreaEmpty } from '../timeline/aggregate.js';
 import { createArea, parseArea } from '../timeline/area.js';
 import { createCritPath } from '../timeline/critpath.js';
 import { itemStartingAt } from '../timeline/data.js';
-import { showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
+import { showCounterDetails, showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
 import { drawLanes, drawMini, drawRuler } from '../timeline/draw.js';
 import { createDrawer } from '../timeline/drawer.js';
 import { KEYS } from '../timeline/input.js';
@@ -543,7 +543,12 @@ function createTimeline(root, ctx) {
     const stopInput = bindInput(
         st,
         { root, plot, mini, tip, content, help, keysBtn, fitBtn, emptyBox },
-        { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate: () => area.drawn(), clearArea: () => area.clear(), clearSelection, select, fitSelection, relayout },
+        { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate: () => area.drawn(), clearArea: () => area.clear(), clearSelection, select, fitSelection, relayout,
+            counterPicked: (def, v) => {
+                clearSelection();
+                showCounterDetails(detailsBox, def, v, st.origin, () => clearSelection());
+            },
+        },
     );
 
     /** The rank, or the ranks stacked, changed: drop what was shown and load again. */
