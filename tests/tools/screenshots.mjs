@@ -60,16 +60,43 @@ try {
   }
   const shot = (name) => page.screenshot({ path: join(out, name), type: 'png' });
 
-  // a deep stack: the main thread of the with_stack trace, one step
+  // a deep stack: the main thread of the with_stack trace over one step, its step's stack at the top
   const tracks = await (await srv.req(`/api/runs/${one.id}/timeline/tracks`)).json();
   const steps = tracks.steps || [];
   const s = steps.length > 1 ? steps[1] : { start_us: tracks.t0_us, end_us: tracks.t1_us };
+  await page.setViewportSize({ width: 1280, height: 1000 });
+  await page.evaluate(() => localStorage.setItem('tb.timeline.drawer', '120'));
   await open(`${one.id}&view=timeline&start=${s.start_us}&end=${s.end_us}`);
+  const hit = (await (await srv.req(`/api/runs/${one.id}/timeline/search?q=ProfilerStep%23&start=${s.start_us}&limit=1`)).json()).hits[0];
+  if (hit) {
+    const d = await (await srv.req(`/api/runs/${one.id}/timeline/slice?track=${hit.track}&ts=${hit.ts_us}&dur=${hit.dur_us}`)).json();
+    const lanes = await page.$eval('.tb-tl-lanes', (e) => e.getBoundingClientRect().toJSON());
+    await page.mouse.move(lanes.left + 300, lanes.top + 100);
+    await page.mouse.wheel(0, Math.max(0, d.depth * 18 - 60));
+    await page.mouse.move(0, 0);
+    await page.waitForTimeout(400);
+  }
   await shot('timeline-deep-stack.png');
+  await page.evaluate(() => localStorage.setItem('tb.timeline.drawer', '200'));
 
-  // the 8 DLRM ranks stacked on the aligned clock, GPU lanes first, CPU groups collapsed
+  // the 8 DLRM ranks stacked on the aligned clock, GPU lanes first; the CPU and counter groups
+  // folded (a click each: group folding other than a rank's is not URL state) so all ranks show
+  await page.setViewportSize({ width: 1280, height: 1000 });
   await open(`${many.id}&view=timeline&ranks=all&gpufirst=1`);
+  for (;;) {
+    const g = page.locator('.tb-tl-group:not([data-rank])[aria-expanded="true"]:not(:has-text("GPU"))').first();
+    if (!(await g.count())) break;
+    await g.click();
+  }
+  const plot = await page.$eval('.tb-tl-lanes', (e) => e.getBoundingClientRect().toJSON());
+  await page.mouse.move(plot.left + 200, plot.top + 100);
+  await page.mouse.wheel(0, -100000); // back to rank 0 (a click scrolls to the group it folds)
+  await page.mouse.move(0, 0);
+  await page.waitForTimeout(400);
+  await page.waitForFunction(() => !document.querySelector('.tb-tl-plot')?.hasAttribute('data-busy'), null, { timeout: 60000 });
+  await page.waitForTimeout(300);
   await shot('timeline-ranks.png');
+  await page.setViewportSize({ width: 1280, height: 760 });
 
   // a flame graph of an area: the whole second step of the deep trace
   await page.evaluate(() => localStorage.setItem('tb.timeline.drawer', '420'));

@@ -219,6 +219,15 @@ function createTimeline(root, ctx) {
     const scrollInner = h('div', { class: C.tlScrollInner });
     const scrollLabels = h('div', { class: C.tlScroll }, scrollInner);
     const labels = h('div', { class: C.tlLabels }, pinnedLabels, scrollLabels);
+    // Focusing a label button (a click, Tab) makes the browser scroll the clipped
+    // column natively, out of step with the canvas: take that as a lanes scroll.
+    scrollLabels.addEventListener('scroll', () => {
+        if (!scrollLabels.scrollTop) return;
+        st.scrollY += scrollLabels.scrollTop;
+        scrollLabels.scrollTop = 0;
+        clampScroll();
+        invalidate();
+    });
     const body = h(
         'div',
         { class: C.tl },
