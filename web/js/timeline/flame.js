@@ -22,6 +22,7 @@ import { h, replace } from '../dom.js';
 import { formatMicros, formatNumber } from '../format.js';
 import { COL, sliceColours } from './colours.js';
 import { FONT, fitCanvas, textWidth } from './draw.js';
+import { addTimes } from './multirank.js';
 
 /** @typedef {import('../apitypes.js').TimelineFlame} Flame */
 /** @typedef {Flame['nodes'][number]} FlameNode */
@@ -65,14 +66,7 @@ export function mergeFlames(parts) {
             nodes[k].self_us += n.self_us;
             map[i] = k;
         });
-        for (const c of p.cats) {
-            const m = cats.get(c.cat);
-            if (m) {
-                m.count += c.count;
-                m.total_us += c.total_us;
-                m.self_us += c.self_us;
-            } else cats.set(c.cat, { ...c });
-        }
+        for (const c of p.cats) addTimes(cats, c.cat, c);
     }
     return {
         start_us: Math.min(...parts.map((p) => p.start_us)),

@@ -142,18 +142,29 @@ export function shiftSlice(s, deltaOf) {
 export function mergeAggregates(parts) {
     /** @type {Map<string, {name: string, count: number, total_us: number, self_us: number, avg_us: number}>} */
     const by = new Map();
-    for (const p of parts)
-        for (const r of p.rows || []) {
-            const m = by.get(r.name);
-            if (m) {
-                m.count += r.count;
-                m.total_us += r.total_us;
-                m.self_us += r.self_us;
-            } else by.set(r.name, { ...r });
-        }
+    for (const p of parts) for (const r of p.rows || []) addTimes(by, r.name, r);
     const rows = [...by.values()].map((r) => ({ ...r, avg_us: r.count ? r.total_us / r.count : 0 }));
     rows.sort((a, b) => b.total_us - a.total_us || a.name.localeCompare(b.name));
     return { rows, counters: parts.flatMap((p) => p.counters || []) };
+}
+
+/**
+ * Adds a row's count and times to the row of `key` in `by` (a copy of it
+ * when new): what merging several ranks' tables does per name.
+ * @template {{count: number, total_us: number, self_us: number}} R
+ * @param {Map<string, R>} by
+ * @param {string} key
+ * @param {R} r
+ */
+export function addTimes(by, key, r) {
+    const m = by.get(key);
+    if (!m) {
+        by.set(key, { ...r });
+        return;
+    }
+    m.count += r.count;
+    m.total_us += r.total_us;
+    m.self_us += r.self_us;
 }
 
 /**
