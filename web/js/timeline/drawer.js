@@ -18,7 +18,7 @@ import { h } from '../dom.js';
 /** localStorage key of the drawer's height, CSS px. */
 export const DRAWER_KEY = 'tb.timeline.drawer';
 /** Height of a new drawer, and its bounds. */
-export const DRAWER_DEFAULT = 220;
+export const DRAWER_DEFAULT = 160;
 export const DRAWER_MIN = 60;
 /** The lanes keep at least this much of the tab. */
 export const LANES_MIN = 220;

@@ -423,8 +423,9 @@ function createTimeline(root, ctx) {
             st.needOver = false;
             drawOverlay(overCanvas, { view: st.view, layout: st.layout, scrollY: st.scrollY, trackById: st.trackById, items: st.items, hover: st.hover, sel: st.sel, details: st.details, area: st.area, lanesH: lanesHeight() }, plot.clientHeight);
             const g = overCanvas.getContext('2d');
-            if (g) cp.draw(g, { view: st.view, layout: st.layout, scrollY: st.scrollY, trackById: st.trackById, items: st.items, height: plot.clientHeight });
-            cp.need(st.view);
+            // the critical path is one rank's: not drawn while ranks are stacked
+            if (g && !st.stacked) cp.draw(g, { view: st.view, layout: st.layout, scrollY: st.scrollY, trackById: st.trackById, items: st.items, height: plot.clientHeight });
+            if (!st.stacked) cp.need(st.view);
         }
     }
 
