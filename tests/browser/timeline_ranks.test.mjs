@@ -99,3 +99,25 @@ test('timeline: a stacked view marks the straggler and selects a slice of anothe
   await page.screenshot({ path: join(SHOTS, 'timeline-ranks-ddp.png') });
   assert.deepEqual(errors, []);
 });
+
+test('timeline: search on a stacked view counts and steps through the matches of every rank', async (t) => {
+  if (!ddp) return t.skip('no ddp_gloo_4ranks in $TB_SHARED');
+  let total = 0;
+  for (const r of [0, 1, 2, 3]) total += (await (await srv.req(`/api/runs/${ddp}/timeline/search?rank=${r}&q=all_reduce&limit=1`)).json()).total;
+  assert.ok(total > 4, `matches on the 4 ranks: ${total}`);
+  await page.goto(`${srv.base}/?run=${ddp}&view=timeline&ranks=all&q=all_reduce`);
+  await timelineLoaded();
+  const want = `${total.toLocaleString('en-US')} matches`;
+  await page.waitForFunction((w) => document.querySelector('.tb-tl-hits')?.textContent === w, want, { timeout: 10000 });
+  // the matches come in time order across ranks: the first two steps select slices of different lanes or later times
+  await page.focus('input[aria-label="Search slice names"]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => new RegExp(`^1 / ${n}$`).test(document.querySelector('.tb-tl-hits')?.textContent || ''), total.toLocaleString('en-US'));
+  const first = new URL(page.url()).searchParams.get('sel') || (await page.waitForFunction(() => new URL(location.href).searchParams.get('sel')).then((h) => h.jsonValue()));
+  await page.keyboard.press('Enter');
+  await page.waitForFunction((n) => new RegExp(`^2 / ${n}$`).test(document.querySelector('.tb-tl-hits')?.textContent || ''), total.toLocaleString('en-US'));
+  await page.waitForFunction((f) => { const s = new URL(location.href).searchParams.get('sel'); return s && s !== f; }, first);
+  const second = new URL(page.url()).searchParams.get('sel');
+  assert.ok(Number(second.split(':')[1]) >= Number(first.split(':')[1]), `in time order: ${first} then ${second}`);
+  assert.deepEqual(errors, []);
+});
