@@ -4,8 +4,8 @@
  * lane and by category (derive/timeline_flame.h builds it: call paths by
  * time containment, time clipped to the window). Follows the invariants of
  * api_timeline.h (bound parameters, 400/404/409, µs out); its work is
- * bounded like the aggregate's (API_SCAN_MAX slices read, 413 past it) and
- * by TFLAME_NODES nodes. Nothing is kept between requests; any MHD thread
+ * bounded: at most 4 million slices read (413 past it; a track's slices
+ * are held while they are sorted) and TFLAME_NODES nodes. Nothing is kept between requests; any MHD thread
  * may call it.
  */
 #ifndef TB_API_FLAME_H

@@ -7,12 +7,15 @@
 #include <stdlib.h>
 
 #include "api/api_run.h"
-#include "api/api_slice.h"
 #include "derive/timeline_flame.h"
 #include "http/app.h"
 #include "http/http.h"
 #include "http/qparam.h"
 #include "store/rundb.h"
+
+/* Slices a flame graph reads at most: each is held in memory (24 bytes)
+ * while its track is sorted, so the bound is lower than the aggregate's. */
+#define FLAME_SCAN_MAX 4000000
 
 /* One group row: {<key>: id, count, total_us, self_us}; `named` writes the
  * key as the str text (categories). */
@@ -50,7 +53,7 @@ int api_timeline_flame(struct http_req *req)
         goto fail;
     if (rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0) goto fail;
     for (size_t i = 0; i < ntracks; i++)
-        if (timeline_flame_track(r.db, &f, tracks[i], start, end, (int)contained, API_SCAN_MAX, &e) < 0) goto fail;
+        if (timeline_flame_track(r.db, &f, tracks[i], start, end, (int)contained, FLAME_SCAN_MAX, &e) < 0) goto fail;
     out = json_object();
     json_t *nodes = json_array();
     json_object_set_new(out, "start_us", api_run_jus(start));
