@@ -10,7 +10,10 @@
  * after it) makes a sibling path, never a deeper one. Each slice counts its
  * time clipped to the window; self = clipped time minus that of the slices
  * it contains. With `contained`, only slices wholly inside the window count
- * (the flame graph of one operator: the window is its span).
+ * (the flame graph of one operator: the window is its span). Over a
+ * window (not `contained`) the steps' annotations (ProfilerStep#N) are one
+ * name, TFLAME_STEP, so the steps of a run add up under one path instead
+ * of a tree each.
  *
  * Memory: a struct tflame owns its nodes and maps (timeline_flame_free).
  * Bounds: at most TFLAME_NODES nodes (slices past it are counted in
@@ -28,6 +31,8 @@
 #include "base/hmap.h"
 
 #define TFLAME_NODES 50000
+/* The name of every ProfilerStep#N node (no str id is this large). */
+#define TFLAME_STEP UINT32_MAX
 
 /* A call-path node: parent index (−1 for a root), the name's str id. */
 struct tflame_node {
@@ -47,6 +52,8 @@ struct tflame {
     struct hmap index;    /* (parent, name) -> node index */
     struct hmap lanes;    /* track -> struct tflame_group */
     struct hmap cats;     /* cat str id -> struct tflame_group */
+    struct hmap steps;    /* str ids of ProfilerStep#N names (value: unused byte) */
+    int steps_loaded;     /* steps read from the run (timeline_flame_track) */
     int64_t dropped;      /* slices left out: TFLAME_NODES reached */
     int64_t scanned;      /* slices read so far */
 };
@@ -59,6 +66,9 @@ struct tflame_slice {
 
 void timeline_flame_init(struct tflame *f);
 void timeline_flame_free(struct tflame *f);
+
+/* Names str id `name` as a step annotation (TFLAME_STEP in the paths). */
+void timeline_flame_step_name(struct tflame *f, uint32_t name);
 
 /* Adds the slices of one track (any order; sorted in place) over
  * [start, end): call paths by containment, clipped time. */

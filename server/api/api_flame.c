@@ -62,7 +62,7 @@ int api_timeline_flame(struct http_req *req)
     for (size_t i = 0; i < f.n; i++) {
         const struct tflame_node *nd = &f.nodes[i];
         json_array_append_new(nodes, json_pack("{s:i,s:o,s:I,s:o,s:o}", "parent", (int)nd->parent, "name",
-                                               api_run_jstr(strq, nd->name), "count", (json_int_t)nd->count, "total_us",
+                                               nd->name == TFLAME_STEP ? json_string("ProfilerStep#*") : api_run_jstr(strq, nd->name), "count", (json_int_t)nd->count, "total_us",
                                                api_run_jus(nd->total), "self_us", api_run_jus(nd->self)));
     }
     json_object_set_new(out, "lanes", group_rows(&f.lanes, "track", NULL));

@@ -22,6 +22,12 @@ void timeline_flame_init(struct tflame *f)
     hmap_init(&f->index, sizeof(int32_t), 1024);
     hmap_init(&f->lanes, sizeof(struct tflame_group), 16);
     hmap_init(&f->cats, sizeof(struct tflame_group), 16);
+    hmap_init(&f->steps, 1, 16);
+}
+
+void timeline_flame_step_name(struct tflame *f, uint32_t name)
+{
+    hmap_put(&f->steps, hmap_hash_u64(name), &name, sizeof name, NULL);
 }
 
 void timeline_flame_free(struct tflame *f)
@@ -30,6 +36,7 @@ void timeline_flame_free(struct tflame *f)
     hmap_free(&f->index, NULL);
     hmap_free(&f->lanes, NULL);
     hmap_free(&f->cats, NULL);
+    hmap_free(&f->steps, NULL);
     memset(f, 0, sizeof *f);
 }
 
@@ -110,7 +117,9 @@ void timeline_flame_add(struct tflame *f, int64_t track, struct tflame_slice *s,
         size_t k = sp;
         while (k > 0 && stack[k - 1].end < te) k--;
         int32_t parent = k > 0 ? stack[k - 1].node : -1;
-        int32_t node = node_of(f, parent, s[i].name);
+        uint32_t name = s[i].name;
+        if (f->steps.n && hmap_get(&f->steps, hmap_hash_u64(name), &name, sizeof name)) name = TFLAME_STEP;
+        int32_t node = node_of(f, parent, name);
         if (node < 0) {
             f->dropped++;
             continue;
@@ -160,6 +169,17 @@ int timeline_flame_track(sqlite3 *db, struct tflame *f, int64_t track, int64_t s
     int rc, status = -1;
 
     if (timeline_slice_range(db, track, start, end, &lo, &hi, e) < 0) return e->code;
+    if (!f->steps_loaded && !contained) {
+        if (rundb_prepare(db, "SELECT id FROM str WHERE s LIKE 'ProfilerStep#%'", &one, e) < 0) goto out;
+        while ((rc = sqlite3_step(one)) == SQLITE_ROW) timeline_flame_step_name(f, (uint32_t)sqlite3_column_int64(one, 0));
+        sqlite3_finalize(one);
+        one = NULL;
+        if (rc != SQLITE_DONE) {
+            rundb_db_error(db, e, "run database (flame steps)");
+            goto out;
+        }
+        f->steps_loaded = 1;
+    }
     if (rundb_prepare(db, "SELECT track, ts, dur, coalesce(name, 0), coalesce(cat, 0), coalesce(parent, 0) FROM slice WHERE id = ?",
                       &one, e) < 0 ||
         rundb_prepare(db, "SELECT ts, dur, coalesce(name, 0), coalesce(cat, 0) FROM slice WHERE id >= ? AND id < ?", &range,

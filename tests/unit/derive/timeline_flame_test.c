@@ -25,6 +25,14 @@ static int find(const struct tflame *f, const uint32_t *path, int n)
     return parent;
 }
 
+/* The root node `root` (asserted to hold `child`), or -1. */
+static int root_with(const struct tflame *f, uint32_t root, uint32_t child)
+{
+    int r = find(f, (uint32_t[]){ root }, 1);
+    CHECK(r >= 0 && find(f, (uint32_t[]){ root, child }, 2) >= 0);
+    return r;
+}
+
 static struct tflame_slice sl(int64_t ts, int64_t dur, uint32_t name, uint32_t cat)
 {
     return (struct tflame_slice){ ts, dur, name, cat };
@@ -83,8 +91,7 @@ static void test_window_clips_and_contained(void)
     timeline_flame_init(&f);
     timeline_flame_add(&f, 1, t, 4, 15, 90, 1);
     CHECK_EQ_INT(f.n, 2);
-    int p = find(&f, (uint32_t[]){ P }, 1);
-    CHECK(p >= 0 && find(&f, (uint32_t[]){ P, C }, 2) >= 0);
+    int p = root_with(&f, P, C);
     CHECK_EQ_INT(f.nodes[p].total, 75);
     CHECK_EQ_INT(f.nodes[p].self, 65);
     timeline_flame_free(&f);
@@ -108,10 +115,25 @@ static void test_repeated_steps_do_not_deepen(void)
     timeline_flame_free(&f);
 }
 
+static void test_steps_add_up_under_one_name(void)
+{
+    /* three steps, each its own str id: as step names they share one path */
+    struct tflame_slice s[] = { sl(0, 100, 50, 0), sl(10, 20, C, 0), sl(100, 100, 51, 0), sl(110, 20, C, 0), sl(200, 100, 52, 0) };
+    struct tflame f;
+    timeline_flame_init(&f);
+    for (uint32_t n = 50; n <= 52; n++) timeline_flame_step_name(&f, n);
+    timeline_flame_add(&f, 1, s, 5, 0, 1000, 0);
+    CHECK_EQ_INT(f.n, 2);
+    int st = root_with(&f, TFLAME_STEP, C);
+    CHECK(f.nodes[st].count == 3 && f.nodes[st].total == 300 && f.nodes[st].self == 300 - 2 * 20);
+    timeline_flame_free(&f);
+}
+
 int main(void)
 {
     RUN(test_partial_overlap_is_a_sibling);
     RUN(test_window_clips_and_contained);
     RUN(test_repeated_steps_do_not_deepen);
+    RUN(test_steps_add_up_under_one_name);
     return harness_done("timeline_flame");
 }
