@@ -33,6 +33,7 @@ SRCS := \
 	server/derive/kclass.c server/derive/ivlist.c server/derive/summary.c server/derive/summary_rank.c server/derive/summary_walk.c \
 	server/derive/summary_steps.c server/derive/summary_metrics.c server/derive/summary_memory.c server/derive/summary_report.c \
 	server/derive/timeline.c server/derive/timeline_counters.c server/derive/timeline_query.c server/derive/timeline_agg.c \
+	server/derive/timeline_flame.c \
 	server/derive/diff.c server/derive/ranks.c server/derive/ranks_comm.c server/derive/rules.c server/derive/gpuscan.c \
 	$(sort $(wildcard server/derive/rules/*.c)) \
 	server/derive/analyses.c $(sort $(wildcard server/derive/analyses/*.c)) \
@@ -42,6 +43,7 @@ SRCS := \
 	server/api/api_summary_tables.c server/api/api_summary_memory.c server/api/api_timeline.c \
 	server/api/api_slice.c server/api/api_search.c server/api/api_diff.c \
 	server/api/api_ranks.c server/api/api_analyses.c \
+	server/api/api_flame.c \
 	server/cli/cli.c server/cli/cli_analyze.c server/cli/cli_diff.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o

@@ -17,7 +17,7 @@
 #    rundb_prepare outside the modules that own or read run tables
 #    (SQL_USERS); no MHD_queue_response outside http_send.c; no raw malloc
 #    outside xmalloc.c.
-INTEGRATION_ONLY="main http_req cli_analyze cli_diff api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_diff api_ranks cli"
+INTEGRATION_ONLY="main http_req cli_analyze cli_diff api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_flame api_diff api_ranks cli"
 # stage: the stages its files may include (besides itself)
 STAGE_DEPS="base:
 store:base
@@ -49,7 +49,7 @@ PIPELINE_DRIVER="server/ingest/ingest.c"
 # pageable_memcpy's copies read args (bytes), ddp_backend sums spans by
 # name in SQL (ties in SQLite's order), ranks_comm's collectives read args. Every
 # slice scan of derive binds its kinds. No kind number in derive's SQL.
-SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|rules|analyses|ranks|ranks_comm|diff|gpuscan)|derive/rules/(comm_not_overlapped|communication_heavy|ddp_backend|enable_amp|excessive_host_sync|layout_transposes|many_small_collectives|memory_growth|memory_near_limit|pageable_memcpy|unfused_attention|use_ddp_not_dp)|derive/analyses/critical_path|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|rules|analyses|ranks|ranks_comm|diff|gpuscan)|derive/rules/(comm_not_overlapped|communication_heavy|ddp_backend|enable_amp|excessive_host_sync|layout_transposes|many_small_collectives|memory_growth|memory_near_limit|pageable_memcpy|unfused_attention|use_ddp_not_dp)|derive/analyses/critical_path|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }

@@ -5,6 +5,7 @@
 
 #include "api/api_analyses.h"
 #include "api/api_diff.h"
+#include "api/api_flame.h"
 #include "api/api_ranks.h"
 #include "api/api_runs.h"
 #include "api/api_summary.h"
@@ -37,6 +38,7 @@ static const struct route routes[] = {
     { "GET", "/api/runs/{id}/timeline/slice", api_timeline_slice, NULL, ROUTE_HEAVY },
     { "GET", "/api/runs/{id}/timeline/search", api_timeline_search, NULL, ROUTE_HEAVY },
     { "GET", "/api/runs/{id}/timeline/aggregate", api_timeline_aggregate, NULL, ROUTE_HEAVY },
+    { "GET", "/api/runs/{id}/timeline/flame", api_timeline_flame, NULL, ROUTE_HEAVY },
     { "GET", "/api/runs/{id}/ranks", api_ranks_get, NULL, ROUTE_HEAVY },
     { "GET", "/api/runs/{id}/analyses", api_analyses_get, NULL, ROUTE_HEAVY },
     { "GET", "/api/runs/{id}/critpath", api_analyses_critpath, NULL, ROUTE_HEAVY },

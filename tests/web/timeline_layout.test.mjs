@@ -117,9 +117,9 @@ test('rowAt finds pinned rows at their place and scrolled rows moved by the scro
 test('laneTop: a lane, or the row of its collapsed group, or nothing', () => {
     const byId = new Map(TRACKS.map((t) => [t.id, t]));
     const l = buildLayout(TRACKS, [], opts({ pins: new Set([5]), collapsed: new Set(['gpu:0']) }));
-    assert.deepEqual(laneTop(l, 40, 5, byId), { top: 0, h: laneHeight(TRACKS[4]), lane: true });
+    assert.deepEqual(laneTop(l, 40, 5, byId), { top: 0, h: laneHeight(TRACKS[4]), lane: true, levels: 1 });
     const t4 = l.scroll.find((r) => r.key === 't4');
-    assert.deepEqual(laneTop(l, 40, 4, byId), { top: t4.y + l.pinnedH - 40, h: t4.h, lane: true });
+    assert.deepEqual(laneTop(l, 40, 4, byId), { top: t4.y + l.pinnedH - 40, h: t4.h, lane: true, levels: 3 });
     const g = l.scroll.find((r) => r.key === 'gpu:0');
     assert.deepEqual(laneTop(l, 0, 1, byId), { top: g.y + l.pinnedH, h: GROUP_H, lane: false });
     const py = l.scroll.find((r) => r.key === 'cpu:595');

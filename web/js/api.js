@@ -390,6 +390,17 @@ export function getTimelineAggregate(id, params, signal) {
 }
 
 /**
+ * The flame graph of a window (params: rank, start, end, tracks, contained).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<import('./apitypes.js').TimelineFlame>}
+ */
+export function getTimelineFlame(id, params, signal) {
+    return request('GET', analysisUrl(id, 'timeline/flame', params), undefined, signal);
+}
+
+/**
  * Every rank of a run side by side (top: how many kernels, 1..100).
  * @param {string} id
  * @param {number | null} top

@@ -268,6 +268,7 @@
  * @property {number | null} stream  CUDA stream (gpu tracks)
  * @property {number} max_depth
  * @property {number} nslices
+ * @property {number} [rank]    set by the client on a stacked view (timeline/multirank.js)
  */
 
 /**
@@ -279,7 +280,7 @@
  * @property {number} t1_us
  * @property {string[]} strings
  * @property {TimelineTrack[]} tracks
- * @property {{id: number, name: string, unit: string}[]} counters
+ * @property {{id: number, name: string, unit: string, rank?: number}[]} counters
  * @property {{name: string, start_us: number, end_us: number}[]} steps
  */
 
@@ -336,6 +337,19 @@
 /**
  * GET ./api/runs/ID/timeline/search
  * @typedef {{total: number, hits: {id?: number, track: number, ts_us: number, dur_us: number, name: string}[]}} TimelineSearch
+ */
+
+/**
+ * GET ./api/runs/ID/timeline/flame — call paths by time containment
+ * (nodes: parents first, parent −1 at a root), and the same time by lane
+ * and by category.
+ * @typedef {object} TimelineFlame
+ * @property {number} start_us
+ * @property {number} end_us
+ * @property {{parent: number, name: string, count: number, total_us: number, self_us: number}[]} nodes
+ * @property {{track: number, count: number, total_us: number, self_us: number}[]} lanes
+ * @property {{cat: string, count: number, total_us: number, self_us: number}[]} cats
+ * @property {number} dropped
  */
 
 /**

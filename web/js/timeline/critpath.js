@@ -29,7 +29,7 @@ import { C } from '../classes.js';
 import { h, replace } from '../dom.js';
 import { legend as legendList } from '../tabs.js';
 import * as T from '../timescale.js';
-import { HEAD_H, SLICE_H, depthY, laneTop } from './layout.js';
+import { HEAD_H, SLICE_H, laneTop, sliceY } from './layout.js';
 
 /** @typedef {import('../timescale.js').Viewport} Viewport */
 /** @typedef {import('./layout.js').Layout} Layout */
@@ -275,7 +275,7 @@ export function createCritPath(o) {
             const x0 = T.timeToPx(view, seg.ts);
             const x1 = Math.max(x0 + 1, T.timeToPx(view, seg.ts + seg.dur));
             const depth = seg.slice && lt.lane ? rowOf(s.items, seg) : 0;
-            const top = lt.lane ? depthY(lt.top, depth) : lt.top + 2;
+            const top = sliceY(lt, depth);
             const mid = top + SLICE_H / 2;
             if (prev && Math.abs(prev.y - mid) > 0.5) {
                 g.strokeStyle = col;

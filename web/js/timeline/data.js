@@ -136,3 +136,23 @@ export function formatCounter(v, unit) {
 export function counterUnit(counters, id) {
     return ((counters || []).find((m) => m.id === id) || { unit: '' }).unit;
 }
+
+/**
+ * A counter's value at time t in a window's series: the last sample at or
+ * before t (the value in force), with the min and max of that sample's
+ * pixel; null before the first sample or without samples.
+ * @param {CounterSeries | undefined} c
+ * @param {number} t µs
+ * @returns {{ts: number, value: number, min: number, max: number} | null}
+ */
+export function counterAt(c, t) {
+    if (!c || !c.ts.length || t < c.ts[0]) return null;
+    let lo = 0;
+    let hi = c.ts.length - 1;
+    while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (c.ts[mid] <= t) lo = mid;
+        else hi = mid - 1;
+    }
+    return { ts: c.ts[lo], value: c.last[lo], min: c.min[lo], max: c.max[lo] };
+}

@@ -16,7 +16,7 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, replace } from '../dom.js';
 import { DASH, formatMicros, formatOffset } from '../format.js';
-import { argText } from './data.js';
+import { argText, formatCounter } from './data.js';
 
 /** @typedef {import('../apitypes.js').TimelineSlice} TimelineSlice */
 /** @typedef {import('../apitypes.js').SliceLink} SliceLink */
@@ -31,6 +31,7 @@ import { argText } from './data.js';
  * @property {(f: Flow, d: TimelineSlice) => void} follow  follow a flow
  * @property {() => void} fit                    fit the view to the selection
  * @property {() => void} clear                  clear the selection
+ * @property {(d: TimelineSlice) => void} [flame]  show the flame graph of this slice (the area panel)
  */
 
 const TITLE = 'Selected slice';
@@ -118,9 +119,16 @@ export function showDetails(box, d, act) {
         ['Depth', String(d.depth)],
     ];
     const flows = d.flows || [];
+    const head = detailsHead(TITLE, act.fit, act.clear, { zoom: 'Fit the view to this slice (F)', clear: 'Clear the selection (Escape)' });
+    const flame = act.flame;
+    if (flame && d.dur_us > 0)
+        head.insertBefore(
+            h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'What ran inside this slice, by call path', on: { click: () => flame(d) } }, 'Flame graph'),
+            head.children[2],
+        );
     replace(
         box,
-        detailsHead(TITLE, act.fit, act.clear, { zoom: 'Fit the view to this slice (F)', clear: 'Clear the selection (Escape)' }),
+        head,
         h('p', { class: [C.mono, C.tlSliceName] }, d.name),
         h('dl', { class: C.kv }, rows.map(([k, v]) => [h('dt', null, k), h('dd', null, v)])),
         d.launcher
@@ -169,5 +177,32 @@ export function showDetails(box, d, act) {
                   h('dl', { class: [C.kv, C.tlArgs] }, args.map(([k, v]) => [h('dt', { class: C.mono }, k), h('dd', { class: C.mono }, argText(v))])),
               )
             : null,
+    );
+}
+
+/**
+ * A counter lane's value at a clicked time, in the details panel.
+ * @param {HTMLElement} box
+ * @param {{name: string, unit: string}} def
+ * @param {{ts: number, value: number, min: number, max: number} | null} v
+ * @param {number} origin
+ * @param {() => void} clear
+ */
+export function showCounterDetails(box, def, v, origin, clear) {
+    replace(
+        box,
+        h('div', { class: C.tlDetailsHead }, h('h2', { class: C.sectionTitle }, 'Counter'), h('span', { class: C.spacer }), h('button', { type: 'button', class: [C.btn, C.btnSm], on: { click: clear } }, 'Clear')),
+        h('p', { class: [C.mono, C.tlSliceName] }, def.name),
+        v
+            ? h(
+                  'dl',
+                  { class: C.kv },
+                  [
+                      ['Value', formatCounter(v.value, def.unit)],
+                      ['At', formatOffset(v.ts, origin)],
+                      ['Min – max in this pixel', `${formatCounter(v.min, def.unit)} – ${formatCounter(v.max, def.unit)}`],
+                  ].map(([k, x]) => [h('dt', null, k), h('dd', null, x)]),
+              )
+            : h('p', { class: C.muted }, 'No sample at this time.'),
     );
 }

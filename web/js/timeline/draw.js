@@ -15,7 +15,8 @@
  * the next point); a GPU busy series (unit
  * "ops") as a busy/idle band, idle moments in red however short.
  *
- * Lanes: slices of a depth are drawn left to right; a run of sub-pixel
+ * Lanes: slices of a depth are drawn left to right, down to the lane's
+ * levels (deeper, folded depths are not drawn: a dashed edge marks them); a run of sub-pixel
  * items in one pixel column is drawn once. A slice wider than 28 px gets
  * its name (cut with "…" to fit), a merged item wider than 40 px its
  * count. With a search or an area-table highlight, the other slices are
@@ -251,8 +252,12 @@ function drawRow(g, s, r, top) {
     const { view } = s;
     const w = view.width;
     if (r.type === 'group') {
-        g.fillStyle = COL.group;
+        g.fillStyle = r.kind === 'rank' ? COL.line : COL.group;
         g.fillRect(0, top, w, r.h);
+        if (r.straggler) {
+            g.fillStyle = COL.flow;
+            g.fillRect(0, top, 4, r.h);
+        }
         g.fillStyle = COL.line;
         g.fillRect(0, top + r.h - 1, w, 1);
         if (r.collapsed) {
@@ -272,7 +277,8 @@ function drawRow(g, s, r, top) {
     const hatch = hatchOf(g);
     const { highlight, queryLower } = s;
     const k = view.width / (view.end - view.start);
-    for (let d = 0; d < depths.length; d++) {
+    const levels = Math.min(depths.length, r.levels ?? depths.length);
+    for (let d = 0; d < levels; d++) {
         const it = depths[d];
         if (!it) continue;
         const y = depthY(top, d);
@@ -326,6 +332,16 @@ function drawRow(g, s, r, top) {
         }
     }
     g.globalAlpha = 1;
+    if (r.levels !== undefined && t.max_depth + 1 > r.levels) {
+        // folded depths: a dashed edge under the last one drawn says there is more
+        g.strokeStyle = COL.muted;
+        g.setLineDash([4, 3]);
+        g.beginPath();
+        g.moveTo(0, top + r.h - 2.5);
+        g.lineTo(w, top + r.h - 2.5);
+        g.stroke();
+        g.setLineDash([]);
+    }
     g.fillStyle = COL.line;
     g.fillRect(0, top + r.h - 1, w, 1);
 }

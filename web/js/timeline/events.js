@@ -15,7 +15,8 @@
 import * as T from '../timescale.js';
 import { KEY_PAN, KEY_ZOOM, keyAction, wheelAction } from './input.js';
 import * as L from './layout.js';
-import { showTip } from './overlay.js';
+import { counterAt } from './data.js';
+import { showCounterTip, showTip } from './overlay.js';
 
 /** @typedef {import('./state.js').TimelineState} TimelineState */
 /** @typedef {import('./data.js').Items} Items */
@@ -47,6 +48,7 @@ import { showTip } from './overlay.js';
  * @property {(ref: import('./overlay.js').Selection, opts?: {reveal?: boolean}) => void} select
  * @property {() => void} fitSelection
  * @property {() => void} relayout
+ * @property {(def: {id: number, name: string, unit: string}, v: {ts: number, value: number, min: number, max: number} | null) => void} counterPicked  a click on a counter lane
  */
 
 /**
@@ -60,6 +62,16 @@ import { showTip } from './overlay.js';
 export function bindInput(st, ui, act) {
     const { root, plot, mini, tip, content, help, keysBtn, fitBtn, emptyBox } = ui;
     const { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate, clearArea, clearSelection, select, fitSelection, relayout } = act;
+
+    /**
+     * The counter lane under a point of the plot, and its value there.
+     * @param {{x: number, y: number}} p
+     */
+    function counterHit(p) {
+        const at = L.rowAt(st.layout, st.scrollY, p.y - L.HEAD_H);
+        const def = at && at.row.type === 'counter' ? at.row.counter || null : null;
+        return def ? { def, v: counterAt(st.counters.get(def.id), T.pxToTime(st.view, p.x)) } : null;
+    }
 
     /** @param {number} factor */
     function zoomKey(factor) {
@@ -111,7 +123,9 @@ export function bindInput(st, ui, act) {
         const hit = hitTest(p.x, p.y);
         const same = hit && st.hover && hit.track === st.hover.track && hit.depth === st.hover.depth && hit.i === st.hover.i;
         st.hover = hit;
-        showTip(tip, plot, hit, st.items, st.origin);
+        const ch = hit ? null : counterHit(p);
+        if (ch) showCounterTip(tip, plot, p, ch.def, ch.v, st.origin);
+        else showTip(tip, plot, hit, st.items, st.origin);
         if (!same) invalidateOverlay();
     });
     plot.addEventListener('pointerleave', () => {
@@ -139,7 +153,9 @@ export function bindInput(st, ui, act) {
         }
         const hit = hitTest(p.x, p.y);
         if (!hit) {
-            if (st.sel) clearSelection();
+            const ch = counterHit(p);
+            if (ch) act.counterPicked(ch.def, ch.v);
+            else if (st.sel) clearSelection();
             return;
         }
         const it = /** @type {Items} */ ((st.items.get(hit.track) || [])[hit.depth]);

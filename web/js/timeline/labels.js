@@ -14,6 +14,11 @@
  * and a screen reader can use, and so that trace strings reach the page
  * as text. The whole column is rebuilt when the layout changes (rarely:
  * pin, collapse, empty lanes, a new rank), never while zooming or panning.
+ *
+ * Sticky labels: a lane taller than the screen would scroll its label
+ * away while its slices still fill the lanes; stickLabels() (on every
+ * scroll) pushes the text of each lane whose top is scrolled off down to
+ * the top of what shows, as far as the lane's bottom allows.
  */
 
 import { C } from '../classes.js';
@@ -46,6 +51,35 @@ export function renderLabels(pinnedBox, scrollInner, layout, pins, act) {
 }
 
 /**
+ * Keeps the labels of lanes cut at the top in view (see above).
+ * @param {HTMLElement} scrollInner  the scrolled labels' box, children in layout.scroll order
+ * @param {Layout} layout
+ * @param {number} scrollY
+ */
+export function stickLabels(scrollInner, layout, scrollY) {
+    const els = scrollInner.children;
+    for (let i = 0; i < layout.scroll.length && i < els.length; i++) {
+        const r = layout.scroll[i];
+        if (r.type !== 'track') continue;
+        const el = /** @type {HTMLElement} */ (els[i]);
+        const push = stickyOffset(r, scrollY);
+        const want = push > 0 ? push + 3 + 'px' : '';
+        if (el.style.paddingTop !== want) el.style.paddingTop = want;
+    }
+}
+
+/**
+ * How far a lane's label text moves down to stay in view: 0 while its top
+ * shows, else up to 22 px above the lane's bottom.
+ * @param {{y: number, h: number}} r   the row, y within the scrolled content
+ * @param {number} scrollY
+ * @returns {number}
+ */
+export function stickyOffset(r, scrollY) {
+    return Math.max(0, Math.min(scrollY - r.y, r.h - 22));
+}
+
+/**
  * @param {Row} r
  * @param {Set<number>} pins
  * @param {LabelActions} act
@@ -60,7 +94,8 @@ function labelRow(r, pins, act) {
             'button',
             {
                 type: 'button',
-                class: C.tlGroup,
+                class: [C.tlGroup, r.kind === 'rank' && C.tlGroupRank, r.straggler && C.tlStraggler],
+                dataset: r.kind === 'rank' ? { rank: String(r.rank) } : undefined,
                 'aria-expanded': String(open),
                 title: open ? 'Collapse' : `Expand: ${groupSummary(r)}`,
                 on: { click: () => act.toggleGroup(r.key) },

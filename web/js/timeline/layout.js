@@ -7,10 +7,14 @@
  * track lanes first, fixed at the top (their own section, in track
  * order), then the scrolled section: a group row per CPU process (by pid)
  * and per GPU device, CPU before GPU, each followed by its thread or
- * stream lanes (by tid / stream) unless the group is collapsed, then a
- * "Counters" group with one small area-chart row per counter. Lanes of
+ * stream lanes (by tid / stream) unless the group is collapsed (GPU groups
+ * first with gpuFirst), then a
+ * "Counters" group with one small area-chart row per counter. A stacked
+ * view (opts.ranks) repeats that under a collapsible group row per rank,
+ * the straggler's marked. Lanes of
  * tracks without slices are left out unless showEmpty; a group with no
- * lane left is left out. A lane is as tall as its deepest slice; group
+ * lane left is left out. A lane is as tall as its deepest slice, or as
+ * maxLevels depths when that is less (the deeper ones are folded); group
  * rows carry a summary (lanes and slices they hold) drawn when collapsed.
  *
  * A row's `y` is its top within its section: pinned rows from the top of
@@ -46,7 +50,8 @@ export const HEAD_H = RULER_H + STEPS_H;
  * A row of the layout.
  * @typedef {object} Row
  * @property {'group' | 'track' | 'counter'} type
- * @property {string} key         group key ("cpu:<pid>", "gpu:<device>", "counters"), or "t<id>" / "c<id>"
+ * @property {string} key         group key ("cpu:<pid>", "gpu:<device>", "counters", "rank:<r>", the
+ *                                last three under "rank:<r>:" when stacked), or "t<id>" / "c<id>"
  * @property {number} y           top within its section (pinned or scrolled)
  * @property {number} h
  * @property {boolean} pinned
@@ -55,8 +60,11 @@ export const HEAD_H = RULER_H + STEPS_H;
  * @property {string} [label]     group: its name
  * @property {number} [count]     group: lanes (or counters) it holds, shown or collapsed
  * @property {number} [slices]    group: slices of those lanes
- * @property {'cpu' | 'gpu' | 'counters'} [kind]  group: what its lanes are
+ * @property {'cpu' | 'gpu' | 'counters' | 'rank'} [kind]  group: what its lanes are (a rank: its groups)
+ * @property {number} [rank]      rank group: its rank
+ * @property {boolean} [straggler] rank group: the run's straggler (Ranks tab)
  * @property {boolean} [collapsed] group: its lanes are hidden
+ * @property {number} [levels]    track: depths drawn (the rest folded away by LayoutOptions.maxLevels)
  */
 
 /**
@@ -72,6 +80,9 @@ export const HEAD_H = RULER_H + STEPS_H;
  * @property {Set<number>} pins        pinned track ids
  * @property {Set<string>} collapsed   collapsed group keys
  * @property {boolean} showEmpty       show lanes without slices
+ * @property {boolean} [gpuFirst]      GPU groups before the CPU ones
+ * @property {number} [maxLevels]      depths drawn per lane (0 or absent: all); deeper slices are folded
+ * @property {{rank: number, straggler: boolean}[] | null} [ranks]  a stacked view: a group per rank, in this order
  */
 
 /** A layout with no rows. */
@@ -83,7 +94,8 @@ export const EMPTY_LAYOUT = /** @type {Layout} */ (Object.freeze({ pinned: [], s
  * @returns {string}
  */
 export function groupKey(t) {
-    return t.kind === 'gpu' ? `gpu:${t.device ?? t.pid}` : `cpu:${t.pid}`;
+    const own = t.kind === 'gpu' ? `gpu:${t.device ?? t.pid}` : `cpu:${t.pid}`;
+    return t.rank === undefined ? own : `${rankKey(t.rank)}:${own}`;
 }
 
 /**
@@ -93,7 +105,7 @@ export function groupKey(t) {
  */
 export function laneTitle(t) {
     const owner = t.kind === 'gpu' ? `GPU ${t.device ?? t.pid}` : t.process || `pid ${t.pid}`;
-    return `${owner} / ${(t.name || '').trim() || 'track ' + t.id}`;
+    return `${t.rank === undefined ? '' : `rank ${t.rank} / `}${owner} / ${(t.name || '').trim() || 'track ' + t.id}`;
 }
 
 /**
@@ -116,10 +128,22 @@ export function idCompare(a, b) {
 /**
  * Height of a track's lane: one SLICE_H per depth, padded.
  * @param {TimelineTrack} t
+ * @param {number} [maxLevels] depths drawn at most (0: all)
  * @returns {number}
  */
-export function laneHeight(t) {
-    return (Math.max(0, t.max_depth) + 1) * SLICE_H + 2 * LANE_PAD;
+export function laneHeight(t, maxLevels = 0) {
+    return laneLevels(t, maxLevels) * SLICE_H + 2 * LANE_PAD;
+}
+
+/**
+ * Depths of a track's lane that are drawn: all, or at most maxLevels (> 0).
+ * @param {TimelineTrack} t
+ * @param {number} [maxLevels]
+ * @returns {number}
+ */
+export function laneLevels(t, maxLevels = 0) {
+    const all = Math.max(0, t.max_depth) + 1;
+    return maxLevels > 0 ? Math.min(all, maxLevels) : all;
 }
 
 /**
@@ -130,20 +154,7 @@ export function laneHeight(t) {
  * @returns {Layout} owned by the caller; rows borrow the tracks and counters
  */
 export function buildLayout(tracks, counters, opts) {
-    const { pins, collapsed, showEmpty } = opts;
-    /** @type {Map<string, {key: string, label: string, gpu: boolean, id: string | number, tracks: TimelineTrack[]}>} */
-    const groups = new Map();
-    for (const t of tracks) {
-        const gpu = t.kind === 'gpu';
-        const key = groupKey(t);
-        let g = groups.get(key);
-        if (!g) {
-            const label = gpu ? `GPU ${t.device ?? t.pid}` : t.process ? `${t.process} (pid ${t.pid})` : `process ${t.pid}`;
-            groups.set(key, (g = { key, label, gpu, id: gpu ? (t.device ?? t.pid) : t.pid, tracks: [] }));
-        }
-        g.tracks.push(t);
-    }
-    const sorted = [...groups.values()].sort((a, b) => Number(a.gpu) - Number(b.gpu) || idCompare(a.id, b.id));
+    const { pins, collapsed, showEmpty, gpuFirst = false, maxLevels = 0, ranks = null } = opts;
     /** @type {Row[]} */
     const pinned = [];
     /** @type {Row[]} */
@@ -152,38 +163,87 @@ export function buildLayout(tracks, counters, opts) {
     let sy = 0;
     for (const t of tracks) {
         if (!pins.has(t.id)) continue;
-        const hgt = laneHeight(t);
-        pinned.push({ type: 'track', key: 't' + t.id, y: py, h: hgt, pinned: true, track: t });
+        const hgt = laneHeight(t, maxLevels);
+        pinned.push({ type: 'track', key: 't' + t.id, y: py, h: hgt, pinned: true, track: t, levels: laneLevels(t, maxLevels) });
         py += hgt;
     }
-    for (const g of sorted) {
-        const shown = g.tracks
-            .filter((t) => !pins.has(t.id) && (showEmpty || t.nslices > 0))
-            .sort((a, b) => (a.kind === 'gpu' ? idCompare(a.stream ?? a.tid, b.stream ?? b.tid) : idCompare(a.tid, b.tid)));
-        if (!shown.length) continue;
-        const closed = collapsed.has(g.key);
-        const slices = shown.reduce((n, t) => n + (t.nslices || 0), 0);
-        scroll.push({ type: 'group', key: g.key, y: sy, h: GROUP_H, pinned: false, label: g.label, count: shown.length, slices, kind: g.gpu ? 'gpu' : 'cpu', collapsed: closed });
-        sy += GROUP_H;
-        if (closed) continue;
-        for (const t of shown) {
-            const hgt = laneHeight(t);
-            scroll.push({ type: 'track', key: 't' + t.id, y: sy, h: hgt, pinned: false, track: t });
-            sy += hgt;
+    /**
+     * The groups, lanes and counters of one rank (or of the only one).
+     * @param {TimelineTrack[]} ts
+     * @param {{id: number, name: string, unit: string}[]} cs
+     * @param {string} prefix  the rank's key prefix ("" when not stacked)
+     */
+    function section(ts, cs, prefix) {
+        /** @type {Map<string, {key: string, label: string, gpu: boolean, id: string | number, tracks: TimelineTrack[]}>} */
+        const groups = new Map();
+        for (const t of ts) {
+            const gpu = t.kind === 'gpu';
+            const key = groupKey(t);
+            let g = groups.get(key);
+            if (!g) {
+                const label = gpu ? `GPU ${t.device ?? t.pid}` : t.process ? `${t.process} (pid ${t.pid})` : `process ${t.pid}`;
+                groups.set(key, (g = { key, label, gpu, id: gpu ? (t.device ?? t.pid) : t.pid, tracks: [] }));
+            }
+            g.tracks.push(t);
         }
-    }
-    if (counters.length) {
-        const closed = collapsed.has('counters');
-        scroll.push({ type: 'group', key: 'counters', y: sy, h: GROUP_H, pinned: false, label: 'Counters', count: counters.length, slices: 0, kind: 'counters', collapsed: closed });
-        sy += GROUP_H;
-        if (!closed) {
-            for (const c of counters) {
-                scroll.push({ type: 'counter', key: 'c' + c.id, y: sy, h: COUNTER_H, pinned: false, counter: c });
-                sy += COUNTER_H;
+        const gpuOrder = gpuFirst ? -1 : 1;
+        const sorted = [...groups.values()].sort((a, b) => gpuOrder * (Number(a.gpu) - Number(b.gpu)) || idCompare(a.id, b.id));
+        for (const g of sorted) {
+            const shown = g.tracks
+                .filter((t) => !pins.has(t.id) && (showEmpty || t.nslices > 0))
+                .sort((a, b) => (a.kind === 'gpu' ? idCompare(a.stream ?? a.tid, b.stream ?? b.tid) : idCompare(a.tid, b.tid)));
+            if (!shown.length) continue;
+            const closed = collapsed.has(g.key);
+            const slices = shown.reduce((n, t) => n + (t.nslices || 0), 0);
+            scroll.push({ type: 'group', key: g.key, y: sy, h: GROUP_H, pinned: false, label: g.label, count: shown.length, slices, kind: g.gpu ? 'gpu' : 'cpu', collapsed: closed });
+            sy += GROUP_H;
+            if (closed) continue;
+            for (const t of shown) {
+                const hgt = laneHeight(t, maxLevels);
+                scroll.push({ type: 'track', key: 't' + t.id, y: sy, h: hgt, pinned: false, track: t, levels: laneLevels(t, maxLevels) });
+                sy += hgt;
+            }
+        }
+        if (cs.length) {
+            const key = prefix + 'counters';
+            const closed = collapsed.has(key);
+            scroll.push({ type: 'group', key, y: sy, h: GROUP_H, pinned: false, label: 'Counters', count: cs.length, slices: 0, kind: 'counters', collapsed: closed });
+            sy += GROUP_H;
+            if (!closed) {
+                for (const c of cs) {
+                    scroll.push({ type: 'counter', key: 'c' + c.id, y: sy, h: COUNTER_H, pinned: false, counter: c });
+                    sy += COUNTER_H;
+                }
             }
         }
     }
+    if (!ranks) {
+        section(tracks, counters, '');
+        return { pinned, scroll, pinnedH: py, contentH: sy };
+    }
+    for (const rk of ranks) {
+        const ts = tracks.filter((t) => t.rank === rk.rank);
+        const cs = counters.filter((c) => /** @type {{rank?: number}} */ (c).rank === rk.rank);
+        const key = rankKey(rk.rank);
+        const closed = collapsed.has(key);
+        const lanes = ts.filter((t) => !pins.has(t.id) && (showEmpty || t.nslices > 0));
+        scroll.push({
+            type: 'group', key, y: sy, h: GROUP_H, pinned: false, label: `Rank ${rk.rank}${rk.straggler ? ' · straggler' : ''}`,
+            count: lanes.length, slices: lanes.reduce((n, t) => n + (t.nslices || 0), 0), kind: 'rank', collapsed: closed, rank: rk.rank, straggler: rk.straggler,
+        });
+        sy += GROUP_H;
+        if (!closed) section(ts, cs, key + ':');
+    }
     return { pinned, scroll, pinnedH: py, contentH: sy };
+}
+
+/**
+ * The group key of a rank's lane group on a stacked view.
+ * @param {number} rank
+ * @returns {string}
+ */
+export function rankKey(rank) {
+    return `rank:${rank}`;
 }
 
 /**
@@ -195,6 +255,7 @@ export function buildLayout(tracks, counters, opts) {
 export function groupSummary(r) {
     const n = r.count || 0;
     if (r.kind === 'counters') return plural(n, 'counter');
+    if (r.kind === 'rank') return `${plural(n, 'lane')} · ${plural(r.slices || 0, 'slice')}`;
     return `${plural(n, r.kind === 'gpu' ? 'stream' : 'thread')} · ${plural(r.slices || 0, 'slice')}`;
 }
 
@@ -256,18 +317,30 @@ export function rowAt(l, scrollY, y) {
  * @param {number} scrollY
  * @param {number} id track id
  * @param {Map<number, TimelineTrack>} trackById
- * @returns {{top: number, h: number, lane: boolean} | null}
+ * @returns {{top: number, h: number, lane: boolean, levels?: number} | null}
  */
 export function laneTop(l, scrollY, id, trackById) {
     const p = l.pinned.find((r) => r.track && r.track.id === id);
-    if (p) return { top: p.y, h: p.h, lane: true };
+    if (p) return { top: p.y, h: p.h, lane: true, levels: p.levels };
     const s = l.scroll.find((r) => r.track && r.track.id === id);
-    if (s) return { top: s.y + l.pinnedH - scrollY, h: s.h, lane: true };
+    if (s) return { top: s.y + l.pinnedH - scrollY, h: s.h, lane: true, levels: s.levels };
     const t = trackById.get(id);
     if (!t) return null;
     const key = groupKey(t);
-    const g = l.scroll.find((r) => r.type === 'group' && r.key === key);
+    const rk = t.rank === undefined ? null : rankKey(t.rank);
+    const g = l.scroll.find((r) => r.type === 'group' && r.key === key) || (rk ? l.scroll.find((r) => r.type === 'group' && r.key === rk) : undefined);
     return g ? { top: g.y + l.pinnedH - scrollY, h: g.h, lane: false } : null;
+}
+
+/**
+ * Screen y of a slice's row in a lane placed by laneTop(): its depth, or
+ * the last depth drawn when it is folded away; a collapsed group's row.
+ * @param {{top: number, lane: boolean, levels?: number}} lt
+ * @param {number} depth
+ * @returns {number}
+ */
+export function sliceY(lt, depth) {
+    return lt.lane ? depthY(lt.top, Math.min(depth, (lt.levels ?? depth + 1) - 1)) : lt.top + 2;
 }
 
 /**
@@ -302,6 +375,7 @@ export function hitTest(l, scrollY, items, view, x, y) {
     if (!at || at.row.type !== 'track' || !at.row.track) return null;
     const id = at.row.track.id;
     const depth = Math.floor((y - HEAD_H - at.top - LANE_PAD) / SLICE_H);
+    if (depth >= (at.row.levels ?? Infinity)) return null;
     const it = (items.get(id) || [])[depth];
     if (!it) return null;
     const i = T.hitIndex(it.ts, it.dur, T.pxToTime(view, x), T.usPerPx(view) * 2);

@@ -21,9 +21,9 @@ import { h, replace } from '../dom.js';
 import { formatMicros, formatNumber, formatOffset } from '../format.js';
 import * as T from '../timescale.js';
 import { COL } from './colours.js';
-import { itemStartingAt } from './data.js';
+import { formatCounter, itemStartingAt } from './data.js';
 import { FONT, fitCanvas } from './draw.js';
-import { HEAD_H, RULER_H, SLICE_H, depthY, laneTop } from './layout.js';
+import { HEAD_H, RULER_H, SLICE_H, depthY, laneTop, sliceY } from './layout.js';
 
 /** @typedef {import('../apitypes.js').TimelineTrack} TimelineTrack */
 /** @typedef {import('../apitypes.js').TimelineSlice} TimelineSlice */
@@ -93,7 +93,7 @@ export function drawOverlay(canvas, o, hgt) {
             const depth = sel.depth ?? 0;
             const x = T.timeToPx(view, sel.ts);
             const xw = Math.max(2, sel.dur * k);
-            const y = lt.lane ? depthY(lt.top, depth) : lt.top + 2;
+            const y = sliceY(lt, depth);
             g.strokeStyle = COL.sel;
             g.lineWidth = 2;
             g.strokeRect(Math.round(x) - 1, y - 1, Math.round(xw) + 2, SLICE_H + 1);
@@ -149,7 +149,7 @@ function drawFlows(g, o, d, x0, y0) {
         const x1 = T.timeToPx(view, f.ts_us);
         const at = lt.lane ? itemStartingAt(o.items.get(f.track), f.ts_us, false) : null;
         const depth = at ? at.depth : 0;
-        const y1 = Math.max(2, Math.min(lanesH - 2, lt.lane ? depthY(lt.top, depth) + SLICE_H / 2 : lt.top + lt.h / 2));
+        const y1 = Math.max(2, Math.min(lanesH - 2, lt.lane ? sliceY(lt, depth) + SLICE_H / 2 : lt.top + lt.h / 2));
         const [ax, ay, bx, by] = f.dir === 'out' ? [x0, y0, x1, y1] : [x1, y1, x0, y0];
         g.strokeStyle = COL.flow;
         g.fillStyle = COL.flow;
@@ -197,4 +197,31 @@ export function showTip(tip, plot, hit, items, origin) {
     const tw = tip.offsetWidth;
     const left = hit.x + 14 + tw < pw ? hit.x + 14 : Math.max(0, hit.x - 14 - tw);
     tip.style.transform = `translate(${Math.round(left)}px, ${Math.round(hit.y + 14)}px)`;
+}
+
+/**
+ * The tooltip of a counter lane: its name and its value at the pointer
+ * (hidden when there is none).
+ * @param {HTMLElement} tip
+ * @param {HTMLElement} plot
+ * @param {{x: number, y: number}} p  the pointer, plot coordinates
+ * @param {{name: string, unit: string} | null} def
+ * @param {{ts: number, value: number, min: number, max: number} | null} v
+ * @param {number} origin
+ */
+export function showCounterTip(tip, plot, p, def, v, origin) {
+    if (!def || !v) {
+        tip.hidden = true;
+        return;
+    }
+    replace(
+        tip,
+        h('div', { class: C.tlTipName }, def.name),
+        h('div', null, h('strong', null, formatCounter(v.value, def.unit)), v.min !== v.max ? ` (${formatCounter(v.min, def.unit)} – ${formatCounter(v.max, def.unit)} in this pixel)` : ''),
+        h('div', { class: C.muted }, `at ${formatOffset(v.ts, origin)}`),
+    );
+    tip.hidden = false;
+    const tw = tip.offsetWidth;
+    const left = p.x + 14 + tw < plot.clientWidth ? p.x + 14 : Math.max(0, p.x - 14 - tw);
+    tip.style.transform = `translate(${Math.round(left)}px, ${Math.round(p.y + 14)}px)`;
 }

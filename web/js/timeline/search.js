@@ -6,8 +6,12 @@
  * Typing searches after a 250 ms pause (and writes &q= through the view);
  * Enter selects the next match (Shift+Enter the previous), searching
  * first if the text changed; Escape gives the focus back to the plot.
- * Matches cycle; the first is the earliest. After a reload the selection
- * may be one of the matches: counting starts from it.
+ * Matches come a page at a time (searchpager.js: the view's sources, one
+ * per rank shown), so the steps go through every match, not only the
+ * first page's; the next page is fetched when the steps reach the end of
+ * what is loaded. Matches cycle once all are loaded (Shift+Enter on the
+ * first goes to the last only then); the first is the earliest. After a
+ * reload the selection may be one of the matches: counting starts from it.
  *
  * The controller owns the query and the matches; the view reads them to
  * dim the other slices (queryLower) and tick the minimap (hits), and
@@ -21,18 +25,18 @@ import { C } from '../classes.js';
 import { h, replace } from '../dom.js';
 import { formatNumber } from '../format.js';
 import { NEAR_US } from './data.js';
+import { createPager } from './searchpager.js';
 
 /** @typedef {import('../apitypes.js').TimelineSearch} TimelineSearch */
 /** @typedef {TimelineSearch['hits'][number]} SearchHit */
+/** @typedef {import('./searchpager.js').Source} Source */
 
-/** Most matches asked for (the API's limit). */
-export const SEARCH_LIMIT = 1000;
+export { SEARCH_LIMIT } from './searchpager.js';
 
 /**
  * @typedef {object} SearchOptions
  * @property {string} initial                 the query in the URL
- * @property {string} runId
- * @property {() => number} rank              the rank shown
+ * @property {(q: string, signal: AbortSignal) => Source[]} sources  where to search: a source per rank shown
  * @property {() => {track: number, ts: number} | null} selection  the selected slice
  * @property {(hit: SearchHit) => void} select  select and reveal a match
  * @property {() => void} changed             the query or the matches changed: repaint
@@ -60,6 +64,8 @@ export function createSearch(opts) {
 
     let query = opts.initial;
     let queryLower = query.toLowerCase();
+    /** @type {ReturnType<typeof createPager> | null} */
+    let pager = null;
     /** @type {TimelineSearch | null} */
     let hits = null;
     let hitIdx = -1;
@@ -77,6 +83,7 @@ export function createSearch(opts) {
         query = q;
         queryLower = q.toLowerCase();
         hits = null;
+        pager = null;
         hitIdx = -1;
         opts.changed();
         if (writeUrl) opts.writeUrl();
@@ -90,18 +97,28 @@ export function createSearch(opts) {
         ctrl = mine;
         replace(hitText, 'searching…');
         try {
-            const r = await api.searchTimeline(opts.runId, { rank: opts.rank(), q, limit: SEARCH_LIMIT }, mine.signal);
+            const p = createPager(opts.sources(q, mine.signal));
+            await p.start();
             if (dead || ctrl !== mine) return;
-            hits = r;
-            hitIdx = matchIndex(r, opts.selection());
+            pager = p;
+            hits = { total: p.total, hits: p.hits };
+            hitIdx = matchIndex(hits, opts.selection());
             if (hitIdx >= 0) showIndex();
-            else replace(hitText, countText(r.total));
+            else replace(hitText, countText(p.total));
             syncButtons();
             opts.changed();
         } catch (e) {
-            if (dead || ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
-            replace(hitText, e instanceof Error ? e.message : String(e));
+            failed(e, mine);
         }
+    }
+
+    /**
+     * @param {unknown} e
+     * @param {AbortController} mine
+     */
+    function failed(e, mine) {
+        if (dead || ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
+        replace(hitText, e instanceof Error ? e.message : String(e));
     }
 
     function syncButtons() {
@@ -110,13 +127,36 @@ export function createSearch(opts) {
         nextBtn.disabled = !any;
     }
 
+    /** @type {Promise<void>} */
+    let chain = Promise.resolve();
+
+    /**
+     * Steps one match; steps queue, so every key press counts while a page loads.
+     * @param {number} dir +1 or −1
+     */
+    function step(dir) {
+        chain = chain.then(() => stepNow(dir));
+        return chain;
+    }
+
     /** @param {number} step +1 or −1 */
-    function step(step) {
-        if (!hits || !hits.hits.length) return;
-        hitIdx = stepIndex(hitIdx, step, hits.hits.length);
-        const hit = hits.hits[hitIdx];
-        showIndex();
-        opts.select(hit);
+    async function stepNow(step) {
+        const p = pager;
+        const mine = ctrl;
+        if (!p || !hits || !hits.hits.length || !mine) return;
+        let i = stepIndex(hitIdx, step, p.done ? p.hits.length : Infinity);
+        if (i < 0) i = 0; // before the first while pages remain: stay there
+        try {
+            const hit = (await p.ensure(i)) || (await p.ensure(0));
+            if (dead || ctrl !== mine || pager !== p || !hit) return;
+            hitIdx = p.hits.indexOf(hit);
+            hits = { total: p.total, hits: p.hits };
+            showIndex();
+            opts.select(hit);
+            opts.changed();
+        } catch (e) {
+            failed(e, mine);
+        }
     }
 
     function showIndex() {
@@ -194,13 +234,15 @@ export function matchIndex(r, sel) {
 
 /**
  * The match after (step +1) or before (−1) index i of n, cycling; from
- * none (−1) the first or the last.
+ * none (−1) the first or the last. n = Infinity (more pages to come): no
+ * cycling, −1 before the first.
  * @param {number} i
  * @param {number} step
  * @param {number} n > 0
  * @returns {number}
  */
 export function stepIndex(i, step, n) {
+    if (n === Infinity) return i < 0 ? (step > 0 ? 0 : -1) : i + step;
     return i < 0 ? (step > 0 ? 0 : n - 1) : (i + step + n) % n;
 }
 
@@ -214,12 +256,11 @@ export function countText(total) {
 }
 
 /**
- * "3 / 12", or "3 / 5,000 (first 1,000)" when the API sent fewer than all.
+ * "3 / 12" (match 3 of 12; later pages are fetched as the steps get there).
  * @param {number} i index of the current match
  * @param {TimelineSearch} r
  * @returns {string}
  */
 export function indexText(i, r) {
-    const n = r.hits.length;
-    return `${formatNumber(i + 1)} / ${formatNumber(r.total)}${r.total > n ? ` (first ${formatNumber(n)})` : ''}`;
+    return `${formatNumber(i + 1)} / ${formatNumber(Math.max(r.total, r.hits.length))}`;
 }

@@ -45,6 +45,8 @@ import * as L from './layout.js';
  * @property {boolean} destroyed   the tab was unmounted: late answers and frames are dropped
  * @property {number} rank         the rank shown (the route's, or the one the server chose)
  * @property {boolean} firstLoad   the URL's selection is still to be restored (first load only)
+ * @property {number[] | null} stacked  the ranks on one timeline (&ranks=), null: one rank
+ * @property {Map<number, import('./multirank.js').RankClock>} clocks  a stacked view's ranks and their shifts (empty otherwise)
  *
  * The rank's tracks and time span (/timeline/tracks):
  * @property {TimelineTracks | null} meta  null until loaded, and while a new rank loads
@@ -104,6 +106,8 @@ export function createState(route, rank, query) {
         destroyed: false,
         rank,
         firstLoad: true,
+        stacked: null,
+        clocks: new Map(),
         meta: null,
         bounds: { start: 0, end: 1 },
         origin: 0,

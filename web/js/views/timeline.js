@@ -46,17 +46,22 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, onDprChange, replace } from '../dom.js';
 import { formatOffset } from '../format.js';
-import { buildSel, flagParam, listParam, parsePins, parseSel, stringParam, windowParams } from '../params.js';
+import { buildSel, enumParam, flagParam, intParam, listParam, parsePins, parseSel, stringParam, windowParams } from '../params.js';
 import { analysisError, tabRank, tabRoute } from '../tabs.js';
 import * as T from '../timescale.js';
-import { showAggregate, showAreaEmpty, showAreaError, showAreaLoading } from '../timeline/aggregate.js';
+import { showAreaEmpty } from '../timeline/aggregate.js';
+import { createArea, parseArea } from '../timeline/area.js';
 import { createCritPath } from '../timeline/critpath.js';
 import { itemStartingAt } from '../timeline/data.js';
-import { showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
+import { showCounterDetails, showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
 import { drawLanes, drawMini, drawRuler } from '../timeline/draw.js';
+import { createDrawer } from '../timeline/drawer.js';
 import { KEYS } from '../timeline/input.js';
-import { renderLabels } from '../timeline/labels.js';
+import { renderLabels, stickLabels } from '../timeline/labels.js';
 import * as L from '../timeline/layout.js';
+import { searchSources, stackedRanks } from '../timeline/multirank.js';
+import { rankKey } from '../timeline/layout.js';
+import { createOptions, createRankPicker } from '../timeline/options.js';
 import { drawOverlay } from '../timeline/overlay.js';
 import { createSearch } from '../timeline/search.js';
 import { createState } from '../timeline/state.js';
@@ -74,7 +79,11 @@ export { nameHash, sliceCategory } from '../timeline/colours.js';
  * This tab's URL parameters (after run, view and rank): the window (µs on
  * the trace clock; null = the whole rank), the selected slice
  * ("track:ts:dur", "" = none), the pinned track ids (ascending), the
- * search text and whether the critical path is outlined.
+ * search text, whether the critical path is outlined, whether the GPU
+ * lanes come first, how many depths a lane shows (0 = all) and the ranks
+ * stacked on one timeline ("all", "0,2,5"; "" = one rank) and those of
+ * them folded to their group row, the area selection ("start:end", µs)
+ * and how its panel groups it.
  */
 export const params = Object.freeze({
     ...windowParams(),
@@ -94,6 +103,12 @@ export const params = Object.freeze({
     pins: listParam('pins', parsePins),
     q: stringParam('q'),
     cp: flagParam('cp'),
+    gpufirst: flagParam('gpufirst'),
+    depth: intParam('depth', /^[1-9][0-9]{0,2}$/, 0),
+    ranks: stringParam('ranks', { re: /^(all|[0-9]{1,6}(,[0-9]{1,6}){0,255})$/ }),
+    rfold: listParam('rfold', parsePins),
+    area: stringParam('area', { re: /^[0-9]{1,17}(\.[0-9]{1,3})?:[0-9]{1,17}(\.[0-9]{1,3})?$/ }),
+    agroup: enumParam('agroup', ['lane', 'cat', 'flame'], 'name'),
 });
 
 /** @typedef {import('../router.js').TabRoute<typeof params>} TimelineRoute */
@@ -132,8 +147,7 @@ function createTimeline(root, ctx) {
 
     const search = createSearch({
         initial: tabRoute(store.get().route, params).q,
-        runId: run.id,
-        rank: () => st.rank,
+        sources: (q, signal) => searchSources(run.id, st.stacked ? st.stacked.filter((r) => st.clocks.has(r)) : [st.rank], (r) => fetcher.deltaOf(r), q, signal),
         selection: () => st.sel,
         select: (hit) => select({ track: hit.track, ts: hit.ts_us, dur: hit.dur_us, id: hit.id || undefined, name: hit.name }, { reveal: true }),
         changed: () => invalidate(),
@@ -145,6 +159,19 @@ function createTimeline(root, ctx) {
     const windowText = h('span', { class: [C.muted, C.nowrap] });
     const emptyBox = h('input', { type: 'checkbox' });
     const fitBtn = h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'Show the whole run' }, 'Whole run');
+    const r0 = tabRoute(store.get().route, params);
+    const runRanks = ((run.info && run.info.ranks) || []).map((k) => k.rank).sort((a, b) => a - b);
+    st.stacked = stackedRanks(r0.ranks, runRanks);
+    for (const r of r0.rfold) st.collapsed.add(rankKey(r));
+    const rankPick = runRanks.length > 1 ? createRankPicker(runRanks, st.stacked, (chosen) => {
+        st.stacked = chosen;
+        scheduleUrl();
+        reloadRanks();
+    }) : null;
+    const laneOpts = createOptions({ gpuFirst: r0.gpufirst, levels: r0.depth }, () => {
+        relayout();
+        scheduleUrl();
+    });
     const keysBtn = h('button', { type: 'button', class: [C.btn, C.btnSm], title: 'Keyboard and mouse (?)', 'aria-expanded': 'false' }, 'Keys ?');
     const download = h(
         'a',
@@ -165,6 +192,8 @@ function createTimeline(root, ctx) {
         h('span', { class: C.spacer }),
         windowText,
         h('label', { class: [C.field, C.nowrap] }, emptyBox, h('span', null, 'Empty lanes')),
+        laneOpts.elements,
+        rankPick ? rankPick.el : null,
         fitBtn,
         cp.button,
         keysBtn,
@@ -190,6 +219,15 @@ function createTimeline(root, ctx) {
     const scrollInner = h('div', { class: C.tlScrollInner });
     const scrollLabels = h('div', { class: C.tlScroll }, scrollInner);
     const labels = h('div', { class: C.tlLabels }, pinnedLabels, scrollLabels);
+    // Focusing a label button (a click, Tab) makes the browser scroll the clipped
+    // column natively, out of step with the canvas: take that as a lanes scroll.
+    scrollLabels.addEventListener('scroll', () => {
+        if (!scrollLabels.scrollTop) return;
+        st.scrollY += scrollLabels.scrollTop;
+        scrollLabels.scrollTop = 0;
+        clampScroll();
+        invalidate();
+    });
     const body = h(
         'div',
         { class: C.tl },
@@ -202,7 +240,8 @@ function createTimeline(root, ctx) {
     const detailsBox = h('section', { class: [C.card, C.cardPad, C.tlDetails], 'aria-label': 'Selected slice' });
     const areaBox = h('section', { class: [C.card, C.cardPad, C.tlArea], 'aria-label': 'Area selection' });
     const status = h('div');
-    const content = h('div', null, toolbar, cp.legend, help, body, h('div', { class: C.tlPanels }, detailsBox, areaBox));
+    const drawer = createDrawer([detailsBox, areaBox], () => invalidate());
+    const content = h('div', { class: C.tlTab }, toolbar, cp.legend, help, body, drawer.handle, drawer.box);
     root.replaceChildren(h('div', { class: C.page }, status, content));
     content.hidden = true;
     showDetailsEmpty(detailsBox);
@@ -256,6 +295,7 @@ function createTimeline(root, ctx) {
             return;
         }
         content.hidden = false;
+        drawer.fitHeight(content);
         const r = tabRoute(store.get().route, params);
         st.view = T.clampView(r.start !== null && r.end !== null ? { start: r.start, end: r.end, width: plotWidth() } : { ...st.bounds, width: plotWidth() }, st.bounds);
         buildRows();
@@ -264,6 +304,11 @@ function createTimeline(root, ctx) {
         maybeFetch(true);
         const ref = st.firstLoad ? parseSel(r.sel) : null;
         if (ref) select(ref, { reveal: false });
+        const a = st.firstLoad ? parseArea(r.area) : null;
+        if (a) {
+            st.area = a;
+            area.load();
+        }
         if (search.query) search.run(search.query, false);
         if (!st.firstLoad) scheduleUrl(); // a new rank: the old selection is gone
         st.firstLoad = false;
@@ -274,12 +319,20 @@ function createTimeline(root, ctx) {
     /** Lays the lanes out again and redraws their labels. */
     function buildRows() {
         if (!st.meta) return;
-        st.layout = L.buildLayout(st.meta.tracks, st.meta.counters || [], { pins: st.pins, collapsed: st.collapsed, showEmpty: st.showEmpty });
+        st.layout = L.buildLayout(st.meta.tracks, st.meta.counters || [], {
+            pins: st.pins,
+            collapsed: st.collapsed,
+            showEmpty: st.showEmpty,
+            gpuFirst: laneOpts.gpuFirst,
+            maxLevels: laneOpts.levels,
+            ranks: st.stacked ? st.stacked.filter((r) => st.clocks.has(r)).map((r) => ({ rank: r, straggler: !!st.clocks.get(r)?.straggler })) : null,
+        });
         renderLabels(pinnedLabels, scrollInner, st.layout, st.pins, {
             toggleGroup: (key) => {
                 if (st.collapsed.has(key)) st.collapsed.delete(key);
                 else st.collapsed.add(key);
                 relayout();
+                if (key.startsWith('rank:')) scheduleUrl();
             },
             togglePin,
         });
@@ -308,6 +361,7 @@ function createTimeline(root, ctx) {
     function clampScroll() {
         st.scrollY = L.clampScroll(st.layout, lanesHeight(), st.scrollY);
         scrollInner.style.transform = `translateY(${-st.scrollY}px)`;
+        stickLabels(scrollInner, st.layout, st.scrollY);
     }
 
     function plotWidth() {
@@ -369,8 +423,9 @@ function createTimeline(root, ctx) {
             st.needOver = false;
             drawOverlay(overCanvas, { view: st.view, layout: st.layout, scrollY: st.scrollY, trackById: st.trackById, items: st.items, hover: st.hover, sel: st.sel, details: st.details, area: st.area, lanesH: lanesHeight() }, plot.clientHeight);
             const g = overCanvas.getContext('2d');
-            if (g) cp.draw(g, { view: st.view, layout: st.layout, scrollY: st.scrollY, trackById: st.trackById, items: st.items, height: plot.clientHeight });
-            cp.need(st.view);
+            // the critical path is one rank's: not drawn while ranks are stacked
+            if (g && !st.stacked) cp.draw(g, { view: st.view, layout: st.layout, scrollY: st.scrollY, trackById: st.trackById, items: st.items, height: plot.clientHeight });
+            if (!st.stacked) cp.need(st.view);
         }
     }
 
@@ -406,6 +461,7 @@ function createTimeline(root, ctx) {
         follow: (f, d) => followFlow(f, d),
         fit: () => fitSelection(),
         clear: () => clearSelection(),
+        flame: (d) => area.operator({ track: d.track, ts: d.ts_us, dur: d.dur_us, name: d.name }),
     };
 
     /**
@@ -484,43 +540,42 @@ function createTimeline(root, ctx) {
 
     // --- area selection ---------------------------------------------------------------------------
 
-    function loadAggregate() {
-        if (!st.area) return;
-        const a = st.area;
-        showAreaLoading(areaBox);
-        fetcher.fetchAggregate(
-            a,
-            (r) =>
-                showAggregate(areaBox, a, r, {
-                    origin: st.origin,
-                    highlight: st.highlight,
-                    counterDefs: st.meta ? st.meta.counters : [],
-                    toggle: (name) => {
-                        st.highlight = st.highlight === name ? null : name;
-                        invalidate();
-                        return st.highlight;
-                    },
-                    zoom: () => setView(T.fitSpan(a.start, a.end, st.view.width, st.bounds, 0.02)),
-                    clear: () => clearArea(),
-                }),
-            (e) => showAreaError(areaBox, e),
-        );
-    }
-
-    function clearArea() {
-        st.area = null;
-        st.highlight = null;
-        fetcher.abortAggregate();
-        showAreaEmpty(areaBox);
-        invalidate();
-    }
+    const area = createArea(st, tabRoute(store.get().route, params).agroup, {
+        box: areaBox,
+        fetcher,
+        setView,
+        invalidate: () => invalidate(),
+        trackName,
+        writeUrl: () => scheduleUrl(),
+    });
 
     // --- pointer, wheel and keys (timeline/events.js) ----------------------------------------------
     const stopInput = bindInput(
         st,
         { root, plot, mini, tip, content, help, keysBtn, fitBtn, emptyBox },
-        { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate, clearArea, clearSelection, select, fitSelection, relayout },
+        { setView, invalidate, invalidateOverlay, clampScroll, lanesHeight, loadAggregate: () => area.drawn(), clearArea: () => area.clear(), clearSelection, select, fitSelection, relayout,
+            counterPicked: (def, v) => {
+                clearSelection();
+                showCounterDetails(detailsBox, def, v, st.origin, () => clearSelection());
+            },
+        },
     );
+
+    /** The rank, or the ranks stacked, changed: drop what was shown and load again. */
+    function reloadRanks() {
+        st.meta = null;
+        st.sel = null;
+        st.details = null;
+        st.area = null;
+        st.collapsed = new Set([...st.collapsed].filter((k) => /^rank:\d+$/.test(k)));
+        search.reset();
+        cp.reset();
+        cp.button.hidden = !!st.stacked;
+        showDetailsEmpty(detailsBox);
+        showAreaEmpty(areaBox);
+        load();
+    }
+    cp.button.hidden = !!st.stacked;
 
     // --- URL (timeline/urlsync.js) -------------------------------------------------------------------
     const url = createUrlSync(st, {
@@ -528,17 +583,11 @@ function createTimeline(root, ctx) {
         store,
         search,
         cp,
-        newRank() {
-            st.meta = null;
-            st.sel = null;
-            st.details = null;
-            st.area = null;
-            search.reset();
-            cp.reset();
-            showDetailsEmpty(detailsBox);
-            showAreaEmpty(areaBox);
-            load();
-        },
+        laneOpts,
+        runRanks,
+        rankPick,
+        area,
+        newRank: reloadRanks,
         setView,
         select,
         clearSelection,
@@ -558,6 +607,10 @@ function createTimeline(root, ctx) {
     });
     ro.observe(plot);
     ro.observe(mini);
+    const onWinResize = () => {
+        if (!content.hidden) drawer.fitHeight(content);
+    };
+    window.addEventListener('resize', onWinResize);
     const stopDpr = onDprChange(invalidate);
 
     load();
@@ -572,6 +625,7 @@ function createTimeline(root, ctx) {
             if (st.frame) cancelAnimationFrame(st.frame);
             stopInput();
             ro.disconnect();
+            window.removeEventListener('resize', onWinResize);
             stopDpr();
         },
     };
