@@ -188,7 +188,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
 
     order = xmalloc(sizeof *order * (size_t)req->nfiles);
     assign_ranks(req, order);
-    struct instream_limits lim = { cfg->inflate_limit, cfg->inflate_ratio };
+    struct instream_limits lim = { cfg->inflate_limit, cfg->inflate_ratio, strcmp(cfg->inflate, "zlib") == 0 };
     for (int i = 0; i < req->nfiles; i++) {
         const struct ingest_file *f = &req->files[order[i].idx];
         int64_t sz = fsutil_file_size(f->path);
