@@ -85,7 +85,7 @@ struct slice_payload {
 
 /* Rows travel to the background writer as ops in 1 MiB chunks: the parsing
  * thread never waits for SQLite, and SQLite never waits for parsing. */
-enum op_type { OP_STR = 1, OP_SLICE, OP_FLOW, OP_INSTANT, OP_COUNTER, OP_MEM };
+enum op_type { OP_STR = 1, OP_SLICE, OP_FLOW, OP_INSTANT, OP_COUNTER, OP_MEM, OP_ROW };
 
 struct op_hdr {
     uint32_t type, len; /* len: payload bytes after the header */
@@ -114,6 +114,13 @@ struct op_counter {
 struct op_mem {
     int32_t rank;
     struct tb_mem m;
+};
+
+/* A sorted slice row on its way to SQLite (rundb_drain.c): the merge runs
+ * on the job's thread while the writer thread inserts. args bytes follow. */
+struct op_row {
+    int64_t id, ts, dur, parent, corr, ext; /* parent 0: none */
+    uint32_t track, name, cat, kind, depth, args_len;
 };
 
 #define OP_ALIGN(n) (((n) + 7) & ~(size_t)7)
@@ -177,6 +184,9 @@ char *rundb_writer_emit(struct rundb_writer *w, enum op_type type, size_t len);
 /* A spool's full chunk appended to its file (rundb_spool.c); a write error
  * is kept as the writer's error, seen by the next add. */
 void rundb_spool_put(struct rundb_writer *w);
+
+/* Inserts one OP_ROW on the writer thread (rundb_drain.c). */
+int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e);
 
 /* Waits until the background thread has applied everything emitted so far
  * and returns its first error, if any; afterwards the caller may use w->db

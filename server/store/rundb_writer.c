@@ -543,6 +543,8 @@ static int apply_op(struct rundb_writer *w, const struct op_hdr *h, const char *
         else sqlite3_bind_null(st, 9);
         return rundb_writer_step_done(w, st, e, "memory event insert");
     }
+    case OP_ROW:
+        return rundb_drain_insert(w, d, e);
     }
     return err_set(e, ERR_INTERNAL, "unknown writer op %u", h->type);
 }
