@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,27 @@ static uint32_t map_track(const struct idmap *m, uint32_t id)
     return id ? id + m->track_base : 0;
 }
 
+/* Where the ids sit in each op's payload: string ids or track ids. */
+#define SLICE_PAYLOAD(f) (sizeof(struct sorter_key) + offsetof(struct slice_payload, f))
+static const struct id_field {
+    uint32_t type;
+    size_t off;
+    int track;
+} id_fields[] = {
+    { OP_SLICE, offsetof(struct sorter_key, track), 1 },
+    { OP_SLICE, SLICE_PAYLOAD(name), 0 },
+    { OP_SLICE, SLICE_PAYLOAD(cat), 0 },
+    { OP_FLOW, offsetof(struct op_flow, track), 1 },
+    { OP_FLOW, offsetof(struct op_flow, name), 0 },
+    { OP_FLOW, offsetof(struct op_flow, cat), 0 },
+    { OP_INSTANT, offsetof(struct op_instant, track), 1 },
+    { OP_INSTANT, offsetof(struct op_instant, name), 0 },
+    { OP_INSTANT, offsetof(struct op_instant, cat), 0 },
+    { OP_COUNTER, offsetof(struct op_counter, c) + offsetof(struct tb_counter, track), 1 },
+    { OP_COUNTER, offsetof(struct op_counter, c) + offsetof(struct tb_counter, name), 0 },
+    { OP_MEM, offsetof(struct op_mem, m) + offsetof(struct tb_mem, track), 1 },
+};
+
 /* One spooled op handed to w with its ids mapped. */
 static void replay_op(struct rundb_writer *w, struct idmap *m, const struct op_hdr *h, const char *d)
 {
@@ -130,53 +152,18 @@ static void replay_op(struct rundb_writer *w, struct idmap *m, const struct op_h
     }
     char *o = rundb_writer_emit(w, (enum op_type)h->type, h->len);
     memcpy(o, d, h->len);
-    switch (h->type) {
-    case OP_SLICE: {
-        struct sorter_key k;
-        struct slice_payload p;
-        memcpy(&k, o, sizeof k);
-        memcpy(&p, o + sizeof k, sizeof p);
-        k.track = map_track(m, k.track);
-        k.seq = w->seq++;
-        p.name = map_str(m, p.name);
-        p.cat = map_str(m, p.cat);
-        memcpy(o, &k, sizeof k);
-        memcpy(o + sizeof k, &p, sizeof p);
-        break;
+    for (size_t i = 0; i < sizeof id_fields / sizeof id_fields[0]; i++) {
+        const struct id_field *f = &id_fields[i];
+        uint32_t id;
+        if (f->type != h->type) continue;
+        memcpy(&id, o + f->off, sizeof id);
+        id = f->track ? map_track(m, id) : map_str(m, id);
+        memcpy(o + f->off, &id, sizeof id);
     }
-    case OP_FLOW: {
-        struct op_flow f;
-        memcpy(&f, o, sizeof f);
-        f.cat = map_str(m, f.cat);
-        f.name = map_str(m, f.name);
-        f.track = map_track(m, f.track);
-        memcpy(o, &f, sizeof f);
-        break;
-    }
-    case OP_INSTANT: {
-        struct op_instant in;
-        memcpy(&in, o, sizeof in);
-        in.track = map_track(m, in.track);
-        in.name = map_str(m, in.name);
-        in.cat = map_str(m, in.cat);
-        memcpy(o, &in, sizeof in);
-        break;
-    }
-    case OP_COUNTER: {
-        struct op_counter c;
-        memcpy(&c, o, sizeof c);
-        c.c.track = map_track(m, c.c.track);
-        c.c.name = map_str(m, c.c.name);
-        memcpy(o, &c, sizeof c);
-        break;
-    }
-    case OP_MEM: {
-        struct op_mem mm;
-        memcpy(&mm, o, sizeof mm);
-        mm.m.track = map_track(m, mm.m.track);
-        memcpy(o, &mm, sizeof mm);
-        break;
-    }
+    if (h->type == OP_SLICE) {
+        /* ties in the sorter keep the order of the writer's sequence */
+        uint64_t seq = w->seq++;
+        memcpy(o + offsetof(struct sorter_key, seq), &seq, sizeof seq);
     }
 }
 
