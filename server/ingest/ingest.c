@@ -354,6 +354,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         if (i > 0) rank_pool_finished(&pool, i);
         events += st.events;
         link.base += (uint64_t)sz;
+        on_progress(&link, 0, events); /* a spooled rank reports no progress of its own */
         on_phase(&link, "parse");
         json_array_append_new(files, json_pack("{s:s,s:I,s:i,s:s}", "name", shown, "bytes", (json_int_t)sz, "rank",
                                                order[i].rank, "format", ctx.format ? ctx.format : "?"));

@@ -42,6 +42,9 @@ static void test_sync_ingest_multi_rank(void)
     char id[CATALOG_ID_LEN + 1];
     REQUIRE(ingest_run(cat, &cfg, &req, &pr, id, &e) == 0);
     CHECK(pr.bytes_total > 0);
+    /* ranks 1..3 were parsed by workers: their bytes count all the same */
+    CHECK(pr.bytes_done == pr.bytes_total);
+    CHECK(pr.events > 0);
     json_t *run;
     REQUIRE(catalog_get(cat, id, &run, &e) == 0);
     CHECK_EQ_INT(json_integer_value(json_object_get(run, "ranks")), 4);
