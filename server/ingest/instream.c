@@ -17,6 +17,10 @@
 #include "base/xmalloc.h"
 
 #define RAW_CHUNK (256 * 1024)
+/* igzip reads up to 8 bytes ahead into its bit buffer and, at the end of a
+ * member, hands them back by moving next_in backwards, possibly into the
+ * previous read: file mode keeps the last REWIND bytes before each read. */
+#define REWIND 16
 #define RATIO_GRACE ((uint64_t)64 << 20)
 
 #define ZBLOCK ((size_t)1 << 20)
@@ -34,6 +38,8 @@ struct instream {
     size_t mem_len, mem_pos;
     unsigned char *raw;         /* file mode read buffer */
     uint64_t raw_size, raw_consumed, out_total;
+    uint64_t recount;           /* bytes handed back by igzip, counted already */
+    size_t raw_last;            /* bytes of the last file read, after the REWIND slack */
     struct instream_limits lim;
     int gzip, z_init, z_end;    /* z_end: last member finished */
     uint64_t member_in;         /* raw bytes of the current member fed so far */
@@ -68,12 +74,15 @@ static int raw_fill(struct instream *s, const unsigned char **p, size_t *n, stru
         s->mem_pos += *n;
         return 0;
     }
+    /* the stream's last REWIND bytes go before the new ones */
+    memmove(s->raw, s->raw + s->raw_last, REWIND);
     for (;;) {
-        ssize_t r = read(s->fd, s->raw, RAW_CHUNK);
+        ssize_t r = read(s->fd, s->raw + REWIND, RAW_CHUNK);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return err_set(e, ERR_IO, "read failed: %s", strerror(errno));
-        *p = s->raw;
+        *p = s->raw + REWIND;
         *n = (size_t)r;
+        s->raw_last = (size_t)r;
         return 0;
     }
 }
@@ -118,7 +127,7 @@ int instream_open_file(const char *path, const struct instream_limits *lim, stru
     }
     s = xcalloc(1, sizeof *s);
     s->fd = fd;
-    s->raw = xmalloc(RAW_CHUNK);
+    s->raw = xcalloc(1, REWIND + RAW_CHUNK);
     s->raw_size = (uint64_t)st.st_size;
     s->lim = *lim;
     if (open_common(s, e) != 0) {
@@ -284,32 +293,49 @@ int instream_read(struct instream *s, void *buf, size_t cap, size_t *got, struct
 
 /* --- the two inflaters ---------------------------------------------------- */
 
-/* One step of the inflater in use over in[0..in_n) into out[0..out_n):
- * OUT *used, *made. Returns 0 to go on, 1 at the end of a gzip member
- * (trailer checked), -1 on corrupt data with *msg set. The rest of the
- * stream logic (members, padding, truncation, limits) is shared, so both
- * inflaters keep every guard identical. */
-static int codec_step(struct instream *s, const unsigned char *in, size_t in_n, unsigned char *out, size_t out_n,
-                      size_t *used, size_t *made, const char **msg)
+/* What zlib says of a gzip header's first four bytes, for igzip, which
+ * skips the reserved flag bits and reports the rest differently: the same
+ * input gets the same answer from both. NULL when byte c at pos is fine. */
+static const char *header_error(uint64_t pos, unsigned char c)
+{
+    if ((pos == 0 && c != 0x1f) || (pos == 1 && c != 0x8b)) return "incorrect header check";
+    if (pos == 2 && c != 8) return "unknown compression method";
+    if (pos == 3 && (c & 0xe0)) return "unknown header flags set";
+    return NULL;
+}
+
+/* One step of the inflater in use over (*in, *in_n) into out[0..out_n):
+ * *in and *in_n are moved past what it took; igzip may move them back at
+ * the end of a member (REWIND). OUT *made. Returns 0 to go on, 1 at the
+ * end of a gzip member (trailer checked), -1 on corrupt data with *msg
+ * set. The rest of the stream logic (members, padding, truncation,
+ * limits) is shared, so both inflaters keep every guard identical. */
+static int codec_step(struct instream *s, const unsigned char **in, size_t *in_n, unsigned char *out, size_t out_n,
+                      size_t *made, const char **msg)
 {
 #ifdef TB_HAVE_ISAL
     if (s->isal) {
         struct inflate_state *st = s->isal;
-        /* igzip skips the reserved FLG bits of the gzip header that zlib
-         * refuses: refuse them here too, so both answer the same */
-        if (s->member_in <= 3 && s->member_in + in_n > 3 && (in[3 - s->member_in] & 0xe0)) {
-            *used = 3 - (size_t)s->member_in;
-            *made = 0;
-            *msg = "unknown header flags set";
-            return -1;
-        }
-        st->next_in = (uint8_t *)in;
-        st->avail_in = (uint32_t)in_n;
+        for (uint64_t pos = s->member_in; pos < 4 && pos < s->member_in + *in_n; pos++)
+            if ((*msg = header_error(pos, (*in)[pos - s->member_in])) != NULL) {
+                *in += pos - s->member_in;
+                *in_n -= (size_t)(pos - s->member_in);
+                *made = 0;
+                return -1;
+            }
+        size_t given = *in_n;
+        st->next_in = (uint8_t *)*in;
+        st->avail_in = (uint32_t)*in_n;
         st->next_out = out;
         st->avail_out = (uint32_t)out_n;
         int rc = isal_inflate(st);
-        *used = in_n - st->avail_in;
         *made = out_n - st->avail_out;
+        if (st->avail_in > given + 8) {
+            *msg = "inflate failed";
+            return -1;
+        }
+        *in = st->next_in;
+        *in_n = st->avail_in;
         switch (rc) {
         case ISAL_DECOMP_OK:
         case ISAL_END_INPUT:
@@ -326,17 +352,27 @@ static int codec_step(struct instream *s, const unsigned char *in, size_t in_n, 
         return -1;
     }
 #endif
-    s->z.next_in = (unsigned char *)in;
-    s->z.avail_in = (uInt)in_n;
+    s->z.next_in = (unsigned char *)*in;
+    s->z.avail_in = (uInt)*in_n;
     s->z.next_out = out;
     s->z.avail_out = (uInt)out_n;
     int rc = inflate(&s->z, Z_NO_FLUSH);
-    *used = in_n - s->z.avail_in;
     *made = out_n - s->z.avail_out;
+    *in = s->z.next_in;
+    *in_n = s->z.avail_in;
     if (rc == Z_STREAM_END) return 1;
     if (rc == Z_OK || (rc == Z_BUF_ERROR && s->z.avail_in == 0)) return 0; /* Z_BUF_ERROR: needs more input */
     *msg = s->z.msg ? s->z.msg : "inflate failed";
     return -1;
+}
+
+/* n raw bytes taken by the inflater; bytes igzip handed back are counted
+ * once, so that progress never moves backwards. */
+static void count_in(struct instream *s, uint64_t n)
+{
+    uint64_t again = n < s->recount ? n : s->recount;
+    s->recount -= again;
+    s->raw_consumed += n - again;
 }
 
 /* Ready for the next member. */
@@ -373,22 +409,24 @@ static int inflate_some(struct instream *s, void *buf, size_t cap, size_t *got, 
             while (s->in_n && *s->in_p == 0) {
                 s->in_p++;
                 s->in_n--;
-                s->raw_consumed++;
+                count_in(s, 1);
             }
             if (!s->in_n) continue;
             if (codec_reset(s, e) != 0) return e->code;
             s->z_end = 0;
             s->member_in = 0;
         }
-        size_t used = 0, made = 0;
+        size_t before = s->in_n, made = 0;
         const char *msg = NULL;
         /* at the end of the input the inflater may still hold output
          * (igzip reads ahead into its bit buffer): one step with no input */
-        int rc = codec_step(s, s->in_p, s->in_n, out, left, &used, &made, &msg);
-        s->in_p += used;
-        s->in_n -= used;
-        s->raw_consumed += used;
-        s->member_in += used;
+        int rc = codec_step(s, &s->in_p, &s->in_n, out, left, &made, &msg);
+        if (s->in_n <= before) {
+            count_in(s, before - s->in_n);
+            s->member_in += before - s->in_n;
+        } else {
+            s->recount += s->in_n - before; /* handed back at a member's end */
+        }
         out += made;
         left -= made;
         if (rc < 0)

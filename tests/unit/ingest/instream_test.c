@@ -475,6 +475,56 @@ static void test_inflaters_agree(void)
     free(text);
 }
 
+/* A member ending within a few bytes of a 256 KiB file read, then another
+ * member, zero padding or junk: igzip hands back the bytes it read ahead,
+ * some from the previous read. Both inflaters give the same bytes, the
+ * same error and progress that never moves back, at every offset. */
+static void test_member_end_at_read_boundary(void)
+{
+    const size_t chunk = 256 * 1024;
+    char *text = make_text(chunk);
+    unsigned char *tail;
+    size_t tn = gzip_mem("after", 5, 6, &tail);
+    int found = 0;
+    for (size_t len = chunk - 200; len < chunk && found < 12; len++) {
+        unsigned char *gz;
+        size_t gn = gzip_mem(text, len, 0, &gz); /* stored: one more byte in, one more out */
+        if (gn + 12 < chunk || gn > chunk) {
+            free(gz);
+            continue;
+        }
+        found++;
+        for (int after = 0; after < 3; after++) {
+            unsigned char *all = xcalloc(1, gn + tn + 8);
+            memcpy(all, gz, gn);
+            size_t n = gn;
+            if (after == 0) memcpy(all + n, tail, tn), n += tn;
+            else if (after == 1) n += 8; /* zero padding */
+            else memcpy(all + n, "junk", 4), n += 4;
+            char *path = write_file("boundary.json.gz", all, n);
+            char *a, *b;
+            size_t na, nb;
+            struct err ea, eb;
+            int ra = read_with(0, path, NULL, 0, 65536, &a, &na, &ea);
+            int rb = read_with(1, path, NULL, 0, 65536, &b, &nb, &eb);
+            CHECK_EQ_INT(ra, rb);
+            CHECK_EQ_INT(ra, after == 2 ? ERR_INVALID : 0);
+            if (ra == 0) CHECK(na == nb && memcmp(a, b, na) == 0 && na == len + (after == 0 ? 5 : 0));
+            else CHECK(strrchr(ea.msg, ':') && strrchr(eb.msg, ':') &&
+                       strcmp(strrchr(ea.msg, ':'), strrchr(eb.msg, ':')) == 0); /* what, not where */
+            if (ra == 0) CHECK(memcmp(a, text, len) == 0);
+            free(a);
+            free(b);
+            free(path);
+            free(all);
+        }
+        free(gz);
+    }
+    CHECK(found >= 10);
+    free(tail);
+    free(text);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -495,6 +545,7 @@ int main(void)
         RUN(test_progress);
     }
     RUN(test_inflaters_agree);
+    RUN(test_member_end_at_read_boundary);
     struct err e;
     fsutil_rmtree(tmpdir, &e);
     return harness_done("instream");
