@@ -2,12 +2,19 @@
 # bench.sh BUILD — `make bench`: import throughput and peak memory of
 # `traceboard import` (figures, not pass/fail).
 #
-# Inputs: a ~1 GB synthetic Kineto trace made by BUILD/tools/gentrace (kept
-# in /tmp/traceboard-bench and reused by later runs; TB_BENCH_BYTES changes
-# its size) and the largest real trace in ../shared/traces
-# (dataloader_workers0). Each is imported into a fresh data folder under
-# /usr/bin/time -v; the script prints MB/s of JSON (uncompressed bytes /
-# wall seconds) and peak RSS next to the targets.
+# Inputs, kept in /tmp/traceboard-bench and reused by later runs: first the
+# real shape, ../shared/traces/transformer_with_stack tiled 33 times by
+# ../shared/tools/tile_trace.py (~100 steps, 281 MB of JSON with its Python
+# stacks, misnested frames, flows and memory events), imported from .json
+# and from a gzip -6 copy; then a 10-million-event synthetic Kineto trace
+# made by BUILD/tools/gentrace (TB_BENCH_EVENTS changes the count; the same
+# file as the timeline benchmark's) and the largest real trace in
+# ../shared/traces (dataloader_workers0). Each is imported into a fresh data
+# folder under /usr/bin/time -v with --log-level debug; the script prints
+# MB/s of JSON (uncompressed bytes / wall seconds), peak RSS and CPU % (over
+# 100 %: more than one core busy) next to the targets, then the time of each
+# stage from the log's "phase X took" lines (summed over ranks) and the
+# derived tables' split.
 #
 # Then the query benchmark: the largest trace file of ../shared/corpus (by
 # size on disk; the next largest when one does not import) is imported, a
@@ -33,7 +40,7 @@ BIN="$BUILD/traceboard"
 GEN="$BUILD/tools/gentrace"
 SHARED="${TB_SHARED:-$(cd .. && pwd)/shared}"
 WORK=/tmp/traceboard-bench
-SIZE=${TB_BENCH_BYTES:-1G}
+EVENTS=${TB_BENCH_EVENTS:-10M}
 TARGET_MBS=150
 TARGET_RSS=256
 
@@ -44,12 +51,31 @@ die() { echo "bench: $*" >&2; exit 1; }
 [ -x "$BIN" ] || die "$BIN not found: build it first (make)"
 mkdir -p "$WORK" || die "cannot create $WORK"
 
-gen="$WORK/gentrace-$SIZE.pt.trace.json"
-if [ "$PART" != query ] && [ "$PART" != timeline ] && [ ! -s "$gen" ]; then
+# The synthetic trace, shared with timeline_bench.
+gen="$WORK/gentrace-${EVENTS}ev.json"
+make_gen() {
+    [ -s "$gen" ] && return 0
     [ -x "$GEN" ] || die "$GEN not found (make $GEN)"
     echo "generating $gen ..."
-    "$GEN" --bytes "$SIZE" --seed 1 "$gen.tmp" && mv "$gen.tmp" "$gen" || die "gentrace failed"
-fi
+    "$GEN" --events "$EVENTS" --seed 1 "$gen.tmp" && mv "$gen.tmp" "$gen" || die "gentrace failed"
+}
+
+# The real-shape trace and its gzip copy.
+tiled="$WORK/tiled33.json"
+make_tiled() {
+    src=$(ls "$SHARED"/traces/transformer_with_stack/*.pt.trace.json* 2> /dev/null | head -1)
+    if [ ! -s "$tiled" ]; then
+        [ -n "$src" ] || return 1
+        command -v python3 > /dev/null 2>&1 || return 1
+        echo "generating $tiled ..."
+        python3 "$SHARED/tools/tile_trace.py" --copies 33 "$src" "$WORK/tiled33.tmp.json" &&
+            mv "$WORK/tiled33.tmp.json" "$tiled" || return 1
+        rm -f "$WORK/facts.json" "$tiled.gz" # tile_trace.py writes facts.json beside its output
+    fi
+    if [ ! -s "$tiled.gz" ]; then
+        gzip -6 -c "$tiled" > "$tiled.gz.tmp" && mv "$tiled.gz.tmp" "$tiled.gz" || return 1
+    fi
+}
 
 # Uncompressed size in bytes (gzip -l is wrong past 4 GiB, so count).
 json_bytes() {
@@ -65,19 +91,26 @@ bench() {
     data=$(mktemp -d "$WORK/data.XXXXXX") || die "mktemp failed"
     log="$data.time"
     bytes=$(json_bytes "$file" | tr -d ' ')
-    /usr/bin/time -v "$BIN" import --data-dir "$data" --log-level warn "$file" > "$data.out" 2> "$log"
+    /usr/bin/time -v "$BIN" import --data-dir "$data" --log-level debug "$file" > "$data.out" 2> "$log"
     rc=$?
     wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$log" |
         awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')
     rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$log")
+    cpu=$(sed -n 's/.*Percent of CPU this job got: //p' "$log")
     if [ $rc != 0 ] || [ -z "$wall" ]; then
         echo "$label: import FAILED (exit $rc)"
         cat "$data.out" "$log" | tail -20
     else
-        awk -v l="$label" -v b="$bytes" -v w="$wall" -v r="$rss_kb" -v tm="$TARGET_MBS" -v tr="$TARGET_RSS" 'BEGIN {
+        awk -v l="$label" -v b="$bytes" -v w="$wall" -v r="$rss_kb" -v c="$cpu" -v tm="$TARGET_MBS" -v tr="$TARGET_RSS" 'BEGIN {
             mbs = w > 0 ? b / 1e6 / w : 0; rss = r / 1024
-            printf "%-22s %8.1f MB JSON  %7.2f s  %7.1f MB/s (target >= %d: %s)  peak RSS %6.1f MB (target <= %d: %s)\n",
-                l, b / 1e6, w, mbs, tm, (mbs >= tm ? "ok" : "BELOW"), rss, tr, (rss <= tr ? "ok" : "ABOVE") }'
+            printf "%-22s %8.1f MB JSON  %7.2f s  %7.1f MB/s (target >= %d: %s)  peak RSS %6.1f MB (target <= %d: %s)  CPU %s\n",
+                l, b / 1e6, w, mbs, tm, (mbs >= tm ? "ok" : "BELOW"), rss, tr, (rss <= tr ? "ok" : "ABOVE"), c }'
+        # stages in the order they first ran, each summed over the ranks
+        awk '/ phase [a-z]+ took / { for (i = 1; i < NF; i++) if ($i == "phase") { p = $(i + 1); t = $(i + 3) }
+                 if (!(p in s)) o[n++] = p; s[p] += t }
+             END { line = "  stages:"; for (i = 0; i < n; i++) if (s[o[i]] >= 0.0005)
+                     line = line sprintf(" %s %.2f s,", o[i], s[o[i]]); sub(/,$/, "", line); print line }' "$log"
+        sed -n 's/.*derived tables: /  analyze: /p' "$log" | head -1
     fi
     rm -rf "$data" "$data.out" "$log"
 }
@@ -281,13 +314,9 @@ PY
 timeline_bench() {
     command -v curl > /dev/null 2>&1 || { echo "timeline benchmark: skipped (curl not installed)"; return 0; }
     command -v python3 > /dev/null 2>&1 || { echo "timeline benchmark: skipped (python3 not installed)"; return 0; }
-    events=${TB_BENCH_EVENTS:-10M}
-    tgen="$WORK/gentrace-${events}ev.json"
-    if [ ! -s "$tgen" ]; then
-        [ -x "$GEN" ] || die "$GEN not found (make $GEN)"
-        echo "generating $tgen ..."
-        "$GEN" --events "$events" --seed 1 "$tgen.tmp" && mv "$tgen.tmp" "$tgen" || die "gentrace failed"
-    fi
+    events=$EVENTS
+    tgen=$gen
+    make_gen
     timeline_import "$tgen" "$WORK/timeline-data-$events"
     timeline_windows "$WORK/timeline-data-$events" "$events events (gentrace)"
     tws=$(ls "$SHARED"/traces/transformer_with_stack/*.json.gz 2> /dev/null | head -1)
@@ -312,7 +341,14 @@ fi
 if [ "$PART" != query ]; then
     [ -x /usr/bin/time ] || die "/usr/bin/time is needed (apt-get install time)"
     echo "traceboard import benchmark ($(nproc) CPUs; $(uname -m))"
-    bench "gentrace $SIZE" "$gen"
+    if make_tiled; then
+        bench "tiled33 (real shape)" "$tiled"
+        bench "tiled33.json.gz" "$tiled.gz"
+    else
+        echo "tiled33: skipped (needs python3 and $SHARED/traces/transformer_with_stack; set TB_SHARED)"
+    fi
+    make_gen
+    bench "gentrace $EVENTS events" "$gen"
     real=$(ls "$SHARED"/traces/dataloader_workers0/*.pt.trace.json* 2>/dev/null | head -1)
     if [ -n "$real" ]; then
         bench "dataloader_workers0" "$real"

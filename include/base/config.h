@@ -70,6 +70,7 @@ struct config {
     uint64_t upload_limit;         /* bytes of one upload body, default 4 GiB */
     uint64_t inflate_limit;        /* bytes of one trace once inflated, default 64 GiB */
     uint64_t inflate_ratio;        /* max inflated/compressed ratio, default 200 */
+    char inflate[8];               /* auto|zlib: gzip decompressor, default auto */
     char token[128];               /* auth token; empty = random at start */
     int no_auth;                   /* 1 = no token required (explicit only) */
     char logdir[CONFIG_PATH_MAX];  /* folder watched for traces; empty = off */

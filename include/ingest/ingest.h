@@ -13,6 +13,12 @@
  *  - struct ingest_service (ingest_service.h): a queue with worker threads
  *    for the HTTP server.
  *
+ * Threads: the ranks of a multi-rank job after the first are parsed by
+ * worker threads into spools (store/rundb_spool.h) while the job's thread
+ * writes the previous ones; every worker is joined before ingest_run
+ * returns, on success and on error. Progress counts a spooled rank's bytes
+ * once it is written.
+ *
  * Job states: queued -> running -> done | failed (set by the worker).
  *
  * Threads: the derived tables are computed on the job's thread and one more

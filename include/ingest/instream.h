@@ -8,6 +8,11 @@
  * ratio may not exceed lim.max_ratio — a gzip bomb ends with ERR_TOO_LARGE
  * after at most that much work, never by exhausting memory or disk.
  *
+ * gzip is inflated by ISA-L's igzip when the build found it (TB_HAVE_ISAL:
+ * several times faster) unless lim.zlib_only, else by zlib; both sit behind
+ * one step function, so members, padding, truncation and the limits are
+ * handled by the same code whichever inflates.
+ *
  * An instream is used by one thread. It owns its fd (file mode) or borrows
  * the caller's buffer (memory mode, which must outlive it). A gzip file is
  * inflated ahead of the reader on a thread of its own, a few 1 MiB blocks
@@ -24,6 +29,7 @@
 struct instream_limits {
     uint64_t max_bytes; /* inflated bytes; 0 = unlimited */
     uint64_t max_ratio; /* inflated/compressed past 64 MiB; 0 = unlimited */
+    int zlib_only;      /* 1: inflate with zlib even where igzip was built in */
 };
 
 struct instream;
@@ -45,6 +51,9 @@ uint64_t instream_raw_size(const struct instream *s);
 
 /* 1 when the input is gzip. Valid after open. */
 int instream_is_gzip(const struct instream *s);
+
+/* What inflates the input: "igzip", "zlib", or NULL when it is not gzip. */
+const char *instream_inflater(const struct instream *s);
 
 /* The first raw bytes of the input (up to 16), for format probes. */
 const unsigned char *instream_magic(const struct instream *s, size_t *n);

@@ -6,7 +6,8 @@
  * notes, header facts and stats.
  *
  * No other module includes this header: everything outside the writer goes
- * through rundb_writer.h. The state is used by one thread (the ingest job
+ * through rundb_writer.h. rundb_spool.c is part of the writer: a spool is a
+ * writer with no database whose ops go to a file, replayed later. The state is used by one thread (the ingest job
  * that created the writer) plus the background thread of rundb_writer.c,
  * which touches only the bg_* fields under bg_mu and the SQLite connection
  * while the parsing thread does not (rundb_writer_barrier hands it back).
@@ -82,6 +83,48 @@ struct slice_payload {
 };
 
 
+/* Rows travel to the background writer as ops in 1 MiB chunks: the parsing
+ * thread never waits for SQLite, and SQLite never waits for parsing. */
+enum op_type { OP_STR = 1, OP_SLICE, OP_FLOW, OP_INSTANT, OP_COUNTER, OP_MEM, OP_ROW };
+
+struct op_hdr {
+    uint32_t type, len; /* len: payload bytes after the header */
+};
+
+struct op_flow {
+    int32_t rank;
+    uint32_t cat, name, track;
+    int64_t ts;
+    char ph, bp;
+    uint32_t fid_len;
+};
+
+struct op_instant {
+    uint32_t track, name, cat;
+    char scope;
+    int64_t ts;
+    uint32_t args_len;
+};
+
+struct op_counter {
+    int32_t rank;
+    struct tb_counter c;
+};
+
+struct op_mem {
+    int32_t rank;
+    struct tb_mem m;
+};
+
+/* A sorted slice row on its way to SQLite (rundb_drain.c): the merge runs
+ * on the job's thread while the writer thread inserts. args bytes follow. */
+struct op_row {
+    int64_t id, ts, dur, parent, corr, ext; /* parent 0: none */
+    uint32_t track, name, cat, kind, depth, args_len;
+};
+
+#define OP_ALIGN(n) (((n) + 7) & ~(size_t)7)
+
 struct bg_chunk {
     char *buf;
     size_t len, cap;
@@ -103,6 +146,7 @@ struct rundb_writer {
     atomic_int bg_err_seen;   /* set with bg_err, read without the lock */
     char *cur_buf;
     size_t cur_len, cur_cap;
+    int spool_fd;             /* >= 0: a spool (rundb_spool.h), ops go here; else -1 */
     sqlite3_stmt *ins_str, *ins_slice, *ins_flow, *ins_instant, *ins_counter, *ins_mem, *ins_track, *ins_rank,
         *ins_note;
     struct strmap strs;
@@ -132,6 +176,17 @@ struct rundb_writer {
     void (*phase_hook)(void *, const char *);
     void *phase_ctx;
 };
+
+/* Reserves room for one op of len payload bytes in the current chunk
+ * (handing a full chunk on first); returns where the payload goes. */
+char *rundb_writer_emit(struct rundb_writer *w, enum op_type type, size_t len);
+
+/* A spool's full chunk appended to its file (rundb_spool.c); a write error
+ * is kept as the writer's error, seen by the next add. */
+void rundb_spool_put(struct rundb_writer *w);
+
+/* Inserts one OP_ROW on the writer thread (rundb_drain.c). */
+int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e);
 
 /* Waits until the background thread has applied everything emitted so far
  * and returns its first error, if any; afterwards the caller may use w->db

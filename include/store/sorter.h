@@ -12,7 +12,12 @@
  * output is deterministic.
  *
  * Lifecycle: sorter_new -> sorter_add* -> sorter_finish -> sorter_next* ->
- * sorter_free. A sorter is used by one thread. Payload pointers returned by
+ * sorter_free. A sorter is used by one thread.
+ *
+ * Memory: the arena (the budget) while adding; while merging, one read
+ * buffer per run, together the budget (each between 64 KiB and 1 MiB), so
+ * the whole sort stays near the budget up to ~1000 runs (64 GB of records
+ * at the default 64 MiB). Payload pointers returned by
  * sorter_next are borrowed until the next call.
  */
 #ifndef TB_SORTER_H
@@ -47,6 +52,10 @@ int sorter_next(struct sorter *s, struct sorter_key *k, const void **payload, ui
 
 /* Runs written to disk so far (0 when everything fit in RAM). */
 int sorter_spilled_runs(const struct sorter *s);
+
+/* The read buffer of each run during the merge (0 before sorter_finish or
+ * when nothing spilled). */
+size_t sorter_run_buffer(const struct sorter *s);
 
 void sorter_free(struct sorter *s);
 

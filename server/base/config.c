@@ -45,6 +45,7 @@ static int check_base_path(const char *v, struct err *e);
 static int check_token(const char *v, struct err *e);
 static int check_log_level(const char *v, struct err *e);
 static int check_rules_off(const char *v, struct err *e);
+static int check_inflate(const char *v, struct err *e);
 
 #define FIELD(f) offsetof(struct config, f), sizeof(((struct config *)0)->f)
 #define KIB ((uint64_t)1024)
@@ -63,6 +64,8 @@ static const struct config_entry config_table[] = {
       "Largest size one trace file may reach once decompressed." },
     { "inflate_ratio", CONFIG_U64, FIELD(inflate_ratio), "200", 1, 1000000, NULL,
       "Largest decompressed/compressed size ratio accepted (guards against zip bombs)." },
+    { "inflate", CONFIG_STRING, FIELD(inflate), "auto", 0, 0, check_inflate,
+      "gzip decompressor: auto (ISA-L igzip when built in, else zlib) or zlib." },
     { "token", CONFIG_STRING, FIELD(token), "", 0, 0, check_token,
       "Access token required by the web UI and API; empty picks a random one at each start." },
     { "no_auth", CONFIG_BOOL, FIELD(no_auth), "false", 0, 1, NULL,
@@ -166,6 +169,13 @@ static int check_rules_off(const char *v, struct err *e)
         if (!(isalnum(c) || c == '_' || c == ',' || c == ' '))
             return err_set(e, ERR_INVALID, "'%s': rule ids separated by commas", v);
     }
+    return 0;
+}
+
+static int check_inflate(const char *v, struct err *e)
+{
+    if (strcmp(v, "auto") != 0 && strcmp(v, "zlib") != 0)
+        return err_set(e, ERR_INVALID, "'%s' is not auto or zlib", v);
     return 0;
 }
 

@@ -25,6 +25,7 @@
 #include "ingest/importer.h"
 #include "store/rundb.h"
 #include "store/rundb_renumber.h"
+#include "store/rundb_spool.h"
 #include "store/rundb_writer.h"
 
 /* ====================================================================== */
@@ -88,6 +89,134 @@ static void assign_ranks(const struct ingest_request *req, struct rank_order *ou
     if (!ok)
         for (int i = 0; i < req->nfiles; i++) out[i].rank = i;
     xqsort(out, (size_t)req->nfiles, sizeof *out, cmp_rank);
+}
+
+/* ====================================================================== */
+/* The ranks of a run parsed in parallel                                  */
+/* ====================================================================== */
+
+/* Rank 0 is parsed by the job's thread straight into the writer; ranks 1..
+ * are parsed by workers into spools (rundb_spool.h), at most `lookahead`
+ * ranks ahead of the writer so that spool files stay few. The job's thread
+ * replays them in rank order, so the run database is the one a serial
+ * import writes, and the first failing rank in order is the error shown,
+ * as in a serial import. Workers see only their job and the pool's fields
+ * under mu; every worker is joined before the pool is freed. */
+struct rank_job {
+    const struct ingest_file *f;
+    const char *shown;
+    int rank;
+    struct rundb_writer *sp; /* the spool, under mu */
+    const char *format;
+    int done, rc;
+    struct err err;
+};
+
+struct rank_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct rank_job *jobs;
+    int njobs, next, finished, lookahead, stop, started;
+    const struct instream_limits *lim;
+    const char *tmp_dir;
+    pthread_t threads[8];
+    int nthreads;
+};
+
+static void *rank_worker(void *arg)
+{
+    struct rank_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->next < p->njobs && p->next > p->finished + p->lookahead)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->stop || p->next >= p->njobs) break;
+        struct rank_job *j = &p->jobs[p->next++];
+        pthread_mutex_unlock(&p->mu);
+
+        struct import_ctx ctx = { NULL, NULL, 64u << 20, NULL };
+        struct rundb_writer *sp = NULL;
+        struct err e;
+        err_clear(&e);
+        int rc = rundb_spool_new(p->tmp_dir, j->rank, &sp, &e);
+        pthread_mutex_lock(&p->mu);
+        j->sp = sp;
+        if (p->stop && sp) rundb_spool_cancel(sp);
+        pthread_mutex_unlock(&p->mu);
+        if (rc == 0) rc = importer_import_file(j->f->path, j->shown, p->lim, sp, &ctx, &e);
+
+        pthread_mutex_lock(&p->mu);
+        j->rc = rc;
+        j->err = e;
+        j->format = ctx.format;
+        j->done = 1;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Starts the workers for jobs 1..njobs-1 (none for a single rank). */
+static void rank_pool_start(struct rank_pool *p)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = (int)(cpus > 2 ? cpus - 1 : 1);
+    if (want > p->njobs - 1) want = p->njobs - 1;
+    if (want > (int)(sizeof p->threads / sizeof p->threads[0])) want = (int)(sizeof p->threads / sizeof p->threads[0]);
+    p->next = 1;
+    p->lookahead = want + 1;
+    p->started = 1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    for (int i = 0; i < want; i++)
+        if (pthread_create(&p->threads[p->nthreads], NULL, rank_worker, p) == 0) p->nthreads++;
+}
+
+/* Waits for job i (parsing it here when no worker could start). */
+static int rank_pool_wait(struct rank_pool *p, int i, struct rundb_writer **sp, struct err *e)
+{
+    pthread_mutex_lock(&p->mu);
+    if (p->nthreads == 0 && p->next == i) p->next++;
+    else
+        while (!p->jobs[i].done) pthread_cond_wait(&p->cv, &p->mu);
+    struct rank_job *j = &p->jobs[i];
+    int rc = j->rc;
+    if (j->done && rc) *e = j->err;
+    *sp = j->sp;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+/* Main has finished rank i: workers may go further ahead. */
+static void rank_pool_finished(struct rank_pool *p, int i)
+{
+    pthread_mutex_lock(&p->mu);
+    p->finished = i;
+    struct rundb_writer *sp = p->jobs[i].sp;
+    p->jobs[i].sp = NULL;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    rundb_abort(sp);
+}
+
+/* Stops the workers (cancelling ranks in flight), joins them, frees spools. */
+static void rank_pool_end(struct rank_pool *p)
+{
+    if (!p->started) return;
+    p->started = 0;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    for (int i = 0; i < p->njobs; i++)
+        if (p->jobs[i].sp && !p->jobs[i].done) rundb_spool_cancel(p->jobs[i].sp);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->njobs; i++) {
+        rundb_abort(p->jobs[i].sp);
+        p->jobs[i].sp = NULL;
+    }
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
 }
 
 /* Opens a finished run database read-write for the derived stages. */
@@ -226,6 +355,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     char *tmp_dir = NULL, *db_path = NULL, *src_dir = NULL, *final_dir = NULL;
     struct rundb_writer *w = NULL;
     struct rank_order *order = NULL;
+    struct rank_job *jobs = NULL;
+    struct rank_pool pool;
     int *rank_map = NULL;
     json_t *files = json_array(), *info = NULL;
     char *name = NULL, *files_text = NULL, *tags_text = NULL;
@@ -233,6 +364,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     int rc = 0;
     uint64_t total = 0, events = 0;
 
+    memset(&pool, 0, sizeof pool);
     if (req->nfiles <= 0) {
         rc = err_set(e, ERR_INVALID, "no trace file was given");
         goto out;
@@ -265,30 +397,46 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
 
     order = xmalloc(sizeof *order * (size_t)req->nfiles);
     assign_ranks(req, order);
-    struct instream_limits lim = { cfg->inflate_limit, cfg->inflate_ratio };
+    struct instream_limits lim = { cfg->inflate_limit, cfg->inflate_ratio, strcmp(cfg->inflate, "zlib") == 0 };
+    jobs = xcalloc((size_t)req->nfiles, sizeof *jobs);
     for (int i = 0; i < req->nfiles; i++) {
-        const struct ingest_file *f = &req->files[order[i].idx];
+        jobs[i].f = &req->files[order[i].idx];
+        /* A name from a folder scan or the command line may be any bytes;
+         * JSON answers need UTF-8. */
+        jobs[i].shown = utf8_dup(ingest_naming_base(jobs[i].f->name));
+        jobs[i].rank = order[i].rank;
+    }
+    pool.jobs = jobs;
+    pool.njobs = req->nfiles;
+    pool.lim = &lim;
+    pool.tmp_dir = tmp_dir;
+    if (req->nfiles > 1) rank_pool_start(&pool);
+    for (int i = 0; i < req->nfiles; i++) {
+        const struct ingest_file *f = jobs[i].f;
+        const char *shown = jobs[i].shown;
         int64_t sz = fsutil_file_size(f->path);
         struct import_ctx ctx = { on_progress, &link, 64u << 20, NULL };
         struct tb_rank_stats st;
+        struct rundb_writer *sp = NULL;
 
-        /* A name from a folder scan or the command line may be any bytes;
-         * JSON answers need UTF-8. */
-        char *shown = utf8_dup(ingest_naming_base(f->name));
-
-        if ((rc = rundb_begin_rank(w, order[i].rank, shown, sz, e)) != 0 ||
-            (rc = importer_import_file(f->path, shown, &lim, w, &ctx, e)) != 0 ||
-            (rc = rundb_finish_rank(w, &st, e)) != 0) {
-            free(shown);
-            goto out;
+        if ((rc = rundb_begin_rank(w, order[i].rank, shown, sz, e)) != 0) goto out;
+        if (i > 0 && (rc = rank_pool_wait(&pool, i, &sp, e)) != 0) goto out;
+        if (sp) {
+            rc = rundb_spool_replay(w, sp, e);
+            ctx.format = jobs[i].format;
+        } else {
+            rc = importer_import_file(f->path, shown, &lim, w, &ctx, e);
         }
+        if (rc != 0 || (rc = rundb_finish_rank(w, &st, e)) != 0) goto out;
+        if (i > 0) rank_pool_finished(&pool, i);
         events += st.events;
         link.base += (uint64_t)sz;
+        on_progress(&link, 0, events); /* a spooled rank reports no progress of its own */
         on_phase(&link, "parse");
         json_array_append_new(files, json_pack("{s:s,s:I,s:i,s:s}", "name", shown, "bytes", (json_int_t)sz, "rank",
                                                order[i].rank, "format", ctx.format ? ctx.format : "?"));
-        free(shown);
     }
+    rank_pool_end(&pool);
     rc = rundb_close_writer(w, e);
     w = NULL;
     if (rc) goto out;
@@ -380,6 +528,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     LOG_INFO("run %s (%s): %d rank(s), %llu events, %llu bytes", id, name, req->nfiles, (unsigned long long)events,
              (unsigned long long)total);
 out:
+    rank_pool_end(&pool); /* before the writer and the tmp folder go */
+    if (jobs)
+        for (int i = 0; i < req->nfiles; i++) free((char *)jobs[i].shown);
+    free(jobs);
     if (w) rundb_abort(w);
     if (tmp_dir) {
         struct err ignore;

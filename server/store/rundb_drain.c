@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
-#include "store/rundb.h"
 #include "store/nesting.h"
+#include "store/rundb.h"
 #include "store/rundb_writer.h"
 #include "store/sorter.h"
 
@@ -66,6 +66,29 @@ struct open_slice {
     int64_t end, id;
 };
 
+int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e)
+{
+    struct op_row r;
+    memcpy(&r, d, sizeof r);
+    sqlite3_stmt *st = w->ins_slice;
+    sqlite3_bind_int64(st, 1, r.id);
+    sqlite3_bind_int64(st, 2, r.track);
+    sqlite3_bind_int64(st, 3, r.ts);
+    sqlite3_bind_int64(st, 4, r.dur);
+    sqlite3_bind_int(st, 5, (int)r.depth);
+    if (r.parent) sqlite3_bind_int64(st, 6, r.parent);
+    else sqlite3_bind_null(st, 6);
+    sqlite3_bind_int64(st, 7, r.name);
+    if (r.cat) sqlite3_bind_int64(st, 8, r.cat);
+    else sqlite3_bind_null(st, 8);
+    sqlite3_bind_int(st, 9, (int)r.kind);
+    sqlite3_bind_int64(st, 10, r.corr);
+    sqlite3_bind_int64(st, 11, r.ext);
+    if (r.args_len) sqlite3_bind_text(st, 12, d + sizeof r, (int)r.args_len, SQLITE_STATIC);
+    else sqlite3_bind_null(st, 12);
+    return rundb_writer_step_done(w, st, e, "slice insert");
+}
+
 /* A placement note with its count (rundb_note counts one per call). */
 static void note_count(struct rundb_writer *w, const char *reason, uint64_t count)
 {
@@ -76,9 +99,12 @@ static void note_count(struct rundb_writer *w, const char *reason, uint64_t coun
     w->notes[w->nnotes - 1].count = count;
 }
 
-/* Drains the sorter into slice rows. parent is the latest-started slice
- * still open (a stack: the analyses' walks rely on it); depth is the
- * drawing level of nesting.h, which does not cascade on partial overlaps. */
+/* The sorted slices become rows: the merge, depth and parent here, the
+ * inserts on the writer thread (OP_ROW), so both cores work; the caller's
+ * barrier waits for the last insert and returns its error. parent is the
+ * latest-started slice still open (a stack: the analyses' walks rely on
+ * it); depth is the drawing level of nesting.h, which does not cascade on
+ * partial overlaps. */
 static int drain_slices(struct rundb_writer *w, struct err *e)
 {
     struct open_slice *stack = NULL;
@@ -98,7 +124,6 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
         const struct slice_payload *p = pl;
         struct track *t = rundb_writer_track_get(w, k.track);
         int64_t id = w->next_slice_id++;
-
         enum nesting_place how;
         int depth;
 
@@ -115,27 +140,12 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
             scap = scap ? scap * 2 : 64;
             stack = xrealloc(stack, sizeof *stack * scap);
         }
-        sqlite3_stmt *st = w->ins_slice;
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_int64(st, 2, k.track);
-        sqlite3_bind_int64(st, 3, k.ts);
-        sqlite3_bind_int64(st, 4, k.dur);
-        sqlite3_bind_int(st, 5, depth);
-        if (sp) sqlite3_bind_int64(st, 6, stack[sp - 1].id);
-        else sqlite3_bind_null(st, 6);
-        sqlite3_bind_int64(st, 7, p->name);
-        if (p->cat) sqlite3_bind_int64(st, 8, p->cat);
-        else sqlite3_bind_null(st, 8);
-        sqlite3_bind_int(st, 9, (int)p->kind);
-        sqlite3_bind_int64(st, 10, p->corr);
-        sqlite3_bind_int64(st, 11, p->ext);
-        if (p->args_len) sqlite3_bind_text(st, 12, (const char *)(p + 1), (int)p->args_len, SQLITE_STATIC);
-        else sqlite3_bind_null(st, 12);
-        if (rundb_writer_step_done(w, st, e, "slice insert") != 0) {
-            free(stack);
-            nesting_free(&lv);
-            return e->code;
-        }
+        if (w->bg_err_seen) break; /* the barrier after the drain reports it */
+        struct op_row r = { id, k.ts, k.dur, sp ? stack[sp - 1].id : 0, p->corr, p->ext, k.track, p->name, p->cat,
+                            p->kind, (uint32_t)depth, p->args_len };
+        char *o = rundb_writer_emit(w, OP_ROW, sizeof r + p->args_len);
+        memcpy(o, &r, sizeof r);
+        if (p->args_len) memcpy(o + sizeof r, p + 1, p->args_len);
         stack[sp].end = k.ts + k.dur;
         stack[sp].id = id;
         sp++;
@@ -240,7 +250,9 @@ int rundb_finish_rank(struct rundb_writer *w, struct tb_rank_stats *stats, struc
 
     if (!w->in_rank) return err_set(e, ERR_INTERNAL, "rundb_finish_rank without a rank");
     if (rundb_writer_barrier(w, e) != 0) return e->code;
-    if (drain_slices(w, e) != 0 || write_tracks(w, e) != 0 || write_notes(w, e) != 0) return e->code;
+    if (drain_slices(w, e) != 0 || rundb_writer_barrier(w, e) != 0 || write_tracks(w, e) != 0 ||
+        write_notes(w, e) != 0)
+        return e->code;
 
     json_t *header = w->rank_header;
     json_t *dist = header ? json_object_get(header, "distributedInfo") : NULL;

@@ -37,44 +37,9 @@ static uint64_t hash_bytes(const char *s, size_t n, uint64_t seed)
     return h ? h : 1;
 }
 
-/* Rows travel to the background writer as ops in 1 MiB chunks: the parsing
- * thread never waits for SQLite, and SQLite never waits for parsing. */
-enum op_type { OP_STR = 1, OP_SLICE, OP_FLOW, OP_INSTANT, OP_COUNTER, OP_MEM };
-
-struct op_hdr {
-    uint32_t type, len; /* len: payload bytes after the header */
-};
-
-struct op_flow {
-    int32_t rank;
-    uint32_t cat, name, track;
-    int64_t ts;
-    char ph, bp;
-    uint32_t fid_len;
-};
-
-struct op_instant {
-    uint32_t track, name, cat;
-    char scope;
-    int64_t ts;
-    uint32_t args_len;
-};
-
-struct op_counter {
-    int32_t rank;
-    struct tb_counter c;
-};
-
-struct op_mem {
-    int32_t rank;
-    struct tb_mem m;
-};
-
-#define OP_ALIGN(n) (((n) + 7) & ~(size_t)7)
-
 /* Reserves room for one op in the current chunk; returns where its payload
  * goes. May hand the full chunk to the writer thread first. */
-static char *emit(struct rundb_writer *w, enum op_type type, size_t len)
+char *rundb_writer_emit(struct rundb_writer *w, enum op_type type, size_t len)
 {
     size_t need = sizeof(struct op_hdr) + OP_ALIGN(len);
     if (w->cur_len + need > w->cur_cap) {
@@ -162,7 +127,7 @@ uint32_t rundb_intern(struct rundb_writer *w, const char *s, size_t n)
     m->arena_len += n + 4;
     m->n++;
 
-    char *o = emit(w, OP_STR, 4 + n);
+    char *o = rundb_writer_emit(w, OP_STR, 4 + n);
     uint32_t nid = w->next_str;
     memcpy(o, &nid, 4);
     memcpy(o + 4, dst, n);
@@ -312,6 +277,7 @@ int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, st
     struct rundb_writer *w = xcalloc(1, sizeof *w);
     char *msg = NULL;
 
+    w->spool_fd = -1;
     w->sort_memory = sort_memory ? (size_t)sort_memory : (64u << 20);
     snprintf(w->tmp_dir, sizeof w->tmp_dir, "%s", tmp_dir ? tmp_dir : "/tmp");
     w->next_slice_id = 1;
@@ -436,7 +402,7 @@ int rundb_add_slice(struct rundb_writer *w, const struct tb_slice *s, struct err
         dur = INT64_MAX - s->ts;
         rundb_note(w, TB_NOTE_REPAIRED, "slice ending past the largest representable time: cut there", NULL);
     }
-    char *o = emit(w, OP_SLICE, need);
+    char *o = rundb_writer_emit(w, OP_SLICE, need);
     struct sorter_key k = { s->track, s->ts, dur, w->seq++ };
     memcpy(o, &k, sizeof k);
     struct slice_payload p;
@@ -460,7 +426,7 @@ int rundb_add_flow(struct rundb_writer *w, const struct tb_flow *f, struct err *
 {
     if (bg_failed(w, e)) return e->code;
     struct op_flow o = { w->rank, f->cat, f->name, f->track, f->ts, f->ph, f->bp, (uint32_t)f->fid_len };
-    char *d = emit(w, OP_FLOW, sizeof o + f->fid_len);
+    char *d = rundb_writer_emit(w, OP_FLOW, sizeof o + f->fid_len);
     memcpy(d, &o, sizeof o);
     utf8_copy(f->fid, f->fid_len, d + sizeof o);
     w->stats.flows++;
@@ -471,7 +437,7 @@ int rundb_add_instant(struct rundb_writer *w, const struct tb_instant *i, struct
 {
     if (bg_failed(w, e)) return e->code;
     struct op_instant o = { i->track, i->name, i->cat, i->scope ? i->scope : 't', i->ts, (uint32_t)i->args_len };
-    char *d = emit(w, OP_INSTANT, sizeof o + i->args_len);
+    char *d = rundb_writer_emit(w, OP_INSTANT, sizeof o + i->args_len);
     memcpy(d, &o, sizeof o);
     if (i->args_len) utf8_copy(i->args, i->args_len, d + sizeof o);
     w->stats.instants++;
@@ -482,7 +448,7 @@ int rundb_add_counter(struct rundb_writer *w, const struct tb_counter *c, struct
 {
     if (bg_failed(w, e)) return e->code;
     struct op_counter o = { w->rank, *c };
-    memcpy(emit(w, OP_COUNTER, sizeof o), &o, sizeof o);
+    memcpy(rundb_writer_emit(w, OP_COUNTER, sizeof o), &o, sizeof o);
     w->stats.counters++;
     return 0;
 }
@@ -491,7 +457,7 @@ int rundb_add_mem(struct rundb_writer *w, const struct tb_mem *m, struct err *e)
 {
     if (bg_failed(w, e)) return e->code;
     struct op_mem o = { w->rank, *m };
-    memcpy(emit(w, OP_MEM, sizeof o), &o, sizeof o);
+    memcpy(rundb_writer_emit(w, OP_MEM, sizeof o), &o, sizeof o);
     w->stats.mems++;
     return 0;
 }
@@ -577,6 +543,8 @@ static int apply_op(struct rundb_writer *w, const struct op_hdr *h, const char *
         else sqlite3_bind_null(st, 9);
         return rundb_writer_step_done(w, st, e, "memory event insert");
     }
+    case OP_ROW:
+        return rundb_drain_insert(w, d, e);
     }
     return err_set(e, ERR_INTERNAL, "unknown writer op %u", h->type);
 }
@@ -627,6 +595,10 @@ static void *bg_main(void *arg)
 static void bg_push(struct rundb_writer *w)
 {
     if (w->cur_len == 0) return;
+    if (w->spool_fd >= 0) {
+        rundb_spool_put(w);
+        return;
+    }
     pthread_mutex_lock(&w->bg_mu);
     while (w->bg_count == BG_QUEUE) pthread_cond_wait(&w->bg_put, &w->bg_mu);
     struct bg_chunk c = { w->cur_buf, w->cur_len, w->cur_cap };
@@ -710,6 +682,10 @@ static void free_writer(struct rundb_writer *w)
         pthread_cond_destroy(&w->bg_get);
         pthread_cond_destroy(&w->bg_put);
         pthread_cond_destroy(&w->bg_idle);
+    }
+    if (w->spool_fd >= 0) {
+        close(w->spool_fd);
+        pthread_mutex_destroy(&w->bg_mu);
     }
     free(w->cur_buf);
     json_decref(w->rank_header);

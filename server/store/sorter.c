@@ -18,6 +18,7 @@ struct rec {
 
 #define REC_SIZE(n) ((sizeof(struct rec) + (n) + 7) & ~(size_t)7)
 #define RUN_BUF (1u << 20)
+#define RUN_BUF_MIN (64u << 10)
 
 struct run {
     uint64_t off, end;   /* file range of this run */
@@ -39,6 +40,8 @@ struct sorter {
     int nruns;
     int *heap, nheap;
     size_t walk;         /* in-memory iteration position */
+    size_t budget;       /* as asked: the merge's read buffers share it */
+    size_t run_buf;      /* read buffer of each run while merging */
     int finished;
 };
 
@@ -47,6 +50,7 @@ struct sorter *sorter_new(size_t budget, const char *tmp_dir)
     struct sorter *s = xcalloc(1, sizeof *s);
     if (budget < (1u << 20)) budget = 1u << 20;
     s->cap = budget;
+    s->budget = budget;
     s->arena = xmalloc(s->cap);
     s->fd = -1;
     snprintf(s->tmp_dir, sizeof s->tmp_dir, "%s", tmp_dir ? tmp_dir : "/tmp");
@@ -166,8 +170,8 @@ static int run_advance(struct sorter *s, struct run *r, struct err *e)
         memmove(r->buf, r->buf + r->pos, keep);
         r->len = keep;
         r->pos = 0;
-        while (r->len < RUN_BUF && r->off < r->end) {
-            size_t want = RUN_BUF - r->len;
+        while (r->len < s->run_buf && r->off < r->end) {
+            size_t want = s->run_buf - r->len;
             if (want > r->end - r->off) want = (size_t)(r->end - r->off);
             ssize_t got = pread(s->fd, r->buf + r->len, want, (off_t)r->off);
             if (got < 0 && errno == EINTR) continue;
@@ -234,10 +238,16 @@ int sorter_finish(struct sorter *s, struct err *e)
     s->arena = NULL;
     free(s->idx);
     s->idx = NULL;
+    /* The runs' read buffers share the budget (1 MiB each at most, 64 KiB at
+     * least): a trace ten times larger has ten times the runs, and memory
+     * must not grow with it. */
+    s->run_buf = s->budget / (size_t)s->nruns;
+    if (s->run_buf > RUN_BUF) s->run_buf = RUN_BUF;
+    if (s->run_buf < RUN_BUF_MIN) s->run_buf = RUN_BUF_MIN;
     s->heap = xmalloc(sizeof *s->heap * (size_t)s->nruns);
     for (int i = 0; i < s->nruns; i++) {
         struct run *r = &s->runs[i];
-        r->buf = xmalloc(RUN_BUF);
+        r->buf = xmalloc(s->run_buf);
         if (run_advance(s, r, e) != 0) return e->code;
         if (r->cur) s->heap[s->nheap++] = i;
     }
@@ -270,6 +280,11 @@ int sorter_next(struct sorter *s, struct sorter_key *k, const void **payload, ui
     *n = r->cur->n;
     s->heap[0] = ~s->heap[0]; /* mark: advance on the next call */
     return 1;
+}
+
+size_t sorter_run_buffer(const struct sorter *s)
+{
+    return s->run_buf;
 }
 
 int sorter_spilled_runs(const struct sorter *s)

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     char dir[512], file[600], db[600];
     struct rundb_writer *w;
     struct err e;
-    struct instream_limits lim = { 64u << 20, 200 };
+    struct instream_limits lim = { 64u << 20, 200, 0 };
     struct import_ctx ctx = { NULL, NULL, 1u << 20, NULL };
     struct tb_rank_stats st;
     int rc;

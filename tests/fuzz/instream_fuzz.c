@@ -5,7 +5,8 @@
  * input comes back unchanged; raw_consumed only grows and never passes
  * raw_size; nothing beyond max_bytes is ever returned; our own gzip of the
  * input inflates back to it exactly, and a cut copy is an error (never a
- * silent short read). */
+ * silent short read); zlib (lim.zlib_only) and igzip, when built in, agree:
+ * both succeed with the same bytes or both fail. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +19,15 @@
 /* Reads everything with buffers of step bytes into buffer `slot`.
  * OUT *out (borrowed until the next call with that slot), *len.
  * Returns the read result. */
-static int read_all(int slot, const uint8_t *d, size_t n, size_t step, uint64_t max_bytes, unsigned char **out,
-                    size_t *len)
+static int read_all(int slot, const uint8_t *d, size_t n, size_t step, uint64_t max_bytes, int zlib,
+                    unsigned char **out, size_t *len)
 {
-    struct instream_limits lim = { max_bytes, 50 };
+    struct instream_limits lim = { max_bytes, 50, zlib };
     struct instream *s;
     struct err e;
     /* one output buffer per call site, kept across inputs: a fresh 1 MiB
      * per read made the fuzzer spend its time in page faults */
-    static unsigned char *bufs[3];
+    static unsigned char *bufs[4];
     if (!bufs[slot]) bufs[slot] = malloc(MAX_OUT + 1);
     unsigned char *buf = bufs[slot];
     uint64_t last = 0;
@@ -84,8 +85,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     size_t na, nb, nc;
     int is_gz = n >= 2 && d[0] == 0x1f && d[1] == 0x8b;
 
-    int ra = read_all(0, d, n, 4096, 256 * 1024, &a, &na);
-    int rb = read_all(1, d, n, 1 + (n % 13) * 131, 256 * 1024, &b, &nb);
+    int ra = read_all(0, d, n, 4096, 256 * 1024, 0, &a, &na);
+    int rb = read_all(1, d, n, 1 + (n % 13) * 131, 256 * 1024, 1, &b, &nb);
     /* On an error the bytes handed out before it depend on the buffer size,
      * and so may the error when two apply (a member past max_bytes with a
      * bad CRC: small reads hit the limit first, large ones the CRC). */
@@ -96,15 +97,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     if (n <= 64 * 1024) {
         unsigned char *z;
         size_t nz = gz(d, n, &z);
-        int rc = read_all(2, z, nz, 1 + (n % 4096), 0, &c, &nc);
+        int rc = read_all(2, z, nz, 1 + (n % 4096), 0, 0, &c, &nc);
         if (rc != 0 || nc != n || memcmp(c, d, n) != 0) abort();
-        rc = read_all(2, z, nz / 2 > 2 ? nz / 2 : 2, 4096, 0, &c, &nc);
+        rc = read_all(3, z, nz, 1 + (n % 4096), 0, 1, &c, &nc);
+        if (rc != 0 || nc != n || memcmp(c, d, n) != 0) abort();
+        rc = read_all(2, z, nz / 2 > 2 ? nz / 2 : 2, 4096, 0, n & 1, &c, &nc);
         if (rc != ERR_INVALID) abort();
         /* two members back to back read as one stream */
         unsigned char *zz = malloc(2 * nz);
         memcpy(zz, z, nz);
         memcpy(zz + nz, z, nz);
-        rc = read_all(2, zz, 2 * nz, 4096, 0, &c, &nc);
+        rc = read_all(2, zz, 2 * nz, 4096, 0, 0, &c, &nc);
         if (rc != 0 || nc != 2 * n || (n && (memcmp(c, d, n) != 0 || memcmp(c + n, d, n) != 0))) abort();
         free(zz);
         free(z);

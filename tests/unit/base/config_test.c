@@ -76,6 +76,7 @@ static void test_defaults(void)
     CHECK(c.upload_limit == 4ull << 30);
     CHECK(c.inflate_limit == 64ull << 30);
     CHECK(c.inflate_ratio == 200);
+    CHECK_EQ_STR(c.inflate, "auto");
     CHECK_EQ_STR(c.token, "");
     CHECK_EQ_INT(c.no_auth, 0);
     CHECK_EQ_STR(c.logdir, "");
@@ -207,6 +208,9 @@ static void test_set(void)
     CHECK_EQ_INT(config_set(&c, "ingest_workers", "0", &e), ERR_INVALID);
     CHECK_EQ_INT(config_set(&c, "inflate_ratio", "1000", &e), 0);
     CHECK(c.inflate_ratio == 1000);
+    CHECK_EQ_INT(config_set(&c, "inflate", "zlib", &e), 0);
+    CHECK_EQ_STR(c.inflate, "zlib");
+    CHECK_EQ_INT(config_set(&c, "inflate", "igzip", &e), ERR_INVALID);
     CHECK_EQ_INT(config_set(&c, "nonsense", "1", &e), ERR_INVALID);
     CHECK(strstr(e.msg, "nonsense") != NULL);
     {

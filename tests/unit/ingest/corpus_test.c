@@ -197,7 +197,7 @@ static void import_one(struct outcome *o, int idx)
     char *db = xasprintf("%s/run%d.db", tmpdir, idx);
     struct rundb_writer *w;
     struct err e;
-    struct instream_limits lim = { 64ull << 30, 200 };
+    struct instream_limits lim = { 64ull << 30, 200, 0 };
     struct import_ctx ctx = { NULL, NULL, 64u << 20, NULL };
     struct timespec t0, t1;
 
@@ -388,7 +388,7 @@ static void test_dlrm_run(const char *root)
     char *db = xasprintf("%s/dlrm.db", tmpdir);
     struct rundb_writer *w;
     struct err e;
-    struct instream_limits lim = { 64ull << 30, 200 };
+    struct instream_limits lim = { 64ull << 30, 200, 0 };
     long total = 0, want = 0;
     int k = 0;
 

@@ -53,7 +53,7 @@ static inline void import_bytes(const char *name, const void *d, size_t n, struc
     char *path = write_file(name, d, n);
     char *db = xasprintf("%s/%d.db", tmpdir, nfiles++);
     struct rundb_writer *w;
-    struct instream_limits lim = { 1ull << 30, 200 };
+    struct instream_limits lim = { 1ull << 30, 200, 0 };
     struct import_ctx ctx = { NULL, NULL, 0, NULL };
 
     memset(r, 0, sizeof *r);

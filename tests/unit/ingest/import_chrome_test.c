@@ -723,7 +723,7 @@ static void test_progress(void)
     char *db = xasprintf("%s/%d.db", tmpdir, nfiles++);
     struct rundb_writer *w;
     struct err e;
-    struct instream_limits lim = { 0, 0 };
+    struct instream_limits lim = { 0, 0, 0 };
     struct progress_log log = { 0, 0, 0, 0 };
     struct import_ctx ctx = { on_progress, &log, 0, NULL };
     struct tb_rank_stats st;

@@ -35,7 +35,7 @@ static inline void import_path(const char *path, const char *name, struct result
 {
     char *db = xasprintf("%s/run%d.db", tmpdir, nfiles++);
     struct rundb_writer *w;
-    struct instream_limits lim = { 1ull << 30, 200 };
+    struct instream_limits lim = { 1ull << 30, 200, 0 };
     struct import_ctx ctx = { NULL, NULL, 0, NULL };
 
     memset(r, 0, sizeof *r);

@@ -58,7 +58,7 @@ static void test_src_read_joins_head_and_stream(void)
 {
     struct instream *in;
     struct err e;
-    struct instream_limits lim = { 0, 0 };
+    struct instream_limits lim = { 0, 0, 0 };
     const char rest[] = "world";
     REQUIRE(instream_open_mem(rest, 5, &lim, &in, &e) == 0);
     struct import_src src = { in, "hello ", 6, 0 };
@@ -87,7 +87,7 @@ static void test_refusals_name_the_file(void)
     REQUIRE(rundb_create(db, 1 << 20, dir, &w, &e) == 0);
     REQUIRE(rundb_begin_rank(w, 0, "et.json", 10, &e) == 0);
     struct import_ctx ctx = { NULL, NULL, 1 << 20, NULL };
-    struct instream_limits lim = { 0, 0 };
+    struct instream_limits lim = { 0, 0, 0 };
     CHECK_EQ_INT(importer_import_file(path, "et.json", &lim, w, &ctx, &e), ERR_UNSUPPORTED);
     CHECK(strncmp(e.msg, "et.json: ", 9) == 0);
     CHECK(strstr(e.msg, "execution trace") != NULL);

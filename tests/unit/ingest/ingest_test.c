@@ -1,7 +1,7 @@
 /* ingest_test — a real trace becomes a committed run; failures leave
- * nothing behind; ranks come from the traces' headers; a derived stage
- * failing on either of its threads surfaces. The service is tested in
- * ingest_service_test.c. */
+ * nothing behind; ranks come from the traces' headers; ranks parsed on
+ * worker threads fail in order; a derived stage failing on either of its
+ * threads surfaces. The service is tested in ingest_service_test.c. */
 #include "base/fsutil.h"
 #include "ingest/ingest.h"
 #include "harness.h"
@@ -43,6 +43,9 @@ static void test_sync_ingest_multi_rank(void)
     char id[CATALOG_ID_LEN + 1];
     REQUIRE(ingest_run(cat, &cfg, &req, &pr, id, &e) == 0);
     CHECK(pr.bytes_total > 0);
+    /* ranks 1..3 were parsed by workers: their bytes count all the same */
+    CHECK(pr.bytes_done == pr.bytes_total);
+    CHECK(pr.events > 0);
     json_t *run;
     REQUIRE(catalog_get(cat, id, &run, &e) == 0);
     CHECK_EQ_INT(json_integer_value(json_object_get(run, "ranks")), 4);
@@ -211,6 +214,48 @@ static void test_rederive_errors(void)
     catalog_close(cat);
 }
 
+/* Ranks are parsed on worker threads (ingest.c): a run whose ranks 2 and 3
+ * are broken reports rank 2's error, as a serial import would, whichever
+ * finished first; no thread and no spool or tmp file is left behind; and
+ * the same files, repaired, import to the same run a direct write gives. */
+static void test_parallel_ranks_fail_in_order(void)
+{
+    struct catalog *cat;
+    struct err e;
+    REQUIRE(catalog_open(root, &cat, &e) == 0);
+    int threads_before = count_entries("/proc/self/task");
+    char *paths[4];
+    struct ingest_file files[4];
+    for (int r = 0; r < 4; r++) {
+        paths[r] = xasprintf("%s/par_rank%d.json", root, r);
+        FILE *f = fopen(paths[r], "w");
+        REQUIRE(f != NULL);
+        fputs("{\"traceEvents\": [", f);
+        /* rank 2 is long, so that rank 3 (broken at once) fails first */
+        for (int i = 0; i < (r == 2 ? 200000 : 10); i++)
+            fprintf(f, "{\"ph\":\"X\",\"name\":\"op\",\"pid\":1,\"tid\":1,\"ts\":%d,\"dur\":1},", i * 2);
+        if (r >= 2) fputs("{\"ph\":\"X\",\"ts\":1,\"dur\":2} {oops", f); /* a missing comma */
+        else fputs("{\"ph\":\"X\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]}", f);
+        fclose(f);
+        files[r].path = paths[r];
+        files[r].name = paths[r];
+        files[r].owned = 0;
+    }
+    struct ingest_request req = { "par", files, 4, NULL };
+    char id[CATALOG_ID_LEN + 1];
+    CHECK_EQ_INT(ingest_run(cat, &cfg, &req, NULL, id, &e), ERR_INVALID);
+    CHECK(strstr(e.msg, "par_rank2.json") != NULL);
+    CHECK_EQ_INT(count_entries("/proc/self/task"), threads_before);
+    char *tmp = xasprintf("%s/tmp", root);
+    CHECK_EQ_INT(count_entries(tmp), 0);
+    free(tmp);
+    for (int r = 0; r < 4; r++) {
+        unlink(paths[r]);
+        free(paths[r]);
+    }
+    catalog_close(cat);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) return 1;
@@ -218,6 +263,7 @@ int main(void)
     snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", root);
     RUN(test_sync_ingest_multi_rank);
     RUN(test_failure_leaves_nothing);
+    RUN(test_parallel_ranks_fail_in_order);
     RUN(test_ranks_from_traces); /* adds runs: after the tests that count them */
     RUN(test_rederive_errors);
     struct err e;

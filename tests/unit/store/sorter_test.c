@@ -88,6 +88,14 @@ static int sort_and_check(struct item *items, size_t n, size_t budget)
     CHECK_EQ_INT(add_fail, 0);
     int runs = sorter_spilled_runs(s);
     CHECK_EQ_INT(sorter_finish(s, &e), 0);
+    /* the merge's read buffers share the budget: 64 KiB each at least */
+    if (runs) {
+        size_t rb = sorter_run_buffer(s), floor = 64u << 10;
+        CHECK(rb >= floor && rb <= (1u << 20));
+        CHECK(rb * (size_t)runs <= (budget > floor * (size_t)runs ? budget : floor * (size_t)runs));
+    } else {
+        CHECK_EQ_INT(sorter_run_buffer(s), 0);
+    }
 
     struct item *want = xmalloc(sizeof *want * (n ? n : 1));
     memcpy(want, items, sizeof *want * n);
