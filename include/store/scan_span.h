@@ -53,6 +53,11 @@ int scan_span_ops_next(struct scan_span *c, struct scan_slice *row, struct err *
 /* The text of str id `name`: 1 (*out set, borrowed), 0 unknown, < 0 error. */
 int scan_span_name(struct scan_span *c, uint32_t name, const char **out, struct err *e);
 
+/* Rows the lookups stepped through in full-table scans so far: 0 when
+ * they go through their indexes, as they must (a GPU-op lookup per launch
+ * that scans the slices makes a rule quadratic). For tests. */
+int scan_span_fullscan_steps(struct scan_span *c);
+
 /* Frees c (NULL is fine). */
 void scan_span_close(struct scan_span *c);
 

@@ -42,7 +42,7 @@ int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
                             e)) ||
         (rc = rundb_prepare(db,
                             "SELECT " SCAN_SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
-                            " WHERE s.corr = ?1 AND ?1 != 0 AND t.kind = ?2 AND (?3 < 0 OR t.rank = ?3)"
+                            " WHERE s.corr = ?1 AND s.corr != 0 AND t.kind = ?2 AND (?3 < 0 OR t.rank = ?3)"
                             " AND s.kind IN (?4, ?5, ?6) ORDER BY s.ts",
                             &c->ops, e)) ||
         (rc = rundb_prepare(db, "SELECT s FROM str WHERE id = ?1", &c->str, e))) {
@@ -113,6 +113,13 @@ int scan_span_ops_next(struct scan_span *c, struct scan_slice *row, struct err *
     int rc = scan_step(c->ops, e, "run database (GPU ops of a launch)");
     if (rc == 1) scan_slice_row(c->ops, row);
     return rc;
+}
+
+int scan_span_fullscan_steps(struct scan_span *c)
+{
+    return sqlite3_stmt_status(c->ops, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0) +
+           sqlite3_stmt_status(c->inside, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0) +
+           sqlite3_stmt_status(c->str, SQLITE_STMTSTATUS_FULLSCAN_STEP, 0);
 }
 
 int scan_span_name(struct scan_span *c, uint32_t name, const char **out, struct err *e)

@@ -55,6 +55,8 @@ static void test_walks(sqlite3 *db)
     CHECK_EQ_INT(scan_span_ops_begin(c, 0, &e), 0);
     CHECK_EQ_INT(scan_span_ops_next(c, &in, &e), 0);
     CHECK_EQ_INT(scan_span_name(c, 999999, &name, &e), 0);
+    /* every lookup went through an index: one per launch must not scan */
+    CHECK_EQ_INT(scan_span_fullscan_steps(c), 0);
     scan_span_close(c);
 
     /* every rank: both aten::mm spans */
