@@ -140,6 +140,15 @@ cases.push([join(CORPUS, 'hta/tests/data/triton_example/triton_example.json.gz')
   for (const f of rep.recommendations) assert.ok(f.saving_us <= st.dur_us, `${f.id} saves no more than the step`);
 }]);
 
+// 64 ms gaps whose next op was queued 65 ms earlier: not "Python between ops"
+cases.push([join(CORPUS, 'hta/tests/data/negative_queue_length_values_check/rank0.json.gz'), (rep) => {
+  const [f] = fired(rep, 'gpu_idle_gaps');
+  assert.ok(f && f.evidence.main_host === 'queued', `main host ${f && f.evidence.main_host}`);
+  assert.doesNotMatch(f.title, /Python/);
+  const [u] = fired(rep, 'low_gpu_utilization');
+  assert.match(u.title, /queued ops waiting on a dependency/);
+}]);
+
 // a trace of a few µs (one 0.02 µs kernel in 0.13 µs) is too short to judge
 for (const f of ['before_fix_trace.json', 'after_fix_trace.json'])
   cases.push([join(CORPUS, 'kineto/docs/traces', f), (rep) => {

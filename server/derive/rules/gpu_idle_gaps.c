@@ -46,9 +46,12 @@
 /* Labels of host activity (gpuscan.h classifies and sweeps)              */
 /* ====================================================================== */
 
-/* The activities of gpuscan.h and a bucket of this rule's own: the gap's
- * launching thread is unknown (no correlation ids). */
-enum { A_UNKNOWN = GPUSCAN_NACT, A_N };
+/* The activities of gpuscan.h and buckets of this rule's own: the gap's
+ * launching thread is unknown (no correlation ids); the op ending the gap
+ * was launched before it opened, so the GPU waited on a dependency (another
+ * stream, an event, a collective), not on the host (HTA's
+ * negative_queue_length trace: 64 ms gaps with hundreds of ops queued). */
+enum { A_UNKNOWN = GPUSCAN_NACT, A_QUEUED, A_N };
 
 /* The slice that names a stretch of activity act with these slices open
  * (outermost first), 0 when none: the outermost slice of that activity
@@ -126,13 +129,15 @@ struct scanner {
     struct err *e;
 };
 
-/* The thread that launched GPU op corr into *track, -1 when unknown.
+/* The thread that launched GPU op corr into *track, -1 when unknown, and
+ * (ended, may be NULL) when that launch call returned, -1 when unknown.
  * Returns 0 or < 0 on an error (S->e filled). */
-static int launch_thread(struct scanner *S, int64_t corr, int64_t *track)
+static int launch_thread(struct scanner *S, int64_t corr, int64_t *track, int64_t *ended)
 {
     struct scan_slice call;
     int rc = corr > 0 ? scan_launch_of(S->launch, corr, &call, S->e) : 0;
     *track = rc == 1 ? call.track : -1;
+    if (ended) *ended = rc == 1 ? call.ts + call.dur : -1;
     return rc < 0 ? rc : 0;
 }
 
@@ -162,12 +167,15 @@ static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64
     if (g.len < S->gap_ns) return 0;
     int64_t track;
     int rc;
-    if ((rc = launch_thread(S, next_corr, &track)) < 0) return rc;
-    if (track < 0 && (rc = launch_thread(S, prev_corr, &track)) < 0) return rc;
+    int64_t launched = -1; /* when the op ending the gap was queued */
+    if ((rc = launch_thread(S, next_corr, &track, &launched)) < 0) return rc;
+    if (track < 0 && (rc = launch_thread(S, prev_corr, &track, NULL)) < 0) return rc;
     memset(s->g_act, 0, sizeof s->g_act);
     s->g_nlab = 0;
     s->scale = (double)g.len / (double)(b - a);
-    if (track < 0) {
+    if (launched >= 0 && launched <= a) {
+        s->g_act[A_QUEUED] = (double)g.len;
+    } else if (track < 0) {
         s->g_act[A_UNKNOWN] = (double)g.len;
     } else {
         struct gpuscan_host *h;
@@ -286,6 +294,15 @@ static const struct {
         { "unknown", "an unknown thread", "doing something the trace does not tie to the GPU work",
           "The trace does not say which host thread launched the GPU work (no correlation ids): open "
           "the linked window and look at what the host threads do during the gap.",
+          NULL },
+    [A_QUEUED] =
+        { "queued", "queued ops waiting on a dependency",
+          "ahead: the next op was already queued, waiting on another stream, an event or a collective",
+          "The GPU idles although its next op was queued before the gap: the op waits on a dependency, not on "
+          "the host. Look at what it waits for in the linked window: work on another stream it is ordered "
+          "after (wait_stream, cudaStreamWaitEvent), a host-side event, or a collective whose peers are "
+          "late (see straggler). Overlap the producer with other work, or split it so the consumer can "
+          "start sooner.",
           NULL },
 };
 

@@ -151,10 +151,14 @@ static const char *cause_what(json_t *f, int rank, char *buf, size_t n)
     int k = cause_of(json_string_value(json_object_get(f, "id")));
     json_t *fr = json_object_get(f, "rank");
     int straggler = strcmp(causes[k].id, "straggler") == 0 && json_is_integer(fr);
+    const char *main_host = json_string_value(json_object_get(json_object_get(f, "evidence"), "main_host"));
     if (straggler && json_integer_value(fr) != rank)
         snprintf(buf, n, "waiting for rank %lld, a straggler", (long long)json_integer_value(fr));
     else if (straggler)
         snprintf(buf, n, "this rank is the straggler the others wait for");
+    else if (strcmp(causes[k].id, "gpu_idle_gaps") == 0 && main_host &&
+             strcmp(main_host, "queued") == 0)
+        snprintf(buf, n, "queued ops waiting on a dependency (another stream, an event or a collective)");
     else
         snprintf(buf, n, "%s", causes[k].what);
     return buf;

@@ -85,7 +85,7 @@ static char *sync_trace(void)
 }
 
 /* What the host does in python_gap_trace's gaps. */
-enum gap_host { GAP_PYTHON, GAP_COLLECTIVE, GAP_AFTER_SYNC };
+enum gap_host { GAP_PYTHON, GAP_COLLECTIVE, GAP_AFTER_SYNC, GAP_QUEUED };
 
 /* Steps of 10 ms: a 2 ms kernel, then 4 ms with the host outside any op
  * (Python/NumPy work), or in a gloo collective, or first blocked in a sync
@@ -104,7 +104,10 @@ static char *python_gap_trace(enum gap_host what)
             fixture_host(&b, 1, "cpu_op", "aten::item", s0 + 25, 1995, 0);
             fixture_host(&b, 1, "cuda_runtime", "cudaStreamSynchronize", s0 + 26, 1990, 0);
         }
-        op_kernel(&b, "aten::mm", s0 + 6000, 20, s0 + 6005, 5, s0 + 6012, 3988, corr++);
+        /* queued: the second kernel is launched right away, and starts 6 ms
+         * later (after another stream's work, an event) */
+        if (what == GAP_QUEUED) op_kernel(&b, "aten::mm", s0 + 30, 20, s0 + 35, 5, s0 + 6012, 3988, corr++);
+        else op_kernel(&b, "aten::mm", s0 + 6000, 20, s0 + 6005, 5, s0 + 6012, 3988, corr++);
     }
     return b.s;
 }
@@ -284,6 +287,17 @@ static void test_idle_gaps_fires(void)
     CHECK_EQ_STR(fixture_evstr(d, "main_host"), "collective");
     CHECK(strstr(json_string_value(json_object_get(d, "title")), "waiting in a collective (gloo:all_reduce)") != NULL);
     CHECK(strstr(json_string_value(json_object_get(d, "advice")), "nccl") != NULL);
+    json_decref(f);
+
+    /* the op ending the gap was queued before it opened: the GPU waited on a
+     * dependency, not on the host (HTA's negative_queue_length) */
+    f = findings_of(python_gap_trace(GAP_QUEUED));
+    REQUIRE(f != NULL);
+    d = fixture_get(f, "gpu_idle_gaps", 0);
+    REQUIRE(d != NULL);
+    CHECK_EQ_STR(fixture_evstr(d, "main_host"), "queued");
+    CHECK(strstr(json_string_value(json_object_get(d, "title")), "already queued") != NULL);
+    CHECK(strstr(json_string_value(json_object_get(d, "advice")), "dependency") != NULL);
     json_decref(f);
 
     /* a gap that opens while the host is blocked in a sync says so */
