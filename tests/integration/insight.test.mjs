@@ -91,6 +91,9 @@ const cases = [
       assert.ok(rk.gpu_utilization > 0.5 && rk.compute_utilization < 0.1, `rank ${r}: ${rk.gpu_utilization} busy, ${rk.compute_utilization} compute`);
       assert.ok(fired(rep, 'low_gpu_utilization').some((f) => f.rank === r), `rank ${r} gets low_gpu_utilization`);
     }
+    // the host-side nccl: spans the main thread waits in are communication on the critical path
+    const r7 = rep.ranks.find((x) => x.rank === 7);
+    assert.ok(r7.analyses.critical_path.shares.communication > 0.01, 'rank 7 waits in collectives on its path');
     assert.equal(fired(rep, 'shared_gpu').length, 0, 'eight ranks on eight GPUs');
   }],
   [join(TRACES, 'ddp_gloo_4ranks'), (rep) => {

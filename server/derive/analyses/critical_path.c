@@ -528,6 +528,9 @@ static int host_cat(const struct cp_thread *h, const int32_t *open, int n, int64
     }
     if (dec >= 0) *by = h->s[dec].id;
     if (act == GPUSCAN_DATALOADER) return AN_CP_DATALOADER;
+    /* a host-side collective (gloo) waits for the other ranks: that is
+     * communication on the path, not CPU work */
+    if (act == GPUSCAN_COMM) return AN_CP_COMM;
     if (act == GPUSCAN_SYNC || act == GPUSCAN_LAUNCH) return AN_CP_LAUNCH;
     return AN_CP_CPU;
 }
