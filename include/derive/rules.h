@@ -134,6 +134,7 @@ struct rules_rank {
     enum rules_framework framework;
     int training;                 /* 0: an inference trace (no backward pass, no optimizer step) */
     int compiled;                 /* 1: the model runs under torch.compile (compiled regions in the trace) */
+    int capture;                  /* 1: a CUDA/HIP graph capture: launches recorded, the GPU barely ran */
     long pid;                     /* the process of its busiest host thread; -1: unknown */
     struct rules_step *steps; /* steady-state steps: a warm-up first step is left out */
     size_t nsteps;

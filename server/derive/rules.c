@@ -319,12 +319,28 @@ static int compiled_of(sqlite3 *db, int *compiled, struct err *e)
     return 0;
 }
 
+/* OUT *capture: 1 when the trace records a CUDA/HIP graph being captured
+ * (vLLM's warm-up profiles): the launches are captured, not run. */
+static int capture_of(sqlite3 *db, int *capture, struct err *e)
+{
+    static const char *const probe =
+        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'cudaStreamBeginCapture%' OR s LIKE 'hipStreamBeginCapture%'"
+        " OR s LIKE '%StreamGetCaptureInfo%' OR s LIKE 'cudaGraphInstantiate%' OR s LIKE 'hipGraphInstantiate%')";
+    int rc = rules_exists(db, probe, -1, e);
+    if (rc < 0) return rc;
+    *capture = rc;
+    return 0;
+}
+
 const struct rules_advice *rules_advice_of(const struct rules_rank *r, const struct rules_advice *train,
                                            const struct rules_advice *infer)
 {
     if (!r->training && infer && infer[r->framework].text) return &infer[r->framework];
     return &train[r->framework];
 }
+
+/* A graph capture is judged as such below this GPU utilization. */
+#define CAPTURE_UTIL 0.01
 
 /* Steps holding less than this in all (ns) are too short to judge. */
 #define MIN_SPAN_NS 100000
@@ -384,6 +400,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     if ((rc = framework_of(db, r->rank, format, &r->framework, e)) < 0) return rc;
     if ((rc = training_of(db, r->framework, &r->training, e)) < 0) return rc;
     if (r->framework == RULES_PYTORCH && (rc = compiled_of(db, &r->compiled, e)) < 0) return rc;
+    if ((rc = capture_of(db, &r->capture, e)) < 0) return rc;
 
     if (sqlite3_prepare_v2(db,
                            "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"
@@ -511,6 +528,9 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     }
     for (size_t i = 0; i < r->ngpus; i++)
         if (!r->gpu || r->gpus[i].kernel_ns > r->gpu->kernel_ns) r->gpu = &r->gpus[i];
+    /* a capture whose GPU ran (almost) nothing is recording, not training:
+     * a trace that captures and then replays keeps its findings */
+    r->capture = r->capture && (!r->gpu || r->gpu->util < CAPTURE_UTIL);
     if (r->warmup_dropped && r->gpu && r->ngpus == 1) {
         /* utilization over the steady steps: the breakdown charges kernel
          * (and collective kernel) time first, so its kernel + communication

@@ -152,6 +152,16 @@ cases.push([join(CORPUS, 'hta/tests/data/negative_queue_length_values_check/rank
   assert.match(u.title, /queued ops waiting on a dependency/);
 }]);
 
+// vLLM's CUDA-graph capture on an MI300X: 428 launches recorded, 7 kernels run. Not a
+// utilization problem; the 178 GiB KV cache reserved before the trace is a memory one
+cases.push([join(CORPUS, 'tracelens/tests/traces/inference/vllm_decode_full/capture_traces/graph_capture_rank_0.1773709742341309550.pt.trace.json.gz'), (rep) => {
+  const ids = rep.recommendations.map((r) => r.id);
+  for (const id of ['low_gpu_utilization', 'gpu_idle_gaps', 'kernel_launch_bound', 'low_gpu_memory'])
+    assert.ok(!ids.includes(id), `${id} on a graph capture`);
+  const [m] = fired(rep, 'memory_near_limit');
+  assert.ok(m && /before the trace began/.test(m.advice), 'the peak was reserved before the trace');
+}]);
+
 // a trace of a few µs (one 0.02 µs kernel in 0.13 µs) is too short to judge
 for (const f of ['before_fix_trace.json', 'after_fix_trace.json'])
   cases.push([join(CORPUS, 'kineto/docs/traces', f), (rep) => {

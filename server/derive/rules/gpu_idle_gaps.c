@@ -471,6 +471,7 @@ static int run(struct rules_ctx *c, struct err *e)
     if (rc != 0) return err_prefix(e, "gpu_idle_gaps");
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
+        if (r->capture) continue; /* a graph capture: the GPU is not meant to run */
         if (!r->gpu || !r->nsteps) continue;
         struct scan *s = xcalloc(1, sizeof *s);
         double span = 0;

@@ -61,6 +61,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
     const double memory_limit_pct = rules_param(ctx, "rule_memory_limit_pct");
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
+        if (r->capture) continue; /* a graph capture: the GPU is not meant to run */
         const struct rules_gpu *g = r->gpu;
         if (!g || g->memory_bytes <= 0 || g->peak_bytes <= 0) continue;
         double share = (double)g->memory_bytes / g->nshare, peak = (double)g->peak_bytes;

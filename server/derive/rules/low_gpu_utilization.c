@@ -169,6 +169,7 @@ static int run(struct rules_ctx *c, struct err *e)
     const double gpu_util_pct = rules_param(c, "rule_gpu_util_pct");
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
+        if (r->capture) continue; /* a graph capture: the GPU is not meant to run */
         const struct rules_gpu *g = r->gpu;
         if (!g || !r->nsteps || g->window_ns <= 0) continue;
         /* collectives waiting for a peer keep the GPU "busy" without work:
