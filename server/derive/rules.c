@@ -305,30 +305,23 @@ static int training_of(sqlite3 *db, enum rules_framework fw, int *training, stru
     return 0;
 }
 
-/* OUT *compiled: 1 when the trace shows torch.compile at work (Dynamo's
- * compiled regions, AOTAutograd's CompiledFunction), so advice does not
- * suggest compiling again. */
-static int compiled_of(sqlite3 *db, int *compiled, struct err *e)
-{
-    static const char *const probe =
-        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'Torch-Compiled Region%' OR s LIKE 'CompiledFunction%'"
-        " OR s LIKE '%CompiledFunctionBackward%')";
-    int rc = rules_exists(db, probe, -1, e);
-    if (rc < 0) return rc;
-    *compiled = rc;
-    return 0;
-}
+/* torch.compile at work (Dynamo's compiled regions, AOTAutograd's
+ * CompiledFunction): advice does not suggest compiling again. */
+static const char compiled_probe[] =
+    "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'Torch-Compiled Region%' OR s LIKE 'CompiledFunction%'"
+    " OR s LIKE '%CompiledFunctionBackward%')";
+/* A CUDA/HIP graph being captured (vLLM's warm-up profiles): the launches
+ * are recorded into the graph, not run. */
+static const char capture_probe[] =
+    "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'cudaStreamBeginCapture%' OR s LIKE 'hipStreamBeginCapture%'"
+    " OR s LIKE '%StreamGetCaptureInfo%' OR s LIKE 'cudaGraphInstantiate%' OR s LIKE 'hipGraphInstantiate%')";
 
-/* OUT *capture: 1 when the trace records a CUDA/HIP graph being captured
- * (vLLM's warm-up profiles): the launches are captured, not run. */
-static int capture_of(sqlite3 *db, int *capture, struct err *e)
+/* OUT *flag: the answer of a run-wide probe. Returns 0 or < 0 (e filled). */
+static int flag_of(sqlite3 *db, const char *probe, int *flag, struct err *e)
 {
-    static const char *const probe =
-        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'cudaStreamBeginCapture%' OR s LIKE 'hipStreamBeginCapture%'"
-        " OR s LIKE '%StreamGetCaptureInfo%' OR s LIKE 'cudaGraphInstantiate%' OR s LIKE 'hipGraphInstantiate%')";
     int rc = rules_exists(db, probe, -1, e);
     if (rc < 0) return rc;
-    *capture = rc;
+    *flag = rc;
     return 0;
 }
 
@@ -399,8 +392,8 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     int rc;
     if ((rc = framework_of(db, r->rank, format, &r->framework, e)) < 0) return rc;
     if ((rc = training_of(db, r->framework, &r->training, e)) < 0) return rc;
-    if (r->framework == RULES_PYTORCH && (rc = compiled_of(db, &r->compiled, e)) < 0) return rc;
-    if ((rc = capture_of(db, &r->capture, e)) < 0) return rc;
+    if (r->framework == RULES_PYTORCH && (rc = flag_of(db, compiled_probe, &r->compiled, e)) < 0) return rc;
+    if ((rc = flag_of(db, capture_probe, &r->capture, e)) < 0) return rc;
 
     if (sqlite3_prepare_v2(db,
                            "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"
