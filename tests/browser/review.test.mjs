@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
 import { join, basename } from 'node:path';
-import { SHARED, HAVE_SQLITE } from '../integration/lib.mjs';
+import { SHARED, HAVE_SQLITE, demoFiles } from '../integration/lib.mjs';
 import { SHOTS, startBrowser } from './lib.mjs';
 
 const DLRM = join(SHARED, 'corpus/param/et_replay/tests/inputs/dlrm_kineto/worker0_step_12.1694128201545.pt.trace.json');
@@ -49,3 +49,35 @@ for (const [file, name, needsSqlite] of [[DLRM, 'dlrm rank 0', false], [NSYS, 'n
     assert.deepEqual(errors, []);
   });
 }
+
+test('kernels tab: "gemm" finds the H100 nvjet_* cuBLAS kernels; a family filter and column; occupancy not given is n/a', async () => {
+  const [file] = demoFiles('matmul_amp');
+  const id = await upload(file, 'h100 amp');
+  errors.length = 0;
+  await page.goto(`${srv.base}/?run=${id}&view=kernels&q=gemm`);
+  const rows = page.locator('table[aria-label="Kernels"] tbody tr');
+  await page.waitForSelector('table[aria-label="Kernels"] tbody tr td');
+  const text = await page.locator('table[aria-label="Kernels"] tbody').innerText();
+  assert.match(text, /nvjet_sm90/, 'the search "gemm" lists the nvjet kernels');
+  // the family filter lists GEMM and narrows the table to it
+  const fam = page.locator('select[aria-label="Kernel family"]');
+  await page.fill('input[type=search]', '');
+  await page.waitForURL((u) => !u.search.includes('q='));
+  await fam.selectOption('GEMM');
+  await page.waitForURL(/family=GEMM/);
+  await page.waitForFunction(() => [...document.querySelectorAll('table[aria-label="Kernels"] tbody tr')].every((tr) => /GEMM/.test(tr.textContent)));
+  const names = await rows.allInnerTexts();
+  assert.ok(names.length > 0 && names.every((t) => /nvjet|gemm/i.test(t)), names.join('\n'));
+  const head = await page.locator('table[aria-label="Kernels"] thead').innerText();
+  assert.match(head, /family/i);
+  await page.screenshot({ path: join(SHOTS, 'kernels-family.png'), fullPage: true });
+  // nvjet kernels carry "est. achieved occupancy %": 0 (not estimated): n/a, never "0 %"
+  const occ = await page.$$eval('table[aria-label="Kernels"] tbody tr', (trs) => {
+    const ths = [...document.querySelectorAll('table[aria-label="Kernels"] thead th')].map((th) => th.textContent);
+    const i = ths.findIndex((t) => /occupancy/i.test(t));
+    return trs.map((tr) => tr.children[i].textContent.trim());
+  });
+  assert.ok(occ.includes('n/a'), occ.join(','));
+  assert.ok(!occ.some((t) => /^0(\.0)? ?%$/.test(t)), occ.join(','));
+  assert.deepEqual(errors, []);
+});
