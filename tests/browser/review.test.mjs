@@ -81,3 +81,33 @@ test('kernels tab: "gemm" finds the H100 nvjet_* cuBLAS kernels; a family filter
   assert.ok(!occ.some((t) => /^0(\.0)? ?%$/.test(t)), occ.join(','));
   assert.deepEqual(errors, []);
 });
+
+test('runs list: the drop zone names every accepted format; a third tick is refused, not swapped; "Compare with…" tells same-named runs apart', async () => {
+  const [file] = demoFiles('matmul_amp');
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push(await upload(file, 'same name'));
+  errors.length = 0;
+  await page.goto(srv.base + '/');
+  await page.waitForSelector('tr[data-run]');
+  const hint = await page.locator('.tb-drop').innerText();
+  assert.match(hint, /\.sqlite/, 'Nsight exports are named');
+  assert.match(hint, /JAX/, 'JAX traces are named');
+  const boxes = page.locator('tr[data-run] input[type=checkbox]');
+  assert.ok(await boxes.count() >= 3, 'three runs at least');
+  await boxes.nth(0).check();
+  await boxes.nth(1).check();
+  assert.equal(await boxes.nth(2).isDisabled(), true, 'a third box cannot be ticked while two are');
+  assert.match(await boxes.nth(2).getAttribute('title'), /untick one/i);
+  assert.equal(await boxes.nth(0).isChecked(), true, 'the first tick stays');
+  await boxes.nth(0).uncheck();
+  assert.equal(await boxes.nth(2).isDisabled(), false);
+  await page.screenshot({ path: join(SHOTS, 'runs-picks.png'), fullPage: true });
+  // the run page's selector: the other "same name" run with its date and short id
+  await page.goto(`${srv.base}/?run=${ids[1]}`);
+  const sel = page.locator('select[aria-label="Compare this run with"]');
+  await page.waitForSelector(`select[aria-label="Compare this run with"] option[value="run:${ids[0]}"]`, { state: 'attached' });
+  const label = await sel.locator(`option[value="run:${ids[0]}"]`).textContent();
+  assert.ok(label.includes(ids[0].slice(0, 8)), label);
+  assert.match(label, /same name · \d{4}-\d\d-\d\d \d\d:\d\d · /);
+  assert.deepEqual(errors, []);
+});
