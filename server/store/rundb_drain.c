@@ -75,6 +75,7 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
     uint32_t n;
     int rc;
     uint64_t misnested = 0;
+    char mis_ex[160] = ""; /* where the first misnested slice is, for the note's example */
 
     rundb_writer_phase(w, "sort");
     if (sorter_finish(w->sorter, e) != 0) return e->code;
@@ -89,7 +90,9 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
             sp = 0;
         }
         while (sp && stack[sp - 1].end <= k.ts) sp--;
-        if (sp && k.ts + k.dur > stack[sp - 1].end) misnested++;
+        if (sp && k.ts + k.dur > stack[sp - 1].end && !misnested++ && t)
+            snprintf(mis_ex, sizeof mis_ex, "the first on pid %.*s, tid %.*s", (int)(t->pid_n < 48 ? t->pid_n : 48),
+                     t->pid, (int)(t->tid_n < 48 ? t->tid_n : 48), t->tid);
         if (sp == scap) {
             scap = scap ? scap * 2 : 64;
             stack = xrealloc(stack, sizeof *stack * scap);
@@ -127,9 +130,10 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
     free(stack);
     if (rc < 0) return rc;
     if (misnested) {
-        char ex[96];
-        snprintf(ex, sizeof ex, "%llu slices", (unsigned long long)misnested);
-        rundb_note(w, TB_NOTE_INFO, "slices that end after their enclosing slice (drawn one level deeper)", ex);
+        /* The count is the slices (as other notes count events); the
+         * example says where the first one is, not the count again. */
+        rundb_note_n(w, TB_NOTE_INFO, "slices that end after their enclosing slice (drawn one level deeper)",
+                     *mis_ex ? mis_ex : NULL, misnested);
     }
     sorter_free(w->sorter);
     w->sorter = NULL;

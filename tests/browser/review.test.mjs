@@ -138,3 +138,19 @@ test('upload job page: elapsed time, and the time left to read from the job\'s b
     await page.unroute('**/api/jobs/77');
   }
 });
+
+test('info tab: the misnesting note counts the slices and its example says where the first is', async () => {
+  // three slices each ending after the one it starts in: one note, count 3
+  const X = (name, ts, dur) => ({ ph: 'X', cat: 'cpu_op', name, pid: 7, tid: 9, ts, dur });
+  const trace = { traceEvents: [X('outer', 100, 100), X('a', 150, 100), X('b', 160, 100), X('c', 170, 100)] };
+  const id = await srv.uploadBody(Buffer.from(JSON.stringify(trace)), 'nest.pt.trace.json', 'misnested');
+  errors.length = 0;
+  await page.goto(`${srv.base}/?run=${id}&view=info`);
+  const row = page.locator('tr', { hasText: 'slices that end after their enclosing slice' });
+  await row.first().waitFor();
+  const cells = await row.first().locator('td').allInnerTexts();
+  await page.screenshot({ path: join(SHOTS, 'info-notes.png'), fullPage: true });
+  assert.ok(cells.includes('3'), `the count is the slices: ${cells.join(' | ')}`);
+  assert.ok(cells.some((c) => /the first on pid 7, tid 9/.test(c)), cells.join(' | '));
+  assert.deepEqual(errors, []);
+});

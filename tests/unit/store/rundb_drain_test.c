@@ -38,13 +38,17 @@ static void test_misnested(void)
     uint32_t t = rundb_track(w, "1", 1, "1", 1), n = rundb_intern(w, "op", 2);
     add(w, t, n, 100, 100);
     add(w, t, n, 150, 100); /* ends at 250, after its enclosing slice (200) */
+    add(w, t, n, 160, 100); /* ends at 260, after its enclosing slice (250) */
     REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
     REQUIRE(rundb_close_writer(w, &e) == 0);
     sqlite3 *db;
     REQUIRE(rundb_open_ro(path, &db, &e) == 0);
     CHECK_EQ_INT(q1(db, "SELECT depth FROM slice WHERE ts=150"), 1);
     CHECK_EQ_INT(q1(db, "SELECT count(*) FROM note WHERE reason LIKE 'slices that end after%'"), 1);
-    CHECK_EQ_INT(q1(db, "SELECT nslices FROM track"), 2);
+    /* the note counts the slices, as other notes count events */
+    CHECK_EQ_INT(q1(db, "SELECT count FROM note WHERE reason LIKE 'slices that end after%'"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT example = 'the first on pid 1, tid 1' FROM note WHERE reason LIKE 'slices that end after%'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT nslices FROM track"), 3);
     sqlite3_close(db);
     free(path);
 }
