@@ -4,7 +4,7 @@
 // Info tab's import notes, the Overview's CPU peak).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync } from 'node:fs';
 import { join, basename } from 'node:path';
 import { SHARED, HAVE_SQLITE, demoFiles } from '../integration/lib.mjs';
 import { SHOTS, startBrowser } from './lib.mjs';
@@ -153,4 +153,22 @@ test('info tab: the misnesting note counts the slices and its example says where
   assert.ok(cells.includes('3'), `the count is the slices: ${cells.join(' | ')}`);
   assert.ok(cells.some((c) => /the first on pid 7, tid 9/.test(c)), cells.join(' | '));
   assert.deepEqual(errors, []);
+});
+
+test('overview: a CPU peak of a few bytes gets no headline card; a real one does', async () => {
+  const dl0 = join(SHARED, 'traces/dataloader_workers0');
+  const cases = [[demoFiles('matmul_amp')[0], 'matmul_amp', false]];
+  if (existsSync(dl0)) cases.push([join(dl0, readdirSync(dl0).find((f) => f.endsWith('.json.gz'))), 'dataloader_workers0', true]);
+  for (const [path, scenario, shown] of cases) {
+    const id = await upload(path, `cpu peak ${scenario}`);
+    const ov = await (await srv.req(`/api/runs/${id}/overview`)).json();
+    assert.equal(ov.peak_memory_cpu_bytes >= 1 << 20, shown, `${scenario}: CPU peak ${ov.peak_memory_cpu_bytes} B`);
+    errors.length = 0;
+    await page.goto(`${srv.base}/?run=${id}`);
+    await page.waitForSelector('.tb-stats');
+    await page.waitForSelector('text=Average step');
+    assert.equal(await page.locator('.tb-stats', { hasText: 'Peak memory, CPU' }).count() > 0, shown, scenario);
+    if (!shown) await page.screenshot({ path: join(SHOTS, 'overview-no-cpu-peak.png'), fullPage: true });
+    assert.deepEqual(errors, []);
+  }
 });
