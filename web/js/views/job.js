@@ -210,7 +210,10 @@ function stat(label, value, note) {
     return h('div', { class: C.stat }, h('dt', { class: C.statLabel }, label), h('dd', { class: C.statValue }, value), note ? h('dd', { class: C.muted }, note) : null);
 }
 
-/** Whole seconds: "7 s", "2 min 05 s". @param {number} s */
+/**
+ * Whole seconds: "7 s", "2 min 05 s".
+ * @param {number} s
+ */
 function seconds(s) {
     return formatDuration(Math.round(s) * 1e9).replace(/^(\d+)\.0+ s$/, '$1 s');
 }
