@@ -146,10 +146,10 @@ function columns(p) {
             cell: (r) => [r.communication ? h('span', { class: [C.badge, C.badgeInfo], title: 'communication kernel (NCCL …)' }, 'comm') : null, r.communication ? ' ' : null, r.name],
             title: (r) => r.name,
         },
-        { label: 'Family', cls: C.nowrap, help: 'The kernel family (as on the compare page): GEMM, attention, NCCL AllReduce…, else the bare kernel name', cell: (r) => r.family || DASH },
         byOp
             ? { label: 'Operator', cls: C.mono, clamp: true, cell: (r) => r.op || h('span', { class: C.muted }, 'no operator'), title: (r) => r.op || null }
             : null,
+        { label: 'Family', cls: C.nowrap, help: 'The kernel family (as on the compare page): GEMM, attention, NCCL AllReduce…, else the bare kernel name', cell: (r) => r.family || DASH },
         { label: 'Calls', sort: 'calls', num: true, cell: (r) => formatNumber(r.calls) },
         { label: 'Total', sort: 'total', num: true, help: 'Sum of the kernel\u2019s durations', cell: (r) => formatMicros(r.total_us) },
         { label: 'Mean', sort: 'mean', num: true, cell: (r) => formatMicros(r.mean_us) },
