@@ -44,6 +44,7 @@ struct api_binds {
     int64_t start, end; /* ns */
     long long min_bytes;
     int64_t ktotal; /* all kernel ns of the rank */
+    const char *family; /* kernels: tb_kfamily(name) equal to this, or NULL */
 };
 
 /* How a result column is sent. */

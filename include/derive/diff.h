@@ -32,6 +32,7 @@
 #define TB_DIFF_H
 
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "base/err.h"
 
@@ -122,5 +123,9 @@ int diff_parse_sort(const char *s, const char *name, int *out, struct err *e);
  * name without return type, namespaces and template/argument lists
  * ("void at::native::foo<...>(...)" -> "foo"). Owned by caller. */
 char *diff_kernel_family(const char *name);
+
+/* Registers diff_kernel_family() on db as the SQL function tb_kfamily(name)
+ * (the kernels table's family column and filter use it too). */
+void diff_register_kfamily(sqlite3 *db);
 
 #endif

@@ -70,6 +70,10 @@ void rundb_count_event(struct rundb_writer *w, int metadata);
 
 /* Records what ingest dropped or repaired (aggregated by reason). */
 void rundb_note(struct rundb_writer *w, enum tb_note_level level, const char *reason, const char *example);
+/* The same for `count` events at once (the note's count is events, so a
+ * summary note found at the end of a rank says how many it covers). */
+void rundb_note_n(struct rundb_writer *w, enum tb_note_level level, const char *reason, const char *example,
+                  uint64_t count);
 
 /* Stores the trace header (JSON text of the non-event top-level keys) and
  * the facts the importer derived. header is borrowed. */

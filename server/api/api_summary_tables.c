@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/sbuf.h"
 #include "base/xmalloc.h"
+#include "derive/diff.h"
 #include "derive/rules.h"
 #include "derive/summary.h"
 #include "http/app.h"
@@ -142,7 +143,32 @@ static const struct api_col kernel_cols[] = {
     { "blocks_per_sm", K_BPS, COL_REAL },
     { "achieved_occupancy", K_OCC, COL_REAL },
     { "limiter", "max(NULLIF(limiter, ''))", COL_TEXT },
+    { "family", "tb_kfamily(name)", COL_TEXT },
 };
+
+/* The rank's kernel families, most kernel time first: [{family, total_us}]
+ * for the family filter (the compare page's families, diff_kernel_family). */
+static int kernel_families(struct api_run *r, const struct api_binds *b, json_t **out, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc;
+
+    rc = rundb_prepare(r->db,
+                       "SELECT tb_kfamily(name) AS f, sum(total) FROM kernel_stat WHERE rank = :rank"
+                       " GROUP BY f ORDER BY 2 DESC, f ASC",
+                       &st, e);
+    if (rc < 0) return rc;
+    api_table_bind(st, b);
+    *out = json_array();
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        json_array_append_new(*out, json_pack("{s:s?,s:f}", "family", (const char *)sqlite3_column_text(st, 0),
+                                              "total_us", sqlite3_column_double(st, 1) / 1000.0));
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) return 0;
+    json_decref(*out);
+    *out = NULL;
+    return rundb_db_error(r->db, e, "run database (kernel families)");
+}
 
 int api_summary_kernels(struct http_req *req)
 {
@@ -164,20 +190,33 @@ int api_summary_kernels(struct http_req *req)
         goto fail;
     b.rank = r.rank;
     b.q = q;
+    b.family = qparam_get(req, "family");
+    if (b.family && !*b.family) b.family = NULL;
+    diff_register_kfamily(r.db);
     if (api_table_query_i64(&r,
                   "SELECT coalesce(sum(total), 0), coalesce(sum(CASE WHEN tc THEN total ELSE 0 END), 0)"
                   " FROM kernel_stat WHERE rank = :rank",
                   &b, sums, 2, &e) < 0)
         goto fail;
     b.ktotal = sums[0];
+    /* q matches the family too: cuBLAS GEMMs on H100 are nvjet_*, found by "gemm" */
     t.from_where = "FROM kernel_stat WHERE rank = :rank AND (:q IS NULL OR name LIKE :q ESCAPE '\\'"
-                   " OR op LIKE :q ESCAPE '\\')";
+                   " OR op LIKE :q ESCAPE '\\' OR tb_kfamily(name) LIKE :q ESCAPE '\\')"
+                   " AND (:family IS NULL OR tb_kfamily(name) = :family)";
     api_table_grouped(&t, &kernel_groups[g], kernel_cols, sizeof kernel_cols / sizeof kernel_cols[0], &kernel_sorts[s],
                   &pg);
 
     out = api_table_head(&r, kernel_groups[g].key, kernel_sorts[s].key, &pg);
     json_object_set_new(out, "kernel_us", json_real((double)sums[0] / 1000.0));
     json_object_set_new(out, "tc_us", json_real((double)sums[1] / 1000.0));
+    if (!pg.csv) {
+        json_t *fams;
+        if (kernel_families(&r, &b, &fams, &e) < 0) {
+            json_decref(out);
+            goto fail;
+        }
+        json_object_set_new(out, "families", fams);
+    }
     status = api_table_send(req, &r, &t, &b, &pg, "kernels", out);
     api_run_close(&r);
     free(q);

@@ -107,6 +107,9 @@ void api_table_bind(sqlite3_stmt *st, const struct api_binds *b)
     bind_i64_or_null(st, ":end", b->end, b->has_end);
     bind_i64(st, ":min_bytes", b->min_bytes);
     bind_i64(st, ":ktotal", b->ktotal);
+    if ((i = sqlite3_bind_parameter_index(st, ":family")) && b->family)
+        sqlite3_bind_text(st, i, b->family, -1, SQLITE_STATIC);
+    else if (i) sqlite3_bind_null(st, i);
 }
 
 /* ======================================================================== */

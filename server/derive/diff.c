@@ -114,6 +114,12 @@ static void sql_kfamily(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, f, -1, free);
 }
 
+void diff_register_kfamily(sqlite3 *db)
+{
+    sqlite3_create_function_v2(db, "tb_kfamily", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_kfamily, NULL, NULL,
+                               NULL);
+}
+
 /* ====================================================================== */
 /* Parameters                                                             */
 /* ====================================================================== */
@@ -214,8 +220,7 @@ int diff_open(const char *db_a, int rank_a, const char *db_b, int rank_b, struct
     rc = rundb_open_ro(db_b, &probe_b, e);
     sqlite3_close(probe_b);
     if (rc < 0) goto fail;
-    sqlite3_create_function_v2(d->db, "tb_kfamily", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_kfamily,
-                               NULL, NULL, NULL);
+    diff_register_kfamily(d->db);
     if ((rc = rundb_prepare(d->db, "ATTACH DATABASE ?1 AS bdb", &st, e)) < 0) goto fail;
     sqlite3_bind_text(st, 1, db_b, -1, SQLITE_STATIC);
     rc = sqlite3_step(st);

@@ -89,16 +89,6 @@ int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e)
     return rundb_writer_step_done(w, st, e, "slice insert");
 }
 
-/* A placement note with its count (rundb_note counts one per call). */
-static void note_count(struct rundb_writer *w, const char *reason, uint64_t count)
-{
-    char ex[64];
-    if (!count) return;
-    snprintf(ex, sizeof ex, "%llu slices", (unsigned long long)count);
-    rundb_note(w, TB_NOTE_INFO, reason, ex);
-    w->notes[w->nnotes - 1].count = count;
-}
-
 /* The sorted slices become rows: the merge, depth and parent here, the
  * inserts on the writer thread (OP_ROW), so both cores work; the caller's
  * barrier waits for the last insert and returns its error. parent is the
@@ -115,7 +105,10 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
     uint32_t n;
     int rc;
     struct nesting lv = { 0 };
-    uint64_t placed[3] = { 0 }, gpu_sub = 0;
+    /* slices placed one level deeper, beside in a free level, GPU ops in a
+     * sub-lane; and where the first of each is, for the note's example */
+    uint64_t odd[3] = { 0 };
+    char first[3][160] = { "", "", "" };
 
     rundb_writer_phase(w, "sort");
     if (sorter_finish(w->sorter, e) != 0) return e->code;
@@ -134,8 +127,12 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
         }
         while (sp && stack[sp - 1].end <= k.ts) sp--;
         depth = nesting_place(&lv, k.ts, k.ts + k.dur, &how);
-        if (how != NESTING_NESTED && t && t->kind == TB_TRACK_GPU) gpu_sub++;
-        else placed[how]++;
+        if (how != NESTING_NESTED) {
+            int o = t && t->kind == TB_TRACK_GPU ? 2 : how == NESTING_DEEPER ? 0 : 1;
+            if (!odd[o]++ && t)
+                snprintf(first[o], sizeof first[o], "the first on pid %.*s, tid %.*s", (int)(t->pid_n < 48 ? t->pid_n : 48),
+                         t->pid, (int)(t->tid_n < 48 ? t->tid_n : 48), t->tid);
+        }
         if (sp == scap) {
             scap = scap ? scap * 2 : 64;
             stack = xrealloc(stack, sizeof *stack * scap);
@@ -159,11 +156,15 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
     free(stack);
     nesting_free(&lv);
     if (rc < 0) return rc;
-    note_count(w, "slices that end after a slice they start in, kept whole: drawn one level deeper than it",
-               placed[NESTING_DEEPER]);
-    note_count(w, "slices that end after a slice they start in, kept whole: drawn in a free level above it",
-               placed[NESTING_BESIDE]);
-    note_count(w, "GPU ops that overlap another op of their stream, kept whole: drawn in a sub-lane", gpu_sub);
+    /* the count is the slices (as other notes count events); the example
+     * says where the first one is, not the count again */
+    static const char *const reason[3] = {
+        "slices that end after a slice they start in, kept whole: drawn one level deeper than it",
+        "slices that end after a slice they start in, kept whole: drawn in a free level above it",
+        "GPU ops that overlap another op of their stream, kept whole: drawn in a sub-lane",
+    };
+    for (int o = 0; o < 3; o++)
+        if (odd[o]) rundb_note_n(w, TB_NOTE_INFO, reason[o], first[o][0] ? first[o] : NULL, odd[o]);
     sorter_free(w->sorter);
     w->sorter = NULL;
     return 0;

@@ -640,12 +640,18 @@ static int bg_failed(struct rundb_writer *w, struct err *e)
 
 void rundb_note(struct rundb_writer *w, enum tb_note_level level, const char *reason, const char *example)
 {
-    if (level == TB_NOTE_DROPPED) w->stats.dropped++;
-    if (level == TB_NOTE_REPAIRED) w->stats.repaired++;
+    rundb_note_n(w, level, reason, example, 1);
+}
+
+void rundb_note_n(struct rundb_writer *w, enum tb_note_level level, const char *reason, const char *example,
+                  uint64_t count)
+{
+    if (level == TB_NOTE_DROPPED) w->stats.dropped += count;
+    if (level == TB_NOTE_REPAIRED) w->stats.repaired += count;
     for (size_t i = 0; i < w->nnotes; i++) {
         struct note *n = &w->notes[i];
         if (n->rank == w->rank && n->level == level && strcmp(n->reason, reason) == 0) {
-            n->count++;
+            n->count += count;
             return;
         }
     }
@@ -656,7 +662,7 @@ void rundb_note(struct rundb_writer *w, enum tb_note_level level, const char *re
     n->reason = xstrdup(reason);
     n->example = example ? xstrndup(example, strnlen(example, 300)) : NULL;
     if (n->example) utf8_copy(n->example, strlen(n->example), n->example);
-    n->count = 1;
+    n->count = count;
 }
 void rundb_count_event(struct rundb_writer *w, int metadata)
 {

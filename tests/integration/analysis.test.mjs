@@ -248,7 +248,7 @@ test('q is a literal substring: % _ \\ and markup match only themselves', async 
   for (const path of ['kernels', 'memory/events']) {
     for (const q of ['%', '_', "'; DROP TABLE step; --", '<script>']) {
       const r = await srv.json(`/api/runs/${amp}/${path}?q=${encodeURIComponent(q)}`);
-      assert.ok(r.rows.every((x) => `${x.name ?? ''}\n${x.op ?? ''}`.toLowerCase().includes(q.toLowerCase())), `${path} q=${q}`);
+      assert.ok(r.rows.every((x) => `${x.name ?? ''}\n${x.op ?? ''}\n${x.family ?? ''}`.toLowerCase().includes(q.toLowerCase())), `${path} q=${q}`);
     }
   }
   assert.equal((await srv.json(`/api/runs/${amp}/overview`)).steps.length > 0, true, 'tables still there');
@@ -257,7 +257,7 @@ test('q is a literal substring: % _ \\ and markup match only themselves', async 
 test('CSV export: header, every matching row, quoting, formula guard', async () => {
   for (const [path, header] of [
     ['operators?group=shape', 'name,shape,calls,host_self_us,host_total_us,device_self_us,device_total_us,tc_eligible,tc_self_share'],
-    ['kernels', 'name,calls,total_us,mean_us,min_us,max_us,share,tensor_cores,communication,blocks_per_sm,achieved_occupancy,limiter'],
+    ['kernels', 'name,calls,total_us,mean_us,min_us,max_us,share,tensor_cores,communication,blocks_per_sm,achieved_occupancy,limiter,family'],
     ['kernels?group=op&q=aten', null],
     ['memory/events', 'op,bytes,addr,alloc_us,free_us,lifetime_us'],
   ]) {

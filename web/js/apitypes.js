@@ -212,11 +212,12 @@
  * @property {number | null} blocks_per_sm
  * @property {number | null} achieved_occupancy  0..1
  * @property {string | null} limiter
+ * @property {string} family  diff_kernel_family's: "GEMM", "attention", … or the bare name
  */
 
 /**
- * GET ./api/runs/ID/kernels
- * @typedef {TablePage<KernelRow> & {rank: number, group: string, kernel_us: number, tc_us: number}} KernelsPage
+ * GET ./api/runs/ID/kernels (families: the rank's, most time first; not in CSV)
+ * @typedef {TablePage<KernelRow> & {rank: number, group: string, kernel_us: number, tc_us: number, families?: {family: string, total_us: number}[]}} KernelsPage
  */
 
 /**

@@ -62,6 +62,9 @@ static void test_misnested(void)
     CHECK_EQ_INT(q1(db, "SELECT nslices FROM track WHERE tid='1'"), 4);
     /* true times in storage */
     CHECK_EQ_INT(q1(db, "SELECT dur FROM slice WHERE ts=150"), 100);
+    /* each note counts its slices; its example says where the first is */
+    CHECK_EQ_INT(q1(db, "SELECT example = 'the first on pid 1, tid 1' FROM note WHERE reason LIKE 'slices that end after%one level deeper%'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT example = 'the first on pid 0, tid 7' FROM note WHERE reason LIKE 'GPU ops that overlap%'"), 1);
     sqlite3_close(db);
     free(path);
 }

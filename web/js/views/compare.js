@@ -23,7 +23,7 @@ import * as api from '../api.js';
 import { C } from '../classes.js';
 import { categoryInfo, stackBreakdown } from '../charts.js';
 import { alertBox, bdi, bidiText, h, replace, setTitle } from '../dom.js';
-import { DASH, formatBytes, formatMicros, formatNumber, formatShare, plural } from '../format.js';
+import { DASH, formatBytes, formatDate, formatMicros, formatNumber, formatShare, plural } from '../format.js';
 import { OFFSET_RE, ORDERS, RANK_RE, enumParam, intParam, stringParam } from '../params.js';
 import { buildUrl, navigate, routeAs } from '../router.js';
 import { createTable } from '../table.js';
@@ -379,7 +379,7 @@ export function compareWith(run, rank) {
         .then(({ runs }) => {
             const others = runs.filter((x) => x.id !== run.id);
             if (others.length)
-                sel.append(h('optgroup', { label: 'Another run (as the baseline A)' }, others.map((x) => h('option', { value: `run:${x.id}` }, x.name || x.id))));
+                sel.append(h('optgroup', { label: 'Another run (as the baseline A)' }, others.map((x) => h('option', { value: `run:${x.id}` }, runLabel(x)))));
         })
         .catch(() => {
             runsCache = null;
@@ -390,6 +390,15 @@ export function compareWith(run, rank) {
         else if (kind === 'run') navigate({ view: 'compare', a: v, b: run.id });
     });
     return sel;
+}
+
+/**
+ * A run as the selector lists it: runs of one name told apart by when they
+ * were stored and their id's first 8 digits.
+ * @param {import('../apitypes.js').Run} x
+ */
+function runLabel(x) {
+    return `${x.name || x.id} · ${formatDate(x.created)} · ${x.id.slice(0, 8)}`;
 }
 
 // --- header ------------------------------------------------------------------------

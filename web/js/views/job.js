@@ -6,7 +6,9 @@
  * failure backs off up to 5 s and says so). Shows the phase as a stepper
  * (queued, parse, sort, index, analyze, commit), a progress bar of
  * compressed bytes read (busy animation in the phases after parsing),
- * events parsed and the read rate. On state "done" it replaces the address
+ * events parsed, the read rate, the time elapsed since this page opened
+ * (the job's start is not in its answer) and, while reading, the time left
+ * at the rate seen (runlist.js readEtaSeconds). On state "done" it replaces the address
  * with ./?run=<run_id> (so Back skips this page); on "failed" it stops and
  * shows the server's error message in a red box with a link back.
  */
@@ -14,9 +16,9 @@
 import * as api from '../api.js';
 import { C } from '../classes.js';
 import { alertBox, h, progressBar, replace, setTitle } from '../dom.js';
-import { formatBytes, formatNumber } from '../format.js';
+import { formatBytes, formatDuration, formatNumber } from '../format.js';
 import { buildUrl, navigate, routeAs } from '../router.js';
-import { PHASES, jobFraction, phaseIndex } from '../runlist.js';
+import { PHASES, jobFraction, phaseIndex, readEtaSeconds } from '../runlist.js';
 
 /** @typedef {import('../apitypes.js').Job} Job */
 /** @typedef {import('../state.js').AppStore} AppStore */
@@ -59,6 +61,7 @@ function createJobPage(root, id) {
     let failures = 0;
     /** @type {{t: number, bytes: number} | null} */
     let firstSample = null;
+    const opened = performance.now();
 
     const back = h('a', { href: buildUrl({ view: 'runs' }) }, '← All runs');
     const title = h('h1', { class: C.title }, `Import #${id}`);
@@ -155,6 +158,8 @@ function createJobPage(root, id) {
             stat('Read', job.bytes_total > 0 ? `${formatBytes(job.bytes_done)} of ${formatBytes(job.bytes_total)}` : formatBytes(job.bytes_done)),
             stat('Events parsed', formatNumber(job.events)),
             stat('Read rate', rate),
+            stat('Elapsed', seconds((now - opened) / 1000), 'since this page opened'),
+            failed ? null : stat('Time left', eta(job, now), job.phase === 'parse' ? 'to read the files, at this rate' : 'no estimate after reading'),
         );
 
         replace(
@@ -175,6 +180,16 @@ function createJobPage(root, id) {
         );
     }
 
+    /**
+     * The reading's time left, or a dash while there is no rate to go by.
+     * @param {Job} job
+     * @param {number} now
+     */
+    function eta(job, now) {
+        const left = readEtaSeconds(job, firstSample, now);
+        return left === null ? '—' : `about ${seconds(Math.max(1, left))}`;
+    }
+
     poll();
 
     return {
@@ -189,7 +204,16 @@ function createJobPage(root, id) {
 /**
  * @param {string} label
  * @param {string} value
+ * @param {string} [note]
  */
-function stat(label, value) {
-    return h('div', { class: C.stat }, h('dt', { class: C.statLabel }, label), h('dd', { class: C.statValue }, value));
+function stat(label, value, note) {
+    return h('div', { class: C.stat }, h('dt', { class: C.statLabel }, label), h('dd', { class: C.statValue }, value), note ? h('dd', { class: C.muted }, note) : null);
+}
+
+/**
+ * Whole seconds: "7 s", "2 min 05 s".
+ * @param {number} s
+ */
+function seconds(s) {
+    return formatDuration(Math.round(s) * 1e9).replace(/^(\d+)\.0+ s$/, '$1 s');
 }

@@ -6,17 +6,21 @@
  * Grouped by kernel name, or by kernel name + the operator that launched
  * it; searchable (kernel or operator name), sortable and paged on the
  * server (table.js), with the state in the URL (&group= &q= &sort= &order=
- * &offset=). Per row: calls, total/mean/min/max time, share of the rank's
- * kernel time, tensor cores yes/no, blocks per SM, estimated achieved
- * occupancy and what limits it. Kernel names are C++ templates full of
+ * &offset=), and narrowed to one kernel family (&family=: GEMM, attention,
+ * NCCL AllReduce…, the compare page's families; the search box matches
+ * them too, so "gemm" finds H100's nvjet_* cuBLAS kernels). Per row: the
+ * family, calls, total/mean/min/max time, share of the rank's kernel
+ * time, tensor cores yes/no, blocks per SM, estimated achieved occupancy
+ * ("n/a" where the trace gives none or 0, which Kineto writes when it
+ * cannot estimate) and what limits it. Kernel names are C++ templates full of
  * <, > and &: they are text, clipped to two lines, whole in the tooltip.
  */
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { h } from '../dom.js';
+import { h, replace } from '../dom.js';
 import { DASH, formatMicros, formatNumber, formatPercent, formatShare } from '../format.js';
-import { tableParams } from '../params.js';
+import { stringParam, tableParams } from '../params.js';
 import { createTable } from '../table.js';
 import { shareBar, tabRoute, updateRoute } from '../tabs.js';
 
@@ -32,8 +36,8 @@ import { shareBar, tabRoute, updateRoute } from '../tabs.js';
  */
 export const TABLE = Object.freeze({ sorts: ['total', 'calls', 'mean', 'min', 'max', 'name', 'share', 'occupancy', 'blocks_per_sm'], groups: ['name', 'op'] });
 
-/** This tab's URL parameters (after run, view and rank): the table's state. */
-export const params = tableParams(TABLE);
+/** This tab's URL parameters (after run, view and rank): the table's state and the kernel family shown ("" = all). */
+export const params = Object.freeze({ ...tableParams(TABLE), family: stringParam('family', { max: 200 }) });
 
 /** @typedef {import('../router.js').TabRoute<typeof params>} KernelsRoute */
 
@@ -67,17 +71,30 @@ function createKernels(root, ctx) {
     const { store, run } = ctx;
     const group = h('select', { class: C.select, 'aria-label': 'Group kernels by' }, GROUPS.map(([v, label]) => h('option', { value: v }, label)));
     group.addEventListener('change', () => updateRoute(store, { group: group.value === TABLE.groups[0] ? '' : group.value, offset: 0 }));
+    const family = h('select', { class: C.select, 'aria-label': 'Kernel family' });
+    family.addEventListener('change', () => updateRoute(store, { family: family.value, offset: 0 }));
+    /** The families offered: the rank's, once a page named them, and the URL's. */
+    /** @type {{family: string, total_us: number}[]} */
+    let families = [];
 
     const table = createTable({
         label: 'Kernels',
         noun: 'kernel',
         placeholder: 'Filter kernels or operators',
-        controls: h('label', { class: C.field }, h('span', { class: C.label }, 'Group by'), group),
+        controls: [
+            h('label', { class: C.field }, h('span', { class: C.label }, 'Family'), family),
+            h('label', { class: C.field }, h('span', { class: C.label }, 'Group by'), group),
+        ],
         columns,
         defaultSort: () => 'total',
         load: (params, signal) => api.getKernels(run.id, params, signal),
         csvUrl: (params) => api.analysisUrl(run.id, 'kernels', params),
         onQuery: (patch) => updateRoute(store, patch),
+        onPage: (p) => {
+            if (!p.families) return;
+            families = p.families;
+            syncFamilies(tabRoute(store.get().route, params).family);
+        },
         summary: (p) =>
             h(
                 'span',
@@ -85,12 +102,21 @@ function createKernels(root, ctx) {
                 `Rank ${p.rank} · kernel time ${formatMicros(p.kernel_us)} · on tensor cores ${formatMicros(p.tc_us)} (${formatPercent(p.tc_us, p.kernel_us)})`,
             ),
     });
+
+    /** @param {string} cur */
+    function syncFamilies(cur) {
+        const opts = families.map((f) => h('option', { value: f.family }, `${f.family} (${formatMicros(f.total_us)})`));
+        if (cur && !families.some((f) => f.family === cur)) opts.unshift(h('option', { value: cur }, cur));
+        replace(family, h('option', { value: '' }, 'all'), opts);
+        family.value = cur;
+    }
     root.replaceChildren(table.el);
 
     function update() {
         const r = tabRoute(store.get().route, params);
         group.value = r.group || TABLE.groups[0];
-        table.set({ sort: r.sort, order: r.order, q: r.q, offset: r.offset }, { rank: r.rank, group: r.group });
+        syncFamilies(r.family);
+        table.set({ sort: r.sort, order: r.order, q: r.q, offset: r.offset }, { rank: r.rank, group: r.group, family: r.family || null });
     }
     update();
     const unsubscribe = store.subscribe((next) => {
@@ -123,6 +149,7 @@ function columns(p) {
         byOp
             ? { label: 'Operator', cls: C.mono, clamp: true, cell: (r) => r.op || h('span', { class: C.muted }, 'no operator'), title: (r) => r.op || null }
             : null,
+        { label: 'Family', cls: C.nowrap, help: 'The kernel family (as on the compare page): GEMM, attention, NCCL AllReduce…, else the bare kernel name', cell: (r) => r.family || DASH },
         { label: 'Calls', sort: 'calls', num: true, cell: (r) => formatNumber(r.calls) },
         { label: 'Total', sort: 'total', num: true, help: 'Sum of the kernel\u2019s durations', cell: (r) => formatMicros(r.total_us) },
         { label: 'Mean', sort: 'mean', num: true, cell: (r) => formatMicros(r.mean_us) },
@@ -146,7 +173,9 @@ function columns(p) {
             sort: 'occupancy',
             num: true,
             help: 'Estimated achieved occupancy (Kineto\u2019s \u201cest. achieved occupancy %\u201d, duration-weighted): resident warps per SM as a share of the maximum',
-            cell: (r) => formatShare(r.achieved_occupancy),
+            // Kineto writes 0 where it cannot estimate (nvjet_* on H100, NCCL): no
+            // running kernel has no warps resident, so 0 reads as not given
+            cell: (r) => (r.achieved_occupancy ? formatShare(r.achieved_occupancy) : h('span', { class: C.muted, title: 'the trace does not give it' }, 'n/a')),
         },
         {
             label: 'Limiter',

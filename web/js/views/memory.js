@@ -121,20 +121,23 @@ function createMemory(root, ctx) {
         onQuery: (patch) => updateRoute(store, patch),
     });
 
+    const hint = h('p', { class: C.muted }, 'Drag across the chart to zoom into a time window; the allocations below follow the window.');
+    const key = curveLegend();
+    const toolbar = h('div', { class: C.toolbar }, h('label', { class: C.field }, h('span', { class: C.label }, 'Device'), device), windowText, h('span', { class: C.spacer }), zoomOut, reset);
     const events = h('section', { class: C.section }, h('h2', { class: C.sectionTitle }, 'Allocations in the window'), table.el);
     root.replaceChildren(
         h(
             'div',
             { class: C.page },
-            h('div', { class: C.toolbar }, h('label', { class: C.field }, h('span', { class: C.label }, 'Device'), device), windowText, h('span', { class: C.spacer }), zoomOut, reset),
+            toolbar,
             stats,
             h(
                 'article',
                 { class: [C.card, C.cardPad] },
                 h('h2', { class: C.sectionTitle }, 'Memory over time'),
-                h('p', { class: C.muted }, 'Drag across the chart to zoom into a time window; the allocations below follow the window.'),
+                hint,
                 chartBox,
-                curveLegend(),
+                key,
             ),
             events,
         ),
@@ -207,7 +210,6 @@ function createMemory(root, ctx) {
     /** @param {MemoryCurve} m */
     function showCurve(m) {
         const r = tabRoute(store.get().route, params);
-        events.hidden = false;
         const rank = typeof m.rank === 'number' ? m.rank : tabRank(run, r);
         origin = rankStartUs(run, rank) ?? m.start_us;
         if (r.start === null) full = [m.start_us, m.end_us];
@@ -216,6 +218,10 @@ function createMemory(root, ctx) {
         device.value = m.device;
         device.disabled = devices.length < 2;
         const dev = devices.find((d) => d.id === m.device);
+        // a rank without memory events has no device and no allocations to
+        // ask for (the events query would name a device the rank lacks): the
+        // notice alone stands for the tab
+        for (const el of [toolbar, hint, key, events]) el.hidden = !devices.length;
         if (!devices.length || !m.curve || !m.curve.ts_us.length) {
             replace(windowText);
             replace(stats);
@@ -254,6 +260,9 @@ function createMemory(root, ctx) {
     }
 
     function syncTable() {
+        // until the curve names the rank's devices there is none to ask for
+        // (showCurve calls back), and a rank without one has no allocations
+        if (!mem || !(mem.devices || []).length) return;
         const r = tabRoute(store.get().route, params);
         table.set(
             { sort: r.sort, order: r.order, q: r.q, offset: r.offset },

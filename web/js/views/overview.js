@@ -5,7 +5,7 @@
  *
  * Top to bottom: the recommendations; a card per GPU (name, memory, compute capability and the
  * four efficiency figures, each with a tooltip saying how it is computed);
- * headline numbers (steps, average step, peak memory); the execution
+ * headline numbers (steps, average step, peak memory: per GPU, and the CPU only from 1 MiB up); the execution
  * summary of the average step (a table with time and share per category,
  * and one horizontal bar of it); a stacked bar per step (SVG built with
  * DOM calls); the analysis notes. The recommendations (findings.js)
@@ -230,9 +230,14 @@ function headline(ov, route) {
         stat('Steps', formatNumber(steps.length), first ? (steps.length > 1 ? [bdi(first.name), ' … ', bdi(last.name)] : bdi(first.name)) : 'no ProfilerStep spans'),
         stat('Average step', formatMicros(ov.average && ov.average.dur_us), 'a step lasts until its GPU work ends'),
         peaks.map(([dev, bytes]) => stat(`Peak memory, GPU ${dev}`, formatBytes(bytes), memLink(dev))),
-        stat('Peak memory, CPU', formatBytes(ov.peak_memory_cpu_bytes), ov.peak_memory_cpu_bytes === null ? 'no CPU memory events' : memLink('cpu')),
+        // a few bytes of host allocations (8 B on most GPU runs) say nothing
+        // and would sit beside the GPU peak as if they did: the Memory tab has them
+        (ov.peak_memory_cpu_bytes ?? 0) >= CPU_PEAK_SHOWN ? stat('Peak memory, CPU', formatBytes(ov.peak_memory_cpu_bytes), memLink('cpu')) : null,
     );
 }
+
+/** The smallest CPU peak the headline shows (bytes). */
+const CPU_PEAK_SHOWN = 1024 * 1024;
 
 /**
  * @param {string} label

@@ -148,7 +148,7 @@ function createRunsPage(root, store) {
             'div',
             { class: C.dropHint },
             'Several files of one job (rank0…rankN) become one multi-rank run. ',
-            'PyTorch profiler / Kineto JSON, plain or gzipped (.json, .gz).',
+            'Accepted: PyTorch profiler (Kineto) and JAX / TensorFlow trace JSON, plain or gzipped (.json, .json.gz), and Nsight Systems SQLite exports (.sqlite).',
         ),
         h(
             'div',
@@ -173,7 +173,9 @@ function createRunsPage(root, store) {
     const countText = h('span', { class: C.muted });
     const listBox = h('div', { class: C.section });
     /**
-     * Runs ticked for comparison, in the order ticked (at most two).
+     * Runs ticked for comparison, in the order ticked (at most two: with
+     * two ticked the other boxes are disabled, so a third tick never
+     * silently drops one).
      * @type {string[]}
      */
     let picked = [];
@@ -181,6 +183,16 @@ function createRunsPage(root, store) {
     compareBtn.addEventListener('click', () => {
         if (picked.length === 2) navigate({ view: 'compare', a: picked[0], b: picked[1] });
     });
+    /** The tick boxes as picked says; with two ticked the others are disabled and say why. */
+    const syncPicks = () => {
+        for (const box of listBox.querySelectorAll('tr[data-run] input[type=checkbox]')) {
+            const row = box.closest('tr');
+            if (!(box instanceof HTMLInputElement && row instanceof HTMLElement)) continue;
+            box.checked = picked.includes(row.dataset.run || '');
+            box.disabled = !box.checked && picked.length >= 2;
+            box.title = box.disabled ? 'Two runs are ticked: untick one to compare another' : '';
+        }
+    };
     const updateCompare = () => {
         compareBtn.disabled = picked.length !== 2;
         compareBtn.textContent = picked.length === 2 ? 'Compare 2 runs' : 'Compare';
@@ -476,6 +488,7 @@ function createRunsPage(root, store) {
                 ),
             ),
         );
+        syncPicks();
     }
 
     /** @param {Error} err */
@@ -610,12 +623,8 @@ function createRunsPage(root, store) {
         const pick = h('input', { type: 'checkbox', checked: picked.includes(r.id), 'aria-label': `Compare “${r.name || r.id}”` });
         pick.addEventListener('change', () => {
             picked = picked.filter((id) => id !== r.id);
-            if (pick.checked) picked.push(r.id);
-            if (picked.length > 2) picked = picked.slice(-2);
-            for (const box of listBox.querySelectorAll('tr[data-run] input[type=checkbox]')) {
-                const row = box.closest('tr');
-                if (box instanceof HTMLInputElement && row instanceof HTMLElement) box.checked = picked.includes(row.dataset.run || '');
-            }
+            if (pick.checked && picked.length < 2) picked.push(r.id);
+            syncPicks();
             updateCompare();
         });
         return h(
@@ -720,7 +729,7 @@ function emptyState(jobsPending) {
         'div',
         { class: C.empty },
         h('h3', null, jobsPending ? 'No runs yet: the first import is under way above.' : 'No runs yet'),
-        h('p', null, 'Add PyTorch profiler traces (Kineto JSON, plain or .gz) in any of three ways:'),
+        h('p', null, 'Add profiler traces (PyTorch/Kineto or JAX JSON, plain or .gz; Nsight Systems .sqlite) in any of three ways:'),
         h(
             'ol',
             null,
