@@ -146,7 +146,7 @@ test('info tab: the misnesting note counts the slices and its example says where
   const id = await srv.uploadBody(Buffer.from(JSON.stringify(trace)), 'nest.pt.trace.json', 'misnested');
   errors.length = 0;
   await page.goto(`${srv.base}/?run=${id}&view=info`);
-  const row = page.locator('tr', { hasText: 'slices that end after their enclosing slice' });
+  const row = page.locator('tr', { hasText: 'slices that end after a slice they start in' });
   await row.first().waitFor();
   const cells = await row.first().locator('td').allInnerTexts();
   await page.screenshot({ path: join(SHOTS, 'info-notes.png'), fullPage: true });
