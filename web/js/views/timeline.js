@@ -228,12 +228,14 @@ function createTimeline(root, ctx) {
         clampScroll();
         invalidate();
     });
+    // stacked ranks: the strip shows one rank's steps (multirank.js mergeMeta), and says whose
+    const stepsLabel = h('span', { dataset: { stepsLabel: '1' } }, 'Steps');
     const body = h(
         'div',
         { class: C.tl },
         h('div', { class: [C.tlCorner, C.muted] }, 'Whole run'),
         mini,
-        h('div', { class: [C.tlCorner, C.muted] }, h('span', null, 'Time'), h('span', null, 'Steps')),
+        h('div', { class: [C.tlCorner, C.muted] }, h('span', null, 'Time'), stepsLabel),
         plot,
         labels,
     );
@@ -286,6 +288,8 @@ function createTimeline(root, ctx) {
         for (const t of m.tracks || []) st.trackById.set(t.id, t);
         st.bounds = { start: m.t0_us, end: Math.max(m.t1_us, m.t0_us + T.MIN_SPAN_US) };
         st.origin = m.t0_us;
+        replace(stepsLabel, st.stacked ? `Steps of rank ${st.rank}` : 'Steps');
+        stepsLabel.title = st.stacked ? `The steps strip shows rank ${st.rank}'s steps, on the aligned clock` : '';
         st.win = null;
         st.items = new Map();
         st.counters = new Map();
@@ -576,12 +580,12 @@ function createTimeline(root, ctx) {
         st.collapsed = new Set([...st.collapsed].filter((k) => /^rank:\d+$/.test(k)));
         search.reset();
         cp.reset();
-        cp.button.hidden = !!st.stacked;
+        cp.stacked(!!st.stacked);
         showDetailsEmpty(detailsBox);
         showAreaEmpty(areaBox);
         load();
     }
-    cp.button.hidden = !!st.stacked;
+    cp.stacked(!!st.stacked);
 
     // --- URL (timeline/urlsync.js) -------------------------------------------------------------------
     const url = createUrlSync(st, {
