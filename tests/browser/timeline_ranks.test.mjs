@@ -72,6 +72,33 @@ test('timeline: the 8 DLRM ranks stacked, a rank folded and ranks chosen, all in
   assert.deepEqual(errors, []);
 });
 
+test('timeline: stacked ranks say so in the header, label the steps strip and the critical path, and the header goes back to one rank', async (t) => {
+  if (!dlrm) return t.skip('no DLRM ranks in $TB_SHARED');
+  await page.goto(`${srv.base}/?run=${dlrm}&view=timeline&ranks=0,2,5`);
+  await timelineLoaded();
+  const header = 'select[aria-label="Rank"]';
+  const shown = () => page.$eval(header, (e) => e.selectedOptions[0].textContent);
+  assert.equal(await shown(), '3 of 8 ranks, stacked');
+  assert.equal(await page.$eval('[data-steps-label]', (e) => e.textContent), 'Steps of rank 0');
+  const cpBtn = 'button[aria-pressed]:text-matches("^Critical path")';
+  assert.equal(await page.$eval(cpBtn, (e) => `${e.disabled} ${e.textContent}`), 'true Critical path: one rank only');
+  assert.match(await page.$eval(cpBtn, (e) => e.title), /per rank: pick one rank/);
+  await page.goto(`${srv.base}/?run=${dlrm}&view=timeline&ranks=all`);
+  await timelineLoaded();
+  assert.equal(await shown(), 'All 8 ranks, stacked');
+  await page.screenshot({ path: join(SHOTS, 'timeline-ranks-header.png') });
+  // the header's selector picks one rank: the stacked groups go, the critical path comes back
+  await page.selectOption(header, '3');
+  await page.waitForFunction(() => /rank=3/.test(location.search) && !/ranks=/.test(location.search));
+  await timelineLoaded();
+  assert.deepEqual(await rankRows(), []);
+  assert.match(await shown(), /^Rank 3/);
+  assert.equal(await page.$eval('.tb-tl-ranks > summary', (e) => e.textContent), 'One rank');
+  assert.equal(await page.$eval('[data-steps-label]', (e) => e.textContent), 'Steps');
+  assert.equal(await page.$eval(cpBtn, (e) => `${e.disabled} ${e.textContent}`), 'false Critical path');
+  assert.deepEqual(errors, []);
+});
+
 test('timeline: a stacked view marks the straggler and selects a slice of another rank', async (t) => {
   if (!ddp) return t.skip('no ddp_gloo_4ranks in $TB_SHARED');
   const cmp = await (await srv.req(`/api/runs/${ddp}/ranks`)).json();

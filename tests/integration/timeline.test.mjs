@@ -357,3 +357,29 @@ test('a run imported before the timeline tables answers 409', async (t) => {
     assert.match(j.error.message, /re-import/);
   }
 });
+
+test('viewport: coarse counter points (a bucket of 1 ms or more) come in whole µs and 7 digits, fine ones exact', async () => {
+  // 4 s of a non-integer counter sampled every ms: the whole run at 2000 px is 2 ms a bucket
+  const ev = [{ ph: 'X', cat: 'cpu_op', name: 'work', pid: 1, tid: 1, ts: 0, dur: 4e6, args: {} }];
+  const val = (i) => i * 1.2345678901 + 0.1;
+  for (let i = 0; i <= 4000; i++) ev.push({ ph: 'C', name: 'bw', pid: 1, ts: i * 1000 + 0.123, args: { value: val(i) } });
+  const id = await srv.uploadBody(JSON.stringify({ schemaVersion: 1, traceEvents: ev }), 'bw.pt.trace.json', 'bw');
+  const t = await srv.json(`/api/runs/${id}/timeline/tracks`);
+  const bw = t.counters.find((c) => /bw/.test(c.name));
+  assert.ok(bw, JSON.stringify(t.counters));
+  const whole = await srv.json(`/api/runs/${id}/timeline?width=2000&counters=${bw.id}`);
+  assert.ok(whole.bucket_us >= 1000, `bucket ${whole.bucket_us} µs`);
+  const c = whole.counters[0];
+  assert.ok(c.ts.length > 1000);
+  assert.ok(c.ts.every(Number.isInteger), 'coarse times in whole µs');
+  for (const k of ['min', 'max', 'last']) assert.ok(c[k].every((x) => Number(x.toPrecision(7)) === x), `${k}: 7 significant digits`);
+  assert.ok(c.max.some((x) => !Number.isInteger(x)));
+  // 1 ms at 2000 px: exact times and values
+  const s = t.t0_us + 1000.5;
+  const fine = await srv.json(`/api/runs/${id}/timeline?width=2000&start=${s}&end=${s + 1000}&counters=${bw.id}`);
+  const f = fine.counters[0];
+  const i = f.ts.findIndex((x) => Math.abs(x - (t.t0_us + 2000.123)) < 0.01);
+  assert.ok(i >= 0, `the sample at 2 ms: ${f.ts}`);
+  assert.equal(f.last[i], val(2));
+  assert.ok(!Number.isInteger(f.ts[i]), 'fine times keep their fraction');
+});

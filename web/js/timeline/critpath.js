@@ -126,7 +126,8 @@ export function createCritPath(o) {
         depthsOf = null;
     }
 
-    const button = h('button', { type: 'button', class: [C.btn, C.btnSm], 'aria-pressed': String(on), title: 'Outline the critical path of the steps (what bounded each step)' }, 'Critical path');
+    const TITLE = 'Outline the critical path of the steps (what bounded each step)';
+    const button = h('button', { type: 'button', class: [C.btn, C.btnSm], 'aria-pressed': String(on), title: TITLE }, 'Critical path');
     const note = h('span', { class: [C.muted, C.nowrap] });
     const legend = h(
         'div',
@@ -349,6 +350,17 @@ export function createCritPath(o) {
         draw,
         showFor,
         set,
+        /**
+         * Ranks stacked or not: the path is one rank's, so while they are the
+         * button is off and says why.
+         * @param {boolean} v
+         */
+        stacked(v) {
+            button.disabled = v;
+            button.textContent = v ? 'Critical path: one rank only' : 'Critical path';
+            button.title = v ? 'The critical path is worked out per rank: pick one rank in the Rank menu to outline it' : TITLE;
+            legend.hidden = v || !on;
+        },
         /** A new rank: what was fetched is another rank's. */
         reset() {
             if (ctrl) ctrl.abort();

@@ -92,6 +92,7 @@ import * as L from './layout.js';
  * @property {boolean} needMain    the main layer (ruler, lanes, minimap) is stale
  * @property {boolean} needOver    the overlay (hover, selection, flows, area) is stale
  * @property {number} lanePaints   lanes painted so far (tests: hovering must not repaint)
+ * @property {boolean} undrawn     a window answer arrived that the lanes do not show yet
  */
 
 /**
@@ -139,5 +140,6 @@ export function createState(route, rank, query) {
         needMain: false,
         needOver: false,
         lanePaints: 0,
+        undrawn: false,
     };
 }

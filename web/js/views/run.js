@@ -283,6 +283,24 @@ function createRunPage(root, store, id) {
     }
 
     /**
+     * How many ranks the Timeline's &ranks= stacks (0: one rank shown).
+     * @param {string | undefined} param  "all" or "0,2,5"
+     * @param {number} n  the run's ranks
+     */
+    function stackedCount(param, n) {
+        if (!param) return 0;
+        return param === 'all' ? n : Math.min(n, param.split(',').length);
+    }
+
+    /**
+     * @param {number} k  ranks stacked
+     * @param {number} n  the run's ranks
+     */
+    function stackedLabel(k, n) {
+        return k >= n ? `All ${n} ranks, stacked` : `${k} of ${n} ranks, stacked`;
+    }
+
+    /**
      * @param {RunDetail} r
      * @param {Route} route
      */
@@ -291,16 +309,22 @@ function createRunPage(root, store, id) {
         const perRank = route.tab in TAB_VIEWS && route.tab !== 'ranks'; // Ranks shows them all
         let selector = null;
         if (ranks.length > 1) {
+            // the Timeline's ranks stacked on one timeline (&ranks=): picking a rank goes back to one
+            const stacked = route.tab === 'timeline' ? stackedCount(/** @type {{ranks?: string}} */ (route).ranks, ranks.length) : 0;
             const select = h(
                 'select',
                 { class: C.select, 'aria-label': 'Rank' },
-                perRank ? null : h('option', { value: '' }, `All ${ranks.length} ranks`),
+                perRank && !stacked ? null : h('option', { value: '' }, stacked ? stackedLabel(stacked, ranks.length) : `All ${ranks.length} ranks`),
                 ranks.map((k) => h('option', { value: String(k.rank) }, `Rank ${k.rank} — ${bidiText(k.file)}`)),
             );
-            select.value = perRank ? String(tabRank(r, route)) : route.rank === null ? '' : String(route.rank);
-            select.addEventListener('change', () =>
-                navigate({ ...routeAs(store.get().route, 'run'), rank: select.value === '' ? null : Number(select.value), offset: 0, start: null, end: null }, { replace: true }),
-            );
+            select.value = stacked ? '' : perRank ? String(tabRank(r, route)) : route.rank === null ? '' : String(route.rank);
+            select.addEventListener('change', () => {
+                if (stacked && select.value === '') return;
+                navigate(
+                    { ...routeAs(store.get().route, 'run'), rank: select.value === '' ? null : Number(select.value), offset: 0, start: null, end: null, ...(stacked ? { ranks: '', rfold: [] } : {}) },
+                    { replace: true },
+                );
+            });
             selector = h('label', { class: C.field }, h('span', { class: C.label }, 'Rank'), select);
         }
         return h(

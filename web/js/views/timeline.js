@@ -228,12 +228,14 @@ function createTimeline(root, ctx) {
         clampScroll();
         invalidate();
     });
+    // stacked ranks: the strip shows one rank's steps (multirank.js mergeMeta), and says whose
+    const stepsLabel = h('span', { dataset: { stepsLabel: '1' } }, 'Steps');
     const body = h(
         'div',
         { class: C.tl },
         h('div', { class: [C.tlCorner, C.muted] }, 'Whole run'),
         mini,
-        h('div', { class: [C.tlCorner, C.muted] }, h('span', null, 'Time'), h('span', null, 'Steps')),
+        h('div', { class: [C.tlCorner, C.muted] }, h('span', null, 'Time'), stepsLabel),
         plot,
         labels,
     );
@@ -269,6 +271,7 @@ function createTimeline(root, ctx) {
         },
         windowArrived() {
             plot.dataset.loaded = String(Date.now());
+            st.undrawn = true;
             resolvePending();
             invalidate();
         },
@@ -285,6 +288,8 @@ function createTimeline(root, ctx) {
         for (const t of m.tracks || []) st.trackById.set(t.id, t);
         st.bounds = { start: m.t0_us, end: Math.max(m.t1_us, m.t0_us + T.MIN_SPAN_US) };
         st.origin = m.t0_us;
+        replace(stepsLabel, st.stacked ? `Steps of rank ${st.rank}` : 'Steps');
+        stepsLabel.title = st.stacked ? `The steps strip shows rank ${st.rank}'s steps, on the aligned clock` : '';
         st.win = null;
         st.items = new Map();
         st.counters = new Map();
@@ -416,6 +421,11 @@ function createTimeline(root, ctx) {
             drawRuler(rulerCanvas, scene);
             lanesBox.dataset.paints = String(++st.lanePaints); // tests: hovering must not repaint
             drawLanes(lanesCanvas, scene, lanesHeight());
+            if (st.undrawn) {
+                // when a window answer reached the screen, in ms since the page's start (tests time it)
+                st.undrawn = false;
+                plot.dataset.drawn = performance.now().toFixed(1);
+            }
             drawMini(miniCanvas, scene, Math.max(50, mini.clientWidth), Math.max(10, mini.clientHeight));
             replace(windowText, `${formatOffset(st.view.start, st.origin)} – ${formatOffset(st.view.end, st.origin)} (${T.formatSpan(st.view.end - st.view.start)})`);
         }
@@ -570,12 +580,12 @@ function createTimeline(root, ctx) {
         st.collapsed = new Set([...st.collapsed].filter((k) => /^rank:\d+$/.test(k)));
         search.reset();
         cp.reset();
-        cp.button.hidden = !!st.stacked;
+        cp.stacked(!!st.stacked);
         showDetailsEmpty(detailsBox);
         showAreaEmpty(areaBox);
         load();
     }
-    cp.button.hidden = !!st.stacked;
+    cp.stacked(!!st.stacked);
 
     // --- URL (timeline/urlsync.js) -------------------------------------------------------------------
     const url = createUrlSync(st, {
