@@ -13,14 +13,11 @@
 #include "base/err.h"
 
 /* The gpu table rows of c->rank over [w0, w1); header: the rank's trace
- * header (borrowed, may be NULL). */
-int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w1, struct err *e);
-
-/* Compute utilization per GPU: the union of its kernels that are not
- * collectives over [w0, w1) ÷ the window, into summary's
- * "compute_utilization" {"<device>": share}. GPU busy time counts a
- * collective waiting for a late peer as busy; this does not. */
-void summary_metrics_compute(const struct rankctx *c, int64_t w0, int64_t w1, json_t *summary);
+ * header (borrowed, may be NULL). Also each GPU's compute utilization (the
+ * union of its kernels that are not collectives ÷ the window: a collective
+ * waiting for a late peer keeps the GPU "busy" without work) into summary's
+ * "compute_utilization" {"<device>": share}. */
+int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w1, json_t *summary, struct err *e);
 
 /* The op_stat rows of c->rank. */
 int summary_metrics_write_ops(struct rankctx *c, struct err *e);

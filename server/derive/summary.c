@@ -88,8 +88,7 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
     if ((rc = summary_steps_write(&c, steps, nsteps, e)) != 0) goto out;
     LOG_LAP(rank, "steps and breakdown", &t);
     int64_t w0 = nsteps ? steps[0].ts : 0, w1 = nsteps ? steps[nsteps - 1].end : 0;
-    if ((rc = summary_metrics_gpu(&c, header, w0, w1, e)) != 0) goto out;
-    summary_metrics_compute(&c, w0, w1, summary);
+    if ((rc = summary_metrics_gpu(&c, header, w0, w1, summary, e)) != 0) goto out;
     if ((rc = summary_metrics_write_ops(&c, e)) != 0) goto out;
     if ((rc = summary_metrics_write_kernels(&c, e)) != 0) goto out;
     LOG_LAP(rank, "metrics and tables", &t);

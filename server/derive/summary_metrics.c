@@ -51,7 +51,7 @@ static json_t *device_props(json_t *header, int device)
     return same ? first : NULL;
 }
 
-int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w1, struct err *e)
+int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w1, json_t *summary, struct err *e)
 {
     sqlite3_stmt *ins;
     if (sqlite3_prepare_v2(c->db,
@@ -72,8 +72,10 @@ int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w
         }
     }
     int64_t win = w1 - w0;
+    json_t *compute_util = json_object();
+    json_object_set_new(summary, "compute_utilization", compute_util);
     for (size_t d = 0; d < ndev && rc == 0; d++) {
-        struct ivlist busy = { 0 };
+        struct ivlist busy = { 0 }, compute = { 0 };
         struct edge *ed = NULL;
         size_t ne = 0, ecap = 0;
         double occ_w = 0;
@@ -90,6 +92,7 @@ int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w
             int64_t a = g->ts > w0 ? g->ts : w0, b = g->ts + g->dur < w1 ? g->ts + g->dur : w1;
             if (b <= a) continue;
             ivlist_add(&busy, a, b);
+            if (!(g->flags & NF_COMM_KERNEL)) ivlist_add(&compute, a, b);
             kns += b - a;
             if (g->flags & NF_TC) tcns += b - a;
             if (g->occ >= 0) {
@@ -110,6 +113,14 @@ int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w
         ivlist_normalize(&busy);
         size_t cur = 0;
         int64_t busy_ns = ivlist_len_in(&busy, w0, w1, &cur);
+        if (win > 0) {
+            char key[16];
+            ivlist_normalize(&compute);
+            cur = 0;
+            snprintf(key, sizeof key, "%d", (int)devs[d]);
+            json_object_set_new(compute_util, key,
+                                json_real((double)ivlist_len_in(&compute, w0, w1, &cur) / (double)win));
+        }
         double sm = 0;
         if (ne) {
             xqsort(ed, ne, sizeof *ed, cmp_edge);
@@ -150,6 +161,7 @@ int summary_metrics_gpu(struct rankctx *c, json_t *header, int64_t w0, int64_t w
         if (sqlite3_step(ins) != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (gpu table)");
         sqlite3_reset(ins);
         ivlist_free(&busy);
+        ivlist_free(&compute);
         free(ed);
     }
     free(devs);
@@ -259,39 +271,4 @@ int summary_metrics_write_kernels(struct rankctx *c, struct err *e)
     }
     sqlite3_finalize(ins);
     return rc;
-}
-
-
-void summary_metrics_compute(const struct rankctx *c, int64_t w0, int64_t w1, json_t *summary)
-{
-    json_t *out = json_object();
-    if (w1 <= w0) {
-        json_object_set_new(summary, "compute_utilization", out);
-        return;
-    }
-    /* one device at a time: a rank has one or a few */
-    int32_t done[16];
-    size_t ndone = 0;
-    for (size_t i = 0; i < c->ng; i++) {
-        int32_t dev = c->g[i].device;
-        if (c->g[i].kind != TB_K_KERNEL) continue;
-        size_t k = 0;
-        while (k < ndone && done[k] != dev) k++;
-        if (k < ndone) continue;
-        if (ndone < sizeof done / sizeof done[0]) done[ndone++] = dev;
-        struct ivlist busy = { 0 };
-        for (size_t j = i; j < c->ng; j++) {
-            const struct gop *g = &c->g[j];
-            if (g->kind != TB_K_KERNEL || g->device != dev || (g->flags & NF_COMM_KERNEL)) continue;
-            int64_t a = g->ts > w0 ? g->ts : w0, b = g->ts + g->dur < w1 ? g->ts + g->dur : w1;
-            if (b > a) ivlist_add(&busy, a, b);
-        }
-        ivlist_normalize(&busy);
-        size_t cur = 0;
-        char key[16];
-        snprintf(key, sizeof key, "%d", (int)dev);
-        json_object_set_new(out, key, json_real((double)ivlist_len_in(&busy, w0, w1, &cur) / (double)(w1 - w0)));
-        ivlist_free(&busy);
-    }
-    json_object_set_new(summary, "compute_utilization", out);
 }
