@@ -22,14 +22,12 @@
 #include <string.h>
 
 #include "base/xmalloc.h"
+#include "derive/gpuscan.h"
 #include "derive/rules.h"
 #include "store/model.h"
 #include "store/scan.h"
-#include "store/scan_span.h"
 
 #define MAX_COPIES (1u << 20)
-/* Names seen, cached: str id -> is an HtoD copy. */
-#define NAME_CACHE 64
 
 static const char advice_torch[] =
     "Overlap the input copies with compute: load batches into pinned memory (DataLoader(pin_memory=True)), "
@@ -64,24 +62,13 @@ struct copy {
     int64_t ts, end, track, hidden;
 };
 
-struct names {
-    struct scan_span *sp;
-    uint32_t id[NAME_CACHE];
-    int htod[NAME_CACHE];
-};
-
-/* 1 when str id `name` is a host-to-device copy, 0 not, < 0 on an error. */
-static int is_htod(struct names *n, uint32_t name, struct err *e)
+/* 1 when str id `name` is a host-to-device copy (gpuscan's cache holds
+ * the text; a failed lookup is nm's error, checked after the sweep). */
+static int is_htod(struct gpuscan_names *nm, uint32_t name)
 {
-    size_t k = name % NAME_CACHE;
-    if (n->id[k] == name && name) return n->htod[k];
-    const char *s;
-    int rc = scan_span_name(n->sp, name, &s, e);
-    if (rc < 0) return rc;
-    int yes = rc == 1 && (strstr(s, "HtoD") || strstr(s, "Pageable -> Device") || strstr(s, "Pinned -> Device"));
-    n->id[k] = name;
-    n->htod[k] = yes;
-    return yes;
+    char s[96];
+    gpuscan_names_text(nm, name, s, sizeof s);
+    return strstr(s, "HtoD") || strstr(s, "Pageable -> Device") || strstr(s, "Pinned -> Device");
 }
 
 static int cmp_copy(const void *a, const void *b)
@@ -93,7 +80,7 @@ static int cmp_copy(const void *a, const void *b)
 /* Pass 1: the HtoD copies starting inside r's steps, and the compute
  * stream. OUT *v, *nv: the copies (owned by caller); *compute: its track
  * id, 0 when none. */
-static int gather(sqlite3 *db, const struct rules_rank *r, struct names *nm, struct copy **v, size_t *nv,
+static int gather(sqlite3 *db, const struct rules_rank *r, struct gpuscan_names *nm, struct copy **v, size_t *nv,
                   int64_t *compute, struct err *e)
 {
     struct scan_slices *c;
@@ -113,12 +100,7 @@ static int gather(sqlite3 *db, const struct rules_rank *r, struct names *nm, str
                 ktime += s.dur;
                 continue;
             }
-            int h = is_htod(nm, s.name, e);
-            if (h < 0) {
-                rc = h;
-                break;
-            }
-            if (!h || *nv >= MAX_COPIES) continue;
+            if (!is_htod(nm, s.name) || *nv >= MAX_COPIES) continue;
             size_t first;
             if (rules_len_in_steps(r, &si, s.ts, s.ts + 1, &first, NULL) <= 0) continue;
             if (*nv == cap) *v = xrealloc(*v, (cap = cap ? cap * 2 : 64) * sizeof **v);
@@ -168,8 +150,8 @@ static int hide(sqlite3 *db, const struct rules_rank *r, int64_t compute, struct
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double copy_pct = rules_param(ctx, "rule_copy_overlap_pct");
-    struct names nm = { 0 };
-    int rc = scan_span_open(ctx->db, -1, &nm.sp, e);
+    struct gpuscan_names *nm;
+    int rc = gpuscan_names_open(ctx->db, &nm, e);
     if (rc) return rc;
     for (size_t ri = 0; ri < ctx->nranks && rc == 0; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
@@ -177,7 +159,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         size_t nv = 0;
         int64_t compute = 0;
         if (!r->nsteps || r->avg_dur <= 0) continue;
-        if ((rc = gather(ctx->db, r, &nm, &v, &nv, &compute, e)) != 0 || !nv || !compute) {
+        if ((rc = gather(ctx->db, r, nm, &v, &nv, &compute, e)) != 0 || !nv || !compute) {
             free(v);
             continue;
         }
@@ -219,7 +201,8 @@ static int run(struct rules_ctx *ctx, struct err *e)
                   advice[r->framework].snippet, "Input copies not overlapped: %.1f %% of the step waits for "
                   "host-to-device copies", pct);
     }
-    scan_span_close(nm.sp);
+    if (rc == 0 && gpuscan_names_error(nm, e) < 0) rc = err_prefix(e, "copy_not_overlapped");
+    gpuscan_names_close(nm);
     return rc;
 }
 
