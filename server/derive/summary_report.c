@@ -20,20 +20,17 @@
 
 
 /* Adds each GPU's compute utilization (without collectives; summary's
- * "compute_utilization" by device) to report r's gpus, and the busiest
- * GPU's to r, null when the run predates it. */
+ * "compute_utilization" by device) to report r's gpus, null when the run
+ * predates it. */
 static void summary_report_compute(json_t *r, json_t *by_dev)
 {
     size_t i;
     json_t *g;
-    json_object_set_new(r, "compute_utilization", json_null());
     json_array_foreach(json_object_get(r, "gpus"), i, g) {
         char key[16];
         snprintf(key, sizeof key, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(g, "device")));
         json_t *v = json_object_get(by_dev, key);
         json_object_set_new(g, "compute_utilization", v ? json_copy(v) : json_null());
-        if (i == 0 || json_equal(json_object_get(g, "utilization"), json_object_get(r, "gpu_utilization")))
-            if (v && json_object_get(r, "device") != json_null()) json_object_set_new(r, "compute_utilization", json_copy(v));
     }
 }
 
@@ -132,6 +129,9 @@ static int report_rank(sqlite3 *db, int rank, int top_n, json_t *r, struct err *
         summary_report_compute(r, json_object_get(sum, "compute_utilization"));
         json_decref(sum);
     }
+    /* the rank's figure is its busiest GPU's, as gpu_utilization */
+    json_t *cu = best ? json_object_get(best, "compute_utilization") : NULL;
+    json_object_set_new(r, "compute_utilization", cu ? json_copy(cu) : json_null());
     json_object_set_new(r, "peak_memory_bytes", peaks);
     json_object_set_new(r, "notes", notes);
 
