@@ -508,4 +508,14 @@
  *   a: {id: string, name: string, rank: number}, b: {id: string, name: string, rank: number}}} DiffPage
  */
 
+// --- N runs side by side (views/comparen.js) -----------------------------------------
+/**
+ * @typedef {DiffSide & {created: number}} CompareRun  one run: the two-run compare's side, and when it was stored
+ *
+ * @typedef {object} CompareN
+ * @property {string[]} categories
+ * @property {number | null} rank  the rank read of every run (null: each run's lowest)
+ * @property {CompareRun[]} runs   in the order asked
+ */
+
 export {};

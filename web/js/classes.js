@@ -216,6 +216,10 @@ export const C = Object.freeze({
     cmpHbar: 'tb-cmp-hbar',
     cmpFilter: 'tb-cmp-filter',
     cmpChip: 'tb-cmp-chip',
+    cmpnTable: 'tb-cmpn-table',
+    cmpnScroll: 'tb-cmpn-scroll',
+    cmpnBarRow: 'tb-cmpn-bar-row',
+    cmpnLabel: 'tb-cmpn-label',
     cellPick: 'tb-cell-pick',
 
     // timeline tab (views/timeline.js)

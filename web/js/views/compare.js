@@ -151,7 +151,7 @@ function signedMicros(us) {
  * @param {number | null | undefined} us
  * @param {string} [status] a table row's status ("same" is never coloured)
  */
-function deltaSpan(us, status = '') {
+export function deltaSpan(us, status = '') {
     // under 1 µs, or a row within the threshold, is noise: not coloured
     const cls = typeof us === 'number' && Math.abs(us) >= 1 && status !== 'same' ? (us < 0 ? C.cmpGood : C.cmpBad) : C.muted;
     return h('span', { class: [C.cmpDelta, cls] }, signedMicros(us));
