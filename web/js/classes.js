@@ -185,6 +185,8 @@ export const C = Object.freeze({
     rkHeat: 'tb-rk-heat',
     rkHeatRow: 'tb-rk-heat-row',
     rkScroll: 'tb-rk-scroll',
+    rkCard: 'tb-rk-card',
+    rkWrap: 'tb-rk-wrap',
 
     // analyses tab (views/analyses.js)
     anNav: 'tb-an-nav',
