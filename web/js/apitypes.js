@@ -193,7 +193,7 @@
 /**
  * GET ./api/runs/ID/operators
  * @typedef {TablePage<OperatorRow> & {rank: number, group: string, has_device: boolean,
- *   has_shapes: boolean, has_stacks: boolean,
+ *   has_shapes: boolean, has_stacks: boolean, source?: 'operators' | 'cuda_api_nvtx',
  *   totals: {calls: number, host_self_us: number, device_self_us: number}}} OperatorsPage
  */
 
