@@ -27,12 +27,12 @@
 import * as api from '../api.js';
 import { C } from '../classes.js';
 import { categoryInfo, stackBreakdown } from '../charts.js';
-import { alertBox, bdi, bidiText, h, replace, setTitle } from '../dom.js';
+import { bdi, bidiText, h, replace, setTitle } from '../dom.js';
 import { DASH, formatBytes, formatDate, formatMicros, formatNumber, formatShare } from '../format.js';
 import { RANK_RE, intParam, stringParam } from '../params.js';
 import { buildUrl, navigate, routeAs } from '../router.js';
 import { hbar, legend } from '../tabs.js';
-import { deltaSpan, speedupText } from './compare.js';
+import { deltaSpan, showCompareError, speedupText } from './compare.js';
 
 /** @typedef {import('../apitypes.js').CompareN} CompareN */
 /** @typedef {import('../apitypes.js').CompareRun} CompareRun */
@@ -140,16 +140,7 @@ function createCompareN(root, store) {
     /** @param {string} msg */
     const fail = (msg) => {
         data = null;
-        replace(head, h('h1', { class: C.title }, 'Compare runs'));
-        replace(
-            body,
-            alertBox(
-                'error',
-                'Could not compare these runs',
-                h('p', null, msg),
-                h('p', null, h('a', { href: buildUrl({ view: 'runs' }) }, 'Back to the runs'), ' to pick the runs to compare.'),
-            ),
-        );
+        showCompareError(head, body, msg, 'the runs to compare');
     };
 
     async function load() {
@@ -192,14 +183,10 @@ function createCompareN(root, store) {
             load();
         } else render();
     }
+    const unsubscribe = store.subscribe(update);
     update();
-    const unsubscribe = store.subscribe(() => update());
-    return {
-        destroy() {
-            unsubscribe();
-            if (ctrl) ctrl.abort();
-        },
-    };
+    // what stays: the store subscription and a request in flight
+    return { destroy: () => (unsubscribe(), ctrl && ctrl.abort()) };
 }
 
 /**
