@@ -1,0 +1,218 @@
+#include "store/slice_read.h"
+
+#include <stdlib.h>
+
+#include "base/xmalloc.h"
+#include "store/rundb.h"
+#include "store/scan.h"
+
+struct slice_read {
+    sqlite3_stmt *up, *prev;
+};
+
+void slice_read_close(struct slice_read *r)
+{
+    if (!r) return;
+    sqlite3_finalize(r->up);
+    sqlite3_finalize(r->prev);
+    free(r);
+}
+
+int slice_read_open(sqlite3 *db, struct slice_read **out, struct err *e)
+{
+    struct slice_read *r = xcalloc(1, sizeof *r);
+    int rc;
+    *out = NULL;
+    if ((rc = rundb_prepare(db, "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?1",
+                            &r->up, e)) ||
+        (rc = rundb_prepare(db,
+                            "SELECT ts + dur FROM slice WHERE id < ?1 AND id >= ?2 AND kind IN (?3, ?4, ?5)"
+                            " ORDER BY id DESC LIMIT 1",
+                            &r->prev, e))) {
+        slice_read_close(r);
+        return rc;
+    }
+    sqlite3_bind_int(r->prev, 3, TB_K_KERNEL);
+    sqlite3_bind_int(r->prev, 4, TB_K_MEMCPY);
+    sqlite3_bind_int(r->prev, 5, TB_K_MEMSET);
+    *out = r;
+    return 0;
+}
+
+int slice_read_up(struct slice_read *r, int64_t id, struct slice_read_up *row, struct err *e)
+{
+    sqlite3_reset(r->up);
+    sqlite3_bind_int64(r->up, 1, id);
+    int rc = scan_step(r->up, e, "run database (parents)");
+    if (rc == 1) {
+        row->parent = sqlite3_column_int64(r->up, 0);
+        row->name = (const char *)sqlite3_column_text(r->up, 1);
+        row->kind = (enum tb_kind)sqlite3_column_int(r->up, 2);
+    }
+    return rc;
+}
+
+int slice_read_prev_op_end(struct slice_read *r, int64_t id, int64_t first, int64_t *end, struct err *e)
+{
+    sqlite3_reset(r->prev);
+    sqlite3_bind_int64(r->prev, 1, id);
+    sqlite3_bind_int64(r->prev, 2, first);
+    int rc = scan_step(r->prev, e, "run database (previous op)");
+    if (rc == 1) *end = sqlite3_column_int64(r->prev, 0);
+    return rc;
+}
+
+struct slice_read_copies {
+    sqlite3_stmt *tracks, *copies;
+    int in_track;
+};
+
+void slice_read_copies_close(struct slice_read_copies *c)
+{
+    if (!c) return;
+    sqlite3_finalize(c->tracks);
+    sqlite3_finalize(c->copies);
+    free(c);
+}
+
+int slice_read_copies_open(sqlite3 *db, int rank, const char *pattern, struct slice_read_copies **out, struct err *e)
+{
+    struct slice_read_copies *c = xcalloc(1, sizeof *c);
+    int rc;
+    *out = NULL;
+    /* the copies carry their name and byte count, which the slice cursor
+     * does not read */
+    if ((rc = rundb_prepare(db,
+                            "SELECT first_slice, last_slice FROM track WHERE rank = ?1 AND kind = ?2 AND nslices > 0",
+                            &c->tracks, e)) ||
+        (rc = rundb_prepare(db,
+                            "SELECT s.ts, s.dur, s.corr, n.s,"
+                            " CASE WHEN json_valid(s.args) THEN json_extract(s.args, '$.bytes') END, s.id"
+                            " FROM slice s JOIN str n ON n.id = s.name WHERE s.id BETWEEN ?1 AND ?2 AND s.kind = ?3"
+                            " AND s.name IN (SELECT id FROM str WHERE s LIKE ?4)",
+                            &c->copies, e))) {
+        slice_read_copies_close(c);
+        return rc;
+    }
+    sqlite3_bind_int(c->tracks, 1, rank);
+    sqlite3_bind_int(c->tracks, 2, TB_TRACK_GPU);
+    sqlite3_bind_int(c->copies, 3, TB_K_MEMCPY);
+    sqlite3_bind_text(c->copies, 4, pattern, -1, SQLITE_TRANSIENT);
+    *out = c;
+    return 0;
+}
+
+int slice_read_copies_track(struct slice_read_copies *c, int64_t *first, struct err *e)
+{
+    c->in_track = 0;
+    int rc = scan_step(c->tracks, e, "run database (GPU tracks)");
+    if (rc != 1) return rc;
+    *first = sqlite3_column_int64(c->tracks, 0);
+    sqlite3_reset(c->copies);
+    sqlite3_bind_int64(c->copies, 1, *first);
+    sqlite3_bind_int64(c->copies, 2, sqlite3_column_int64(c->tracks, 1));
+    c->in_track = 1;
+    return 1;
+}
+
+int slice_read_copies_next(struct slice_read_copies *c, struct slice_read_copy *row, struct err *e)
+{
+    if (!c->in_track) return 0;
+    int rc = scan_step(c->copies, e, "run database (copies)");
+    if (rc != 1) {
+        c->in_track = 0;
+        return rc;
+    }
+    sqlite3_stmt *st = c->copies;
+    row->ts = sqlite3_column_int64(st, 0);
+    row->dur = sqlite3_column_int64(st, 1);
+    row->corr = sqlite3_column_int64(st, 2);
+    row->name = (const char *)sqlite3_column_text(st, 3);
+    row->bytes = sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 4);
+    row->id = sqlite3_column_int64(st, 5);
+    return 1;
+}
+
+struct slice_read_spans {
+    sqlite3_stmt *st;
+};
+
+void slice_read_spans_close(struct slice_read_spans *c)
+{
+    if (!c) return;
+    sqlite3_finalize(c->st);
+    free(c);
+}
+
+int slice_read_compute_open(sqlite3 *db, int rank, int64_t lo, int64_t hi, struct slice_read_spans **out,
+                            struct err *e)
+{
+    struct slice_read_spans *c = xcalloc(1, sizeof *c);
+    int rc;
+    *out = NULL;
+    if ((rc = rundb_prepare(db,
+                            "SELECT ts, dur FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind = ?4"
+                            " AND track IN (SELECT id FROM track WHERE rank = ?3 AND kind = ?5)"
+                            " AND name NOT IN (SELECT id FROM str WHERE s IN (SELECT name FROM kernel_stat WHERE comm))"
+                            " ORDER BY ts",
+                            &c->st, e))) {
+        free(c);
+        return rc;
+    }
+    sqlite3_bind_int64(c->st, 1, lo);
+    sqlite3_bind_int64(c->st, 2, hi);
+    sqlite3_bind_int(c->st, 3, rank);
+    sqlite3_bind_int(c->st, 4, TB_K_KERNEL);
+    sqlite3_bind_int(c->st, 5, TB_TRACK_GPU);
+    *out = c;
+    return 0;
+}
+
+int slice_read_spans_next(struct slice_read_spans *c, int64_t *ts, int64_t *dur, struct err *e)
+{
+    int rc = scan_step(c->st, e, "rules (compute kernels)");
+    if (rc == 1) {
+        *ts = sqlite3_column_int64(c->st, 0);
+        *dur = sqlite3_column_int64(c->st, 1);
+    }
+    return rc;
+}
+
+int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, size_t *n, struct err *e)
+{
+    sqlite3_stmt *st;
+    struct stats_read_group *v = NULL;
+    size_t cap = 0, k = 0;
+    int rc;
+    *out = NULL;
+    *n = 0;
+    if ((rc = rundb_prepare(db,
+                            "SELECT (SELECT s FROM str WHERE id = sl.name), count(*), sum(sl.dur) FROM slice sl"
+                            " WHERE sl.id BETWEEN (SELECT min(first_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
+                            " AND (SELECT max(last_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
+                            " AND sl.kind IN (?2, ?3) AND sl.name IN (SELECT id FROM str"
+                            "  WHERE (s GLOB 'gloo:*' OR s GLOB 'nccl:*') AND s NOT GLOB '*barrier*')"
+                            " GROUP BY sl.name ORDER BY sum(sl.dur) DESC",
+                            &st, e)))
+        return rc;
+    sqlite3_bind_int(st, 1, rank);
+    sqlite3_bind_int(st, 2, TB_K_CPU_OP);
+    sqlite3_bind_int(st, 3, TB_K_USER_ANNOTATION);
+    while ((rc = scan_step(st, e, "ddp_backend (collectives)")) == 1) {
+        const char *s = (const char *)sqlite3_column_text(st, 0);
+        if (k == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
+        v[k].id = 0;
+        v[k].name = s ? xstrdup(s) : NULL;
+        v[k].count = sqlite3_column_int64(st, 1);
+        v[k].total = sqlite3_column_double(st, 2);
+        k++;
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        stats_read_groups_free(v, k);
+        return rc;
+    }
+    *out = v;
+    *n = k;
+    return 0;
+}
