@@ -113,4 +113,22 @@ void scan_slice_row(sqlite3_stmt *st, struct scan_slice *row);
  * statement tells the end of the rows from an error. */
 int scan_step(sqlite3_stmt *st, struct err *e, const char *what);
 
+/* For the store's readers (facts, stats_read, slice_read): prepares sql
+ * with args[0..n) bound as ?1..?n (integers: ranks, ids, times, kinds). */
+int scan_prepare_args(sqlite3 *db, const char *sql, const int64_t *args, size_t n, sqlite3_stmt **st, struct err *e);
+/* The same with rank alone, their common first parameter, as ?1. */
+int scan_prepare_rank(sqlite3 *db, const char *sql, int rank, sqlite3_stmt **st, struct err *e);
+
+/* Steps st once and finalizes it: 1 when there is a row (v[0..n) its first
+ * n columns as numbers; NULL reads 0), 0 when none (v zeroed), < 0 on an
+ * error. */
+int scan_row_nums(sqlite3_stmt *st, const char *what, double *v, int n, struct err *e);
+
+/* Steps st to its end and finalizes it, copying each row into a new
+ * element of sz bytes (zeroed, then fill(st, elem)) of a growing array.
+ * OUT *out, *n: owned by caller (free), NULL and 0 on an error, after
+ * drop(elem) (may be NULL) for each element read. */
+int scan_collect(sqlite3_stmt *st, const char *what, size_t sz, void (*fill)(sqlite3_stmt *st, void *elem),
+                 void (*drop)(void *elem), void **out, size_t *n, struct err *e);
+
 #endif

@@ -9,12 +9,18 @@
 #include "store/rundb.h"
 #include "store/scan.h"
 
-/* Prepares sql with rank bound as ?1. */
-static int prepare_rank(sqlite3 *db, const char *sql, int rank, sqlite3_stmt **st, struct err *e)
+#define prepare_rank scan_prepare_rank
+
+/* The rows of sql over args (?1..) into a new array of sz-byte elements. */
+static int rows_of(sqlite3 *db, const char *sql, const int64_t *args, size_t nargs, const char *what, size_t sz,
+                   void (*fill)(sqlite3_stmt *st, void *elem), void (*drop)(void *elem), void **out, size_t *n,
+                   struct err *e)
 {
-    int rc = rundb_prepare(db, sql, st, e);
-    if (rc == 0) sqlite3_bind_int(*st, 1, rank);
-    return rc;
+    sqlite3_stmt *st;
+    *out = NULL;
+    *n = 0;
+    int rc = scan_prepare_args(db, sql, args, nargs, &st, e);
+    return rc ? rc : scan_collect(st, what, sz, fill, drop, out, n, e);
 }
 
 static char *text_dup(sqlite3_stmt *st, int col)
@@ -23,112 +29,76 @@ static char *text_dup(sqlite3_stmt *st, int col)
     return s ? xstrdup(s) : NULL;
 }
 
+static void rank_fill(sqlite3_stmt *st, void *elem)
+{
+    struct facts_rank *r = elem;
+    r->rank = sqlite3_column_int(st, 0);
+    r->format = text_dup(st, 1);
+    r->distributed = text_dup(st, 2);
+}
+
+static void rank_drop(void *elem)
+{
+    struct facts_rank *r = elem;
+    free(r->format);
+    free(r->distributed);
+}
+
 void facts_ranks_free(struct facts_rank *r, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        free(r[i].format);
-        free(r[i].distributed);
-    }
+    for (size_t i = 0; i < n; i++) rank_drop(&r[i]);
     free(r);
 }
 
 int facts_ranks(sqlite3 *db, struct facts_rank **out, size_t *n, struct err *e)
 {
-    sqlite3_stmt *st;
-    struct facts_rank *v = NULL;
-    size_t cap = 0, k = 0;
-    int rc;
-    *out = NULL;
-    *n = 0;
-    if ((rc = rundb_prepare(db, "SELECT rank, format, distributed FROM rank ORDER BY rank", &st, e))) return rc;
-    while ((rc = scan_step(st, e, "rules (ranks)")) == 1) {
-        if (k == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
-        v[k].rank = sqlite3_column_int(st, 0);
-        v[k].format = text_dup(st, 1);
-        v[k].distributed = text_dup(st, 2);
-        k++;
-    }
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        facts_ranks_free(v, k);
-        return rc;
-    }
-    *out = v;
-    *n = k;
-    return 0;
+    return rows_of(db, "SELECT rank, format, distributed FROM rank ORDER BY rank", NULL, 0, "rules (ranks)",
+                   sizeof **out, rank_fill, rank_drop, (void **)out, n, e);
 }
+
+static void step_fill(sqlite3_stmt *st, void *elem)
+{
+    struct facts_step *s = elem;
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    snprintf(s->name, sizeof s->name, "%s", name ? name : "");
+    s->ts = sqlite3_column_int64(st, 1);
+    s->dur = sqlite3_column_int64(st, 2);
+    s->host_ts = sqlite3_column_int64(st, 3);
+    s->host_dur = sqlite3_column_int64(st, 4);
+    for (int p = 0; p < FACTS_NPARTS; p++) s->part[p] = sqlite3_column_int64(st, 5 + p);
+}
+
+static const char steps_sql[] = "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"
+                                " dataloader, cpu_exec, other FROM step WHERE rank = ?1 ORDER BY idx";
 
 int facts_steps(sqlite3 *db, int rank, struct facts_step **out, size_t *n, struct err *e)
 {
-    sqlite3_stmt *st;
-    struct facts_step *v = NULL;
-    size_t cap = 0, k = 0;
-    int rc;
-    *out = NULL;
-    *n = 0;
-    if ((rc = prepare_rank(db,
-                           "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"
-                           " dataloader, cpu_exec, other FROM step WHERE rank = ?1 ORDER BY idx",
-                           rank, &st, e)))
-        return rc;
-    while ((rc = scan_step(st, e, "rules (steps)")) == 1) {
-        if (k == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 16) * sizeof *v);
-        struct facts_step *s = &v[k++];
-        memset(s, 0, sizeof *s);
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        snprintf(s->name, sizeof s->name, "%s", name ? name : "");
-        s->ts = sqlite3_column_int64(st, 1);
-        s->dur = sqlite3_column_int64(st, 2);
-        s->host_ts = sqlite3_column_int64(st, 3);
-        s->host_dur = sqlite3_column_int64(st, 4);
-        for (int p = 0; p < FACTS_NPARTS; p++) s->part[p] = sqlite3_column_int64(st, 5 + p);
-    }
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *n = k;
-    return 0;
+    const int64_t arg = rank;
+    return rows_of(db, steps_sql, &arg, 1, "rules (steps)", sizeof **out, step_fill, NULL, (void **)out, n, e);
 }
+
+static void gpu_fill(sqlite3_stmt *st, void *elem)
+{
+    struct facts_gpu *g = elem;
+    const char *name = (const char *)sqlite3_column_text(st, 1), *cc = (const char *)sqlite3_column_text(st, 3);
+    g->device = sqlite3_column_int(st, 0);
+    snprintf(g->name, sizeof g->name, "%s", name ? name : "");
+    g->memory_bytes = sqlite3_column_int64(st, 2);
+    g->cc = cc ? atof(cc) : 0;
+    g->util = sqlite3_column_double(st, 4);
+    g->tc_share = sqlite3_column_double(st, 5);
+    g->kernel_ns = sqlite3_column_int64(st, 6);
+    g->tc_ns = sqlite3_column_int64(st, 7);
+    g->window_ns = sqlite3_column_int64(st, 8);
+}
+
+static const char gpus_sql[] = "SELECT device, name, memory_bytes, cc, util, tc_share, kernel_ns, tc_ns, window_ns"
+                               " FROM gpu WHERE rank = ?1 ORDER BY device";
 
 int facts_gpus(sqlite3 *db, int rank, struct facts_gpu **out, size_t *n, struct err *e)
 {
-    sqlite3_stmt *st;
-    struct facts_gpu *v = NULL;
-    size_t cap = 0, k = 0;
-    int rc;
-    *out = NULL;
-    *n = 0;
-    if ((rc = prepare_rank(db,
-                           "SELECT device, name, memory_bytes, cc, util, tc_share, kernel_ns, tc_ns, window_ns"
-                           " FROM gpu WHERE rank = ?1 ORDER BY device",
-                           rank, &st, e)))
-        return rc;
-    while ((rc = scan_step(st, e, "rules (gpus)")) == 1) {
-        if (k == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 4) * sizeof *v);
-        struct facts_gpu *g = &v[k++];
-        memset(g, 0, sizeof *g);
-        const char *name = (const char *)sqlite3_column_text(st, 1), *cc = (const char *)sqlite3_column_text(st, 3);
-        g->device = sqlite3_column_int(st, 0);
-        snprintf(g->name, sizeof g->name, "%s", name ? name : "");
-        g->memory_bytes = sqlite3_column_int64(st, 2);
-        g->cc = cc ? atof(cc) : 0;
-        g->util = sqlite3_column_double(st, 4);
-        g->tc_share = sqlite3_column_double(st, 5);
-        g->kernel_ns = sqlite3_column_int64(st, 6);
-        g->tc_ns = sqlite3_column_int64(st, 7);
-        g->window_ns = sqlite3_column_int64(st, 8);
-    }
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        free(v);
-        return rc;
-    }
-    *out = v;
-    *n = k;
-    return 0;
+    const int64_t arg = rank;
+    return rows_of(db, gpus_sql, &arg, 1, "rules (gpus)", sizeof **out, gpu_fill, NULL, (void **)out, n, e);
 }
 
 int facts_summary(sqlite3 *db, int rank, json_t **out, struct err *e)
@@ -170,8 +140,7 @@ int facts_op_calls(sqlite3 *db, int rank, double *calls, struct err *e)
     int rc;
     *calls = 0;
     if ((rc = prepare_rank(db, "SELECT sum(calls) FROM op_stat WHERE rank = ?1", rank, &st, e))) return rc;
-    if ((rc = scan_step(st, e, "rules (operators)")) == 1) *calls = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
+    rc = scan_row_nums(st, "rules (operators)", calls, 1, e);
     return rc < 0 ? rc : 0;
 }
 
@@ -257,8 +226,7 @@ int facts_track_named(sqlite3 *db, int rank, const char *const *pats, size_t n, 
                            rank, &st, e)))
         return rc;
     bind_pats(st, 2, pats, n);
-    rc = scan_step(st, e, "run database (track names)");
-    if (rc == 1) rc = sqlite3_column_int(st, 0) != 0;
-    sqlite3_finalize(st);
-    return rc;
+    double yes;
+    rc = scan_row_nums(st, "run database (track names)", &yes, 1, e);
+    return rc < 0 ? rc : yes != 0;
 }

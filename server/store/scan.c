@@ -1,5 +1,7 @@
 #include "store/scan.h"
 
+#include <string.h>
+
 #include "base/xmalloc.h"
 #include "store/rundb.h"
 
@@ -181,4 +183,47 @@ int scan_has_table(sqlite3 *db, const char *name, struct err *e)
     if (rc == 1) rc = sqlite3_column_int(st, 0) != 0;
     sqlite3_finalize(st);
     return rc;
+}
+
+int scan_prepare_args(sqlite3 *db, const char *sql, const int64_t *args, size_t n, sqlite3_stmt **st, struct err *e)
+{
+    int rc = rundb_prepare(db, sql, st, e);
+    for (size_t i = 0; rc == 0 && i < n; i++) sqlite3_bind_int64(*st, (int)i + 1, args[i]);
+    return rc;
+}
+
+int scan_prepare_rank(sqlite3 *db, const char *sql, int rank, sqlite3_stmt **st, struct err *e)
+{
+    const int64_t arg = rank;
+    return scan_prepare_args(db, sql, &arg, 1, st, e);
+}
+
+int scan_row_nums(sqlite3_stmt *st, const char *what, double *v, int n, struct err *e)
+{
+    int rc = scan_step(st, e, what);
+    for (int i = 0; i < n; i++) v[i] = rc == 1 ? sqlite3_column_double(st, i) : 0;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int scan_collect(sqlite3_stmt *st, const char *what, size_t sz, void (*fill)(sqlite3_stmt *st, void *elem),
+                 void (*drop)(void *elem), void **out, size_t *n, struct err *e)
+{
+    char *v = NULL;
+    size_t cap = 0, k = 0;
+    int rc;
+    while ((rc = scan_step(st, e, what)) == 1) {
+        if (k == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 8) * sz);
+        memset(v + k * sz, 0, sz);
+        fill(st, v + k++ * sz);
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        for (size_t i = 0; drop && i < k; i++) drop(v + i * sz);
+        free(v);
+        v = NULL, k = 0;
+    }
+    *out = v;
+    *n = k;
+    return rc < 0 ? rc : 0;
 }

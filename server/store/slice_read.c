@@ -20,23 +20,21 @@ void slice_read_close(struct slice_read *r)
 
 int slice_read_open(sqlite3 *db, struct slice_read **out, struct err *e)
 {
+    static const int64_t gpu_ops[] = { TB_K_KERNEL, TB_K_MEMCPY, TB_K_MEMSET };
     struct slice_read *r = xcalloc(1, sizeof *r);
     int rc;
     *out = NULL;
+    /* the GPU op kinds are ?1..?3, the slice and its stream's first ?4, ?5 */
     if ((rc = rundb_prepare(db, "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?1",
                             &r->up, e)) ||
-        (rc = rundb_prepare(db,
-                            "SELECT ts + dur FROM slice WHERE id < ?1 AND id >= ?2 AND kind IN (?3, ?4, ?5)"
-                            " ORDER BY id DESC LIMIT 1",
-                            &r->prev, e))) {
+        (rc = scan_prepare_args(db,
+                                "SELECT ts + dur FROM slice WHERE id < ?4 AND id >= ?5 AND kind IN (?1, ?2, ?3)"
+                                " ORDER BY id DESC LIMIT 1",
+                                gpu_ops, 3, &r->prev, e)))
         slice_read_close(r);
-        return rc;
-    }
-    sqlite3_bind_int(r->prev, 3, TB_K_KERNEL);
-    sqlite3_bind_int(r->prev, 4, TB_K_MEMCPY);
-    sqlite3_bind_int(r->prev, 5, TB_K_MEMSET);
-    *out = r;
-    return 0;
+    else
+        *out = r;
+    return rc;
 }
 
 int slice_read_up(struct slice_read *r, int64_t id, struct slice_read_up *row, struct err *e)
@@ -55,8 +53,8 @@ int slice_read_up(struct slice_read *r, int64_t id, struct slice_read_up *row, s
 int slice_read_prev_op_end(struct slice_read *r, int64_t id, int64_t first, int64_t *end, struct err *e)
 {
     sqlite3_reset(r->prev);
-    sqlite3_bind_int64(r->prev, 1, id);
-    sqlite3_bind_int64(r->prev, 2, first);
+    sqlite3_bind_int64(r->prev, 4, id);
+    sqlite3_bind_int64(r->prev, 5, first);
     int rc = scan_step(r->prev, e, "run database (previous op)");
     if (rc == 1) *end = sqlite3_column_int64(r->prev, 0);
     return rc;
@@ -82,22 +80,21 @@ int slice_read_copies_open(sqlite3 *db, int rank, const char *pattern, struct sl
     *out = NULL;
     /* the copies carry their name and byte count, which the slice cursor
      * does not read */
-    if ((rc = rundb_prepare(db,
-                            "SELECT first_slice, last_slice FROM track WHERE rank = ?1 AND kind = ?2 AND nslices > 0",
-                            &c->tracks, e)) ||
-        (rc = rundb_prepare(db,
-                            "SELECT s.ts, s.dur, s.corr, n.s,"
-                            " CASE WHEN json_valid(s.args) THEN json_extract(s.args, '$.bytes') END, s.id"
-                            " FROM slice s JOIN str n ON n.id = s.name WHERE s.id BETWEEN ?1 AND ?2 AND s.kind = ?3"
-                            " AND s.name IN (SELECT id FROM str WHERE s LIKE ?4)",
-                            &c->copies, e))) {
+    const int64_t gpu_tracks[] = { rank, TB_TRACK_GPU }, copy = TB_K_MEMCPY;
+    /* a stream's id range is bound as ?3, ?4 at each stream */
+    if ((rc = scan_prepare_args(db,
+                                "SELECT first_slice, last_slice FROM track WHERE rank = ?1 AND kind = ?2 AND nslices > 0",
+                                gpu_tracks, 2, &c->tracks, e)) ||
+        (rc = scan_prepare_args(db,
+                                "SELECT s.ts, s.dur, s.corr, n.s,"
+                                " CASE WHEN json_valid(s.args) THEN json_extract(s.args, '$.bytes') END, s.id"
+                                " FROM slice s JOIN str n ON n.id = s.name WHERE s.id BETWEEN ?3 AND ?4 AND s.kind = ?1"
+                                " AND s.name IN (SELECT id FROM str WHERE s LIKE ?2)",
+                                &copy, 1, &c->copies, e))) {
         slice_read_copies_close(c);
         return rc;
     }
-    sqlite3_bind_int(c->tracks, 1, rank);
-    sqlite3_bind_int(c->tracks, 2, TB_TRACK_GPU);
-    sqlite3_bind_int(c->copies, 3, TB_K_MEMCPY);
-    sqlite3_bind_text(c->copies, 4, pattern, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(c->copies, 2, pattern, -1, SQLITE_TRANSIENT);
     *out = c;
     return 0;
 }
@@ -109,8 +106,8 @@ int slice_read_copies_track(struct slice_read_copies *c, int64_t *first, struct 
     if (rc != 1) return rc;
     *first = sqlite3_column_int64(c->tracks, 0);
     sqlite3_reset(c->copies);
-    sqlite3_bind_int64(c->copies, 1, *first);
-    sqlite3_bind_int64(c->copies, 2, sqlite3_column_int64(c->tracks, 1));
+    sqlite3_bind_int64(c->copies, 3, *first);
+    sqlite3_bind_int64(c->copies, 4, sqlite3_column_int64(c->tracks, 1));
     c->in_track = 1;
     return 1;
 }
@@ -137,33 +134,22 @@ struct slice_read_spans {
     sqlite3_stmt *st;
 };
 
-void slice_read_spans_close(struct slice_read_spans *c)
-{
-    if (!c) return;
-    sqlite3_finalize(c->st);
-    free(c);
-}
-
 int slice_read_compute_open(sqlite3 *db, int rank, int64_t lo, int64_t hi, struct slice_read_spans **out,
                             struct err *e)
 {
     struct slice_read_spans *c = xcalloc(1, sizeof *c);
     int rc;
     *out = NULL;
-    if ((rc = rundb_prepare(db,
-                            "SELECT ts, dur FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind = ?4"
-                            " AND track IN (SELECT id FROM track WHERE rank = ?3 AND kind = ?5)"
-                            " AND name NOT IN (SELECT id FROM str WHERE s IN (SELECT name FROM kernel_stat WHERE comm))"
-                            " ORDER BY ts",
-                            &c->st, e))) {
+    const int64_t args[] = { rank, lo, hi, TB_K_KERNEL, TB_TRACK_GPU };
+    if ((rc = scan_prepare_args(db,
+                                "SELECT ts, dur FROM slice WHERE id BETWEEN ?2 AND ?3 AND kind = ?4"
+                                " AND track IN (SELECT id FROM track WHERE rank = ?1 AND kind = ?5)"
+                                " AND name NOT IN (SELECT id FROM str WHERE s IN (SELECT name FROM kernel_stat WHERE comm))"
+                                " ORDER BY ts",
+                                args, 5, &c->st, e))) {
         free(c);
         return rc;
     }
-    sqlite3_bind_int64(c->st, 1, lo);
-    sqlite3_bind_int64(c->st, 2, hi);
-    sqlite3_bind_int(c->st, 3, rank);
-    sqlite3_bind_int(c->st, 4, TB_K_KERNEL);
-    sqlite3_bind_int(c->st, 5, TB_TRACK_GPU);
     *out = c;
     return 0;
 }
@@ -171,48 +157,46 @@ int slice_read_compute_open(sqlite3 *db, int rank, int64_t lo, int64_t hi, struc
 int slice_read_spans_next(struct slice_read_spans *c, int64_t *ts, int64_t *dur, struct err *e)
 {
     int rc = scan_step(c->st, e, "rules (compute kernels)");
-    if (rc == 1) {
-        *ts = sqlite3_column_int64(c->st, 0);
-        *dur = sqlite3_column_int64(c->st, 1);
-    }
+    *ts = rc == 1 ? sqlite3_column_int64(c->st, 0) : 0;
+    *dur = rc == 1 ? sqlite3_column_int64(c->st, 1) : 0;
     return rc;
+}
+
+void slice_read_spans_close(struct slice_read_spans *c)
+{
+    if (!c) return;
+    sqlite3_finalize(c->st);
+    free(c);
+}
+
+static void coll_fill(sqlite3_stmt *st, void *elem)
+{
+    struct stats_read_group *g = elem;
+    const char *s = (const char *)sqlite3_column_text(st, 0);
+    g->name = s ? xstrdup(s) : NULL;
+    g->count = sqlite3_column_int64(st, 1);
+    g->total = sqlite3_column_double(st, 2);
+}
+
+static void coll_drop(void *elem)
+{
+    free(((struct stats_read_group *)elem)->name);
 }
 
 int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, size_t *n, struct err *e)
 {
     sqlite3_stmt *st;
-    struct stats_read_group *v = NULL;
-    size_t cap = 0, k = 0;
-    int rc;
+    const int64_t args[] = { rank, TB_K_CPU_OP, TB_K_USER_ANNOTATION };
     *out = NULL;
     *n = 0;
-    if ((rc = rundb_prepare(db,
-                            "SELECT (SELECT s FROM str WHERE id = sl.name), count(*), sum(sl.dur) FROM slice sl"
-                            " WHERE sl.id BETWEEN (SELECT min(first_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                            " AND (SELECT max(last_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                            " AND sl.kind IN (?2, ?3) AND sl.name IN (SELECT id FROM str"
-                            "  WHERE (s GLOB 'gloo:*' OR s GLOB 'nccl:*') AND s NOT GLOB '*barrier*')"
-                            " GROUP BY sl.name ORDER BY sum(sl.dur) DESC",
-                            &st, e)))
-        return rc;
-    sqlite3_bind_int(st, 1, rank);
-    sqlite3_bind_int(st, 2, TB_K_CPU_OP);
-    sqlite3_bind_int(st, 3, TB_K_USER_ANNOTATION);
-    while ((rc = scan_step(st, e, "ddp_backend (collectives)")) == 1) {
-        const char *s = (const char *)sqlite3_column_text(st, 0);
-        if (k == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 8) * sizeof *v);
-        v[k].id = 0;
-        v[k].name = s ? xstrdup(s) : NULL;
-        v[k].count = sqlite3_column_int64(st, 1);
-        v[k].total = sqlite3_column_double(st, 2);
-        k++;
-    }
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        stats_read_groups_free(v, k);
-        return rc;
-    }
-    *out = v;
-    *n = k;
-    return 0;
+    int rc = scan_prepare_args(db,
+                                "SELECT (SELECT s FROM str WHERE id = sl.name), count(*), sum(sl.dur) FROM slice sl"
+                                " WHERE sl.id BETWEEN (SELECT min(first_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
+                                " AND (SELECT max(last_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
+                                " AND sl.kind IN (?2, ?3) AND sl.name IN (SELECT id FROM str"
+                                "  WHERE (s GLOB 'gloo:*' OR s GLOB 'nccl:*') AND s NOT GLOB '*barrier*')"
+                                " GROUP BY sl.name ORDER BY sum(sl.dur) DESC",
+                                args, 3, &st, e);
+    if (rc) return rc;
+    return scan_collect(st, "ddp_backend (collectives)", sizeof **out, coll_fill, coll_drop, (void **)out, n, e);
 }
