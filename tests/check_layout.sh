@@ -43,12 +43,12 @@ PIPELINE_DRIVER="server/ingest/ingest.c"
 # per-rank collective scan and launch lookups) and diff read and write the
 # tables the derive stage itself makes (step, gpu, kernel_stat, op_stat,
 # analyses, critpath) or look names up in str; gpuscan merges GPU streams
-# over a time window, critical_path binary-searches a track's ids by time
-# and fetches slices by id — point lookups, no scan; and two scans need
-# columns the cursor does not carry: analyses' GPU ops read args (bytes),
-# ranks_comm's collectives read args. Every slice scan of derive binds its
+# over a time window — point lookups, no scan; and two scans need columns
+# the cursor does not carry: analyses' GPU ops read args (bytes),
+# ranks_comm's collectives read args. critical_path walks a track by id
+# through the store (slice_read_ids). Every slice scan of derive binds its
 # kinds. No kind number in derive's SQL.
-SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|analyses|ranks|ranks_comm|diff|gpuscan)|derive/analyses/critical_path|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|analyses|ranks|ranks_comm|diff|gpuscan)|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }

@@ -69,6 +69,10 @@ int scan_slices_next(struct scan_slices *c, struct scan_slice *row, struct err *
  * error. */
 int scan_slices_track(struct scan_slices *c, int64_t *track, struct err *e);
 
+/* OUT *first, *last: the slice id range of the current track (after
+ * scan_slices_track returned 1). */
+void scan_slices_range(const struct scan_slices *c, int64_t *first, int64_t *last);
+
 /* The next slice of the current track: 1 (row filled), 0 at the track's end
  * (or before the first scan_slices_track), < 0 on an error. */
 int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *e);

@@ -3,8 +3,8 @@
  * cursors (store/scan.h) do not cover: point lookups by slice id (a
  * slice's parent, name and kind; the GPU op before one on its stream), the
  * copies of a rank's GPU streams with their byte counts (from args), the
- * compute kernels of a rank in time order, and host collective spans summed
- * by name.
+ * compute kernels of a rank in time order, host collective spans summed
+ * by name, and walks by id inside one track (slice_read_ids).
  *
  * Reads slice, track, str and kernel_stat. Kinds and track kinds are bound
  * as parameters, never written in the SQL; one track's slices are one id
@@ -26,6 +26,7 @@
 
 #include "base/err.h"
 #include "store/model.h"
+#include "store/scan.h"
 #include "store/stats_read.h"
 
 /* Point lookups by slice id, prepared once for many calls. */
@@ -78,5 +79,29 @@ void slice_read_spans_close(struct slice_read_spans *c);
  * order): name, total = ns, count = spans. OUT *out: owned by caller
  * (stats_read_groups_free). */
 int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, size_t *n, struct err *e);
+
+/* Walks by slice id inside one track, for searches that jump (the critical
+ * path): a track's id range, a binary-search probe, one slice by id and a
+ * walk over an id range in id order (start order within a track), leaving
+ * out one kind. Prepared once for many calls; one walk at a time. */
+struct slice_read_ids;
+/* skip: the kind the range walk leaves out. */
+int slice_read_ids_open(sqlite3 *db, enum tb_kind skip, struct slice_read_ids **out, struct err *e);
+void slice_read_ids_close(struct slice_read_ids *r);
+/* OUT *first, *last: the id range of track: 1, 0 when it has no slices,
+ * < 0 on an error. */
+int slice_read_ids_track(struct slice_read_ids *r, int64_t track, int64_t *first, int64_t *last, struct err *e);
+/* The first slice with an id in [lo, hi] (OUT *id, *ts): 1, 0 when none,
+ * < 0 on an error. */
+int slice_read_ids_first(struct slice_read_ids *r, int64_t lo, int64_t hi, int64_t *id, int64_t *ts, struct err *e);
+/* Slice id (any kind): 1 (row filled; its track is not read: 0), 0 when
+ * none, < 0 on an error. */
+int slice_read_ids_get(struct slice_read_ids *r, int64_t id, struct scan_slice *row, struct err *e);
+/* Starts a walk over the slices with ids in [lo, hi] but the skipped kind;
+ * rows from slice_read_ids_next (1, 0 at the end, < 0 on an error). */
+void slice_read_ids_begin(struct slice_read_ids *r, int64_t lo, int64_t hi);
+int slice_read_ids_next(struct slice_read_ids *r, struct scan_slice *row, struct err *e);
+/* Ends the walk early (its statement let go of the rows). */
+void slice_read_ids_end(struct slice_read_ids *r);
 
 #endif

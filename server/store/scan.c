@@ -75,6 +75,12 @@ int scan_slices_track(struct scan_slices *c, int64_t *track, struct err *e)
     return 1;
 }
 
+void scan_slices_range(const struct scan_slices *c, int64_t *first, int64_t *last)
+{
+    *first = sqlite3_column_int64(c->tracks, 1);
+    *last = sqlite3_column_int64(c->tracks, 2);
+}
+
 void scan_slice_row(sqlite3_stmt *st, struct scan_slice *row)
 {
     row->id = sqlite3_column_int64(st, 0);

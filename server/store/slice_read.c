@@ -200,3 +200,91 @@ int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, 
     if (rc) return rc;
     return scan_collect(st, "ddp_backend (collectives)", sizeof **out, coll_fill, coll_drop, (void **)out, n, e);
 }
+
+/* The statements of a slice_read_ids: a track's range, the probe, the
+ * range walk, one slice by id. */
+enum { IDS_TRACK, IDS_PROBE, IDS_ROWS, IDS_ONE, IDS_N };
+
+struct slice_read_ids {
+    sqlite3_stmt *st[IDS_N];
+};
+
+void slice_read_ids_close(struct slice_read_ids *r)
+{
+    for (int i = 0; r && i < IDS_N; i++) sqlite3_finalize(r->st[i]);
+    free(r);
+}
+
+#define ID_COLS "id, 0, ts, dur, parent, name, kind, corr"
+
+int slice_read_ids_open(sqlite3 *db, enum tb_kind skip, struct slice_read_ids **out, struct err *e)
+{
+    struct slice_read_ids *r = xcalloc(1, sizeof *r);
+    const int64_t skipped = skip;
+    int rc;
+    *out = NULL;
+    if ((rc = rundb_prepare(db, "SELECT first_slice, last_slice FROM track WHERE id = ?1 AND nslices > 0", &r->st[IDS_TRACK],
+                            e)) ||
+        (rc = rundb_prepare(db, "SELECT id, ts FROM slice WHERE id >= ?1 AND id <= ?2 ORDER BY id LIMIT 1", &r->st[IDS_PROBE],
+                            e)) ||
+        (rc = scan_prepare_args(db, "SELECT " ID_COLS " FROM slice WHERE id BETWEEN ?2 AND ?3 AND kind != ?1 ORDER BY id",
+                                &skipped, 1, &r->st[IDS_ROWS], e)) ||
+        (rc = rundb_prepare(db, "SELECT " ID_COLS " FROM slice WHERE id = ?1", &r->st[IDS_ONE], e))) {
+        slice_read_ids_close(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int slice_read_ids_track(struct slice_read_ids *r, int64_t track, int64_t *first, int64_t *last, struct err *e)
+{
+    sqlite3_reset(r->st[IDS_TRACK]);
+    sqlite3_bind_int64(r->st[IDS_TRACK], 1, track);
+    int rc = scan_step(r->st[IDS_TRACK], e, "critical path (track)");
+    if (rc == 1 && sqlite3_column_type(r->st[IDS_TRACK], 0) == SQLITE_NULL) rc = 0;
+    if (rc == 1) {
+        *first = sqlite3_column_int64(r->st[IDS_TRACK], 0);
+        *last = sqlite3_column_int64(r->st[IDS_TRACK], 1);
+    }
+    return rc;
+}
+
+int slice_read_ids_first(struct slice_read_ids *r, int64_t lo, int64_t hi, int64_t *id, int64_t *ts, struct err *e)
+{
+    sqlite3_reset(r->st[IDS_PROBE]);
+    sqlite3_bind_int64(r->st[IDS_PROBE], 1, lo);
+    sqlite3_bind_int64(r->st[IDS_PROBE], 2, hi);
+    int rc = scan_step(r->st[IDS_PROBE], e, "critical path (probe)");
+    *id = rc == 1 ? sqlite3_column_int64(r->st[IDS_PROBE], 0) : 0;
+    *ts = rc == 1 ? sqlite3_column_int64(r->st[IDS_PROBE], 1) : 0;
+    return rc;
+}
+
+int slice_read_ids_get(struct slice_read_ids *r, int64_t id, struct scan_slice *row, struct err *e)
+{
+    sqlite3_reset(r->st[IDS_ONE]);
+    sqlite3_bind_int64(r->st[IDS_ONE], 1, id);
+    int rc = scan_step(r->st[IDS_ONE], e, "critical path (host slice)");
+    if (rc == 1) scan_slice_row(r->st[IDS_ONE], row);
+    return rc;
+}
+
+void slice_read_ids_begin(struct slice_read_ids *r, int64_t lo, int64_t hi)
+{
+    sqlite3_reset(r->st[IDS_ROWS]);
+    sqlite3_bind_int64(r->st[IDS_ROWS], 2, lo);
+    sqlite3_bind_int64(r->st[IDS_ROWS], 3, hi);
+}
+
+int slice_read_ids_next(struct slice_read_ids *r, struct scan_slice *row, struct err *e)
+{
+    int rc = scan_step(r->st[IDS_ROWS], e, "critical path (host slices)");
+    if (rc == 1) scan_slice_row(r->st[IDS_ROWS], row);
+    return rc;
+}
+
+void slice_read_ids_end(struct slice_read_ids *r)
+{
+    sqlite3_reset(r->st[IDS_ROWS]);
+}

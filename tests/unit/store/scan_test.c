@@ -70,8 +70,12 @@ static void test_cursors(sqlite3 *db)
     CHECK_EQ_INT(scan_slices_step(c, &s, &e), 0); /* before the first track */
     CHECK_EQ_INT(scan_slices_track(c, &track, &e), 1);
     CHECK(track > 0);
+    int64_t lo = 0, hi = 0;
+    scan_slices_range(c, &lo, &hi); /* the host track's three slices */
+    CHECK_EQ_INT(hi - lo, 2);
     CHECK_EQ_INT(scan_slices_step(c, &s, &e), 1);
     CHECK_EQ_INT(s.track, track);
+    CHECK_EQ_INT(s.id, lo);
     CHECK_EQ_INT(s.dur, 1000);
     CHECK_EQ_INT(scan_slices_step(c, &s, &e), 0);
     CHECK_EQ_INT(scan_slices_track(c, &track, &e), 0);

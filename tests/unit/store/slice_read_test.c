@@ -4,8 +4,9 @@
  * streams matching a name pattern, with their bytes (0 when args hold
  * none or do not parse), never another rank's; the compute kernels
  * (collectives left out) of an id range in time order; host collective
- * spans summed by name, barriers aside; a run without its slice table is
- * an error. */
+ * spans summed by name, barriers aside; walks by id inside a track (its
+ * range, a probe, one slice, a range leaving one kind out); a run without
+ * its slice table is an error. */
 #include <sqlite3.h>
 #include <string.h>
 
@@ -124,6 +125,47 @@ static void test_spans(sqlite3 *db)
     stats_read_groups_free(g, n);
 }
 
+static void test_ids(sqlite3 *db)
+{
+    struct slice_read_ids *r;
+    struct scan_slice row;
+    struct err e;
+    int64_t first = 0, last = 0, id, ts;
+    REQUIRE(slice_read_ids_open(db, TB_K_MEMCPY, &r, &e) == 0);
+    CHECK_EQ_INT(slice_read_ids_track(r, 2, &first, &last, &e), 1);
+    CHECK_EQ_INT(first, 7);
+    CHECK_EQ_INT(last, 10);
+    CHECK_EQ_INT(slice_read_ids_track(r, 99, &first, &last, &e), 0);
+    CHECK_EQ_INT(first, 7); /* left as it was */
+    CHECK_EQ_INT(slice_read_ids_first(r, 8, 10, &id, &ts, &e), 1);
+    CHECK_EQ_INT(id, 8);
+    CHECK_EQ_INT(ts, 210);
+    CHECK_EQ_INT(slice_read_ids_first(r, 12, 20, &id, &ts, &e), 0);
+    CHECK_EQ_INT(slice_read_ids_get(r, 8, &row, &e), 1); /* any kind */
+    CHECK_EQ_INT(row.kind, TB_K_MEMCPY);
+    CHECK_EQ_INT(row.corr, 7);
+    CHECK_EQ_INT(slice_read_ids_get(r, 2, &row, &e), 1);
+    CHECK_EQ_INT(row.parent, 1);
+    CHECK_EQ_INT(row.name, 2);
+    CHECK_EQ_INT(slice_read_ids_get(r, 1, &row, &e), 1);
+    CHECK_EQ_INT(row.parent, 0);
+    CHECK_EQ_INT(slice_read_ids_get(r, 99, &row, &e), 0);
+    /* the walk leaves the copies out */
+    slice_read_ids_begin(r, 7, 10);
+    CHECK_EQ_INT(slice_read_ids_next(r, &row, &e), 1);
+    CHECK_EQ_INT(row.id, 7);
+    CHECK_EQ_INT(slice_read_ids_next(r, &row, &e), 1);
+    CHECK_EQ_INT(row.id, 9);
+    CHECK_EQ_INT(slice_read_ids_next(r, &row, &e), 0);
+    slice_read_ids_begin(r, 1, 3);
+    CHECK_EQ_INT(slice_read_ids_next(r, &row, &e), 1);
+    slice_read_ids_end(r);
+    slice_read_ids_begin(r, 3, 3); /* a new walk after one ended early */
+    CHECK_EQ_INT(slice_read_ids_next(r, &row, &e), 1);
+    CHECK_EQ_INT(row.id, 3);
+    slice_read_ids_close(r);
+}
+
 static void test_all(void)
 {
     sqlite3 *db = make_db();
@@ -131,6 +173,7 @@ static void test_all(void)
     test_lookups(db);
     test_copies(db);
     test_spans(db);
+    test_ids(db);
     sqlite3_close(db);
 }
 
@@ -148,6 +191,9 @@ static void test_errors(void)
     CHECK(strstr(e.msg, "no such table") != NULL);
     CHECK(slice_read_compute_open(db, 0, 1, 2, &s, &e) < 0);
     CHECK(slice_read_host_colls(db, 0, &g, &n, &e) < 0);
+    struct slice_read_ids *ids = (struct slice_read_ids *)1;
+    CHECK(slice_read_ids_open(db, TB_K_TRACE, &ids, &e) < 0);
+    CHECK(ids == NULL);
     sqlite3_close(db);
 }
 
