@@ -42,13 +42,13 @@ PIPELINE_DRIVER="server/ingest/ingest.c"
 # tables from their own passes; analyses, ranks (and ranks_comm, its
 # per-rank collective scan and launch lookups) and diff read and write the
 # tables the derive stage itself makes (step, gpu, kernel_stat, op_stat,
-# analyses, critpath) or look names up in str; gpuscan merges GPU streams
-# over a time window — point lookups, no scan; and two scans need columns
+# analyses, critpath) or look names up in str; and two scans need columns
 # the cursor does not carry: analyses' GPU ops read args (bytes),
-# ranks_comm's collectives read args. critical_path walks a track by id
-# through the store (slice_read_ids). Every slice scan of derive binds its
-# kinds. No kind number in derive's SQL.
-SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|analyses|ranks|ranks_comm|diff|gpuscan)|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
+# ranks_comm's collectives read args. gpuscan (host stacks, GPU streams
+# merged over a window) and critical_path (a track walked by id) read
+# through the store (scan_range, scan_names, slice_read_ids). Every slice
+# scan of derive binds its kinds. No kind number in derive's SQL.
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|analyses|ranks|ranks_comm|diff)|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }

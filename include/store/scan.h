@@ -103,6 +103,37 @@ void scan_launch_close(struct scan_launch *l);
  * none (*first > *last then), < 0 on an error. */
 int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struct err *e);
 
+/* OUT *first, *last: the slice id range of track (by track id): 1, 0 when
+ * it has no slices, < 0 on an error. */
+int scan_track_range(sqlite3 *db, int64_t track, int64_t *first, int64_t *last, struct err *e);
+
+/* The id ranges of the GPU streams of rank on device (streams without a
+ * device too), in track id order. OUT *out: owned by caller (free). */
+struct scan_ids {
+    int64_t first, last;
+};
+int scan_device_streams(sqlite3 *db, int rank, int device, struct scan_ids **out, size_t *n, struct err *e);
+
+/* A cursor over the slices with ids in a range whose kind is in a kind set,
+ * in id order; moved to a new range at will (scan_range_set), prepared
+ * once. Memory: owned by its caller (scan_range_close), borrows db. */
+struct scan_range;
+int scan_range_open(sqlite3 *db, unsigned kinds, struct scan_range **out, struct err *e);
+/* Starts over on the ids [lo, hi]. */
+void scan_range_set(struct scan_range *c, int64_t lo, int64_t hi);
+/* 1 (row filled), 0 at the end of the range, < 0 on an error. */
+int scan_range_next(struct scan_range *c, struct scan_slice *row, struct err *e);
+void scan_range_close(struct scan_range *c);
+
+/* Names by str id, prepared once. Memory: owned by its caller
+ * (scan_names_close), borrows db. */
+struct scan_names;
+int scan_names_open(sqlite3 *db, struct scan_names **out, struct err *e);
+/* The text of str id: 1 (*s borrowed until the next call; NULL for a NULL
+ * text), 0 when the id is unknown, < 0 on an error. */
+int scan_name(struct scan_names *c, uint32_t id, const char **s, struct err *e);
+void scan_names_close(struct scan_names *c);
+
 /* Whether run.db has the table name (a derived table that runs imported
  * before it existed lack): 1 yes, 0 no, < 0 on an error. */
 int scan_has_table(sqlite3 *db, const char *name, struct err *e);
