@@ -116,7 +116,8 @@ int scan_device_streams(sqlite3 *db, int rank, int device, struct scan_ids **out
 
 /* A cursor over the slices with ids in a range whose kind is in a kind set,
  * in id order; moved to a new range at will (scan_range_set), prepared
- * once. Memory: owned by its caller (scan_range_close), borrows db. */
+ * once. Its rows leave track and parent 0 (not read). Memory: owned by its
+ * caller (scan_range_close), borrows db. */
 struct scan_range;
 int scan_range_open(sqlite3 *db, unsigned kinds, struct scan_range **out, struct err *e);
 /* Starts over on the ids [lo, hi]. */

@@ -276,8 +276,12 @@ int scan_range_open(sqlite3 *db, unsigned kinds, struct scan_range **out, struct
 {
     struct scan_range *c = xcalloc(1, sizeof *c);
     const int64_t set = kinds & SCAN_KINDS_ALL;
-    int rc = scan_prepare_args(db, "SELECT " SLICE_COLS " FROM slice s WHERE id BETWEEN ?2 AND ?3 AND (?1 >> kind) & 1"
-                               " ORDER BY id", &set, 1, &c->st, e);
+    /* track and parent are not read (0): the sweeps over millions of rows
+     * that use it do not need them */
+    int rc = scan_prepare_args(db,
+                               "SELECT s.id, 0, s.ts, s.dur, 0, s.name, s.kind, s.corr FROM slice s"
+                               " WHERE id BETWEEN ?2 AND ?3 AND (?1 >> kind) & 1 ORDER BY id",
+                               &set, 1, &c->st, e);
     if (rc) {
         free(c);
         c = NULL;
