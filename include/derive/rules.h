@@ -172,7 +172,14 @@ struct rules_def {
      * of them: RULES_PARAMS(table) fills both. Keys start with "rule_". */
     const struct config_param *params;
     size_t nparams;
+    /* RULES_RUN_LEVEL: its findings are about the whole job, not one
+     * rank's code (a straggler, which every rank waits for): they come
+     * first, on every rank's list, as the findings of rank null do.
+     * RULES_PER_RANK for most rules. */
+    int run_level;
 };
+
+enum { RULES_PER_RANK = 0, RULES_RUN_LEVEL = 1 };
 
 #define RULES_PARAMS(table) table, sizeof(table) / sizeof((table)[0])
 

@@ -486,12 +486,16 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
 /* ---------------------------------------------------------------------- */
 
 /* A finding about the whole job rather than one rank's code: the run-level
- * ones (rank null: shared_gpu, ddp_backend) and a straggler, which every
- * rank waits for. They come first, on every rank's list. */
+ * ones (rank null: shared_gpu, ddp_backend) and those of a rule declared
+ * run_level (a straggler, which every rank waits for). They come first, on
+ * every rank's list. */
 static int run_level(json_t *f)
 {
-    return !json_is_integer(json_object_get(f, "rank")) ||
-           strcmp(json_string_value(json_object_get(f, "id")), "straggler") == 0;
+    if (!json_is_integer(json_object_get(f, "rank"))) return 1;
+    const char *id = json_string_value(json_object_get(f, "id"));
+    for (size_t k = 0; id && k < NRULES; k++)
+        if (strcmp(registry[k]->id, id) == 0) return registry[k]->run_level;
+    return 0;
 }
 
 static int cmp_finding(const void *a, const void *b)

@@ -287,4 +287,5 @@ const struct rules_def rule_comm_not_overlapped = {
     "https://pytorch.org/docs/stable/notes/ddp.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

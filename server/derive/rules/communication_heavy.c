@@ -130,4 +130,5 @@ const struct rules_def rule_communication_heavy = {
     "https://pytorch.org/docs/stable/ddp_comm_hooks.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

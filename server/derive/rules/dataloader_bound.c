@@ -107,4 +107,5 @@ const struct rules_def rule_dataloader_bound = {
     "https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

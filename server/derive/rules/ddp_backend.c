@@ -194,4 +194,5 @@ const struct rules_def rule_ddp_backend = {
     run,
     NULL,
     0,
+    RULES_PER_RANK,
 };

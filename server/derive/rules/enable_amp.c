@@ -166,4 +166,5 @@ const struct rules_def rule_enable_amp = {
     "https://pytorch.org/docs/stable/amp.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -591,4 +591,5 @@ const struct rules_def rule_excessive_host_sync = {
     "https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

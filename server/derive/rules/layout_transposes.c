@@ -119,4 +119,5 @@ const struct rules_def rule_layout_transposes = {
     "https://pytorch.org/tutorials/intermediate/memory_format_tutorial.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

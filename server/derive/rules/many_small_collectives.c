@@ -92,4 +92,5 @@ const struct rules_def rule_many_small_collectives = {
     "https://pytorch.org/docs/stable/notes/ddp.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -184,4 +184,5 @@ const struct rules_def rule_memory_growth = {
     "https://pytorch.org/docs/stable/torch_cuda_memory.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

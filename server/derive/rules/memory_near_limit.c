@@ -176,4 +176,5 @@ const struct rules_def rule_memory_near_limit = {
     "https://pytorch.org/docs/stable/checkpoint.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -301,4 +301,5 @@ const struct rules_def rule_pageable_memcpy = {
     "https://pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

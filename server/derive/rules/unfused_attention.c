@@ -90,4 +90,5 @@ const struct rules_def rule_unfused_attention = {
     "https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -128,4 +128,5 @@ const struct rules_def rule_use_ddp_not_dp = {
     run,
     NULL,
     0,
+    RULES_PER_RANK,
 };
