@@ -120,6 +120,8 @@ export const C = Object.freeze({
     stat: 'tb-stat',
     statValue: 'tb-stat-value',
     statLabel: 'tb-stat-label',
+    statWide: 'tb-stat-wide', // the summary strip's top finding: takes the room left
+    statFinding: 'tb-stat-finding',
 
     // run page
     tabs: 'tb-tabs',
@@ -164,6 +166,8 @@ export const C = Object.freeze({
     hbarSeg: 'tb-hbar-seg',
     notes: 'tb-notes',
     recs: 'tb-recs',
+    recsFolded: 'tb-recs-folded', // the findings past the first two hidden
+    recsMore: 'tb-recs-more',
     rec: 'tb-rec',
     recHead: 'tb-rec-head',
     recTitle: 'tb-rec-title',

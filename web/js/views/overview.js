@@ -3,13 +3,17 @@
  * views/overview.js — the run page's Overview tab (`&view=overview`): one
  * rank at a glance, from GET ./api/runs/ID/overview?rank=N.
  *
- * Top to bottom: the recommendations; a card per GPU (name, memory, compute capability and the
- * four efficiency figures, each with a tooltip saying how it is computed);
- * headline numbers (steps, average step, peak memory: per GPU, and the CPU only from 1 MiB up); the execution
- * summary of the average step (a table with time and share per category,
- * and one horizontal bar of it); a stacked bar per step (SVG built with
- * DOM calls); the analysis notes. The recommendations (findings.js)
- * come first: they are why the page is opened.
+ * Top to bottom: a summary strip (steps, average step, GPU utilization, the
+ * top finding with its saving, peak memory: per GPU, and the CPU only from
+ * 1 MiB up); a card per GPU (name, memory, compute capability and the
+ * efficiency figures, each with a tooltip saying how it is computed); the
+ * execution summary of the average step (a table with time and share per
+ * category, and one horizontal bar of it) beside a stacked bar per step (SVG
+ * built with DOM calls); the recommendations (findings.js), the first two
+ * shown and the rest behind a toggle (`&findings=all` keeps them open); the
+ * analysis notes. The strip names the top finding, so the GPU and step
+ * cards fit the first screen of a 1600×900 window (issue 21) while the
+ * reason the page is opened is still the first thing read.
  *
  * Mounted by views/run.js with the run already loaded; fetches again when
  * the rank in the URL changes. Every string from the trace is text.
@@ -22,10 +26,14 @@ import { categoryInfo, linearScale, niceTicks, stackBreakdown, timeTickLabels } 
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
 import { buildUrl } from '../router.js';
-import { analysisError, hbar, latestRequest, legend, section, swatch, tabRoute } from '../tabs.js';
+import { enumParam } from '../params.js';
+import { analysisError, hbar, latestRequest, legend, section, swatch, tabRoute, updateRoute } from '../tabs.js';
 
-/** This tab declares no URL parameters beyond run, view and rank. */
-export const params = Object.freeze({});
+/** findings: every recommendation shown, not only the first FINDINGS_SHOWN. */
+export const params = Object.freeze({ findings: enumParam('findings', /** @type {const} */ (['all']), '') });
+
+/** How many recommendations show before "Show N more". */
+const FINDINGS_SHOWN = 2;
 
 /** @typedef {import('../apitypes.js').Overview} Overview */
 /** @typedef {import('../apitypes.js').GpuSummary} GpuSummary */
@@ -85,7 +93,7 @@ function createOverview(root, ctx) {
             shownRank = tabRoute(store.get().route, params).rank;
             return api.getOverview(run.id, shownRank, signal);
         },
-        (ov) => replace(root, render(ov, tabRoute(store.get().route, params))),
+        (ov) => replace(root, render(ov, tabRoute(store.get().route, params), store)),
         (e) => replace(root, analysisError(e, 'overview', tabRoute(store.get().route, params), req.load)),
     );
 
@@ -105,43 +113,71 @@ function createOverview(root, ctx) {
 
 /**
  * @param {Overview} ov
- * @param {import('../router.js').RunRoute} route
+ * @param {import('../router.js').TabRoute<typeof params>} route
+ * @param {import('../state.js').AppStore} store
  */
-function render(ov, route) {
+function render(ov, route, store) {
     const cats = ov.categories && ov.categories.length ? ov.categories : Object.keys(ov.average ? ov.average.breakdown_us : {});
+    const recs = ov.recommendations === undefined ? [] : ov.recommendations;
+    const list = findingsList(recs, { runId: route.run || '', stepUs: ov.average ? ov.average.dur_us : null, rank: ov.rank });
     return h(
         'div',
         { class: C.page, dataset: { rank: String(ov.rank) } },
-        section(
-            'Recommendations',
-            findingsList(ov.recommendations === undefined ? [] : ov.recommendations, {
-                runId: route.run || '',
-                stepUs: ov.average ? ov.average.dur_us : null,
-                rank: ov.rank,
-            }),
-        ),
-        section('GPUs', gpuCards(ov.gpus || [])),
         headline(ov, route),
+        section('GPUs', gpuCards(ov.gpus || [])),
         h(
             'div',
             { class: C.grid },
             h(
                 'article',
-                { class: [C.card, C.cardPad] },
+                { class: [C.card, C.cardPad], 'aria-label': 'Execution summary' },
                 h('h2', { class: C.sectionTitle }, 'Execution summary (average step)'),
                 summaryTable(ov, cats),
                 averageBar(ov, cats),
             ),
             h(
                 'article',
-                { class: [C.card, C.cardPad] },
+                { class: [C.card, C.cardPad], 'aria-label': 'Step time breakdown' },
                 h('h2', { class: C.sectionTitle }, `Step time breakdown (${plural((ov.steps || []).length, 'step')})`),
                 stepChart(ov.steps || [], cats),
                 legend(cats.map((k) => categoryInfo(k))),
             ),
         ),
+        h(
+            'section',
+            { class: C.section, id: 'recommendations' },
+            h('h2', { class: C.sectionTitle }, 'Recommendations'),
+            list,
+            recs && recs.length > FINDINGS_SHOWN ? moreFindings(list, recs.length - FINDINGS_SHOWN, route.findings === 'all', store) : null,
+        ),
         section('Notes', notesList(ov.notes || [])),
     );
+}
+
+/**
+ * The toggle of the findings past the first FINDINGS_SHOWN: CSS hides them
+ * (C.recsFolded on the list) while the button says so; the state goes to
+ * the URL so that a shared link opens them the same way.
+ * @param {HTMLElement} list  the findings' <ol>
+ * @param {number} hidden
+ * @param {boolean} open
+ * @param {import('../state.js').AppStore} store
+ */
+function moreFindings(list, hidden, open, store) {
+    const button = h('button', { type: 'button', class: [C.btn, C.btnSm], 'aria-controls': 'tb-recs' });
+    list.id = 'tb-recs';
+    const set = (/** @type {boolean} */ on) => {
+        list.classList.toggle(C.recsFolded, !on);
+        button.textContent = on ? 'Show the first ' + FINDINGS_SHOWN + ' only' : `Show ${plural(hidden, 'more finding')}`;
+        button.setAttribute('aria-expanded', String(on));
+    };
+    button.addEventListener('click', () => {
+        const on = button.getAttribute('aria-expanded') !== 'true';
+        set(on);
+        updateRoute(store, { findings: on ? 'all' : '' });
+    });
+    set(open);
+    return h('p', { class: C.recsMore }, button);
 }
 
 // --- GPUs ----------------------------------------------------------------------
@@ -222,6 +258,9 @@ function headline(ov, route) {
     const first = steps[0];
     const last = steps[steps.length - 1];
     const peaks = Object.entries(ov.peak_memory_bytes || {});
+    const gpus = ov.gpus || [];
+    const busiest = gpus.reduce((a, g) => (a === null || (g.utilization ?? -1) > (a.utilization ?? -1) ? g : a), /** @type {GpuSummary | null} */ (null));
+    const top = ov.recommendations && ov.recommendations.length ? ov.recommendations[0] : null;
     const memLink = (/** @type {string} */ device) =>
         h('a', { href: buildUrl({ view: 'run', run: route.run, rank: route.rank, tab: 'memory', device }) }, 'Memory tab');
     return h(
@@ -229,10 +268,30 @@ function headline(ov, route) {
         { class: C.stats },
         stat('Steps', formatNumber(steps.length), first ? (steps.length > 1 ? [bdi(first.name), ' … ', bdi(last.name)] : bdi(first.name)) : 'no ProfilerStep spans'),
         stat('Average step', formatMicros(ov.average && ov.average.dur_us), 'a step lasts until its GPU work ends'),
+        busiest
+            ? stat(gpus.length > 1 ? 'GPU utilization, busiest' : 'GPU utilization', formatShare(busiest.utilization), `GPU ${busiest.device}, ${formatShare(busiest.compute_utilization ?? null)} in compute`)
+            : null,
+        top ? topFinding(top, ov.average ? ov.average.dur_us : 0) : null,
         peaks.map(([dev, bytes]) => stat(`Peak memory, GPU ${dev}`, formatBytes(bytes), memLink(dev))),
         // a few bytes of host allocations (8 B on most GPU runs) say nothing
         // and would sit beside the GPU peak as if they did: the Memory tab has them
         (ov.peak_memory_cpu_bytes ?? 0) >= CPU_PEAK_SHOWN ? stat('Peak memory, CPU', formatBytes(ov.peak_memory_cpu_bytes), memLink('cpu')) : null,
+    );
+}
+
+/**
+ * The strip's top finding: its title, and what fixing it could save.
+ * @param {import('../apitypes.js').Recommendation} r
+ * @param {number} stepUs
+ */
+function topFinding(r, stepUs) {
+    const saving = typeof r.saving_us === 'number' && r.saving_us > 0 ? r.saving_us : 0;
+    return h(
+        'div',
+        { class: [C.stat, C.statWide], dataset: { severity: r.severity } },
+        h('dt', { class: C.statLabel }, 'Top finding'),
+        h('dd', { class: C.statFinding }, h('a', { href: '#recommendations' }, r.title)),
+        h('dd', { class: C.muted }, saving ? `could save ${formatMicros(saving)} per step${stepUs > 0 ? ` (${formatShare(Math.min(1, saving / stepUs))})` : ''}` : `${r.severity} severity`),
     );
 }
 

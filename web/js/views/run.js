@@ -103,7 +103,8 @@ export function tabParams(tab) {
  * Every field a run page tab may declare (what a route of any tab may
  * carry into buildUrl() or navigate()).
  * @typedef {import('../params.js').ParamValues<typeof operatorsView.params> & import('../params.js').ParamValues<typeof kernelsView.params>
- *   & import('../params.js').ParamValues<typeof memoryView.params> & import('../params.js').ParamValues<typeof timelineView.params>} TabFields
+ *   & import('../params.js').ParamValues<typeof memoryView.params> & import('../params.js').ParamValues<typeof timelineView.params>
+ *   & import('../params.js').ParamValues<typeof overviewView.params>} TabFields
  */
 
 /** What the placeholder tabs will hold (shown under "coming soon"). */
