@@ -264,7 +264,7 @@ export function stackedBars(o) {
     const labels = timeTickLabels(ticks, step);
     const yAxis = box.top + rows.length * (box.row + box.gap);
     const short = (/** @type {string} */ s) => (s.length > 22 ? s.slice(0, 21) + '…' : s);
-    return svg(
+    return bodyScale(svg(
         'svg',
         { class: [C.chart, o.class], viewBox: `0 0 ${box.w} ${yAxis + box.bottom}`, role: 'img', 'aria-label': o.label },
         ticks.map((t, i) =>
@@ -292,7 +292,81 @@ export function stackedBars(o) {
                 }),
             );
         }),
-    );
+    ), box.w);
+}
+
+/**
+ * Caps a chart's width at its viewBox width in CSS pixels: a chart drawn
+ * with 11 px axis text in viewBox units then shows it at 11 px or less,
+ * never blown up past the body text by a wide card (issue 21).
+ * @param {SVGSVGElement} el
+ * @param {number} w the viewBox width
+ * @returns {SVGSVGElement}
+ */
+export function bodyScale(el, w) {
+    el.style.maxWidth = w + 'px';
+    return el;
+}
+
+/**
+ * Vertical stacked columns on one time axis, one per item (the steps of a
+ * run): their width shrinks with their number, so 100 steps still fit the
+ * box, and one label in every few columns is kept. Segments of value 0 or
+ * less are left out.
+ * @param {object} o
+ * @param {string} o.label                 aria-label
+ * @param {BarRow[]} o.cols                 label: under the column; name: its tooltip
+ * @param {{w: number, h: number, left: number, right: number, top: number, bottom: number}} o.box  geometry
+ * @param {string} o.axis                   the x axis' title
+ * @param {number} [o.perUs]                value units per µs (1000 for ns; default 1)
+ * @param {(v: number) => string} o.fmt     a value in the tooltips
+ * @returns {SVGSVGElement}
+ */
+export function columnBars(o) {
+    const { box, cols, fmt } = o;
+    const per = o.perUs ?? 1;
+    const totals = cols.map((r) => r.total ?? r.segs.reduce((a, s) => a + Math.max(0, s.value), 0));
+    const max = Math.max(0, ...totals);
+    const { ticks, step } = niceTicks(0, max > 0 ? max / per : 1, 4);
+    const y = linearScale(0, ticks[ticks.length - 1] * per, box.h - box.bottom, box.top);
+    const plotW = box.w - box.left - box.right;
+    const band = plotW / Math.max(1, cols.length);
+    const barW = Math.max(1, Math.min(56, band * 0.7));
+    const labels = timeTickLabels(ticks, step);
+    const labelEvery = Math.ceil(cols.length / Math.max(1, Math.floor(plotW / 44)));
+    return bodyScale(svg(
+        'svg',
+        { class: C.chart, viewBox: `0 0 ${box.w} ${box.h}`, role: 'img', 'aria-label': o.label },
+        ticks.map((t, i) =>
+            svg(
+                'g',
+                null,
+                svg('line', { class: C.gridLine, x1: box.left, x2: box.w - box.right, y1: y.map(t * per), y2: y.map(t * per) }),
+                svg('text', { class: C.axis, x: box.left - 6, y: y.map(t * per) + 4, 'text-anchor': 'end' }, labels[i]),
+            ),
+        ),
+        svg('line', { class: C.gridLine, x1: box.left, x2: box.left, y1: box.top, y2: box.h - box.bottom }),
+        cols.map((c, i) => {
+            const x = box.left + band * i + (band - barW) / 2;
+            const segs = c.segs.filter((g) => g.value > 0);
+            let at = 0;
+            const tip = [`${c.name ?? c.label}: ${fmt(totals[i])}`, ...segs.map((g) => `${g.label}: ${fmt(g.value)} (${formatPercent(g.value, totals[i])})`)].join('\n');
+            return svg(
+                'g',
+                { ...c.attrs, class: C.bar },
+                svg('title', null, tip),
+                segs.map((g) => {
+                    const y0 = y.map(at);
+                    at += g.value;
+                    return svg('rect', { x: x.toFixed(2), width: barW.toFixed(2), y: y.map(at).toFixed(2), height: Math.max(0, y0 - y.map(at)).toFixed(2), fill: g.color });
+                }),
+                i % labelEvery === 0
+                    ? svg('text', { class: C.axis, x: (x + barW / 2).toFixed(2), y: box.h - box.bottom + 16, 'text-anchor': 'middle' }, c.label)
+                    : null,
+            );
+        }),
+        svg('text', { class: C.axis, x: box.left + plotW / 2, y: box.h - 6, 'text-anchor': 'middle' }, o.axis),
+    ), box.w);
 }
 
 /**

@@ -21,13 +21,13 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { bdi, h, replace, svg } from '../dom.js';
-import { categoryInfo, linearScale, niceTicks, stackBreakdown, timeTickLabels } from '../charts.js';
+import { bdi, h, replace } from '../dom.js';
+import { categoryInfo, stackBreakdown } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
 import { buildUrl } from '../router.js';
 import { enumParam } from '../params.js';
-import { analysisError, hbar, latestRequest, legend, section, swatch, tabRoute, updateRoute } from '../tabs.js';
+import { analysisError, columnBars, hbar, latestRequest, legend, section, swatch, tabRoute, updateRoute } from '../tabs.js';
 
 /** findings: every recommendation shown, not only the first FINDINGS_SHOWN. */
 export const params = Object.freeze({ findings: enumParam('findings', /** @type {const} */ (['all']), '') });
@@ -384,60 +384,25 @@ function averageBar(ov, cats) {
 const CHART = { w: 640, h: 240, left: 62, right: 10, top: 12, bottom: 40 };
 
 /**
- * One stacked bar per step, in SVG (viewBox units; scales with its box).
+ * One stacked column per step (SVG; tabs.js columnBars).
  * @param {Step[]} steps
  * @param {string[]} cats
  */
 function stepChart(steps, cats) {
     if (!steps.length) return h('p', { class: C.muted }, 'No steps to chart: the trace has no ProfilerStep# spans.');
-    const max = Math.max(...steps.map((s) => s.dur_us || 0), 0);
-    const { ticks, step } = niceTicks(0, max, 4);
-    const top = ticks[ticks.length - 1];
-    const plotW = CHART.w - CHART.left - CHART.right;
-    const y = linearScale(0, top, CHART.h - CHART.bottom, CHART.top);
-    const band = plotW / steps.length;
-    const barW = Math.max(1, Math.min(56, band * 0.7));
-    const labels = timeTickLabels(ticks, step);
-    const labelEvery = Math.ceil(steps.length / Math.max(1, Math.floor(plotW / 44)));
-
-    const grid = ticks.map((t, i) =>
-        svg(
-            'g',
-            null,
-            svg('line', { class: C.gridLine, x1: CHART.left, x2: CHART.w - CHART.right, y1: y.map(t), y2: y.map(t) }),
-            svg('text', { class: C.axis, x: CHART.left - 6, y: y.map(t) + 4, 'text-anchor': 'end' }, labels[i]),
-        ),
-    );
-    const bars = steps.map((s, i) => {
-        const x = CHART.left + band * i + (band - barW) / 2;
-        const segs = stackBreakdown(s.breakdown_us, cats).filter((g) => g.value > 0);
-        const tip = [`${s.name}: ${formatMicros(s.dur_us)}`, ...segs.map((g) => `${categoryInfo(g.key).label}: ${formatMicros(g.value)} (${formatPercent(g.value, s.dur_us)})`)].join('\n');
-        return svg(
-            'g',
-            { class: C.bar, 'data-step': s.name },
-            svg('title', null, tip),
-            segs.map((g) =>
-                svg('rect', {
-                    x: x.toFixed(2),
-                    width: barW.toFixed(2),
-                    y: y.map(g.end).toFixed(2),
-                    height: Math.max(0, y.map(g.start) - y.map(g.end)).toFixed(2),
-                    fill: categoryInfo(g.key).color,
-                }),
-            ),
-            i % labelEvery === 0
-                ? svg('text', { class: C.axis, x: (x + barW / 2).toFixed(2), y: CHART.h - CHART.bottom + 16, 'text-anchor': 'middle' }, stepLabel(s))
-                : null,
-        );
+    return columnBars({
+        label: `Time of each of ${steps.length} steps by category`,
+        box: CHART,
+        axis: 'step',
+        fmt: formatMicros,
+        cols: steps.map((s) => ({
+            label: stepLabel(s),
+            name: s.name,
+            total: s.dur_us || 0,
+            attrs: { 'data-step': s.name },
+            segs: stackBreakdown(s.breakdown_us, cats).map((g) => ({ label: categoryInfo(g.key).label, color: categoryInfo(g.key).color, value: g.value })),
+        })),
     });
-    return svg(
-        'svg',
-        { class: C.chart, viewBox: `0 0 ${CHART.w} ${CHART.h}`, role: 'img', 'aria-label': `Time of each of ${steps.length} steps by category` },
-        grid,
-        svg('line', { class: C.gridLine, x1: CHART.left, x2: CHART.left, y1: CHART.top, y2: CHART.h - CHART.bottom }),
-        bars,
-        svg('text', { class: C.axis, x: CHART.left + plotW / 2, y: CHART.h - 6, 'text-anchor': 'middle' }, 'step'),
-    );
 }
 
 /**
