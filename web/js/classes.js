@@ -166,6 +166,12 @@ export const C = Object.freeze({
     hbarSeg: 'tb-hbar-seg',
     notes: 'tb-notes',
     recs: 'tb-recs',
+    report: 'tb-report', // the Report tab (views/report.js): print CSS keys on it
+    reportHead: 'tb-report-head',
+    reportActions: 'tb-report-actions',
+    reportBlock: 'tb-report-block',
+    reportGpus: 'tb-report-gpus',
+    reportName: 'tb-report-name',
     recsFolded: 'tb-recs-folded', // the findings past the first two hidden
     recsMore: 'tb-recs-more',
     rec: 'tb-rec',

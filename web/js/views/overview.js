@@ -183,7 +183,7 @@ function moreFindings(list, hidden, open, store) {
 // --- GPUs ----------------------------------------------------------------------
 
 /** @param {GpuSummary[]} gpus */
-function gpuCards(gpus) {
+export function gpuCards(gpus) {
     if (!gpus.length) {
         return h('p', { class: C.muted }, 'No GPU kernels in this rank: a CPU-only profile, or the trace recorded no CUDA activity.');
     }
@@ -253,7 +253,7 @@ function metric(label, value, help) {
  * @param {Overview} ov
  * @param {import('../router.js').RunRoute} route
  */
-function headline(ov, route) {
+export function headline(ov, route) {
     const steps = ov.steps || [];
     const first = steps[0];
     const last = steps[steps.length - 1];
@@ -319,7 +319,7 @@ function stat(label, value, note) {
  * @param {Overview} ov
  * @param {string[]} cats
  */
-function summaryTable(ov, cats) {
+export function summaryTable(ov, cats) {
     const avg = ov.average || { dur_us: 0, breakdown_us: {} };
     return h(
         'table',
@@ -365,7 +365,7 @@ function summaryTable(ov, cats) {
  * @param {Overview} ov
  * @param {string[]} cats
  */
-function averageBar(ov, cats) {
+export function averageBar(ov, cats) {
     const avg = ov.average;
     if (!avg || !(avg.dur_us > 0)) return null;
     const segs = stackBreakdown(avg.breakdown_us, cats).filter((s) => s.value > 0);
@@ -388,7 +388,7 @@ const CHART = { w: 640, h: 240, left: 62, right: 10, top: 12, bottom: 40 };
  * @param {Step[]} steps
  * @param {string[]} cats
  */
-function stepChart(steps, cats) {
+export function stepChart(steps, cats) {
     if (!steps.length) return h('p', { class: C.muted }, 'No steps to chart: the trace has no ProfilerStep# spans.');
     return columnBars({
         label: `Time of each of ${steps.length} steps by category`,

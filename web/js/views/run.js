@@ -50,6 +50,7 @@ import * as kernelsView from './kernels.js';
 import * as memoryView from './memory.js';
 import * as operatorsView from './operators.js';
 import * as overviewView from './overview.js';
+import * as reportView from './report.js';
 import * as ranksView from './ranks.js';
 import * as timelineView from './timeline.js';
 
@@ -83,7 +84,7 @@ const STAT_ROWS = /** @type {const} */ ([
  * Tabs whose content is a view module (mounted, then following the route).
  * @type {Readonly<Record<string, import('../tabs.js').TabView>>}
  */
-const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView, timeline: timelineView, analyses: analysesView, ranks: ranksView });
+const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView, timeline: timelineView, analyses: analysesView, ranks: ranksView, report: reportView });
 
 /** The Info tab (rendered here) declares no URL parameters beyond run, view and rank. */
 const INFO_PARAMS = Object.freeze({});
