@@ -6,19 +6,15 @@
 // Demo runs of tests/data/demo.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { join, resolve } from 'node:path';
-import { SHOTS, startBrowser, runIdOf } from './lib.mjs';
+import { join } from 'node:path';
+import { SHOTS, startDemo } from './lib.mjs';
 
 let session, srv, page, errors, runId, ddpId, otherId;
 
 before(async () => {
-  session = await startBrowser({ args: ['--demo', resolve('tests/data/demo')] });
+  session = await startDemo();
   ({ srv, page, errors } = session);
-  await page.goto(srv.url);
-  await page.waitForSelector('text=matmul_amp');
-  runId = await runIdOf(srv, 'matmul_amp');
-  ddpId = await runIdOf(srv, 'ddp_gloo_4ranks');
-  otherId = await runIdOf(srv, 'matmul_fp32_strict');
+  ({ matmul_amp: runId, ddp_gloo_4ranks: ddpId, matmul_fp32_strict: otherId } = session.ids);
 });
 
 after(async () => { await session?.close(); });

@@ -11,18 +11,16 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { SHOTS, startBrowser, runIdOf } from './lib.mjs';
+import { join } from 'node:path';
+import { SHOTS, startDemo } from './lib.mjs';
 
 let session, srv, page, errors, runId, title;
 const have = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`]).status === 0;
 
 before(async () => {
-  session = await startBrowser({ args: ['--no-auth', '--demo', resolve('tests/data/demo')] });
+  session = await startDemo(['--no-auth']);
   ({ srv, page, errors } = session);
-  await page.goto(srv.base + '/');
-  await page.waitForSelector('text=matmul_amp');
-  runId = await runIdOf(srv, 'matmul_amp');
+  runId = session.ids.matmul_amp;
   title = (await srv.json(`/api/runs/${runId}/overview`)).recommendations[0].title;
 });
 

@@ -7,18 +7,16 @@
 // tests/data/demo; screenshots theme-*.png go to $TB_SCREENSHOTS.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { join, resolve } from 'node:path';
-import { SHOTS, startBrowser, runIdOf } from './lib.mjs';
+import { join } from 'node:path';
+import { SHOTS, startDemo } from './lib.mjs';
 
 let session, srv, page, errors, runId, ddpId;
 
 before(async () => {
-  session = await startBrowser({ args: ['--demo', resolve('tests/data/demo')] });
+  session = await startDemo();
   ({ srv, page, errors } = session);
-  await page.goto(srv.url);
-  await page.waitForSelector('text=matmul_amp');
-  runId = await runIdOf(srv, 'matmul_amp');
-  ddpId = await runIdOf(srv, 'ddp_gloo_4ranks');
+  runId = session.ids.matmul_amp;
+  ddpId = session.ids.ddp_gloo_4ranks;
 });
 
 after(async () => { await session?.close(); });

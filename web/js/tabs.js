@@ -11,7 +11,7 @@
 import * as api from './api.js';
 import { C } from './classes.js';
 import { linearScale, niceTicks, timeTickLabels } from './charts.js';
-import { alertBox, h, svg } from './dom.js';
+import { alertBox, h, replace, svg } from './dom.js';
 import { formatPercent } from './format.js';
 import { buildUrl, navigate, routeAs } from './router.js';
 
@@ -120,6 +120,45 @@ export function latestRequest(root, request, got, failed) {
         stop() {
             stopped = true;
             if (ctrl) ctrl.abort();
+        },
+    };
+}
+
+/**
+ * A tab showing one answer about the rank in the URL (Overview, Report):
+ * a loading line, then render(answer) in root, or the error with a retry;
+ * asked again when the URL's rank changes while the tab is shown.
+ * @template T
+ * @param {HTMLElement} root
+ * @param {TabContext} ctx
+ * @param {{tab: string, what: string, request: (route: Route, signal: AbortSignal) => Promise<T>, render: (v: T, route: Route) => Child}} o
+ *        what: the answer's name in the loading line and the error's title
+ * @returns {{destroy: () => void}}
+ */
+export function rankTab(root, ctx, o) {
+    const { store, run } = ctx;
+    let shownRank = /** @type {number | null | undefined} */ (undefined);
+    const route = () => routeAs(store.get().route, 'run');
+    /** @type {LatestRequest} */
+    const req = latestRequest(
+        root,
+        (signal) => {
+            shownRank = route().rank;
+            return o.request(route(), signal);
+        },
+        (v) => replace(root, o.render(v, route())),
+        (e) => replace(root, analysisError(e, o.what, route(), req.load)),
+    );
+    replace(root, h('p', { class: [C.muted, C.loading] }, `Loading the ${o.what}…`));
+    req.load();
+    const unsubscribe = store.subscribe((next) => {
+        const r = next.route;
+        if (r.view === 'run' && r.run === run.id && r.tab === o.tab && r.rank !== shownRank) req.load();
+    });
+    return {
+        destroy() {
+            req.stop();
+            unsubscribe();
         },
     };
 }
@@ -256,10 +295,7 @@ export function hbar(label, segs, scale, cls) {
  */
 export function stackedBars(o) {
     const { box, rows, fmt } = o;
-    const per = o.perUs ?? 1;
-    const totals = rows.map((r) => r.total ?? r.segs.reduce((a, s) => a + Math.max(0, s.value), 0));
-    const max = Math.max(0, ...totals);
-    const { ticks, step } = niceTicks(0, max > 0 ? max / per : 1, o.ticks);
+    const { per, totals, ticks, step } = valueAxis(rows, o.perUs, o.ticks);
     const x = linearScale(0, ticks[ticks.length - 1] * per, box.left, box.w - box.right);
     const labels = timeTickLabels(ticks, step);
     const yAxis = box.top + rows.length * (box.row + box.gap);
@@ -279,11 +315,10 @@ export function stackedBars(o) {
             const y = box.top + i * (box.row + box.gap);
             let at = 0;
             const segs = r.segs.filter((s) => s.value > 0);
-            const tip = [`${r.name ?? r.label}: ${fmt(totals[i])}`, ...segs.map((s) => `${s.label}: ${fmt(s.value)} (${formatPercent(s.value, totals[i])})`)].join('\n');
             return svg(
                 'g',
                 { ...r.attrs, class: C.bar },
-                svg('title', null, tip),
+                svg('title', null, barTip(r, segs, totals[i], fmt)),
                 svg('text', { class: [C.axis, r.labelClass], x: box.left - 6, y: y + box.row / 2 + 4, 'text-anchor': 'end' }, short(r.label)),
                 segs.map((s) => {
                     const x0 = x.map(at);
@@ -293,6 +328,31 @@ export function stackedBars(o) {
             );
         }),
     ), box.w);
+}
+
+/**
+ * The value axis of stacked bars: each bar's total (given, or the sum of
+ * its positive segments) and ticks up to the largest.
+ * @param {BarRow[]} rows
+ * @param {number | undefined} perUs value units per µs
+ * @param {number} n about how many ticks
+ */
+function valueAxis(rows, perUs, n) {
+    const per = perUs ?? 1;
+    const totals = rows.map((r) => r.total ?? r.segs.reduce((a, s) => a + Math.max(0, s.value), 0));
+    const max = Math.max(0, ...totals);
+    return { per, totals, ...niceTicks(0, max > 0 ? max / per : 1, n) };
+}
+
+/**
+ * A bar's tooltip: its total, then each segment with its share.
+ * @param {BarRow} r
+ * @param {{label: string, value: number}[]} segs  the drawn ones
+ * @param {number} total
+ * @param {(v: number) => string} fmt
+ */
+function barTip(r, segs, total, fmt) {
+    return [`${r.name ?? r.label}: ${fmt(total)}`, ...segs.map((s) => `${s.label}: ${fmt(s.value)} (${formatPercent(s.value, total)})`)].join('\n');
 }
 
 /**
@@ -324,10 +384,7 @@ export function bodyScale(el, w) {
  */
 export function columnBars(o) {
     const { box, cols, fmt } = o;
-    const per = o.perUs ?? 1;
-    const totals = cols.map((r) => r.total ?? r.segs.reduce((a, s) => a + Math.max(0, s.value), 0));
-    const max = Math.max(0, ...totals);
-    const { ticks, step } = niceTicks(0, max > 0 ? max / per : 1, 4);
+    const { per, totals, ticks, step } = valueAxis(cols, o.perUs, 4);
     const y = linearScale(0, ticks[ticks.length - 1] * per, box.h - box.bottom, box.top);
     const plotW = box.w - box.left - box.right;
     const band = plotW / Math.max(1, cols.length);
@@ -350,11 +407,10 @@ export function columnBars(o) {
             const x = box.left + band * i + (band - barW) / 2;
             const segs = c.segs.filter((g) => g.value > 0);
             let at = 0;
-            const tip = [`${c.name ?? c.label}: ${fmt(totals[i])}`, ...segs.map((g) => `${g.label}: ${fmt(g.value)} (${formatPercent(g.value, totals[i])})`)].join('\n');
             return svg(
                 'g',
                 { ...c.attrs, class: C.bar },
-                svg('title', null, tip),
+                svg('title', null, barTip(c, segs, totals[i], fmt)),
                 segs.map((g) => {
                     const y0 = y.map(at);
                     at += g.value;

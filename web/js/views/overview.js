@@ -21,13 +21,13 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { bdi, h, replace } from '../dom.js';
+import { bdi, h } from '../dom.js';
 import { categoryInfo, stackBreakdown } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
 import { buildUrl } from '../router.js';
 import { enumParam } from '../params.js';
-import { analysisError, columnBars, hbar, latestRequest, legend, section, swatch, tabRoute, updateRoute } from '../tabs.js';
+import { columnBars, hbar, legend, rankTab, section, swatch, tabRoute, updateRoute } from '../tabs.js';
 
 /** findings: every recommendation shown, not only the first FINDINGS_SHOWN. */
 export const params = Object.freeze({ findings: enumParam('findings', /** @type {const} */ (['all']), '') });
@@ -84,31 +84,12 @@ export function unmount() {
  * @param {TabContext} ctx
  */
 function createOverview(root, ctx) {
-    const { store, run } = ctx;
-    let shownRank = /** @type {number | null | undefined} */ (undefined);
-    /** @type {import('../tabs.js').LatestRequest} */
-    const req = latestRequest(
-        root,
-        (signal) => {
-            shownRank = tabRoute(store.get().route, params).rank;
-            return api.getOverview(run.id, shownRank, signal);
-        },
-        (ov) => replace(root, render(ov, tabRoute(store.get().route, params), store)),
-        (e) => replace(root, analysisError(e, 'overview', tabRoute(store.get().route, params), req.load)),
-    );
-
-    replace(root, h('p', { class: [C.muted, C.loading] }, 'Loading the overview…'));
-    req.load();
-    const unsubscribe = store.subscribe((next) => {
-        const r = tabRoute(next.route, params);
-        if (r.view === 'run' && r.run === run.id && r.tab === 'overview' && r.rank !== shownRank) req.load();
+    return rankTab(root, ctx, {
+        tab: 'overview',
+        what: 'overview',
+        request: (route, signal) => api.getOverview(ctx.run.id, route.rank, signal),
+        render: (ov) => render(ov, tabRoute(ctx.store.get().route, params), ctx.store),
     });
-    return {
-        destroy() {
-            req.stop();
-            unsubscribe();
-        },
-    };
 }
 
 /**

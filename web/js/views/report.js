@@ -17,11 +17,11 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { bdi, h, replace } from '../dom.js';
+import { bdi, h } from '../dom.js';
 import { categoryInfo } from '../charts.js';
 import { DASH, formatDate, formatMicros, formatNumber, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
-import { analysisError, latestRequest, legend, tabRank, tabRoute } from '../tabs.js';
+import { legend, rankTab, tabRank } from '../tabs.js';
 import { averageBar, gpuCards, headline, stepChart, summaryTable } from './overview.js';
 
 /** This tab declares no URL parameters beyond run, view and rank. */
@@ -46,14 +46,11 @@ let active = null;
  */
 export function mount(root, ctx) {
     unmount();
-    const { store, run } = ctx;
-    let shownRank = /** @type {number | null | undefined} */ (undefined);
-    /** @type {import('../tabs.js').LatestRequest} */
-    const req = latestRequest(
-        root,
-        async (signal) => {
-            const route = tabRoute(store.get().route, params);
-            shownRank = route.rank;
+    const { run } = ctx;
+    active = rankTab(root, ctx, {
+        tab: 'report',
+        what: 'report',
+        request: async (route, signal) => {
             const rank = tabRank(run, route);
             const top = { rank, offset: 0, limit: REPORT_ROWS, order: 'desc' };
             const [ov, kernels, ops] = await Promise.all([
@@ -63,21 +60,8 @@ export function mount(root, ctx) {
             ]);
             return { ov, kernels, ops };
         },
-        (d) => replace(root, render(run, d.ov, d.kernels, d.ops, tabRoute(store.get().route, params))),
-        (e) => replace(root, analysisError(e, 'report', tabRoute(store.get().route, params), req.load)),
-    );
-    replace(root, h('p', { class: [C.muted, C.loading] }, 'Loading the report…'));
-    req.load();
-    const unsubscribe = store.subscribe((next) => {
-        const r = tabRoute(next.route, params);
-        if (r.view === 'run' && r.run === run.id && r.tab === 'report' && r.rank !== shownRank) req.load();
+        render: (d, route) => render(run, d.ov, d.kernels, d.ops, route),
     });
-    active = {
-        destroy() {
-            req.stop();
-            unsubscribe();
-        },
-    };
 }
 
 export function unmount() {
