@@ -154,7 +154,7 @@ test('at 1280, 1600 and 2560 px nothing overflows its card and no page scrolls s
   const pages = [
     ['runs', '/', 'table'],
     ...Object.entries({ overview: '[aria-label="Step time breakdown"]', operators: 'table[aria-label] tbody tr', kernels: 'table[aria-label] tbody tr',
-      memory: '.tb-memchart', timeline: '.tb-tl-plot[data-loaded]', analyses: 'section#an-critpath', info: 'td' })
+      memory: '.tb-memchart', timeline: '.tb-tl-plot[data-loaded]', analyses: 'section#an-critpath', info: 'td', report: 'table[aria-label="Top operators"]' })
       .map(([v, sel]) => [v, `/?run=${one}&view=${v}`, sel]),
     ['ranks', `/?run=${many}&view=ranks`, 'table'],
     ['compare', `/?compare=${one},${many}`, 'table'],

@@ -92,7 +92,7 @@ function render(run, ov, kernels, ops, route) {
             h(
                 'p',
                 { class: C.muted },
-                [formatDate(run.created), plural(run.ranks, 'rank'), `rank ${ov.rank} shown`, gpu ? gpu.name || 'GPU' : run.gpu || 'no GPU', `run ${run.id}`].join(' · '),
+                [formatDate(run.created), plural(run.ranks, 'rank'), `rank ${ov.rank} shown (per step: averaged over its profiled steps)`, gpu ? gpu.name || 'GPU' : run.gpu || 'no GPU', `run ${run.id}`, `traceboard, ${plural(run.files.length, 'trace file')}`].join(' · '),
             ),
             h('p', { class: C.reportActions }, print, h('span', { class: C.muted }, ' One page per rank: pick another rank above before printing.')),
         ),
@@ -117,7 +117,6 @@ function render(run, ov, kernels, ops, route) {
         ),
         block(`Top ${REPORT_ROWS} kernels by GPU time`, kernelTable(kernels)),
         block(`Top ${REPORT_ROWS} operators`, operatorTable(ops)),
-        h('p', { class: C.muted }, `Made by traceboard from ${plural(run.files.length, 'trace file')}; figures of rank ${ov.rank}, averaged over its profiled steps.`),
     );
 }
 
@@ -137,7 +136,7 @@ function block(title, body, cls) {
  */
 function compactTable(label, cols, rows) {
     const num = cols.map((c) => c.endsWith('#'));
-    return h(
+    return h('div', { class: C.tableScroll }, h(
         'table',
         { class: [C.table, C.tableCompact], 'aria-label': label },
         h('thead', null, h('tr', null, cols.map((c, i) => h('th', { scope: 'col', class: num[i] ? C.num : null }, num[i] ? c.slice(0, -1) : c)))),
@@ -147,7 +146,7 @@ function compactTable(label, cols, rows) {
             // names (a demangled kernel is often 500 characters) on one line, whole in the tooltip
             rows.map((r) => h('tr', null, r.map((cell, i) => h('td', { class: num[i] ? C.num : null }, i === 0 ? h('div', { class: C.reportName, title: String(cell) }, cell) : cell)))),
         ),
-    );
+    ));
 }
 
 /** @param {KernelsPage} k */
