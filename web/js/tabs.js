@@ -323,7 +323,7 @@ export function stackedBars(o) {
                 segs.map((s) => {
                     const x0 = x.map(at);
                     at += s.value;
-                    return svg('rect', { x: x0.toFixed(2), y, height: box.row, width: Math.max(0.5, x.map(at) - x0).toFixed(2), fill: s.color });
+                    return filled(svg('rect', { x: x0.toFixed(2), y, height: box.row, width: Math.max(0.5, x.map(at) - x0).toFixed(2) }), s.color);
                 }),
             );
         }),
@@ -353,6 +353,17 @@ function valueAxis(rows, perUs, n) {
  */
 function barTip(r, segs, total, fmt) {
     return [`${r.name ?? r.label}: ${fmt(total)}`, ...segs.map((s) => `${s.label}: ${fmt(s.value)} (${formatPercent(s.value, total)})`)].join('\n');
+}
+
+/**
+ * Fills an SVG shape through its style, not its fill attribute: a colour
+ * may then be a theme's custom property (`var(--tb-cp-cpu, #374151)`).
+ * @param {SVGElement} el
+ * @param {string} color
+ */
+function filled(el, color) {
+    el.style.fill = color;
+    return el;
 }
 
 /**
@@ -414,7 +425,7 @@ export function columnBars(o) {
                 segs.map((g) => {
                     const y0 = y.map(at);
                     at += g.value;
-                    return svg('rect', { x: x.toFixed(2), width: barW.toFixed(2), y: y.map(at).toFixed(2), height: Math.max(0, y0 - y.map(at)).toFixed(2), fill: g.color });
+                    return filled(svg('rect', { x: x.toFixed(2), width: barW.toFixed(2), y: y.map(at).toFixed(2), height: Math.max(0, y0 - y.map(at)).toFixed(2) }), g.color);
                 }),
                 i % labelEvery === 0
                     ? svg('text', { class: C.axis, x: (x + barW / 2).toFixed(2), y: box.h - box.bottom + 16, 'text-anchor': 'middle' }, c.label)

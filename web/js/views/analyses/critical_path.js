@@ -26,7 +26,8 @@ const TABLE_ROWS = 12;
 
 /** Critical-path categories (the API's names), coloured as the timeline outlines them. */
 const CP_PARTS = /** @type {Record<string, Part>} */ ({
-    cpu: { key: 'cpu', label: 'CPU', color: CP_COLOURS.cpu, help: 'Host work: operators, Python, the callers of launches.' },
+    // the timeline's dark outline colour would vanish on a dark page: the dark theme lightens it
+    cpu: { key: 'cpu', label: 'CPU', color: `var(--tb-cp-cpu, ${CP_COLOURS.cpu})`, help: 'Host work: operators, Python, the callers of launches.' },
     dataloader: { key: 'dataloader', label: 'DataLoader', color: CP_COLOURS.dataloader, help: 'Host time inside DataLoader calls.' },
     gpu_compute: { key: 'gpu_compute', label: 'GPU compute', color: CP_COLOURS.gpu_compute, help: 'Kernels and copies on the path.' },
     communication: { key: 'communication', label: 'Communication', color: CP_COLOURS.communication, help: 'Communication kernels on the path.' },
