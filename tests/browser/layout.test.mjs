@@ -1,7 +1,7 @@
 // Layout of the pages (issue 21): the Overview's first screen at 1600×900
 // holds the summary strip, the GPU cards and the step cards (findings past
 // the first two folded); the Analyses tab of a 100-step run keeps its chart
-// text at the body's scale and its critical path readable; and at 1280, 1600
+// text at the body's scale and its critical path readable, and its sections fold; and at 1280, 1600
 // and 2560 px no page has an element wider than its card or a horizontal
 // page scroll. Traces: ../shared/traces/transformer_with_stack and
 // ddp_gloo_4ranks, and matmul_amp tiled to about 100 steps with
@@ -119,6 +119,15 @@ test('analyses of a 100-step run: chart text at body scale, a readable critical 
   const pageH = await page.evaluate(() => document.documentElement.scrollHeight);
   assert.ok(pageH < 5000, `the page is ${pageH} px long`);
   await page.screenshot({ path: join(SHOTS, 'layout-analyses-100steps.png'), fullPage: true });
+  // every section folds under its title
+  const fold = page.locator('section#an-idle button[aria-controls="an-idle-body"]');
+  await fold.click();
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  assert.equal(await page.isVisible('#an-idle-body'), false, 'the folded section hides its body');
+  const folded = await page.evaluate(() => document.documentElement.scrollHeight);
+  assert.ok(folded < pageH - 200, `folding shortens the page (${pageH} -> ${folded} px)`);
+  await fold.click();
+  assert.ok(await page.isVisible('#an-idle-body'), 'and unfolds');
   assert.deepEqual(errors, []);
 });
 

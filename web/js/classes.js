@@ -204,6 +204,7 @@ export const C = Object.freeze({
     anSub: 'tb-an-sub',
     anScroll: 'tb-an-scroll',
     anChart: 'tb-an-chart',
+    anHead: 'tb-an-head', // a section's title and its Fold button
     anTl: 'tb-an-tl',
 
     // compare page (views/compare.js) and picking two runs (views/runs.js)
