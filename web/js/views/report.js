@@ -24,20 +24,18 @@ import { findingsList } from '../findings.js';
 import { legend, rankTab, tabRank } from '../tabs.js';
 import { averageBar, gpuCards, headline, stepChart, summaryTable } from './overview.js';
 
-/** This tab declares no URL parameters beyond run, view and rank. */
-export const params = Object.freeze({});
-
-/** Rows of the kernel and operator tables. */
-const REPORT_ROWS = 8;
-/** Recommendations printed. */
-const REPORT_FINDINGS = 3;
-
 /** @typedef {import('../apitypes.js').Overview} Overview */
 /** @typedef {import('../apitypes.js').KernelsPage} KernelsPage */
 /** @typedef {import('../apitypes.js').OperatorsPage} OperatorsPage */
 /** @typedef {import('../tabs.js').TabContext} TabContext */
 
-/** @type {{destroy: () => void} | null} */
+/** This tab declares no URL parameters beyond run, view and rank. */
+export const params = Object.freeze({});
+
+/** Rows of the kernel and operator tables; recommendations printed. */
+const REPORT_ROWS = 8, REPORT_FINDINGS = 3;
+
+/** @type {{destroy: () => void} | null} the mounted tab */
 let active = null;
 
 /**
