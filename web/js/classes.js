@@ -3,7 +3,7 @@
  * classes.js — every CSS class name the scripts use, in one place.
  *
  * All names carry the `tb-` prefix so they never collide with anything a
- * proxy or extension injects, and css/app.css defines each of them. Scripts
+ * proxy or extension injects, and a stylesheet of css/ defines each. Scripts
  * write `C.badgeWarn`, never the string, so a rename is one edit here plus
  * one in the stylesheet, and a typo is a type error under checkJs.
  */

@@ -9,7 +9,7 @@
  * the GPUs, the top REPORT_FINDINGS recommendations with their evidence,
  * the step breakdown (table, bar and one column per step), the top kernels
  * and the top operators. The Overview's blocks are reused as they are; print
- * CSS in app.css (@media print) drops the page header, the tabs and every
+ * CSS (report.css, @media print) drops the page header, the tabs and every
  * control, keeps blocks whole across page breaks and prints the light
  * theme's colours whatever the screen shows. Every string from the trace is
  * text.
