@@ -113,7 +113,7 @@ unit: $(UNIT_BINS) $(FUZZ_REPLAY) $(TOOL_BINS) $(BIN)
 
 # --- set-up -------------------------------------------------------------------
 DEBS_BUILD := cc:gcc make pkg-config libmicrohttpd-dev libsqlite3-dev libjansson-dev zlib1g-dev libisal-dev
-DEBS_TEST  := $(DEBS_BUILD) clang node:nodejs npm:npm tsc:node-typescript chromium:chromium python3:python3 sqlite3:sqlite3 time libclang-rt-14-dev
+DEBS_TEST  := $(DEBS_BUILD) clang node:nodejs npm:npm tsc:node-typescript chromium:chromium python3:python3 sqlite3:sqlite3 time libclang-rt-14-dev pdftoppm:poppler-utils
 
 deps:
 	@sh tests/deps.sh $(DEBS_BUILD)

@@ -58,3 +58,13 @@ export async function runIdOf(srv, name) {
   assert.ok(run, `run ${name} exists`);
   return run.id;
 }
+
+/** startBrowser() on the demo runs of tests/data/demo (args: more server
+ * flags), logged in and on the runs list; ids maps each run's name to its id. */
+export async function startDemo(args = []) {
+  const session = await startBrowser({ args: [...args, '--demo', resolve('tests/data/demo')] });
+  await session.page.goto(session.srv.url);
+  await session.page.waitForSelector('text=matmul_amp');
+  const runs = (await (await session.srv.req('/api/runs')).json()).runs;
+  return { ...session, ids: Object.fromEntries(runs.map((r) => [r.name, r.id])) };
+}

@@ -124,8 +124,10 @@ test('overview: GPU card, execution summary, a bar per step, recommendations', a
     assert.match(rows[8], /Step\s*[\d.]+ ms\s*100 %/);
     // matmul_amp is the fixed scenario: no advice to use tensor cores
     assert.equal(await page.locator('li.tb-rec[data-id="enable_amp"]').count(), 0);
+    // the top finding leads, in the summary strip; the list follows the GPU and step cards (issue 21)
+    assert.match(await page.textContent('.tb-stats .tb-stat-wide'), /Top finding/i, 'the strip names the top finding first');
     const head = await page.$$eval('h2', (hs) => hs.map((x) => x.textContent.trim()));
-    assert.equal(head[0], 'Recommendations', 'the findings come first');
+    assert.ok(head.indexOf('Recommendations') > head.indexOf('GPUs'), 'the findings list follows the cards');
     assert.match(await page.textContent('.tb-stats'), /Peak memory, GPU 0\s*2\.0 GiB/);
   } finally {
     await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });

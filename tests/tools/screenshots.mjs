@@ -1,9 +1,14 @@
-// screenshots.mjs — re-makes the timeline screenshots of docs/ (README and
-// user guide): a deep with_stack stack, the 8 DLRM ranks on one timeline and
-// a flame graph of an area. Run it after a change to the timeline's drawing
-// or nesting (e.g. the server-side fix of misnested with_stack slices):
+// screenshots.mjs — re-makes the screenshots of docs/ (README and user
+// guide): a deep with_stack stack, the 8 DLRM ranks on one timeline and a
+// flame graph of an area; the Overview in the light and the dark theme, the
+// Timeline in the dark one and the print report. Then every page (runs, each
+// run tab, ranks, compare, job) in both themes at 1280, 1600 and 2560 px
+// into --pages (not committed: to look at after a change to the pages).
+// Run it after a change to the timeline's drawing or nesting, or to the
+// pages' look:
 //
-//   node tests/tools/screenshots.mjs [--out docs/img] [--data-dir D] [--deep TRACE]
+//   node tests/tools/screenshots.mjs [--out docs/img] [--pages build/screenshots/pages]
+//                                    [--data-dir D] [--deep TRACE]
 //
 // Without --data-dir it imports ../shared/traces/transformer_with_stack (or
 // --deep, e.g. /work/bench/chain50.json) and the DLRM ranks of
@@ -27,6 +32,7 @@ const opt = (name, def) => {
   return i >= 0 && argv[i + 1] ? argv[i + 1] : def;
 };
 const out = resolve(opt('--out', 'docs/img'));
+const pagesOut = resolve(opt('--pages', 'build/screenshots/pages'));
 const deep = opt('--deep', join(SHARED, 'traces/transformer_with_stack'));
 const dlrm = join(SHARED, 'corpus/param/et_replay/tests/inputs/dlrm_kineto');
 let dataDir = opt('--data-dir', '');
@@ -36,6 +42,7 @@ if (own) {
   for (const p of [deep, dlrm]) execFileSync(BIN, ['import', '--data-dir', dataDir, p], { stdio: 'ignore' });
 }
 mkdirSync(out, { recursive: true });
+mkdirSync(pagesOut, { recursive: true });
 
 const srv = await attachServer(spawn(BIN, serveArgs(dataDir), { stdio: ['ignore', 'pipe', 'pipe'] }), dataDir);
 const browser = await chromium.launch({
@@ -104,7 +111,45 @@ try {
   await page.waitForSelector('.tb-tl-flame canvas', { timeout: 60000 }).catch(() => {});
   await page.waitForTimeout(300);
   await shot('timeline-flame.png');
-  console.log(`screenshots in ${out}`);
+  await page.evaluate(() => localStorage.setItem('tb.timeline.drawer', '200'));
+
+  // the docs' pages, then every page in both themes at three widths
+  const job = { id: 77, state: 'running', phase: 'parse', name: 'rank0.pt.trace.json.gz', files: 8, bytes_done: 120 << 20, bytes_total: 400 << 20, events: 2_100_000 };
+  await page.route('**/api/jobs/77', (r) => r.fulfill({ contentType: 'application/json', body: JSON.stringify(job) }));
+  const pages = [
+    ['runs', '/', 'table'],
+    ...Object.entries({ overview: '[aria-label="Step time breakdown"]', operators: 'table[aria-label] tbody tr', kernels: 'table[aria-label] tbody tr',
+      memory: '.tb-memchart', timeline: '.tb-tl-plot[data-loaded]', analyses: 'section#an-critpath', info: 'td', report: 'table[aria-label="Top operators"]' })
+      .map(([v, sel]) => [v, `/?run=${one.id}&view=${v}`, sel]),
+    ['ranks', `/?run=${many.id}&view=ranks`, 'table'],
+    ['compare', `/?compare=${one.id},${many.id}`, 'table'],
+    ['job', '/?job=77', '.tb-stats'],
+  ];
+  /** Opens a page in a theme, waits for its content and for the server to answer. */
+  async function openPage(url, sel, theme) {
+    await page.emulateMedia({ colorScheme: theme });
+    await page.goto(srv.base + url);
+    await page.waitForSelector(sel, { timeout: 60000 }).catch(() => {});
+    await page.waitForLoadState('networkidle').catch(() => {});
+    await page.waitForTimeout(500);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+  for (const [file, name, theme] of [['page-overview-light.png', 'overview', 'light'], ['page-overview-dark.png', 'overview', 'dark'],
+    ['page-timeline-dark.png', 'timeline', 'dark'], ['page-report.png', 'report', 'light']]) {
+    const [, url, sel] = pages.find((p) => p[0] === name);
+    await openPage(url, sel, theme);
+    await shot(file);
+  }
+  for (const theme of ['light', 'dark']) {
+    for (const width of [1280, 1600, 2560]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [name, url, sel] of pages) {
+        await openPage(url, sel, theme);
+        await page.screenshot({ path: join(pagesOut, `${name}-${theme}-${width}.png`), fullPage: true });
+      }
+    }
+  }
+  console.log(`screenshots in ${out} and ${pagesOut}`);
 } finally {
   await browser.close();
   await srv.stop();

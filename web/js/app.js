@@ -11,7 +11,8 @@
  *
  * Also reports any unhandled promise rejection as an error toast, so a
  * failed request is never silent, and shows a banner under the header on
- * every page when the server is read-only (/api/health says so and why).
+ * every page when the server is read-only (/api/health says so and why),
+ * and wires the header's theme toggle (theme.js).
  */
 
 import { getHealth } from './api.js';
@@ -19,6 +20,7 @@ import { C } from './classes.js';
 import { clear, h, toast } from './dom.js';
 import { makeRoute, routeKey, startRouter, useViews } from './router.js';
 import { createStore } from './state.js';
+import { mountThemeToggle } from './theme.js';
 import * as compareView from './views/compare.js';
 import * as compareNView from './views/comparen.js';
 import { VIEW_PARAMS } from './views/index.js';
@@ -91,5 +93,7 @@ async function showServerState() {
     document.body.classList.add(C.readOnly);
 }
 
+const themeButton = document.getElementById('tb-theme-toggle');
+if (themeButton instanceof HTMLButtonElement) mountThemeToggle(themeButton);
 showServerState();
 startRouter(show);

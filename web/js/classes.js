@@ -3,7 +3,7 @@
  * classes.js — every CSS class name the scripts use, in one place.
  *
  * All names carry the `tb-` prefix so they never collide with anything a
- * proxy or extension injects, and css/app.css defines each of them. Scripts
+ * proxy or extension injects, and a stylesheet of css/ defines each. Scripts
  * write `C.badgeWarn`, never the string, so a rename is one edit here plus
  * one in the stylesheet, and a typo is a type error under checkJs.
  */
@@ -120,6 +120,8 @@ export const C = Object.freeze({
     stat: 'tb-stat',
     statValue: 'tb-stat-value',
     statLabel: 'tb-stat-label',
+    statWide: 'tb-stat-wide', // the summary strip's top finding: takes the room left
+    statFinding: 'tb-stat-finding',
 
     // run page
     tabs: 'tb-tabs',
@@ -164,6 +166,14 @@ export const C = Object.freeze({
     hbarSeg: 'tb-hbar-seg',
     notes: 'tb-notes',
     recs: 'tb-recs',
+    report: 'tb-report', // the Report tab (views/report.js): print CSS keys on it
+    reportHead: 'tb-report-head',
+    reportActions: 'tb-report-actions',
+    reportBlock: 'tb-report-block',
+    reportGpus: 'tb-report-gpus',
+    reportName: 'tb-report-name',
+    recsFolded: 'tb-recs-folded', // the findings past the first two hidden
+    recsMore: 'tb-recs-more',
     rec: 'tb-rec',
     recHead: 'tb-rec-head',
     recTitle: 'tb-rec-title',
@@ -196,6 +206,7 @@ export const C = Object.freeze({
     anSub: 'tb-an-sub',
     anScroll: 'tb-an-scroll',
     anChart: 'tb-an-chart',
+    anHead: 'tb-an-head', // a section's title and its Fold button
     anTl: 'tb-an-tl',
 
     // compare page (views/compare.js) and picking two runs (views/runs.js)

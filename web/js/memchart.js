@@ -21,6 +21,7 @@ import { byteTicks, dragWindow, linearScale, niceTicks, sampleAt, timeTickLabels
 import { C } from './classes.js';
 import { h, onDprChange, replace } from './dom.js';
 import { formatBytes, formatOffset } from './format.js';
+import { onThemeChange, themedColours } from './theme.js';
 
 /** @typedef {import('./charts.js').Scale} Scale */
 
@@ -37,8 +38,9 @@ import { formatBytes, formatOffset } from './format.js';
 /** Plot margins in CSS pixels. */
 const M = { left: 72, right: 14, top: 20, bottom: 26 };
 
-/** Colours (the canvas cannot read CSS classes). */
-const COL = {
+/** Light colours; the dark theme overrides them with the stylesheet's
+ * --tb-mem-* properties (the canvas cannot read CSS classes). */
+const LIGHT = Object.freeze({
     grid: '#e6e9ee',
     axis: '#5c636d',
     band: 'rgba(31, 87, 195, 0.045)',
@@ -48,9 +50,16 @@ const COL = {
     allocated: '#1f57c3',
     allocatedFill: 'rgba(31, 87, 195, 0.16)',
     peak: '#b0261c',
-};
+});
+let COL = LIGHT;
 
-export const CHART_COLORS = Object.freeze({ allocated: COL.allocated, reserved: COL.reserved, peak: COL.peak, step: COL.stepLine });
+/** The legend's swatches: the same properties, for the DOM. */
+export const CHART_COLORS = Object.freeze({
+    allocated: `var(--tb-mem-allocated, ${LIGHT.allocated})`,
+    reserved: `var(--tb-mem-reserved, ${LIGHT.reserved})`,
+    peak: `var(--tb-mem-peak, ${LIGHT.peak})`,
+    step: `var(--tb-mem-step-line, ${LIGHT.stepLine})`,
+});
 
 /**
  * @param {{label: string, onZoom: (start: number, end: number) => void}} opts
@@ -98,6 +107,7 @@ export function createMemoryChart(opts) {
         ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
         ctx.clearRect(0, 0, box.w, box.h);
         if (!data || box.w < 50) return;
+        COL = themedColours(LIGHT, '--tb-mem-');
         const d = data;
         const x = linearScale(d.start_us, d.end_us, box.x0, box.x1);
         xs = x;
@@ -276,6 +286,7 @@ export function createMemoryChart(opts) {
     const ro = new ResizeObserver(() => invalidate());
     ro.observe(el);
     const stopDpr = onDprChange(invalidate);
+    const stopTheme = onThemeChange(invalidate);
 
     return {
         el,
@@ -294,6 +305,7 @@ export function createMemoryChart(opts) {
         destroy() {
             ro.disconnect();
             stopDpr();
+            stopTheme();
             if (frame) cancelAnimationFrame(frame);
         },
     };

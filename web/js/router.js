@@ -102,6 +102,7 @@ export const TABS = Object.freeze([
     { id: 'analyses', label: 'Analyses', live: true },
     { id: 'ranks', label: 'Ranks', live: true },
     { id: 'info', label: 'Info', live: true },
+    { id: 'report', label: 'Report', live: true },
 ]);
 
 /** Tab shown when the URL names none (or an unknown one). */

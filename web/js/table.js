@@ -141,7 +141,8 @@ export function createTable(opts) {
     const count = h('span', { class: [C.muted, C.nowrap], 'aria-live': 'polite' });
     const csv = h('a', { class: [C.btn, C.btnSm], download: '', title: 'Download every matching row as CSV' }, 'CSV');
     const summary = h('div', { class: C.muted });
-    const body = h('div', null, h('p', { class: [C.muted, C.loading] }, `Loading ${plural}…`));
+    // a wide table scrolls inside its box, never past the page (issue 21)
+    const body = h('div', { class: C.tableScroll }, h('p', { class: [C.muted, C.loading] }, `Loading ${plural}…`));
     const pager = h('div', { class: C.pager });
     const el = h(
         'section',

@@ -11,7 +11,7 @@
 import * as api from './api.js';
 import { C } from './classes.js';
 import { linearScale, niceTicks, timeTickLabels } from './charts.js';
-import { alertBox, h, svg } from './dom.js';
+import { alertBox, h, replace, svg } from './dom.js';
 import { formatPercent } from './format.js';
 import { buildUrl, navigate, routeAs } from './router.js';
 
@@ -120,6 +120,45 @@ export function latestRequest(root, request, got, failed) {
         stop() {
             stopped = true;
             if (ctrl) ctrl.abort();
+        },
+    };
+}
+
+/**
+ * A tab showing one answer about the rank in the URL (Overview, Report):
+ * a loading line, then render(answer) in root, or the error with a retry;
+ * asked again when the URL's rank changes while the tab is shown.
+ * @template T
+ * @param {HTMLElement} root
+ * @param {TabContext} ctx
+ * @param {{tab: string, what: string, request: (route: Route, signal: AbortSignal) => Promise<T>, render: (v: T, route: Route) => Child}} o
+ *        what: the answer's name in the loading line and the error's title
+ * @returns {{destroy: () => void}}
+ */
+export function rankTab(root, ctx, o) {
+    const { store, run } = ctx;
+    let shownRank = /** @type {number | null | undefined} */ (undefined);
+    const route = () => routeAs(store.get().route, 'run');
+    /** @type {LatestRequest} */
+    const req = latestRequest(
+        root,
+        (signal) => {
+            shownRank = route().rank;
+            return o.request(route(), signal);
+        },
+        (v) => replace(root, o.render(v, route())),
+        (e) => replace(root, analysisError(e, o.what, route(), req.load)),
+    );
+    replace(root, h('p', { class: [C.muted, C.loading] }, `Loading the ${o.what}…`));
+    req.load();
+    const unsubscribe = store.subscribe((next) => {
+        const r = next.route;
+        if (r.view === 'run' && r.run === run.id && r.tab === o.tab && r.rank !== shownRank) req.load();
+    });
+    return {
+        destroy() {
+            req.stop();
+            unsubscribe();
         },
     };
 }
@@ -256,15 +295,12 @@ export function hbar(label, segs, scale, cls) {
  */
 export function stackedBars(o) {
     const { box, rows, fmt } = o;
-    const per = o.perUs ?? 1;
-    const totals = rows.map((r) => r.total ?? r.segs.reduce((a, s) => a + Math.max(0, s.value), 0));
-    const max = Math.max(0, ...totals);
-    const { ticks, step } = niceTicks(0, max > 0 ? max / per : 1, o.ticks);
+    const { per, totals, ticks, step } = valueAxis(rows, o.perUs, o.ticks);
     const x = linearScale(0, ticks[ticks.length - 1] * per, box.left, box.w - box.right);
     const labels = timeTickLabels(ticks, step);
     const yAxis = box.top + rows.length * (box.row + box.gap);
     const short = (/** @type {string} */ s) => (s.length > 22 ? s.slice(0, 21) + '…' : s);
-    return svg(
+    return bodyScale(svg(
         'svg',
         { class: [C.chart, o.class], viewBox: `0 0 ${box.w} ${yAxis + box.bottom}`, role: 'img', 'aria-label': o.label },
         ticks.map((t, i) =>
@@ -279,20 +315,125 @@ export function stackedBars(o) {
             const y = box.top + i * (box.row + box.gap);
             let at = 0;
             const segs = r.segs.filter((s) => s.value > 0);
-            const tip = [`${r.name ?? r.label}: ${fmt(totals[i])}`, ...segs.map((s) => `${s.label}: ${fmt(s.value)} (${formatPercent(s.value, totals[i])})`)].join('\n');
             return svg(
                 'g',
                 { ...r.attrs, class: C.bar },
-                svg('title', null, tip),
+                svg('title', null, barTip(r, segs, totals[i], fmt)),
                 svg('text', { class: [C.axis, r.labelClass], x: box.left - 6, y: y + box.row / 2 + 4, 'text-anchor': 'end' }, short(r.label)),
                 segs.map((s) => {
                     const x0 = x.map(at);
                     at += s.value;
-                    return svg('rect', { x: x0.toFixed(2), y, height: box.row, width: Math.max(0.5, x.map(at) - x0).toFixed(2), fill: s.color });
+                    return filled(svg('rect', { x: x0.toFixed(2), y, height: box.row, width: Math.max(0.5, x.map(at) - x0).toFixed(2) }), s.color);
                 }),
             );
         }),
-    );
+    ), box.w);
+}
+
+/**
+ * The value axis of stacked bars: each bar's total (given, or the sum of
+ * its positive segments) and ticks up to the largest.
+ * @param {BarRow[]} rows
+ * @param {number | undefined} perUs value units per µs
+ * @param {number} n about how many ticks
+ */
+function valueAxis(rows, perUs, n) {
+    const per = perUs ?? 1;
+    const totals = rows.map((r) => r.total ?? r.segs.reduce((a, s) => a + Math.max(0, s.value), 0));
+    const max = Math.max(0, ...totals);
+    return { per, totals, ...niceTicks(0, max > 0 ? max / per : 1, n) };
+}
+
+/**
+ * A bar's tooltip: its total, then each segment with its share.
+ * @param {BarRow} r
+ * @param {{label: string, value: number}[]} segs  the drawn ones
+ * @param {number} total
+ * @param {(v: number) => string} fmt
+ */
+function barTip(r, segs, total, fmt) {
+    return [`${r.name ?? r.label}: ${fmt(total)}`, ...segs.map((s) => `${s.label}: ${fmt(s.value)} (${formatPercent(s.value, total)})`)].join('\n');
+}
+
+/**
+ * Fills an SVG shape through its style, not its fill attribute: a colour
+ * may then be a theme's custom property (`var(--tb-cp-cpu, #374151)`).
+ * @param {SVGElement} el
+ * @param {string} color
+ */
+function filled(el, color) {
+    el.style.fill = color;
+    return el;
+}
+
+/**
+ * Caps a chart's width at its viewBox width in CSS pixels: a chart drawn
+ * with 11 px axis text in viewBox units then shows it at 11 px or less,
+ * never blown up past the body text by a wide card (issue 21).
+ * @param {SVGSVGElement} el
+ * @param {number} w the viewBox width
+ * @returns {SVGSVGElement}
+ */
+export function bodyScale(el, w) {
+    el.style.maxWidth = w + 'px';
+    return el;
+}
+
+/**
+ * Vertical stacked columns on one time axis, one per item (the steps of a
+ * run): their width shrinks with their number, so 100 steps still fit the
+ * box, and one label in every few columns is kept. Segments of value 0 or
+ * less are left out.
+ * @param {object} o
+ * @param {string} o.label                 aria-label
+ * @param {BarRow[]} o.cols                 label: under the column; name: its tooltip
+ * @param {{w: number, h: number, left: number, right: number, top: number, bottom: number}} o.box  geometry
+ * @param {string} o.axis                   the x axis' title
+ * @param {number} [o.perUs]                value units per µs (1000 for ns; default 1)
+ * @param {(v: number) => string} o.fmt     a value in the tooltips
+ * @returns {SVGSVGElement}
+ */
+export function columnBars(o) {
+    const { box, cols, fmt } = o;
+    const { per, totals, ticks, step } = valueAxis(cols, o.perUs, 4);
+    const y = linearScale(0, ticks[ticks.length - 1] * per, box.h - box.bottom, box.top);
+    const plotW = box.w - box.left - box.right;
+    const band = plotW / Math.max(1, cols.length);
+    const barW = Math.max(1, Math.min(56, band * 0.7));
+    const labels = timeTickLabels(ticks, step);
+    const labelEvery = Math.ceil(cols.length / Math.max(1, Math.floor(plotW / 44)));
+    return bodyScale(svg(
+        'svg',
+        { class: C.chart, viewBox: `0 0 ${box.w} ${box.h}`, role: 'img', 'aria-label': o.label },
+        ticks.map((t, i) =>
+            svg(
+                'g',
+                null,
+                svg('line', { class: C.gridLine, x1: box.left, x2: box.w - box.right, y1: y.map(t * per), y2: y.map(t * per) }),
+                svg('text', { class: C.axis, x: box.left - 6, y: y.map(t * per) + 4, 'text-anchor': 'end' }, labels[i]),
+            ),
+        ),
+        svg('line', { class: C.gridLine, x1: box.left, x2: box.left, y1: box.top, y2: box.h - box.bottom }),
+        cols.map((c, i) => {
+            const x = box.left + band * i + (band - barW) / 2;
+            const segs = c.segs.filter((g) => g.value > 0);
+            let at = 0;
+            return svg(
+                'g',
+                { ...c.attrs, class: C.bar },
+                svg('title', null, barTip(c, segs, totals[i], fmt)),
+                segs.map((g) => {
+                    const y0 = y.map(at);
+                    at += g.value;
+                    return filled(svg('rect', { x: x.toFixed(2), width: barW.toFixed(2), y: y.map(at).toFixed(2), height: Math.max(0, y0 - y.map(at)).toFixed(2) }), g.color);
+                }),
+                i % labelEvery === 0
+                    ? svg('text', { class: C.axis, x: (x + barW / 2).toFixed(2), y: box.h - box.bottom + 16, 'text-anchor': 'middle' }, c.label)
+                    : null,
+            );
+        }),
+        svg('text', { class: C.axis, x: box.left + plotW / 2, y: box.h - 6, 'text-anchor': 'middle' }, o.axis),
+    ), box.w);
 }
 
 /**

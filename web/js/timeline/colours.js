@@ -16,8 +16,11 @@
  * bound (a trace may hold millions of distinct names).
  */
 
-/** Fixed colours. */
-export const COL = {
+/** Fixed colours of the light theme; the dark one overrides them with the
+ * stylesheet's --tb-tl-* properties (useThemeColours). sliceText is for
+ * labels on the slices' own light fills, in both themes; veil is the
+ * translucent backing of text over the lanes. */
+const LIGHT = Object.freeze({
     bg: '#ffffff',
     laneAlt: '#fafbfc',
     group: '#f0f2f5',
@@ -38,7 +41,20 @@ export const COL = {
     idle: 'rgba(208, 66, 27, 0.22)',
     idleMark: 'rgba(208, 66, 27, 0.75)',
     hit: '#e8a317',
-};
+    sliceText: '#1d2127',
+    veil: 'rgba(255, 255, 255, 0.8)',
+});
+
+/** The colours in use: LIGHT, or LIGHT with the current theme's overrides. */
+export const COL = { ...LIGHT };
+
+/**
+ * Sets COL for a theme.
+ * @param {(defaults: typeof LIGHT, prefix: string) => typeof LIGHT} themed  theme.js themedColours
+ */
+export function useThemeColours(themed) {
+    Object.assign(COL, themed(LIGHT, '--tb-tl-'));
+}
 
 /**
  * Palettes per category: [first hue, hue range, saturation %, lightness %].

@@ -321,7 +321,7 @@ function drawRow(g, s, r, top) {
                     label = chars >= 2 ? label.slice(0, chars) + '…' : '';
                 }
                 if (label) {
-                    g.fillStyle = COL.text;
+                    g.fillStyle = COL.sliceText;
                     g.fillText(label, Math.max(x, 0) + 3, y + SLICE_H / 2);
                 }
             } else if (merged && xw > 40) {
@@ -367,7 +367,7 @@ function drawCounter(g, s, id, top, hgt) {
     if (unit === 'ops') {
         drawBusy(g, s, c, top, hgt, y);
         const label = `max ${formatCounter(max, unit)} · red: idle`;
-        g.fillStyle = 'rgba(255, 255, 255, 0.8)';
+        g.fillStyle = COL.veil;
         g.fillRect(2, top + 2, textWidth(g, label) + 4, 13);
         g.fillStyle = COL.muted;
         g.fillText(label, 4, top + 9);
@@ -403,7 +403,7 @@ function drawCounter(g, s, id, top, hgt) {
     g.lineWidth = 1;
     g.stroke();
     const scaleLabel = formatCounter(max, unit);
-    g.fillStyle = 'rgba(255, 255, 255, 0.8)';
+    g.fillStyle = COL.veil;
     g.fillRect(2, top + 2, textWidth(g, scaleLabel) + 4, 13);
     g.fillStyle = COL.muted;
     g.fillText(scaleLabel, 4, top + 9);

@@ -214,7 +214,7 @@ export function createFlame(f, text) {
                     label = chars >= 2 ? label.slice(0, chars) + '…' : '';
                 }
                 if (label) {
-                    g.fillStyle = COL.text;
+                    g.fillStyle = COL.sliceText;
                     g.fillText(label, x + 3, y + ROW_H / 2);
                 }
             }

@@ -5,7 +5,7 @@
  * (stored at ingest; each object's fields are documented at the top of
  * server/derive/analyses/<name>.c).
  *
- * One section per analysis, each with an anchor (`#an-idle` … `#an-critpath`)
+ * One section per analysis, each folding under its title, with an anchor (`#an-idle` … `#an-critpath`)
  * that the section links at the top write into the URL, so a link can point
  * at one: idle time by cause per stream (stacked bars, gap-length
  * histogram), launch statistics (quantiles, outliers with their operator),
@@ -190,10 +190,19 @@ function render(doc, rank, run, route) {
  * @param {Child} body null: not available
  */
 function anSection(id, title, body) {
+    // each section folds (a long run's sections are long): the page stays a list of titles to open
+    const content = h('div', { id: id + '-body' }, body || h('p', { class: [C.muted, C.anNa] }, NA));
+    const toggle = h('button', { type: 'button', class: [C.btn, C.btnSm, C.btnGhost], 'aria-expanded': 'true', 'aria-controls': id + '-body' }, 'Fold');
+    toggle.addEventListener('click', () => {
+        const open = toggle.getAttribute('aria-expanded') !== 'true';
+        toggle.setAttribute('aria-expanded', String(open));
+        toggle.textContent = open ? 'Fold' : 'Unfold';
+        content.hidden = !open;
+    });
     return h(
         'section',
         { class: [C.section, C.anSection], id, dataset: { available: body ? '1' : '0' } },
-        h('h2', { class: C.sectionTitle }, h('a', { href: '#' + id, class: C.anAnchor }, title)),
-        body || h('p', { class: [C.muted, C.anNa] }, NA),
+        h('h2', { class: [C.sectionTitle, C.anHead] }, h('a', { href: '#' + id, class: C.anAnchor }, title), toggle),
+        content,
     );
 }

@@ -3,13 +3,17 @@
  * views/overview.js — the run page's Overview tab (`&view=overview`): one
  * rank at a glance, from GET ./api/runs/ID/overview?rank=N.
  *
- * Top to bottom: the recommendations; a card per GPU (name, memory, compute capability and the
- * four efficiency figures, each with a tooltip saying how it is computed);
- * headline numbers (steps, average step, peak memory: per GPU, and the CPU only from 1 MiB up); the execution
- * summary of the average step (a table with time and share per category,
- * and one horizontal bar of it); a stacked bar per step (SVG built with
- * DOM calls); the analysis notes. The recommendations (findings.js)
- * come first: they are why the page is opened.
+ * Top to bottom: a summary strip (steps, average step, GPU utilization, the
+ * top finding with its saving, peak memory: per GPU, and the CPU only from
+ * 1 MiB up); a card per GPU (name, memory, compute capability and the
+ * efficiency figures, each with a tooltip saying how it is computed); the
+ * execution summary of the average step (a table with time and share per
+ * category, and one horizontal bar of it) beside a stacked bar per step (SVG
+ * built with DOM calls); the recommendations (findings.js), the first two
+ * shown and the rest behind a toggle (`&findings=all` keeps them open); the
+ * analysis notes. The strip names the top finding, so the GPU and step
+ * cards fit the first screen of a 1600×900 window (issue 21) while the
+ * reason the page is opened is still the first thing read.
  *
  * Mounted by views/run.js with the run already loaded; fetches again when
  * the rank in the URL changes. Every string from the trace is text.
@@ -17,15 +21,19 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { bdi, h, replace, svg } from '../dom.js';
-import { categoryInfo, linearScale, niceTicks, stackBreakdown, timeTickLabels } from '../charts.js';
+import { bdi, h } from '../dom.js';
+import { categoryInfo, stackBreakdown } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
 import { buildUrl } from '../router.js';
-import { analysisError, hbar, latestRequest, legend, section, swatch, tabRoute } from '../tabs.js';
+import { enumParam } from '../params.js';
+import { columnBars, hbar, legend, rankTab, section, swatch, tabRoute, updateRoute } from '../tabs.js';
 
-/** This tab declares no URL parameters beyond run, view and rank. */
-export const params = Object.freeze({});
+/** findings: every recommendation shown, not only the first FINDINGS_SHOWN. */
+export const params = Object.freeze({ findings: enumParam('findings', /** @type {const} */ (['all']), '') });
+
+/** How many recommendations show before "Show N more". */
+const FINDINGS_SHOWN = 2;
 
 /** @typedef {import('../apitypes.js').Overview} Overview */
 /** @typedef {import('../apitypes.js').GpuSummary} GpuSummary */
@@ -76,78 +84,87 @@ export function unmount() {
  * @param {TabContext} ctx
  */
 function createOverview(root, ctx) {
-    const { store, run } = ctx;
-    let shownRank = /** @type {number | null | undefined} */ (undefined);
-    /** @type {import('../tabs.js').LatestRequest} */
-    const req = latestRequest(
-        root,
-        (signal) => {
-            shownRank = tabRoute(store.get().route, params).rank;
-            return api.getOverview(run.id, shownRank, signal);
-        },
-        (ov) => replace(root, render(ov, tabRoute(store.get().route, params))),
-        (e) => replace(root, analysisError(e, 'overview', tabRoute(store.get().route, params), req.load)),
-    );
-
-    replace(root, h('p', { class: [C.muted, C.loading] }, 'Loading the overview…'));
-    req.load();
-    const unsubscribe = store.subscribe((next) => {
-        const r = tabRoute(next.route, params);
-        if (r.view === 'run' && r.run === run.id && r.tab === 'overview' && r.rank !== shownRank) req.load();
+    return rankTab(root, ctx, {
+        tab: 'overview',
+        what: 'overview',
+        request: (route, signal) => api.getOverview(ctx.run.id, route.rank, signal),
+        render: (ov) => render(ov, tabRoute(ctx.store.get().route, params), ctx.store),
     });
-    return {
-        destroy() {
-            req.stop();
-            unsubscribe();
-        },
-    };
 }
 
 /**
  * @param {Overview} ov
- * @param {import('../router.js').RunRoute} route
+ * @param {import('../router.js').TabRoute<typeof params>} route
+ * @param {import('../state.js').AppStore} store
  */
-function render(ov, route) {
+function render(ov, route, store) {
     const cats = ov.categories && ov.categories.length ? ov.categories : Object.keys(ov.average ? ov.average.breakdown_us : {});
+    const recs = ov.recommendations === undefined ? [] : ov.recommendations;
+    const list = findingsList(recs, { runId: route.run || '', stepUs: ov.average ? ov.average.dur_us : null, rank: ov.rank });
     return h(
         'div',
         { class: C.page, dataset: { rank: String(ov.rank) } },
-        section(
-            'Recommendations',
-            findingsList(ov.recommendations === undefined ? [] : ov.recommendations, {
-                runId: route.run || '',
-                stepUs: ov.average ? ov.average.dur_us : null,
-                rank: ov.rank,
-            }),
-        ),
-        section('GPUs', gpuCards(ov.gpus || [])),
         headline(ov, route),
+        section('GPUs', gpuCards(ov.gpus || [])),
         h(
             'div',
             { class: C.grid },
             h(
                 'article',
-                { class: [C.card, C.cardPad] },
+                { class: [C.card, C.cardPad], 'aria-label': 'Execution summary' },
                 h('h2', { class: C.sectionTitle }, 'Execution summary (average step)'),
                 summaryTable(ov, cats),
                 averageBar(ov, cats),
             ),
             h(
                 'article',
-                { class: [C.card, C.cardPad] },
+                { class: [C.card, C.cardPad], 'aria-label': 'Step time breakdown' },
                 h('h2', { class: C.sectionTitle }, `Step time breakdown (${plural((ov.steps || []).length, 'step')})`),
                 stepChart(ov.steps || [], cats),
                 legend(cats.map((k) => categoryInfo(k))),
             ),
         ),
+        h(
+            'section',
+            { class: C.section, id: 'recommendations' },
+            h('h2', { class: C.sectionTitle }, 'Recommendations'),
+            list,
+            recs && recs.length > FINDINGS_SHOWN ? moreFindings(list, recs.length - FINDINGS_SHOWN, route.findings === 'all', store) : null,
+        ),
         section('Notes', notesList(ov.notes || [])),
     );
+}
+
+/**
+ * The toggle of the findings past the first FINDINGS_SHOWN: CSS hides them
+ * (C.recsFolded on the list) while the button says so; the state goes to
+ * the URL so that a shared link opens them the same way.
+ * @param {HTMLElement} list  the findings' <ol>
+ * @param {number} hidden
+ * @param {boolean} open
+ * @param {import('../state.js').AppStore} store
+ */
+function moreFindings(list, hidden, open, store) {
+    const button = h('button', { type: 'button', class: [C.btn, C.btnSm], 'aria-controls': 'tb-recs' });
+    list.id = 'tb-recs';
+    const set = (/** @type {boolean} */ on) => {
+        list.classList.toggle(C.recsFolded, !on);
+        button.textContent = on ? 'Show the first ' + FINDINGS_SHOWN + ' only' : `Show ${plural(hidden, 'more finding')}`;
+        button.setAttribute('aria-expanded', String(on));
+    };
+    button.addEventListener('click', () => {
+        const on = button.getAttribute('aria-expanded') !== 'true';
+        set(on);
+        updateRoute(store, { findings: on ? 'all' : '' });
+    });
+    set(open);
+    return h('p', { class: C.recsMore }, button);
 }
 
 // --- GPUs ----------------------------------------------------------------------
 
 /** @param {GpuSummary[]} gpus */
-function gpuCards(gpus) {
+export function gpuCards(gpus) {
     if (!gpus.length) {
         return h('p', { class: C.muted }, 'No GPU kernels in this rank: a CPU-only profile, or the trace recorded no CUDA activity.');
     }
@@ -217,11 +234,14 @@ function metric(label, value, help) {
  * @param {Overview} ov
  * @param {import('../router.js').RunRoute} route
  */
-function headline(ov, route) {
+export function headline(ov, route) {
     const steps = ov.steps || [];
     const first = steps[0];
     const last = steps[steps.length - 1];
     const peaks = Object.entries(ov.peak_memory_bytes || {});
+    const gpus = ov.gpus || [];
+    const busiest = gpus.reduce((a, g) => (a === null || (g.utilization ?? -1) > (a.utilization ?? -1) ? g : a), /** @type {GpuSummary | null} */ (null));
+    const top = ov.recommendations && ov.recommendations.length ? ov.recommendations[0] : null;
     const memLink = (/** @type {string} */ device) =>
         h('a', { href: buildUrl({ view: 'run', run: route.run, rank: route.rank, tab: 'memory', device }) }, 'Memory tab');
     return h(
@@ -229,10 +249,30 @@ function headline(ov, route) {
         { class: C.stats },
         stat('Steps', formatNumber(steps.length), first ? (steps.length > 1 ? [bdi(first.name), ' … ', bdi(last.name)] : bdi(first.name)) : 'no ProfilerStep spans'),
         stat('Average step', formatMicros(ov.average && ov.average.dur_us), 'a step lasts until its GPU work ends'),
+        busiest
+            ? stat(gpus.length > 1 ? 'GPU utilization, busiest' : 'GPU utilization', formatShare(busiest.utilization), `GPU ${busiest.device}, ${formatShare(busiest.compute_utilization ?? null)} in compute`)
+            : null,
+        top ? topFinding(top, ov.average ? ov.average.dur_us : 0) : null,
         peaks.map(([dev, bytes]) => stat(`Peak memory, GPU ${dev}`, formatBytes(bytes), memLink(dev))),
         // a few bytes of host allocations (8 B on most GPU runs) say nothing
         // and would sit beside the GPU peak as if they did: the Memory tab has them
         (ov.peak_memory_cpu_bytes ?? 0) >= CPU_PEAK_SHOWN ? stat('Peak memory, CPU', formatBytes(ov.peak_memory_cpu_bytes), memLink('cpu')) : null,
+    );
+}
+
+/**
+ * The strip's top finding: its title, and what fixing it could save.
+ * @param {import('../apitypes.js').Recommendation} r
+ * @param {number} stepUs
+ */
+function topFinding(r, stepUs) {
+    const saving = typeof r.saving_us === 'number' && r.saving_us > 0 ? r.saving_us : 0;
+    return h(
+        'div',
+        { class: [C.stat, C.statWide], dataset: { severity: r.severity } },
+        h('dt', { class: C.statLabel }, 'Top finding'),
+        h('dd', { class: C.statFinding }, h('a', { href: '#recommendations' }, r.title)),
+        h('dd', { class: C.muted }, saving ? `could save ${formatMicros(saving)} per step${stepUs > 0 ? ` (${formatShare(Math.min(1, saving / stepUs))})` : ''}` : `${r.severity} severity`),
     );
 }
 
@@ -260,7 +300,7 @@ function stat(label, value, note) {
  * @param {Overview} ov
  * @param {string[]} cats
  */
-function summaryTable(ov, cats) {
+export function summaryTable(ov, cats) {
     const avg = ov.average || { dur_us: 0, breakdown_us: {} };
     return h(
         'table',
@@ -306,7 +346,7 @@ function summaryTable(ov, cats) {
  * @param {Overview} ov
  * @param {string[]} cats
  */
-function averageBar(ov, cats) {
+export function averageBar(ov, cats) {
     const avg = ov.average;
     if (!avg || !(avg.dur_us > 0)) return null;
     const segs = stackBreakdown(avg.breakdown_us, cats).filter((s) => s.value > 0);
@@ -325,60 +365,25 @@ function averageBar(ov, cats) {
 const CHART = { w: 640, h: 240, left: 62, right: 10, top: 12, bottom: 40 };
 
 /**
- * One stacked bar per step, in SVG (viewBox units; scales with its box).
+ * One stacked column per step (SVG; tabs.js columnBars).
  * @param {Step[]} steps
  * @param {string[]} cats
  */
-function stepChart(steps, cats) {
+export function stepChart(steps, cats) {
     if (!steps.length) return h('p', { class: C.muted }, 'No steps to chart: the trace has no ProfilerStep# spans.');
-    const max = Math.max(...steps.map((s) => s.dur_us || 0), 0);
-    const { ticks, step } = niceTicks(0, max, 4);
-    const top = ticks[ticks.length - 1];
-    const plotW = CHART.w - CHART.left - CHART.right;
-    const y = linearScale(0, top, CHART.h - CHART.bottom, CHART.top);
-    const band = plotW / steps.length;
-    const barW = Math.max(1, Math.min(56, band * 0.7));
-    const labels = timeTickLabels(ticks, step);
-    const labelEvery = Math.ceil(steps.length / Math.max(1, Math.floor(plotW / 44)));
-
-    const grid = ticks.map((t, i) =>
-        svg(
-            'g',
-            null,
-            svg('line', { class: C.gridLine, x1: CHART.left, x2: CHART.w - CHART.right, y1: y.map(t), y2: y.map(t) }),
-            svg('text', { class: C.axis, x: CHART.left - 6, y: y.map(t) + 4, 'text-anchor': 'end' }, labels[i]),
-        ),
-    );
-    const bars = steps.map((s, i) => {
-        const x = CHART.left + band * i + (band - barW) / 2;
-        const segs = stackBreakdown(s.breakdown_us, cats).filter((g) => g.value > 0);
-        const tip = [`${s.name}: ${formatMicros(s.dur_us)}`, ...segs.map((g) => `${categoryInfo(g.key).label}: ${formatMicros(g.value)} (${formatPercent(g.value, s.dur_us)})`)].join('\n');
-        return svg(
-            'g',
-            { class: C.bar, 'data-step': s.name },
-            svg('title', null, tip),
-            segs.map((g) =>
-                svg('rect', {
-                    x: x.toFixed(2),
-                    width: barW.toFixed(2),
-                    y: y.map(g.end).toFixed(2),
-                    height: Math.max(0, y.map(g.start) - y.map(g.end)).toFixed(2),
-                    fill: categoryInfo(g.key).color,
-                }),
-            ),
-            i % labelEvery === 0
-                ? svg('text', { class: C.axis, x: (x + barW / 2).toFixed(2), y: CHART.h - CHART.bottom + 16, 'text-anchor': 'middle' }, stepLabel(s))
-                : null,
-        );
+    return columnBars({
+        label: `Time of each of ${steps.length} steps by category`,
+        box: CHART,
+        axis: 'step',
+        fmt: formatMicros,
+        cols: steps.map((s) => ({
+            label: stepLabel(s),
+            name: s.name,
+            total: s.dur_us || 0,
+            attrs: { 'data-step': s.name },
+            segs: stackBreakdown(s.breakdown_us, cats).map((g) => ({ label: categoryInfo(g.key).label, color: categoryInfo(g.key).color, value: g.value })),
+        })),
     });
-    return svg(
-        'svg',
-        { class: C.chart, viewBox: `0 0 ${CHART.w} ${CHART.h}`, role: 'img', 'aria-label': `Time of each of ${steps.length} steps by category` },
-        grid,
-        svg('line', { class: C.gridLine, x1: CHART.left, x2: CHART.left, y1: CHART.top, y2: CHART.h - CHART.bottom }),
-        bars,
-        svg('text', { class: C.axis, x: CHART.left + plotW / 2, y: CHART.h - 6, 'text-anchor': 'middle' }, 'step'),
-    );
 }
 
 /**

@@ -50,6 +50,7 @@ import * as kernelsView from './kernels.js';
 import * as memoryView from './memory.js';
 import * as operatorsView from './operators.js';
 import * as overviewView from './overview.js';
+import * as reportView from './report.js';
 import * as ranksView from './ranks.js';
 import * as timelineView from './timeline.js';
 
@@ -83,7 +84,7 @@ const STAT_ROWS = /** @type {const} */ ([
  * Tabs whose content is a view module (mounted, then following the route).
  * @type {Readonly<Record<string, import('../tabs.js').TabView>>}
  */
-const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView, timeline: timelineView, analyses: analysesView, ranks: ranksView });
+const TAB_VIEWS = Object.freeze({ overview: overviewView, operators: operatorsView, kernels: kernelsView, memory: memoryView, timeline: timelineView, analyses: analysesView, ranks: ranksView, report: reportView });
 
 /** The Info tab (rendered here) declares no URL parameters beyond run, view and rank. */
 const INFO_PARAMS = Object.freeze({});
@@ -103,7 +104,8 @@ export function tabParams(tab) {
  * Every field a run page tab may declare (what a route of any tab may
  * carry into buildUrl() or navigate()).
  * @typedef {import('../params.js').ParamValues<typeof operatorsView.params> & import('../params.js').ParamValues<typeof kernelsView.params>
- *   & import('../params.js').ParamValues<typeof memoryView.params> & import('../params.js').ParamValues<typeof timelineView.params>} TabFields
+ *   & import('../params.js').ParamValues<typeof memoryView.params> & import('../params.js').ParamValues<typeof timelineView.params>
+ *   & import('../params.js').ParamValues<typeof overviewView.params>} TabFields
  */
 
 /** What the placeholder tabs will hold (shown under "coming soon"). */

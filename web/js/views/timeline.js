@@ -68,6 +68,8 @@ import { createState } from '../timeline/state.js';
 import { createFetcher } from '../timeline/fetch.js';
 import { bindInput } from '../timeline/events.js';
 import { createUrlSync } from '../timeline/urlsync.js';
+import { useThemeColours } from '../timeline/colours.js';
+import { onThemeChange, themedColours } from '../theme.js';
 
 export { nameHash, sliceCategory } from '../timeline/colours.js';
 
@@ -622,6 +624,11 @@ function createTimeline(root, ctx) {
     };
     window.addEventListener('resize', onWinResize);
     const stopDpr = onDprChange(invalidate);
+    useThemeColours(themedColours);
+    const stopTheme = onThemeChange(() => {
+        useThemeColours(themedColours);
+        invalidate();
+    });
 
     load();
 
@@ -637,6 +644,7 @@ function createTimeline(root, ctx) {
             ro.disconnect();
             window.removeEventListener('resize', onWinResize);
             stopDpr();
+            stopTheme();
         },
     };
 }

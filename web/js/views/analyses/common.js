@@ -11,7 +11,7 @@
 import { C } from '../../classes.js';
 import { h } from '../../dom.js';
 import { DASH, formatDuration, formatPercent } from '../../format.js';
-import { hbar, stackedBars as barRows } from '../../tabs.js';
+import { columnBars, hbar, stackedBars as barRows } from '../../tabs.js';
 
 /** @typedef {import('../../apitypes.js').AnalysesDoc} AnalysesDoc */
 /** @typedef {import('../../dom.js').Child} Child */
@@ -160,7 +160,7 @@ export function fullBar(label, segs, fmt, total) {
     );
 }
 
-const HB = { w: 900, left: 150, right: 24, top: 6, row: 20, gap: 6, bottom: 26 };
+const HB = { w: 1200, left: 150, right: 24, top: 6, row: 20, gap: 6, bottom: 26 };
 
 /**
  * Horizontal stacked bars on one time axis (ns), one row per item.
@@ -176,5 +176,24 @@ export function stackedBars(label, rows) {
         fmt: dur,
         class: C.anChart,
         rows: rows.map((r) => ({ label: r.label, segs: r.segs.map((s) => ({ label: s.part.label, color: s.part.color, value: s.value })) })),
+    });
+}
+
+const HC = { w: 1200, h: 260, left: 62, right: 10, top: 12, bottom: 40 };
+
+/**
+ * Vertical stacked columns on one time axis (ns), one per step: what
+ * stackedBars draws, for more steps than fit as rows.
+ * @param {string} label aria-label
+ * @param {{label: string, name: string, segs: {part: Part, value: number}[]}[]} cols
+ */
+export function stepColumns(label, cols) {
+    return columnBars({
+        label,
+        box: HC,
+        axis: 'step',
+        perUs: 1000,
+        fmt: dur,
+        cols: cols.map((c) => ({ label: c.label, name: c.name, segs: c.segs.map((s) => ({ label: s.part.label, color: s.part.color, value: s.value })) })),
     });
 }

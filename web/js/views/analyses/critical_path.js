@@ -3,7 +3,10 @@
  * views/analyses/critical_path.js — the Analyses tab's section for
  * server/derive/analyses/critical_path.c. Critical path per step: time by
  * category on the path that bounded each step, with links that outline it on
- * the timeline (cp=1).
+ * the timeline (cp=1). Up to ROWS_MAX steps are one bar row each; more (a
+ * 100-step run) are columns whose width shrinks with their number, and the
+ * table shows the first TABLE_ROWS with a button for the rest, so the
+ * section stays about a screen long (issue 21).
  */
 
 import { C } from '../../classes.js';
@@ -11,14 +14,20 @@ import { h } from '../../dom.js';
 import { DASH, formatPercent, formatShare } from '../../format.js';
 import { legend } from '../../tabs.js';
 import { CP_COLOURS } from '../../timeline/critpath.js';
-import { obj, arr, num, str, empty, dur, withShare, table, stackedBars } from './common.js';
+import { obj, arr, num, str, empty, dur, withShare, table, foldRows, stackedBars, stepColumns } from './common.js';
+
+/** The most steps drawn as bar rows; past it, columns. */
+const ROWS_MAX = 16;
+/** Table rows shown before "Show all". */
+const TABLE_ROWS = 12;
 
 /** @typedef {import('./common.js').Ctx} Ctx */
 /** @typedef {import('./common.js').Part} Part */
 
 /** Critical-path categories (the API's names), coloured as the timeline outlines them. */
 const CP_PARTS = /** @type {Record<string, Part>} */ ({
-    cpu: { key: 'cpu', label: 'CPU', color: CP_COLOURS.cpu, help: 'Host work: operators, Python, the callers of launches.' },
+    // the timeline's dark outline colour would vanish on a dark page: the dark theme lightens it
+    cpu: { key: 'cpu', label: 'CPU', color: `var(--tb-cp-cpu, ${CP_COLOURS.cpu})`, help: 'Host work: operators, Python, the callers of launches.' },
     dataloader: { key: 'dataloader', label: 'DataLoader', color: CP_COLOURS.dataloader, help: 'Host time inside DataLoader calls.' },
     gpu_compute: { key: 'gpu_compute', label: 'GPU compute', color: CP_COLOURS.gpu_compute, help: 'Kernels and copies on the path.' },
     communication: { key: 'communication', label: 'Communication', color: CP_COLOURS.communication, help: 'Communication kernels on the path.' },
@@ -52,9 +61,14 @@ export function critpathSection(o, ctx) {
                   ` (${formatShare(num(shares, bound))} of the steps’ time). Each nanosecond of a step lies on one segment of the path, so the categories add up to the step.`,
               )
             : null,
-        stackedBars('Critical path of each step by category', steps.map((s, i) => ({ label: label(s, i), segs: byCat(s) }))),
+        steps.length <= ROWS_MAX
+            ? stackedBars('Critical path of each step by category', steps.map((s, i) => ({ label: label(s, i), segs: byCat(s) })))
+            : stepColumns(
+                  `Critical path of each of ${steps.length} steps by category`,
+                  steps.map((s, i) => ({ label: stepNumber(label(s, i)), name: label(s, i), segs: byCat(s) })),
+              ),
         legend(parts),
-        table(
+        foldRows(table(
             'Critical path per step',
             ['Step', { label: 'Duration', num: true }, ...parts.map((p) => ({ label: p.label, num: true, title: p.help })), 'Bound by', ''],
             steps.map((s, i) => {
@@ -71,6 +85,15 @@ export function critpathSection(o, ctx) {
                     ctx.tl(ts, ts !== null && d !== null ? ts + d : null, 'show on timeline', true),
                 ];
             }),
-        ),
+        ), TABLE_ROWS),
     ];
+}
+
+/**
+ * A column's label: "ProfilerStep#12" -> "#12".
+ * @param {string} name
+ */
+function stepNumber(name) {
+    const m = /#(\d+)$/.exec(name);
+    return m ? '#' + m[1] : name.length > 8 ? name.slice(0, 7) + '…' : name;
 }

@@ -10,7 +10,7 @@ import { C } from '../../classes.js';
 import { h, svg } from '../../dom.js';
 import { linearScale, niceTicks } from '../../charts.js';
 import { formatNumber, formatShare, plural } from '../../format.js';
-import { legend } from '../../tabs.js';
+import { bodyScale, legend } from '../../tabs.js';
 import { isNum, obj, arr, num, empty, dur, streamName, streamCell, withShare, metric, table, stackedBars } from './common.js';
 
 /** @typedef {import('./common.js').Part} Part */
@@ -94,7 +94,7 @@ export function idleSection(o) {
     ];
 }
 
-const HG = { w: 900, h: 200, left: 56, right: 12, top: 10, bottom: 34 };
+const HG = { w: 1200, h: 200, left: 56, right: 12, top: 10, bottom: 34 };
 
 /**
  * Gap lengths: one stacked column per length bin.
@@ -116,7 +116,7 @@ function histogram(hg) {
         'div',
         null,
         h('h3', { class: C.anSub }, 'Gap lengths'),
-        svg(
+        bodyScale(svg(
             'svg',
             { class: [C.chart, C.anChart], viewBox: `0 0 ${HG.w} ${HG.h}`, role: 'img', 'aria-label': 'Histogram of idle gap lengths by kind' },
             ticks.map((t) =>
@@ -148,7 +148,7 @@ function histogram(hg) {
                 );
             }),
             svg('text', { class: C.axis, x: (HG.left + HG.w - HG.right) / 2, y: HG.h - 4, 'text-anchor': 'middle' }, 'gap length (bin start)'),
-        ),
+        ), HG.w),
         legend(GAP_KINDS),
     );
 }
