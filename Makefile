@@ -47,12 +47,12 @@ SRCS := \
 	$(sort $(wildcard server/derive/rules/*.c)) \
 	server/derive/analyses.c $(sort $(wildcard server/derive/analyses/*.c)) \
 	server/ingest/ingest_naming.c server/ingest/ingest.c server/ingest/ingest_service.c \
-	server/http/assets.c server/http/conntrack.c server/http/http_req.c server/http/http_auth.c server/http/http.c server/http/http_parse.c server/http/http_send.c server/http/qparam.c server/http/routes.c \
+	server/http/assets.c server/http/conntrack.c server/http/http_req.c server/http/http_auth.c server/http/http.c server/http/http_parse.c server/http/http_send.c server/http/qparam.c server/http/routes.c server/http/http_stream.c \
 	server/api/api_runs.c server/api/api_run.c server/api/api_table.c server/api/api_summary.c \
 	server/api/api_summary_tables.c server/api/api_summary_memory.c server/api/api_timeline.c \
 	server/api/api_slice.c server/api/api_search.c server/api/api_diff.c \
 	server/api/api_ranks.c server/api/api_analyses.c \
-	server/api/api_flame.c \
+	server/api/api_flame.c server/api/api_logs.c server/api/api_live.c \
 	server/cli/cli.c server/cli/cli_analyze.c server/cli/cli_diff.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o

@@ -25,6 +25,7 @@
 #include "ingest/ingest.h"
 #include "ingest/ingest_service.h"
 #include "store/catalog.h"
+#include "store/logstore.h"
 
 
 static void usage(FILE *out)
@@ -108,9 +109,15 @@ static int cmd_serve(struct app *app, const char *demo)
         fprintf(stderr, "traceboard: %s\n", e.msg);
         return 1;
     }
+    if (logstore_open(app->cfg.data_dir, catalog_read_only(app->cat) != NULL, &app->logs, &e) != 0) {
+        fprintf(stderr, "traceboard: %s\n", e.msg);
+        catalog_close(app->cat);
+        return 1;
+    }
     if (demo) cli_import_demo(app->cat, &app->cfg, demo);
     if (ingest_service_start(app->cat, &app->cfg, &app->ing, &e) != 0) {
         fprintf(stderr, "traceboard: %s\n", e.msg);
+        logstore_close(app->logs);
         catalog_close(app->cat);
         return 1;
     }
@@ -127,6 +134,7 @@ static int cmd_serve(struct app *app, const char *demo)
     if (http_start(app, &srv, &e) != 0) {
         fprintf(stderr, "traceboard: %s\n", e.msg);
         ingest_service_stop(app->ing);
+        logstore_close(app->logs);
         catalog_close(app->cat);
         return 1;
     }
@@ -138,6 +146,7 @@ static int cmd_serve(struct app *app, const char *demo)
     cli_logdir_stop(ld);
     http_stop(srv);
     ingest_service_stop(app->ing);
+    logstore_close(app->logs);
     catalog_close(app->cat);
     return 0;
 }
