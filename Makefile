@@ -53,7 +53,7 @@ SRCS := \
 	server/api/api_slice.c server/api/api_search.c server/api/api_diff.c \
 	server/api/api_ranks.c server/api/api_analyses.c \
 	server/api/api_flame.c server/api/api_logs.c server/api/api_live.c \
-	server/cli/cli.c server/cli/cli_analyze.c server/cli/cli_diff.c
+	server/cli/cli.c server/cli/cli_analyze.c server/cli/cli_diff.c server/cli/cli_logs.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o
 LIB  := $(BUILD)/libtraceboard.a
