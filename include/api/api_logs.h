@@ -28,7 +28,7 @@ struct http_req;
 int api_logs_post(struct http_req *req);
 
 /* GET /api/runs/{id}/logs?rank=&start=&end=&q=&limit=&after= ->
- * {"lines": [{"ts_us", "text", "fields", "rank", "live"}], "next", "base_ns", "clock"}. */
+ * {"lines": [{"id", "ts_us", "text", "fields", "rank", "live"}], "next", "base_ns", "clock"}. */
 int api_logs_get(struct http_req *req);
 
 /* Lines parsed from a request body or a file, ready for logstore_add. */

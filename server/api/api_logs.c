@@ -142,7 +142,8 @@ static int add_line(void *arg, int64_t id, int64_t ts_ns, int rank, const char *
     struct collect *c = arg;
     int64_t base = base_of(c->bs, rank >= 0 ? rank : c->rank);
     json_t *f = fields ? json_loads(fields, 0, NULL) : NULL;
-    json_t *o = json_pack("{s:f,s:s,s:o,s:o,s:b}", "ts_us", (double)(ts_ns - base) / 1000.0, "text", text ? text : "",
+    json_t *o = json_pack("{s:I,s:f,s:s,s:o,s:o,s:b}", "id", (json_int_t)id, "ts_us", (double)(ts_ns - base) / 1000.0,
+                          "text", text ? text : "",
                           "fields", f ? f : json_object(), "rank", rank >= 0 ? json_integer(rank) : json_null(),
                           "live", job != NULL);
     json_array_append_new(c->lines, o);

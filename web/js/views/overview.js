@@ -8,7 +8,8 @@
  * headline numbers (steps, average step, peak memory: per GPU, and the CPU only from 1 MiB up); the execution
  * summary of the average step (a table with time and share per category,
  * and one horizontal bar of it); a stacked bar per step (SVG built with
- * DOM calls); the analysis notes. The recommendations (findings.js)
+ * DOM calls); the job log's metrics when the run has log lines
+ * (logchart.js); the analysis notes. The recommendations (findings.js)
  * come first: they are why the page is opened.
  *
  * Mounted by views/run.js with the run already loaded; fetches again when
@@ -21,6 +22,7 @@ import { bdi, h, replace, svg } from '../dom.js';
 import { categoryInfo, linearScale, niceTicks, stackBreakdown, timeTickLabels } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
+import { addRunMetrics } from '../logchart.js';
 import { buildUrl } from '../router.js';
 import { analysisError, hbar, latestRequest, legend, section, swatch, tabRoute } from '../tabs.js';
 
@@ -85,7 +87,12 @@ function createOverview(root, ctx) {
             shownRank = tabRoute(store.get().route, params).rank;
             return api.getOverview(run.id, shownRank, signal);
         },
-        (ov) => replace(root, render(ov, tabRoute(store.get().route, params))),
+        (ov) => {
+            const route = tabRoute(store.get().route, params);
+            const page = render(ov, route);
+            replace(root, page);
+            addRunMetrics(page, run.id, ov.rank, buildUrl({ view: 'run', run: run.id, rank: route.rank, tab: 'timeline' }));
+        },
         (e) => replace(root, analysisError(e, 'overview', tabRoute(store.get().route, params), req.load)),
     );
 
