@@ -82,6 +82,17 @@ static int mark(struct http_stream_hub *h, const char *topic, int beat, struct s
     return n;
 }
 
+/* mark() then resume_marked(), taking mu for the marking. */
+static void wake(struct http_stream_hub *h, const char *topic, int beat)
+{
+    struct stream **v;
+    pthread_mutex_lock(&h->mu);
+    int n = mark(h, topic, beat, &v);
+    pthread_mutex_unlock(&h->mu);
+    resume_marked(h, v, n);
+    free(v);
+}
+
 static void *heartbeat_main(void *arg)
 {
     struct http_stream_hub *h = arg;
@@ -92,11 +103,8 @@ static void *heartbeat_main(void *arg)
         t.tv_sec += h->heartbeat_s;
         while (!h->stopping && pthread_cond_timedwait(&h->cv, &h->mu, &t) == 0) {
         }
-        struct stream **v;
-        int n = mark(h, NULL, 1, &v);
         pthread_mutex_unlock(&h->mu);
-        resume_marked(h, v, n);
-        free(v);
+        wake(h, NULL, 1);
         pthread_mutex_lock(&h->mu);
     }
     pthread_mutex_unlock(&h->mu);
@@ -129,12 +137,7 @@ void http_stream_hub_quiesce(struct http_stream_hub *h)
     pthread_mutex_unlock(&h->mu);
     /* the thread's last round wakes every suspended stream, which then ends */
     pthread_join(h->thread, NULL);
-    struct stream **v;
-    pthread_mutex_lock(&h->mu);
-    int n = mark(h, NULL, 0, &v);
-    pthread_mutex_unlock(&h->mu);
-    resume_marked(h, v, n);
-    free(v);
+    wake(h, NULL, 0);
 }
 
 void http_stream_hub_stop(struct http_stream_hub *h)
@@ -237,11 +240,5 @@ int http_stream_open(struct http_req *req, const char *topic, int64_t cursor, ht
 
 void http_stream_notify(struct http_req *req, const char *topic)
 {
-    struct http_stream_hub *h = req->srv->streams;
-    struct stream **v;
-    pthread_mutex_lock(&h->mu);
-    int n = mark(h, topic, 0, &v);
-    pthread_mutex_unlock(&h->mu);
-    resume_marked(h, v, n);
-    free(v);
+    wake(req->srv->streams, topic, 0);
 }

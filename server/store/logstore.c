@@ -117,6 +117,16 @@ out:
     return rc;
 }
 
+/* Locks ls and prepares sql; on failure unlocks and returns the error. */
+static int lock_prepare(struct logstore *ls, const char *sql, sqlite3_stmt **st, struct err *e)
+{
+    pthread_mutex_lock(&ls->mu);
+    if (sqlite3_prepare_v2(ls->db, sql, -1, st, NULL) == SQLITE_OK) return 0;
+    int rc = fail(ls, e, "prepare");
+    pthread_mutex_unlock(&ls->mu);
+    return rc;
+}
+
 /* Steps st to the end, a row per call of fn. */
 static int walk(struct logstore *ls, sqlite3_stmt *st, logstore_row_fn fn, void *arg, struct err *e)
 {
@@ -134,21 +144,16 @@ int logstore_query(struct logstore *ls, const struct logstore_query *q, logstore
                    struct err *e)
 {
     sqlite3_stmt *st;
-    int rc;
-    pthread_mutex_lock(&ls->mu);
-    if (sqlite3_prepare_v2(ls->db,
-                           "SELECT id, ts_ns, rank, text, fields, job FROM line"
-                           " WHERE (run = :run OR (project = :project AND job = :job))"
-                           " AND (:rank < 0 OR rank = :rank OR rank IS NULL)"
-                           " AND ts_ns >= :start AND ts_ns <= :end"
-                           " AND (:q IS NULL OR instr(lower(text), lower(:q)) > 0)"
-                           " AND (ts_ns > :ats OR (ts_ns = :ats AND id > :aid))"
-                           " ORDER BY ts_ns, id LIMIT :limit",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(ls, e, "query");
-        pthread_mutex_unlock(&ls->mu);
-        return rc;
-    }
+    int rc = lock_prepare(ls,
+                          "SELECT id, ts_ns, rank, text, fields, job FROM line"
+                          " WHERE (run = :run OR (project = :project AND job = :job))"
+                          " AND (:rank < 0 OR rank = :rank OR rank IS NULL)"
+                          " AND ts_ns >= :start AND ts_ns <= :end"
+                          " AND (:q IS NULL OR instr(lower(text), lower(:q)) > 0)"
+                          " AND (ts_ns > :ats OR (ts_ns = :ats AND id > :aid))"
+                          " ORDER BY ts_ns, id LIMIT :limit",
+                          &st, e);
+    if (rc) return rc;
     bind_text_or_null(st, sqlite3_bind_parameter_index(st, ":run"), q->run);
     bind_text_or_null(st, sqlite3_bind_parameter_index(st, ":project"), q->project);
     bind_text_or_null(st, sqlite3_bind_parameter_index(st, ":job"), q->job);
@@ -169,16 +174,11 @@ int logstore_live_after(struct logstore *ls, const char *project, const char *jo
                         logstore_row_fn fn, void *arg, struct err *e)
 {
     sqlite3_stmt *st;
-    int rc;
-    pthread_mutex_lock(&ls->mu);
-    if (sqlite3_prepare_v2(ls->db,
-                           "SELECT id, ts_ns, rank, text, fields, job FROM line"
-                           " WHERE project = ?1 AND id > ?2 AND (?3 IS NULL OR job = ?3) ORDER BY id LIMIT ?4",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(ls, e, "live");
-        pthread_mutex_unlock(&ls->mu);
-        return rc;
-    }
+    int rc = lock_prepare(ls,
+                          "SELECT id, ts_ns, rank, text, fields, job FROM line"
+                          " WHERE project = ?1 AND id > ?2 AND (?3 IS NULL OR job = ?3) ORDER BY id LIMIT ?4",
+                          &st, e);
+    if (rc) return rc;
     sqlite3_bind_text(st, 1, project, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, after_id);
     bind_text_or_null(st, 3, job);
@@ -193,20 +193,15 @@ int logstore_live_cursor(struct logstore *ls, const char *project, const char *j
                          struct err *e)
 {
     sqlite3_stmt *st;
-    int rc = 0;
     *out = 0;
     if (backlog <= 0) backlog = 0;
-    pthread_mutex_lock(&ls->mu);
-    if (sqlite3_prepare_v2(ls->db,
-                           backlog ? "SELECT id - 1 FROM line WHERE project = ?1 AND (?2 IS NULL OR job = ?2)"
-                                     " ORDER BY id DESC LIMIT 1 OFFSET ?3"
-                                   : "SELECT max(id) FROM line WHERE project = ?1 AND (?2 IS NULL OR job = ?2)"
-                                     " AND ?3 = 0",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(ls, e, "live");
-        pthread_mutex_unlock(&ls->mu);
-        return rc;
-    }
+    int rc = lock_prepare(ls,
+                          backlog ? "SELECT id - 1 FROM line WHERE project = ?1 AND (?2 IS NULL OR job = ?2)"
+                                    " ORDER BY id DESC LIMIT 1 OFFSET ?3"
+                                  : "SELECT max(id) FROM line WHERE project = ?1 AND (?2 IS NULL OR job = ?2)"
+                                    " AND ?3 = 0",
+                          &st, e);
+    if (rc) return rc;
     sqlite3_bind_text(st, 1, project, -1, SQLITE_STATIC);
     bind_text_or_null(st, 2, job);
     sqlite3_bind_int(st, 3, backlog ? backlog - 1 : 0);
@@ -221,16 +216,12 @@ int logstore_live_cursor(struct logstore *ls, const char *project, const char *j
 int logstore_delete_run(struct logstore *ls, const char *run, struct err *e)
 {
     sqlite3_stmt *st;
-    int rc = 0;
     if (ls->read_only) return err_set(e, ERR_READ_ONLY, "the server is read-only");
-    pthread_mutex_lock(&ls->mu);
-    if (sqlite3_prepare_v2(ls->db, "DELETE FROM line WHERE run = ?", -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(ls, e, "delete");
-    } else {
-        sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = fail(ls, e, "delete");
-        sqlite3_finalize(st);
-    }
+    int rc = lock_prepare(ls, "DELETE FROM line WHERE run = ?", &st, e);
+    if (rc) return rc;
+    sqlite3_bind_text(st, 1, run, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = fail(ls, e, "delete");
+    sqlite3_finalize(st);
     pthread_mutex_unlock(&ls->mu);
     return rc;
 }
