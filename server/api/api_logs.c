@@ -184,11 +184,22 @@ int api_logs_get(struct http_req *req)
     }
     struct bases bs;
     read_bases(app, id, &bs);
+    int known = rank < 0 || bs.n == 0;
+    for (int i = 0; i < bs.n && !known; i++) known = bs.rank[i] == rank;
+    if (!known) {
+        json_decref(run);
+        return http_send_error(http_req_conn(req), 404, "not_found", "run %s has no rank %lld", id, rank);
+    }
     int64_t base = base_of(&bs, (int)rank);
-    /* the run's job: catalog "project" and "meta"."job_id" */
-    json_t *meta = json_object_get(run, "meta");
+    /* the run's job: catalog "project" and "meta"."job_id" (a number is read as its digits) */
+    json_t *meta = json_object_get(run, "meta"), *jid = json_object_get(meta, "job_id");
     const char *project = json_string_value(json_object_get(run, "project"));
-    const char *job = json_string_value(json_object_get(meta, "job_id"));
+    char jobnum[32];
+    const char *job = json_string_value(jid);
+    if (json_is_integer(jid)) {
+        snprintf(jobnum, sizeof jobnum, "%lld", (long long)json_integer_value(jid));
+        job = jobnum;
+    }
     struct logstore_query q = { id, project && job ? project : NULL, project && job ? job : NULL, (int)rank,
                                 have_start ? start + base : INT64_MIN, have_end ? end + base : INT64_MAX,
                                 qparam_get(req, "q"), 0, -1, (int)limit + 1 };

@@ -122,6 +122,7 @@ test('bad input is refused with a clear error and stores nothing', async () => {
   await srv.json(`/api/runs/${id}/logs?after=zz`, 400);
   await srv.json(`/api/runs/${id}/logs?start=abc`, 400);
   await srv.json('/api/runs/0123456789abcdef/logs', 404);
+  assert.match((await srv.json(`/api/runs/${id}/logs?rank=7`, 404)).error.message, /no rank 7/);
 });
 
 test('deleting a run deletes its lines', { skip: !HAVE_SQLITE && 'no sqlite3' }, async () => {
