@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "base/xmalloc.h"
+#include "store/rundb.h"
 
 struct logstore {
     sqlite3 *db;
@@ -40,9 +41,17 @@ int logstore_open(const char *data_dir, int read_only, struct logstore **out, st
     ls->read_only = read_only;
     if (!read_only)
         rc = sqlite3_open_v2(path, &ls->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
-    else if (stat(path, &sb) == 0 && sb.st_size > 0)
-        rc = sqlite3_open_v2(path, &ls->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, NULL);
-    else
+    else if (stat(path, &sb) == 0 && sb.st_size > 0) {
+        /* a WAL file in a folder that refuses writes: read as a snapshot */
+        if (rundb_open_snapshot(path, "SELECT count(*) FROM line", &ls->db, NULL, e) < 0) {
+            free(path);
+            logstore_close(ls);
+            return err_prefix(e, "logs database");
+        }
+        *out = ls;
+        free(path);
+        return 0;
+    } else
         rc = sqlite3_open_v2(":memory:", &ls->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(ls->db, 5000);
