@@ -17,6 +17,10 @@
  *       (default kernels), &status=added,removed,faster,slower,same,
  *       &group=family (kernels), &per=total, &q= &sort= &order= &offset=;
  *       ./?view=compare&a=A&b=B is read the same way
+ *   ./?compare=A,B,C           three or more runs side by side (views/comparen.js);
+ *       &base=ID (the baseline, default the first) &rank=N (every run's);
+ *       the ids are kept as given (at most 32) so the page can say what is
+ *       wrong with a list that is too long, malformed or repeats a run
  *   ./?live=<project>          live job lines (&job_id=J: one job; views/live.js)
  *   anything else              runs list (the address is rewritten to ./)
  *
@@ -44,7 +48,7 @@ import { RANK_RE, intParam, pickParams, readParams, writeParams } from './params
 
 export { buildSel, parsePins, parseSel, urlTime } from './params.js';
 
-/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'live'} ViewName */
+/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'comparen' | 'live'} ViewName */
 /** @typedef {import('./params.js').ParamSpec} ParamSpec */
 /**
  * @template {ParamSpec} S
@@ -71,14 +75,19 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  * @typedef {{view: 'compare', a: string, b: string} & ParamValues<typeof import('./views/compare.js').params>} CompareRoute
  *   two runs compared: B against the baseline A
  */
+/**
+ * @typedef {{view: 'comparen', runs: string[]} & ParamValues<typeof import('./views/comparen.js').params>} CompareNRoute
+ *   three or more runs side by side
+ */
 /** @typedef {{view: 'live', project: string, job_id: string}} LiveRoute  a project's live job lines (job_id "" = every job) */
-/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | LiveRoute} Route  what parseRoute() answers */
+/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | CompareNRoute | LiveRoute} Route  what parseRoute() answers */
 
 /**
  * Fields buildUrl() and navigate() accept: any view's, those of other
  * views than `view` are ignored and missing ones take their defaults.
- * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, project?: string, job_id?: string}
- *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>> & Partial<import('./views/run.js').TabFields>} RouteFields
+ * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, runs?: string[], project?: string, job_id?: string}
+ *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>>
+ *   & Partial<ParamValues<typeof import('./views/comparen.js').params>> & Partial<import('./views/run.js').TabFields>} RouteFields
  */
 
 /**
@@ -107,6 +116,7 @@ export const DEFAULT_TAB = 'overview';
  * @typedef {object} ViewParams
  * @property {typeof import('./views/runs.js').params} runs
  * @property {typeof import('./views/compare.js').params} compare
+ * @property {typeof import('./views/comparen.js').params} comparen
  * @property {(tab: string) => ParamSpec} tabParams  the run page tab's
  */
 /** @type {ViewParams | null} */
@@ -154,6 +164,7 @@ export function makeRoute(fields = {}) {
     if (fields.view === 'job') return { view: 'job', job: fields.job || 0 };
     if (fields.view === 'live') return { view: 'live', project: fields.project || '', job_id: fields.job_id || '' };
     if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(views().compare, f) };
+    if (fields.view === 'comparen') return { view: 'comparen', runs: fields.runs || [], ...pickParams(views().comparen, f) };
     return { view: 'runs', ...pickParams(views().runs, f) };
 }
 
@@ -178,11 +189,29 @@ export function parseRoute(search) {
         const job = p.get('job_id') || '';
         return { view: 'live', project: live, job_id: JOB_ID_RE.test(job) ? job : '' };
     }
+    const many = compareMany(p);
+    if (many) return { view: 'comparen', runs: many, ...readParams(views().comparen, p) };
     const pair = comparePair(p);
     if (pair) return { view: 'compare', a: pair[0], b: pair[1], ...readParams(views().compare, p) };
     const job = JOB.parse(p.get('job'), p);
     if (job !== undefined && job !== null) return { view: 'job', job };
     return { view: 'runs', ...readParams(views().runs, p) };
+}
+
+/** The most ids a comparen route keeps (the page refuses more than 8). */
+const COMPARE_IDS_KEPT = 32;
+
+/**
+ * The runs of `compare=A,B,C` (three or more, as given, each cut to 64
+ * characters), or null.
+ * @param {URLSearchParams} p
+ * @returns {string[] | null}
+ */
+function compareMany(p) {
+    const list = p.get('compare');
+    if (list === null) return null;
+    const ids = list.split(',');
+    return ids.length >= 3 ? ids.slice(0, COMPARE_IDS_KEPT).map((x) => x.slice(0, 64)) : null;
 }
 
 /**
@@ -223,6 +252,9 @@ export function buildUrl(fields) {
     } else if (fields.view === 'live' && fields.project) {
         p.set('live', fields.project);
         if (fields.job_id) p.set('job_id', fields.job_id);
+    } else if (fields.view === 'comparen' && fields.runs && fields.runs.length) {
+        p.set('compare', fields.runs.join(','));
+        writeParams(views().comparen, f, p);
     } else if (fields.view === 'job' && fields.job !== null && fields.job !== undefined) {
         p.set('job', String(fields.job));
     } else {
@@ -257,6 +289,7 @@ export function routeKey(r) {
     if (r.view === 'job') return 'job:' + r.job;
     if (r.view === 'compare') return `compare:${r.a},${r.b}`;
     if (r.view === 'live') return `live:${r.project}:${r.job_id}`;
+    if (r.view === 'comparen') return `comparen:${r.runs.join(',')}`;
     return 'runs';
 }
 
