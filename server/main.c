@@ -25,6 +25,7 @@
 #include "ingest/ingest.h"
 #include "ingest/ingest_service.h"
 #include "store/catalog.h"
+#include "store/logstore.h"
 
 
 static void usage(FILE *out)
@@ -34,6 +35,7 @@ static void usage(FILE *out)
             "usage:\n"
             "  traceboard serve   [options]            start the web server\n"
             "  traceboard import  [options] PATH...    import trace files or folders as runs\n"
+            "                     [--log FILE]...      with the job's log (also *.log/*.jsonl beside a folder's traces)\n"
             "  traceboard diff    [--json] A B         compare two runs (trace files, folders or data/runs/<id>)\n"
             "  traceboard --help | --version\n\n"
             "serve options (also settable in the config file):\n"
@@ -47,11 +49,12 @@ static void usage(FILE *out)
 /* Parses --key value / --key=value pairs into cfg; collects positional args.
  * Returns 0 or 2 (usage error, message printed). */
 static int parse_args(int argc, char **argv, int first, struct config *cfg, const char **config_path,
-                      const char **demo, char ***pos, int *npos)
+                      const char **demo, char ***pos, int *npos, char **logs, int *nlogs)
 {
     struct err e;
     *pos = xcalloc((size_t)argc + 1, sizeof **pos);
     *npos = 0;
+    *nlogs = 0;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0) {
@@ -79,6 +82,7 @@ static int parse_args(int argc, char **argv, int first, struct config *cfg, cons
         }
         if (strcmp(key, "config") == 0) *config_path = val;
         else if (strcmp(key, "demo") == 0) *demo = val;
+        else if (strcmp(key, "log") == 0) logs[(*nlogs)++] = (char *)val; /* import: a job log file */
         else if (config_set(cfg, key, val, &e) != 0) {
             fprintf(stderr, "traceboard: %s\n", e.msg);
             return 2;
@@ -108,9 +112,15 @@ static int cmd_serve(struct app *app, const char *demo)
         fprintf(stderr, "traceboard: %s\n", e.msg);
         return 1;
     }
+    if (logstore_open(app->cfg.data_dir, catalog_read_only(app->cat) != NULL, &app->logs, &e) != 0) {
+        fprintf(stderr, "traceboard: %s\n", e.msg);
+        catalog_close(app->cat);
+        return 1;
+    }
     if (demo) cli_import_demo(app->cat, &app->cfg, demo);
     if (ingest_service_start(app->cat, &app->cfg, &app->ing, &e) != 0) {
         fprintf(stderr, "traceboard: %s\n", e.msg);
+        logstore_close(app->logs);
         catalog_close(app->cat);
         return 1;
     }
@@ -127,6 +137,7 @@ static int cmd_serve(struct app *app, const char *demo)
     if (http_start(app, &srv, &e) != 0) {
         fprintf(stderr, "traceboard: %s\n", e.msg);
         ingest_service_stop(app->ing);
+        logstore_close(app->logs);
         catalog_close(app->cat);
         return 1;
     }
@@ -138,6 +149,7 @@ static int cmd_serve(struct app *app, const char *demo)
     cli_logdir_stop(ld);
     http_stop(srv);
     ingest_service_stop(app->ing);
+    logstore_close(app->logs);
     catalog_close(app->cat);
     return 0;
 }
@@ -147,8 +159,8 @@ int main(int argc, char **argv)
     struct app app;
     struct err e;
     const char *config_path = NULL, *demo = NULL;
-    char **pos = NULL;
-    int npos = 0, rc;
+    char **pos = NULL, **logs = NULL;
+    int npos = 0, nlogs = 0, rc;
 
     /* The rules declare their thresholds; the config learns them before
      * --help lists the keys and before any is read or set. */
@@ -183,15 +195,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "traceboard: %s\n", e.msg);
         return 2;
     }
-    if ((rc = parse_args(argc, argv, 2, &app.cfg, &config_path, &demo, &pos, &npos)) != 0) {
+    logs = xcalloc((size_t)argc + 1, sizeof *logs);
+    if ((rc = parse_args(argc, argv, 2, &app.cfg, &config_path, &demo, &pos, &npos, logs, &nlogs)) != 0) {
         free(pos);
+        free(logs);
         return rc;
     }
     int lvl = log_level_parse(app.cfg.log_level);
     log_set_level(lvl < 0 ? LOG_LEVEL_INFO : (enum log_level)lvl);
 
     if (strcmp(argv[1], "serve") == 0) rc = cmd_serve(&app, demo);
-    else if (strcmp(argv[1], "import") == 0) rc = cli_import(&app.cfg, pos, npos);
+    else if (strcmp(argv[1], "import") == 0) rc = cli_import(&app.cfg, pos, npos, logs, nlogs);
     else if (strcmp(argv[1], "analyze") == 0) rc = cli_analyze(&app.cfg, argc, argv, pos, npos);
     else if (strcmp(argv[1], "diff") == 0) rc = cli_diff(&app.cfg, argc, argv, pos, npos);
     else {
@@ -199,5 +213,6 @@ int main(int argc, char **argv)
         rc = 2;
     }
     free(pos);
+    free(logs);
     return rc;
 }

@@ -36,6 +36,11 @@
 # on each the heavy queries: /timeline/aggregate over the whole run and a
 # tenth, /timeline/search pages (median of 3; bar <= 500 ms), and /ranks
 # (one rank: median of 5, bar <= 100 ms).
+#
+# TB_BENCH=logs (also part of the default run): job logs. A demo trace is
+# imported, 100 bodies of 8,000 JSON lines (~0.8 MB each, 800,000 lines in
+# all) are posted to /api/runs/ID/logs, then GET /logs is timed for the
+# first 10,000 lines, a text search and a window (median of 5; bar 100 ms).
 BUILD=${1:-build}
 BIN="$BUILD/traceboard"
 GEN="$BUILD/tools/gentrace"
@@ -339,6 +344,32 @@ timeline_bench() {
     timeline_windows "$WORK/timeline-data-chain50" "transformer_with_stack tiled --chain x50"
 }
 
+# Job logs: posting throughput and the reads of a long log.
+logs_bench() {
+    command -v curl > /dev/null 2>&1 || { echo "logs benchmark: skipped (curl not installed)"; return 0; }
+    ldata=$(mktemp -d "$WORK/logs.XXXXXX") || die "mktemp failed"
+    trace=$(ls tests/data/demo/matmul_amp/*.gz | head -1)
+    "$BIN" import --data-dir "$ldata" --log-level error "$trace" > "$ldata.out" 2>&1 || die "logs: import failed"
+    run=$(sed -n 's/.* as run \([0-9a-f]\{16\}\) .*/\1/p' "$ldata.out" | head -1)
+    awk 'BEGIN { for (i = 0; i < 8000; i++) printf "{\"ts\": %.6f, \"step\": %d, \"loss\": %.4f, \"msg\": \"step %d of the training loop\"}\n", 1795344370 + i / 1000, i, 3 - i / 8000, i }' > "$ldata.body"
+    start_server "$ldata" "$ldata.log" || die "logs: server did not start"
+    t0=$(date +%s.%N)
+    for i in $(seq 1 100); do
+        curl -s -o /dev/null -H "Authorization: Bearer $token" --data-binary @"$ldata.body" "$base/api/runs/$run/logs" || break
+    done
+    t1=$(date +%s.%N)
+    echo "logs: 800,000 lines posted in $(echo "$t1 - $t0" | bc) s (100 bodies of $(wc -c < "$ldata.body") bytes)"
+    for q in "limit=10000" "q=step%20799%20&limit=1000" "start=4487348861000&end=4487348862000&limit=10000"; do
+        echo "  GET /logs?$q: $(query_time "$base/api/runs/$run/logs?$q") ms (target <= $TARGET_MS)"
+    done
+    stop_server
+    rm -rf "$ldata" "$ldata.out" "$ldata.body" "$ldata.log"
+}
+
+if [ "$PART" = logs ]; then
+    logs_bench
+    exit $?
+fi
 if [ "$PART" = timeline ]; then
     timeline_bench
     exit $?
@@ -363,3 +394,4 @@ if [ "$PART" != query ]; then
 fi
 [ "$PART" = import ] || query_bench
 [ "$PART" != all ] || timeline_bench
+[ "$PART" != all ] || logs_bench

@@ -86,6 +86,8 @@ struct config {
     int query_workers;             /* threads for heavy queries; 0 = number of cores */
     int query_queue;               /* heavy queries waiting for a worker, default 64 */
     int query_budget_ms;           /* time one heavy query may take, default 10000 */
+    int live_streams;              /* live-line event streams open at once, default 32 */
+    int live_heartbeat;            /* seconds between keep-alives on an idle stream, default 15 */
     int keep_sources;              /* keep uploaded trace files for download, default 1 */
     uint64_t sort_memory;          /* bytes of ingest sort buffer, default 64 MiB */
     char log_level[16];            /* debug|info|warn|error, default info */

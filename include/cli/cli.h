@@ -21,8 +21,10 @@
 #include "http/app.h"
 #include "store/catalog.h"
 
-/* `traceboard import PATH...`: returns 0 when every path imported. */
-int cli_import(const struct config *cfg, char **paths, int npaths);
+/* `traceboard import [--log FILE]... PATH...`: returns 0 when every path
+ * (and log) imported. The logs attach to every run imported; a folder's
+ * *.log / *.jsonl files attach to its run (cli_logs.h). */
+int cli_import(const struct config *cfg, char **paths, int npaths, char **logs, int nlogs);
 
 
 

@@ -3,7 +3,7 @@
  *
  * main() fills a struct app before starting the HTTP daemon and frees it
  * after stopping it. Handlers receive it as the MHD callback closure and only
- * read `cfg` and `token`; `cat` and `ing` are thread-safe services. There are
+ * read `cfg` and `token`; `cat`, `logs` and `ing` are thread-safe services. There are
  * no other process-wide mutable globals.
  */
 #ifndef TB_APP_H
@@ -13,12 +13,14 @@
 
 struct catalog;
 struct ingest_service;
+struct logstore;
 
 struct app {
     struct config cfg;            /* read-only after start */
     char token[128];              /* effective auth token ("" with no_auth) */
     struct catalog *cat;          /* thread-safe */
     struct ingest_service *ing;   /* thread-safe */
+    struct logstore *logs;        /* job log lines (DATA/logs.db), thread-safe */
 };
 
 #endif

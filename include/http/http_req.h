@@ -38,6 +38,7 @@ struct http_server {
     int stopping; /* http_stop has begun; under mu */
     struct conntrack *ct; /* head deadline and untrusted share (thread-safe) */
     struct workpool *pool; /* query workers for ROUTE_HEAVY handlers (thread-safe) */
+    struct http_stream_hub *streams; /* live event streams (thread-safe, http_stream.h) */
     atomic_int stop_queries; /* set by http_stop: running heavy queries end now */
     int test_spin; /* test hook TB_TEST_QUERY_SPIN: heavy queries first wait out their budget */
 };

@@ -22,6 +22,7 @@
 #include "ingest/ingest_service.h"
 #include "ingest/mpart.h"
 #include "store/catalog.h"
+#include "store/logstore.h"
 #include "store/rundb.h"
 
 #include "base/version.h"
@@ -323,6 +324,9 @@ int api_runs_delete(struct http_req *req)
      * for a run that does not exist */
     if (catalog_check_writable(app->cat, &e) < 0) return http_send_err(http_req_conn(req), &e);
     if (catalog_delete(app->cat, http_req_param(req, "id"), &e) < 0) return http_send_err(http_req_conn(req), &e);
+    /* its log lines go with it; live lines stay with their project */
+    if (logstore_delete_run(app->logs, http_req_param(req, "id"), &e) < 0)
+        LOG_WARN("run %s: its log lines stay: %s", http_req_param(req, "id"), e.msg);
     LOG_INFO("run %s deleted", http_req_param(req, "id"));
     return http_send_empty(http_req_conn(req), 204);
 }

@@ -16,6 +16,7 @@
 #include "base/fsutil.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "cli/cli_logs.h"
 #include "derive/analyses.h"
 #include "derive/diff.h"
 #include "derive/rules.h"
@@ -25,6 +26,7 @@
 #include "ingest/ingest_naming.h"
 #include "ingest/ingest_service.h"
 #include "store/catalog.h"
+#include "store/logstore.h"
 #include "store/rundb.h"
 
 /* ---------------------------------------------------------------------- */
@@ -212,9 +214,42 @@ int cli_import_group(struct catalog *cat, const struct config *cfg, const struct
     return rc;
 }
 
-int cli_import(const struct config *cfg, char **paths, int npaths)
+/* The folder of a group's first file (owned by caller). */
+static char *group_dir(const struct cli_group *g)
+{
+    const char *slash = strrchr(g->paths[0], '/');
+    return slash ? xstrndup(g->paths[0], (size_t)(slash - g->paths[0])) : xstrdup(".");
+}
+
+/* The job's logs of a run just imported: --log files, and for a folder the
+ * *.log / *.jsonl files beside its traces. */
+static int attach_logs(struct logstore *ls, const char *id, const struct cli_group *g, int folder, char **logs,
+                       int nlogs)
+{
+    int failed = 0;
+    struct err e;
+    for (int j = 0; j < nlogs; j++) {
+        long n = cli_logs_attach_file(ls, id, logs[j], &e);
+        if (n < 0) {
+            fprintf(stderr, "traceboard import: %s\n", e.msg);
+            failed++;
+        } else {
+            printf("  %ld log lines from %s\n", n, logs[j]);
+        }
+    }
+    if (folder) {
+        char *dir = group_dir(g);
+        int k = cli_logs_attach_dir(ls, id, dir);
+        if (k) printf("  logs of %d file%s beside the traces\n", k, k == 1 ? "" : "s");
+        free(dir);
+    }
+    return failed;
+}
+
+int cli_import(const struct config *cfg, char **paths, int npaths, char **logs, int nlogs)
 {
     struct catalog *cat;
+    struct logstore *ls;
     struct err e;
     int failed = 0;
 
@@ -224,6 +259,11 @@ int cli_import(const struct config *cfg, char **paths, int npaths)
     }
     if (catalog_open(cfg->data_dir, &cat, &e) != 0) {
         fprintf(stderr, "traceboard: %s\n", e.msg);
+        return 1;
+    }
+    if (logstore_open(cfg->data_dir, catalog_read_only(cat) != NULL, &ls, &e) != 0) {
+        fprintf(stderr, "traceboard: %s\n", e.msg);
+        catalog_close(cat);
         return 1;
     }
     for (int i = 0; i < npaths; i++) {
@@ -260,9 +300,11 @@ int cli_import(const struct config *cfg, char **paths, int npaths)
             clock_gettime(CLOCK_MONOTONIC, &t1);
             printf("imported %s as run %s (%d file%s) in %.2f s\n", gs.g[k].name, id, gs.g[k].n,
                    gs.g[k].n == 1 ? "" : "s", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+            failed += attach_logs(ls, id, &gs.g[k], S_ISDIR(st.st_mode), logs, nlogs);
         }
         cli_groups_free(&gs);
     }
+    logstore_close(ls);
     catalog_close(cat);
     return failed ? 1 : 0;
 }
@@ -350,7 +392,12 @@ static void logdir_scan(struct cli_logdir *ld)
         char id[CATALOG_ID_LEN + 1] = "";
         if (ingest_submit(app->ing, &req, &job, &e) != 0 || ingest_wait(app->ing, job, id, &e) != 0)
             LOG_WARN("logdir %s: %s", g->name, e.msg);
-        else LOG_INFO("logdir: imported %s as run %s", g->name, id);
+        else {
+            LOG_INFO("logdir: imported %s as run %s", g->name, id);
+            char *dir = group_dir(g);
+            cli_logs_attach_dir(app->logs, id, dir);
+            free(dir);
+        }
         for (int j = 0; j < g->n; j++) {
             struct stat st;
             if (stat(g->paths[j], &st) == 0) catalog_logdir_mark(app->cat, g->paths[j], st.st_size, st.st_mtime, id, &e);

@@ -30,6 +30,7 @@
 #include "http/http_auth.h"
 #include "http/http_parse.h"
 #include "http/http_req.h"
+#include "http/http_stream.h"
 #include "http/http_send.h"
 #include "http/routes.h"
 #include "store/budget.h"
@@ -545,6 +546,12 @@ int http_start(struct app *app, struct http_server **out, struct err *e)
         free(s);
         return e->code;
     }
+    if (http_stream_hub_start(cfg->live_streams, cfg->live_heartbeat, &s->streams, e) < 0) {
+        workpool_stop(s->pool);
+        conntrack_stop(s->ct);
+        free(s);
+        return e->code;
+    }
     s->test_spin = getenv("TB_TEST_QUERY_SPIN") != NULL;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
@@ -566,6 +573,8 @@ int http_start(struct app *app, struct http_server **out, struct err *e)
         pthread_cond_destroy(&s->cv);
         conntrack_stop(s->ct);
         workpool_stop(s->pool);
+        http_stream_hub_quiesce(s->streams);
+        http_stream_hub_stop(s->streams);
         free(s);
         return err_set(e, ERR_IO, "cannot listen on %s port %d: %s", cfg->bind, cfg->port,
                        errsv ? strerror(errsv) : "libmicrohttpd refused to start");
@@ -596,7 +605,9 @@ void http_stop(struct http_server *s)
     while (s->deferred > 0) pthread_cond_wait(&s->cv, &s->mu);
     pthread_mutex_unlock(&s->mu);
     workpool_stop(s->pool);
+    http_stream_hub_quiesce(s->streams);
     MHD_stop_daemon(s->d);
+    http_stream_hub_stop(s->streams);
     conntrack_stop(s->ct);
     if (lfd != MHD_INVALID_SOCKET) close(lfd);
     pthread_mutex_destroy(&s->mu);

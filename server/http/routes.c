@@ -7,6 +7,8 @@
 #include "api/api_compare.h"
 #include "api/api_diff.h"
 #include "api/api_flame.h"
+#include "api/api_live.h"
+#include "api/api_logs.h"
 #include "api/api_ranks.h"
 #include "api/api_runs.h"
 #include "api/api_summary.h"
@@ -48,6 +50,10 @@ static const struct route routes[] = {
     { "GET", "/api/diff/operators", api_diff_operators, NULL, ROUTE_HEAVY },
     { "GET", "/api/diff/kernels", api_diff_kernels, NULL, ROUTE_HEAVY },
     { "GET", "/api/jobs/{n}", api_runs_job, NULL, 0 },
+    { "POST", "/api/runs/{id}/logs", api_logs_post, NULL, 0 },
+    { "GET", "/api/runs/{id}/logs", api_logs_get, NULL, 0 },
+    { "POST", "/api/projects/{project}/live", api_live_post, NULL, 0 },
+    { "GET", "/api/projects/{project}/live", api_live_get, NULL, 0 },
 };
 
 #define NROUTES (sizeof routes / sizeof routes[0])
@@ -67,6 +73,19 @@ static int valid_number(const char *s)
     return 1;
 }
 
+/* A project name: 1..64 of [A-Za-z0-9._-], not starting with '.'. */
+static int valid_project(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n == 0 || n > 64 || s[0] == '.') return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '.' || s[i] == '_' || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
 /* Parameter kinds a pattern may use. */
 static const struct {
     const char *name;
@@ -75,6 +94,7 @@ static const struct {
 } param_kinds[] = {
     { "id", valid_run_id, "run id" },
     { "n", valid_number, "number" },
+    { "project", valid_project, "project name (1 to 64 letters, digits, '.', '_' or '-')" },
 };
 
 static int find_kind(const char *name, size_t len)

@@ -495,3 +495,47 @@ export function getDiffTable(what, params, signal) {
 export function getCompare(params, signal) {
     return request('GET', withQuery('./api/compare', params), undefined, signal);
 }
+
+/**
+ * A page of a run's job log on the trace clock of a rank (params: rank,
+ * start, end, q, limit, after).
+ * @param {string} id
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<import('./apitypes.js').RunLogs>}
+ */
+export function getRunLogs(id, params, signal) {
+    return request('GET', analysisUrl(id, 'logs', params), undefined, signal);
+}
+
+/**
+ * Every line of a run's job log (pages of 10,000 followed, at most `max`).
+ * @param {string} id
+ * @param {Params} params rank, q, start, end
+ * @param {AbortSignal} [signal]
+ * @param {number} [max]
+ * @returns {Promise<import('./apitypes.js').RunLogs>}
+ */
+export async function getAllRunLogs(id, params, signal, max = 50000) {
+    const first = await getRunLogs(id, { ...params, limit: 10000 }, signal);
+    let next = first.next;
+    while (next && first.lines.length < max) {
+        const page = await getRunLogs(id, { ...params, limit: 10000, after: next }, signal);
+        first.lines.push(...page.lines);
+        next = page.next;
+    }
+    return { ...first, next };
+}
+
+/**
+ * URL of a project's live-line event stream (text/event-stream; params: job, backlog).
+ * @param {string} project
+ * @param {Params} [params]
+ * @returns {string}
+ */
+export function liveUrl(project, params = {}) {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== null && v !== undefined && v !== '') p.set(k, String(v));
+    const qs = p.toString();
+    return `./api/projects/${encodeURIComponent(project)}/live${qs ? '?' + qs : ''}`;
+}

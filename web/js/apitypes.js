@@ -341,6 +341,19 @@
  */
 
 /**
+ * One line of a job log: its time (µs on the trace clock of the rank asked;
+ * unix µs for a trace without baseTimeNanoseconds, and in live streams),
+ * text, fields ({"loss": 2.31, "phase": "train"}), rank (null: the whole
+ * job's) and whether it was posted live.
+ * @typedef {{id: number, ts_us: number, text: string, fields: Record<string, number | string | boolean>, rank: number | null, live?: boolean, job?: string}} LogLine
+ */
+
+/**
+ * GET /api/runs/{id}/logs.
+ * @typedef {{lines: LogLine[], next: string | null, base_ns: number, clock: 'trace' | 'unix'}} RunLogs
+ */
+
+/**
  * GET ./api/runs/ID/timeline/flame — call paths by time containment
  * (nodes: parents first, parent −1 at a root), and the same time by lane
  * and by category.

@@ -281,4 +281,16 @@ export const C = Object.freeze({
     tlArea: 'tb-tl-area',
     tlTableScroll: 'tb-tl-table-scroll',
     tlRowOn: 'tb-tl-row-on',
+
+    // job logs: metric charts (logchart.js), the live view (views/live.js)
+    logCharts: 'tb-log-charts',
+    logChart: 'tb-log-chart',
+    logChartTitle: 'tb-log-chart-title',
+    logArea: 'tb-log-area',
+    logPath: 'tb-log-path',
+    logLines: 'tb-log-lines',
+    logLine: 'tb-log-line',
+    logTime: 'tb-log-time',
+    logText: 'tb-log-text',
+    logFields: 'tb-log-fields',
 });

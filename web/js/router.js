@@ -21,6 +21,7 @@
  *       &base=ID (the baseline, default the first) &rank=N (every run's);
  *       the ids are kept as given (at most 32) so the page can say what is
  *       wrong with a list that is too long, malformed or repeats a run
+ *   ./?live=<project>          live job lines (&job_id=J: one job; views/live.js)
  *   anything else              runs list (the address is rewritten to ./)
  *
  * The router owns only the global keys (run, view = the run page's tab,
@@ -47,7 +48,7 @@ import { RANK_RE, intParam, pickParams, readParams, writeParams } from './params
 
 export { buildSel, parsePins, parseSel, urlTime } from './params.js';
 
-/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'comparen'} ViewName */
+/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'comparen' | 'live'} ViewName */
 /** @typedef {import('./params.js').ParamSpec} ParamSpec */
 /**
  * @template {ParamSpec} S
@@ -78,12 +79,13 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  * @typedef {{view: 'comparen', runs: string[]} & ParamValues<typeof import('./views/comparen.js').params>} CompareNRoute
  *   three or more runs side by side
  */
-/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | CompareNRoute} Route  what parseRoute() answers */
+/** @typedef {{view: 'live', project: string, job_id: string}} LiveRoute  a project's live job lines (job_id "" = every job) */
+/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | CompareNRoute | LiveRoute} Route  what parseRoute() answers */
 
 /**
  * Fields buildUrl() and navigate() accept: any view's, those of other
  * views than `view` are ignored and missing ones take their defaults.
- * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, runs?: string[]}
+ * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, runs?: string[], project?: string, job_id?: string}
  *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>>
  *   & Partial<ParamValues<typeof import('./views/comparen.js').params>> & Partial<import('./views/run.js').TabFields>} RouteFields
  */
@@ -138,6 +140,9 @@ function views() {
 
 const RUN_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const JOB_RE = /^[1-9][0-9]{0,9}$/;
+/** A project name as the server takes it (routes.c), and a job id. */
+const PROJECT_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+const JOB_ID_RE = /^[^\s]{1,128}$/;
 
 /** The run page's rank, a global key (every tab keeps it). */
 const RANK = intParam('rank', RANK_RE, null);
@@ -158,6 +163,7 @@ export function makeRoute(fields = {}) {
         return { view: 'run', run: fields.run || '', tab, rank: fields.rank ?? null, ...pickParams(views().tabParams(tab), f) };
     }
     if (fields.view === 'job') return { view: 'job', job: fields.job || 0 };
+    if (fields.view === 'live') return { view: 'live', project: fields.project || '', job_id: fields.job_id || '' };
     if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(views().compare, f) };
     if (fields.view === 'comparen') return { view: 'comparen', runs: fields.runs || [], ...pickParams(views().comparen, f) };
     return { view: 'runs', ...pickParams(views().runs, f) };
@@ -178,6 +184,11 @@ export function parseRoute(search) {
         const tab = TABS.some((t) => t.id === tabParam) ? tabParam : DEFAULT_TAB;
         const rank = RANK.parse(p.get('rank'), p) ?? null;
         return { view: 'run', run, tab, rank, ...readParams(views().tabParams(tab), p) };
+    }
+    const live = p.get('live');
+    if (live !== null && PROJECT_RE.test(live)) {
+        const job = p.get('job_id') || '';
+        return { view: 'live', project: live, job_id: JOB_ID_RE.test(job) ? job : '' };
     }
     const many = compareMany(p);
     if (many) return { view: 'comparen', runs: many, ...readParams(views().comparen, p) };
@@ -239,6 +250,9 @@ export function buildUrl(fields) {
     } else if (fields.view === 'compare' && fields.a && fields.b) {
         p.set('compare', `${fields.a},${fields.b}`);
         writeParams(views().compare, f, p);
+    } else if (fields.view === 'live' && fields.project) {
+        p.set('live', fields.project);
+        if (fields.job_id) p.set('job_id', fields.job_id);
     } else if (fields.view === 'comparen' && fields.runs && fields.runs.length) {
         p.set('compare', fields.runs.join(','));
         writeParams(views().comparen, f, p);
@@ -275,6 +289,7 @@ export function routeKey(r) {
     if (r.view === 'run') return 'run:' + r.run;
     if (r.view === 'job') return 'job:' + r.job;
     if (r.view === 'compare') return `compare:${r.a},${r.b}`;
+    if (r.view === 'live') return `live:${r.project}:${r.job_id}`;
     if (r.view === 'comparen') return `comparen:${r.runs.join(',')}`;
     return 'runs';
 }

@@ -295,7 +295,8 @@ function drawRow(g, s, r, top) {
                 x = -2;
             }
             if (x + xw > w + 2) xw = w + 2 - x;
-            if (xw < 1) xw = 1;
+            // a job log line (timeline/loglane.js, negative track id) is an instant: a 3 px marker
+            if (xw < 1) xw = t.id < 0 ? 3 : 1;
             // a run of sub-pixel items in one pixel column is drawn once
             if (xw <= 1 && Math.floor(x) === lastX && lastEnd >= x) continue;
             lastX = Math.floor(x);

@@ -112,7 +112,8 @@ function labelRow(r, pins, act) {
             { class: [C.tlLabel, pinned && C.tlLabelPinned], dataset: { track: String(t.id), kind: t.kind }, title: laneTitle(t) },
             h('span', { class: C.tlName }, t.name || `track ${t.id}`),
             t.nslices === 0 ? h('span', { class: C.muted }, 'empty') : null,
-            h(
+            // the job log's lane (a negative id, timeline/loglane.js) stays at the top: no pin
+            t.id < 0 ? null : h(
                 'button',
                 {
                     type: 'button',

@@ -60,7 +60,7 @@ export const HEAD_H = RULER_H + STEPS_H;
  * @property {string} [label]     group: its name
  * @property {number} [count]     group: lanes (or counters) it holds, shown or collapsed
  * @property {number} [slices]    group: slices of those lanes
- * @property {'cpu' | 'gpu' | 'counters' | 'rank'} [kind]  group: what its lanes are (a rank: its groups)
+ * @property {'cpu' | 'gpu' | 'counters' | 'rank' | 'logs'} [kind]  group: what its lanes are (a rank: its groups)
  * @property {number} [rank]      rank group: its rank
  * @property {boolean} [straggler] rank group: the run's straggler (Ranks tab)
  * @property {boolean} [collapsed] group: its lanes are hidden
@@ -83,6 +83,8 @@ export const HEAD_H = RULER_H + STEPS_H;
  * @property {boolean} [gpuFirst]      GPU groups before the CPU ones
  * @property {number} [maxLevels]      depths drawn per lane (0 or absent: all); deeper slices are folded
  * @property {{rank: number, straggler: boolean}[] | null} [ranks]  a stacked view: a group per rank, in this order
+ * @property {{track: TimelineTrack, count: number, counters: {id: number, name: string, unit: string}[]} | null} [logs]
+ *           the job log (timeline/loglane.js): a "Job log" group first, its lane of markers and a counter per numeric field
  */
 
 /** A layout with no rows. */
@@ -154,7 +156,7 @@ export function laneLevels(t, maxLevels = 0) {
  * @returns {Layout} owned by the caller; rows borrow the tracks and counters
  */
 export function buildLayout(tracks, counters, opts) {
-    const { pins, collapsed, showEmpty, gpuFirst = false, maxLevels = 0, ranks = null } = opts;
+    const { pins, collapsed, showEmpty, gpuFirst = false, maxLevels = 0, ranks = null, logs = null } = opts;
     /** @type {Row[]} */
     const pinned = [];
     /** @type {Row[]} */
@@ -217,6 +219,20 @@ export function buildLayout(tracks, counters, opts) {
             }
         }
     }
+    if (logs) {
+        const closed = collapsed.has('logs');
+        scroll.push({ type: 'group', key: 'logs', y: sy, h: GROUP_H, pinned: false, label: 'Job log', count: logs.count, slices: 0, kind: 'logs', collapsed: closed });
+        sy += GROUP_H;
+        if (!closed) {
+            const hgt = laneHeight(logs.track, 1);
+            scroll.push({ type: 'track', key: 't' + logs.track.id, y: sy, h: hgt, pinned: false, track: logs.track, levels: 1 });
+            sy += hgt;
+            for (const c of logs.counters) {
+                scroll.push({ type: 'counter', key: 'c' + c.id, y: sy, h: COUNTER_H, pinned: false, counter: c });
+                sy += COUNTER_H;
+            }
+        }
+    }
     if (!ranks) {
         section(tracks, counters, '');
         return { pinned, scroll, pinnedH: py, contentH: sy };
@@ -255,19 +271,21 @@ export function rankKey(rank) {
 export function groupSummary(r) {
     const n = r.count || 0;
     if (r.kind === 'counters') return plural(n, 'counter');
+    if (r.kind === 'logs') return plural(n, 'log line');
     if (r.kind === 'rank') return `${plural(n, 'lane')} · ${plural(r.slices || 0, 'slice')}`;
     return `${plural(n, r.kind === 'gpu' ? 'stream' : 'thread')} · ${plural(r.slices || 0, 'slice')}`;
 }
 
 /**
- * Track ids of the lanes shown (pinned, and in expanded groups), in row order.
+ * Track ids of the server's lanes shown (pinned, and in expanded groups), in row order.
  * @param {Layout} l
  * @returns {number[]}
  */
 export function shownTrackIds(l) {
     /** @type {number[]} */
     const out = [];
-    for (const r of [...l.pinned, ...l.scroll]) if (r.type === 'track' && r.track) out.push(r.track.id);
+    // the job log's lane (negative id) is not the server's
+    for (const r of [...l.pinned, ...l.scroll]) if (r.type === 'track' && r.track && r.track.id >= 0) out.push(r.track.id);
     return out;
 }
 

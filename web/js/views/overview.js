@@ -11,7 +11,8 @@
  * category, and one horizontal bar of it) beside a stacked bar per step (SVG
  * built with DOM calls); the recommendations (findings.js), the first two
  * shown and the rest behind a toggle (`&findings=all` keeps them open); the
- * analysis notes. The strip names the top finding, so the GPU and step
+ * job log's metrics when the run has log lines (logchart.js); the analysis
+ * notes. The strip names the top finding, so the GPU and step
  * cards fit the first screen of a 1600×900 window (issue 21) while the
  * reason the page is opened is still the first thing read.
  *
@@ -25,6 +26,7 @@ import { bdi, h } from '../dom.js';
 import { categoryInfo, stackBreakdown } from '../charts.js';
 import { DASH, formatBytes, formatMicros, formatNumber, formatPercent, formatShare, plural } from '../format.js';
 import { findingsList } from '../findings.js';
+import { addRunMetrics } from '../logchart.js';
 import { buildUrl } from '../router.js';
 import { enumParam } from '../params.js';
 import { columnBars, hbar, legend, rankTab, section, swatch, tabRoute, updateRoute } from '../tabs.js';
@@ -88,7 +90,12 @@ function createOverview(root, ctx) {
         tab: 'overview',
         what: 'overview',
         request: (route, signal) => api.getOverview(ctx.run.id, route.rank, signal),
-        render: (ov) => render(ov, tabRoute(ctx.store.get().route, params), ctx.store),
+        render: (ov) => {
+            const route = tabRoute(ctx.store.get().route, params);
+            const page = render(ov, route, ctx.store);
+            addRunMetrics(page, ctx.run.id, ov.rank, buildUrl({ view: 'run', run: ctx.run.id, rank: route.rank, tab: 'timeline' }));
+            return page;
+        },
     });
 }
 

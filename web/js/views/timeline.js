@@ -12,7 +12,7 @@
  * pure), draw.js (ruler, lanes, minimap), overlay.js (hover, selection,
  * flows, area; tooltip), labels.js (the label column: collapse and pin
  * buttons), details.js and aggregate.js (the two panels), search.js (the
- * search box).
+ * search box), loglane.js (the job log's lane, counters, search and details).
  *
  * Data (api.js): /timeline/tracks once per rank (tracks, counters, steps,
  * time span), then /timeline for the window shown at one level of detail:
@@ -52,6 +52,7 @@ import * as T from '../timescale.js';
 import { showAreaEmpty } from '../timeline/aggregate.js';
 import { createArea, parseArea } from '../timeline/area.js';
 import { createCritPath } from '../timeline/critpath.js';
+import { LOG_TRACK, createLogLane } from '../timeline/loglane.js';
 import { itemStartingAt } from '../timeline/data.js';
 import { showCounterDetails, showDetails, showDetailsEmpty, showDetailsError, showDetailsLoading } from '../timeline/details.js';
 import { drawLanes, drawMini, drawRuler } from '../timeline/draw.js';
@@ -149,7 +150,10 @@ function createTimeline(root, ctx) {
 
     const search = createSearch({
         initial: tabRoute(store.get().route, params).q,
-        sources: (q, signal) => searchSources(run.id, st.stacked ? st.stacked.filter((r) => st.clocks.has(r)) : [st.rank], (r) => fetcher.deltaOf(r), q, signal),
+        sources: (q, signal) => [
+            ...searchSources(run.id, st.stacked ? st.stacked.filter((r) => st.clocks.has(r)) : [st.rank], (r) => fetcher.deltaOf(r), q, signal),
+            ...(st.stacked ? [] : [logLane.searchSource(q)]),
+        ],
         selection: () => st.sel,
         select: (hit) => select({ track: hit.track, ts: hit.ts_us, dur: hit.dur_us, id: hit.id || undefined, name: hit.name }, { reveal: true }),
         changed: () => invalidate(),
@@ -272,6 +276,7 @@ function createTimeline(root, ctx) {
             else delete plot.dataset.busy;
         },
         windowArrived() {
+            logLane.inject(st);
             plot.dataset.loaded = String(Date.now());
             st.undrawn = true;
             resolvePending();
@@ -280,6 +285,12 @@ function createTimeline(root, ctx) {
         invalidate: () => invalidate(),
     });
     const { load, maybeFetch } = fetcher;
+    // the job log: a lane at the top once its lines arrive (timeline/loglane.js)
+    const logLane = createLogLane(run.id, () => {
+        buildRows();
+        logLane.inject(st);
+        invalidate();
+    });
 
     /** @param {TimelineTracks} m */
     function setMeta(m) {
@@ -307,6 +318,7 @@ function createTimeline(root, ctx) {
         st.view = T.clampView(r.start !== null && r.end !== null ? { start: r.start, end: r.end, width: plotWidth() } : { ...st.bounds, width: plotWidth() }, st.bounds);
         buildRows();
         invalidate();
+        logLane.load(st.stacked ? null : st.rank);
         fetcher.loadWhole();
         maybeFetch(true);
         const ref = st.firstLoad ? parseSel(r.sel) : null;
@@ -333,6 +345,7 @@ function createTimeline(root, ctx) {
             gpuFirst: laneOpts.gpuFirst,
             maxLevels: laneOpts.levels,
             ranks: st.stacked ? st.stacked.filter((r) => st.clocks.has(r)).map((r) => ({ rank: r, straggler: !!st.clocks.get(r)?.straggler })) : null,
+            logs: st.stacked ? null : logLane.layout(),
         });
         renderLabels(pinnedLabels, scrollInner, st.layout, st.pins, {
             toggleGroup: (key) => {
@@ -482,6 +495,10 @@ function createTimeline(root, ctx) {
      * @param {{reveal?: boolean}} [opts] bring it into view
      */
     function select(ref, opts = {}) {
+        if (ref.track === LOG_TRACK) {
+            selectLogLine(ref, opts);
+            return;
+        }
         st.sel = { ...ref };
         st.details = null;
         showDetailsLoading(detailsBox, ref);
@@ -506,6 +523,21 @@ function createTimeline(root, ctx) {
             },
             (e) => showDetailsError(detailsBox, e),
         );
+    }
+
+    /**
+     * A log line's marker: its text and fields come from memory.
+     * @param {Selection} ref
+     * @param {{reveal?: boolean}} opts
+     */
+    function selectLogLine(ref, opts) {
+        st.sel = { ...ref, depth: 0 };
+        st.details = null;
+        fetcher.abortSlice();
+        cp.showFor(null, detailsBox);
+        if (!logLane.showLine(detailsBox, ref.id, st.origin, () => clearSelection())) showDetailsEmpty(detailsBox);
+        if (opts.reveal) setView(T.revealTime(st.view, ref.ts, st.bounds));
+        invalidateOverlay();
     }
 
     function clearSelection() {
@@ -636,6 +668,7 @@ function createTimeline(root, ctx) {
         destroy() {
             st.destroyed = true;
             fetcher.destroy();
+            logLane.destroy();
             search.destroy();
             cp.destroy();
             url.destroy();
