@@ -381,7 +381,7 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
     pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db,
                            "INSERT INTO runs(id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags)"
-                           " VALUES(?,?,?,'ready',?,?,?,?,?,?,?)",
+                           " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "insert");
         goto out;
@@ -389,13 +389,14 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
     sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, r->name, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, r->created);
-    sqlite3_bind_int(st, 4, r->ranks);
-    sqlite3_bind_text(st, 5, r->gpu ? r->gpu : "", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, r->bytes);
-    sqlite3_bind_int64(st, 7, r->events);
-    sqlite3_bind_int(st, 8, r->warnings);
-    sqlite3_bind_text(st, 9, r->files_json ? r->files_json : "[]", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 10, r->tags_json ? r->tags_json : "[]", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->status ? r->status : CATALOG_READY, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 5, r->ranks);
+    sqlite3_bind_text(st, 6, r->gpu ? r->gpu : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, r->bytes);
+    sqlite3_bind_int64(st, 8, r->events);
+    sqlite3_bind_int(st, 9, r->warnings);
+    sqlite3_bind_text(st, 10, r->files_json ? r->files_json : "[]", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, r->tags_json ? r->tags_json : "[]", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "insert");
     sqlite3_finalize(st);
 out:
@@ -524,6 +525,26 @@ out:
 static int update_files(struct catalog *c, const char *id, const char *text, struct err *e)
 {
     return update_files_mu(c, id, text, 0, e);
+}
+
+int catalog_set_status(struct catalog *c, const char *id, const char *status, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    if (catalog_check_writable(c, e) < 0) return e->code;
+    pthread_mutex_lock(&c->mu);
+    if (sqlite3_prepare_v2(c->db, "UPDATE runs SET status = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+        rc = db_fail(c, e, "update");
+        goto out;
+    }
+    sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "update");
+    else if (sqlite3_changes(c->db) == 0) rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
+    sqlite3_finalize(st);
+out:
+    pthread_mutex_unlock(&c->mu);
+    return rc;
 }
 
 int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e)
