@@ -78,7 +78,8 @@ struct ingest_progress {
     uint64_t bytes_total;   /* sum of source file sizes (compressed) */
     uint64_t bytes_done;    /* compressed bytes consumed so far */
     uint64_t events;        /* events parsed so far */
-    const char *phase;      /* static string: "queued", "parse", "sort", "index", "analyze", "commit", "derive" */
+    const char *phase;      /* static string: "queued", "parse", "sort", "write", "index", "commit",
+                             * "analyze" (the derived stages: the run is open) */
     char run_id[CATALOG_ID_LEN + 1]; /* once the run is visible, while it derives; else "" */
     struct ingest_stage stages[INGEST_STAGES_MAX];
     int nstages;

@@ -363,6 +363,7 @@ static int derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     int started = rc == 0 && pthread_create(&th, NULL, aside_main, &a) == 0;
     if (rc == 0) rc = summary_run(db, e);
     if (rc == 0) rc = stage_done(db, l, "summary", t[0], e);
+    double t_rules = log_now_s();
     if (rc == 0) rc = stage_start(db, l, "rules", e);
     if (started) aside_summary(&a, rc == 0);
     else if (rc == 0) rc = rules_run(db, rules, e);
@@ -379,8 +380,8 @@ static int derive(sqlite3 *db, const char *db_path, const struct config_rules *r
             rc = a.rc;
         }
     }
-    if (rc == 0) rc = started ? adopt(db, a.scratch, l, t[0], e) : timeline_build_trace(db, e);
-    if (rc == 0 && !started) rc = stage_done(db, l, "rules", t[0], e);
+    if (rc == 0) rc = started ? adopt(db, a.scratch, l, t_rules, e) : timeline_build_trace(db, e);
+    if (rc == 0 && !started) rc = stage_done(db, l, "rules", t_rules, e);
     if (rc == 0) rc = timeline_build_analyses(db, e);
     if (rc == 0) rc = stage_done(db, l, "timeline", t[0], e);
     t[3] = log_now_s();
@@ -461,6 +462,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         progress->phase = "parse";
         if (mu) pthread_mutex_unlock(mu);
     }
+    stage_mark(&link, "parse", 0);
     catalog_new_id(id);
     tmp_dir = xasprintf("%s/%s", tmp_root, id);
     db_path = xasprintf("%s/run.db", tmp_dir);
@@ -514,7 +516,9 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     rc = rundb_close_writer(w, e);
     w = NULL;
     if (rc) goto out;
-    on_phase(&link, "analyze");
+    /* the job's phases: commit (ranks settled, the run published), then
+     * analyze (the derived stages, the run already open) */
+    on_phase(&link, "commit");
     rank_map = xmalloc(sizeof *rank_map * (size_t)req->nfiles);
     if ((rc = prepare(db_path, rank_map, req->nfiles, e)) != 0) goto out;
     if (req->nfiles > 1) {
@@ -527,7 +531,6 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         }
     }
 
-    on_phase(&link, "commit");
     /* Keep the sources for download: uploads move, other files are copied. */
     if (cfg->keep_sources) {
         for (int i = 0; i < req->nfiles; i++) {
@@ -604,7 +607,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         memcpy(progress->run_id, id, sizeof progress->run_id);
         if (mu) pthread_mutex_unlock(mu);
     }
-    on_phase(&link, "derive");
+    on_phase(&link, "analyze");
     {
         char *final_db = xasprintf("%s/run.db", final_dir);
         rc = derive_published(final_db, cfg, &link, e);

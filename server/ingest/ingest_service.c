@@ -2,6 +2,7 @@
 #include "ingest/ingest_service.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -301,7 +302,7 @@ static json_t *job_json(const struct job *j)
         int done = st->done || j->state != JOB_RUNNING;
         json_array_append_new(stages, json_pack("{s:s,s:s,s:f}", "name", st->name, "state",
                                                 st->done ? "done" : done ? "stopped" : "running", "seconds",
-                                                st->done ? st->took : done ? 0.0 : now - st->t0));
+                                                round((st->done ? st->took : done ? 0.0 : now - st->t0) * 1000) / 1000));
     }
     json_object_set_new(o, "stages", stages);
     if (j->state == JOB_FAILED)

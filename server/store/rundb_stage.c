@@ -78,7 +78,7 @@ int rundb_stage_check(sqlite3 *db, const char *name, struct err *e)
         /* a stage the run never listed is not one it will compute */
         rc = !state || strcmp(state, "done") == 0
                  ? 0
-                 : err_set(e, ERR_COMPUTING, "computing… (%s: %d of %d stages done%s%s)", name,
+                 : err_set(e, ERR_COMPUTING, "computing… (waiting for the %s stage: %d of %d stages done%s%s)", name,
                            sqlite3_column_int(st, 1), sqlite3_column_int(st, 2), now ? "; running: " : "",
                            now ? now : "");
     }

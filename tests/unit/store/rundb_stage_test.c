@@ -20,7 +20,7 @@ static void test_stages(void)
     const char *names[] = { "summary", "analyses", "timeline" };
     REQUIRE(rundb_stage_begin(db, names, 3, &e) == 0);
     CHECK_EQ_INT(rundb_stage_check(db, "summary", &e), ERR_COMPUTING);
-    CHECK(strstr(e.msg, "summary: 0 of 3 stages done") != NULL);
+    CHECK(strstr(e.msg, "the summary stage: 0 of 3 stages done") != NULL);
     CHECK_EQ_INT(rundb_stage_mark(db, "summary", "running", 0, &e), 0);
     CHECK_EQ_INT(rundb_stage_check(db, "summary", &e), ERR_COMPUTING);
     CHECK(strstr(e.msg, "running: summary") != NULL);
