@@ -183,7 +183,9 @@ function createJobPage(root, id) {
                       job.error && job.error.code ? h('p', { class: [C.muted, C.mono] }, `code: ${job.error.code}`) : null,
                       h('p', null, h('a', { href: buildUrl({ view: 'runs' }) }, 'Back to the runs list'), ' to try another file.'),
                   )
-                : h('p', { class: C.muted }, 'You can leave this page: the import goes on in the server, and the run appears in the list when it is done.'),
+                : job.run_id
+                  ? null
+                  : h('p', { class: C.muted }, 'You can leave this page: the import goes on in the server, and the run appears in the list when it is open.'),
         );
     }
 
