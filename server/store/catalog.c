@@ -502,13 +502,15 @@ out:
 
 /* UPDATE of a run's file list (text: a JSON array). Takes mu unless the
  * caller holds it (locked). */
-static int update_files_mu(struct catalog *c, const char *id, const char *text, int locked, struct err *e)
+/* sql: "UPDATE runs SET <column> = ? WHERE id = ?", with text and id. */
+static int update_text_mu(struct catalog *c, const char *sql, const char *id, const char *text, int locked,
+                          struct err *e)
 {
     sqlite3_stmt *st;
     int rc = 0;
     if (catalog_check_writable(c, e) < 0) return e->code;
     if (!locked) pthread_mutex_lock(&c->mu);
-    if (sqlite3_prepare_v2(c->db, "UPDATE runs SET files = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "update");
         goto out;
     }
@@ -522,6 +524,11 @@ out:
     return rc;
 }
 
+static int update_files_mu(struct catalog *c, const char *id, const char *text, int locked, struct err *e)
+{
+    return update_text_mu(c, "UPDATE runs SET files = ? WHERE id = ?", id, text, locked, e);
+}
+
 static int update_files(struct catalog *c, const char *id, const char *text, struct err *e)
 {
     return update_files_mu(c, id, text, 0, e);
@@ -529,22 +536,7 @@ static int update_files(struct catalog *c, const char *id, const char *text, str
 
 int catalog_set_status(struct catalog *c, const char *id, const char *status, struct err *e)
 {
-    sqlite3_stmt *st;
-    int rc = 0;
-    if (catalog_check_writable(c, e) < 0) return e->code;
-    pthread_mutex_lock(&c->mu);
-    if (sqlite3_prepare_v2(c->db, "UPDATE runs SET status = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
-        rc = db_fail(c, e, "update");
-        goto out;
-    }
-    sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "update");
-    else if (sqlite3_changes(c->db) == 0) rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
-    sqlite3_finalize(st);
-out:
-    pthread_mutex_unlock(&c->mu);
-    return rc;
+    return update_text_mu(c, "UPDATE runs SET status = ? WHERE id = ?", id, status, 0, e);
 }
 
 int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e)

@@ -57,31 +57,30 @@ static int has_table(sqlite3 *db, struct err *e)
     return rc;
 }
 
+/* One statement, so the counts and the state are of the same commit. */
+static const char check_sql[] =
+    "SELECT (SELECT state FROM derive_stage WHERE name = ?1),"
+    " (SELECT count(*) FROM derive_stage WHERE state = 'done'), (SELECT count(*) FROM derive_stage),"
+    " (SELECT group_concat(name, ', ') FROM derive_stage WHERE state = 'running')";
+
+/* check_sql's row: 0 when stage name is done, else ERR_COMPUTING. */
+static int check_answer(sqlite3_stmt *st, const char *name, struct err *e)
+{
+    const char *state = (const char *)sqlite3_column_text(st, 0);
+    const char *now = (const char *)sqlite3_column_text(st, 3);
+    /* a stage the run never listed is not one it will compute */
+    if (!state || strcmp(state, "done") == 0) return 0;
+    return err_set(e, ERR_COMPUTING, "computing… (waiting for the %s stage: %d of %d stages done%s%s)", name,
+                   sqlite3_column_int(st, 1), sqlite3_column_int(st, 2), now ? "; running: " : "", now ? now : "");
+}
+
 int rundb_stage_check(sqlite3 *db, const char *name, struct err *e)
 {
     sqlite3_stmt *st = NULL;
     int rc = has_table(db, e);
-    if (rc <= 0) return rc;
-    /* one statement, so the counts and the state are of the same commit */
-    if (rundb_prepare(db,
-                      "SELECT (SELECT state FROM derive_stage WHERE name = ?),"
-                      " (SELECT count(*) FROM derive_stage WHERE state = 'done'), (SELECT count(*) FROM derive_stage),"
-                      " (SELECT group_concat(name, ', ') FROM derive_stage WHERE state = 'running')",
-                      &st, e) < 0)
-        return e->code;
+    if (rc <= 0 || rundb_prepare(db, check_sql, &st, e) < 0) return rc <= 0 ? rc : e->code;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = rundb_db_error(db, e, "run database (stages)");
-    } else {
-        const char *state = (const char *)sqlite3_column_text(st, 0);
-        const char *now = (const char *)sqlite3_column_text(st, 3);
-        /* a stage the run never listed is not one it will compute */
-        rc = !state || strcmp(state, "done") == 0
-                 ? 0
-                 : err_set(e, ERR_COMPUTING, "computing… (waiting for the %s stage: %d of %d stages done%s%s)", name,
-                           sqlite3_column_int(st, 1), sqlite3_column_int(st, 2), now ? "; running: " : "",
-                           now ? now : "");
-    }
+    rc = sqlite3_step(st) == SQLITE_ROW ? check_answer(st, name, e) : rundb_db_error(db, e, "run database (stages)");
     sqlite3_finalize(st);
     return rc;
 }
