@@ -708,6 +708,8 @@ int ingest_rederive(const char *db_path, const int *from, const int *to, int n, 
     /* the derived tables are computed again rather than renumbered: the
      * findings' texts name ranks and the straggler is judged across them */
     if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
+    /* a run stored before the stages were listed gets the table here */
+    if (rc == 0) rc = rundb_stage_begin(db, derive_stages, (int)(sizeof derive_stages / sizeof *derive_stages), e);
     if (rc == 0) rc = derive(db, db_path, rules, NULL, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */

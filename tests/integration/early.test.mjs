@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, existsSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, basename } from 'node:path';
-import { SHARED, startServer } from './lib.mjs';
+import { SHARED, HAVE_SQLITE, startServer } from './lib.mjs';
 
 const DL = join(SHARED, 'traces', 'dataloader_workers0');
 const DDP = join(SHARED, 'traces', 'ddp_gloo_4ranks');
@@ -172,4 +172,17 @@ test('kill -9 while a run derives: after a restart the run is gone, folder and r
   assert.equal((await srv.req(`/api/runs/${id}`)).status, 404);
   assert.ok(!existsSync(join(dataDir, 'runs', id)), 'the cut-off run folder is left');
   await srv.json(`/api/runs/${keptId}/overview`);
+}));
+
+test('a run stored before its stages were listed is served whole and can be renumbered', { skip: skip || (!HAVE_SQLITE && 'no sqlite3 CLI'), timeout: 120000 }, () => withServer(false, async ({ srv }) => {
+  const id = await srv.upload(gz(DDP), 'old');
+  srv.sql(id, 'DROP TABLE derive_stage');
+  assert.equal((await srv.json(`/api/runs/${id}`)).stages, null);
+  for (const page of Object.keys(PAGES)) await srv.json(`/api/runs/${id}${page}`);
+  const r = await srv.req(`/api/runs/${id}`, {
+    method: 'PATCH', body: JSON.stringify({ ranks: { 0: 3, 3: 0 } }), headers: { 'Content-Type': 'application/json' },
+  });
+  assert.equal(r.status, 200, await r.text());
+  assert.ok((await srv.json(`/api/runs/${id}`)).stages.every((s) => s.state === 'done'));
+  await srv.json(`/api/runs/${id}/overview?rank=3`);
 }));
