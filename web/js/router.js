@@ -17,6 +17,10 @@
  *       (default kernels), &status=added,removed,faster,slower,same,
  *       &group=family (kernels), &per=total, &q= &sort= &order= &offset=;
  *       ./?view=compare&a=A&b=B is read the same way
+ *   ./?compare=A,B,C           three or more runs side by side (views/comparen.js);
+ *       &base=ID (the baseline, default the first) &rank=N (every run's);
+ *       the ids are kept as given (at most 32) so the page can say what is
+ *       wrong with a list that is too long, malformed or repeats a run
  *   anything else              runs list (the address is rewritten to ./)
  *
  * The router owns only the global keys (run, view = the run page's tab,
@@ -43,7 +47,7 @@ import { RANK_RE, intParam, pickParams, readParams, writeParams } from './params
 
 export { buildSel, parsePins, parseSel, urlTime } from './params.js';
 
-/** @typedef {'runs' | 'run' | 'job' | 'compare'} ViewName */
+/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'comparen'} ViewName */
 /** @typedef {import('./params.js').ParamSpec} ParamSpec */
 /**
  * @template {ParamSpec} S
@@ -70,13 +74,18 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  * @typedef {{view: 'compare', a: string, b: string} & ParamValues<typeof import('./views/compare.js').params>} CompareRoute
  *   two runs compared: B against the baseline A
  */
-/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute} Route  what parseRoute() answers */
+/**
+ * @typedef {{view: 'comparen', runs: string[]} & ParamValues<typeof import('./views/comparen.js').params>} CompareNRoute
+ *   three or more runs side by side
+ */
+/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | CompareNRoute} Route  what parseRoute() answers */
 
 /**
  * Fields buildUrl() and navigate() accept: any view's, those of other
  * views than `view` are ignored and missing ones take their defaults.
- * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null}
- *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>> & Partial<import('./views/run.js').TabFields>} RouteFields
+ * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, runs?: string[]}
+ *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>>
+ *   & Partial<ParamValues<typeof import('./views/comparen.js').params>> & Partial<import('./views/run.js').TabFields>} RouteFields
  */
 
 /**
@@ -105,6 +114,7 @@ export const DEFAULT_TAB = 'overview';
  * @typedef {object} ViewParams
  * @property {typeof import('./views/runs.js').params} runs
  * @property {typeof import('./views/compare.js').params} compare
+ * @property {typeof import('./views/comparen.js').params} comparen
  * @property {(tab: string) => ParamSpec} tabParams  the run page tab's
  */
 /** @type {ViewParams | null} */
@@ -148,6 +158,7 @@ export function makeRoute(fields = {}) {
     }
     if (fields.view === 'job') return { view: 'job', job: fields.job || 0 };
     if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(views().compare, f) };
+    if (fields.view === 'comparen') return { view: 'comparen', runs: fields.runs || [], ...pickParams(views().comparen, f) };
     return { view: 'runs', ...pickParams(views().runs, f) };
 }
 
@@ -167,11 +178,29 @@ export function parseRoute(search) {
         const rank = RANK.parse(p.get('rank'), p) ?? null;
         return { view: 'run', run, tab, rank, ...readParams(views().tabParams(tab), p) };
     }
+    const many = compareMany(p);
+    if (many) return { view: 'comparen', runs: many, ...readParams(views().comparen, p) };
     const pair = comparePair(p);
     if (pair) return { view: 'compare', a: pair[0], b: pair[1], ...readParams(views().compare, p) };
     const job = JOB.parse(p.get('job'), p);
     if (job !== undefined && job !== null) return { view: 'job', job };
     return { view: 'runs', ...readParams(views().runs, p) };
+}
+
+/** The most ids a comparen route keeps (the page refuses more than 8). */
+const COMPARE_IDS_KEPT = 32;
+
+/**
+ * The runs of `compare=A,B,C` (three or more, as given, each cut to 64
+ * characters), or null.
+ * @param {URLSearchParams} p
+ * @returns {string[] | null}
+ */
+function compareMany(p) {
+    const list = p.get('compare');
+    if (list === null) return null;
+    const ids = list.split(',');
+    return ids.length >= 3 ? ids.slice(0, COMPARE_IDS_KEPT).map((x) => x.slice(0, 64)) : null;
 }
 
 /**
@@ -209,6 +238,9 @@ export function buildUrl(fields) {
     } else if (fields.view === 'compare' && fields.a && fields.b) {
         p.set('compare', `${fields.a},${fields.b}`);
         writeParams(views().compare, f, p);
+    } else if (fields.view === 'comparen' && fields.runs && fields.runs.length) {
+        p.set('compare', fields.runs.join(','));
+        writeParams(views().comparen, f, p);
     } else if (fields.view === 'job' && fields.job !== null && fields.job !== undefined) {
         p.set('job', String(fields.job));
     } else {
@@ -242,6 +274,7 @@ export function routeKey(r) {
     if (r.view === 'run') return 'run:' + r.run;
     if (r.view === 'job') return 'job:' + r.job;
     if (r.view === 'compare') return `compare:${r.a},${r.b}`;
+    if (r.view === 'comparen') return `comparen:${r.runs.join(',')}`;
     return 'runs';
 }
 
