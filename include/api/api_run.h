@@ -5,7 +5,8 @@
  * JSON helpers they share.
  *
  * api_run_open opens /api/runs/{id}'s run.db read-only, checks it holds the
- * tables the handler reads (ERR_CONFLICT for a run imported before them),
+ * tables the handler reads (ERR_CONFLICT for a run imported before them,
+ * ERR_COMPUTING while the stage that writes them is not done),
  * settles ?rank= (ERR_NOT_FOUND, ERR_INVALID) and, for the timeline, loads
  * the rank's track ids. Every field is owned by the struct api_run except
  * id, borrowed from the request; api_run_close frees them and must be

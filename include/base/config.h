@@ -90,6 +90,7 @@ struct config {
     int live_heartbeat;            /* seconds between keep-alives on an idle stream, default 15 */
     int keep_sources;              /* keep uploaded trace files for download, default 1 */
     uint64_t sort_memory;          /* bytes of ingest sort buffer, default 64 MiB */
+    char derive_hold[CONFIG_PATH_MAX]; /* tests only: derive waits while this file exists */
     char log_level[16];            /* debug|info|warn|error, default info */
     struct config_rules rules;     /* rules switched off, registered parameters */
 };

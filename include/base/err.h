@@ -26,7 +26,8 @@ enum err_code {
     ERR_NOSPACE = -9,     /* disk full or read-only store: HTTP 507 */
     ERR_INTERNAL = -10,   /* a bug: HTTP 500 */
     ERR_READ_ONLY = -11,  /* the server started read-only (data folder read-only or full): 503 */
-    ERR_DAMAGED = -12     /* a stored run's database is damaged: 500 "run_damaged" */
+    ERR_DAMAGED = -12,    /* a stored run's database is damaged: 500 "run_damaged" */
+    ERR_COMPUTING = -13   /* a run's derived stage is not done yet: 503 "computing" */
 };
 
 struct err {

@@ -79,12 +79,13 @@
 int timeline_build(sqlite3 *db, struct err *e);
 
 /* Every LOD table, in db's main schema, with the slices' levels and the trace's own counter series
- * (counters, memory, GPU busy), from the trace tables db sees (the run's own, or the run attached to a
+ * (counters, memory, GPU busy), and the slices' window aggregates (timeline_agg.h), from the trace
+ * tables db sees (the run's own, or the run attached to a
  * scratch database); one transaction. Needs nothing derived. */
 int timeline_build_trace(sqlite3 *db, struct err *e);
 
-/* The analyses' counter series (after those of the trace), once analyses_run wrote them; one
- * transaction; nothing when the run has none. */
+/* The analyses' counter series (after those of the trace), once analyses_run wrote them, then the
+ * counters' window aggregates (timeline_agg.h); one transaction each. */
 int timeline_build_analyses(sqlite3 *db, struct err *e);
 
 /* The tables of timeline_build_trace run aside (on a scratch database of rundb_open_aside, on another

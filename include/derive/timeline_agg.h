@@ -2,9 +2,12 @@
  * timeline_agg.h — precomputed window aggregates of the timeline, so that
  * the area selection of a whole 10-million-event run answers in a bounded
  * time: per track and per counter series, sums over fixed time buckets
- * (at most TIMELINE_AGG_BUCKETS over the rank's span), built once at ingest
- * after the level of detail and the analyses' counter series
- * (timeline_build_analyses calls timeline_agg_build, on run.db itself).
+ * (at most TIMELINE_AGG_BUCKETS over the rank's span), built once at
+ * ingest: the slices' with the level of detail of the trace
+ * (timeline_build_trace calls timeline_agg_build_slices, aside on a scratch
+ * database at ingest, then timeline_adopt copies them), the counters' after
+ * the analyses' counter series (timeline_build_analyses calls
+ * timeline_agg_build_counters, on run.db itself).
  *
  * Owns five tables of run.db (times integer ns, like slice.ts):
  *   tagg_level(track, level) and
@@ -32,8 +35,8 @@
  *        ns, covered = ns with a value in force (none before the first
  *        sample).
  *
- * Threads: timeline_agg_build writes through a read-write handle in its own
- * transaction on one thread; the queries only read, on any thread with its
+ * Threads: the builds write through a read-write handle on one thread (the
+ * slices' inside the caller's transaction, the counters' in their own); the queries only read, on any thread with its
  * own handle. Memory: the build holds one track's (bucket, name) sums at a
  * time; nothing returned is owned by the caller.
  */
@@ -47,9 +50,18 @@
 
 #define TIMELINE_AGG_BUCKETS 256
 
-/* Creates and fills the aggregate tables of db (after timeline_build's
- * tables exist). */
-int timeline_agg_build(sqlite3 *db, struct err *e);
+/* Creates and fills tagg_level, tagg and topen in db's main schema from
+ * the slices db sees (the run's own, or the run attached to a scratch
+ * database), inside the caller's transaction. */
+int timeline_agg_build_slices(sqlite3 *db, struct err *e);
+
+/* Those three tables copied from the scratch database attached to db as
+ * RUNDB_ASIDE, replacing any there, inside the caller's transaction. */
+int timeline_agg_adopt_slices(sqlite3 *db, struct err *e);
+
+/* Creates and fills cagg_level and cagg (after every counter series of
+ * cseries exists, the analyses' too); one transaction. */
+int timeline_agg_build_counters(sqlite3 *db, struct err *e);
 
 /* The whole buckets of track inside [start, end): *lo and *hi (ns, lo <=
  * hi) bound them, and add(ctx, name, n, total, self) is called for each

@@ -3,9 +3,15 @@
  *
  * An ingest job takes one or more trace files (one per rank), writes a new
  * run database in DATA/tmp/<id>/, and commits it by renaming the folder to
- * DATA/runs/<id>/ and inserting the catalog row. Until that last step the
- * run is invisible; a crash leaves only DATA/tmp debris, which
- * ingest_service_start() removes.
+ * DATA/runs/<id>/ and inserting the catalog row with status "deriving"
+ * (catalog.h). Until then the run is invisible; a crash leaves only
+ * DATA/tmp debris, which ingest_service_start() removes. The derived
+ * stages then run on the visible run.db, each marked done in its
+ * derive_stage table after its tables are committed (store/rundb_stage.h:
+ * readers are answered "computing" until then), and the row becomes
+ * "ready". A derive that fails removes the run; one a crash cut off is
+ * removed by the next ingest_service_start(). A deriving run cannot be
+ * renumbered or deleted (ERR_CONFLICT).
  *
  * Two ways in:
  *  - ingest_run(): synchronous, on the caller's thread (CLI import/analyze,
@@ -55,13 +61,28 @@ struct ingest_request {
     json_t *tags;                  /* JSON array of strings or NULL (borrowed) */
 };
 
+/* One stage of a job: the phases of the import in turn, then the derived
+ * stages (two at a time: the second thread's overlap the first's). */
+struct ingest_stage {
+    const char *name; /* static string */
+    double t0;        /* log_now_s() at its start (less the time of earlier turns) */
+    double took;      /* seconds, once done */
+    int done;
+};
+
+#define INGEST_STAGES_MAX 16
+
 /* Live progress of one job; written by the worker, read under the
  * service lock. */
 struct ingest_progress {
     uint64_t bytes_total;   /* sum of source file sizes (compressed) */
     uint64_t bytes_done;    /* compressed bytes consumed so far */
     uint64_t events;        /* events parsed so far */
-    const char *phase;      /* static string: "queued", "parse", "sort", "index", "analyze", "commit" */
+    const char *phase;      /* static string: "queued", "parse", "sort", "write", "index", "commit",
+                             * "analyze" (the derived stages: the run is open) */
+    char run_id[CATALOG_ID_LEN + 1]; /* once the run is visible, while it derives; else "" */
+    struct ingest_stage stages[INGEST_STAGES_MAX];
+    int nstages;
 };
 
 /* Imports synchronously and commits the run into cat.

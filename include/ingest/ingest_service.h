@@ -39,7 +39,9 @@ int ingest_submit(struct ingest_service *s, const struct ingest_request *req, in
 int ingest_wait(struct ingest_service *s, int job_id, char run_id[CATALOG_ID_LEN + 1], struct err *e);
 
 /* A job as JSON (owned by caller): {id, state, phase, name, bytes_done,
- * bytes_total, events, run_id?, error?}. ERR_NOT_FOUND if unknown. */
+ * bytes_total, events, stages: [{name, state, seconds}], run_id?, url?,
+ * error?}; run_id is there once the run is visible (while it derives, its
+ * state still "running"). ERR_NOT_FOUND if unknown. */
 int ingest_job_json(struct ingest_service *s, int job_id, json_t **out, struct err *e);
 
 /* Renumbers the ranks of a stored run: rank from[i] becomes to[i] (every
@@ -50,7 +52,7 @@ int ingest_job_json(struct ingest_service *s, int job_id, json_t **out, struct e
  * their new ranks) and swapped in with catalog_swap_run, so readers and a
  * crash see the old run or the new one, never a mix. Seconds for a big run.
  * ERR_NOT_FOUND (run), ERR_INVALID (mapping), ERR_CONFLICT (this run is
- * being renumbered already), ERR_NOSPACE (disk full: the old run is kept). */
+ * being renumbered already, or still deriving), ERR_NOSPACE (disk full: the old run is kept). */
 int ingest_renumber(struct ingest_service *s, const char *run_id, const int *from, const int *to, int n,
                     struct err *e);
 

@@ -2,9 +2,12 @@
  * catalog.h — the catalog database (DATA/catalog.db): the list of runs.
  *
  * A run is visible to users if and only if it has a row here; ingest inserts
- * that row as its very last step, after the run's own database is complete
- * and moved into DATA/runs/<id>/. catalog_open() removes run folders that
- * have no row (the remains of a crash between the two steps).
+ * that row once the run's raw tables are complete and moved into
+ * DATA/runs/<id>/, with status CATALOG_DERIVING while its derived stages
+ * are computed (run.db's derive_stage table says which are done), then
+ * sets CATALOG_READY. catalog_open() removes run folders that have no row
+ * (the remains of a crash between the two steps); the ingest service
+ * removes the runs a crash left deriving.
  *
  * Owns one SQLite connection in WAL mode guarded by a mutex, so every
  * function may be called from any thread. Strings returned inside json_t
@@ -36,7 +39,12 @@ struct catalog_run {
     int warnings;           /* import notes that users should see */
     const char *files_json; /* JSON array [{name, bytes, rank}] */
     const char *tags_json;  /* JSON array of strings */
+    const char *status;     /* CATALOG_READY (also when NULL) or CATALOG_DERIVING */
 };
+
+#define CATALOG_READY "ready"
+#define CATALOG_DERIVING "deriving"
+
 
 /* Opens (creating if needed) DATA/catalog.db and cleans orphans. A data
  * folder that exists but cannot be written (read-only, or its disk full:
@@ -78,6 +86,9 @@ int catalog_get(struct catalog *c, const char *id, json_t **out, struct err *e);
 /* Updates name and/or tags (NULL = unchanged). tags is a JSON array of
  * strings (borrowed). ERR_NOT_FOUND / ERR_INVALID. */
 int catalog_update(struct catalog *c, const char *id, const char *name, json_t *tags, struct err *e);
+
+/* Sets the run's status (CATALOG_READY ...). ERR_NOT_FOUND. */
+int catalog_set_status(struct catalog *c, const char *id, const char *status, struct err *e);
 
 /* Replaces the run's file list (JSON array [{name, bytes, rank, format}],
  * borrowed), e.g. after its ranks were renumbered. ERR_NOT_FOUND. */

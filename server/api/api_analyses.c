@@ -17,6 +17,7 @@
 #include "http/http.h"
 #include "http/qparam.h"
 #include "store/catalog.h"
+#include "store/rundb_stage.h"
 #include "store/rundb.h"
 
 /* The stored documents of `rank` (< 0: all) as {"<rank>": doc}. A run
@@ -28,7 +29,7 @@ static int read_docs(struct http_req *req, sqlite3 *db, int rank, json_t **docs,
 {
     const char *id = http_req_param(req, "id");
 
-    if (analyses_read(db, rank, docs, e) < 0) return e->code;
+    if (rundb_stage_check(db, "analyses", e) < 0 || analyses_read(db, rank, docs, e) < 0) return e->code;
     if (!*docs)
         return err_set(e, ERR_CONFLICT, "run %s was imported before the GPU analyses existed; re-import it to get them",
                        id);

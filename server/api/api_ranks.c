@@ -12,6 +12,7 @@
 #include "http/app.h"
 #include "http/http.h"
 #include "store/catalog.h"
+#include "store/rundb_stage.h"
 #include "store/rundb.h"
 
 #define TOP_DEFAULT 10
@@ -43,6 +44,7 @@ int api_ranks_get(struct http_req *req)
 
     if (param_top(req, &top, &e) < 0) return http_send_err(conn, &e);
     rc = catalog_open_run(app->cat, id, &db, &e);
+    if (rc == 0) rc = rundb_stage_check(db, "summary", &e);
     if (rc == 0) rc = ranks_build(db, top, &out, &e);
     sqlite3_close(db);
     if (rc < 0) return http_send_err(conn, &e);

@@ -11,6 +11,7 @@
 #include "http/qparam.h"
 #include "store/catalog.h"
 #include "store/rundb.h"
+#include "store/rundb_stage.h"
 
 #define LIST_MAX 4096 /* ids in ?tracks= / ?counters= */
 
@@ -55,6 +56,8 @@ int api_run_open(struct http_req *req, struct api_run *r, enum api_run_needs nee
     r->ranks = json_array();
     if (qparam_int(req, "rank", 0, 0, INT32_MAX, &want, e) < 0) return e->code;
     if ((rc = catalog_open_run(app->cat, r->id, &r->db, e)) < 0) return rc;
+    /* a run still deriving is answered "computing" until its stage is in */
+    if ((rc = rundb_stage_check(r->db, needs == API_RUN_SUMMARY ? "summary" : "timeline", e)) < 0) return rc;
     if (needs == API_RUN_SUMMARY) {
         if ((rc = summary_present(r->db, e)) < 0) return rc;
     } else {

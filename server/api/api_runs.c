@@ -24,6 +24,7 @@
 #include "store/catalog.h"
 #include "store/logstore.h"
 #include "store/rundb.h"
+#include "store/rundb_stage.h"
 
 #include "base/version.h"
 #define NAME_MAX_CHARS 200
@@ -141,6 +142,18 @@ int api_runs_list(struct http_req *req)
     return http_send_json(http_req_conn(req), 200, o);
 }
 
+/* The run's derived stages (rundb_stage.h), or null (a run derived whole,
+ * or one that cannot be read: the info says so). */
+static json_t *stages(struct app *app, const char *id)
+{
+    sqlite3 *db = NULL;
+    json_t *out = NULL;
+    struct err e;
+    if (catalog_open_run(app->cat, id, &db, &e) == 0 && rundb_stage_json(db, &out, &e) != 0) out = NULL;
+    sqlite3_close(db);
+    return out ? out : json_null();
+}
+
 int api_runs_get(struct http_req *req)
 {
     struct app *app = http_req_app(req);
@@ -165,6 +178,7 @@ int api_runs_get(struct http_req *req)
     free(db);
     free(dir);
     json_object_set_new(run, "info", info);
+    json_object_set_new(run, "stages", stages(app, id));
     return http_send_json(http_req_conn(req), 200, run);
 }
 
@@ -323,6 +337,16 @@ int api_runs_delete(struct http_req *req)
     /* catalog_delete refuses too; checked first so the answer is the same
      * for a run that does not exist */
     if (catalog_check_writable(app->cat, &e) < 0) return http_send_err(http_req_conn(req), &e);
+    /* its import still writes the run's folder: deleting it now would leave
+     * the import a folder that is gone (a crash's leftovers go at restart) */
+    json_t *run;
+    if (catalog_get(app->cat, http_req_param(req, "id"), &run, &e) < 0) return http_send_err(http_req_conn(req), &e);
+    const char *status = json_string_value(json_object_get(run, "status"));
+    int deriving = status && strcmp(status, CATALOG_DERIVING) == 0;
+    json_decref(run);
+    if (deriving)
+        return http_send_error(http_req_conn(req), 409, "conflict",
+                               "this run is still being computed: delete it once it is ready");
     if (catalog_delete(app->cat, http_req_param(req, "id"), &e) < 0) return http_send_err(http_req_conn(req), &e);
     /* its log lines go with it; live lines stay with their project */
     if (logstore_delete_run(app->logs, http_req_param(req, "id"), &e) < 0)

@@ -24,6 +24,7 @@
 #include "http/http.h"
 #include "http/qparam.h"
 #include "store/catalog.h"
+#include "store/rundb_stage.h"
 #include "store/rundb.h"
 
 #define NCATS 8 /* breakdown parts, summary_categories[0..7] */
@@ -122,7 +123,8 @@ int api_summary_overview(struct http_req *req)
     json_t *out, *cats, *sum, *peaks, *notes, *v;
     const char *k;
 
-    if (api_run_open(req, &r, API_RUN_SUMMARY, &e) < 0) {
+    /* the overview leads with the findings: it waits for the rules too */
+    if (api_run_open(req, &r, API_RUN_SUMMARY, &e) < 0 || rundb_stage_check(r.db, "rules", &e) < 0) {
         api_run_close(&r);
         return http_send_err(conn, &e);
     }

@@ -104,6 +104,8 @@ static const struct config_entry config_table[] = {
       "Keep uploaded trace files so they can be downloaded again." },
     { "sort_memory", CONFIG_SIZE, FIELD(sort_memory), "64M", 1024 * KIB, TIB, NULL,
       "Memory one import may use to sort events before spilling to disk." },
+    { "derive_hold", CONFIG_STRING, FIELD(derive_hold), "", 0, 0, NULL,
+      "Tests only: a new run's derived stages wait while this file exists (its computing state observed)." },
     { "log_level", CONFIG_STRING, FIELD(log_level), "info", 0, 0, check_log_level,
       "Least severe log messages written: debug, info, warn or error." },
     /* Recommendation rules (docs/analysis.md "Recommendations"); applied at import. Their

@@ -60,6 +60,8 @@ int err_http_status(int code)
     /* 500: nothing in the request is wrong and no retry helps; the message
      * says what to do (delete the run, upload it again). */
     case ERR_DAMAGED: return 500;
+    /* 503: the run is there and the answer will be soon; nothing to fix */
+    case ERR_COMPUTING: return 503;
     default: return 500;
     }
 }
@@ -79,6 +81,7 @@ const char *err_code_name(int code)
     case ERR_NOSPACE: return "no_space";
     case ERR_READ_ONLY: return "read_only";
     case ERR_DAMAGED: return "run_damaged";
+    case ERR_COMPUTING: return "computing";
     default: return "internal";
     }
 }

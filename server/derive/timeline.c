@@ -332,7 +332,11 @@ static int build_trace(sqlite3 *db, struct err *e)
     if (build_slices(db, e) != 0) return e->code;
     double t1 = log_now_s();
     if (timeline_counters_build(db, 0, e) != 0) return e->code;
-    LOG_DEBUG("level of detail of the trace: slices %.2f s, counters %.2f s", t1 - t0, log_now_s() - t1);
+    double t2 = log_now_s();
+    /* the slices' window aggregates need nothing derived: they go aside too */
+    if (timeline_agg_build_slices(db, e) != 0) return e->code;
+    LOG_DEBUG("level of detail of the trace: slices %.2f s, counters %.2f s, window aggregates %.2f s", t1 - t0,
+              t2 - t1, log_now_s() - t2);
     return 0;
 }
 
@@ -349,8 +353,8 @@ int timeline_build_trace(sqlite3 *db, struct err *e)
 int timeline_build_analyses(sqlite3 *db, struct err *e)
 {
     int rc = in_txn(db, "", build_analyses, "timeline (analyses' series)", e);
-    /* the window aggregates sum every counter series, the analyses' too */
-    return rc ? rc : timeline_agg_build(db, e);
+    /* the counters' window aggregates sum every series, the analyses' too */
+    return rc ? rc : timeline_agg_build_counters(db, e);
 }
 
 int timeline_build(sqlite3 *db, struct err *e)
@@ -370,11 +374,12 @@ int timeline_adopt(sqlite3 *db, struct err *e)
                          "INSERT INTO main.cseries SELECT * FROM " RUNDB_ASIDE ".cseries;"
                          "INSERT INTO main.clod SELECT * FROM " RUNDB_ASIDE ".clod;"
                          "INSERT INTO main.gpubusy SELECT * FROM " RUNDB_ASIDE ".gpubusy",
-                     NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+                     NULL, NULL, NULL) != SQLITE_OK) {
         rundb_db_error(db, e, "timeline (adopt)");
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    } else if (timeline_agg_adopt_slices(db, e) == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "timeline (adopt)");
     }
+    if (e->code) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return e->code;
 }
 

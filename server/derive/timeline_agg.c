@@ -14,13 +14,17 @@
 #include "derive/timeline_query.h"
 #include "store/rundb.h"
 
-static const char schema_sql[] =
-    "DROP TABLE IF EXISTS tagg; DROP TABLE IF EXISTS tagg_level; DROP TABLE IF EXISTS cagg;"
-    "DROP TABLE IF EXISTS cagg_level; DROP TABLE IF EXISTS topen;"
-    "CREATE TABLE tagg_level(track INTEGER PRIMARY KEY, level INTEGER);"
-    "CREATE TABLE tagg(track INTEGER, bucket INTEGER, name INTEGER, n INTEGER, total INTEGER, self INTEGER,"
+/* The slices' tables, in main (a scratch database's when built aside):
+ * what timeline_agg_build_slices fills and timeline_agg_adopt_slices copies. */
+static const char slices_schema_sql[] =
+    "DROP TABLE IF EXISTS main.tagg; DROP TABLE IF EXISTS main.tagg_level; DROP TABLE IF EXISTS main.topen;"
+    "CREATE TABLE main.tagg_level(track INTEGER PRIMARY KEY, level INTEGER);"
+    "CREATE TABLE main.tagg(track INTEGER, bucket INTEGER, name INTEGER, n INTEGER, total INTEGER, self INTEGER,"
     " PRIMARY KEY(track, bucket, name)) WITHOUT ROWID;"
-    "CREATE TABLE topen(track INTEGER, bucket INTEGER, id INTEGER, PRIMARY KEY(track, bucket, id)) WITHOUT ROWID;"
+    "CREATE TABLE main.topen(track INTEGER, bucket INTEGER, id INTEGER, PRIMARY KEY(track, bucket, id)) WITHOUT ROWID;";
+
+static const char counters_schema_sql[] =
+    "DROP TABLE IF EXISTS cagg; DROP TABLE IF EXISTS cagg_level;"
     "CREATE TABLE cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);"
     "CREATE TABLE cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL, area REAL, covered INTEGER,"
     " PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
@@ -338,18 +342,43 @@ out:
     return e->code;
 }
 
-int timeline_agg_build(sqlite3 *db, struct err *e)
+int timeline_agg_build_slices(sqlite3 *db, struct err *e)
 {
-    double t0 = log_now_s(), t1;
+    double t0 = log_now_s();
+
+    err_clear(e);
+    if (sqlite3_exec(db, slices_schema_sql, NULL, NULL, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "timeline aggregates (tables)");
+    if (build_slices(db, e) != 0) return e->code;
+    LOG_DEBUG("window aggregates of the slices built: %.2f s", log_now_s() - t0);
+    return 0;
+}
+
+int timeline_agg_adopt_slices(sqlite3 *db, struct err *e)
+{
+    err_clear(e);
+    /* identical tables: SQLite copies the records without re-encoding them */
+    if (sqlite3_exec(db, slices_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "INSERT INTO main.tagg_level SELECT * FROM " RUNDB_ASIDE ".tagg_level;"
+                         "INSERT INTO main.tagg SELECT * FROM " RUNDB_ASIDE ".tagg;"
+                         "INSERT INTO main.topen SELECT * FROM " RUNDB_ASIDE ".topen",
+                     NULL, NULL, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "timeline aggregates (adopt)");
+    return 0;
+}
+
+int timeline_agg_build_counters(sqlite3 *db, struct err *e)
+{
+    double t0 = log_now_s();
 
     err_clear(e);
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_exec(db, counters_schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
         rundb_db_error(db, e, "timeline aggregates (tables)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    if (build_slices(db, e) != 0 || (t1 = log_now_s(), build_counters(db, e)) != 0) {
+    if (build_counters(db, e) != 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
@@ -358,7 +387,7 @@ int timeline_agg_build(sqlite3 *db, struct err *e)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    LOG_INFO("window aggregates built: slices %.2f s, counters %.2f s", t1 - t0, log_now_s() - t1);
+    LOG_INFO("window aggregates of the counters built: %.2f s", log_now_s() - t0);
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "store/rundb.h"
 #include "store/rundb_renumber.h"
 #include "store/rundb_spool.h"
+#include "store/rundb_stage.h"
 #include "store/rundb_writer.h"
 
 /* ====================================================================== */
@@ -40,12 +41,37 @@ struct progress_link {
     const char *phase;
 };
 
+/* Starts (done = 0) or ends stage name in the job's list. A stage started
+ * again (parse, sort... once per rank) adds up its turns. Only the job's
+ * thread calls it. */
+static void stage_mark(struct progress_link *l, const char *name, int done)
+{
+    if (!l || !l->p) return;
+    double t = log_now_s();
+    if (l->mu) pthread_mutex_lock(l->mu);
+    struct ingest_progress *p = l->p;
+    int i = 0;
+    while (i < p->nstages && strcmp(p->stages[i].name, name) != 0) i++;
+    if (i == p->nstages && !done && i < INGEST_STAGES_MAX) p->stages[p->nstages++] = (struct ingest_stage){ name, t, 0, 0 };
+    else if (i < p->nstages && !done && p->stages[i].done) {
+        p->stages[i].t0 = t - p->stages[i].took;
+        p->stages[i].done = 0;
+    }
+    if (i < p->nstages && done && !p->stages[i].done) {
+        p->stages[i].took = t - p->stages[i].t0;
+        p->stages[i].done = 1;
+    }
+    if (l->mu) pthread_mutex_unlock(l->mu);
+}
+
 static void on_phase(void *arg, const char *phase)
 {
     struct progress_link *l = arg;
     double t = log_now_s();
     /* phase timings are what `make bench` and a slow ingest need explained */
     if (l->phase) LOG_DEBUG("phase %s took %.3f s", l->phase, t - l->t_phase);
+    if (l->phase) stage_mark(l, l->phase, 1);
+    if (strcmp(phase, "done") != 0) stage_mark(l, phase, 0);
     l->phase = phase;
     l->t_phase = t;
     if (!l->p) return;
@@ -271,8 +297,28 @@ static void aside_summary(struct aside *a, int ok)
     pthread_mutex_unlock(&a->mu);
 }
 
-/* The aside thread's tables copied into db, then the analyses' series. */
-static int adopt(sqlite3 *db, const char *scratch, struct err *e)
+/* The stages of derive, in the order readers see them done (rundb_stage.h):
+ * summary: overview, operators, kernels, memory, ranks; analyses; rules:
+ * the findings (the overview waits for them too); timeline. */
+static const char *const derive_stages[] = { "summary", "analyses", "rules", "timeline" };
+
+/* Stage name committed: marked done in run.db (readers may now read it) and
+ * in the job's list. */
+static int stage_done(sqlite3 *db, struct progress_link *l, const char *name, double t0, struct err *e)
+{
+    stage_mark(l, name, 1);
+    return rundb_stage_mark(db, name, "done", log_now_s() - t0, e);
+}
+
+static int stage_start(sqlite3 *db, struct progress_link *l, const char *name, struct err *e)
+{
+    stage_mark(l, name, 0);
+    return rundb_stage_mark(db, name, "running", 0, e);
+}
+
+/* The aside thread's tables copied into db: the rules marked done as soon as
+ * theirs are in, the timeline once the analyses' series are lanes too. */
+static int adopt(sqlite3 *db, const char *scratch, struct progress_link *l, double t0, struct err *e)
 {
     int rc = rundb_attach_aside(db, scratch, e);
     if (rc) return rc;
@@ -280,7 +326,15 @@ static int adopt(sqlite3 *db, const char *scratch, struct err *e)
     if (rc == 0) rc = rules_adopt(db, e);
     struct err ignore;
     if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
+    if (rc == 0) rc = stage_done(db, l, "rules", t0, e);
     return rc;
+}
+
+/* The derive_hold test knob (config.h): waits while the file exists. */
+static void hold(const char *path)
+{
+    struct timespec pause = { 0, 20 * 1000 * 1000 };
+    while (path && path[0] && access(path, F_OK) == 0) nanosleep(&pause, NULL);
 }
 
 /* Every derived table of a run, in dependency order: the analysis (steps,
@@ -294,7 +348,8 @@ static int adopt(sqlite3 *db, const char *scratch, struct err *e)
  * thread is joined on every path, and cancelled when a stage here fails;
  * its error surfaces like one of this thread's. Run at ingest and again
  * after a rank renumbering. */
-static int derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, struct err *e)
+static int derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, struct progress_link *l,
+                  struct err *e)
 {
     double t[4];
     int rc;
@@ -302,13 +357,20 @@ static int derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     pthread_t th;
     pthread_mutex_init(&a.mu, NULL);
     pthread_cond_init(&a.cv, NULL);
-    int started = pthread_create(&th, NULL, aside_main, &a) == 0;
     t[0] = log_now_s();
-    rc = summary_run(db, e);
+    rc = stage_start(db, l, "summary", e);
+    if (rc == 0) rc = stage_start(db, l, "timeline", e);
+    int started = rc == 0 && pthread_create(&th, NULL, aside_main, &a) == 0;
+    if (rc == 0) rc = summary_run(db, e);
+    if (rc == 0) rc = stage_done(db, l, "summary", t[0], e);
+    double t_rules = log_now_s();
+    if (rc == 0) rc = stage_start(db, l, "rules", e);
     if (started) aside_summary(&a, rc == 0);
     else if (rc == 0) rc = rules_run(db, rules, e);
     t[1] = log_now_s();
+    if (rc == 0) rc = stage_start(db, l, "analyses", e);
     if (rc == 0) rc = analyses_run(db, e);
+    if (rc == 0) rc = stage_done(db, l, "analyses", t[1], e);
     t[2] = log_now_s();
     if (started) {
         if (rc) atomic_store(&a.cancel, 1);
@@ -318,8 +380,10 @@ static int derive(sqlite3 *db, const char *db_path, const struct config_rules *r
             rc = a.rc;
         }
     }
-    if (rc == 0) rc = started ? adopt(db, a.scratch, e) : timeline_build_trace(db, e);
+    if (rc == 0) rc = started ? adopt(db, a.scratch, l, t_rules, e) : timeline_build_trace(db, e);
+    if (rc == 0 && !started) rc = stage_done(db, l, "rules", t_rules, e);
     if (rc == 0) rc = timeline_build_analyses(db, e);
+    if (rc == 0) rc = stage_done(db, l, "timeline", t[0], e);
     t[3] = log_now_s();
     unlink(a.scratch);
     free(a.scratch);
@@ -331,18 +395,29 @@ static int derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     return rc;
 }
 
-/* The derived tables of a new run, computed once here before it becomes
- * visible, after settling its ranks from the traces' headers. */
-static int analyse(const char *db_path, const struct config_rules *rules, int *rank_map, int nranks,
-                   struct err *e)
+/* A new run's ranks settled from the traces' headers and its derived
+ * stages listed as pending, before it becomes visible. */
+static int prepare(const char *db_path, int *rank_map, int nranks, struct err *e)
 {
     sqlite3 *db = NULL;
     int changed = 0;
     if (open_rw(db_path, &db, e) != 0) return e->code;
     /* the rank a trace says it is beats its file name and the upload order */
     int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
-    if (rc == 0) rc = derive(db, db_path, rules, e);
+    if (rc == 0) rc = rundb_stage_begin(db, derive_stages, (int)(sizeof derive_stages / sizeof *derive_stages), e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
+    return rc;
+}
+
+/* The derived tables of a published run (prepare), in its final folder. */
+static int derive_published(const char *db_path, const struct config *cfg, struct progress_link *l, struct err *e)
+{
+    sqlite3 *db = NULL;
+    hold(cfg->derive_hold);
+    if (open_rw(db_path, &db, e) != 0) return e->code;
+    int rc = derive(db, db_path, &cfg->rules, l, e);
+    if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
+    if (rc == 0) rc = fsutil_fsync_path(db_path, e);
     return rc;
 }
 
@@ -387,6 +462,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         progress->phase = "parse";
         if (mu) pthread_mutex_unlock(mu);
     }
+    stage_mark(&link, "parse", 0);
     catalog_new_id(id);
     tmp_dir = xasprintf("%s/%s", tmp_root, id);
     db_path = xasprintf("%s/run.db", tmp_dir);
@@ -440,9 +516,11 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     rc = rundb_close_writer(w, e);
     w = NULL;
     if (rc) goto out;
-    on_phase(&link, "analyze");
+    /* the job's phases: commit (ranks settled, the run published), then
+     * analyze (the derived stages, the run already open) */
+    on_phase(&link, "commit");
     rank_map = xmalloc(sizeof *rank_map * (size_t)req->nfiles);
-    if ((rc = analyse(db_path, &cfg->rules, rank_map, req->nfiles, e)) != 0) goto out;
+    if ((rc = prepare(db_path, rank_map, req->nfiles, e)) != 0) goto out;
     if (req->nfiles > 1) {
         size_t k;
         json_t *f;
@@ -453,7 +531,6 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         }
     }
 
-    on_phase(&link, "commit");
     /* Keep the sources for download: uploads move, other files are copied. */
     if (cfg->keep_sources) {
         for (int i = 0; i < req->nfiles; i++) {
@@ -518,9 +595,29 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     tags_text = req->tags && json_is_array(req->tags) ? json_dumps(req->tags, JSON_COMPACT) : NULL;
     r.files_json = files_text;
     r.tags_json = tags_text;
+    r.status = CATALOG_DERIVING;
     if ((rc = catalog_insert(cat, &r, e)) != 0) {
         struct err ignore;
         fsutil_rmtree(final_dir, &ignore);
+        goto out;
+    }
+    /* visible from here: its pages say "computing" until their stage is done */
+    if (progress) {
+        if (mu) pthread_mutex_lock(mu);
+        memcpy(progress->run_id, id, sizeof progress->run_id);
+        if (mu) pthread_mutex_unlock(mu);
+    }
+    on_phase(&link, "analyze");
+    {
+        char *final_db = xasprintf("%s/run.db", final_dir);
+        rc = derive_published(final_db, cfg, &link, e);
+        free(final_db);
+    }
+    if (rc == 0) rc = catalog_set_status(cat, id, CATALOG_READY, e);
+    if (rc) {
+        /* no run is left half derived: the row and folder go */
+        struct err ignore;
+        if (catalog_delete(cat, id, &ignore) != 0) LOG_WARN("run %s: %s", id, ignore.msg);
         goto out;
     }
     memcpy(run_id, id, CATALOG_ID_LEN + 1);
@@ -611,7 +708,9 @@ int ingest_rederive(const char *db_path, const int *from, const int *to, int n, 
     /* the derived tables are computed again rather than renumbered: the
      * findings' texts name ranks and the straggler is judged across them */
     if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
-    if (rc == 0) rc = derive(db, db_path, rules, e);
+    /* a run stored before the stages were listed gets the table here */
+    if (rc == 0) rc = rundb_stage_begin(db, derive_stages, (int)(sizeof derive_stages / sizeof *derive_stages), e);
+    if (rc == 0) rc = derive(db, db_path, rules, NULL, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */
     if (rc == 0 && sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)

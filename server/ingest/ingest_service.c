@@ -2,6 +2,7 @@
 #include "ingest/ingest_service.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -129,6 +130,27 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* Runs a crash left deriving (ingest.h): no ingest holds the data folder's
+ * lock, so none is deriving them; they go, row and folder. */
+static void remove_deriving(struct catalog *cat)
+{
+    json_t *runs = NULL, *r;
+    size_t i;
+    struct err e;
+    if (catalog_list(cat, &runs, &e) != 0) {
+        LOG_WARN("%s", e.msg);
+        return;
+    }
+    json_array_foreach(runs, i, r) {
+        const char *status = json_string_value(json_object_get(r, "status"));
+        const char *id = json_string_value(json_object_get(r, "id"));
+        if (!id || !status || strcmp(status, CATALOG_DERIVING) != 0) continue;
+        if (catalog_delete(cat, id, &e) == 0) LOG_WARN("run %s: removed, its import was cut off while deriving", id);
+        else LOG_WARN("run %s: %s", id, e.msg);
+    }
+    json_decref(runs);
+}
+
 int ingest_service_start(struct catalog *cat, const struct config *cfg, struct ingest_service **out, struct err *e)
 {
     struct ingest_service *s = xcalloc(1, sizeof *s);
@@ -142,6 +164,7 @@ int ingest_service_start(struct catalog *cat, const struct config *cfg, struct i
     int lrc = catalog_read_only(cat) ? -1 : fsutil_lock_data(cfg->data_dir, 1, &lock, &ignore);
     if (lrc == 0) {
         fsutil_rmtree(tmp, &ignore);
+        remove_deriving(cat);
         fsutil_unlock(lock);
     } else if (lrc == 1) {
         LOG_INFO("an ingest is running on %s: tmp sweep skipped", cfg->data_dir);
@@ -264,12 +287,24 @@ static json_t *job_json(const struct job *j)
                           "events", (json_int_t)j->progress.events);
     json_object_set_new(o, "name", j->name ? json_string(j->name) : json_string(j->files[0].name));
     json_object_set_new(o, "files", json_integer(j->nfiles));
-    if (j->state == JOB_DONE) {
+    /* a running job's run is open once published, while it derives */
+    const char *run = j->state == JOB_DONE ? j->run_id : j->state == JOB_RUNNING ? j->progress.run_id : "";
+    if (run[0]) {
         char url[64];
-        snprintf(url, sizeof url, "./?run=%s", j->run_id);
-        json_object_set_new(o, "run_id", json_string(j->run_id));
+        snprintf(url, sizeof url, "./?run=%s", run);
+        json_object_set_new(o, "run_id", json_string(run));
         json_object_set_new(o, "url", json_string(url));
     }
+    json_t *stages = json_array();
+    double now = log_now_s();
+    for (int i = 0; i < j->progress.nstages; i++) {
+        const struct ingest_stage *st = &j->progress.stages[i];
+        int done = st->done || j->state != JOB_RUNNING;
+        json_array_append_new(stages, json_pack("{s:s,s:s,s:f}", "name", st->name, "state",
+                                                st->done ? "done" : done ? "stopped" : "running", "seconds",
+                                                round((st->done ? st->took : done ? 0.0 : now - st->t0) * 1000) / 1000));
+    }
+    json_object_set_new(o, "stages", stages);
     if (j->state == JOB_FAILED)
         json_object_set_new(o, "error", json_pack("{s:s,s:s,s:i}", "code", err_code_name(j->err.code), "message",
                                                   j->err.msg, "status", err_http_status(j->err.code)));
@@ -413,6 +448,11 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
     int rc, lock = -1;
 
     if ((rc = catalog_get(s->cat, run_id, &run, e)) != 0) return rc;
+    const char *status = json_string_value(json_object_get(run, "status"));
+    if (status && strcmp(status, CATALOG_DERIVING) == 0) {
+        json_decref(run);
+        return err_set(e, ERR_CONFLICT, "run %s is still being computed: change its ranks once it is ready", run_id);
+    }
     if ((rc = check_mapping(from, to, n, e)) != 0 || (rc = renumber_claim(s, run_id, e)) != 0) {
         json_decref(run);
         return rc;

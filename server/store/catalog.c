@@ -381,7 +381,7 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
     pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db,
                            "INSERT INTO runs(id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags)"
-                           " VALUES(?,?,?,'ready',?,?,?,?,?,?,?)",
+                           " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "insert");
         goto out;
@@ -389,13 +389,14 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
     sqlite3_bind_text(st, 1, r->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, r->name, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, r->created);
-    sqlite3_bind_int(st, 4, r->ranks);
-    sqlite3_bind_text(st, 5, r->gpu ? r->gpu : "", -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 6, r->bytes);
-    sqlite3_bind_int64(st, 7, r->events);
-    sqlite3_bind_int(st, 8, r->warnings);
-    sqlite3_bind_text(st, 9, r->files_json ? r->files_json : "[]", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 10, r->tags_json ? r->tags_json : "[]", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, r->status ? r->status : CATALOG_READY, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 5, r->ranks);
+    sqlite3_bind_text(st, 6, r->gpu ? r->gpu : "", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 7, r->bytes);
+    sqlite3_bind_int64(st, 8, r->events);
+    sqlite3_bind_int(st, 9, r->warnings);
+    sqlite3_bind_text(st, 10, r->files_json ? r->files_json : "[]", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, r->tags_json ? r->tags_json : "[]", -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "insert");
     sqlite3_finalize(st);
 out:
@@ -501,13 +502,15 @@ out:
 
 /* UPDATE of a run's file list (text: a JSON array). Takes mu unless the
  * caller holds it (locked). */
-static int update_files_mu(struct catalog *c, const char *id, const char *text, int locked, struct err *e)
+/* sql: "UPDATE runs SET <column> = ? WHERE id = ?", with text and id. */
+static int update_text_mu(struct catalog *c, const char *sql, const char *id, const char *text, int locked,
+                          struct err *e)
 {
     sqlite3_stmt *st;
     int rc = 0;
     if (catalog_check_writable(c, e) < 0) return e->code;
     if (!locked) pthread_mutex_lock(&c->mu);
-    if (sqlite3_prepare_v2(c->db, "UPDATE runs SET files = ? WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "update");
         goto out;
     }
@@ -521,9 +524,19 @@ out:
     return rc;
 }
 
+static int update_files_mu(struct catalog *c, const char *id, const char *text, int locked, struct err *e)
+{
+    return update_text_mu(c, "UPDATE runs SET files = ? WHERE id = ?", id, text, locked, e);
+}
+
 static int update_files(struct catalog *c, const char *id, const char *text, struct err *e)
 {
     return update_files_mu(c, id, text, 0, e);
+}
+
+int catalog_set_status(struct catalog *c, const char *id, const char *status, struct err *e)
+{
+    return update_text_mu(c, "UPDATE runs SET status = ? WHERE id = ?", id, status, 0, e);
 }
 
 int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e)

@@ -69,7 +69,7 @@ test('nextSort toggles and starts numbers descending', () => {
 test('phaseIndex and jobFraction follow the job', () => {
     /** @param {Partial<import('../../web/js/apitypes.js').Job>} f */
     const job = (f) => ({ id: 1, state: 'running', phase: 'parse', name: 'n', bytes_done: 50, bytes_total: 200, events: 0, ...f });
-    assert.deepEqual(PHASES.map((p) => p.id), ['queued', 'parse', 'sort', 'index', 'analyze', 'commit']);
+    assert.deepEqual(PHASES.map((p) => p.id), ['queued', 'parse', 'sort', 'index', 'commit', 'analyze']);
     assert.equal(phaseIndex(job({})), 1);
     assert.equal(phaseIndex(job({ state: 'done', phase: 'commit' })), PHASES.length);
     assert.equal(phaseIndex(job({ phase: 'mystery' })), -1);

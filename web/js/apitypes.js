@@ -49,13 +49,21 @@
  * @typedef {object} Job
  * @property {number} id
  * @property {'queued' | 'running' | 'done' | 'failed'} state
- * @property {string} phase  queued | parse | sort | index | analyze | commit
+ * @property {string} phase  queued | parse | sort | write | index | commit | analyze
  * @property {string} name
  * @property {number} bytes_done
  * @property {number} bytes_total
  * @property {number} events
- * @property {string} [run_id]
+ * @property {JobStage[]} [stages]  the import's phases, then the derived stages
+ * @property {string} [run_id]  also while running, once the run is open (phase analyze)
  * @property {JobError} [error]
+ */
+
+/**
+ * @typedef {object} JobStage
+ * @property {string} name
+ * @property {'running' | 'done' | 'stopped'} state
+ * @property {number} seconds  so far while running
  */
 
 /**

@@ -101,8 +101,8 @@ export const PHASES = Object.freeze([
     { id: 'parse', label: 'Parse', doing: 'Reading events' },
     { id: 'sort', label: 'Sort', doing: 'Sorting slices' },
     { id: 'index', label: 'Index', doing: 'Building indexes' },
-    { id: 'analyze', label: 'Analyze', doing: 'Running analyses' },
     { id: 'commit', label: 'Commit', doing: 'Saving the run' },
+    { id: 'analyze', label: 'Analyze', doing: 'Computing the run’s pages (the run is open; they fill in as their stage is done)' },
 ]);
 
 /**

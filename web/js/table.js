@@ -23,6 +23,7 @@ import { ApiError } from './api.js';
 import { C } from './classes.js';
 import { alertBox, h, replace } from './dom.js';
 import { formatNumber } from './format.js';
+import { computingBox, isComputing } from './tabs.js';
 
 /** @typedef {import('./dom.js').Child} Child */
 /** @typedef {import('./api.js').Params} Params */
@@ -218,7 +219,7 @@ export function createTable(opts) {
             replace(pager);
             replace(
                 body,
-                alertBox(
+                isComputing(e) ? computingBox(plural, e instanceof Error ? e.message : String(e), () => load()) : alertBox(
                     'error',
                     `Could not load the ${plural}`,
                     h('p', null, e instanceof Error ? e.message : String(e)),

@@ -171,6 +171,34 @@ export function section(title, ...body) {
     return h('section', { class: C.section }, h('h2', { class: C.sectionTitle }, title), ...body);
 }
 
+/** How often a page whose run is still deriving asks again. */
+export const COMPUTING_RETRY_MS = 1500;
+
+/**
+ * Whether the server answered that the run's stage is still being computed.
+ * @param {unknown} e
+ */
+export function isComputing(e) {
+    return e instanceof api.ApiError && e.code === 'computing';
+}
+
+/**
+ * The state of a page whose run is still deriving: what it waits for (the
+ * server's "computing… (stage, k of n stages done)") and a retry after a
+ * while, as long as the box is on the page.
+ * @param {string} what
+ * @param {string} message
+ * @param {() => void} retry
+ * @returns {HTMLElement}
+ */
+export function computingBox(what, message, retry) {
+    const box = alertBox('info', `Computing the ${what}…`, h('p', { 'data-computing': '' }, message), h('p', { class: C.muted }, 'The run was just imported: this part appears as soon as its stage is done.'));
+    setTimeout(() => {
+        if (box.isConnected) retry();
+    }, COMPUTING_RETRY_MS);
+    return box;
+}
+
 /**
  * The message shown in place of a tab whose request failed.
  * @param {unknown} e
@@ -181,6 +209,7 @@ export function section(title, ...body) {
  */
 export function analysisError(e, what, route, retry) {
     const message = e instanceof Error ? e.message : String(e);
+    if (isComputing(e)) return computingBox(what, message, retry);
     const info = h('a', { href: buildUrl({ view: 'run', run: route.run, tab: 'info' }) }, 'Info tab');
     if (e instanceof api.ApiError && e.status === 409) {
         return alertBox(

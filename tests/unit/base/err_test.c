@@ -39,6 +39,8 @@ static void test_http_mapping(void)
     CHECK_EQ_STR(err_code_name(ERR_READ_ONLY), "read_only");
     CHECK_EQ_INT(err_http_status(ERR_DAMAGED), 500);
     CHECK_EQ_STR(err_code_name(ERR_DAMAGED), "run_damaged");
+    CHECK_EQ_INT(err_http_status(ERR_COMPUTING), 503);
+    CHECK_EQ_STR(err_code_name(ERR_COMPUTING), "computing");
     CHECK_EQ_INT(err_http_status(ERR_DB), 500);
     CHECK_EQ_STR(err_code_name(ERR_TOO_LARGE), "too_large");
     CHECK_EQ_STR(err_code_name(12345), "internal");

@@ -94,7 +94,7 @@ static void test_aside(void)
     sqlite3_close(dbb);
     char *att = xasprintf("ATTACH '%s' AS b", b);
     REQUIRE(sqlite3_exec(da, att, NULL, NULL, NULL) == SQLITE_OK);
-    static const char *const tables[] = { "lod", "lod_level", "cseries", "clod", "gpubusy" };
+    static const char *const tables[] = { "lod", "lod_level", "cseries", "clod", "gpubusy", "tagg", "tagg_level", "topen", "cagg" };
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
         CHECK(rows(da, tables[i]) > 0);
         CHECK_EQ_INT(differ(da, tables[i], 0), 0);

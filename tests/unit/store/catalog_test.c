@@ -31,7 +31,7 @@ static void test_crud(void)
     struct err e;
     REQUIRE(catalog_open(root, &c, &e) == 0);
     struct catalog_run r = { "", "first <run>", 100, 2, "NVIDIA H100", 1234, 99, 1,
-                             "[{\"name\":\"rank0.json\",\"bytes\":1,\"rank\":0}]", "[\"a\"]" };
+                             "[{\"name\":\"rank0.json\",\"bytes\":1,\"rank\":0}]", "[\"a\"]", NULL };
     catalog_new_id(r.id);
     CHECK_EQ_INT(catalog_insert(c, &r, &e), 0);
     struct catalog_run r2 = r;
@@ -47,7 +47,24 @@ static void test_crud(void)
     CHECK_EQ_STR(json_string_value(json_object_get(one, "gpu")), "NVIDIA H100");
     CHECK_EQ_INT(json_integer_value(json_object_get(one, "ranks")), 2);
     CHECK_EQ_INT(json_array_size(json_object_get(one, "files")), 1);
+    CHECK_EQ_STR(json_string_value(json_object_get(one, "status")), "ready");
     json_decref(list);
+
+    /* a run listed while it derives, then ready */
+    struct catalog_run r3 = r;
+    catalog_new_id(r3.id);
+    r3.status = CATALOG_DERIVING;
+    CHECK_EQ_INT(catalog_insert(c, &r3, &e), 0);
+    json_t *d;
+    REQUIRE(catalog_get(c, r3.id, &d, &e) == 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(d, "status")), "deriving");
+    json_decref(d);
+    CHECK_EQ_INT(catalog_set_status(c, r3.id, CATALOG_READY, &e), 0);
+    REQUIRE(catalog_get(c, r3.id, &d, &e) == 0);
+    CHECK_EQ_STR(json_string_value(json_object_get(d, "status")), "ready");
+    json_decref(d);
+    CHECK_EQ_INT(catalog_set_status(c, "0123456789abcdef", CATALOG_READY, &e), ERR_NOT_FOUND);
+    CHECK_EQ_INT(catalog_delete(c, r3.id, &e), 0);
 
     json_t *tags = json_pack("[s,s]", "baseline", "bs=64");
     CHECK_EQ_INT(catalog_update(c, r.id, "renamed", tags, &e), 0);
@@ -147,7 +164,7 @@ static void test_swap_and_finish_at_open(void)
     struct catalog *c;
     struct err e;
     REQUIRE(catalog_open(root, &c, &e) == 0);
-    struct catalog_run r = { "", "swap", 300, 1, "", 1, 1, 0, "[{\"name\":\"a.json\",\"bytes\":1,\"rank\":0}]", "[]" };
+    struct catalog_run r = { "", "swap", 300, 1, "", 1, 1, 0, "[{\"name\":\"a.json\",\"bytes\":1,\"rank\":0}]", "[]", NULL };
     catalog_new_id(r.id);
     REQUIRE(catalog_insert(c, &r, &e) == 0);
     char *dir = catalog_run_dir(c, r.id);

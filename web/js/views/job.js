@@ -8,7 +8,10 @@
  * compressed bytes read (busy animation in the phases after parsing),
  * events parsed, the read rate, the time elapsed since this page opened
  * (the job's start is not in its answer) and, while reading, the time left
- * at the rate seen (runlist.js readEtaSeconds). On state "done" it replaces the address
+ * at the rate seen (runlist.js readEtaSeconds), and the table of stages with
+ * their times (the import's phases, then the derived stages). Once the run
+ * is open (phase analyze, run_id given) a link leads to it while its pages
+ * are computed. On state "done" it replaces the address
  * with ./?run=<run_id> (so Back skips this page); on "failed" it stops and
  * shows the server's error message in a red box with a link back.
  */
@@ -168,6 +171,10 @@ function createJobPage(root, id) {
             h('div', { class: C.toolbar }, h('strong', null, doing), h('span', { class: C.spacer }), h('span', { class: C.muted }, `job #${job.id}`)),
             bar.el,
             stats,
+            job.run_id && !failed
+                ? alertBox('info', 'The run is open', h('p', null, h('a', { href: buildUrl({ view: 'run', run: job.run_id }), 'data-open-run': '' }, 'Open the run'), ': its timeline, tables and analyses fill in as their stage below is done.'))
+                : null,
+            stageTable(job.stages || []),
             failed
                 ? alertBox(
                       'error',
@@ -176,7 +183,9 @@ function createJobPage(root, id) {
                       job.error && job.error.code ? h('p', { class: [C.muted, C.mono] }, `code: ${job.error.code}`) : null,
                       h('p', null, h('a', { href: buildUrl({ view: 'runs' }) }, 'Back to the runs list'), ' to try another file.'),
                   )
-                : h('p', { class: C.muted }, 'You can leave this page: the import goes on in the server, and the run appears in the list when it is done.'),
+                : job.run_id
+                  ? null
+                  : h('p', { class: C.muted }, 'You can leave this page: the import goes on in the server, and the run appears in the list when it is open.'),
         );
     }
 
@@ -199,6 +208,24 @@ function createJobPage(root, id) {
             ctrl.abort();
         },
     };
+}
+
+/**
+ * The job's stages and their times.
+ * @param {import('../apitypes.js').JobStage[]} stages
+ */
+function stageTable(stages) {
+    if (!stages.length) return null;
+    return h(
+        'table',
+        { class: [C.table, C.tableCompact], 'aria-label': 'Import stages' },
+        h('thead', null, h('tr', null, h('th', null, 'Stage'), h('th', null, 'State'), h('th', null, 'Time'))),
+        h(
+            'tbody',
+            null,
+            stages.map((s) => h('tr', null, h('td', null, s.name), h('td', null, s.state === 'running' ? 'running…' : s.state), h('td', null, formatDuration(s.seconds * 1e9)))),
+        ),
+    );
 }
 
 /**
