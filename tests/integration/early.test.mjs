@@ -98,6 +98,10 @@ test('a deriving run opens at once, its pages say computing, it is not deleted o
   }
   const diff = await srv.req(`/api/diff?a=${id}&b=${id}`);
   assert.equal(diff.status, 503);
+  // the N-way compare reads the same figures: the deriving run (named first) is refused before the other is looked up
+  const cmp = await srv.req(`/api/compare?runs=${id},0000000000000000`);
+  assert.equal(cmp.status, 503);
+  assert.equal((await cmp.json()).error.code, 'computing');
 
   const del = await srv.req(`/api/runs/${id}`, { method: 'DELETE' });
   assert.equal(del.status, 409);
