@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/fsutil.h"
+#include "base/sha256.h"
 #include "base/jtok.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -21,6 +22,7 @@
 #include "derive/analyses.h"
 #include "derive/rules.h"
 #include "derive/summary.h"
+#include "derive/summary_report.h"
 #include "derive/timeline.h"
 #include "ingest/importer.h"
 #include "store/rundb.h"
@@ -347,7 +349,7 @@ static int analyse(const char *db_path, const struct config_rules *rules, int *r
 }
 
 static int ingest_run_locked(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
-                             struct ingest_progress *progress, pthread_mutex_t *mu,
+                             const struct ingest_labels *lb, struct ingest_progress *progress, pthread_mutex_t *mu,
                              char run_id[CATALOG_ID_LEN + 1], struct err *e)
 {
     char id[CATALOG_ID_LEN + 1];
@@ -358,8 +360,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     struct rank_job *jobs = NULL;
     struct rank_pool pool;
     int *rank_map = NULL;
-    json_t *files = json_array(), *info = NULL;
-    char *name = NULL, *files_text = NULL, *tags_text = NULL;
+    json_t *files = json_array(), *info = NULL, *figures = NULL, *trace = NULL;
+    char *name = NULL, *files_text = NULL, *tags_text = NULL, *meta_text = NULL, *figures_text = NULL,
+         *trace_text = NULL;
+    char hash[SHA256_HEX_LEN + 1] = "";
     struct progress_link link = { progress, mu, 0, log_now_s(), "parse" };
     int rc = 0;
     uint64_t total = 0, events = 0;
@@ -380,6 +384,15 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
             goto out;
         }
         total += (uint64_t)sz;
+    }
+    if (lb && lb->hash) {
+        snprintf(hash, sizeof hash, "%s", lb->hash);
+    } else {
+        const char **paths = xcalloc((size_t)req->nfiles, sizeof *paths);
+        for (int i = 0; i < req->nfiles; i++) paths[i] = req->files[i].path;
+        rc = ingest_hash_files(paths, req->nfiles, hash, e);
+        free(paths);
+        if (rc) goto out;
     }
     if (progress) {
         if (mu) pthread_mutex_lock(mu);
@@ -467,6 +480,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         }
     }
     if ((rc = rundb_info(db_path, &info, e)) != 0) goto out;
+    if ((rc = ingest_catalog_facts(db_path, &figures, &trace, e)) != 0) goto out;
     if ((rc = fsutil_fsync_path(db_path, e)) != 0) goto out;
 
     final_dir = catalog_run_dir(cat, id);
@@ -518,6 +532,14 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     tags_text = req->tags && json_is_array(req->tags) ? json_dumps(req->tags, JSON_COMPACT) : NULL;
     r.files_json = files_text;
     r.tags_json = tags_text;
+    r.project = lb ? lb->project : NULL;
+    meta_text = lb && json_is_object(lb->meta) ? json_dumps(lb->meta, JSON_COMPACT) : NULL;
+    r.meta_json = meta_text;
+    r.hash = hash;
+    figures_text = json_dumps(figures, JSON_COMPACT);
+    trace_text = json_dumps(trace, JSON_COMPACT);
+    r.figures_json = figures_text;
+    r.trace_json = trace_text;
     if ((rc = catalog_insert(cat, &r, e)) != 0) {
         struct err ignore;
         fsutil_rmtree(final_dir, &ignore);
@@ -551,6 +573,11 @@ out:
     }
     json_decref(files);
     json_decref(info);
+    json_decref(figures);
+    json_decref(trace);
+    free(meta_text);
+    free(figures_text);
+    free(trace_text);
     free(order);
     free(rank_map);
     free(name);
@@ -568,13 +595,13 @@ out:
  * folder and its not yet catalogued run folder are safe from the start-up
  * sweeps of other processes. */
 int ingest_run_mu(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
-                  struct ingest_progress *progress, pthread_mutex_t *mu, char run_id[CATALOG_ID_LEN + 1],
-                  struct err *e)
+                  const struct ingest_labels *labels, struct ingest_progress *progress, pthread_mutex_t *mu,
+                  char run_id[CATALOG_ID_LEN + 1], struct err *e)
 {
     int lock = -1;
     int rc = fsutil_lock_data(cfg->data_dir, 0, &lock, e);
     if (rc) return rc;
-    rc = ingest_run_locked(cat, cfg, req, progress, mu, run_id, e);
+    rc = ingest_run_locked(cat, cfg, req, labels, progress, mu, run_id, e);
     fsutil_unlock(lock);
     return rc;
 }
@@ -582,7 +609,26 @@ int ingest_run_mu(struct catalog *cat, const struct config *cfg, const struct in
 int ingest_run(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
                struct ingest_progress *progress, char run_id[CATALOG_ID_LEN + 1], struct err *e)
 {
-    return ingest_run_mu(cat, cfg, req, progress, NULL, run_id, e);
+    return ingest_run_mu(cat, cfg, req, NULL, progress, NULL, run_id, e);
+}
+
+int ingest_hash_files(const char *const *paths, int n, char hex[65], struct err *e)
+{
+    char (*each)[SHA256_HEX_LEN + 1] = xcalloc(n > 0 ? (size_t)n : 1, sizeof *each);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) rc = sha256_file(paths[i], each[i], e);
+    if (rc == 0) sha256_of_hashes(each, n, hex);
+    free(each);
+    return rc;
+}
+
+int ingest_catalog_facts(const char *db_path, json_t **figures, json_t **trace, struct err *e)
+{
+    sqlite3 *db = NULL;
+    int rc = rundb_open_ro(db_path, &db, e);
+    if (rc == 0) rc = summary_report_catalog(db, figures, trace, e);
+    sqlite3_close(db);
+    return rc;
 }
 
 char *ingest_upload_dir(const struct config *cfg, struct err *e)

@@ -21,7 +21,7 @@
 #include "base/xmalloc.h"
 #include "store/rundb.h"
 
-#define CATALOG_VERSION 2
+#define CATALOG_VERSION 3
 
 /* The file list a swapped-in run folder brings for its catalog row
  * (catalog_swap_run). In DATA/runs/<id>/ it means "the row may still hold
@@ -44,6 +44,17 @@ static const char *const migrations[] = {
     " warnings INTEGER, files TEXT, tags TEXT);"
     "CREATE INDEX runs_created ON runs(created);",
     "CREATE TABLE logdir_seen(path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, run_id TEXT);",
+    /* issue 20: projects, metadata, the trace's own facts, the content hash
+     * and the key figures. trace/figures NULL = not computed yet: runs
+     * stored before this version, filled in by the backfill
+     * (catalog_query.h) once the server runs. */
+    "ALTER TABLE runs ADD COLUMN project TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE runs ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';"
+    "ALTER TABLE runs ADD COLUMN trace TEXT;"
+    "ALTER TABLE runs ADD COLUMN hash TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE runs ADD COLUMN figures TEXT;"
+    "CREATE INDEX runs_project ON runs(project, created);"
+    "CREATE INDEX runs_hash ON runs(hash);",
 };
 
 static int db_fail(struct catalog *c, struct err *e, const char *what)
@@ -225,6 +236,13 @@ static int open_ro(struct catalog *c, const char *path, struct err *e)
             return err_set(e, ERR_DB, "the catalog was written by a newer traceboard (version %d)", ver);
         if (ver >= 1) {
             if (ver < CATALOG_VERSION) LOG_WARN("catalog version %d served as it is (no migration while read-only)", ver);
+            /* a temporary view (searched before main) lends the columns
+             * of version 3 to a catalog that lacks them */
+            if (ver < 3 && sqlite3_exec(c->db,
+                                        "CREATE TEMP VIEW runs AS SELECT *, '' AS project, '{}' AS meta,"
+                                        " NULL AS trace, '' AS hash, NULL AS figures FROM main.runs",
+                                        NULL, NULL, NULL) != SQLITE_OK)
+                return db_fail(c, e, "open");
             return 0;
         }
         sqlite3_close(c->db);
@@ -299,6 +317,17 @@ int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
     }
     *out = c;
     return 0;
+}
+
+sqlite3 *catalog_lock(struct catalog *c)
+{
+    pthread_mutex_lock(&c->mu);
+    return c->db;
+}
+
+void catalog_unlock(struct catalog *c)
+{
+    pthread_mutex_unlock(&c->mu);
 }
 
 const char *catalog_read_only(const struct catalog *c)
@@ -380,8 +409,8 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
     if (catalog_check_writable(c, e) < 0) return e->code;
     pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db,
-                           "INSERT INTO runs(id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags)"
-                           " VALUES(?,?,?,'ready',?,?,?,?,?,?,?)",
+                           "INSERT INTO runs(id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags,"
+                           "project,meta,trace,hash,figures) VALUES(?,?,?,'ready',?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "insert");
         goto out;
@@ -396,6 +425,11 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
     sqlite3_bind_int(st, 8, r->warnings);
     sqlite3_bind_text(st, 9, r->files_json ? r->files_json : "[]", -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 10, r->tags_json ? r->tags_json : "[]", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 11, r->project ? r->project : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 12, r->meta_json ? r->meta_json : "{}", -1, SQLITE_STATIC);
+    if (r->trace_json) sqlite3_bind_text(st, 13, r->trace_json, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 14, r->hash ? r->hash : "", -1, SQLITE_STATIC);
+    if (r->figures_json) sqlite3_bind_text(st, 15, r->figures_json, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "insert");
     sqlite3_finalize(st);
 out:
@@ -410,7 +444,17 @@ static json_t *col_json(sqlite3_stmt *st, int i)
     return j ? j : json_array();
 }
 
-static json_t *row_json(sqlite3_stmt *st)
+/* A JSON object column; NULL (not computed yet) or garbled gives null. */
+static json_t *col_object(sqlite3_stmt *st, int i, int empty)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    json_t *j = t ? json_loads(t, 0, NULL) : NULL;
+    if (json_is_object(j)) return j;
+    json_decref(j);
+    return empty ? json_object() : json_null();
+}
+
+json_t *catalog_row_json(sqlite3_stmt *st)
 {
     const char *id = (const char *)sqlite3_column_text(st, 0);
     const char *name = (const char *)sqlite3_column_text(st, 1);
@@ -426,6 +470,13 @@ static json_t *row_json(sqlite3_stmt *st)
                           "warnings", sqlite3_column_int(st, 8));
     json_object_set_new(o, "files", col_json(st, 9));
     json_object_set_new(o, "tags", col_json(st, 10));
+    const char *project = (const char *)sqlite3_column_text(st, 11);
+    json_object_set_new(o, "project", project && project[0] ? json_string(project) : json_null());
+    json_object_set_new(o, "meta", col_object(st, 12, 1));
+    json_object_set_new(o, "trace", col_object(st, 13, 0));
+    const char *hash = (const char *)sqlite3_column_text(st, 14);
+    json_object_set_new(o, "hash", hash && hash[0] ? json_string(hash) : json_null());
+    json_object_set_new(o, "figures", col_object(st, 15, 0));
     char url[64];
     snprintf(url, sizeof url, "./?run=%s", id);
     json_object_set_new(o, "url", json_string(url));
@@ -442,7 +493,7 @@ int catalog_run_damaged(struct catalog *c, const char *id, struct err *e)
 }
 
 /* Sets row's "damaged" (and "damage", the reason) from catalog_run_damaged. */
-static void mark_damage(struct catalog *c, json_t *row)
+void catalog_mark_damage(struct catalog *c, json_t *row)
 {
     const char *id = json_string_value(json_object_get(row, "id"));
     struct err e;
@@ -451,7 +502,7 @@ static void mark_damage(struct catalog *c, json_t *row)
     if (rc == ERR_DAMAGED) json_object_set_new(row, "damage", json_string(e.msg));
 }
 
-#define RUN_COLS "id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags"
+
 
 int catalog_list(struct catalog *c, json_t **out, struct err *e)
 {
@@ -459,12 +510,12 @@ int catalog_list(struct catalog *c, json_t **out, struct err *e)
     json_t *arr = json_array();
     int rc = 0;
     pthread_mutex_lock(&c->mu);
-    if (sqlite3_prepare_v2(c->db, "SELECT " RUN_COLS " FROM runs ORDER BY created DESC, rowid DESC", -1, &st,
+    if (sqlite3_prepare_v2(c->db, "SELECT " CATALOG_RUN_COLS " FROM runs ORDER BY created DESC, rowid DESC", -1, &st,
                            NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "list");
         goto out;
     }
-    while (sqlite3_step(st) == SQLITE_ROW) json_array_append_new(arr, row_json(st));
+    while (sqlite3_step(st) == SQLITE_ROW) json_array_append_new(arr, catalog_row_json(st));
     sqlite3_finalize(st);
 out:
     pthread_mutex_unlock(&c->mu);
@@ -475,7 +526,7 @@ out:
     /* Outside the lock: each check opens a run's file. */
     size_t i;
     json_t *row;
-    json_array_foreach(arr, i, row) mark_damage(c, row);
+    json_array_foreach(arr, i, row) catalog_mark_damage(c, row);
     *out = arr;
     return 0;
 }
@@ -486,12 +537,12 @@ int catalog_get(struct catalog *c, const char *id, json_t **out, struct err *e)
     int rc = 0;
     if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
     pthread_mutex_lock(&c->mu);
-    if (sqlite3_prepare_v2(c->db, "SELECT " RUN_COLS " FROM runs WHERE id=?", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(c->db, "SELECT " CATALOG_RUN_COLS " FROM runs WHERE id=?", -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "get");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) *out = row_json(st);
+    if (sqlite3_step(st) == SQLITE_ROW) *out = catalog_row_json(st);
     else rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
     sqlite3_finalize(st);
 out:
