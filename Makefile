@@ -52,7 +52,7 @@ SRCS := \
 	server/api/api_summary_tables.c server/api/api_summary_memory.c server/api/api_timeline.c \
 	server/api/api_slice.c server/api/api_search.c server/api/api_diff.c \
 	server/api/api_ranks.c server/api/api_analyses.c \
-	server/api/api_flame.c \
+	server/api/api_flame.c server/api/api_projects.c \
 	server/cli/cli.c server/cli/cli_analyze.c server/cli/cli_diff.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o

@@ -7,6 +7,7 @@
 #include "api/api_diff.h"
 #include "api/api_flame.h"
 #include "api/api_ranks.h"
+#include "api/api_projects.h"
 #include "api/api_runs.h"
 #include "api/api_summary.h"
 #include "api/api_summary_memory.h"
@@ -15,6 +16,7 @@
 #include "api/api_slice.h"
 #include "api/api_timeline.h"
 #include "store/catalog.h"
+#include "store/catalog_query.h"
 
 /* One line per endpoint. ROUTE_HEAVY: anything that reads a run's events
  * or analysis tables, whose cost grows with the run (10 M events: seconds),
@@ -46,6 +48,8 @@ static const struct route routes[] = {
     { "GET", "/api/diff/operators", api_diff_operators, NULL, ROUTE_HEAVY },
     { "GET", "/api/diff/kernels", api_diff_kernels, NULL, ROUTE_HEAVY },
     { "GET", "/api/jobs/{n}", api_runs_job, NULL, 0 },
+    { "GET", "/api/projects", api_projects_list, NULL, 0 },
+    { "GET", "/api/projects/{project}/trend", api_projects_trend, NULL, 0 },
 };
 
 #define NROUTES (sizeof routes / sizeof routes[0])
@@ -53,6 +57,12 @@ static const struct route routes[] = {
 static int valid_run_id(const char *s)
 {
     return catalog_id_valid(s);
+}
+
+static int valid_project(const char *s)
+{
+    struct err e;
+    return catalog_project_check(s, &e) == 0;
 }
 
 static int valid_number(const char *s)
@@ -73,6 +83,7 @@ static const struct {
 } param_kinds[] = {
     { "id", valid_run_id, "run id" },
     { "n", valid_number, "number" },
+    { "project", valid_project, "project name" },
 };
 
 static int find_kind(const char *name, size_t len)

@@ -536,7 +536,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     meta_text = lb && json_is_object(lb->meta) ? json_dumps(lb->meta, JSON_COMPACT) : NULL;
     r.meta_json = meta_text;
     r.hash = hash;
-    figures_text = json_dumps(figures, JSON_COMPACT);
+    figures_text = json_dumps(figures, JSON_COMPACT | JSON_REAL_PRECISION(12));
     trace_text = json_dumps(trace, JSON_COMPACT);
     r.figures_json = figures_text;
     r.trace_json = trace_text;

@@ -225,7 +225,7 @@ int catalog_set_facts(struct catalog *c, const char *id, json_t *figures, json_t
     int rc = 0;
     if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
     if (catalog_check_writable(c, e) < 0) return e->code;
-    char *ftext = figures ? json_dumps(figures, JSON_COMPACT) : NULL;
+    char *ftext = figures ? json_dumps(figures, JSON_COMPACT | JSON_REAL_PRECISION(12)) : NULL;
     char *ttext = trace ? json_dumps(trace, JSON_COMPACT) : NULL;
     sqlite3 *db = catalog_lock(c);
     if (sqlite3_prepare_v2(db,
