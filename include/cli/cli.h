@@ -24,6 +24,16 @@
 /* `traceboard import PATH...`: returns 0 when every path imported. */
 int cli_import(const struct config *cfg, char **paths, int npaths);
 
+/* What `import` files its runs under (borrowed): --project P, --meta K=V
+ * (repeatable, checked by the caller), --duplicate (import files that are
+ * stored already; otherwise they are skipped, naming the run they are). */
+struct cli_labels {
+    const char *project;
+    json_t *meta;
+    int duplicate;
+};
+int cli_import_labeled(const struct config *cfg, char **paths, int npaths, const struct cli_labels *lb);
+
 
 
 /* Imports every run folder under dir when the catalog has no runs yet (and

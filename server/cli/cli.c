@@ -25,6 +25,7 @@
 #include "ingest/ingest_naming.h"
 #include "ingest/ingest_service.h"
 #include "store/catalog.h"
+#include "store/catalog_query.h"
 #include "store/rundb.h"
 
 /* ---------------------------------------------------------------------- */
@@ -212,7 +213,23 @@ int cli_import_group(struct catalog *cat, const struct config *cfg, const struct
     return rc;
 }
 
+/* 1 when g's files are stored already as a run (OUT dup; hash: theirs). */
+static int stored_already(struct catalog *cat, const struct cli_group *g, char hash[65], char dup[CATALOG_ID_LEN + 1])
+{
+    struct err e;
+    if (ingest_hash_files((const char *const *)g->paths, g->n, hash, &e) != 0) {
+        hash[0] = '\0';
+        return 0; /* the import names the unreadable file */
+    }
+    return catalog_find_hash(cat, hash, dup);
+}
+
 int cli_import(const struct config *cfg, char **paths, int npaths)
+{
+    return cli_import_labeled(cfg, paths, npaths, NULL);
+}
+
+int cli_import_labeled(const struct config *cfg, char **paths, int npaths, const struct cli_labels *lb)
 {
     struct catalog *cat;
     struct err e;
@@ -252,7 +269,19 @@ int cli_import(const struct config *cfg, char **paths, int npaths)
             char id[CATALOG_ID_LEN + 1];
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
-            if (cli_import_group(cat, cfg, &gs.g[k], S_ISDIR(st.st_mode), id, &e) != 0) {
+            char hash[65], dup[CATALOG_ID_LEN + 1];
+            if (stored_already(cat, &gs.g[k], hash, dup) && !(lb && lb->duplicate)) {
+                printf("skipped %s: the same files are run %s already (--duplicate imports them again)\n",
+                       gs.g[k].name, dup);
+                continue;
+            }
+            struct ingest_file *files = xcalloc((size_t)gs.g[k].n, sizeof *files);
+            for (int j = 0; j < gs.g[k].n; j++) files[j].path = files[j].name = gs.g[k].paths[j];
+            struct ingest_request req = { S_ISDIR(st.st_mode) ? gs.g[k].name : NULL, files, gs.g[k].n, NULL };
+            struct ingest_labels labels = { lb ? lb->project : NULL, lb ? lb->meta : NULL, hash[0] ? hash : NULL };
+            int rc = ingest_run_mu(cat, cfg, &req, &labels, NULL, NULL, id, &e);
+            free(files);
+            if (rc != 0) {
                 fprintf(stderr, "traceboard import: %s\n", e.msg);
                 failed++;
                 continue;
@@ -317,6 +346,27 @@ struct cli_logdir {
     int stop;
 };
 
+/* The project of a run found in the logdir: the name of the folder right
+ * under it that holds the file (a job's folder may nest its captures);
+ * NULL for files directly in the logdir, or a folder name that is no
+ * project name. Owned by caller. */
+static char *logdir_project(const char *logdir, const char *path)
+{
+    size_t n = strlen(logdir);
+    while (n > 1 && logdir[n - 1] == '/') n--;
+    if (strncmp(path, logdir, n) != 0 || path[n] != '/') return NULL;
+    const char *rel = path + n + 1, *slash = strchr(rel, '/');
+    if (!slash) return NULL;
+    char *p = xstrndup(rel, (size_t)(slash - rel));
+    struct err e;
+    if (catalog_project_check(p, &e) != 0) {
+        LOG_WARN("logdir: folder '%s' is filed under no project: %s", p, e.msg);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
 /* A group is ready when every file is unchanged for a few seconds (a
  * profiler may still be writing it) and at least one is new. */
 static void logdir_scan(struct cli_logdir *ld)
@@ -347,10 +397,18 @@ static void logdir_scan(struct cli_logdir *ld)
         struct ingest_request req = { g->name, files, g->n, NULL };
         struct err e;
         int job;
-        char id[CATALOG_ID_LEN + 1] = "";
-        if (ingest_submit(app->ing, &req, &job, &e) != 0 || ingest_wait(app->ing, job, id, &e) != 0)
-            LOG_WARN("logdir %s: %s", g->name, e.msg);
-        else LOG_INFO("logdir: imported %s as run %s", g->name, id);
+        char id[CATALOG_ID_LEN + 1] = "", hash[65], *project = logdir_project(app->cfg.logdir, g->paths[0]);
+        struct ingest_labels labels = { project, NULL, NULL };
+        if (stored_already(app->cat, g, hash, id)) {
+            LOG_INFO("logdir: %s is run %s already (same files)", g->name, id);
+        } else {
+            labels.hash = hash[0] ? hash : NULL;
+            if (ingest_submit_labeled(app->ing, &req, &labels, &job, &e) != 0 ||
+                ingest_wait(app->ing, job, id, &e) != 0)
+                LOG_WARN("logdir %s: %s", g->name, e.msg);
+            else LOG_INFO("logdir: imported %s as run %s", g->name, id);
+        }
+        free(project);
         for (int j = 0; j < g->n; j++) {
             struct stat st;
             if (stat(g->paths[j], &st) == 0) catalog_logdir_mark(app->cat, g->paths[j], st.st_size, st.st_mtime, id, &e);
