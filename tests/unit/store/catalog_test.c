@@ -31,7 +31,7 @@ static void test_crud(void)
     struct err e;
     REQUIRE(catalog_open(root, &c, &e) == 0);
     struct catalog_run r = { "", "first <run>", 100, 2, "NVIDIA H100", 1234, 99, 1,
-                             "[{\"name\":\"rank0.json\",\"bytes\":1,\"rank\":0}]", "[\"a\"]" };
+                             "[{\"name\":\"rank0.json\",\"bytes\":1,\"rank\":0}]", "[\"a\"]", NULL, NULL, NULL, NULL, NULL };
     catalog_new_id(r.id);
     CHECK_EQ_INT(catalog_insert(c, &r, &e), 0);
     struct catalog_run r2 = r;
@@ -147,7 +147,8 @@ static void test_swap_and_finish_at_open(void)
     struct catalog *c;
     struct err e;
     REQUIRE(catalog_open(root, &c, &e) == 0);
-    struct catalog_run r = { "", "swap", 300, 1, "", 1, 1, 0, "[{\"name\":\"a.json\",\"bytes\":1,\"rank\":0}]", "[]" };
+    struct catalog_run r = { "", "swap", 300, 1, "", 1, 1, 0, "[{\"name\":\"a.json\",\"bytes\":1,\"rank\":0}]", "[]",
+                             NULL, NULL, NULL, NULL, NULL };
     catalog_new_id(r.id);
     REQUIRE(catalog_insert(c, &r, &e) == 0);
     char *dir = catalog_run_dir(c, r.id);
