@@ -466,6 +466,7 @@ struct upload {
     char *project;  /* validated, owned; NULL: none */
     json_t *meta;   /* validated object, owned */
     int duplicate;  /* store it even when the same files are stored */
+    int label_bad;  /* ?project or ?meta.K is refused: err says why */
     char label[80]; /* the multipart field a PART_LABEL is */
     int async;
     /* Set by api_runs_create / wait_job. */
@@ -625,15 +626,17 @@ static int upload_begin(struct http_req *req, struct err *e)
     u->async = qasync && (strcmp(qasync, "1") == 0 || strcasecmp(qasync, "true") == 0);
     if (qname && *qname) u->run_name = xstrdup(qname);
     u->meta = json_object();
-    u->duplicate = api_projects_flag(http_req_query(req, "duplicate"));
-    if ((qtags && parse_tag_list(qtags, &u->tags, e) < 0) || api_projects_upload_query(req, &u->project, u->meta, e) < 0) {
+    u->duplicate = app->cfg.allow_duplicates || api_projects_flag(http_req_query(req, "duplicate"));
+    if (qtags && parse_tag_list(qtags, &u->tags, e) < 0) {
         free(u->run_name);
-        json_decref(u->tags);
         json_decref(u->meta);
         free(u);
         return e->code;
     }
     http_req_set_data(req, u); /* from here on cleanup frees u */
+    /* refused at the first chunk, like a read-only server: the body is
+     * drained and the client reads the answer instead of a reset */
+    u->label_bad = api_projects_upload_query(req, &u->project, u->meta, &u->err) < 0;
     if (fsutil_lock_data(app->cfg.data_dir, 0, &u->lock, e) != 0) return e->code;
     if (!(u->dir = ingest_upload_dir(&app->cfg, e))) return e->code;
     if (multipart) return mpart_new(boundary, &upload_parts, u, &u->mp, e);
@@ -648,6 +651,7 @@ static int upload_chunk(struct http_req *req, const char *data, size_t n, struct
         return catalog_check_writable(http_req_app(req)->cat, e) < 0 ? e->code
                                                                      : err_set(e, ERR_INTERNAL, "upload state missing");
     u->body_bytes += n;
+    if (u->label_bad) return *e = u->err, e->code;
     if (u->mp) return mpart_feed(u->mp, data, n, e);
     return file_bytes(u, data, n, e);
 }
@@ -744,6 +748,7 @@ int api_runs_create(struct http_req *req)
     if (!u && catalog_check_writable(http_req_app(req)->cat, &e) < 0) return http_send_err(conn, &e);
     if (!u) return http_send_error(conn, 500, "internal", "upload state missing");
     if (u->finished) return answer_finished(req, u);
+    if (u->label_bad) return http_send_err(conn, &u->err);
     if (u->body_bytes == 0)
         return http_send_error(conn, 400, "invalid",
                                "empty upload: send multipart/form-data with one file part per rank, or the "

@@ -270,7 +270,7 @@ int cli_import_labeled(const struct config *cfg, char **paths, int npaths, const
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
             char hash[65], dup[CATALOG_ID_LEN + 1];
-            if (stored_already(cat, &gs.g[k], hash, dup) && !(lb && lb->duplicate)) {
+            if (stored_already(cat, &gs.g[k], hash, dup) && !(lb && lb->duplicate) && !cfg->allow_duplicates) {
                 printf("skipped %s: the same files are run %s already (--duplicate imports them again)\n",
                        gs.g[k].name, dup);
                 continue;
@@ -399,7 +399,7 @@ static void logdir_scan(struct cli_logdir *ld)
         int job;
         char id[CATALOG_ID_LEN + 1] = "", hash[65], *project = logdir_project(app->cfg.logdir, g->paths[0]);
         struct ingest_labels labels = { project, NULL, NULL };
-        if (stored_already(app->cat, g, hash, id)) {
+        if (stored_already(app->cat, g, hash, id) && !app->cfg.allow_duplicates) {
             LOG_INFO("logdir: %s is run %s already (same files)", g->name, id);
         } else {
             labels.hash = hash[0] ? hash : NULL;
