@@ -22,6 +22,7 @@ import { createStore } from './state.js';
 import * as compareView from './views/compare.js';
 import { VIEW_PARAMS } from './views/index.js';
 import * as jobView from './views/job.js';
+import * as projectView from './views/project.js';
 import * as runView from './views/run.js';
 import * as runsView from './views/runs.js';
 
@@ -32,7 +33,7 @@ import * as runsView from './views/runs.js';
  */
 
 /** @type {Record<import('./router.js').ViewName, View>} */
-const VIEWS = { runs: runsView, run: runView, job: jobView, compare: compareView };
+const VIEWS = { runs: runsView, run: runView, job: jobView, compare: compareView, project: projectView };
 
 const root = document.getElementById('tb-main') || document.body;
 /** @type {import('./state.js').AppStore} */

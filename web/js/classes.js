@@ -264,4 +264,10 @@ export const C = Object.freeze({
     tlArea: 'tb-tl-area',
     tlTableScroll: 'tb-tl-table-scroll',
     tlRowOn: 'tb-tl-row-on',
+    // project page (views/project.js)
+    trendGrid: 'tb-trend-grid',
+    trendPoint: 'tb-trend-point',
+    trendPicked: 'tb-trend-picked',
+    trendRegression: 'tb-trend-regression',
+    trendLine: 'tb-trend-line',
 });

@@ -12,6 +12,8 @@
  *       &cp=1 (the critical path outlined)
  *       the analyses tab: &rank= only; its sections are #an-… anchors
  *   ./?job=<n>                 ingest job progress
+ *   ./?project=<name>          a project's trends (&by=meta.KEY: x axis by
+ *       that metadata value, default by date; &pick=A,B: runs ticked)
  *   ./?compare=A,B             two runs compared (B against the baseline A;
  *       A = B with &rank_a= &rank_b= compares two ranks); &table=operators
  *       (default kernels), &status=added,removed,faster,slower,same,
@@ -43,7 +45,7 @@ import { RANK_RE, intParam, pickParams, readParams, writeParams } from './params
 
 export { buildSel, parsePins, parseSel, urlTime } from './params.js';
 
-/** @typedef {'runs' | 'run' | 'job' | 'compare'} ViewName */
+/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'project'} ViewName */
 /** @typedef {import('./params.js').ParamSpec} ParamSpec */
 /**
  * @template {ParamSpec} S
@@ -70,13 +72,18 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  * @typedef {{view: 'compare', a: string, b: string} & ParamValues<typeof import('./views/compare.js').params>} CompareRoute
  *   two runs compared: B against the baseline A
  */
-/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute} Route  what parseRoute() answers */
+/**
+ * @typedef {{view: 'project', project: string} & ParamValues<typeof import('./views/project.js').params>} ProjectRoute
+ *   a project's trends
+ */
+/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | ProjectRoute} Route  what parseRoute() answers */
 
 /**
  * Fields buildUrl() and navigate() accept: any view's, those of other
  * views than `view` are ignored and missing ones take their defaults.
- * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null}
- *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>> & Partial<import('./views/run.js').TabFields>} RouteFields
+ * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, project?: string | null}
+ *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>> & Partial<import('./views/run.js').TabFields>
+ *   & Partial<ParamValues<typeof import('./views/project.js').params>>} RouteFields
  */
 
 /**
@@ -105,6 +112,7 @@ export const DEFAULT_TAB = 'overview';
  * @typedef {object} ViewParams
  * @property {typeof import('./views/runs.js').params} runs
  * @property {typeof import('./views/compare.js').params} compare
+ * @property {typeof import('./views/project.js').params} project
  * @property {(tab: string) => ParamSpec} tabParams  the run page tab's
  */
 /** @type {ViewParams | null} */
@@ -127,6 +135,8 @@ function views() {
 
 const RUN_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const JOB_RE = /^[1-9][0-9]{0,9}$/;
+/** A project name as the server allows it (checked there; here: not empty, not absurd). */
+const PROJECT_RE = /^[^/]{1,400}$/;
 
 /** The run page's rank, a global key (every tab keeps it). */
 const RANK = intParam('rank', RANK_RE, null);
@@ -148,6 +158,7 @@ export function makeRoute(fields = {}) {
     }
     if (fields.view === 'job') return { view: 'job', job: fields.job || 0 };
     if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(views().compare, f) };
+    if (fields.view === 'project') return { view: 'project', project: fields.project || '', ...pickParams(views().project, f) };
     return { view: 'runs', ...pickParams(views().runs, f) };
 }
 
@@ -171,6 +182,8 @@ export function parseRoute(search) {
     if (pair) return { view: 'compare', a: pair[0], b: pair[1], ...readParams(views().compare, p) };
     const job = JOB.parse(p.get('job'), p);
     if (job !== undefined && job !== null) return { view: 'job', job };
+    const project = p.get('project');
+    if (project !== null && PROJECT_RE.test(project)) return { view: 'project', project, ...readParams(views().project, p) };
     return { view: 'runs', ...readParams(views().runs, p) };
 }
 
@@ -211,6 +224,9 @@ export function buildUrl(fields) {
         writeParams(views().compare, f, p);
     } else if (fields.view === 'job' && fields.job !== null && fields.job !== undefined) {
         p.set('job', String(fields.job));
+    } else if (fields.view === 'project' && fields.project) {
+        p.set('project', fields.project);
+        writeParams(views().project, f, p);
     } else {
         writeParams(views().runs, f, p);
     }
@@ -242,6 +258,7 @@ export function routeKey(r) {
     if (r.view === 'run') return 'run:' + r.run;
     if (r.view === 'job') return 'job:' + r.job;
     if (r.view === 'compare') return `compare:${r.a},${r.b}`;
+    if (r.view === 'project') return 'project:' + r.project;
     return 'runs';
 }
 
