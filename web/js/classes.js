@@ -270,4 +270,7 @@ export const C = Object.freeze({
     trendPicked: 'tb-trend-picked',
     trendRegression: 'tb-trend-regression',
     trendLine: 'tb-trend-line',
+    // runs list (views/runs.js, views/runfilters.js)
+    colXWide: 'tb-col-xwide',
+    cellFigure: 'tb-cell-figure',
 });

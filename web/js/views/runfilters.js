@@ -112,7 +112,7 @@ export function filterBar(f, projects, onChange) {
 export function projectCell(r, projectUrl) {
     return h(
         'td',
-        { class: C.cellName },
+        { class: C.cellFigure },
         r.project ? h('a', { href: projectUrl(r.project), title: `All runs of ${r.project}, their trends` }, r.project) : h('span', { class: C.muted }, 'no project'),
     );
 }
@@ -130,12 +130,12 @@ export function figureCells(r, findingUrl) {
     const meta = Object.entries(r.meta || {}).map(([k, v]) => `${k}=${v}`).join('\n');
     const top = f && f.top_finding;
     return [
-        h('td', { class: [C.num, C.nowrap], title: meta || null, dataset: { figure: 'avg_step' } }, f ? formatMicros(f.avg_step_us) : DASH),
+        h('td', { class: [C.num, C.nowrap], title: [f && f.steps ? `average of ${f.steps} steps` : '', meta].filter(Boolean).join('\n') || null, dataset: { figure: 'avg_step' } }, f ? formatMicros(f.avg_step_us) : DASH),
         h('td', { class: C.num, dataset: { figure: 'gpu_utilization' } }, f ? formatShare(f.gpu_utilization) : DASH),
-        h('td', { class: C.num, dataset: { figure: 'steps' } }, f && f.steps ? formatNumber(f.steps) : DASH),
+        h('td', { class: [C.num, C.colXWide], dataset: { figure: 'steps' } }, f && f.steps ? formatNumber(f.steps) : DASH),
         h(
             'td',
-            { class: C.cellName, dataset: { figure: 'top_finding' } },
+            { class: C.cellFigure, dataset: { figure: 'top_finding' } },
             top
                 ? h('a', { href: findingUrl, title: top.title }, top.saving_us > 0 ? `save ${formatMicros(top.saving_us)}: ` : '', top.title)
                 : h('span', { class: C.muted }, f ? 'no findings' : DASH),

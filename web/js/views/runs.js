@@ -82,7 +82,8 @@ const POLL_IDLE_MS = 10000;
 /**
  * Runs table columns: key (also the sort key), header, numeric alignment,
  * sortable, and `wide`: hidden on narrow screens.
- * @type {ReadonlyArray<{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean}>}
+ * `xwide`: hidden below 1700 px, so the key figures fit.
+ * @type {ReadonlyArray<{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean, xwide?: boolean}>}
  */
 const COLUMNS = [
     { key: 'pick', label: 'Compare' },
@@ -92,11 +93,11 @@ const COLUMNS = [
     { key: 'ranks', label: 'Ranks', num: true, sort: true },
     { key: 'step', label: 'Avg step', num: true },
     { key: 'util', label: 'GPU util.', num: true },
-    { key: 'steps', label: 'Steps', num: true, wide: true },
+    { key: 'steps', label: 'Steps', num: true, xwide: true },
     { key: 'finding', label: 'Top finding' },
-    { key: 'gpu', label: 'GPU', sort: true, wide: true },
-    { key: 'bytes', label: 'Size', num: true, sort: true, wide: true },
-    { key: 'events', label: 'Events', num: true, sort: true, wide: true },
+    { key: 'gpu', label: 'GPU', sort: true, wide: true, xwide: true },
+    { key: 'bytes', label: 'Size', num: true, sort: true, wide: true, xwide: true },
+    { key: 'events', label: 'Events', num: true, sort: true, wide: true, xwide: true },
     { key: 'status', label: 'Status', sort: true },
     { key: 'tags', label: 'Tags' },
     { key: 'actions', label: '' },
@@ -543,12 +544,12 @@ function createRunsPage(root, store) {
     }
 
     /**
-     * @param {{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean}} col
+     * @param {{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean, xwide?: boolean}} col
      * @param {string} sort
      */
     function headerCell(col, sort) {
         if (col.key === 'pick') return h('th', { scope: 'col', class: C.cellPick }, h('span', { class: C.srOnly }, col.label));
-        if (!col.sort) return h('th', { scope: 'col', class: col.key === 'actions' ? C.cellActions : null }, col.label);
+        if (!col.sort) return h('th', { scope: 'col', class: [col.key === 'actions' && C.cellActions, col.num && C.num, col.xwide && C.colXWide] }, col.label);
         const effective = sort || '-created';
         const asc = effective === col.key;
         const desc = effective === '-' + col.key;
@@ -556,7 +557,7 @@ function createRunsPage(root, store) {
             'th',
             {
                 scope: 'col',
-                class: [col.num && C.num, col.wide && C.colWide, C.sortable, asc && C.sortedAsc, desc && C.sortedDesc],
+                class: [col.num && C.num, col.wide && C.colWide, col.xwide && C.colXWide, C.sortable, asc && C.sortedAsc, desc && C.sortedDesc],
                 'aria-sort': asc ? 'ascending' : desc ? 'descending' : 'none',
             },
             h(
@@ -682,9 +683,9 @@ function createRunsPage(root, store) {
             h('td', { class: C.nowrap, title: formatDateTimeUtc(r.created) + ' · ' + formatAge(r.created, now) }, formatDate(r.created)),
             h('td', { class: C.num, title: files.map((f) => `rank ${f.rank}: ${f.name}`).join('\n') }, formatNumber(r.ranks)),
             figureCells(r, buildUrl({ view: 'run', run: r.id, tab: 'analyses' })),
-            h('td', { class: [C.cellName, C.colWide], title: r.gpu || 'no GPU recorded' }, r.gpu || DASH),
-            h('td', { class: [C.num, C.colWide] }, formatBytes(r.bytes)),
-            h('td', { class: [C.num, C.colWide] }, formatNumber(r.events)),
+            h('td', { class: [C.cellName, C.colWide, C.colXWide], title: r.gpu || 'no GPU recorded' }, r.gpu || DASH),
+            h('td', { class: [C.num, C.colWide, C.colXWide] }, formatBytes(r.bytes)),
+            h('td', { class: [C.num, C.colWide, C.colXWide] }, formatNumber(r.events)),
             h('td', null, statusBadge(r)),
             tagsCell,
             h(
