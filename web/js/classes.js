@@ -272,5 +272,6 @@ export const C = Object.freeze({
     trendLine: 'tb-trend-line',
     // runs list (views/runs.js, views/runfilters.js)
     colXWide: 'tb-col-xwide',
+    runsTable: 'tb-runs-table',
     cellFigure: 'tb-cell-figure',
 });

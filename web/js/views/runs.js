@@ -95,7 +95,7 @@ const COLUMNS = [
     { key: 'util', label: 'GPU util.', num: true },
     { key: 'steps', label: 'Steps', num: true, xwide: true },
     { key: 'finding', label: 'Top finding' },
-    { key: 'gpu', label: 'GPU', sort: true, wide: true, xwide: true },
+    { key: 'gpu', label: 'GPU', sort: true, wide: true },
     { key: 'bytes', label: 'Size', num: true, sort: true, wide: true, xwide: true },
     { key: 'events', label: 'Events', num: true, sort: true, wide: true, xwide: true },
     { key: 'status', label: 'Status', sort: true },
@@ -515,7 +515,7 @@ function createRunsPage(root, store) {
             loadError ? staleNote(loadError) : null,
             h(
                 'table',
-                { class: C.table },
+                { class: [C.table, C.runsTable] },
                 h('thead', null, h('tr', null, COLUMNS.map((c) => headerCell(c, route.sort)))),
                 h(
                     'tbody',
@@ -683,7 +683,7 @@ function createRunsPage(root, store) {
             h('td', { class: C.nowrap, title: formatDateTimeUtc(r.created) + ' · ' + formatAge(r.created, now) }, formatDate(r.created)),
             h('td', { class: C.num, title: files.map((f) => `rank ${f.rank}: ${f.name}`).join('\n') }, formatNumber(r.ranks)),
             figureCells(r, buildUrl({ view: 'run', run: r.id, tab: 'analyses' })),
-            h('td', { class: [C.cellName, C.colWide, C.colXWide], title: r.gpu || 'no GPU recorded' }, r.gpu || DASH),
+            h('td', { class: [C.cellName, C.colWide], title: r.gpu || 'no GPU recorded' }, r.gpu || DASH),
             h('td', { class: [C.num, C.colWide, C.colXWide] }, formatBytes(r.bytes)),
             h('td', { class: [C.num, C.colWide, C.colXWide] }, formatNumber(r.events)),
             h('td', null, statusBadge(r)),
