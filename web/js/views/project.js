@@ -19,7 +19,7 @@
  */
 
 import * as api from '../api.js';
-import { CATEGORY_INFO, categoryInfo, linearScale, niceTicks, stackBreakdown } from '../charts.js';
+import { CATEGORY_INFO, byteTicks, categoryInfo, linearScale, niceTicks, stackBreakdown } from '../charts.js';
 import { C } from '../classes.js';
 import { alertBox, h, replace, setTitle, svg } from '../dom.js';
 import { DASH, formatBytes, formatDate, formatMicros, formatShare, plural } from '../format.js';
@@ -199,9 +199,7 @@ function pointLink(ctx, r, tip, ...shapes) {
  * @param {(SVGElement | null)[]} marks
  */
 function frame(ctx, top, fmt, label, marks) {
-    const { ticks } = niceTicks(0, top, 4);
-    const y = linearScale(0, ticks[ticks.length - 1], BOX.h - BOX.bottom, BOX.top);
-    const band = (BOX.w - BOX.left - BOX.right) / Math.max(1, ctx.runs.length);
+    const { ticks, y, band } = scales(ctx, top, fmt === formatBytes);
     const every = Math.ceil(ctx.runs.length / Math.max(1, Math.floor((BOX.w - BOX.left - BOX.right) / 84)));
     return svg(
         'svg',
@@ -225,13 +223,15 @@ function frame(ctx, top, fmt, label, marks) {
 }
 
 /**
- * The y scale and x band a frame() with the same arguments uses.
+ * The y ticks and scale and the x band of a chart reaching top.
  * @param {ChartCtx} ctx
  * @param {number} top
+ * @param {boolean} [bytes] ticks on round binary sizes
  */
-function scales(ctx, top) {
-    const { ticks } = niceTicks(0, top, 4);
+function scales(ctx, top, bytes = false) {
+    const { ticks } = bytes ? byteTicks(top, 4) : niceTicks(0, top, 4);
     return {
+        ticks,
         y: linearScale(0, ticks[ticks.length - 1], BOX.h - BOX.bottom, BOX.top),
         band: (BOX.w - BOX.left - BOX.right) / Math.max(1, ctx.runs.length),
     };
@@ -285,7 +285,7 @@ function dotChart(ctx, value, fmt, floorTop = 0) {
     const pts = ctx.runs.map((r, i) => ({ r, i, v: value(r) })).filter((p) => typeof p.v === 'number');
     if (!pts.length) return h('p', { class: C.muted }, 'The traces of this project do not give this figure.');
     const top = Math.max(floorTop, ...pts.map((p) => /** @type {number} */ (p.v))) || 1;
-    const { y, band } = scales(ctx, top);
+    const { y, band } = scales(ctx, top, fmt === formatBytes);
     const cx = (/** @type {number} */ i) => BOX.left + band * (i + 0.5);
     const line = svg('polyline', { class: C.trendLine, points: pts.map((p) => `${cx(p.i).toFixed(1)},${y.map(/** @type {number} */ (p.v)).toFixed(1)}`).join(' ') });
     const dots = pts.map((p) =>
