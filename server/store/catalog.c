@@ -19,6 +19,7 @@
 #include "base/fsutil.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "store/catalog_query.h"
 #include "store/rundb.h"
 
 #define CATALOG_VERSION 3
@@ -506,29 +507,7 @@ void catalog_mark_damage(struct catalog *c, json_t *row)
 
 int catalog_list(struct catalog *c, json_t **out, struct err *e)
 {
-    sqlite3_stmt *st;
-    json_t *arr = json_array();
-    int rc = 0;
-    pthread_mutex_lock(&c->mu);
-    if (sqlite3_prepare_v2(c->db, "SELECT " CATALOG_RUN_COLS " FROM runs ORDER BY created DESC, rowid DESC", -1, &st,
-                           NULL) != SQLITE_OK) {
-        rc = db_fail(c, e, "list");
-        goto out;
-    }
-    while (sqlite3_step(st) == SQLITE_ROW) json_array_append_new(arr, catalog_row_json(st));
-    sqlite3_finalize(st);
-out:
-    pthread_mutex_unlock(&c->mu);
-    if (rc) {
-        json_decref(arr);
-        return rc;
-    }
-    /* Outside the lock: each check opens a run's file. */
-    size_t i;
-    json_t *row;
-    json_array_foreach(arr, i, row) catalog_mark_damage(c, row);
-    *out = arr;
-    return 0;
+    return catalog_find(c, NULL, out, e);
 }
 
 int catalog_get(struct catalog *c, const char *id, json_t **out, struct err *e)

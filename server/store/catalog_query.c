@@ -134,65 +134,69 @@ int catalog_find(struct catalog *c, const struct catalog_filter *f, json_t **out
     return 0;
 }
 
-int catalog_projects(struct catalog *c, json_t **out, struct err *e)
+/* The rows of sql (its one parameter bound to param when not NULL), each
+ * made a JSON value by row, in a new array. */
+static int collect(struct catalog *c, const char *sql, const char *param, json_t *(*row)(sqlite3_stmt *st),
+                   const char *what, json_t **out, struct err *e)
 {
     sqlite3_stmt *st;
     json_t *arr = json_array();
     int rc = 0, step;
     sqlite3 *db = catalog_lock(c);
-    if (sqlite3_prepare_v2(db,
-                           "SELECT project, count(*), max(created) FROM runs WHERE project <> ''"
-                           " GROUP BY project ORDER BY project",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(db, e, "projects");
-        goto out;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = fail(db, e, what);
+    } else {
+        if (param) sqlite3_bind_text(st, 1, param, -1, SQLITE_STATIC);
+        while ((step = sqlite3_step(st)) == SQLITE_ROW) json_array_append_new(arr, row(st));
+        if (step != SQLITE_DONE) rc = fail(db, e, what);
+        sqlite3_finalize(st);
     }
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 0);
-        json_array_append_new(arr, json_pack("{s:s,s:I,s:I}", "name", name ? name : "", "runs",
-                                             (json_int_t)sqlite3_column_int64(st, 1), "last",
-                                             (json_int_t)sqlite3_column_int64(st, 2)));
-    }
-    if (step != SQLITE_DONE) rc = fail(db, e, "projects");
-    sqlite3_finalize(st);
-out:
     catalog_unlock(c);
     if (rc) {
         json_decref(arr);
         return rc;
     }
+    *out = arr;
+    return 0;
+}
+
+static json_t *project_row(sqlite3_stmt *st)
+{
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    return json_pack("{s:s,s:I,s:I}", "name", name ? name : "", "runs", (json_int_t)sqlite3_column_int64(st, 1), "last",
+                     (json_int_t)sqlite3_column_int64(st, 2));
+}
+
+int catalog_projects(struct catalog *c, json_t **out, struct err *e)
+{
+    json_t *arr;
+    if (collect(c,
+                "SELECT project, count(*), max(created) FROM runs WHERE project <> '' GROUP BY project ORDER BY project",
+                NULL, project_row, "projects", &arr, e) != 0)
+        return e->code;
     *out = json_pack("{s:o}", "projects", arr);
     return 0;
 }
 
+/* What a trend needs of a run's row. */
+static json_t *trend_row(sqlite3_stmt *st)
+{
+    static const char *const keys[] = { "id", "name", "created", "url", "ranks", "gpu", "meta", "trace", "figures" };
+    json_t *row = catalog_row_json(st), *keep = json_object();
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) json_object_set(keep, keys[k], json_object_get(row, keys[k]));
+    json_decref(row);
+    return keep;
+}
+
 int catalog_project_runs(struct catalog *c, const char *project, json_t **out, struct err *e)
 {
-    sqlite3_stmt *st;
-    json_t *arr = json_array();
-    int rc = 0, step;
-    sqlite3 *db = catalog_lock(c);
-    if (sqlite3_prepare_v2(db, "SELECT " CATALOG_RUN_COLS " FROM runs WHERE project = ? AND project <> ''"
-                               " ORDER BY created, rowid", -1, &st, NULL) != SQLITE_OK) {
-        rc = fail(db, e, "trend");
-        goto out;
-    }
-    sqlite3_bind_text(st, 1, project, -1, SQLITE_STATIC);
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = catalog_row_json(st), *keep = json_object();
-        static const char *const keys[] = { "id", "name", "created", "url", "ranks", "gpu", "meta", "trace", "figures" };
-        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
-            json_object_set(keep, keys[k], json_object_get(row, keys[k]));
-        json_decref(row);
-        json_array_append_new(arr, keep);
-    }
-    if (step != SQLITE_DONE) rc = fail(db, e, "trend");
-    sqlite3_finalize(st);
-out:
-    catalog_unlock(c);
-    if (rc == 0 && json_array_size(arr) == 0) rc = err_set(e, ERR_NOT_FOUND, "no project '%.100s'", project);
-    if (rc) {
+    json_t *arr;
+    if (collect(c, "SELECT " CATALOG_RUN_COLS " FROM runs WHERE project = ? AND project <> '' ORDER BY created, rowid",
+                project, trend_row, "trend", &arr, e) != 0)
+        return e->code;
+    if (json_array_size(arr) == 0) {
         json_decref(arr);
-        return rc;
+        return err_set(e, ERR_NOT_FOUND, "no project '%.100s'", project);
     }
     *out = arr;
     return 0;
@@ -249,25 +253,12 @@ out:
     return rc;
 }
 
+static json_t *id_row(sqlite3_stmt *st)
+{
+    return json_string((const char *)sqlite3_column_text(st, 0));
+}
+
 int catalog_runs_without_facts(struct catalog *c, json_t **out, struct err *e)
 {
-    sqlite3_stmt *st;
-    json_t *arr = json_array();
-    int rc = 0;
-    sqlite3 *db = catalog_lock(c);
-    if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE figures IS NULL ORDER BY created, rowid", -1, &st, NULL) !=
-        SQLITE_OK) {
-        rc = fail(db, e, "backfill");
-    } else {
-        while (sqlite3_step(st) == SQLITE_ROW)
-            json_array_append_new(arr, json_string((const char *)sqlite3_column_text(st, 0)));
-        sqlite3_finalize(st);
-    }
-    catalog_unlock(c);
-    if (rc) {
-        json_decref(arr);
-        return rc;
-    }
-    *out = arr;
-    return 0;
+    return collect(c, "SELECT id FROM runs WHERE figures IS NULL ORDER BY created, rowid", NULL, id_row, "backfill", out, e);
 }

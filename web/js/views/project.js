@@ -204,14 +204,8 @@ function frame(ctx, top, fmt, label, marks) {
     return svg(
         'svg',
         { class: C.chart, viewBox: `0 0 ${BOX.w} ${BOX.h}`, role: 'img', 'aria-label': label },
-        ticks.map((t) =>
-            svg(
-                'g',
-                null,
-                svg('line', { class: C.gridLine, x1: BOX.left, x2: BOX.w - BOX.right, y1: y.map(t), y2: y.map(t) }),
-                svg('text', { class: C.axis, x: BOX.left - 6, y: y.map(t) + 4, 'text-anchor': 'end' }, fmt(t)),
-            ),
-        ),
+        ticks.map((t) => svg('line', { class: C.gridLine, x1: BOX.left, x2: BOX.w - BOX.right, y1: y.map(t), y2: y.map(t) })),
+        ticks.map((t) => svg('text', { class: C.axis, x: BOX.left - 6, y: y.map(t) + 4, 'text-anchor': 'end' }, fmt(t))),
         ctx.runs.map((r, i) =>
             i % every === 0
                 ? svg('text', { class: C.axis, x: (BOX.left + band * (i + 0.5)).toFixed(1), y: BOX.h - BOX.bottom + 16, 'text-anchor': 'middle' }, shorten(xLabel(r, ctx.by)))
