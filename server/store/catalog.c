@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "base/fsutil.h"
+#include "base/hmap.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "store/catalog_query.h"
@@ -30,12 +31,24 @@
  * its row update, or after a crash in between. */
 #define SWAP_MARKER "catalog-files.json"
 
+/* What catalog_run_damaged said of a run.db with this identity. */
+struct damage_memo {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    int damaged;
+    char msg[sizeof ((struct err *)0)->msg];
+};
+
 struct catalog {
     sqlite3 *db;
     pthread_mutex_t mu;
     char *data_dir;
     char *runs_dir;
     char *read_only; /* why the data folder cannot be written; NULL when it can. Set once at open */
+    pthread_mutex_t memo_mu; /* guards memo */
+    struct hmap memo;        /* run id -> struct damage_memo (catalog_mark_damage) */
 };
 
 /* Numbered migrations: entry i brings user_version from i to i+1. */
@@ -264,6 +277,8 @@ int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
     c->data_dir = xstrdup(data_dir);
     c->runs_dir = xasprintf("%s/runs", data_dir);
     pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->memo_mu, NULL);
+    hmap_init(&c->memo, sizeof(struct damage_memo), 64);
     /* A folder that exists but cannot take runs/ is served read-only. */
     if (fsutil_mkdirs(c->runs_dir, e) != 0 && !(stat(data_dir, &sb) == 0 && S_ISDIR(sb.st_mode))) {
         catalog_close(c);
@@ -350,6 +365,8 @@ void catalog_close(struct catalog *c)
     if (!c) return;
     if (c->db) sqlite3_close(c->db);
     pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->memo_mu);
+    hmap_free(&c->memo, NULL);
     free(c->data_dir);
     free(c->runs_dir);
     free(c->read_only);
@@ -493,14 +510,39 @@ int catalog_run_damaged(struct catalog *c, const char *id, struct err *e)
     return rc == ERR_DAMAGED ? rc : 0;
 }
 
-/* Sets row's "damaged" (and "damage", the reason) from catalog_run_damaged. */
+/* Sets row's "damaged" (and "damage", the reason) from catalog_run_damaged,
+ * remembered while the run.db's inode, size and mtime stay the same: the
+ * runs list opens a run's database the first time and after it changed,
+ * not at every refresh (a damaging write changes one of them). */
 void catalog_mark_damage(struct catalog *c, json_t *row)
 {
     const char *id = json_string_value(json_object_get(row, "id"));
     struct err e;
-    int rc = id ? catalog_run_damaged(c, id, &e) : 0;
-    json_object_set_new(row, "damaged", json_boolean(rc == ERR_DAMAGED));
-    if (rc == ERR_DAMAGED) json_object_set_new(row, "damage", json_string(e.msg));
+    struct stat sb;
+    if (!id || !catalog_id_valid(id)) return;
+    char *path = xasprintf("%s/%s/run.db", c->runs_dir, id);
+    int known = stat(path, &sb) == 0;
+    free(path);
+    uint64_t h = hmap_hash_bytes(id, CATALOG_ID_LEN);
+    pthread_mutex_lock(&c->memo_mu);
+    struct damage_memo *m = known ? hmap_get(&c->memo, h, id, CATALOG_ID_LEN) : NULL;
+    int hit = m && m->dev == sb.st_dev && m->ino == sb.st_ino && m->size == sb.st_size &&
+              m->mtime.tv_sec == sb.st_mtim.tv_sec && m->mtime.tv_nsec == sb.st_mtim.tv_nsec;
+    int damaged = hit ? m->damaged : 0;
+    if (hit) snprintf(e.msg, sizeof e.msg, "%s", m->msg);
+    pthread_mutex_unlock(&c->memo_mu);
+    if (!hit) {
+        damaged = catalog_run_damaged(c, id, &e) == ERR_DAMAGED;
+        if (known) {
+            pthread_mutex_lock(&c->memo_mu);
+            m = hmap_put(&c->memo, h, id, CATALOG_ID_LEN, NULL);
+            *m = (struct damage_memo){ sb.st_dev, sb.st_ino, sb.st_size, sb.st_mtim, damaged, "" };
+            if (damaged) snprintf(m->msg, sizeof m->msg, "%s", e.msg);
+            pthread_mutex_unlock(&c->memo_mu);
+        }
+    }
+    json_object_set_new(row, "damaged", json_boolean(damaged));
+    if (damaged) json_object_set_new(row, "damage", json_string(e.msg));
 }
 
 
