@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { BIN, SHARED, startServer, demoFiles, fileBlob } from './lib.mjs';
+import { BIN, HAVE_SQLITE, SHARED, startServer, demoFiles, fileBlob } from './lib.mjs';
 import { readdirSync } from 'node:fs';
 
 /** The trace files of a ../shared scenario. */
@@ -216,4 +216,44 @@ test('CLI import --project --meta; the same files are skipped; --logdir files ru
       assert.equal(runs.find((x) => x.files[0].name === basename(top)).project, null, 'a file right in the logdir: no project');
     } finally { await s3.stop(); }
   } finally { rmSync(work, { recursive: true, force: true }); }
+});
+
+test('a rank renumbering refreshes the figures (the top finding names the new rank)', async () => {
+  const fd = new FormData();
+  fd.append('duplicate', '1');
+  for (const f of demoFiles('ddp_gloo_4ranks')) fd.append('file', fileBlob(f), basename(f));
+  const run = await (await srv.req('/api/runs', { method: 'POST', body: fd })).json();
+  assert.match(run.figures.top_finding.title, /rank 2/);
+  const r = await srv.req(`/api/runs/${run.id}`, { method: 'PATCH', body: JSON.stringify({ ranks: { 2: 0, 0: 2 } }),
+    headers: { 'Content-Type': 'application/json', 'X-Traceboard-CSRF': '1' } });
+  assert.equal(r.status, 200, await r.text());
+  const after = await srv.json(`/api/runs/${run.id}`);
+  assert.match(after.figures.top_finding.title, /rank 0/);
+  assert.equal(after.figures.ranks, 4);
+  assert.equal(after.hash, run.hash);
+});
+
+test('a catalog written by the previous version is migrated and its runs get their figures in the background', { skip: !HAVE_SQLITE && 'needs the sqlite3 command' }, async () => {
+  const data = mkdtempSync(join(tmpdir(), 'tb-proj-v2-'));
+  try {
+    const imp = spawnSync(BIN, ['import', '--data-dir', data, '--log-level', 'warn', demoFiles('matmul_amp')[0]], { encoding: 'utf8' });
+    assert.equal(imp.status, 0, imp.stderr);
+    // back to version 2: drop what version 3 added, as an older traceboard left it
+    const sql = 'BEGIN; CREATE TABLE old AS SELECT id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags FROM runs;' +
+      ' DROP TABLE runs; ALTER TABLE old RENAME TO runs; CREATE INDEX runs_created ON runs(created); PRAGMA user_version=2; COMMIT;';
+    spawnSync('sqlite3', [join(data, 'catalog.db'), sql]);
+    const s4 = await startServer({ dataDir: data, args: DEFAULT });
+    try {
+      let run;
+      for (let i = 0; i < 100; i++) {
+        run = (await s4.json('/api/runs')).runs[0];
+        if (run.figures) break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      assert.ok(run.figures && run.figures.avg_step_us > 0, JSON.stringify(run));
+      assert.equal(run.trace.format, 'kineto');
+      assert.match(run.hash, /^[0-9a-f]{64}$/, 'hashed from the kept sources');
+      assert.equal(run.project, null);
+    } finally { await s4.stop(); }
+  } finally { rmSync(data, { recursive: true, force: true }); }
 });
