@@ -472,12 +472,12 @@ static void renumber_release(struct ingest_service *s, const char *run_id)
  * with the raw tables moved and the derived ones computed again, and src/
  * with the kept sources under their new names. */
 static int renumber_build(struct ingest_service *s, const char *dir, const char *tmp, const int *from, const int *to,
-                          int n, struct err *e)
+                          int n, json_t **figures, json_t **trace, struct err *e)
 {
     char *old_db = xasprintf("%s/run.db", dir), *new_db = xasprintf("%s/run.db", tmp);
     char *old_src = xasprintf("%s/src", dir), *new_src = xasprintf("%s/src", tmp);
     int rc = rundb_copy(old_db, new_db, e);
-    if (rc == 0) rc = ingest_rederive(new_db, from, to, n, &s->cfg->rules, e);
+    if (rc == 0) rc = ingest_rederive(new_db, from, to, n, &s->cfg->rules, figures, trace, e);
     if (rc == 0) rc = fsutil_fsync_path(new_db, e);
     if (rc == 0) rc = link_sources(old_src, new_src, from, to, n, e);
     if (rc == 0) rc = fsutil_fsync_path(tmp, e);
@@ -491,7 +491,7 @@ static int renumber_build(struct ingest_service *s, const char *dir, const char 
 int ingest_renumber(struct ingest_service *s, const char *run_id, const int *from, const int *to, int n,
                     struct err *e)
 {
-    json_t *run = NULL;
+    json_t *run = NULL, *figures = NULL, *trace = NULL; /* the figures name ranks: computed again */
     char *dir = NULL, *tmp = NULL;
     int rc, lock = -1;
 
@@ -512,7 +512,7 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
         tmp = NULL;
         goto out;
     }
-    if ((rc = renumber_build(s, dir, tmp, from, to, n, e)) != 0) goto out;
+    if ((rc = renumber_build(s, dir, tmp, from, to, n, &figures, &trace, e)) != 0) goto out;
     fsutil_crash_point("renumber-built");
     size_t i;
     json_t *f, *files = json_object_get(run, "files");
@@ -524,19 +524,12 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
                 break;
             }
     }
-    /* the figures name the slowest rank's breakdown: computed again */
-    json_t *figures = NULL, *trace = NULL;
-    char *new_db = xasprintf("%s/run.db", tmp);
     struct err fe;
-    if (ingest_catalog_facts(new_db, &figures, &trace, &fe) != 0) LOG_WARN("run %s: no key figures: %s", run_id, fe.msg);
-    free(new_db);
     /* after this tmp holds the old run (or, on failure, the unused new one) */
     rc = catalog_swap_run(s->cat, run_id, tmp, files, e);
     if (rc == 0) LOG_INFO("run %s: ranks renumbered", run_id);
     if (rc == 0 && figures && catalog_set_facts(s->cat, run_id, figures, trace, NULL, &fe) != 0)
         LOG_WARN("run %s: %s", run_id, fe.msg);
-    json_decref(figures);
-    json_decref(trace);
 out:
     if (tmp) {
         struct err ignore;
@@ -544,6 +537,8 @@ out:
     }
     fsutil_unlock(lock);
     renumber_release(s, run_id);
+    json_decref(figures);
+    json_decref(trace);
     json_decref(run);
     free(dir);
     free(tmp);
