@@ -100,11 +100,14 @@ int ingest_run_mu(struct catalog *cat, const struct config *cfg, const struct in
 
 /* The run database at db_path (a copy, not yet visible) with rank from[i]
  * renumbered to[i] and every derived table computed again, checkpointed
- * into the file itself (ingest_renumber in ingest_service.c). OUT
- * *figures, *trace (owned by caller, NULL on failure): the catalog's facts
- * of the renumbered run, read on the same handle (a second reader would
- * leave a -wal and -shm beside the file). */
+ * into the file itself (ingest_renumber in ingest_service.c). */
 int ingest_rederive(const char *db_path, const int *from, const int *to, int n, const struct config_rules *rules,
-                    json_t **figures, json_t **trace, struct err *e);
+                    struct err *e);
+
+/* ingest_rederive that also reads the catalog's facts of the renumbered
+ * run on the same handle (a second reader would leave a -wal and -shm
+ * beside the file). OUT *figures, *trace: owned by caller, NULL on failure. */
+int ingest_rederive_facts(const char *db_path, const int *from, const int *to, int n,
+                          const struct config_rules *rules, json_t **figures, json_t **trace, struct err *e);
 
 #endif

@@ -650,25 +650,33 @@ char *ingest_upload_dir(const struct config *cfg, struct err *e)
 }
 
 int ingest_rederive(const char *db_path, const int *from, const int *to, int n, const struct config_rules *rules,
-                    json_t **figures, json_t **trace, struct err *e)
+                    struct err *e)
+{
+    return ingest_rederive_facts(db_path, from, to, n, rules, NULL, NULL, e);
+}
+
+int ingest_rederive_facts(const char *db_path, const int *from, const int *to, int n,
+                          const struct config_rules *rules, json_t **figures, json_t **trace, struct err *e)
 {
     sqlite3 *db = NULL;
-    *figures = *trace = NULL;
+    json_t *fig = NULL, *tr = NULL;
     int rc = open_rw(db_path, &db, e);
     /* the derived tables are computed again rather than renumbered: the
      * findings' texts name ranks and the straggler is judged across them */
     if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
     if (rc == 0) rc = derive(db, db_path, rules, e);
-    if (rc == 0) rc = summary_report_catalog(db, figures, trace, e);
+    if (rc == 0 && figures) rc = summary_report_catalog(db, &fig, &tr, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */
     if (rc == 0 && sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "run database (checkpoint)");
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     if (rc) {
-        json_decref(*figures);
-        json_decref(*trace);
-        *figures = *trace = NULL;
+        json_decref(fig);
+        json_decref(tr);
+        fig = tr = NULL;
     }
+    if (figures) *figures = fig;
+    if (trace) *trace = tr;
     return rc;
 }

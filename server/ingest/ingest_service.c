@@ -477,7 +477,7 @@ static int renumber_build(struct ingest_service *s, const char *dir, const char 
     char *old_db = xasprintf("%s/run.db", dir), *new_db = xasprintf("%s/run.db", tmp);
     char *old_src = xasprintf("%s/src", dir), *new_src = xasprintf("%s/src", tmp);
     int rc = rundb_copy(old_db, new_db, e);
-    if (rc == 0) rc = ingest_rederive(new_db, from, to, n, &s->cfg->rules, figures, trace, e);
+    if (rc == 0) rc = ingest_rederive_facts(new_db, from, to, n, &s->cfg->rules, figures, trace, e);
     if (rc == 0) rc = fsutil_fsync_path(new_db, e);
     if (rc == 0) rc = link_sources(old_src, new_src, from, to, n, e);
     if (rc == 0) rc = fsutil_fsync_path(tmp, e);
