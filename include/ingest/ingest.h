@@ -60,7 +60,10 @@ struct ingest_request {
 struct ingest_labels {
     const char *project; /* NULL or "": no project */
     json_t *meta;        /* JSON object of strings or NULL */
-    const char *hash;    /* content hash (ingest_hash_files) or NULL: computed from the files */
+    const char *hash;    /* content hash (ingest_hash_files) or NULL: computed from the files,
+                          * on a thread of its own while they are parsed */
+    int refuse_duplicate; /* 1: fail with ERR_CONFLICT ("the same files are run <id> already")
+                           * when a stored run has the same hash, before anything is committed */
 };
 
 /* Live progress of one job; written by the worker, read under the

@@ -775,7 +775,7 @@ int api_runs_create(struct http_req *req)
     rq.files = files;
     rq.nfiles = u->nfiles;
     rq.tags = u->tags;
-    struct ingest_labels labels = { u->project, u->meta, hash };
+    struct ingest_labels labels = { u->project, u->meta, hash, 0 }; /* duplicates: checked above */
     rc = ingest_submit_labeled(u->app->ing, &rq, &labels, &u->job_id, &e);
     free(files);
     if (rc < 0) return http_send_err(conn, &e);

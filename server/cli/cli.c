@@ -213,17 +213,6 @@ int cli_import_group(struct catalog *cat, const struct config *cfg, const struct
     return rc;
 }
 
-/* 1 when g's files are stored already as a run (OUT dup; hash: theirs). */
-static int stored_already(struct catalog *cat, const struct cli_group *g, char hash[65], char dup[CATALOG_ID_LEN + 1])
-{
-    struct err e;
-    if (ingest_hash_files((const char *const *)g->paths, g->n, hash, &e) != 0) {
-        hash[0] = '\0';
-        return 0; /* the import names the unreadable file */
-    }
-    return catalog_find_hash(cat, hash, dup);
-}
-
 int cli_import(const struct config *cfg, char **paths, int npaths)
 {
     return cli_import_labeled(cfg, paths, npaths, NULL);
@@ -269,18 +258,17 @@ int cli_import_labeled(const struct config *cfg, char **paths, int npaths, const
             char id[CATALOG_ID_LEN + 1];
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
-            char hash[65], dup[CATALOG_ID_LEN + 1];
-            if (stored_already(cat, &gs.g[k], hash, dup) && !(lb && lb->duplicate) && !cfg->allow_duplicates) {
-                printf("skipped %s: the same files are run %s already (--duplicate imports them again)\n",
-                       gs.g[k].name, dup);
-                continue;
-            }
             struct ingest_file *files = xcalloc((size_t)gs.g[k].n, sizeof *files);
             for (int j = 0; j < gs.g[k].n; j++) files[j].path = files[j].name = gs.g[k].paths[j];
             struct ingest_request req = { S_ISDIR(st.st_mode) ? gs.g[k].name : NULL, files, gs.g[k].n, NULL };
-            struct ingest_labels labels = { lb ? lb->project : NULL, lb ? lb->meta : NULL, hash[0] ? hash : NULL };
+            int refuse = !(lb && lb->duplicate) && !cfg->allow_duplicates;
+            struct ingest_labels labels = { lb ? lb->project : NULL, lb ? lb->meta : NULL, NULL, refuse };
             int rc = ingest_run_mu(cat, cfg, &req, &labels, NULL, NULL, id, &e);
             free(files);
+            if (rc == ERR_CONFLICT && refuse) { /* not a failure: the run is there */
+                printf("skipped %s: %s (--duplicate imports them again)\n", gs.g[k].name, e.msg);
+                continue;
+            }
             if (rc != 0) {
                 fprintf(stderr, "traceboard import: %s\n", e.msg);
                 failed++;
@@ -397,17 +385,13 @@ static void logdir_scan(struct cli_logdir *ld)
         struct ingest_request req = { g->name, files, g->n, NULL };
         struct err e;
         int job;
-        char id[CATALOG_ID_LEN + 1] = "", hash[65], *project = logdir_project(app->cfg.logdir, g->paths[0]);
-        struct ingest_labels labels = { project, NULL, NULL };
-        if (stored_already(app->cat, g, hash, id) && !app->cfg.allow_duplicates) {
-            LOG_INFO("logdir: %s is run %s already (same files)", g->name, id);
-        } else {
-            labels.hash = hash[0] ? hash : NULL;
-            if (ingest_submit_labeled(app->ing, &req, &labels, &job, &e) != 0 ||
-                ingest_wait(app->ing, job, id, &e) != 0)
-                LOG_WARN("logdir %s: %s", g->name, e.msg);
-            else LOG_INFO("logdir: imported %s as run %s", g->name, id);
-        }
+        char id[CATALOG_ID_LEN + 1] = "", *project = logdir_project(app->cfg.logdir, g->paths[0]);
+        struct ingest_labels labels = { project, NULL, NULL, !app->cfg.allow_duplicates };
+        int rc = ingest_submit_labeled(app->ing, &req, &labels, &job, &e);
+        if (rc == 0) rc = ingest_wait(app->ing, job, id, &e);
+        if (rc == ERR_CONFLICT) LOG_INFO("logdir: %s not imported: %s", g->name, e.msg);
+        else if (rc != 0) LOG_WARN("logdir %s: %s", g->name, e.msg);
+        else LOG_INFO("logdir: imported %s as run %s", g->name, id);
         free(project);
         for (int j = 0; j < g->n; j++) {
             struct stat st;

@@ -25,6 +25,7 @@
 #include "derive/summary_report.h"
 #include "derive/timeline.h"
 #include "ingest/importer.h"
+#include "store/catalog_query.h"
 #include "store/rundb.h"
 #include "store/rundb_renumber.h"
 #include "store/rundb_spool.h"
@@ -348,6 +349,24 @@ static int analyse(const char *db_path, const struct config_rules *rules, int *r
     return rc;
 }
 
+/* The content hash of a job's files, computed beside the parse. */
+struct hash_job {
+    const char **paths;
+    int n;
+    char hex[SHA256_HEX_LEN + 1];
+    int rc;
+    struct err err;
+    pthread_t th;
+    int started;
+};
+
+static void *hash_main(void *arg)
+{
+    struct hash_job *h = arg;
+    h->rc = ingest_hash_files(h->paths, h->n, h->hex, &h->err);
+    return NULL;
+}
+
 static int ingest_run_locked(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
                              const struct ingest_labels *lb, struct ingest_progress *progress, pthread_mutex_t *mu,
                              char run_id[CATALOG_ID_LEN + 1], struct err *e)
@@ -363,7 +382,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     json_t *files = json_array(), *info = NULL, *figures = NULL, *trace = NULL;
     char *name = NULL, *files_text = NULL, *tags_text = NULL, *meta_text = NULL, *figures_text = NULL,
          *trace_text = NULL;
-    char hash[SHA256_HEX_LEN + 1] = "";
+    char hash[SHA256_HEX_LEN + 1] = "", dup[CATALOG_ID_LEN + 1];
+    struct hash_job hj = { NULL, 0, "", 0, { 0 }, 0, 0 };
     struct progress_link link = { progress, mu, 0, log_now_s(), "parse" };
     int rc = 0;
     uint64_t total = 0, events = 0;
@@ -388,11 +408,12 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     if (lb && lb->hash) {
         snprintf(hash, sizeof hash, "%s", lb->hash);
     } else {
-        const char **paths = xcalloc((size_t)req->nfiles, sizeof *paths);
-        for (int i = 0; i < req->nfiles; i++) paths[i] = req->files[i].path;
-        rc = ingest_hash_files(paths, req->nfiles, hash, e);
-        free(paths);
-        if (rc) goto out;
+        /* a read of every file: on the second core while the first parses */
+        hj.paths = xcalloc((size_t)req->nfiles, sizeof *hj.paths);
+        for (int i = 0; i < req->nfiles; i++) hj.paths[i] = req->files[i].path;
+        hj.n = req->nfiles;
+        hj.started = pthread_create(&hj.th, NULL, hash_main, &hj) == 0;
+        if (!hj.started) hash_main(&hj);
     }
     if (progress) {
         if (mu) pthread_mutex_lock(mu);
@@ -466,6 +487,19 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         }
     }
 
+    if (hj.paths) {
+        if (hj.started) pthread_join(hj.th, NULL);
+        hj.started = 0;
+        if ((rc = hj.rc) != 0) {
+            *e = hj.err;
+            goto out;
+        }
+        memcpy(hash, hj.hex, sizeof hash);
+    }
+    if (lb && lb->refuse_duplicate && catalog_find_hash(cat, hash, dup)) {
+        rc = err_set(e, ERR_CONFLICT, "the same files are run %s already", dup);
+        goto out;
+    }
     on_phase(&link, "commit");
     /* Keep the sources for download: uploads move, other files are copied. */
     if (cfg->keep_sources) {
@@ -550,6 +584,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     LOG_INFO("run %s (%s): %d rank(s), %llu events, %llu bytes", id, name, req->nfiles, (unsigned long long)events,
              (unsigned long long)total);
 out:
+    if (hj.started) pthread_join(hj.th, NULL); /* it reads the files removed below */
+    free(hj.paths);
     rank_pool_end(&pool); /* before the writer and the tmp folder go */
     if (jobs)
         for (int i = 0; i < req->nfiles; i++) free((char *)jobs[i].shown);

@@ -37,6 +37,7 @@ struct job {
     json_t *tags;
     char *project, *hash;
     json_t *meta;
+    int refuse_duplicate;
     struct ingest_progress progress;
     char run_id[CATALOG_ID_LEN + 1];
     struct err err;
@@ -118,7 +119,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         struct ingest_request req = { pick->name, pick->files, pick->nfiles, pick->tags };
-        struct ingest_labels labels = { pick->project, pick->meta, pick->hash };
+        struct ingest_labels labels = { pick->project, pick->meta, pick->hash, pick->refuse_duplicate };
         char run_id[CATALOG_ID_LEN + 1] = "";
         struct err e;
         err_clear(&e);
@@ -293,6 +294,7 @@ int ingest_submit_labeled(struct ingest_service *s, const struct ingest_request 
     if (lb && lb->meta) j->meta = json_deep_copy(lb->meta);
     if (lb && lb->project && lb->project[0]) j->project = xstrdup(lb->project);
     if (lb && lb->hash) j->hash = xstrdup(lb->hash);
+    j->refuse_duplicate = lb && lb->refuse_duplicate;
     j->progress.phase = "queued";
     pthread_mutex_lock(&s->mu);
     if (s->stopping) {
