@@ -17,7 +17,7 @@
 #    rundb_prepare outside the modules that own or read run tables
 #    (SQL_USERS); no MHD_queue_response outside http_send.c; no raw malloc
 #    outside xmalloc.c.
-INTEGRATION_ONLY="main http_req api_projects cli_analyze cli_diff api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_flame api_diff api_ranks cli"
+INTEGRATION_ONLY="main http_req api_projects cli_analyze cli_diff api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_flame api_diff api_compare api_ranks cli"
 # stage: the stages its files may include (besides itself)
 STAGE_DEPS="base:
 store:base
@@ -32,24 +32,23 @@ PIPELINE_DRIVER="server/ingest/ingest.c"
 # The store owns run.db's raw tables (rundb_schema, rundb_writer,
 # rundb_drain, rundb, rundb_renumber) and the read layer over them
 # (store/scan.h: slice cursors and the launch lookup, kinds bound as
-# parameters, steps that tell an error from the end); api_summary and
-# api_timeline (and their parts: api_table, api_slice, api_search, api_run)
-# answer table queries; import_nsys reads an Nsight export.
+# parameters, steps that tell an error from the end; scan_span, facts,
+# stats_read, slice_read: what the rules read; findings: the finding
+# table); api_summary and api_timeline (and their parts: api_table,
+# api_slice, api_search, api_run) answer table queries; import_nsys reads an
+# Nsight export. The rules prepare no statement: they read through the store.
 # The derive modules named here still prepare statements of their own, and
 # why: summary and timeline (and their split parts) build the derived
-# tables from their own passes; rules,
-# analyses, ranks (and ranks_comm, its per-rank collective scan and launch
-# lookups), diff and the rules named read and write the tables the
-# derive stage itself makes (step, gpu, kernel_stat, op_stat, finding,
-# analyses, critpath, mem, mem_alloc) or look names up in str; gpuscan
-# merges GPU streams over a time window, critical_path binary-searches a
-# track's ids by time and fetches slices by id, excessive_host_sync and
-# pageable_memcpy walk parent chains by id — point lookups, no scan; and
-# three scans need columns the cursor does not carry: analyses' GPU ops and
-# pageable_memcpy's copies read args (bytes), ddp_backend sums spans by
-# name in SQL (ties in SQLite's order), ranks_comm's collectives read args. Every
-# slice scan of derive binds its kinds. No kind number in derive's SQL.
-SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|rules|analyses|ranks|ranks_comm|diff|gpuscan)|derive/rules/(comm_not_overlapped|communication_heavy|ddp_backend|enable_amp|excessive_host_sync|layout_transposes|many_small_collectives|memory_growth|memory_near_limit|pageable_memcpy|unfused_attention|use_ddp_not_dp)|derive/analyses/critical_path|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
+# tables from their own passes; analyses, ranks (and ranks_comm, its
+# per-rank collective scan and launch lookups) and diff read and write the
+# tables the derive stage itself makes (step, gpu, kernel_stat, op_stat,
+# analyses, critpath) or look names up in str; and two scans need columns
+# the cursor does not carry: analyses' GPU ops read args (bytes),
+# ranks_comm's collectives read args. gpuscan (host stacks, GPU streams
+# merged over a window) and critical_path (a track walked by id) read
+# through the store (scan_range, scan_names, slice_read_ids). Every slice
+# scan of derive binds its kinds. No kind number in derive's SQL.
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|analyses|ranks|ranks_comm|diff)|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }

@@ -94,6 +94,11 @@ int diff_rank(const struct diff *d, int side);
  * speedup is null when B has no steps. OUT *out: owned by caller. */
 int diff_overview(struct diff *d, double threshold, json_t **out, struct err *e);
 
+/* One run's SIDE of diff_overview on its own (the N-way comparison reads
+ * one per run): db is the run.db path, rank a rank or -1 for its lowest.
+ * Errors as diff_open. OUT *out: owned by caller. */
+int diff_side(const char *db, int rank, json_t **out, struct err *e);
+
 /* One page of the operator or kernel comparison:
  * {kind, group: "name"|"family", per: "step"|"total", metric:
  *  "device_self"|"host_self"|"kernel", threshold, counts: COUNTS (q applied,

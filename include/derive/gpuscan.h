@@ -6,7 +6,8 @@
  * (kernel_launch_bound, gpu_idle_gaps); the policy (which stretch counts,
  * how it is labelled) stays in each rule.
  *
- * Owns three readers of the run tables slice, track and str (read-only):
+ * Owns three readers of the run tables slice, track and str (read-only,
+ * through the store's cursors: store/scan.h's id ranges and name lookups):
  *  - the host-activity classification of a slice (enum gpuscan_act) and a
  *    name cache (struct gpuscan_names: str id -> activity, and its text);
  *  - host cursors (struct gpuscan_host, one per thread, made on demand by

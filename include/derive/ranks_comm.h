@@ -123,6 +123,14 @@ int ranks_comm_scan(struct ranks_comm *cm, sqlite3 *db, struct ranks_rank *r, st
  * steps. Call after ranks_comm_scan. Errors: ERR_DB. */
 int ranks_comm_overlap(sqlite3 *db, struct ranks_rank *r, struct err *e);
 
+/* ranks_comm_overlap's figures for a rank whose scan found no collective
+ * (and was not cut short), without reading a slice: comm and overlap are
+ * 0 and compute is the steps' stored kernel time (part[0]), which is that
+ * same union of kernels per step when no kernel is a collective (the
+ * breakdown gives collective kernels priority, so it equals compute −
+ * overlap in general, and compute here). */
+void ranks_comm_no_collectives(struct ranks_rank *r);
+
 /* Matches the instances of the nkeys keys across r[0..nr) by order: fills
  * wait, kstart (reordering inst by key), end_skew and has_skew. */
 void ranks_comm_match(size_t nkeys, struct ranks_rank *r, size_t nr);

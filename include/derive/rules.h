@@ -11,8 +11,12 @@
  *
  * A rule is one file in server/derive/rules/ defining `const struct
  * rules_def rule_<id>` plus one X(<id>) line in RULES_LIST below. It reads
- * the stored tables (never the trace) through ctx->db and the facts in ctx,
- * and calls rules_add() for each thing worth fixing.
+ * the stored tables (never the trace) through the store's read layer over
+ * ctx->db (store/scan.h, scan_span.h, facts.h, stats_read.h, slice_read.h:
+ * no rule prepares SQL of its own) and the facts in ctx, and calls
+ * rules_add() for each thing worth fixing. The finding table itself is the
+ * store's (store/findings.h); rules_findings and rules_adopt read and copy
+ * it through there.
  *
  * Thresholds: each rule declares its own in a static `struct config_param`
  * table (key, default, unit, bounds, help) named by its rules_def, so an
@@ -168,7 +172,14 @@ struct rules_def {
      * of them: RULES_PARAMS(table) fills both. Keys start with "rule_". */
     const struct config_param *params;
     size_t nparams;
+    /* RULES_RUN_LEVEL: its findings are about the whole job, not one
+     * rank's code (a straggler, which every rank waits for): they come
+     * first, on every rank's list, as the findings of rank null do.
+     * RULES_PER_RANK for most rules. */
+    int run_level;
 };
+
+enum { RULES_PER_RANK = 0, RULES_RUN_LEVEL = 1 };
 
 #define RULES_PARAMS(table) table, sizeof(table) / sizeof((table)[0])
 
@@ -221,11 +232,6 @@ int64_t rules_len_in_steps(const struct rules_rank *r, size_t *si, int64_t a, in
  * both peak_bytes and memory_bytes): the peak against the rank's share of
  * the GPU and, when ranks share it, how it is split. */
 void rules_lines_peak(json_t *lines, const struct rules_gpu *g);
-
-/* Runs a one-row probe of the rules, "SELECT EXISTS(...)" (rank bound as
- * ?1 when >= 0): 1 yes, 0 no, < 0 on an error (e filled), so a failed
- * query is the rule's error, never a "no". */
-int rules_exists(sqlite3 *db, const char *sql, int rank, struct err *e);
 
 /* The compute of one rank measured against its communication, window by
  * window: compute = the union of the rank's kernels on its GPU streams that

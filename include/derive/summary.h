@@ -14,8 +14,10 @@
  *        window; occupancy and sm_eff NULL when Kineto gave no figures.
  *   op_stat(rank, name, shape, stack, calls, host_self, host_total,
  *           dev_self, dev_total, tc_self, tc_total, tc_eligible)
- *        Operators (cpu_op slices) grouped by name + input shapes + Python
- *        stack ("" when the trace has none); group by name alone with SUM.
+ *        Operators (cpu_op slices; for an Nsight export, which has none,
+ *        its CUDA API calls and NVTX ranges) grouped by name + input shapes
+ *        + Python stack ("" when the trace has none); group by name alone
+ *        with SUM.
  *   kernel_stat(rank, device, name, op, calls, total, min, max, tc, comm,
  *               bps_w, bps_dur, occ_w, occ_dur, limiter)
  *        GPU kernels grouped by name + launching operator ("" if none);

@@ -137,6 +137,7 @@ struct rankctx {
     size_t nmo, mocap;
     int64_t cpu_min, cpu_max, all_min, all_max;
     int has_python;
+    int api_ops;  /* Nsight export: its CUDA API calls and NVTX ranges are the operators */
     size_t nhost; /* host steps after picking one thread and one span per name */
     json_t *notes;
 };

@@ -5,7 +5,9 @@
  * walks each CPU thread's slices as a tree, charging operators their self
  * and device times, pairing runtime launches with GPU ops, attributing
  * memory events to the innermost operator and filling the breakdown
- * interval unions. Both read the run tables with fixed statements; what
+ * interval unions. Operators are cpu_op slices, or, when c->api_ops (an
+ * Nsight export), the CUDA API calls (device time: what each launched) and
+ * NVTX ranges. Both read the run tables with fixed statements; what
  * they add is owned by the rankctx. Called by summary.c's driver only.
  */
 #ifndef TB_SUMMARY_WALK_H

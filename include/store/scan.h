@@ -69,6 +69,10 @@ int scan_slices_next(struct scan_slices *c, struct scan_slice *row, struct err *
  * error. */
 int scan_slices_track(struct scan_slices *c, int64_t *track, struct err *e);
 
+/* OUT *first, *last: the slice id range of the current track (after
+ * scan_slices_track returned 1). */
+void scan_slices_range(const struct scan_slices *c, int64_t *first, int64_t *last);
+
 /* The next slice of the current track: 1 (row filled), 0 at the track's end
  * (or before the first scan_slices_track), < 0 on an error. */
 int scan_slices_step(struct scan_slices *c, struct scan_slice *row, struct err *e);
@@ -99,6 +103,38 @@ void scan_launch_close(struct scan_launch *l);
  * none (*first > *last then), < 0 on an error. */
 int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struct err *e);
 
+/* OUT *first, *last: the slice id range of track (by track id): 1, 0 when
+ * it has no slices, < 0 on an error. */
+int scan_track_range(sqlite3 *db, int64_t track, int64_t *first, int64_t *last, struct err *e);
+
+/* The id ranges of the GPU streams of rank on device (streams without a
+ * device too), in track id order. OUT *out: owned by caller (free). */
+struct scan_ids {
+    int64_t first, last;
+};
+int scan_device_streams(sqlite3 *db, int rank, int device, struct scan_ids **out, size_t *n, struct err *e);
+
+/* A cursor over the slices with ids in a range whose kind is in a kind set,
+ * in id order; moved to a new range at will (scan_range_set), prepared
+ * once. Its rows leave track and parent 0 (not read). Memory: owned by its
+ * caller (scan_range_close), borrows db. */
+struct scan_range;
+int scan_range_open(sqlite3 *db, unsigned kinds, struct scan_range **out, struct err *e);
+/* Starts over on the ids [lo, hi]. */
+void scan_range_set(struct scan_range *c, int64_t lo, int64_t hi);
+/* 1 (row filled), 0 at the end of the range, < 0 on an error. */
+int scan_range_next(struct scan_range *c, struct scan_slice *row, struct err *e);
+void scan_range_close(struct scan_range *c);
+
+/* Names by str id, prepared once. Memory: owned by its caller
+ * (scan_names_close), borrows db. */
+struct scan_names;
+int scan_names_open(sqlite3 *db, struct scan_names **out, struct err *e);
+/* The text of str id: 1 (*s borrowed until the next call; NULL for a NULL
+ * text), 0 when the id is unknown, < 0 on an error. */
+int scan_name(struct scan_names *c, uint32_t id, const char **s, struct err *e);
+void scan_names_close(struct scan_names *c);
+
 /* Whether run.db has the table name (a derived table that runs imported
  * before it existed lack): 1 yes, 0 no, < 0 on an error. */
 int scan_has_table(sqlite3 *db, const char *name, struct err *e);
@@ -112,5 +148,23 @@ void scan_slice_row(sqlite3_stmt *st, struct scan_slice *row);
  * else rundb_db_error(db, e, what) (< 0). The one way a loop over a fixed
  * statement tells the end of the rows from an error. */
 int scan_step(sqlite3_stmt *st, struct err *e, const char *what);
+
+/* For the store's readers (facts, stats_read, slice_read): prepares sql
+ * with args[0..n) bound as ?1..?n (integers: ranks, ids, times, kinds). */
+int scan_prepare_args(sqlite3 *db, const char *sql, const int64_t *args, size_t n, sqlite3_stmt **st, struct err *e);
+/* The same with rank alone, their common first parameter, as ?1. */
+int scan_prepare_rank(sqlite3 *db, const char *sql, int rank, sqlite3_stmt **st, struct err *e);
+
+/* Steps st once and finalizes it: 1 when there is a row (v[0..n) its first
+ * n columns as numbers; NULL reads 0), 0 when none (v zeroed), < 0 on an
+ * error. */
+int scan_row_nums(sqlite3_stmt *st, const char *what, double *v, int n, struct err *e);
+
+/* Steps st to its end and finalizes it, copying each row into a new
+ * element of sz bytes (zeroed, then fill(st, elem)) of a growing array.
+ * OUT *out, *n: owned by caller (free), NULL and 0 on an error, after
+ * drop(elem) (may be NULL) for each element read. */
+int scan_collect(sqlite3_stmt *st, const char *what, size_t sz, void (*fill)(sqlite3_stmt *st, void *elem),
+                 void (*drop)(void *elem), void **out, size_t *n, struct err *e);
 
 #endif

@@ -67,7 +67,7 @@ int api_summary_operators(struct http_req *req)
     struct err e;
     size_t g, s;
     char *q = NULL;
-    int64_t flags[4], totals[3];
+    int64_t flags[4], totals[3], nsys = 0;
     json_t *out;
     int status;
 
@@ -80,7 +80,9 @@ int api_summary_operators(struct http_req *req)
     if (api_table_query_i64(&r,
                   "SELECT count(*), coalesce(max(dev_total > 0), 0), coalesce(max(shape <> ''), 0),"
                   " coalesce(max(stack <> ''), 0) FROM op_stat WHERE rank = :rank",
-                  &b, flags, 4, &e) < 0)
+                  &b, flags, 4, &e) < 0 ||
+        api_table_query_i64(&r, "SELECT coalesce((SELECT format = 'nsys' FROM rank WHERE rank = :rank), 0)", &b,
+                            &nsys, 1, &e) < 0)
         goto fail;
     t.from_where = "FROM op_stat WHERE rank = :rank AND (:q IS NULL OR name LIKE :q ESCAPE '\\')";
     if (s == SIZE_MAX) s = flags[1] ? OP_SORT_DEVICE_SELF : OP_SORT_HOST_SELF;
@@ -90,6 +92,9 @@ int api_summary_operators(struct http_req *req)
     json_object_set_new(out, "has_device", json_boolean(flags[1]));
     json_object_set_new(out, "has_shapes", json_boolean(flags[2]));
     json_object_set_new(out, "has_stacks", json_boolean(flags[3]));
+    /* an Nsight export records no framework operators: its rows are the
+     * CUDA API calls and NVTX ranges (derive/summary_walk.c) */
+    json_object_set_new(out, "source", json_string(nsys ? "cuda_api_nvtx" : "operators"));
     if (!pg.csv) {
         if (api_table_query_i64(&r,
                       "SELECT coalesce(sum(calls), 0), coalesce(sum(host_self), 0), coalesce(sum(dev_self), 0)"

@@ -205,11 +205,32 @@ static int pick_rank(struct diff *d, int s, int want, struct err *e)
     return 0;
 }
 
+/* Reads what the queries need of side s (schema[s] of d->db): its rank
+ * (want, or its lowest when -1), its step count and whether operators have
+ * device time. */
+static int side_prepare(struct diff *d, int s, int want, struct err *e)
+{
+    int64_t v;
+    int rc;
+
+    rc = query_int(d->db, "SELECT count(*) FROM %s.sqlite_master WHERE type = 'table' AND name = 'step'", s, 0, &v, e);
+    if (rc < 0) return err_set(e, ERR_NOT_FOUND, "run %s: not a run database", s ? "B" : "A");
+    if (v == 0)
+        return err_set(e, ERR_CONFLICT, "run %s was imported before analysis existed; re-import it", s ? "B" : "A");
+    if ((rc = pick_rank(d, s, want, e)) < 0) return rc;
+    if ((rc = query_int(d->db, "SELECT count(*) FROM %s.step WHERE rank = ?1", s, d->rank[s], &d->steps[s], e)) < 0)
+        return rc;
+    if ((rc = query_int(d->db, "SELECT EXISTS(SELECT 1 FROM %s.op_stat WHERE rank = ?1 AND dev_self > 0)", s,
+                        d->rank[s], &v, e)) < 0)
+        return rc;
+    d->op_device |= v != 0;
+    return 0;
+}
+
 int diff_open(const char *db_a, int rank_a, const char *db_b, int rank_b, struct diff **out, struct err *e)
 {
     struct diff *d = xcalloc(1, sizeof *d);
     sqlite3_stmt *st = NULL;
-    int64_t v;
     int rc;
 
     *out = NULL;
@@ -229,27 +250,8 @@ int diff_open(const char *db_a, int rank_a, const char *db_b, int rank_b, struct
         rc = err_set(e, ERR_NOT_FOUND, "cannot open run database B: %s", sqlite3_errmsg(d->db));
         goto fail;
     }
-    for (int s = 0; s < 2; s++) {
-        rc = query_int(d->db, "SELECT count(*) FROM %s.sqlite_master WHERE type = 'table' AND name = 'step'", s, 0,
-                       &v, e);
-        if (rc < 0) {
-            err_set(e, ERR_NOT_FOUND, "run %s: not a run database", s ? "B" : "A");
-            goto fail;
-        }
-        if (v == 0) {
-            rc = err_set(e, ERR_CONFLICT, "run %s was imported before analysis existed; re-import it",
-                         s ? "B" : "A");
-            goto fail;
-        }
-        if ((rc = pick_rank(d, s, s ? rank_b : rank_a, e)) < 0) goto fail;
-        if ((rc = query_int(d->db, "SELECT count(*) FROM %s.step WHERE rank = ?1", s, d->rank[s], &d->steps[s], e)) <
-            0)
-            goto fail;
-        if ((rc = query_int(d->db, "SELECT EXISTS(SELECT 1 FROM %s.op_stat WHERE rank = ?1 AND dev_self > 0)", s,
-                            d->rank[s], &v, e)) < 0)
-            goto fail;
-        d->op_device |= v != 0;
-    }
+    for (int s = 0; s < 2; s++)
+        if ((rc = side_prepare(d, s, s ? rank_b : rank_a, e)) < 0) goto fail;
     *out = d;
     return 0;
 fail:
@@ -527,6 +529,18 @@ fail_st:
 fail:
     json_decref(bd);
     json_decref(o);
+    return rc;
+}
+
+int diff_side(const char *db, int rank, json_t **out, struct err *e)
+{
+    struct diff *d = xcalloc(1, sizeof *d);
+    int rc;
+
+    *out = NULL;
+    if ((rc = rundb_open_ro(db, &d->db, e)) == 0 && (rc = side_prepare(d, 0, rank, e)) == 0)
+        rc = side_json(d, 0, out, e);
+    diff_close(d);
     return rc;
 }
 

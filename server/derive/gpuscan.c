@@ -9,7 +9,6 @@
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
 #include "store/model.h"
-#include "store/rundb.h"
 #include "store/scan.h"
 
 
@@ -49,7 +48,7 @@ int gpuscan_act_of(const char *s, int kind)
 /* A direct-mapped cache: a miss costs one lookup in str. */
 #define NCACHE 4096
 struct gpuscan_names {
-    sqlite3_stmt *get; /* SELECT s FROM str WHERE id = ? */
+    struct scan_names *get; /* the store's lookup by str id */
     int failed;        /* a lookup failed: err says why (gpuscan_names_error) */
     struct err err;
     uint32_t id[NCACHE];
@@ -60,36 +59,36 @@ int gpuscan_names_open(sqlite3 *db, struct gpuscan_names **out, struct err *e)
 {
     struct gpuscan_names *nm = xcalloc(1, sizeof *nm);
     *out = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT s FROM str WHERE id = ?", -1, &nm->get, NULL) != SQLITE_OK) {
+    int rc = scan_names_open(db, &nm->get, e);
+    if (rc) {
         free(nm);
-        return rundb_db_error(db, e, "gpuscan (names)");
+        return rc;
     }
     *out = nm;
     return 0;
 }
 
-/* One lookup: 1 with the row, 0 without. A database error is kept (the
- * first one) for gpuscan_names_error: the callers name things in the
- * middle of a sweep and check once at its end. */
-static int name_step(struct gpuscan_names *nm)
+/* One lookup: the text, NULL without. A database error is kept (the first
+ * one) for gpuscan_names_error: the callers name things in the middle of a
+ * sweep and check once at its end. */
+static const char *name_of(struct gpuscan_names *nm, uint32_t id)
 {
-    int rc = sqlite3_step(nm->get);
-    if (rc == SQLITE_ROW) return 1;
-    if (rc != SQLITE_DONE && !nm->failed) {
+    const char *s;
+    struct err e;
+    int rc = scan_name(nm->get, id, &s, &e);
+    if (rc < 0 && !nm->failed) {
         nm->failed = 1;
-        rundb_db_error(sqlite3_db_handle(nm->get), &nm->err, "gpuscan (names)");
+        nm->err = e;
     }
-    return 0;
+    return rc == 1 ? s : NULL;
 }
 
 int gpuscan_names_act(struct gpuscan_names *nm, uint32_t id, int kind)
 {
     size_t k = ((size_t)id * 2654435761u + (size_t)kind) % NCACHE;
     if (nm->id[k] == id && nm->kind[k] == kind && id) return nm->act[k];
-    sqlite3_bind_int64(nm->get, 1, id);
-    const char *s = name_step(nm) ? (const char *)sqlite3_column_text(nm->get, 0) : NULL;
+    const char *s = name_of(nm, id);
     int a = gpuscan_act_of(s ? s : "", kind);
-    sqlite3_reset(nm->get);
     if (nm->failed) return a; /* not cached: the answer stands on no name */
     nm->id[k] = id;
     nm->kind[k] = (int8_t)kind;
@@ -99,11 +98,8 @@ int gpuscan_names_act(struct gpuscan_names *nm, uint32_t id, int kind)
 
 const char *gpuscan_names_text(struct gpuscan_names *nm, uint32_t id, char *buf, size_t n)
 {
-    buf[0] = '\0';
-    sqlite3_bind_int64(nm->get, 1, id);
-    if (name_step(nm) && sqlite3_column_text(nm->get, 0))
-        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(nm->get, 0));
-    sqlite3_reset(nm->get);
+    const char *s = name_of(nm, id);
+    snprintf(buf, n, "%s", s ? s : "");
     return buf;
 }
 
@@ -117,7 +113,7 @@ int gpuscan_names_error(const struct gpuscan_names *nm, struct err *e)
 void gpuscan_names_close(struct gpuscan_names *nm)
 {
     if (!nm) return;
-    sqlite3_finalize(nm->get);
+    scan_names_close(nm->get);
     free(nm);
 }
 
@@ -127,7 +123,7 @@ void gpuscan_names_close(struct gpuscan_names *nm)
 
 struct gpuscan_host {
     int64_t track;
-    sqlite3_stmt *st;          /* the thread's slices in (ts, -dur) order */
+    struct scan_range *st;     /* the thread's slices in (ts, -dur) order */
     struct gpuscan_names *nm;  /* borrowed from the set */
     int has;                   /* a fetched row waits to be pushed */
     int64_t ts, end;           /* ... its span */
@@ -147,20 +143,21 @@ struct gpuscan_hosts {
 /* Fetches the next slice that says something about host activity. */
 static int host_fetch(struct gpuscan_host *h, struct err *e)
 {
+    struct scan_slice row;
     int rc;
     h->has = 0;
-    while ((rc = sqlite3_step(h->st)) == SQLITE_ROW) {
-        int a = gpuscan_names_act(h->nm, (uint32_t)sqlite3_column_int64(h->st, 3), sqlite3_column_int(h->st, 2));
+    while ((rc = scan_range_next(h->st, &row, e)) == 1) {
+        int a = gpuscan_names_act(h->nm, row.name, (int)row.kind);
         if (gpuscan_names_error(h->nm, e) < 0) return e->code;
         if (a < 0) continue;
-        h->ts = sqlite3_column_int64(h->st, 0);
-        h->end = h->ts + sqlite3_column_int64(h->st, 1);
-        h->name = (uint32_t)sqlite3_column_int64(h->st, 3);
+        h->ts = row.ts;
+        h->end = row.ts + row.dur;
+        h->name = row.name;
         h->act = a;
         h->has = 1;
         return 0;
     }
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(sqlite3_db_handle(h->st), e, "gpuscan (host slices)");
+    return rc;
 }
 
 /* Pushes the fetched slice on the stack. */
@@ -184,7 +181,6 @@ struct gpuscan_hosts *gpuscan_hosts_open(sqlite3 *db, struct gpuscan_names *nm)
 
 int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_host **out, struct err *e)
 {
-    sqlite3_stmt *q;
     *out = NULL;
     for (size_t i = 0; i < H->n; i++)
         if (H->v[i]->track == track) {
@@ -192,30 +188,20 @@ int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_hos
             return 0;
         }
     int64_t first = 0, last = -1;
-    if (sqlite3_prepare_v2(H->db, "SELECT first_slice, last_slice FROM track WHERE id = ? AND nslices > 0", -1, &q,
-                           NULL) != SQLITE_OK)
-        return rundb_db_error(H->db, e, "gpuscan (host track)");
-    sqlite3_bind_int64(q, 1, track);
-    int found = scan_step(q, e, "gpuscan (host track)");
-    if (found == 1) {
-        first = sqlite3_column_int64(q, 0);
-        last = sqlite3_column_int64(q, 1);
-    }
-    sqlite3_finalize(q);
-    if (found < 0) return found;
+    int rc = scan_track_range(H->db, track, &first, &last, e);
+    if (rc < 0) return rc;
     struct gpuscan_host *h = xcalloc(1, sizeof *h);
     h->track = track;
     h->nm = H->nm;
-    if (sqlite3_prepare_v2(H->db, "SELECT ts, dur, kind, name FROM slice WHERE id BETWEEN ? AND ? ORDER BY id", -1,
-                           &h->st, NULL) != SQLITE_OK) {
+    /* every kind: the names say which slices tell the host's activity */
+    if ((rc = scan_range_open(H->db, SCAN_KINDS_ALL, &h->st, e))) {
         free(h);
-        return rundb_db_error(H->db, e, "gpuscan (host slices)");
+        return rc;
     }
     H->v = xrealloc(H->v, (H->n + 1) * sizeof *H->v);
     H->v[H->n++] = h;
-    sqlite3_bind_int64(h->st, 1, first);
-    sqlite3_bind_int64(h->st, 2, last);
-    int rc = host_fetch(h, e);
+    scan_range_set(h->st, first, last);
+    rc = host_fetch(h, e);
     if (rc == 0) *out = h;
     return rc;
 }
@@ -224,7 +210,7 @@ void gpuscan_hosts_close(struct gpuscan_hosts *H)
 {
     if (!H) return;
     for (size_t i = 0; i < H->n; i++) {
-        sqlite3_finalize(H->v[i]->st);
+        scan_range_close(H->v[i]->st);
         free(H->v[i]->f);
         free(H->v[i]);
     }
@@ -298,7 +284,7 @@ int gpuscan_host_sweep(struct gpuscan_host *h, int64_t a, int64_t b, gpuscan_swe
 /* ====================================================================== */
 
 struct lane {
-    sqlite3_stmt *st;
+    struct scan_range *st;
     int has; /* a fetched op starting before w1 waits */
     struct gpuscan_op op;
 };
@@ -311,29 +297,29 @@ struct gpuscan_lanes {
 
 static int lane_fetch(struct lane *l, int64_t w1, struct err *e)
 {
-    int rc = sqlite3_step(l->st);
+    struct scan_slice row;
+    int rc = scan_range_next(l->st, &row, e);
     l->has = 0;
-    if (rc == SQLITE_ROW) {
-        l->op.ts = sqlite3_column_int64(l->st, 0);
-        l->op.end = l->op.ts + sqlite3_column_int64(l->st, 1);
-        l->op.corr = sqlite3_column_int64(l->st, 2);
+    if (rc == 1) {
+        l->op.ts = row.ts;
+        l->op.end = row.ts + row.dur;
+        l->op.corr = row.corr;
         l->has = l->op.ts < w1;
-        return 0;
     }
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(sqlite3_db_handle(l->st), e, "gpuscan (GPU ops)");
+    return rc < 0 ? rc : 0;
 }
 
 /* *at = the first slice id in [lo, hi] starting at or after ts (hi + 1:
  * none); ids follow (track, ts), so this is a binary search over rowids. */
-static int first_at(sqlite3_stmt *get_ts, int64_t lo, int64_t hi, int64_t ts, int64_t *at, struct err *e)
+static int first_at(struct scan_range *get_ts, int64_t lo, int64_t hi, int64_t ts, int64_t *at, struct err *e)
 {
+    struct scan_slice row;
     hi++;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2, t = INT64_MAX;
-        sqlite3_bind_int64(get_ts, 1, mid);
-        int rc = scan_step(get_ts, e, "gpuscan (GPU streams)");
-        if (rc == 1) t = sqlite3_column_int64(get_ts, 0);
-        sqlite3_reset(get_ts);
+        scan_range_set(get_ts, mid, mid);
+        int rc = scan_range_next(get_ts, &row, e);
+        if (rc == 1) t = row.ts;
         if (rc < 0) return rc;
         if (t < ts) lo = mid + 1;
         else hi = mid;
@@ -345,25 +331,18 @@ static int first_at(sqlite3_stmt *get_ts, int64_t lo, int64_t hi, int64_t ts, in
 int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1, struct gpuscan_lanes **out,
                        struct err *e)
 {
-    sqlite3_stmt *tr = NULL, *get_ts = NULL;
+    struct scan_range *get_ts = NULL;
+    struct scan_ids *tr = NULL;
     struct gpuscan_lanes *L = xcalloc(1, sizeof *L);
+    size_t ntr = 0;
     int rc = 0;
     *out = NULL;
     L->w1 = w1;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT first_slice, last_slice FROM track WHERE rank = ?1 AND kind = ?3 AND nslices > 0"
-                           " AND (device IS NULL OR device = ?2) ORDER BY id",
-                           -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT ts FROM slice WHERE id = ?", -1, &get_ts, NULL) != SQLITE_OK) {
-        rc = rundb_db_error(db, e, "gpuscan (GPU streams)");
+    if ((rc = scan_device_streams(db, rank, device, &tr, &ntr, e)) ||
+        (rc = scan_range_open(db, SCAN_KINDS_ALL, &get_ts, e)))
         goto out;
-    }
-    sqlite3_bind_int(tr, 1, rank);
-    sqlite3_bind_int(tr, 2, device);
-    sqlite3_bind_int(tr, 3, TB_TRACK_GPU);
-    while ((rc = scan_step(tr, e, "gpuscan (GPU streams)")) == 1) {
-        rc = 0;
-        int64_t first = sqlite3_column_int64(tr, 0), last = sqlite3_column_int64(tr, 1);
+    for (size_t i = 0; i < ntr; i++) {
+        int64_t first = tr[i].first, last = tr[i].last;
         /* one op before w0 may still run at w0 */
         int64_t lo;
         if ((rc = first_at(get_ts, first, last, w0, &lo, e)) < 0) goto out;
@@ -371,21 +350,14 @@ int gpuscan_lanes_open(sqlite3 *db, int rank, int device, int64_t w0, int64_t w1
         L->l = xrealloc(L->l, (L->n + 1) * sizeof *L->l);
         struct lane *l = &L->l[L->n];
         memset(l, 0, sizeof *l);
-        if (sqlite3_prepare_v2(db, "SELECT ts, dur, corr FROM slice WHERE id BETWEEN ?1 AND ?2 AND (?3 >> kind) & 1"
-                                   " ORDER BY id",
-                               -1, &l->st, NULL) != SQLITE_OK) {
-            rc = rundb_db_error(db, e, "gpuscan (GPU ops)");
-            goto out;
-        }
+        if ((rc = scan_range_open(db, SCAN_GPU_OPS, &l->st, e))) goto out;
         L->n++;
-        sqlite3_bind_int64(l->st, 1, lo);
-        sqlite3_bind_int64(l->st, 2, last);
-        sqlite3_bind_int64(l->st, 3, SCAN_GPU_OPS);
+        scan_range_set(l->st, lo, last);
         if ((rc = lane_fetch(l, w1, e)) != 0) goto out;
     }
 out:
-    sqlite3_finalize(tr);
-    sqlite3_finalize(get_ts);
+    free(tr);
+    scan_range_close(get_ts);
     if (rc != 0) gpuscan_lanes_close(L);
     else *out = L;
     return rc;
@@ -405,7 +377,7 @@ int gpuscan_lanes_next(struct gpuscan_lanes *L, struct gpuscan_op *op, struct er
 void gpuscan_lanes_close(struct gpuscan_lanes *L)
 {
     if (!L) return;
-    for (size_t i = 0; i < L->n; i++) sqlite3_finalize(L->l[i].st);
+    for (size_t i = 0; i < L->n; i++) scan_range_close(L->l[i].st);
     free(L->l);
     free(L);
 }

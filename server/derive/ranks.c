@@ -528,8 +528,14 @@ int ranks_build(sqlite3 *db, int top_n, json_t **out, struct err *e)
     if ((rc = scan_has_table(db, "step", e)) < 0) return rc;
     if (rc == 0) return err_set(e, ERR_CONFLICT, "this run was imported before analysis existed; re-import it");
     if (load_ranks(&c) < 0 || load_steps(&c) < 0 || ranks_comm_open(&c.cm, db, e) < 0) goto fail;
-    for (size_t i = 0; i < c.nr; i++)
-        if (ranks_comm_scan(&c.cm, db, &c.r[i], e) < 0 || ranks_comm_overlap(db, &c.r[i], e) < 0) goto fail;
+    for (size_t i = 0; i < c.nr; i++) {
+        if (ranks_comm_scan(&c.cm, db, &c.r[i], e) < 0) goto fail;
+        /* Without collectives the overlap pass would re-sweep every kernel
+         * only to find what the stored breakdown already says (the common
+         * single-GPU run, where it was most of the answer's time). */
+        if (!c.r[i].ninst && !c.cm.truncated) ranks_comm_no_collectives(&c.r[i]);
+        else if (ranks_comm_overlap(db, &c.r[i], e) < 0) goto fail;
+    }
     ranks_comm_match(c.cm.nkeys, c.r, c.nr);
 
     int world = 0;

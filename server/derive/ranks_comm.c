@@ -304,6 +304,8 @@ int ranks_comm_scan(struct ranks_comm *cm, sqlite3 *db, struct ranks_rank *r, st
     size_t cap = 0, nhost = 0;
     int rc;
     if (r->lo > r->hi) return 0;
+    /* no name the run holds can be a collective: the sweep would find none */
+    if (!cm->kern.n && !cm->ops.n) return 0;
     /* last column: on a CPU thread. Host spans count only there: gloo's
      * GPU-side annotation copies would count each collective twice */
     if (rundb_prepare(
@@ -406,6 +408,14 @@ int ranks_comm_overlap(sqlite3 *db, struct ranks_rank *r, struct err *e)
     free(cs);
     ivlist_free(&comm);
     return rc;
+}
+
+void ranks_comm_no_collectives(struct ranks_rank *r)
+{
+    r->comm = r->overlap = r->compute = 0;
+    if (!r->nsteps) return;
+    for (size_t i = 0; i < r->nsteps; i++) r->compute += (double)r->steps[i].part[0];
+    r->compute /= (double)r->nsteps;
 }
 
 /* ====================================================================== */

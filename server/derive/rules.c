@@ -12,13 +12,11 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
-#include "store/rundb.h"
-#include "store/model.h"
-#include "store/scan.h"
+#include "store/facts.h"
+#include "store/findings.h"
+#include "store/slice_read.h"
 
-static const char schema_sql[] =
-    "CREATE TABLE IF NOT EXISTS finding(rank INTEGER, ord INTEGER, id TEXT, severity TEXT,"
-    " saving_ns INTEGER, body TEXT);";
+_Static_assert(RULES_NPARTS == FACTS_NPARTS, "a step's breakdown is read part for part");
 
 static const char *const severity_names[] = { "low", "medium", "high" };
 
@@ -144,29 +142,18 @@ static void overlap_add(const struct ivl *w, size_t nw, size_t *wc, const struct
 int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const struct ivlist *comm, const struct ivl *w,
                        size_t nw, int64_t *comm_ns, int64_t *comp_ns, int64_t *ovl_ns, struct err *e)
 {
-    sqlite3_stmt *st;
+    struct slice_read_spans *c;
     size_t wc = 0, cc = 0;
     for (size_t i = 0; i < nw; i++) {
         if (comm_ns) comm_ns[i] = ivlist_len_in(comm, w[i].a, w[i].b, &cc);
         comp_ns[i] = ovl_ns[i] = 0;
     }
-    if (sqlite3_prepare_v2(db,
-                           "SELECT ts, dur FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind = ?4"
-                           " AND track IN (SELECT id FROM track WHERE rank = ?3 AND kind = ?5)"
-                           " AND name NOT IN (SELECT id FROM str WHERE s IN (SELECT name FROM kernel_stat WHERE comm))"
-                           " ORDER BY ts",
-                           -1, &st, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "rules (compute kernels)");
-    sqlite3_bind_int64(st, 1, lo);
-    sqlite3_bind_int64(st, 2, hi);
-    sqlite3_bind_int(st, 3, rank);
-    sqlite3_bind_int(st, 4, TB_K_KERNEL);
-    sqlite3_bind_int(st, 5, TB_TRACK_GPU);
-    int64_t a = 0, b = INT64_MIN;
-    int rc;
+    int rc = slice_read_compute_open(db, rank, lo, hi, &c, e);
+    if (rc) return rc;
+    int64_t a = 0, b = INT64_MIN, ts, dur;
     cc = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(st, 0), end = ts + sqlite3_column_int64(st, 1);
+    while ((rc = slice_read_spans_next(c, &ts, &dur, e)) == 1) {
+        int64_t end = ts + dur;
         if (ts <= b) {
             if (end > b) b = end;
             continue;
@@ -175,8 +162,8 @@ int rules_comm_overlap(sqlite3 *db, int rank, int64_t lo, int64_t hi, const stru
         a = ts, b = end;
     }
     if (b > a) overlap_add(w, nw, &wc, comm, &cc, a, b, comp_ns, ovl_ns);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "rules (compute kernels)");
+    slice_read_spans_close(c);
+    return rc < 0 ? rc : 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -247,38 +234,26 @@ static void ranks_free(struct rules_rank *r, size_t n)
  * (the ranks of one run are one program). The DataLoader names are the only
  * ones the breakdown's dataloader part comes from, so dataloader_bound
  * never fires on a CUDA rank. */
-int rules_exists(sqlite3 *db, const char *sql, int rank, struct err *e)
-{
-    sqlite3_stmt *st;
-    int rc = rundb_prepare(db, sql, &st, e);
-    if (rc) return rc;
-    if (rank >= 0) sqlite3_bind_int(st, 1, rank);
-    rc = scan_step(st, e, "rules (probe)");
-    if (rc == 1) rc = sqlite3_column_int(st, 0) != 0;
-    sqlite3_finalize(st);
-    return rc;
-}
+static const char *const pytorch_names[] = { "aten::%", "%at::native::%", "enumerate(DataLoader)#%",
+                                             "enumerate(DataPipe)#%" };
+static const char *const jax_tracks[] = { "%XLA%", "/device:%", "%TPU%" };
+
+#define PROBE(db, pats) facts_names_exist(db, FACTS_LIKE, pats, sizeof(pats) / sizeof((pats)[0]), e)
 
 /* OUT *fw: the rank's framework. Returns 0 or < 0 (e filled). */
 static int framework_of(sqlite3 *db, int rank, const char *format, enum rules_framework *fw, struct err *e)
 {
-    static const char *const pytorch_probe =
-        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'aten::%' OR s LIKE '%at::native::%'"
-        " OR s LIKE 'enumerate(DataLoader)#%' OR s LIKE 'enumerate(DataPipe)#%')";
-    static const char *const jax_probe =
-        "SELECT EXISTS(SELECT 1 FROM track t WHERE t.rank = ? AND (t.name LIKE '%XLA%' OR t.name LIKE '/device:%'"
-        " OR t.name LIKE '%TPU%'))";
     int rc;
     *fw = RULES_PYTORCH;
     if (format && strncmp(format, "kineto", 6) == 0) return 0;
     /* Nsight traces CUDA applications, most of them C++ without PyTorch:
      * their advice is CUDA's unless the trace shows PyTorch */
     if (format && strcmp(format, "nsys") == 0) {
-        if ((rc = rules_exists(db, pytorch_probe, -1, e)) < 0) return rc;
+        if ((rc = PROBE(db, pytorch_names)) < 0) return rc;
         *fw = rc ? RULES_PYTORCH : RULES_CUDA;
         return 0;
     }
-    if ((rc = rules_exists(db, jax_probe, rank, e)) < 0) return rc;
+    if ((rc = facts_track_named(db, rank, jax_tracks, sizeof jax_tracks / sizeof jax_tracks[0], e)) < 0) return rc;
     *fw = rc ? RULES_JAX : RULES_PYTORCH;
     return 0;
 }
@@ -290,40 +265,27 @@ static int framework_of(sqlite3 *db, int rank, const char *format, enum rules_fr
  * the ranks of one job run the same program. */
 static int training_of(sqlite3 *db, enum rules_framework fw, int *training, struct err *e)
 {
-    static const char *const torch_probe =
-        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE '%Backward%' OR s LIKE 'Optimizer.%'"
-        " OR s LIKE 'autograd::engine::%' OR s LIKE 'torch::autograd::AccumulateGrad%')";
+    static const char *const torch_names[] = { "%Backward%", "Optimizer.%", "autograd::engine::%",
+                                                "torch::autograd::AccumulateGrad%" };
     /* XLA names the ops of a gradient after the transformed function */
-    static const char *const jax_probe =
-        "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE '%transpose(jvp(%' OR s LIKE 'train#%'"
-        " OR s LIKE 'train!_step%' ESCAPE '!')";
+    static const char *const jax_names[] = { "%transpose(jvp(%", "train#%", "train\\_step%" };
     int rc;
     *training = 1;
     if (fw == RULES_CUDA) return 0;
-    if ((rc = rules_exists(db, fw == RULES_JAX ? jax_probe : torch_probe, -1, e)) < 0) return rc;
+    if ((rc = fw == RULES_JAX ? PROBE(db, jax_names) : PROBE(db, torch_names)) < 0) return rc;
     *training = rc;
     return 0;
 }
 
 /* torch.compile at work (Dynamo's compiled regions, AOTAutograd's
  * CompiledFunction): advice does not suggest compiling again. */
-static const char compiled_probe[] =
-    "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'Torch-Compiled Region%' OR s LIKE 'CompiledFunction%'"
-    " OR s LIKE '%CompiledFunctionBackward%')";
+static const char *const compiled_names[] = { "Torch-Compiled Region%", "CompiledFunction%",
+                                              "%CompiledFunctionBackward%" };
 /* A CUDA/HIP graph being captured (vLLM's warm-up profiles): the launches
  * are recorded into the graph, not run. */
-static const char capture_probe[] =
-    "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE 'cudaStreamBeginCapture%' OR s LIKE 'hipStreamBeginCapture%'"
-    " OR s LIKE '%StreamGetCaptureInfo%' OR s LIKE 'cudaGraphInstantiate%' OR s LIKE 'hipGraphInstantiate%')";
-
-/* OUT *flag: the answer of a run-wide probe. Returns 0 or < 0 (e filled). */
-static int flag_of(sqlite3 *db, const char *probe, int *flag, struct err *e)
-{
-    int rc = rules_exists(db, probe, -1, e);
-    if (rc < 0) return rc;
-    *flag = rc;
-    return 0;
-}
+static const char *const capture_names[] = { "cudaStreamBeginCapture%", "hipStreamBeginCapture%",
+                                             "%StreamGetCaptureInfo%", "cudaGraphInstantiate%",
+                                             "hipGraphInstantiate%" };
 
 const struct rules_advice *rules_advice_of(const struct rules_rank *r, const struct rules_advice *train,
                                            const struct rules_advice *infer)
@@ -385,35 +347,41 @@ static json_t *only_gpu_peak(json_t *peaks)
     return n == 1 ? found : NULL;
 }
 
+/* OUT *flag: the answer of a run-wide names probe. Returns 0 or < 0 (e
+ * filled). */
+static int flag_of(sqlite3 *db, const char *const *pats, size_t n, int *flag, struct err *e)
+{
+    int rc = facts_names_exist(db, FACTS_LIKE, pats, n, e);
+    if (rc < 0) return rc;
+    *flag = rc;
+    return 0;
+}
+#define FLAG_OF(db, pats, flag) flag_of(db, pats, sizeof(pats) / sizeof((pats)[0]), flag, e)
+
 static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, struct err *e)
 {
-    sqlite3_stmt *st = NULL;
-    size_t cap = 0;
+    struct facts_step *fs;
+    struct facts_gpu *fg;
+    size_t n;
     int rc;
     if ((rc = framework_of(db, r->rank, format, &r->framework, e)) < 0) return rc;
     if ((rc = training_of(db, r->framework, &r->training, e)) < 0) return rc;
-    if (r->framework == RULES_PYTORCH && (rc = flag_of(db, compiled_probe, &r->compiled, e)) < 0) return rc;
-    if ((rc = flag_of(db, capture_probe, &r->capture, e)) < 0) return rc;
+    if (r->framework == RULES_PYTORCH && (rc = FLAG_OF(db, compiled_names, &r->compiled)) < 0) return rc;
+    if ((rc = FLAG_OF(db, capture_names, &r->capture)) < 0) return rc;
 
-    if (sqlite3_prepare_v2(db,
-                           "SELECT name, ts, dur, host_ts, host_dur, kernel, memcpy, memset, comm, runtime,"
-                           " dataloader, cpu_exec, other FROM step WHERE rank = ? ORDER BY idx",
-                           -1, &st, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "rules (steps)");
-    sqlite3_bind_int(st, 1, r->rank);
-    while ((rc = scan_step(st, e, "rules (steps)")) == 1) {
-        if (r->nsteps == cap) r->steps = xrealloc(r->steps, (cap = cap ? cap * 2 : 16) * sizeof *r->steps);
-        struct rules_step *s = &r->steps[r->nsteps++];
-        memset(s, 0, sizeof *s);
-        snprintf(s->name, sizeof s->name, "%s", sqlite3_column_text(st, 0) ? (const char *)sqlite3_column_text(st, 0) : "");
-        s->ts = sqlite3_column_int64(st, 1);
-        s->dur = sqlite3_column_int64(st, 2);
-        s->host_ts = sqlite3_column_int64(st, 3);
-        s->host_dur = sqlite3_column_int64(st, 4);
-        for (int k = 0; k < RULES_NPARTS; k++) s->part[k] = sqlite3_column_int64(st, 5 + k);
+    if ((rc = facts_steps(db, r->rank, &fs, &n, e)) < 0) return rc;
+    r->steps = n ? xcalloc(n, sizeof *r->steps) : NULL;
+    r->nsteps = n;
+    for (size_t i = 0; i < n; i++) {
+        struct rules_step *s = &r->steps[i];
+        snprintf(s->name, sizeof s->name, "%s", fs[i].name);
+        s->ts = fs[i].ts;
+        s->dur = fs[i].dur;
+        s->host_ts = fs[i].host_ts;
+        s->host_dur = fs[i].host_dur;
+        memcpy(s->part, fs[i].part, sizeof s->part);
     }
-    sqlite3_finalize(st);
-    if (rc < 0) return rc;
+    free(fs);
     /* A first step many times the others is warm-up (JIT compilation,
      * cuDNN autotuning, allocator growth: a JAX trace's first train step, a
      * PyTorch capture without a warm-up schedule): advice is about the
@@ -443,62 +411,31 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
 
     /* the rank's process: ranks launched together on one host have
      * neighbouring process ids (shared_gpu) */
-    r->pid = -1;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT pid FROM track WHERE rank = ? AND kind = ? GROUP BY pid ORDER BY sum(nslices) DESC"
-                           " LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "rules (process)");
-    sqlite3_bind_int(st, 1, r->rank);
-    sqlite3_bind_int(st, 2, TB_TRACK_CPU);
-    if ((rc = scan_step(st, e, "rules (process)")) == 1 && sqlite3_column_text(st, 0)) {
-        char *end;
-        const char *p = (const char *)sqlite3_column_text(st, 0);
-        long v = strtol(p, &end, 10);
-        if (end != p && !*end && v >= 0) r->pid = v;
-    }
-    sqlite3_finalize(st);
-    if (rc < 0) return rc;
+    if ((rc = facts_busiest_pid(db, r->rank, &r->pid, e)) < 0) return rc;
 
     /* the profiler's own cost: every operator it records */
-    if (sqlite3_prepare_v2(db, "SELECT sum(calls) FROM op_stat WHERE rank = ?", -1, &st, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "rules (operators)");
-    sqlite3_bind_int(st, 1, r->rank);
-    if ((rc = scan_step(st, e, "rules (operators)")) == 1)
-        r->ops_per_step = sqlite3_column_double(st, 0) / (double)(all_steps ? all_steps : 1);
-    sqlite3_finalize(st);
-    if (rc < 0) return rc;
+    double calls;
+    if ((rc = facts_op_calls(db, r->rank, &calls, e)) < 0) return rc;
+    r->ops_per_step = calls / (double)(all_steps ? all_steps : 1);
     r->overhead_ns = r->ops_per_step * RULES_OP_OVERHEAD_NS;
 
-    if (sqlite3_prepare_v2(db, "SELECT summary FROM analysis WHERE rank = ?", -1, &st, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "rules (summary)");
-    sqlite3_bind_int(st, 1, r->rank);
-    if ((rc = scan_step(st, e, "rules (summary)")) == 1 && sqlite3_column_text(st, 0))
-        r->summary = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-    sqlite3_finalize(st);
-    if (rc < 0) return rc;
+    if ((rc = facts_summary(db, r->rank, &r->summary, e)) < 0) return rc;
     if (!r->summary) r->summary = json_object();
 
-    cap = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT device, name, memory_bytes, cc, util, tc_share, kernel_ns, tc_ns, window_ns"
-                           " FROM gpu WHERE rank = ? ORDER BY device",
-                           -1, &st, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "rules (gpus)");
-    sqlite3_bind_int(st, 1, r->rank);
-    while ((rc = scan_step(st, e, "rules (gpus)")) == 1) {
-        if (r->ngpus == cap) r->gpus = xrealloc(r->gpus, (cap = cap ? cap * 2 : 4) * sizeof *r->gpus);
-        struct rules_gpu *g = &r->gpus[r->ngpus++];
-        memset(g, 0, sizeof *g);
-        g->device = sqlite3_column_int(st, 0);
-        snprintf(g->name, sizeof g->name, "%s", sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "");
-        g->memory_bytes = sqlite3_column_int64(st, 2);
-        g->cc = sqlite3_column_text(st, 3) ? atof((const char *)sqlite3_column_text(st, 3)) : 0;
-        g->util = sqlite3_column_double(st, 4);
-        g->tc_share = sqlite3_column_double(st, 5);
-        g->kernel_ns = sqlite3_column_int64(st, 6);
-        g->tc_ns = sqlite3_column_int64(st, 7);
-        g->window_ns = sqlite3_column_int64(st, 8);
+    if ((rc = facts_gpus(db, r->rank, &fg, &n, e)) < 0) return rc;
+    r->gpus = n ? xcalloc(n, sizeof *r->gpus) : NULL;
+    r->ngpus = n;
+    for (size_t i = 0; i < n; i++) {
+        struct rules_gpu *g = &r->gpus[i];
+        g->device = fg[i].device;
+        snprintf(g->name, sizeof g->name, "%s", fg[i].name);
+        g->memory_bytes = fg[i].memory_bytes;
+        g->cc = fg[i].cc;
+        g->util = fg[i].util;
+        g->tc_share = fg[i].tc_share;
+        g->kernel_ns = fg[i].kernel_ns;
+        g->tc_ns = fg[i].tc_ns;
+        g->window_ns = fg[i].window_ns;
         char key[16];
         snprintf(key, sizeof key, "%d", g->device);
         json_t *pk = json_object_get(json_object_get(r->summary, "peak_memory"), key);
@@ -508,8 +445,7 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
         json_t *cu = json_object_get(json_object_get(r->summary, "compute_utilization"), key);
         g->compute_util = json_is_number(cu) ? json_number_value(cu) : -1;
     }
-    sqlite3_finalize(st);
-    if (rc < 0) return rc;
+    free(fg);
     /* ROCm numbers the GPU of kernels by HSA agent (device 2) and that of
      * memory events from 0: one GPU each side is the same GPU */
     json_t *only = r->ngpus == 1 && r->gpus[0].peak_bytes < 0
@@ -550,12 +486,16 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
 /* ---------------------------------------------------------------------- */
 
 /* A finding about the whole job rather than one rank's code: the run-level
- * ones (rank null: shared_gpu, ddp_backend) and a straggler, which every
- * rank waits for. They come first, on every rank's list. */
+ * ones (rank null: shared_gpu, ddp_backend) and those of a rule declared
+ * run_level (a straggler, which every rank waits for). They come first, on
+ * every rank's list. */
 static int run_level(json_t *f)
 {
-    return !json_is_integer(json_object_get(f, "rank")) ||
-           strcmp(json_string_value(json_object_get(f, "id")), "straggler") == 0;
+    if (!json_is_integer(json_object_get(f, "rank"))) return 1;
+    const char *id = json_string_value(json_object_get(f, "id"));
+    for (size_t k = 0; id && k < NRULES; k++)
+        if (strcmp(registry[k]->id, id) == 0) return registry[k]->run_level;
+    return 0;
 }
 
 static int cmp_finding(const void *a, const void *b)
@@ -574,40 +514,27 @@ static int cmp_finding(const void *a, const void *b)
     return strcmp(json_string_value(json_object_get(x, "id")), json_string_value(json_object_get(y, "id")));
 }
 
+/* Orders the findings for display and replaces the stored ones by them. */
 static int store(sqlite3 *db, json_t *findings, struct err *e)
 {
-    sqlite3_stmt *st = NULL;
     size_t n = json_array_size(findings);
     json_t **v = xcalloc(n ? n : 1, sizeof *v);
-    int rc = 0;
+    struct findings_row *rows = xcalloc(n ? n : 1, sizeof *rows);
     for (size_t i = 0; i < n; i++) v[i] = json_array_get(findings, i);
     if (n) xqsort(v, n, sizeof *v, cmp_finding);
-    if (sqlite3_exec(db, "DELETE FROM finding", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "INSERT INTO finding(rank, ord, id, severity, saving_ns, body) VALUES(?,?,?,?,?,?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = rundb_db_error(db, e, "rules (store)");
-        goto out;
-    }
     for (size_t i = 0; i < n; i++) {
         json_t *rank = json_object_get(v[i], "rank");
-        char *body = json_dumps(v[i], JSON_COMPACT | JSON_REAL_PRECISION(10));
-        sqlite3_reset(st);
         /* the table's rank selects whose lists show it: a run-level
          * finding shows on all of them (its body keeps its rank) */
-        if (json_is_integer(rank) && !run_level(v[i])) sqlite3_bind_int64(st, 1, json_integer_value(rank));
-        else sqlite3_bind_null(st, 1);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)i);
-        sqlite3_bind_text(st, 3, json_string_value(json_object_get(v[i], "id")), -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, json_string_value(json_object_get(v[i], "severity")), -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 5, (sqlite3_int64)llround(json_real_value(json_object_get(v[i], "saving_us")) * 1000));
-        sqlite3_bind_text(st, 6, body, -1, free);
-        if (sqlite3_step(st) != SQLITE_DONE) {
-            rc = rundb_db_error(db, e, "rules (store)");
-            goto out;
-        }
+        rows[i].rank = json_is_integer(rank) && !run_level(v[i]) ? (int)json_integer_value(rank) : -1;
+        rows[i].id = json_string_value(json_object_get(v[i], "id"));
+        rows[i].severity = json_string_value(json_object_get(v[i], "severity"));
+        rows[i].saving_ns = llround(json_real_value(json_object_get(v[i], "saving_us")) * 1000);
+        rows[i].body = json_dumps(v[i], JSON_COMPACT | JSON_REAL_PRECISION(10));
     }
-out:
-    sqlite3_finalize(st);
+    int rc = findings_replace(db, rows, n, e);
+    for (size_t i = 0; i < n; i++) free((char *)rows[i].body);
+    free(rows);
     free(v);
     return rc;
 }
@@ -634,30 +561,18 @@ double rules_param(const struct rules_ctx *ctx, const char *key)
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
 {
     struct rules_ctx ctx = { db, cfg, NULL, 0, json_array() };
-    sqlite3_stmt *st = NULL;
-    size_t cap = 0;
+    struct facts_rank *fr = NULL;
+    size_t nfr = 0;
     int rc = 0;
 
-    if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
-        rc = rundb_db_error(db, e, "rules (schema)");
-        goto out;
-    }
-    if (sqlite3_prepare_v2(db, "SELECT rank, format, distributed FROM rank ORDER BY rank", -1, &st, NULL) !=
-        SQLITE_OK) {
-        rc = rundb_db_error(db, e, "rules (ranks)");
-        goto out;
-    }
-    while ((rc = scan_step(st, e, "rules (ranks)")) == 1) {
-        if (ctx.nranks == cap) ctx.ranks = xrealloc(ctx.ranks, (cap = cap ? cap * 2 : 8) * sizeof *ctx.ranks);
+    if ((rc = findings_ensure(db, e)) < 0 || (rc = facts_ranks(db, &fr, &nfr, e)) < 0) goto out;
+    ctx.ranks = xcalloc(nfr ? nfr : 1, sizeof *ctx.ranks);
+    for (size_t i = 0; i < nfr; i++) {
         struct rules_rank *r = &ctx.ranks[ctx.nranks++];
-        memset(r, 0, sizeof *r);
-        r->rank = sqlite3_column_int(st, 0);
-        r->world_size = world_size_of((const char *)sqlite3_column_text(st, 2));
-        if ((rc = load_rank(db, r, (const char *)sqlite3_column_text(st, 1), e)) != 0) goto out;
+        r->rank = fr[i].rank;
+        r->world_size = world_size_of(fr[i].distributed);
+        if ((rc = load_rank(db, r, fr[i].format, e)) != 0) goto out;
     }
-    if (rc < 0) goto out;
-    sqlite3_finalize(st);
-    st = NULL;
     for (size_t i = 0; i < ctx.nranks; i++)
         for (size_t j = 0; j < ctx.ranks[i].ngpus; j++) ctx.ranks[i].gpus[j].nshare = sharing(&ctx, &ctx.ranks[i].gpus[j]);
     /* A rank whose steps hold a few µs in all (Kineto's documentation
@@ -695,15 +610,9 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
         }
         LOG_DEBUG("rule %s took %.3f s", registry[k]->id, log_now_s() - t);
     }
-    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = rundb_db_error(db, e, "rules (begin)");
-        goto out;
-    }
     rc = store(db, ctx.findings, e);
-    if (sqlite3_exec(db, rc ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK && !rc)
-        rc = rundb_db_error(db, e, "rules (commit)");
 out:
-    sqlite3_finalize(st);
+    facts_ranks_free(fr, nfr);
     ranks_free(ctx.ranks, ctx.nranks);
     json_decref(ctx.findings);
     return rc;
@@ -711,40 +620,10 @@ out:
 
 int rules_adopt(sqlite3 *db, struct err *e)
 {
-    err_clear(e);
-    if (sqlite3_exec(db, "BEGIN; DROP TABLE IF EXISTS main.finding", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, "INSERT INTO main.finding SELECT * FROM " RUNDB_ASIDE ".finding; COMMIT", NULL, NULL, NULL) !=
-            SQLITE_OK) {
-        rundb_db_error(db, e, "rules (adopt)");
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    }
-    return e->code;
+    return findings_adopt(db, e);
 }
 
 int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e)
 {
-    sqlite3_stmt *st = NULL;
-    *out = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT body FROM finding WHERE ? < 0 OR rank IS NULL OR rank = ? ORDER BY ord", -1,
-                           &st, NULL) != SQLITE_OK) {
-        if (strstr(sqlite3_errmsg(db), "no such table"))
-            return err_set(e, ERR_INVALID, "this run was imported before recommendations existed; re-import it");
-        return rundb_db_error(db, e, "rules (findings)");
-    }
-    sqlite3_bind_int(st, 1, rank);
-    sqlite3_bind_int(st, 2, rank);
-    json_t *arr = json_array();
-    int src;
-    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *f = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);
-        if (f) json_array_append_new(arr, f);
-    }
-    sqlite3_finalize(st);
-    if (src != SQLITE_DONE) {
-        json_decref(arr);
-        return rundb_db_error(db, e, "rules (findings)");
-    }
-    *out = arr;
-    return 0;
+    return findings_read(db, rank, out, e);
 }

@@ -52,7 +52,7 @@ static const char index_sql[] =
 /* Driver                                                                 */
 /* ====================================================================== */
 
-static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct err *e)
+static int analyse_rank(sqlite3 *db, int rank, const char *header_text, int api_ops, struct err *e)
 {
     struct rankctx c;
     struct step *steps = NULL;
@@ -64,6 +64,7 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, struct e
     memset(&c, 0, sizeof c);
     c.db = db;
     c.rank = rank;
+    c.api_ops = api_ops;
     c.cpu_min = c.all_min = INT64_MAX;
     c.cpu_max = c.all_max = INT64_MIN;
     c.notes = json_array();
@@ -149,12 +150,12 @@ int summary_run(sqlite3 *db, struct err *e)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
-    if ((rc = rundb_prepare(db, "SELECT rank, header FROM rank ORDER BY rank", &ranks, e)) < 0) goto out;
+    if ((rc = rundb_prepare(db, "SELECT rank, header, format = 'nsys' FROM rank ORDER BY rank", &ranks, e)) < 0) goto out;
     int src;
     while ((src = sqlite3_step(ranks)) == SQLITE_ROW) {
         const char *h = (const char *)sqlite3_column_text(ranks, 1);
         char *header = h ? xstrdup(h) : NULL;
-        rc = analyse_rank(db, sqlite3_column_int(ranks, 0), header, e);
+        rc = analyse_rank(db, sqlite3_column_int(ranks, 0), header, sqlite3_column_int(ranks, 2), e);
         free(header);
         if (rc) goto out;
     }

@@ -228,7 +228,9 @@ static void finish_frame(struct rankctx *c, struct walk *w, int i)
         int64_t self = total - f->child_op_dur - f->rt_dur;
         int64_t dev_total = f->dev_self + f->dev_children;
         int64_t tc_total = f->tc_self + f->tc_children;
-        int elig = f->tc_elig || (summary_rank_name(&c->names, f->name)->flags & NF_TC_ELIGIBLE) || f->tc_self > 0;
+        /* an API call or NVTX range (Nsight) says nothing of matmul work */
+        int elig = f->kind == TB_K_CPU_OP &&
+                   (f->tc_elig || (summary_rank_name(&c->names, f->name)->flags & NF_TC_ELIGIBLE) || f->tc_self > 0);
         char keybuf[64];
         int kn = snprintf(keybuf, sizeof keybuf, "%u\x01", f->name);
         size_t sl = f->shape ? strlen(f->shape) : 0, tl = f->stack ? strlen(f->stack) : 0;
@@ -372,11 +374,11 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         const struct name *nm = summary_rank_name(&c->names, name);
         uint8_t nf = nm->flags;
         int is_op = 0;
+        int64_t dev = 0, tc = 0; /* what an API call launched */
         switch (kind) {
         case TB_K_RUNTIME:
         case TB_K_DRIVER: {
             ivlist_add(&c->cat[C_RUNTIME], ts, end);
-            int64_t dev = 0, tc = 0;
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
             for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].corr == corr; k++) {
                 struct gop *g = &c->g[c->by_corr[k].idx];
@@ -386,7 +388,10 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
                 dev += g->dur;
                 if (g->flags & NF_TC) tc += g->dur;
             }
-            if (w->top_op >= 0) {
+            /* an operator itself (below) when API calls are the operators,
+             * its parent then counting it as a child operator */
+            is_op = c->api_ops;
+            if (w->top_op >= 0 && !is_op) {
                 struct frame *o = &w->f[w->top_op];
                 o->rt_dur += dur;
                 o->dev_self += dev;
@@ -415,7 +420,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
             if (nf & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, end);
             if (nf & NF_DATALOADER) ivlist_add(&c->cat[C_DATALOADER], ts, end);
             ivlist_add(&c->cat[C_CPU_EXEC], ts, end);
-            is_op = kind == TB_K_CPU_OP && !(nf & NF_NOT_OP);
+            is_op = kind == TB_K_CPU_OP ? !(nf & NF_NOT_OP) : c->api_ops;
             break;
         case TB_K_PYTHON:
             c->has_python = 1;
@@ -439,6 +444,8 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         f->kind = (uint8_t)kind;
         f->is_op = (uint8_t)is_op;
         f->op_parent = w->top_op;
+        f->dev_self = is_op ? dev : 0;
+        f->tc_self = is_op ? tc : 0;
         if (is_op) {
             const char *args = (const char *)sqlite3_column_text(st, 7);
             if (args) f->shape = op_shapes(args, (size_t)sqlite3_column_bytes(st, 7));

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/api_analyses.h"
+#include "api/api_compare.h"
 #include "api/api_diff.h"
 #include "api/api_flame.h"
 #include "api/api_ranks.h"
@@ -45,6 +46,7 @@ static const struct route routes[] = {
     { "GET", "/api/runs/{id}/analyses", api_analyses_get, NULL, ROUTE_HEAVY },
     { "GET", "/api/runs/{id}/critpath", api_analyses_critpath, NULL, ROUTE_HEAVY },
     { "GET", "/api/diff", api_diff_overview, NULL, ROUTE_HEAVY },
+    { "GET", "/api/compare", api_compare_get, NULL, ROUTE_HEAVY },
     { "GET", "/api/diff/operators", api_diff_operators, NULL, ROUTE_HEAVY },
     { "GET", "/api/diff/kernels", api_diff_kernels, NULL, ROUTE_HEAVY },
     { "GET", "/api/jobs/{n}", api_runs_job, NULL, 0 },

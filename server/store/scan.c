@@ -1,5 +1,7 @@
 #include "store/scan.h"
 
+#include <string.h>
+
 #include "base/xmalloc.h"
 #include "store/rundb.h"
 
@@ -71,6 +73,12 @@ int scan_slices_track(struct scan_slices *c, int64_t *track, struct err *e)
     sqlite3_bind_int64(c->slices, 2, sqlite3_column_int64(c->tracks, 2));
     c->in_track = 1;
     return 1;
+}
+
+void scan_slices_range(const struct scan_slices *c, int64_t *first, int64_t *last)
+{
+    *first = sqlite3_column_int64(c->tracks, 1);
+    *last = sqlite3_column_int64(c->tracks, 2);
 }
 
 void scan_slice_row(sqlite3_stmt *st, struct scan_slice *row)
@@ -181,4 +189,154 @@ int scan_has_table(sqlite3 *db, const char *name, struct err *e)
     if (rc == 1) rc = sqlite3_column_int(st, 0) != 0;
     sqlite3_finalize(st);
     return rc;
+}
+
+int scan_prepare_args(sqlite3 *db, const char *sql, const int64_t *args, size_t n, sqlite3_stmt **st, struct err *e)
+{
+    int rc = rundb_prepare(db, sql, st, e);
+    for (size_t i = 0; rc == 0 && i < n; i++) sqlite3_bind_int64(*st, (int)i + 1, args[i]);
+    return rc;
+}
+
+int scan_prepare_rank(sqlite3 *db, const char *sql, int rank, sqlite3_stmt **st, struct err *e)
+{
+    const int64_t arg = rank;
+    return scan_prepare_args(db, sql, &arg, 1, st, e);
+}
+
+int scan_row_nums(sqlite3_stmt *st, const char *what, double *v, int n, struct err *e)
+{
+    int rc = scan_step(st, e, what);
+    for (int i = 0; i < n; i++) v[i] = rc == 1 ? sqlite3_column_double(st, i) : 0;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int scan_collect(sqlite3_stmt *st, const char *what, size_t sz, void (*fill)(sqlite3_stmt *st, void *elem),
+                 void (*drop)(void *elem), void **out, size_t *n, struct err *e)
+{
+    char *v = NULL;
+    size_t cap = 0, k = 0;
+    int rc;
+    while ((rc = scan_step(st, e, what)) == 1) {
+        if (k == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 8) * sz);
+        memset(v + k * sz, 0, sz);
+        fill(st, v + k++ * sz);
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        for (size_t i = 0; drop && i < k; i++) drop(v + i * sz);
+        free(v);
+        v = NULL, k = 0;
+    }
+    *out = v;
+    *n = k;
+    return rc < 0 ? rc : 0;
+}
+
+int scan_track_range(sqlite3 *db, int64_t track, int64_t *first, int64_t *last, struct err *e)
+{
+    sqlite3_stmt *st;
+    int rc = scan_prepare_args(db, "SELECT first_slice, last_slice FROM track WHERE id = ?1 AND nslices > 0", &track,
+                               1, &st, e);
+    if (rc) return rc;
+    if ((rc = scan_step(st, e, "run database (track)")) == 1) {
+        *first = sqlite3_column_int64(st, 0);
+        *last = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static void ids_fill(sqlite3_stmt *st, void *elem)
+{
+    struct scan_ids *r = elem;
+    r->first = sqlite3_column_int64(st, 0);
+    r->last = sqlite3_column_int64(st, 1);
+}
+
+int scan_device_streams(sqlite3 *db, int rank, int device, struct scan_ids **out, size_t *n, struct err *e)
+{
+    sqlite3_stmt *st;
+    const int64_t args[] = { rank, device, TB_TRACK_GPU };
+    *out = NULL;
+    *n = 0;
+    int rc = scan_prepare_args(db,
+                               "SELECT first_slice, last_slice FROM track WHERE rank = ?1 AND kind = ?3 AND nslices > 0"
+                               " AND (device IS NULL OR device = ?2) ORDER BY id",
+                               args, 3, &st, e);
+    return rc ? rc : scan_collect(st, "run database (GPU streams)", sizeof **out, ids_fill, NULL, (void **)out, n, e);
+}
+
+struct scan_range {
+    sqlite3_stmt *st;
+};
+
+int scan_range_open(sqlite3 *db, unsigned kinds, struct scan_range **out, struct err *e)
+{
+    struct scan_range *c = xcalloc(1, sizeof *c);
+    const int64_t set = kinds & SCAN_KINDS_ALL;
+    /* track and parent are not read (0): the sweeps over millions of rows
+     * that use it do not need them */
+    int rc = scan_prepare_args(db,
+                               "SELECT s.id, 0, s.ts, s.dur, 0, s.name, s.kind, s.corr FROM slice s"
+                               " WHERE id BETWEEN ?2 AND ?3 AND (?1 >> kind) & 1 ORDER BY id",
+                               &set, 1, &c->st, e);
+    if (rc) {
+        free(c);
+        c = NULL;
+    }
+    *out = c;
+    return rc;
+}
+
+void scan_range_set(struct scan_range *c, int64_t lo, int64_t hi)
+{
+    sqlite3_reset(c->st);
+    sqlite3_bind_int64(c->st, 2, lo);
+    sqlite3_bind_int64(c->st, 3, hi);
+}
+
+int scan_range_next(struct scan_range *c, struct scan_slice *row, struct err *e)
+{
+    int rc = scan_step(c->st, e, "run database (slice range)");
+    if (rc == 1) slice_row(c->st, row);
+    return rc;
+}
+
+void scan_range_close(struct scan_range *c)
+{
+    if (c) sqlite3_finalize(c->st);
+    free(c);
+}
+
+struct scan_names {
+    sqlite3_stmt *get;
+};
+
+int scan_names_open(sqlite3 *db, struct scan_names **out, struct err *e)
+{
+    struct scan_names *c = xcalloc(1, sizeof *c);
+    int rc = rundb_prepare(db, "SELECT s FROM str WHERE id = ?1", &c->get, e);
+    if (rc) {
+        free(c);
+        c = NULL;
+    }
+    *out = c;
+    return rc;
+}
+
+int scan_name(struct scan_names *c, uint32_t id, const char **s, struct err *e)
+{
+    sqlite3_reset(c->get);
+    sqlite3_bind_int64(c->get, 1, id);
+    int rc = scan_step(c->get, e, "run database (names)");
+    *s = rc == 1 ? (const char *)sqlite3_column_text(c->get, 0) : NULL;
+    return rc;
+}
+
+void scan_names_close(struct scan_names *c)
+{
+    if (c) sqlite3_finalize(c->get);
+    free(c);
 }

@@ -238,6 +238,23 @@ test('compare page: parse, canonical URL, validation', async () => {
     }
 });
 
+test('N-way compare page: three or more ids, kept as given for the page to judge', () => {
+    const r = parseRoute('?compare=aaa,bbb,ccc&base=bbb&rank=2');
+    assert.equal(r.view, 'comparen');
+    assert.deepEqual(r.runs, ['aaa', 'bbb', 'ccc']);
+    assert.equal(r.base, 'bbb');
+    assert.equal(r.rank, 2);
+    assert.equal(buildUrl(r), './?compare=aaa,bbb,ccc&base=bbb&rank=2');
+    assert.equal(routeKey(r), 'comparen:aaa,bbb,ccc');
+    assert.equal(buildUrl({ view: 'comparen', runs: ['a', 'b', 'c'] }), './?compare=a,b,c');
+    assert.equal(parseRoute('?compare=a,b,c&base=../x').base, '', 'a malformed baseline is dropped');
+    // too many, repeated or malformed ids still open the page, which says what is wrong
+    assert.deepEqual(parseRoute('?compare=a,a,b').runs, ['a', 'a', 'b']);
+    assert.equal(parseRoute('?compare=' + Array(40).fill('x').join(',')).runs.length, 32);
+    assert.deepEqual(parseRoute('?compare=a,,b').runs, ['a', '', 'b']);
+    assert.equal(parseRoute('?compare=a,b').view, 'compare', 'two ids stay the two-run page');
+});
+
 // tests/web/fixtures/router_urls.json: URLs the router wrote before the
 // views declared their own parameters (issue 19), with the fields that
 // produced them. Shared links must stay byte-identical: each is still

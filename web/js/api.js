@@ -477,12 +477,22 @@ export function getCritpath(id, params, signal) {
  * @returns {string}
  */
 export function diffUrl(what, params) {
+    return withQuery('./api/diff' + (what ? '/' + what : ''), params);
+}
+
+/**
+ * path + "?" + the non-empty params ("," left unescaped).
+ * @param {string} path
+ * @param {Params} params
+ * @returns {string}
+ */
+function withQuery(path, params) {
     const p = new URLSearchParams();
     for (const [k, v] of Object.entries(params)) {
         if (v === null || v === undefined || v === '') continue;
         p.set(k, String(v));
     }
-    return './api/diff' + (what ? '/' + what : '') + '?' + p.toString().replace(/%2C/g, ',');
+    return path + '?' + p.toString().replace(/%2C/g, ',');
 }
 
 /**
@@ -505,4 +515,14 @@ export function getDiff(params, signal) {
  */
 export function getDiffTable(what, params, signal) {
     return request('GET', diffUrl(what, params), undefined, signal);
+}
+
+/**
+ * Three to eight runs side by side (params: runs = "A,B,C", rank).
+ * @param {Params} params
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<import('./apitypes.js').CompareN>}
+ */
+export function getCompare(params, signal) {
+    return request('GET', withQuery('./api/compare', params), undefined, signal);
 }

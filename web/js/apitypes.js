@@ -242,7 +242,7 @@
 /**
  * GET ./api/runs/ID/operators
  * @typedef {TablePage<OperatorRow> & {rank: number, group: string, has_device: boolean,
- *   has_shapes: boolean, has_stacks: boolean,
+ *   has_shapes: boolean, has_stacks: boolean, source?: 'operators' | 'cuda_api_nvtx',
  *   totals: {calls: number, host_self_us: number, device_self_us: number}}} OperatorsPage
  */
 
@@ -555,6 +555,16 @@
  * @typedef {TablePage<DiffRow> & {kind: string, group: string, per: string, metric: string,
  *   counts: DiffCounts, sort: string, order: string,
  *   a: {id: string, name: string, rank: number}, b: {id: string, name: string, rank: number}}} DiffPage
+ */
+
+// --- N runs side by side (views/comparen.js) -----------------------------------------
+/**
+ * @typedef {DiffSide & {created: number}} CompareRun  one run: the two-run compare's side, and when it was stored
+ *
+ * @typedef {object} CompareN
+ * @property {string[]} categories
+ * @property {number | null} rank  the rank read of every run (null: each run's lowest)
+ * @property {CompareRun[]} runs   in the order asked
  */
 
 export {};

@@ -20,6 +20,7 @@ import { clear, h, toast } from './dom.js';
 import { makeRoute, routeKey, startRouter, useViews } from './router.js';
 import { createStore } from './state.js';
 import * as compareView from './views/compare.js';
+import * as compareNView from './views/comparen.js';
 import { VIEW_PARAMS } from './views/index.js';
 import * as jobView from './views/job.js';
 import * as projectView from './views/project.js';
@@ -33,7 +34,7 @@ import * as runsView from './views/runs.js';
  */
 
 /** @type {Record<import('./router.js').ViewName, View>} */
-const VIEWS = { runs: runsView, run: runView, job: jobView, compare: compareView, project: projectView };
+const VIEWS = { runs: runsView, run: runView, job: jobView, compare: compareView, comparen: compareNView, project: projectView };
 
 const root = document.getElementById('tb-main') || document.body;
 /** @type {import('./state.js').AppStore} */

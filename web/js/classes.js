@@ -185,6 +185,8 @@ export const C = Object.freeze({
     rkHeat: 'tb-rk-heat',
     rkHeatRow: 'tb-rk-heat-row',
     rkScroll: 'tb-rk-scroll',
+    rkCard: 'tb-rk-card',
+    rkWrap: 'tb-rk-wrap',
 
     // analyses tab (views/analyses.js)
     anNav: 'tb-an-nav',
@@ -216,6 +218,10 @@ export const C = Object.freeze({
     cmpHbar: 'tb-cmp-hbar',
     cmpFilter: 'tb-cmp-filter',
     cmpChip: 'tb-cmp-chip',
+    cmpnTable: 'tb-cmpn-table',
+    cmpnScroll: 'tb-cmpn-scroll',
+    cmpnBarRow: 'tb-cmpn-bar-row',
+    cmpnLabel: 'tb-cmpn-label',
     cellPick: 'tb-cell-pick',
 
     // timeline tab (views/timeline.js)

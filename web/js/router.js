@@ -19,6 +19,10 @@
  *       (default kernels), &status=added,removed,faster,slower,same,
  *       &group=family (kernels), &per=total, &q= &sort= &order= &offset=;
  *       ./?view=compare&a=A&b=B is read the same way
+ *   ./?compare=A,B,C           three or more runs side by side (views/comparen.js);
+ *       &base=ID (the baseline, default the first) &rank=N (every run's);
+ *       the ids are kept as given (at most 32) so the page can say what is
+ *       wrong with a list that is too long, malformed or repeats a run
  *   anything else              runs list (the address is rewritten to ./)
  *
  * The router owns only the global keys (run, view = the run page's tab,
@@ -45,7 +49,7 @@ import { RANK_RE, intParam, pickParams, readParams, writeParams } from './params
 
 export { buildSel, parsePins, parseSel, urlTime } from './params.js';
 
-/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'project'} ViewName */
+/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'comparen' | 'project'} ViewName */
 /** @typedef {import('./params.js').ParamSpec} ParamSpec */
 /**
  * @template {ParamSpec} S
@@ -73,16 +77,21 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  *   two runs compared: B against the baseline A
  */
 /**
+ * @typedef {{view: 'comparen', runs: string[]} & ParamValues<typeof import('./views/comparen.js').params>} CompareNRoute
+ *   three or more runs side by side
+ */
+/**
  * @typedef {{view: 'project', project: string} & ParamValues<typeof import('./views/project.js').params>} ProjectRoute
  *   a project's trends
  */
-/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | ProjectRoute} Route  what parseRoute() answers */
+/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | CompareNRoute | ProjectRoute} Route  what parseRoute() answers */
 
 /**
  * Fields buildUrl() and navigate() accept: any view's, those of other
  * views than `view` are ignored and missing ones take their defaults.
- * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, project?: string | null}
- *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>> & Partial<import('./views/run.js').TabFields>
+ * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, runs?: string[], project?: string | null}
+ *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>>
+ *   & Partial<ParamValues<typeof import('./views/comparen.js').params>> & Partial<import('./views/run.js').TabFields>
  *   & Partial<ParamValues<typeof import('./views/project.js').params>>} RouteFields
  */
 
@@ -112,6 +121,7 @@ export const DEFAULT_TAB = 'overview';
  * @typedef {object} ViewParams
  * @property {typeof import('./views/runs.js').params} runs
  * @property {typeof import('./views/compare.js').params} compare
+ * @property {typeof import('./views/comparen.js').params} comparen
  * @property {typeof import('./views/project.js').params} project
  * @property {(tab: string) => ParamSpec} tabParams  the run page tab's
  */
@@ -158,6 +168,7 @@ export function makeRoute(fields = {}) {
     }
     if (fields.view === 'job') return { view: 'job', job: fields.job || 0 };
     if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(views().compare, f) };
+    if (fields.view === 'comparen') return { view: 'comparen', runs: fields.runs || [], ...pickParams(views().comparen, f) };
     if (fields.view === 'project') return { view: 'project', project: fields.project || '', ...pickParams(views().project, f) };
     return { view: 'runs', ...pickParams(views().runs, f) };
 }
@@ -178,6 +189,8 @@ export function parseRoute(search) {
         const rank = RANK.parse(p.get('rank'), p) ?? null;
         return { view: 'run', run, tab, rank, ...readParams(views().tabParams(tab), p) };
     }
+    const many = compareMany(p);
+    if (many) return { view: 'comparen', runs: many, ...readParams(views().comparen, p) };
     const pair = comparePair(p);
     if (pair) return { view: 'compare', a: pair[0], b: pair[1], ...readParams(views().compare, p) };
     const job = JOB.parse(p.get('job'), p);
@@ -185,6 +198,22 @@ export function parseRoute(search) {
     const project = p.get('project');
     if (project !== null && PROJECT_RE.test(project)) return { view: 'project', project, ...readParams(views().project, p) };
     return { view: 'runs', ...readParams(views().runs, p) };
+}
+
+/** The most ids a comparen route keeps (the page refuses more than 8). */
+const COMPARE_IDS_KEPT = 32;
+
+/**
+ * The runs of `compare=A,B,C` (three or more, as given, each cut to 64
+ * characters), or null.
+ * @param {URLSearchParams} p
+ * @returns {string[] | null}
+ */
+function compareMany(p) {
+    const list = p.get('compare');
+    if (list === null) return null;
+    const ids = list.split(',');
+    return ids.length >= 3 ? ids.slice(0, COMPARE_IDS_KEPT).map((x) => x.slice(0, 64)) : null;
 }
 
 /**
@@ -222,6 +251,9 @@ export function buildUrl(fields) {
     } else if (fields.view === 'compare' && fields.a && fields.b) {
         p.set('compare', `${fields.a},${fields.b}`);
         writeParams(views().compare, f, p);
+    } else if (fields.view === 'comparen' && fields.runs && fields.runs.length) {
+        p.set('compare', fields.runs.join(','));
+        writeParams(views().comparen, f, p);
     } else if (fields.view === 'job' && fields.job !== null && fields.job !== undefined) {
         p.set('job', String(fields.job));
     } else if (fields.view === 'project' && fields.project) {
@@ -258,6 +290,7 @@ export function routeKey(r) {
     if (r.view === 'run') return 'run:' + r.run;
     if (r.view === 'job') return 'job:' + r.job;
     if (r.view === 'compare') return `compare:${r.a},${r.b}`;
+    if (r.view === 'comparen') return `comparen:${r.runs.join(',')}`;
     if (r.view === 'project') return 'project:' + r.project;
     return 'runs';
 }

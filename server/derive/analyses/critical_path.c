@@ -63,8 +63,8 @@
 #include "base/xmalloc.h"
 #include "derive/analyses.h"
 #include "store/model.h"
-#include "store/rundb.h"
 #include "store/scan.h"
+#include "store/slice_read.h"
 
 
 /* Segments stored per step; the category times stay exact beyond it. */
@@ -123,7 +123,7 @@ struct cp_sync {
 
 struct cp_walk {
     struct an_ctx *c;
-    sqlite3_stmt *trk, *probe, *rows, *one;
+    struct slice_read_ids *ids; /* the store's walks by id inside a track */
     uint32_t main;        /* the thread holding the step spans (else the one launching most), 0 none */
     int32_t *prev;        /* previous op on the same stream, -1 */
     struct cp_sync *syncs; /* cuda_sync "Stream Sync" events, by corr */
@@ -253,19 +253,18 @@ static int32_t index_of(const struct cp_thread *h, int64_t id)
     return lo < h->n && h->s[lo].id == id ? (int32_t)lo : -1;
 }
 
-/* Appends the slice of the current row of st (id, ts, dur, parent, name,
- * kind, corr); parent_id receives its parent's id (0 none). */
-static void push_row(struct cp_walk *w, struct cp_thread *h, sqlite3_stmt *st, int64_t *parent_id)
+/* Appends the slice row; parent_id receives its parent's id (0 none). */
+static void push_row(struct cp_walk *w, struct cp_thread *h, const struct scan_slice *row, int64_t *parent_id)
 {
     struct an_ctx *c = w->c;
-    int kind = sqlite3_column_int(st, 5);
-    int64_t ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
-    int64_t corr = sqlite3_column_int64(st, 6);
-    *parent_id = sqlite3_column_type(st, 3) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 3);
+    int kind = (int)row->kind;
+    int64_t ts = row->ts, dur = row->dur;
+    int64_t corr = row->corr;
+    *parent_id = row->parent;
     if (h->n == h->cap) h->s = xrealloc(h->s, (h->cap = h->cap ? h->cap * 2 : 256) * sizeof *h->s);
     struct cp_slice *s = &h->s[h->n++];
     memset(s, 0, sizeof *s);
-    s->id = sqlite3_column_int64(st, 0);
+    s->id = row->id;
     s->ts = ts;
     s->end = ts + (dur > 0 ? dur : 0);
     s->parent = -1;
@@ -275,7 +274,7 @@ static void push_row(struct cp_walk *w, struct cp_thread *h, sqlite3_stmt *st, i
         s->act = GPUSCAN_SYNC;
         s->sync = 1;
     } else {
-        s->act = (int8_t)gpuscan_names_act(c->names, (uint32_t)sqlite3_column_int64(st, 4), kind);
+        s->act = (int8_t)gpuscan_names_act(c->names, row->name, kind);
         s->sync = s->act == GPUSCAN_SYNC;
     }
     if ((kind == TB_K_RUNTIME || kind == TB_K_DRIVER) && corr) {
@@ -294,15 +293,6 @@ static void push_row(struct cp_walk *w, struct cp_thread *h, sqlite3_stmt *st, i
     }
 }
 
-static int fetch_one(struct cp_walk *w, int64_t id, int *found, struct err *e)
-{
-    sqlite3_reset(w->one);
-    sqlite3_bind_int64(w->one, 1, id);
-    int rc = sqlite3_step(w->one);
-    *found = rc == SQLITE_ROW;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(w->c->db, e, "critical path (host slice)");
-}
-
 /* The first slice id of [first, last] starting at or after t (last + 1:
  * none); the clustered ids of a track are in start order. */
 static int first_from(struct cp_walk *w, int64_t first, int64_t last, int64_t t, int64_t *out, struct err *e)
@@ -310,18 +300,11 @@ static int first_from(struct cp_walk *w, int64_t first, int64_t last, int64_t t,
     int64_t lo = first, hi = last + 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        sqlite3_reset(w->probe);
-        sqlite3_bind_int64(w->probe, 1, mid);
-        sqlite3_bind_int64(w->probe, 2, last);
-        int rc = sqlite3_step(w->probe);
-        if (rc == SQLITE_ROW) {
-            if (sqlite3_column_int64(w->probe, 1) < t) lo = sqlite3_column_int64(w->probe, 0) + 1;
-            else hi = mid;
-        } else if (rc == SQLITE_DONE) {
-            hi = mid;
-        } else {
-            return rundb_db_error(w->c->db, e, "critical path (probe)");
-        }
+        int64_t id, ts;
+        int rc = slice_read_ids_first(w->ids, mid, last, &id, &ts, e);
+        if (rc < 0) return rc;
+        if (rc == 1 && ts < t) lo = id + 1;
+        else hi = mid;
     }
     *out = lo;
     return 0;
@@ -362,21 +345,13 @@ static void build_lift(struct cp_thread *h)
  * last slice starting before it). */
 static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
 {
-    struct an_ctx *c = w->c;
     const struct an_step *s = w->step;
-    int rc, found;
+    struct scan_slice row;
+    int rc;
     h->n = 0;
     h->loaded_step = w->stepno;
     if (!h->known) {
-        sqlite3_reset(w->trk);
-        sqlite3_bind_int64(w->trk, 1, h->track);
-        rc = sqlite3_step(w->trk);
-        if (rc == SQLITE_ROW && sqlite3_column_type(w->trk, 0) != SQLITE_NULL) {
-            h->first = sqlite3_column_int64(w->trk, 0);
-            h->last = sqlite3_column_int64(w->trk, 1);
-        } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-            return rundb_db_error(c->db, e, "critical path (track)");
-        }
+        if ((rc = slice_read_ids_track(w->ids, h->track, &h->first, &h->last, e)) < 0) return rc;
         h->known = 1;
     }
     if (h->first <= 0 || h->last < h->first) return 0;
@@ -385,15 +360,15 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
     /* the chain open at the step's start, innermost first, then reversed */
     int64_t id = first - 1, pid;
     for (int depth = 0; id >= h->first && depth < CP_MAX_DEPTH; depth++) {
-        if ((rc = fetch_one(w, id, &found, e))) return rc;
-        if (!found) break;
-        if (sqlite3_column_int(w->one, 5) == TB_K_TRACE) { /* the profiler's own range says nothing */
-            pid = sqlite3_column_type(w->one, 3) == SQLITE_NULL ? 0 : sqlite3_column_int64(w->one, 3);
+        if ((rc = slice_read_ids_get(w->ids, id, &row, e)) < 0) return rc;
+        if (rc == 0) break;
+        if (row.kind == TB_K_TRACE) { /* the profiler's own range says nothing */
+            pid = row.parent;
             if (!pid) break;
             id = pid;
             continue;
         }
-        push_row(w, h, w->one, &pid);
+        push_row(w, h, &row, &pid);
         if (!pid) break;
         id = pid;
     }
@@ -403,17 +378,15 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
         h->s[h->n - 1 - i] = t;
     }
     for (size_t i = 1; i < h->n; i++) h->s[i].parent = (int32_t)(i - 1);
-    sqlite3_reset(w->rows);
-    sqlite3_bind_int64(w->rows, 1, first);
-    sqlite3_bind_int64(w->rows, 2, h->last);
-    while ((rc = sqlite3_step(w->rows)) == SQLITE_ROW) {
-        if (sqlite3_column_int64(w->rows, 1) >= s->end) break;
-        push_row(w, h, w->rows, &pid);
+    slice_read_ids_begin(w->ids, first, h->last);
+    while ((rc = slice_read_ids_next(w->ids, &row, e)) == 1) {
+        if (row.ts >= s->end) break;
+        push_row(w, h, &row, &pid);
         struct cp_slice *x = &h->s[h->n - 1];
         x->parent = pid ? index_of(h, pid) : -1;
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(c->db, e, "critical path (host slices)");
-    sqlite3_reset(w->rows);
+    slice_read_ids_end(w->ids);
+    if (rc < 0) return rc;
     build_lift(h);
     return 0;
 }
@@ -429,46 +402,32 @@ static int find_main(struct cp_walk *w, struct err *e)
     w->main = c->main_thread;
     if (!c->nsteps || c->steps[0].host_end <= c->steps[0].host_ts) return 0;
     const struct an_step *s0 = &c->steps[0];
-    sqlite3_stmt *tr;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != ? AND"
-                           " nslices > 0 ORDER BY id",
-                           -1, &tr, NULL) != SQLITE_OK)
-        return rundb_db_error(c->db, e, "critical path (prepare)");
-    sqlite3_bind_int(tr, 1, c->rank);
-    sqlite3_bind_int(tr, 2, TB_TRACK_GPU);
+    struct scan_slices *tr;
+    struct scan_slice row;
+    int64_t track;
     int rc, found = 0;
-    while (!found && (rc = sqlite3_step(tr)) == SQLITE_ROW) {
-        int64_t first = sqlite3_column_int64(tr, 1), last = sqlite3_column_int64(tr, 2), id;
-        if (first_from(w, first, last, s0->host_ts, &id, e)) {
-            sqlite3_finalize(tr);
-            return e->code;
-        }
-        sqlite3_reset(w->rows);
-        sqlite3_bind_int64(w->rows, 1, id);
-        sqlite3_bind_int64(w->rows, 2, last);
-        int step_rc = 0;
-        for (int n = 0; n < 16 && (step_rc = scan_step(w->rows, e, "critical path (host slices)")) == 1; n++) {
-            if (sqlite3_column_int64(w->rows, 1) != s0->host_ts) break;
-            if (sqlite3_column_int(w->rows, 5) == TB_K_USER_ANNOTATION &&
-                sqlite3_column_int64(w->rows, 2) == s0->host_end - s0->host_ts) {
-                w->main = (uint32_t)sqlite3_column_int64(tr, 0);
+    /* kinds 0: the cursor only walks the host tracks, the rows come by id */
+    if ((rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, 0, &tr, e))) return rc;
+    while (!found && (rc = scan_slices_track(tr, &track, e)) == 1) {
+        int64_t first, last, id;
+        scan_slices_range(tr, &first, &last);
+        if ((rc = first_from(w, first, last, s0->host_ts, &id, e))) break;
+        slice_read_ids_begin(w->ids, id, last);
+        for (int n = 0; n < 16 && (rc = slice_read_ids_next(w->ids, &row, e)) == 1; n++) {
+            if (row.ts != s0->host_ts) break;
+            if (row.kind == TB_K_USER_ANNOTATION && row.dur == s0->host_end - s0->host_ts) {
+                w->main = (uint32_t)track;
                 found = 1;
                 break;
             }
         }
-        sqlite3_reset(w->rows);
-        if (step_rc < 0) {
-            sqlite3_finalize(tr);
-            return step_rc;
-        }
+        slice_read_ids_end(w->ids);
+        if (rc < 0) break;
     }
-    rc = found || rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "critical path (tracks)");
-    sqlite3_finalize(tr);
-    return rc;
+    scan_slices_close(tr);
+    return rc < 0 ? rc : 0;
 }
 
-/* The index of the last slice of h starting before t, -1 none. */
 static int32_t started_before(const struct cp_thread *h, int64_t t)
 {
     size_t lo = 0, hi = h->n;
@@ -705,21 +664,8 @@ static int store_step(struct cp_walk *w, json_t *steps, struct err *e)
 
 static int prepare(struct cp_walk *w, struct err *e)
 {
-    sqlite3 *db = w->c->db;
-    if (sqlite3_prepare_v2(db, "SELECT first_slice, last_slice FROM track WHERE id = ? AND nslices > 0", -1,
-                           &w->trk, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT id, ts FROM slice WHERE id >= ?1 AND id <= ?2 ORDER BY id LIMIT 1", -1,
-                           &w->probe, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ?1 AND ?2"
-                           " AND kind != ?3 ORDER BY id",
-                           -1, &w->rows, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT id, ts, dur, parent, name, kind, corr FROM slice WHERE id = ?",
-                           -1, &w->one, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "critical path (prepare)");
     /* the profiler's own range says nothing about the path */
-    sqlite3_bind_int(w->rows, 3, TB_K_TRACE);
-    return 0;
+    return slice_read_ids_open(w->c->db, TB_K_TRACE, &w->ids, e);
 }
 
 int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
@@ -767,9 +713,6 @@ int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
     free(w.seg);
     free(w.prev);
     free(w.syncs);
-    sqlite3_finalize(w.trk);
-    sqlite3_finalize(w.probe);
-    sqlite3_finalize(w.rows);
-    sqlite3_finalize(w.one);
+    slice_read_ids_close(w.ids);
     return rc;
 }

@@ -31,8 +31,8 @@
 #include "derive/kclass.h"
 #include "derive/rules.h"
 #include "store/model.h"
-#include "store/rundb.h"
 #include "store/scan.h"
+#include "store/stats_read.h"
 
 /* The slices a collective shows as: kernels, or host and annotation spans. */
 #define COMM_KINDS                                                                                         \
@@ -73,20 +73,16 @@ static int ids_has(const struct ids *s, uint32_t id)
  * like collectives (nccl:all_reduce, gloo:all_reduce ...). */
 static int comm_names(sqlite3 *db, struct ids *kern, struct ids *ops, struct err *e)
 {
-    sqlite3_stmt *st;
-    int rc;
-    if ((rc = rundb_prepare(db,
-                            "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
-                            " WHERE instr(substr(s, 1, 6), ':') > 0 OR s IN (SELECT name FROM kernel_stat WHERE comm)",
-                            &st, e)))
-        return rc;
-    while ((rc = scan_step(st, e, "comm_not_overlapped (names)")) == 1) {
-        uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
-        const char *s = (const char *)sqlite3_column_text(st, 1);
-        if (sqlite3_column_int(st, 2)) ids_add(kern, id);
+    struct stats_read_names *c;
+    uint32_t id;
+    const char *s;
+    int rc, kernel;
+    if ((rc = stats_read_comm_names_open(db, &c, e))) return rc;
+    while ((rc = stats_read_comm_names_next(c, &id, &s, &kernel, e)) == 1) {
+        if (kernel) ids_add(kern, id);
         else if (s && kclass_comm_op(s)) ids_add(ops, id);
     }
-    sqlite3_finalize(st);
+    stats_read_names_close(c);
     if (rc < 0) return rc;
     if (kern->n) xqsort(kern->v, kern->n, sizeof *kern->v, cmp_u32);
     if (ops->n) xqsort(ops->v, ops->n, sizeof *ops->v, cmp_u32);
@@ -291,4 +287,5 @@ const struct rules_def rule_comm_not_overlapped = {
     "https://pytorch.org/docs/stable/notes/ddp.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

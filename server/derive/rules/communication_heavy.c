@@ -14,8 +14,7 @@
 #include <string.h>
 
 #include "derive/rules.h"
-#include "store/rundb.h"
-#include "store/scan.h"
+#include "store/stats_read.h"
 
 /* The advice halves the bytes on the wire (bf16 compression) or the number
  * of all-reduces per sample (accumulating two micro-batches): either halves
@@ -39,31 +38,6 @@ static const char snippet_torch[] =
     "# or halve the bytes on the wire\n"
     "from torch.distributed.algorithms.ddp_comm_hooks import default_hooks\n"
     "model.register_comm_hook(None, default_hooks.bf16_compress_hook)";
-
-/* The largest communication kernel of rank (name, calls, total ns), or
- * top[0] == 0 when the rank has none (host collectives such as gloo). */
-static int top_comm_kernel(sqlite3 *db, int rank, char *top, size_t n, long long *calls, double *total,
-                           struct err *e)
-{
-    sqlite3_stmt *st;
-    int rc;
-    top[0] = '\0';
-    *calls = 0;
-    *total = 0;
-    if ((rc = rundb_prepare(db,
-                            "SELECT name, sum(calls), sum(total) FROM kernel_stat WHERE rank = ? AND comm"
-                            " GROUP BY name ORDER BY sum(total) DESC LIMIT 1",
-                            &st, e)))
-        return rc;
-    sqlite3_bind_int(st, 1, rank);
-    if ((rc = scan_step(st, e, "communication_heavy (kernels)")) == 1 && sqlite3_column_text(st, 0)) {
-        snprintf(top, n, "%s", (const char *)sqlite3_column_text(st, 0));
-        *calls = sqlite3_column_int64(st, 1);
-        *total = sqlite3_column_double(st, 2);
-    }
-    sqlite3_finalize(st);
-    return rc < 0 ? rc : 0;
-}
 
 static int run(struct rules_ctx *c, struct err *e)
 {
@@ -125,7 +99,7 @@ static int run(struct rules_ctx *c, struct err *e)
     }
     long long calls;
     double total;
-    int rc = top_comm_kernel(c->db, best->rank, top, sizeof top, &calls, &total, e);
+    int rc = stats_read_top_comm_kernel(c->db, best->rank, top, sizeof top, &calls, &total, e);
     if (rc < 0) {
         json_decref(ev);
         return rc;
@@ -156,4 +130,5 @@ const struct rules_def rule_communication_heavy = {
     "https://pytorch.org/docs/stable/ddp_comm_hooks.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

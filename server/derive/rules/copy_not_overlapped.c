@@ -217,4 +217,5 @@ const struct rules_def rule_copy_not_overlapped = {
     "https://pytorch.org/tutorials/intermediate/pinmem_nonblock.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

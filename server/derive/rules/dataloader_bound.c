@@ -5,13 +5,13 @@
 #include <string.h>
 
 #include "derive/rules.h"
+#include "store/facts.h"
 
 /* Which iterator the trace shows tells whether workers are already used.
  * Names are interned only when an event uses them, so the small string
  * table answers without a scan of the slices (for the run, not one rank:
  * ranks of one job run the same loader). */
-static const char single_process_sql[] =
-    "SELECT EXISTS(SELECT 1 FROM str WHERE s LIKE '%\\_SingleProcessDataLoaderIter%' ESCAPE '\\')";
+static const char *const single_process_name[] = { "%\\_SingleProcessDataLoaderIter%" };
 
 static const char advice_torch[] =
     "Load batches in background workers so the next batch is ready when the step starts: raise "
@@ -69,7 +69,7 @@ static int run(struct rules_ctx *c, struct err *e)
         double dl = r->avg_part[RULES_DATALOADER], share = dl / (double)r->avg_dur * 100.0;
         if (share <= dataloader_pct) continue;
         const struct rules_step *w = rules_worst_step(r, RULES_DATALOADER);
-        int single = rules_exists(c->db, single_process_sql, -1, e);
+        int single = facts_names_exist(c->db, FACTS_LIKE, single_process_name, 1, e);
         if (single < 0) return single;
         char a[32], b[32], d[32], link[160], line[256];
         json_t *ev = json_pack("{s:[],s:f,s:f,s:f,s:i,s:b}", "lines", "dataloader_us", dl / 1000.0, "step_us",
@@ -107,4 +107,5 @@ const struct rules_def rule_dataloader_bound = {
     "https://pytorch.org/docs/stable/data.html#single-and-multi-process-data-loading",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

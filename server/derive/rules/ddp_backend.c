@@ -17,9 +17,8 @@
 #include <string.h>
 
 #include "derive/rules.h"
-#include "store/model.h"
-#include "store/rundb.h"
-#include "store/scan.h"
+#include "store/facts.h"
+#include "store/slice_read.h"
 
 /* NCCL reduces device buffers on the GPU over NVLink/PCIe P2P or RDMA and
  * overlaps with backward; claim only half of the least-waiting rank's
@@ -34,39 +33,29 @@ struct host_coll {
 };
 
 /* gloo:* and nccl:* spans of rank (barriers aside: a gloo side group for
- * barriers is common in NCCL jobs and carries no tensors). */
-/* Returns 0 or < 0 (e filled). The spans are summed by name in SQL (the
- * order of equal sums is SQLite's), kinds bound as ?2 and ?3. */
+ * barriers is common in NCCL jobs and carries no tensors), summed by name
+ * in the store (the order of equal sums is SQLite's). Returns 0 or < 0 (e
+ * filled). */
 static int host_collectives(sqlite3 *db, int rank, struct host_coll *h, struct err *e)
 {
-    sqlite3_stmt *st;
-    int rc;
+    struct stats_read_group *g;
+    size_t n;
     memset(h, 0, sizeof *h);
-    if ((rc = rundb_prepare(db,
-                            "SELECT (SELECT s FROM str WHERE id = sl.name), count(*), sum(sl.dur) FROM slice sl"
-                            " WHERE sl.id BETWEEN (SELECT min(first_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                            " AND (SELECT max(last_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                            " AND sl.kind IN (?2, ?3) AND sl.name IN (SELECT id FROM str"
-                            "  WHERE (s GLOB 'gloo:*' OR s GLOB 'nccl:*') AND s NOT GLOB '*barrier*')"
-                            " GROUP BY sl.name ORDER BY sum(sl.dur) DESC",
-                            &st, e)))
-        return rc;
-    sqlite3_bind_int(st, 1, rank);
-    sqlite3_bind_int(st, 2, TB_K_CPU_OP);
-    sqlite3_bind_int(st, 3, TB_K_USER_ANNOTATION);
-    while ((rc = scan_step(st, e, "ddp_backend (collectives)")) == 1) {
-        const char *s = (const char *)sqlite3_column_text(st, 0);
+    int rc = slice_read_host_colls(db, rank, &g, &n, e);
+    if (rc) return rc;
+    for (size_t i = 0; i < n; i++) {
+        const char *s = g[i].name;
         if (!s) continue;
         if (strncmp(s, "gloo:", 5) == 0) {
             if (!h->top[0]) snprintf(h->top, sizeof h->top, "%s", s);
-            h->gloo_calls += sqlite3_column_int64(st, 1);
-            h->gloo_ns += sqlite3_column_double(st, 2);
+            h->gloo_calls += g[i].count;
+            h->gloo_ns += g[i].total;
         } else {
-            h->nccl_calls += sqlite3_column_int64(st, 1);
+            h->nccl_calls += g[i].count;
         }
     }
-    sqlite3_finalize(st);
-    return rc;
+    stats_read_groups_free(g, n);
+    return 0;
 }
 
 /* The backend that handles CUDA tensors, from distributedInfo.backend, into
@@ -103,20 +92,21 @@ static const char snippet_torch[] =
 static int run(struct rules_ctx *c, struct err *e)
 {
     const double comm_pct = rules_param(c, "rule_comm_pct");
-    sqlite3_stmt *st;
+    struct facts_rank *fr;
+    size_t nfr;
     char backend[32] = "", line[512], a[32], b[32], link[160], list[128] = "";
     const struct rules_rank *best = NULL; /* a rank that uses it, least time in collectives */
     size_t nbad = 0, ngpu = 0;
     int from_header = 0, ddp = 0, world = 0, rc;
-    if ((rc = rundb_prepare(c->db, "SELECT rank, distributed FROM rank ORDER BY rank", &st, e))) return rc;
-    while ((rc = scan_step(st, e, "ddp_backend (ranks)")) == 1) {
-        int rank = sqlite3_column_int(st, 0);
+    if ((rc = facts_ranks(c->db, &fr, &nfr, e))) return rc;
+    for (size_t k = 0; k < nfr; k++) {
+        int rank = fr[k].rank;
         const struct rules_rank *r = NULL;
         for (size_t i = 0; i < c->nranks; i++)
             if (c->ranks[i].rank == rank) r = &c->ranks[i];
         if (!r || !r->gpu || r->gpu->kernel_ns <= 0) continue; /* no GPU work: gloo is right */
         ngpu++;
-        const char *text = (const char *)sqlite3_column_text(st, 1);
+        const char *text = fr[k].distributed;
         json_t *di = text ? json_loads(text, 0, NULL) : NULL;
         char be[32];
         cuda_backend(json_string_value(json_object_get(di, "backend")), be, sizeof be);
@@ -132,7 +122,7 @@ static int run(struct rules_ctx *c, struct err *e)
             if ((rc = host_collectives(c->db, rank, &h, e)) < 0) break;
             bad = 0;
             if (h.gloo_calls > 0 && !h.nccl_calls) {
-                rc = rules_exists(c->db, "SELECT EXISTS(SELECT 1 FROM kernel_stat WHERE rank = ? AND comm)", rank, e);
+                rc = stats_read_has_comm_kernel(c->db, rank, e);
                 if (rc < 0) break;
                 bad = !rc;
             }
@@ -150,12 +140,13 @@ static int run(struct rules_ctx *c, struct err *e)
         else if (nbad == 8) snprintf(list + m, sizeof list - m, ", ...");
         nbad++;
     }
-    sqlite3_finalize(st);
+    facts_ranks_free(fr, nfr);
     if (rc < 0) return rc;
     if (!nbad) return 0;
 
     /* DDP itself, for the wording */
-    ddp = rules_exists(c->db, "SELECT EXISTS(SELECT 1 FROM str WHERE s = 'DistributedDataParallel.forward')", -1, e);
+    static const char *const ddp_name[] = { "DistributedDataParallel.forward" };
+    ddp = facts_names_exist(c->db, FACTS_EQUAL, ddp_name, 1, e);
     if (ddp < 0) return ddp;
     struct host_coll hc;
     if ((rc = host_collectives(c->db, best->rank, &hc, e)) < 0) return rc;
@@ -203,4 +194,5 @@ const struct rules_def rule_ddp_backend = {
     run,
     NULL,
     0,
+    RULES_PER_RANK,
 };

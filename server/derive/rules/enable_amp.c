@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "derive/rules.h"
-#include "store/rundb.h"
-#include "store/scan.h"
+#include "store/stats_read.h"
 
 /* SIMT FP32 GEMMs against bf16/TF32 tensor cores run several times slower
  * (H100: 67 vs 495+ dense TFLOPS); assume only half of the eligible
@@ -108,29 +107,6 @@ static struct rules_advice torch_advice(const struct rules_gpu *g, int training)
     return (struct rules_advice){ cc >= 8.9 ? advice_torch_fp8 : advice_torch, snippet_torch };
 }
 
-/* Device time of the kernels launched by tensor-core-eligible operators,
- * the part of it already on tensor cores, and the top such operator. */
-static int eligible_time(sqlite3 *db, int rank, double *ns, double *tc_ns, char *top, size_t n, struct err *e)
-{
-    sqlite3_stmt *st;
-    int rc;
-    *ns = *tc_ns = 0;
-    top[0] = '\0';
-    if (sqlite3_prepare_v2(db,
-                           "SELECT name, sum(dev_self), sum(tc_self) FROM op_stat WHERE rank = ? AND tc_eligible"
-                           " GROUP BY name ORDER BY sum(dev_self) DESC",
-                           -1, &st, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "enable_amp");
-    sqlite3_bind_int(st, 1, rank);
-    while ((rc = scan_step(st, e, "enable_amp")) == 1) {
-        if (!top[0]) snprintf(top, n, "%s", (const char *)sqlite3_column_text(st, 0));
-        *ns += sqlite3_column_double(st, 1);
-        *tc_ns += sqlite3_column_double(st, 2);
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
 static int run(struct rules_ctx *c, struct err *e)
 {
     const double amp_eligible_pct = rules_param(c, "rule_amp_eligible_pct");
@@ -141,7 +117,7 @@ static int run(struct rules_ctx *c, struct err *e)
         if (!g || g->kernel_ns <= 0 || g->cc < 7.0) continue;
         double elig, elig_tc;
         char top[128];
-        int rc = eligible_time(c->db, r->rank, &elig, &elig_tc, top, sizeof top, e);
+        int rc = stats_read_amp_eligible(c->db, r->rank, &elig, &elig_tc, top, sizeof top, e);
         if (rc < 0) return rc;
         double kern = (double)g->kernel_ns, elig_pct = elig / kern * 100.0, tc_pct = (double)g->tc_ns / kern * 100.0;
         if (elig_pct <= amp_eligible_pct || tc_pct >= amp_tc_pct) continue;
@@ -190,4 +166,5 @@ const struct rules_def rule_enable_amp = {
     "https://pytorch.org/docs/stable/amp.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -37,9 +37,10 @@
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
 #include "derive/rules.h"
+#include "store/facts.h"
 #include "store/model.h"
-#include "store/rundb.h"
 #include "store/scan.h"
+#include "store/slice_read.h"
 
 /* Distinct issuers kept for the evidence; the rest are summed as "other". */
 #define MAX_ISSUERS 32
@@ -99,20 +100,22 @@ struct names {
  * the interned strings, which carry no index on their text). */
 static int names_load(sqlite3 *db, struct names *nm, struct err *e)
 {
-    sqlite3_stmt *st;
+    static const char *const prefixes[] = { "cu%", "hip%" };
+    struct facts_names *c;
+    const char *s;
+    uint32_t id;
     int rc;
     nm->n = 0;
-    if ((rc = rundb_prepare(db, "SELECT id, s FROM str WHERE s LIKE 'cu%' OR s LIKE 'hip%'", &st, e))) return rc;
-    while ((rc = scan_step(st, e, "excessive_host_sync (names)")) == 1 && nm->n < NBLOCKING) {
-        const char *s = (const char *)sqlite3_column_text(st, 1);
+    if ((rc = facts_names_open(db, FACTS_LIKE, prefixes, 2, &c, e))) return rc;
+    while ((rc = facts_names_next(c, &id, &s, e)) == 1 && nm->n < NBLOCKING) {
         for (size_t i = 0; s && i < NBLOCKING; i++)
             if (strcmp(s, blocking[i].name) == 0) {
-                nm->id[nm->n] = (uint32_t)sqlite3_column_int64(st, 0);
+                nm->id[nm->n] = id;
                 nm->idx[nm->n++] = (int)i;
                 break;
             }
     }
-    sqlite3_finalize(st);
+    facts_names_close(c);
     return rc < 0 ? rc : 0;
 }
 
@@ -141,18 +144,18 @@ static int cmp_i64(const void *a, const void *b)
 
 static int pageable_dtoh_load(sqlite3 *db, int rank, struct corrset *cs, struct err *e)
 {
-    sqlite3_stmt *nm = NULL;
+    /* both words, in either order (they share no letter, so cannot overlap) */
+    static const char *const copy_names[] = { "%DtoH%Pageable%", "%Pageable%DtoH%" };
+    struct facts_names *nm = NULL;
     struct scan_slices *c = NULL;
     struct scan_slice sl;
-    uint32_t ids[16];
+    uint32_t ids[16], id;
     size_t nids = 0, cap = 0;
     int rc;
     cs->v = NULL;
     cs->n = 0;
-    if ((rc = rundb_prepare(db, "SELECT id FROM str WHERE s LIKE '%DtoH%' AND s LIKE '%Pageable%'", &nm, e)))
-        goto out;
-    while ((rc = scan_step(nm, e, "excessive_host_sync (copy names)")) == 1 && nids < sizeof ids / sizeof ids[0])
-        ids[nids++] = (uint32_t)sqlite3_column_int64(nm, 0);
+    if ((rc = facts_names_open(db, FACTS_LIKE, copy_names, 2, &nm, e))) goto out;
+    while ((rc = facts_names_next(nm, &id, NULL, e)) == 1 && nids < sizeof ids / sizeof ids[0]) ids[nids++] = id;
     if (rc < 0 || nids == 0) goto out;
     if ((rc = scan_slices_open(db, rank, SCAN_TRACKS_GPU, SCAN_KIND(TB_K_MEMCPY), &c, e))) goto out;
     while ((rc = scan_slices_next(c, &sl, e)) == 1) {
@@ -165,7 +168,7 @@ static int pageable_dtoh_load(sqlite3 *db, int rank, struct corrset *cs, struct 
     }
     if (cs->n) xqsort(cs->v, cs->n, sizeof *cs->v, cmp_i64);
 out:
-    sqlite3_finalize(nm);
+    facts_names_close(nm);
     scan_slices_close(c);
     return rc < 0 ? rc : 0;
 }
@@ -292,21 +295,20 @@ static int user_frame(const char *s)
  * user called: aten::item, aten::to ...) with the innermost one when they
  * differ; else the innermost annotation other than the step; else the call
  * itself. where: the innermost user Python frame, if recorded. */
-static int issuer_of(sqlite3_stmt *q, const struct call *c, const char *call_name, char *label, size_t n,
+static int issuer_of(struct slice_read *q, const struct call *c, const char *call_name, char *label, size_t n,
                      char *where, size_t wn, struct err *e)
 {
     char outer[96] = "", inner[96] = "", annot[96] = "";
     int64_t p = c->parent;
     where[0] = '\0';
     for (int d = 0; p > 0 && d < MAX_DEPTH; d++) {
-        sqlite3_reset(q);
-        sqlite3_bind_int64(q, 1, p);
-        int rc = scan_step(q, e, "excessive_host_sync (parents)");
+        struct slice_read_up up;
+        int rc = slice_read_up(q, p, &up, e);
         if (rc < 0) return rc;
         if (rc == 0) break;
-        p = sqlite3_column_int64(q, 0);
-        const char *nm = (const char *)sqlite3_column_text(q, 1);
-        int kind = sqlite3_column_int(q, 2);
+        p = up.parent;
+        const char *nm = up.name;
+        enum tb_kind kind = up.kind;
         if (!nm) continue;
         if (kind == TB_K_CPU_OP && !kclass_profiler_step(nm)) {
             if (!inner[0]) snprintf(inner, sizeof inner, "%s", nm);
@@ -432,13 +434,10 @@ static int run(struct rules_ctx *ctx, struct err *e)
     const double sync_per_step = rules_param(ctx, "rule_sync_per_step");
     const double sync_pct = rules_param(ctx, "rule_sync_pct");
     struct names nm;
-    sqlite3_stmt *up = NULL;
+    struct slice_read *up = NULL;
     int rc;
     if ((rc = names_load(ctx->db, &nm, e)) != 0) return rc;
-    if (sqlite3_prepare_v2(ctx->db,
-                           "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?", -1,
-                           &up, NULL) != SQLITE_OK)
-        return err_set(e, ERR_DB, "excessive_host_sync: %s", sqlite3_errmsg(ctx->db));
+    if ((rc = slice_read_open(ctx->db, &up, e)) != 0) return rc;
     if (nm.n == 0) goto done; /* no blocking call in the whole run */
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
@@ -452,7 +451,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         }
         if (rc) {
             free(calls);
-            sqlite3_finalize(up);
+            slice_read_close(up);
             return rc;
         }
         struct issuer *iss = xcalloc(MAX_ISSUERS + 1, sizeof *iss);
@@ -505,7 +504,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         if (rc < 0) {
             free(iss);
             free(step_idle);
-            sqlite3_finalize(up);
+            slice_read_close(up);
             return rc;
         }
         double steps = (double)r->nsteps, per_step = (double)nwait / steps, idle_step = (double)idle / steps;
@@ -575,7 +574,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         free(iss);
     }
 done:
-    sqlite3_finalize(up);
+    slice_read_close(up);
     return 0;
 }
 
@@ -592,4 +591,5 @@ const struct rules_def rule_excessive_host_sync = {
     "https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

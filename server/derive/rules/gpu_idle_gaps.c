@@ -505,4 +505,5 @@ const struct rules_def rule_gpu_idle_gaps = {
     "https://pytorch.org/docs/stable/notes/cuda.html#asynchronous-execution",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -504,4 +504,5 @@ const struct rules_def rule_kernel_launch_bound = {
     "https://pytorch.org/docs/stable/notes/cuda.html#cuda-graphs",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "derive/rules.h"
-#include "store/scan.h"
+#include "store/stats_read.h"
 
 static const char advice_torch[] =
     "Keep activations in NHWC so cuDNN needs no conversion: convert the model and each input batch to "
@@ -43,44 +43,21 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, snippet_cuda },
 };
 
-#define TRANSPOSE_WHERE                                                                                     \
-    "(name LIKE '%nchwToNhwc%' OR name LIKE '%nhwcToNchw%' OR name LIKE '%nchw2nhwc%'"                     \
-    " OR name LIKE '%nhwc2nchw%')"
-
 /* Least share of the average step the conversions must take. */
 #define MIN_STEP_SHARE 0.01
 
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double transpose_pct = rules_param(ctx, "rule_transpose_pct");
-    sqlite3_stmt *tot = NULL, *by = NULL;
+    struct stats_read_transposes t;
     int rc = 0;
-    /* kernel_stat: every kernel of the rank; comm kernels are not compute
-     * but still GPU time the conversions are measured against */
-    if (sqlite3_prepare_v2(ctx->db,
-                           "SELECT sum(total), sum(CASE WHEN " TRANSPOSE_WHERE " THEN total ELSE 0 END),"
-                           " sum(CASE WHEN " TRANSPOSE_WHERE " THEN calls ELSE 0 END),"
-                           " sum(CASE WHEN name LIKE '%nhwcToNchw%' OR name LIKE '%nhwc2nchw%' THEN total ELSE 0 END)"
-                           " FROM kernel_stat WHERE rank = ?",
-                           -1, &tot, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(ctx->db,
-                           "SELECT CASE WHEN op = '' THEN '(no operator)' ELSE op END, sum(total), sum(calls)"
-                           " FROM kernel_stat WHERE rank = ? AND " TRANSPOSE_WHERE
-                           " GROUP BY 1 ORDER BY 2 DESC LIMIT 3",
-                           -1, &by, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "layout_transposes: %s", sqlite3_errmsg(ctx->db));
-        goto out;
-    }
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
-        sqlite3_reset(tot);
-        sqlite3_bind_int(tot, 1, r->rank);
-        if ((rc = scan_step(tot, e, "layout_transposes")) < 0) goto out;
+        if ((rc = stats_read_transposes(ctx->db, r->rank, &t, e)) < 0) return rc;
         if (rc == 0) continue;
         rc = 0;
-        double kern = sqlite3_column_double(tot, 0), tr = sqlite3_column_double(tot, 1);
-        double back = sqlite3_column_double(tot, 3);
-        int64_t calls = sqlite3_column_int64(tot, 2);
+        double kern = t.kernel_ns, tr = t.transpose_ns, back = t.back_ns;
+        int64_t calls = t.calls;
         if (kern <= 0 || tr <= 0) continue;
         double pct = tr / kern * 100.0;
         if (pct <= transpose_pct) continue;
@@ -103,22 +80,23 @@ static int run(struct rules_ctx *ctx, struct err *e)
                      (double)calls / steps);
             json_array_append_new(lines, json_string(line));
         }
-        sqlite3_reset(by);
-        sqlite3_bind_int(by, 1, r->rank);
-        while ((rc = scan_step(by, e, "layout_transposes")) == 1) {
-            const char *op = (const char *)sqlite3_column_text(by, 0);
-            double t = sqlite3_column_double(by, 1);
-            snprintf(line, sizeof line, "Around %s: %s (%lld calls)", op ? op : "?", rules_fmt_ns(t, a, sizeof a),
-                     (long long)sqlite3_column_int64(by, 2));
-            json_array_append_new(lines, json_string(line));
-            json_array_append_new(ops, json_pack("{s:s,s:f,s:I}", "op", op ? op : "", "us", t / 1000.0, "calls",
-                                                 (json_int_t)sqlite3_column_int64(by, 2)));
-        }
-        json_object_set_new(ev, "by_op", ops);
-        if (rc < 0) {
+        struct stats_read_group *by;
+        size_t nby;
+        if ((rc = stats_read_transposes_by_op(ctx->db, r->rank, &by, &nby, e)) < 0) {
+            json_decref(ops);
             json_decref(ev);
-            goto out;
+            return rc;
         }
+        for (size_t i = 0; i < nby; i++) {
+            const char *op = by[i].name;
+            snprintf(line, sizeof line, "Around %s: %s (%lld calls)", op ? op : "?",
+                     rules_fmt_ns(by[i].total, a, sizeof a), (long long)by[i].count);
+            json_array_append_new(lines, json_string(line));
+            json_array_append_new(ops, json_pack("{s:s,s:f,s:I}", "op", op ? op : "", "us", by[i].total / 1000.0,
+                                                 "calls", (json_int_t)by[i].count));
+        }
+        stats_read_groups_free(by, nby);
+        json_object_set_new(ev, "by_op", ops);
         /* the link filters the kernel table on the direction that costs most */
         snprintf(link, sizeof link, "view=kernels&rank=%d&q=%s", r->rank, back * 2 > tr ? "nhwcToNchw" : "nchwToNhwc");
         /* severity by what the step would gain, not the kernel share */
@@ -127,9 +105,6 @@ static int run(struct rules_ctx *ctx, struct err *e)
                   saving, ev, link, advice[r->framework].text, advice[r->framework].snippet,
                   "Layout conversions: %.0f %% of GPU kernel time converts between NCHW and NHWC", pct);
     }
-out:
-    sqlite3_finalize(tot);
-    sqlite3_finalize(by);
     return rc;
 }
 
@@ -144,4 +119,5 @@ const struct rules_def rule_layout_transposes = {
     "https://pytorch.org/tutorials/intermediate/memory_format_tutorial.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

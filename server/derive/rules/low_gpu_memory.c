@@ -143,4 +143,5 @@ const struct rules_def rule_low_gpu_memory = {
     "https://pytorch.org/docs/stable/notes/cuda.html#memory-management",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

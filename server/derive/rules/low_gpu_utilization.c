@@ -267,4 +267,5 @@ const struct rules_def rule_low_gpu_utilization = {
     "https://pytorch.org/tutorials/recipes/recipes/tuning_guide.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #include "derive/rules.h"
-#include "store/scan.h"
+#include "store/stats_read.h"
 
 #define SMALL_NS 200000.0
 #define SAVED_FRACTION 0.5
@@ -46,21 +46,12 @@ static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double per_step_min = rules_param(ctx, "rule_small_collectives_per_step");
     const double step_pct_min = rules_param(ctx, "rule_small_collectives_pct");
-    sqlite3_stmt *st = NULL;
     int rc = 0;
-    if (sqlite3_prepare_v2(ctx->db, "SELECT sum(calls), sum(total) FROM kernel_stat WHERE rank = ? AND comm", -1, &st,
-                           NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "many_small_collectives: %s", sqlite3_errmsg(ctx->db));
-        goto out;
-    }
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
         if (!r->nsteps || r->avg_dur <= 0) continue;
-        sqlite3_reset(st);
-        sqlite3_bind_int(st, 1, r->rank);
-        if ((rc = scan_step(st, e, "many_small_collectives")) < 0) goto out;
-        rc = 0;
-        double calls = sqlite3_column_double(st, 0), total = sqlite3_column_double(st, 1);
+        double calls, total;
+        if ((rc = stats_read_comm_totals(ctx->db, r->rank, &calls, &total, e)) < 0) return rc;
         if (calls <= 0) continue;
         double steps = (double)r->nsteps, per_step = calls / steps, mean = total / calls;
         double time_step = total / steps, step_pct = time_step / (double)r->avg_dur * 100.0;
@@ -85,8 +76,6 @@ static int run(struct rules_ctx *ctx, struct err *e)
                   advice[r->framework].snippet, "Many small collectives: %.0f per step of %s each", per_step,
                   rules_fmt_ns(mean, a, sizeof a));
     }
-out:
-    sqlite3_finalize(st);
     return rc;
 }
 
@@ -103,4 +92,5 @@ const struct rules_def rule_many_small_collectives = {
     "https://pytorch.org/docs/stable/notes/ddp.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

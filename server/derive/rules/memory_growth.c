@@ -20,7 +20,7 @@
 
 #include "base/xmalloc.h"
 #include "derive/rules.h"
-#include "store/scan.h"
+#include "store/stats_read.h"
 
 static const char advice_torch[] =
     "Find what keeps tensors from one step to the next: a Python list that appends the loss or outputs "
@@ -54,41 +54,12 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_CUDA] = { advice_cuda, NULL },
 };
 
-/* OUT *v: allocated memory on (rank, dev) just before the first [memory]
- * sample at or after ts; -1 when there is none. Returns 0 or < 0 (e
- * filled). */
-static int alloc_at(sqlite3_stmt *q, int rank, int dev, int64_t ts, int64_t *v, struct err *e)
-{
-    sqlite3_reset(q);
-    sqlite3_bind_int(q, 1, rank);
-    sqlite3_bind_int64(q, 2, ts);
-    sqlite3_bind_int(q, 3, dev);
-    int rc = scan_step(q, e, "memory_growth (samples)");
-    *v = rc == 1 ? sqlite3_column_int64(q, 0) - sqlite3_column_int64(q, 1) : -1;
-    if (*v < 0) *v = -1;
-    return rc < 0 ? rc : 0;
-}
-
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double growth_mib = rules_param(ctx, "rule_growth_mib");
     const double growth_peak_pct = rules_param(ctx, "rule_growth_peak_pct");
     const double growth_steps = rules_param(ctx, "rule_growth_steps");
-    sqlite3_stmt *first = NULL, *kept = NULL;
     int rc = 0;
-    if (sqlite3_prepare_v2(ctx->db,
-                           "SELECT total_alloc, bytes FROM mem WHERE rank = ? AND ts >= ? AND dev_type = 1"
-                           " AND dev_id = ? AND total_alloc >= 0 ORDER BY ts, id LIMIT 1",
-                           -1, &first, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(ctx->db,
-                           "SELECT a.op, (SELECT s FROM str WHERE id = a.op), sum(a.bytes), count(*) FROM mem_alloc a"
-                           " WHERE a.rank = ? AND a.dev_type = 1 AND a.dev_id = ? AND a.alloc_ts >= ?"
-                           " AND a.alloc_ts < ? AND (a.free_ts IS NULL OR a.free_ts >= ?) AND a.bytes > 0"
-                           " GROUP BY a.op ORDER BY 3 DESC LIMIT 3",
-                           -1, &kept, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "memory_growth: %s", sqlite3_errmsg(ctx->db));
-        goto out;
-    }
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
         const char *key;
@@ -103,9 +74,10 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 if (r->gpus[i].device == dev) g = &r->gpus[i];
             /* b[0]: start of the first step; b[i + 1]: end of step i */
             int64_t *b = xcalloc(n + 1, sizeof *b), peak_seen = 0;
-            if ((rc = alloc_at(first, r->rank, dev, r->steps[0].ts, &b[0], e)) < 0) {
+            /* allocated just before the first memory sample of the first step */
+            if ((rc = stats_read_alloc_at(ctx->db, r->rank, dev, r->steps[0].ts, &b[0], e)) < 0) {
                 free(b);
-                goto out;
+                return rc;
             }
             for (size_t i = 0; i < n; i++) {
                 json_t *v = json_array_get(arr, i);
@@ -168,29 +140,25 @@ static int run(struct rules_ctx *ctx, struct err *e)
             /* allocated in a growing step but the last and still alive at its end */
             int64_t w0 = r->steps[best_p].ts, w1 = r->steps[best_q - 1].ts;
             int64_t wend = r->steps[best_q - 1].ts + r->steps[best_q - 1].dur;
-            sqlite3_reset(kept);
-            sqlite3_bind_int(kept, 1, r->rank);
-            sqlite3_bind_int(kept, 2, dev);
-            sqlite3_bind_int64(kept, 3, w0);
-            sqlite3_bind_int64(kept, 4, w1 > w0 ? w1 : wend);
-            sqlite3_bind_int64(kept, 5, wend);
-            while ((rc = scan_step(kept, e, "memory_growth (kept tensors)")) == 1) {
-                const char *op = sqlite3_column_int64(kept, 0) && sqlite3_column_text(kept, 1)
-                                     ? (const char *)sqlite3_column_text(kept, 1)
-                                     : "(no operator)";
-                double bytes = sqlite3_column_double(kept, 2);
-                snprintf(line, sizeof line, "Still alive after the growth: %s from %s (%lld tensors)",
-                         rules_fmt_bytes(bytes, a, sizeof a), op, (long long)sqlite3_column_int64(kept, 3));
-                json_array_append_new(lines, json_string(line));
-                json_array_append_new(ops, json_pack("{s:s,s:f,s:I}", "op", op, "bytes", bytes, "tensors",
-                                                     (json_int_t)sqlite3_column_int64(kept, 3)));
-            }
-            json_object_set_new(ev, "kept_by_op", ops);
-            if (rc < 0) {
+            struct stats_read_group *kept;
+            size_t nkept;
+            if ((rc = stats_read_kept(ctx->db, r->rank, dev, w0, w1 > w0 ? w1 : wend, wend, &kept, &nkept, e)) < 0) {
+                json_decref(ops);
                 json_decref(ev);
                 free(b);
-                goto out;
+                return rc;
             }
+            for (size_t i = 0; i < nkept; i++) {
+                const char *op = kept[i].id && kept[i].name ? kept[i].name : "(no operator)";
+                double bytes = kept[i].total;
+                snprintf(line, sizeof line, "Still alive after the growth: %s from %s (%lld tensors)",
+                         rules_fmt_bytes(bytes, a, sizeof a), op, (long long)kept[i].count);
+                json_array_append_new(lines, json_string(line));
+                json_array_append_new(ops, json_pack("{s:s,s:f,s:I}", "op", op, "bytes", bytes, "tensors",
+                                                     (json_int_t)kept[i].count));
+            }
+            stats_read_groups_free(kept, nkept);
+            json_object_set_new(ev, "kept_by_op", ops);
             rules_add(ctx, &rule_memory_growth, left >= 0 && left > 10000 ? RULES_MEDIUM : RULES_HIGH, r->rank, 0, ev,
                       rules_link_memory(r, dev, link, sizeof link), advice[r->framework].text, advice[r->framework].snippet,
                       "GPU memory grows %s per step (%zu steps in a row): tensors kept across steps",
@@ -198,9 +166,6 @@ static int run(struct rules_ctx *ctx, struct err *e)
             free(b);
         }
     }
-out:
-    sqlite3_finalize(first);
-    sqlite3_finalize(kept);
     return rc;
 }
 
@@ -219,4 +184,5 @@ const struct rules_def rule_memory_growth = {
     "https://pytorch.org/docs/stable/torch_cuda_memory.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include "derive/rules.h"
-#include "store/scan.h"
+#include "store/stats_read.h"
 
 static const char advice_torch[] =
     "Lower the peak before it becomes an out-of-memory error: recompute activations in the backward pass "
@@ -92,18 +92,7 @@ static const struct rules_advice advice_pre[RULES_NFRAMEWORKS] = {
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double memory_limit_pct = rules_param(ctx, "rule_memory_limit_pct");
-    sqlite3_stmt *live = NULL;
     int rc = 0;
-    /* tensors live at the peak, by the operator that allocated them */
-    if (sqlite3_prepare_v2(ctx->db,
-                           "SELECT a.op, (SELECT s FROM str WHERE id = a.op), sum(a.bytes), count(*) FROM mem_alloc a"
-                           " WHERE a.rank = ? AND a.dev_type = 1 AND a.dev_id = ? AND a.alloc_ts <= ?"
-                           " AND (a.free_ts IS NULL OR a.free_ts > ?) AND a.bytes > 0"
-                           " GROUP BY a.op ORDER BY 3 DESC",
-                           -1, &live, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "memory_near_limit: %s", sqlite3_errmsg(ctx->db));
-        goto out;
-    }
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
         for (size_t gi = 0; gi < r->ngpus; gi++) {
@@ -131,32 +120,29 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 json_array_append_new(lines, json_string(line));
                 json_object_set_new(ev, "peak_step", json_string(r->steps[ps].name));
             }
-            sqlite3_reset(live);
-            sqlite3_bind_int(live, 1, r->rank);
-            sqlite3_bind_int(live, 2, g->device);
-            sqlite3_bind_int64(live, 3, peak_ts);
-            sqlite3_bind_int64(live, 4, peak_ts);
+            /* tensors live at the peak, by the operator that allocated them */
+            struct stats_read_group *live;
+            size_t nlive;
+            if ((rc = stats_read_live_at(ctx->db, r->rank, g->device, peak_ts, &live, &nlive, e)) < 0) {
+                json_decref(ops);
+                json_decref(ev);
+                return rc;
+            }
             double traced = 0;
-            int shown = 0;
-            while ((rc = scan_step(live, e, "memory_near_limit")) == 1) {
-                double bytes = sqlite3_column_double(live, 2);
-                const char *op = sqlite3_column_int64(live, 0) && sqlite3_column_text(live, 1)
-                                     ? (const char *)sqlite3_column_text(live, 1)
-                                     : "(no operator)";
+            for (size_t i = 0; i < nlive; i++) {
+                double bytes = live[i].total;
+                const char *op = live[i].id && live[i].name ? live[i].name : "(no operator)";
                 traced += bytes;
-                if (shown++ < 3) {
+                if (i < 3) {
                     snprintf(line, sizeof line, "Live at the peak: %s from %s (%lld tensors)",
-                             rules_fmt_bytes(bytes, a, sizeof a), op, (long long)sqlite3_column_int64(live, 3));
+                             rules_fmt_bytes(bytes, a, sizeof a), op, (long long)live[i].count);
                     json_array_append_new(lines, json_string(line));
                     json_array_append_new(ops, json_pack("{s:s,s:f,s:I}", "op", op, "bytes", bytes, "tensors",
-                                                         (json_int_t)sqlite3_column_int64(live, 3)));
+                                                         (json_int_t)live[i].count));
                 }
             }
+            stats_read_groups_free(live, nlive);
             json_object_set_new(ev, "live_by_op", ops);
-            if (rc < 0) {
-                json_decref(ev);
-                goto out;
-            }
             if (peak - traced > 0) {
                 snprintf(line, sizeof line, "Allocated before the trace began (weights, optimizer state...): %s",
                          rules_fmt_bytes(peak - traced, a, sizeof a));
@@ -176,8 +162,6 @@ static int run(struct rules_ctx *ctx, struct err *e)
                       pct, g->device);
         }
     }
-out:
-    sqlite3_finalize(live);
     return rc;
 }
 
@@ -192,4 +176,5 @@ const struct rules_def rule_memory_near_limit = {
     "https://pytorch.org/docs/stable/checkpoint.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

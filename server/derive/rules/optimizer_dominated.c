@@ -171,4 +171,5 @@ const struct rules_def rule_optimizer_dominated = {
     "https://pytorch.org/docs/stable/optim.html#algorithms",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

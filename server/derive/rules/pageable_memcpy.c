@@ -33,9 +33,10 @@
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
 #include "derive/rules.h"
+#include "store/facts.h"
 #include "store/model.h"
-#include "store/rundb.h"
 #include "store/scan.h"
+#include "store/slice_read.h"
 
 #define MAX_DEPTH 256
 
@@ -48,27 +49,23 @@ struct agg {
 
 /* The outermost operator above slice id (what the user called: aten::to,
  * aten::copy_ ...) into out; "" when none. Returns 0 or < 0 (e filled). */
-static int outer_op(sqlite3_stmt *q, int64_t id, char *out, size_t n, struct err *e)
+static int outer_op(struct slice_read *q, int64_t id, char *out, size_t n, struct err *e)
 {
+    struct slice_read_up up;
     int rc = 0;
     out[0] = '\0';
     for (int d = 0; id > 0 && d < MAX_DEPTH; d++) {
-        sqlite3_reset(q);
-        sqlite3_bind_int64(q, 1, id);
-        if ((rc = scan_step(q, e, "pageable_memcpy (callers)")) != 1) break;
-        id = sqlite3_column_int64(q, 0);
-        if (sqlite3_column_int(q, 2) == TB_K_CPU_OP && sqlite3_column_text(q, 1) &&
-            !kclass_profiler_step((const char *)sqlite3_column_text(q, 1)))
-            snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 1));
+        if ((rc = slice_read_up(q, id, &up, e)) != 1) break;
+        id = up.parent;
+        if (up.kind == TB_K_CPU_OP && up.name && !kclass_profiler_step(up.name)) snprintf(out, n, "%s", up.name);
     }
     return rc < 0 ? rc : 0;
 }
 
 /* The kernel-launch calls of CUDA and HIP, by name. */
-static const char launch_names_sql[] =
-    "SELECT id FROM str WHERE s IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel',"
-    " 'cuLaunchKernelEx', 'hipLaunchKernel', 'hipExtModuleLaunchKernel')";
-#define NLAUNCH_NAMES 6
+static const char *const launch_names[] = { "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel",
+                                            "cuLaunchKernelEx", "hipLaunchKernel",     "hipExtModuleLaunchKernel" };
+#define NLAUNCH_NAMES (sizeof launch_names / sizeof launch_names[0])
 /* The calls each thread contributes at most. */
 #define LAUNCH_SAMPLE 10000
 
@@ -77,17 +74,16 @@ static const char launch_names_sql[] =
  * the host; 0 when there are none. Returns 0 or < 0 (e filled). */
 static int launch_ns(sqlite3 *db, int rank, double *mean, struct err *e)
 {
-    sqlite3_stmt *nm = NULL;
+    struct facts_names *nm = NULL;
     struct scan_slices *c = NULL;
     struct scan_slice sl;
-    uint32_t ids[NLAUNCH_NAMES];
+    uint32_t ids[NLAUNCH_NAMES], id;
     size_t nids = 0;
     int64_t sum = 0, n = 0;
     int rc;
     *mean = 0;
-    if ((rc = rundb_prepare(db, launch_names_sql, &nm, e))) return rc;
-    while ((rc = scan_step(nm, e, "pageable_memcpy (launch names)")) == 1 && nids < NLAUNCH_NAMES)
-        ids[nids++] = (uint32_t)sqlite3_column_int64(nm, 0);
+    if ((rc = facts_names_open(db, FACTS_EQUAL, launch_names, NLAUNCH_NAMES, &nm, e))) return rc;
+    while ((rc = facts_names_next(nm, &id, NULL, e)) == 1 && nids < NLAUNCH_NAMES) ids[nids++] = id;
     if (rc < 0 || !nids || (rc = scan_slices_open(db, rank, SCAN_TRACKS_HOST, SCAN_LAUNCHES, &c, e))) goto out;
     while ((rc = scan_slices_track(c, NULL, e)) == 1) {
         int64_t in_track = 0;
@@ -103,7 +99,7 @@ static int launch_ns(sqlite3 *db, int rank, double *mean, struct err *e)
     }
     if (rc >= 0 && n > 0) *mean = (double)sum / (double)n;
 out:
-    sqlite3_finalize(nm);
+    facts_names_close(nm);
     scan_slices_close(c);
     return rc < 0 ? rc : 0;
 }
@@ -153,35 +149,14 @@ static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double pageable_mib = rules_param(ctx, "rule_pageable_mib");
     const double pageable_pct = rules_param(ctx, "rule_pageable_pct");
-    sqlite3_stmt *tr = NULL, *st = NULL, *up = NULL, *prev = NULL;
+    struct slice_read *up = NULL;
+    struct slice_read_copies *cp = NULL;
+    struct slice_read_copy row;
     struct scan_launch *host = NULL;
     struct scan_slice call;
-    int64_t *step_cost = NULL;
+    int64_t *step_cost = NULL, first;
     int rc = 0;
-    /* the copies carry their name and byte count, which the slice cursor
-     * does not read: a statement of its own, kinds bound (?3 track, ?4 copy) */
-    if ((rc = rundb_prepare(ctx->db,
-                            "SELECT first_slice, last_slice FROM track WHERE rank = ? AND kind = ? AND nslices > 0",
-                            &tr, e)) ||
-        (rc = rundb_prepare(ctx->db,
-                            "SELECT s.ts, s.dur, s.corr, n.s,"
-                            " CASE WHEN json_valid(s.args) THEN json_extract(s.args, '$.bytes') END, s.id"
-                            " FROM slice s JOIN str n ON n.id = s.name WHERE s.id BETWEEN ?1 AND ?2 AND s.kind = ?3"
-                            " AND s.name IN (SELECT id FROM str WHERE s LIKE '%Pageable%')",
-                            &st, e)) ||
-        (rc = rundb_prepare(ctx->db,
-                            "SELECT s.parent, n.s, s.kind FROM slice s JOIN str n ON n.id = s.name WHERE s.id = ?",
-                            &up, e)) ||
-        (rc = rundb_prepare(ctx->db,
-                            "SELECT ts + dur FROM slice WHERE id < ?1 AND id >= ?2 AND kind IN (?3, ?4, ?5)"
-                            " ORDER BY id DESC LIMIT 1",
-                            &prev, e)))
-        goto out;
-    sqlite3_bind_int(tr, 2, TB_TRACK_GPU);
-    sqlite3_bind_int(st, 3, TB_K_MEMCPY);
-    sqlite3_bind_int(prev, 3, TB_K_KERNEL);
-    sqlite3_bind_int(prev, 4, TB_K_MEMCPY);
-    sqlite3_bind_int(prev, 5, TB_K_MEMSET);
+    if ((rc = slice_read_open(ctx->db, &up, e))) goto out;
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
         if (!r->nsteps || r->avg_dur <= 0) continue;
@@ -192,24 +167,20 @@ static int run(struct rules_ctx *ctx, struct err *e)
         memset(by, 0, sizeof by);
         scan_launch_close(host);
         if ((rc = scan_launch_open(ctx->db, r->rank, &host, e))) goto out;
-        sqlite3_reset(tr);
-        sqlite3_bind_int(tr, 1, r->rank);
-        while ((rc = scan_step(tr, e, "pageable_memcpy (GPU tracks)")) == 1) {
-            int64_t first = sqlite3_column_int64(tr, 0);
-            sqlite3_reset(st);
-            sqlite3_bind_int64(st, 1, first);
-            sqlite3_bind_int64(st, 2, sqlite3_column_int64(tr, 1));
-            while ((rc = scan_step(st, e, "pageable_memcpy (copies)")) == 1) {
-                int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+        slice_read_copies_close(cp);
+        if ((rc = slice_read_copies_open(ctx->db, r->rank, "%Pageable%", &cp, e))) goto out;
+        while ((rc = slice_read_copies_track(cp, &first, e)) == 1) {
+            while ((rc = slice_read_copies_next(cp, &row, e)) == 1) {
+                int64_t ts = row.ts, dur = row.dur;
                 int s = rules_step_at(r, ts);
-                const char *name = (const char *)sqlite3_column_text(st, 3);
+                const char *name = row.name;
                 if (s < 0 || !name) continue;
                 enum dir d;
                 if (strstr(name, "HtoD") || strstr(name, "Pageable -> Device")) d = D_HTOD;
                 else if (strstr(name, "DtoH") || strstr(name, "Device -> Pageable")) d = D_DTOH;
                 else continue;
                 int64_t held = -1, hid = 0, cost = dur;
-                if ((rc = scan_launch_of(host, sqlite3_column_int64(st, 2), &call, e)) < 0) goto out;
+                if ((rc = scan_launch_of(host, row.corr, &call, e)) < 0) goto out;
                 if (rc == 1) {
                     if (launch < 0 && (rc = launch_ns(ctx->db, r->rank, &launch, e)) < 0) goto out;
                     hid = call.id;
@@ -217,12 +188,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
                     /* the wait for the stream's previous op, inside the call */
                     int64_t wait = 0;
                     if (d == D_DTOH && ts > hts) wait = ts - hts;
-                    sqlite3_reset(prev);
-                    sqlite3_bind_int64(prev, 1, sqlite3_column_int64(st, 5));
-                    sqlite3_bind_int64(prev, 2, first);
-                    if ((rc = scan_step(prev, e, "pageable_memcpy (previous op)")) < 0) goto out;
+                    int64_t pend;
+                    if ((rc = slice_read_prev_op_end(up, row.id, first, &pend, e)) < 0) goto out;
                     if (rc == 1) {
-                        int64_t pend = sqlite3_column_int64(prev, 0);
                         if (pend > ts) pend = ts;
                         if (pend - hts > wait) wait = pend - hts;
                     }
@@ -237,7 +205,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
                 }
                 struct agg *a = &by[d];
                 a->copies++;
-                a->bytes += sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, 4);
+                a->bytes += row.bytes;
                 a->gpu_ns += dur;
                 a->host_ns += held > 0 ? held : 0;
                 a->cost_ns += cost;
@@ -314,11 +282,9 @@ static int run(struct rules_ctx *ctx, struct err *e)
     rc = 0;
 out:
     free(step_cost);
-    sqlite3_finalize(tr);
-    sqlite3_finalize(st);
+    slice_read_copies_close(cp);
     scan_launch_close(host);
-    sqlite3_finalize(up);
-    sqlite3_finalize(prev);
+    slice_read_close(up);
     return rc;
 }
 
@@ -335,4 +301,5 @@ const struct rules_def rule_pageable_memcpy = {
     "https://pytorch.org/docs/stable/notes/cuda.html#use-pinned-memory-buffers",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -104,4 +104,5 @@ const struct rules_def rule_shared_gpu = {
     run,
     NULL,
     0,
+    RULES_PER_RANK,
 };

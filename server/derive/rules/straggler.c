@@ -257,4 +257,5 @@ const struct rules_def rule_straggler = {
     "https://pytorch.org/docs/stable/notes/ddp.html",
     run,
     RULES_PARAMS(params),
+    RULES_RUN_LEVEL, /* every rank waits for it */
 };

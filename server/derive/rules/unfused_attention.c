@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "derive/rules.h"
-#include "store/scan.h"
+#include "store/stats_read.h"
 
 #define SAVED_FRACTION 0.5
 
@@ -36,39 +36,19 @@ static const struct rules_advice advice[RULES_NFRAMEWORKS] = {
     [RULES_PYTORCH] = { advice_torch, snippet_torch },
 };
 
-#define SOFTMAX_OPS "('aten::_softmax', 'aten::softmax', 'aten::_masked_softmax', 'aten::_safe_softmax')"
-#define BMM_OPS "('aten::bmm', 'aten::baddbmm')"
-#define FUSED_WHERE                                                                                         \
-    "(op LIKE '%scaled_dot_product%' OR op LIKE '%flash_attention%' OR op LIKE '%efficient_attention%'"     \
-    " OR op LIKE '%cudnn_attention%' OR name LIKE '%fmha%' OR name LIKE '%flash%' OR name LIKE '%attn_fwd%')"
-
 static int run(struct rules_ctx *ctx, struct err *e)
 {
     const double attn_pct = rules_param(ctx, "rule_unfused_attention_pct");
-    sqlite3_stmt *st = NULL;
+    struct stats_read_attention at;
     int rc = 0;
-    if (sqlite3_prepare_v2(ctx->db,
-                           "SELECT sum(total), sum(CASE WHEN op IN " SOFTMAX_OPS " THEN total ELSE 0 END),"
-                           " sum(CASE WHEN op IN " SOFTMAX_OPS " THEN calls ELSE 0 END),"
-                           " sum(CASE WHEN op IN " BMM_OPS " THEN total ELSE 0 END),"
-                           " sum(CASE WHEN op IN " BMM_OPS " THEN calls ELSE 0 END),"
-                           " sum(CASE WHEN " FUSED_WHERE " THEN total ELSE 0 END)"
-                           " FROM kernel_stat WHERE rank = ? AND NOT comm",
-                           -1, &st, NULL) != SQLITE_OK) {
-        rc = err_set(e, ERR_DB, "unfused_attention: %s", sqlite3_errmsg(ctx->db));
-        goto out;
-    }
     for (size_t ri = 0; ri < ctx->nranks; ri++) {
         const struct rules_rank *r = &ctx->ranks[ri];
         if (r->framework != RULES_PYTORCH) continue;
-        sqlite3_reset(st);
-        sqlite3_bind_int(st, 1, r->rank);
-        if ((rc = scan_step(st, e, "unfused_attention")) < 0) goto out;
+        if ((rc = stats_read_attention(ctx->db, r->rank, &at, e)) < 0) return rc;
         if (rc == 0) continue;
         rc = 0;
-        double kern = sqlite3_column_double(st, 0), sm = sqlite3_column_double(st, 1);
-        double bmm = sqlite3_column_double(st, 3), fused = sqlite3_column_double(st, 5);
-        int64_t sm_calls = sqlite3_column_int64(st, 2), bmm_calls = sqlite3_column_int64(st, 4);
+        double kern = at.kernel_ns, sm = at.softmax_ns, bmm = at.bmm_ns, fused = at.fused_ns;
+        int64_t sm_calls = at.softmax_calls, bmm_calls = at.bmm_calls;
         if (kern <= 0 || sm <= 0 || bmm <= 0 || fused > 0) continue;
         double pct = (sm + bmm) / kern * 100.0;
         if (pct <= attn_pct) continue;
@@ -96,8 +76,6 @@ static int run(struct rules_ctx *ctx, struct err *e)
                   advice[RULES_PYTORCH].snippet, "Unfused attention: softmax and batched matmuls take %.0f %% of GPU kernel time",
                   pct);
     }
-out:
-    sqlite3_finalize(st);
     return rc;
 }
 
@@ -112,4 +90,5 @@ const struct rules_def rule_unfused_attention = {
     "https://pytorch.org/docs/stable/generated/torch.nn.functional.scaled_dot_product_attention.html",
     run,
     RULES_PARAMS(params),
+    RULES_PER_RANK,
 };

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "derive/rules.h"
-#include "store/rundb.h"
+#include "store/facts.h"
 #include "store/scan.h"
 
 static const char advice_torch[] =
@@ -33,20 +33,22 @@ static const char snippet_torch[] =
     "sampler = DistributedSampler(dataset)   # each rank reads its own shard\n"
     "loader = DataLoader(dataset, batch_size=per_gpu_batch, sampler=sampler)";
 
+static const char *const dp_name[] = { "DataParallel.forward" };
+
 /* DataParallel.forward spans of rank (operators and regions): count and
  * total time. Returns 0 or < 0 (e filled). */
 static int dp_spans(sqlite3 *db, int rank, long long *n, double *ns, struct err *e)
 {
     struct scan_slices *c = NULL;
     struct scan_slice sl;
-    sqlite3_stmt *nm = NULL;
+    struct facts_names *nm = NULL;
     int64_t sum = 0;
+    uint32_t dp;
     int rc;
     *n = 0;
     *ns = 0;
-    if ((rc = rundb_prepare(db, "SELECT id FROM str WHERE s = 'DataParallel.forward'", &nm, e))) return rc;
-    if ((rc = scan_step(nm, e, "use_ddp_not_dp (names)")) != 1) goto out;
-    uint32_t dp = (uint32_t)sqlite3_column_int64(nm, 0);
+    if ((rc = facts_names_open(db, FACTS_EQUAL, dp_name, 1, &nm, e))) return rc;
+    if ((rc = facts_names_next(nm, &dp, NULL, e)) != 1) goto out;
     if ((rc = scan_slices_open(db, rank, SCAN_TRACKS_ALL,
                                SCAN_KIND(TB_K_CPU_OP) | SCAN_KIND(TB_K_USER_ANNOTATION), &c, e)))
         goto out;
@@ -57,14 +59,14 @@ static int dp_spans(sqlite3 *db, int rank, long long *n, double *ns, struct err 
         }
     *ns = (double)sum;
 out:
-    sqlite3_finalize(nm);
+    facts_names_close(nm);
     scan_slices_close(c);
     return rc < 0 ? rc : 0;
 }
 
 static int run(struct rules_ctx *c, struct err *e)
 {
-    int rc = rules_exists(c->db, "SELECT EXISTS(SELECT 1 FROM str WHERE s = 'DataParallel.forward')", -1, e);
+    int rc = facts_names_exist(c->db, FACTS_EQUAL, dp_name, 1, e);
     if (rc <= 0) return rc;
     for (size_t i = 0; i < c->nranks; i++) {
         const struct rules_rank *r = &c->ranks[i];
@@ -126,4 +128,5 @@ const struct rules_def rule_use_ddp_not_dp = {
     run,
     NULL,
     0,
+    RULES_PER_RANK,
 };

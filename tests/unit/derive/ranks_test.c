@@ -291,6 +291,54 @@ static void test_clock_alignment(void)
     json_decref(d);
 }
 
+/* SQLITE_TRACE_STMT callback: counts statements that read the slice table. */
+static int count_slice_reads(unsigned type, void *ctx, void *p, void *x)
+{
+    const char *sql = sqlite3_sql((sqlite3_stmt *)p);
+    (void)type, (void)x;
+    if (sql && strstr(sql, "FROM slice")) (*(int *)ctx)++;
+    return 0;
+}
+
+/* Issue 21: the Ranks tab took 1.3 s on a single-GPU run of 100 steps,
+ * sweeping every slice for collectives and then every kernel for an
+ * overlap that cannot exist. A run without collectives must be answered
+ * from the stored tables alone, with the same figures: compute = the
+ * kernel union per step (two overlapping GEMMs: [20, 620) and [300, 900)
+ * = 880 µs, then 500 µs), comm = overlap = 0. */
+static void test_no_collectives_reads_no_slices(void)
+{
+    static const char *const plain = STEP(1, 0, 1000) "," LAUNCH(1, 10, 5) "," KERNEL("gemm", 1, 20, 600) ","
+        LAUNCH(2, 15, 5) "," KERNEL("gemm", 2, 300, 600) "," STEP(2, 1000, 1000) "," LAUNCH(3, 1010, 5) ","
+        KERNEL("gemm", 3, 1020, 500);
+    char *path = fixture_write(DEV_H100, "", plain, 0);
+    struct ingest_file files[1] = { { path, path, 0 } };
+    struct ingest_request req = { NULL, files, 1, NULL };
+    char id[CATALOG_ID_LEN + 1];
+    struct err e;
+    REQUIRE(ingest_run(fixture_cat, &fixture_cfg, &req, NULL, id, &e) == 0);
+    char *dbp = xasprintf("%s/runs/%s/run.db", fixture_root, id);
+    sqlite3 *db;
+    json_t *d = NULL;
+    int reads = 0;
+    if (rundb_open_ro(dbp, &db, &e) == 0) {
+        sqlite3_trace_v2(db, SQLITE_TRACE_STMT, count_slice_reads, &reads);
+        CHECK(ranks_build(db, 5, &d, &e) == 0);
+        sqlite3_close(db);
+    }
+    free(dbp);
+    unlink(path);
+    free(path);
+    REQUIRE(d != NULL);
+    CHECK_EQ_INT(reads, 0);
+    json_t *r0 = json_array_get(json_object_get(d, "ranks"), 0);
+    CHECK(near(num(r0, "compute_us"), (880 + 500) / 2.0));
+    CHECK(near(num(r0, "comm_us"), 0));
+    CHECK(near(num(r0, "overlap_us"), 0));
+    CHECK_EQ_INT(json_array_size(json_object_get(d, "comm_ops")), 0);
+    json_decref(d);
+}
+
 int main(void)
 {
     fixture_init();
@@ -299,6 +347,7 @@ int main(void)
     RUN(test_single_rank);
     RUN(test_steps_by_index);
     RUN(test_clock_alignment);
+    RUN(test_no_collectives_reads_no_slices);
     fixture_done();
     return harness_done("ranks");
 }

@@ -213,6 +213,15 @@ static void test_straggler(void)
     CHECK(line_has(d, "host time outside any recorded operator"));
     CHECK(line_has(d, "<- straggler"));
     CHECK_EQ_STR(str(d, "link"), "view=ranks&rank=1");
+    /* straggler is declared run-level in its definition: its finding comes
+     * before every finding about one rank's code */
+    CHECK_EQ_INT(rule_straggler.run_level, RULES_RUN_LEVEL);
+    CHECK_EQ_INT(rule_enable_amp.run_level, RULES_PER_RANK);
+    for (size_t i = 0; i < json_array_size(f); i++) {
+        json_t *x = json_array_get(f, i);
+        if (x == d) break;
+        CHECK(!json_is_integer(json_object_get(x, "rank")));
+    }
     json_decref(f);
 
     f = fixture_findings_ranks(DEV_H100, "", balanced, 3);

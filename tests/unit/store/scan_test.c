@@ -1,6 +1,7 @@
 /* scan_test — the slice cursors: track selection, kind sets, (track, ts)
  * order, per-track stepping, the slice id range, the launch call by
- * correlation id, a table's presence; and the error path: a run
+ * correlation id, a table's presence; a track's id range, a device's GPU
+ * streams, the range cursor, names by id; and the error path: a run
  * whose slice table is gone or whose pages are garbled makes the cursor
  * return < 0 with e filled, never a quiet end of the rows. */
 #include "rundb_fixture.h"
@@ -70,8 +71,12 @@ static void test_cursors(sqlite3 *db)
     CHECK_EQ_INT(scan_slices_step(c, &s, &e), 0); /* before the first track */
     CHECK_EQ_INT(scan_slices_track(c, &track, &e), 1);
     CHECK(track > 0);
+    int64_t lo = 0, hi = 0;
+    scan_slices_range(c, &lo, &hi); /* the host track's three slices */
+    CHECK_EQ_INT(hi - lo, 2);
     CHECK_EQ_INT(scan_slices_step(c, &s, &e), 1);
     CHECK_EQ_INT(s.track, track);
+    CHECK_EQ_INT(s.id, lo);
     CHECK_EQ_INT(s.dur, 1000);
     CHECK_EQ_INT(scan_slices_step(c, &s, &e), 0);
     CHECK_EQ_INT(scan_slices_track(c, &track, &e), 0);
@@ -99,6 +104,55 @@ static void test_cursors(sqlite3 *db)
     CHECK_EQ_INT(scan_has_table(db, "no_such", &e), 0);
 }
 
+/* The store's other readers over the same run: a track's id range, the
+ * GPU streams of a device, a range cursor with a kind set, names by id. */
+static void test_readers(sqlite3 *db)
+{
+    struct err e;
+    struct scan_slice s;
+    int64_t gpu = q1(db, "SELECT id FROM track WHERE rank = 1 AND kind = 1");
+    int64_t dev = q1(db, "SELECT coalesce(device, 0) FROM track WHERE id = (SELECT id FROM track WHERE rank = 1"
+                         " AND kind = 1)");
+    int64_t first = 0, last = 0;
+    CHECK_EQ_INT(scan_track_range(db, gpu, &first, &last, &e), 1);
+    CHECK_EQ_INT(last - first, 2);
+    CHECK_EQ_INT(scan_track_range(db, 99999, &first, &last, &e), 0);
+
+    struct scan_ids *ids;
+    size_t n;
+    REQUIRE(scan_device_streams(db, 1, (int)dev, &ids, &n, &e) == 0);
+    CHECK_EQ_INT(n, 1); /* the rank's one stream, not rank 0's */
+    CHECK_EQ_INT(ids[0].first, q1(db, "SELECT first_slice FROM track WHERE rank = 1 AND kind = 1"));
+    free(ids);
+    REQUIRE(scan_device_streams(db, 7, 0, &ids, &n, &e) == 0);
+    CHECK_EQ_INT(n, 0);
+    free(ids);
+
+    /* the kernels of the stream, the copy between them left out */
+    struct scan_range *r;
+    REQUIRE(scan_range_open(db, SCAN_KIND(TB_K_KERNEL), &r, &e) == 0);
+    CHECK_EQ_INT(scan_range_next(r, &s, &e), 0); /* no range yet */
+    scan_range_set(r, first, last);
+    CHECK_EQ_INT(scan_range_next(r, &s, &e), 1);
+    CHECK_EQ_INT(s.ts, 300);
+    CHECK_EQ_INT(scan_range_next(r, &s, &e), 1);
+    CHECK_EQ_INT(s.ts, 500);
+    CHECK_EQ_INT(scan_range_next(r, &s, &e), 0);
+    scan_range_set(r, first, first); /* over again, on a new range */
+    CHECK_EQ_INT(scan_range_next(r, &s, &e), 1);
+    CHECK_EQ_INT(s.id, first);
+    scan_range_close(r);
+
+    struct scan_names *nm;
+    const char *text;
+    REQUIRE(scan_names_open(db, &nm, &e) == 0);
+    CHECK_EQ_INT(scan_name(nm, s.name, &text, &e), 1);
+    CHECK_EQ_STR(text, "gemm");
+    CHECK_EQ_INT(scan_name(nm, 999999, &text, &e), 0);
+    CHECK(text == NULL);
+    scan_names_close(nm);
+}
+
 static void test_dropped_table(const char *path)
 {
     sqlite3 *db;
@@ -112,6 +166,9 @@ static void test_dropped_table(const char *path)
     struct scan_launch *l = NULL;
     CHECK(scan_launch_open(db, 0, &l, &e) < 0);
     CHECK(l == NULL);
+    struct scan_range *r = (struct scan_range *)1;
+    CHECK(scan_range_open(db, SCAN_KINDS_ALL, &r, &e) < 0);
+    CHECK(r == NULL);
     sqlite3_close(db);
 }
 
@@ -158,6 +215,7 @@ static void test_scan(void)
     sqlite3 *db = open_run(path);
     REQUIRE(db != NULL);
     test_cursors(db);
+    test_readers(db);
     sqlite3_close(db);
     test_dropped_table(p2);
     test_garbled(p3);

@@ -151,7 +151,7 @@ function signedMicros(us) {
  * @param {number | null | undefined} us
  * @param {string} [status] a table row's status ("same" is never coloured)
  */
-function deltaSpan(us, status = '') {
+export function deltaSpan(us, status = '') {
     // under 1 µs, or a row within the threshold, is noise: not coloured
     const cls = typeof us === 'number' && Math.abs(us) >= 1 && status !== 'same' ? (us < 0 ? C.cmpGood : C.cmpBad) : C.muted;
     return h('span', { class: [C.cmpDelta, cls] }, signedMicros(us));
@@ -196,16 +196,7 @@ function createCompare(root, store) {
         } catch (e) {
             if (ctrl !== mine || (e instanceof api.ApiError && e.code === 'aborted')) return;
             diff = null;
-            replace(head, h('h1', { class: C.title }, 'Compare runs'));
-            replace(
-                body,
-                alertBox(
-                    'error',
-                    'Could not compare these runs',
-                    h('p', null, e instanceof Error ? e.message : String(e)),
-                    h('p', null, h('a', { href: buildUrl({ view: 'runs' }) }, 'Back to the runs'), ' to pick two runs.'),
-                ),
-            );
+            showCompareError(head, body, e instanceof Error ? e.message : String(e), 'two runs');
             replace(tableBox);
             if (tbl) tbl.table.destroy();
             tbl = null;
@@ -349,6 +340,27 @@ function createCompare(root, store) {
             if (tbl) tbl.table.destroy();
         },
     };
+}
+
+/**
+ * A comparison that could not be made (this page's and comparen.js's):
+ * the title, then the reason and the way back to pick runs.
+ * @param {HTMLElement} head
+ * @param {HTMLElement} body
+ * @param {string} msg
+ * @param {string} pick what to pick on the runs list ("two runs")
+ */
+export function showCompareError(head, body, msg, pick) {
+    replace(head, h('h1', { class: C.title }, 'Compare runs'));
+    replace(
+        body,
+        alertBox(
+            'error',
+            'Could not compare these runs',
+            h('p', null, msg),
+            h('p', null, h('a', { href: buildUrl({ view: 'runs' }) }, 'Back to the runs'), ` to pick ${pick}.`),
+        ),
+    );
 }
 
 // --- "Compare with…" on the run page ---------------------------------------------------

@@ -82,10 +82,12 @@ function createOperators(root, ctx) {
         onQuery: (patch) => updateRoute(store, patch),
         summary: (p) => {
             const t = p.totals || { calls: 0, host_self_us: 0, device_self_us: 0 };
+            const what = p.source === 'cuda_api_nvtx' ? 'CUDA API calls and NVTX ranges' : 'operators';
             return h(
                 'span',
                 null,
-                `Rank ${p.rank} · ${tabRoute(store.get().route, params).q ? 'matching operators' : 'all operators'}: ${formatNumber(t.calls)} calls, host self time ${formatMicros(t.host_self_us)}`,
+                `Rank ${p.rank} · ${tabRoute(store.get().route, params).q ? 'matching ' + what : 'all ' + what}: ${formatNumber(t.calls)} calls, host self time ${formatMicros(t.host_self_us)}`,
+                p.source === 'cuda_api_nvtx' ? ' (an Nsight export records no framework operators)' : null,
                 p.has_device ? `, device self time ${formatMicros(t.device_self_us)}` : ' · no GPU time recorded',
             );
         },
@@ -129,7 +131,7 @@ function columns(p) {
     const totalHost = (p && p.totals && p.totals.host_self_us) || 0;
     /** @type {(Column | null)[]} */
     const cols = [
-        { label: 'Operator', sort: 'name', cls: C.mono, clamp: true, cell: (r) => r.name, title: (r) => r.name },
+        { label: p && p.source === 'cuda_api_nvtx' ? 'API call / NVTX range' : 'Operator', sort: 'name', cls: C.mono, clamp: true, cell: (r) => r.name, title: (r) => r.name },
         g === 'shape'
             ? { label: 'Input shapes', cls: C.mono, clamp: true, cell: (r) => r.shape || h('span', { class: C.muted }, 'none recorded'), title: (r) => r.shape || null }
             : null,

@@ -163,7 +163,7 @@ function render(d, route, renumber) {
                 heatmap(d, route),
             ),
         ),
-        section(
+        cardSection(
             'Computation, communication and overlap (per step)',
             overlapChart(d, route),
             legend([
@@ -173,10 +173,20 @@ function render(d, route, renumber) {
             ]),
             overlapTable(d, hl),
         ),
-        section('Collectives', commTable(d, hl, many)),
-        section(`Top ${plural(d.kernels.length, 'kernel')} across ranks`, kernelTable(d, hl, many)),
-        section('Files and clock alignment', filesTable(d, route, hl), rankEditor(d, renumber)),
+        cardSection('Collectives', commTable(d, hl, many)),
+        cardSection(`Top ${plural(d.kernels.length, 'kernel')} across ranks`, kernelTable(d, hl, many)),
+        cardSection('Files and clock alignment', filesTable(d, route, hl), rankEditor(d, renumber)),
     );
+}
+
+/**
+ * A titled section in a card: its wide tables scroll inside the card
+ * (C.rkScroll) instead of running past the page at 8 or 16 ranks.
+ * @param {string} title
+ * @param {...Child} body
+ */
+function cardSection(title, ...body) {
+    return h('article', { class: [C.card, C.cardPad, C.rkCard] }, section(title, ...body));
 }
 
 // --- straggler ---------------------------------------------------------------------
@@ -494,10 +504,10 @@ function commTable(d, hl, many) {
                         null,
                         h('td', { class: C.mono }, op.collective || DASH),
                         h('td', null, op.group || DASH, op.group_size ? h('span', { class: C.muted }, ` (${op.group_size} ranks)`) : null),
-                        h('td', { class: C.nowrap }, messageSize(op)),
+                        h('td', { class: C.rkWrap }, messageSize(op)),
                         h('td', { class: C.num }, formatNumber(op.calls)),
                         h('td', { class: C.num }, formatMicros(op.dur_us)),
-                        h('td', { class: C.num }, formatMicros(op.wait_us), op.wait_us !== null ? h('span', { class: C.muted }, ` (${formatPercent(op.wait_us, op.dur_us)})`) : null),
+                        h('td', { class: C.num }, formatMicros(op.wait_us), op.wait_us !== null ? h('div', { class: C.muted }, formatPercent(op.wait_us, op.dur_us)) : null),
                         h('td', { class: C.num, title: 'Per matched call: the shortest duration among the ranks' }, formatMicros(op.transfer_us)),
                         ranks.map((r) => {
                             const c = op.ranks.find((x) => x.rank === r.rank);
