@@ -26,7 +26,7 @@ async function upload(scenario, project, meta) {
 }
 
 before(async () => {
-  session = await startBrowser();
+  session = await startBrowser({ args: ['--allow-duplicates', 'false'] }); // the default, which the suite's lib turns off
   ({ srv, page, errors } = session);
   ids.fast = await upload('dataloader_workers8', PROJECT, { loader: 'x', job_id: '1' });
   ids.slow = await upload('dataloader_workers0', PROJECT, { loader: 'x', job_id: '2' });
@@ -99,4 +99,28 @@ test('runs list: filters in the URL, project links, key figures; 3 ticked runs o
   await page.click(`tr[data-run="${ids.amp}"] a >> text=${PROJECT}`);
   await page.waitForSelector('[data-chart=step] svg');
   assert.deepEqual(errors, []);
+});
+
+test('an upload from the page takes a project and metadata; the same files again link to the stored run', async () => {
+  const [file] = shared('matmul_fp32_strict');
+  await page.goto(srv.base + '/');
+  await page.waitForSelector('tr[data-run]');
+  await page.fill('[data-upload=project]', PROJECT);
+  await page.fill('[data-upload=meta]', 'loader=z, job_id=9');
+  await page.setInputFiles('input[type=file]', file);
+  await page.waitForURL(/\?run=[0-9a-f]{16}/, { timeout: 30000 });
+  const id = /run=([0-9a-f]{16})/.exec(page.url())[1];
+  const run = await srv.json(`/api/runs/${id}`);
+  assert.equal(run.project, PROJECT);
+  assert.deepEqual(run.meta, { loader: 'z', job_id: '9' });
+  await page.goto(srv.base + '/');
+  await page.waitForSelector('tr[data-run]');
+  await page.setInputFiles('input[type=file]', file);
+  const link = page.locator(`[data-duplicate-of="${id}"]`);
+  await link.waitFor();
+  await page.screenshot({ path: join(SHOTS, 'runs-duplicate.png') });
+  await link.click();
+  await page.waitForURL(new RegExp(`\\?run=${id}`));
+  // the browser logs the 409 answer itself; nothing else may fail
+  assert.deepEqual(errors.filter((e) => !/status of 409/.test(e)), []);
 });

@@ -9,6 +9,7 @@ import {
     compareUrl,
     filterRuns,
     parseMetaFilter,
+    parseMetaList,
     runsQuery,
     jobFraction,
     nextSort,
@@ -126,4 +127,10 @@ test('runs list filters become the API query; compare URLs for 2 and N runs', ()
     assert.equal(compareUrl(['a', 'b']), './?compare=a,b');
     assert.equal(compareUrl(['a', 'b', 'c']), './?compare=a,b,c');
     assert.deepEqual(filterRuns([{ id: 'p', name: 'x', project: 'vision', meta: { batch: '64' } }], 'BATCH=64').map((r) => r.id), ['p']);
+});
+
+test('upload metadata: key=value pairs by commas or lines; a bad pair is refused by name', () => {
+    assert.deepEqual(parseMetaList(' batch = 32, model=gpt\nmodel=llama ,'), { batch: '32', model: 'llama' });
+    assert.deepEqual(parseMetaList(''), {});
+    assert.throws(() => parseMetaList('batch=32, oops'), /oops/);
 });

@@ -239,3 +239,23 @@ export function compareUrl(ids) {
     if (ids.length < 2) return null;
     return './?compare=' + ids.map(encodeURIComponent).join(',');
 }
+
+/**
+ * Upload metadata typed as "batch=32, model=gpt" (commas or new lines
+ * between pairs) -> {batch: "32", model: "gpt"}; a later key wins. Throws
+ * an Error naming the first pair that is not key=value with a key of
+ * [A-Za-z0-9_.-]{1,64}.
+ * @param {string} text
+ * @returns {Record<string, string>}
+ */
+export function parseMetaList(text) {
+    /** @type {Record<string, string>} */
+    const out = {};
+    for (const part of text.split(/[,\n]/)) {
+        if (!part.trim()) continue;
+        const m = parseMetaFilter(part);
+        if (!m) throw new Error(`Metadata must be key=value pairs (keys of letters, digits, _ . -): “${part.trim().slice(0, 40)}”`);
+        out[m.key] = m.value;
+    }
+    return out;
+}

@@ -184,9 +184,13 @@ export function noMatch(onClear) {
     return h('p', { class: C.muted }, 'No runs match these filters. ', h('button', { type: 'button', class: [C.btn, C.btnSm], on: { click: onClear } }, 'Clear filters'));
 }
 
-/** The upload's project field. */
-export function projectField() {
-    return h('input', { class: C.input, type: 'text', placeholder: 'none', maxlength: 100, autocomplete: 'off', spellcheck: 'false', dataset: { upload: 'project' } });
+/**
+ * A text field of the upload's labels (project, metadata).
+ * @param {string} [key] its data-upload name
+ * @param {string} [placeholder]
+ */
+export function projectField(key = 'project', placeholder = 'none') {
+    return h('input', { class: C.input, type: 'text', placeholder, maxlength: key === 'project' ? 100 : 4000, autocomplete: 'off', spellcheck: 'false', dataset: { upload: key } });
 }
 
 /** Shown in the empty state; the brief's exact command lines. */

@@ -38,6 +38,7 @@ import {
     PHASES,
     anyActive,
     compareUrl,
+    parseMetaList,
     runsQuery,
     filterRuns,
     jobFraction,
@@ -152,6 +153,7 @@ function createRunsPage(root, store) {
     });
     const fileInput = h('input', { type: 'file', multiple: true, accept: ACCEPT, class: C.srOnly, tabindex: '-1' });
     const projectInput = projectField();
+    const metaInput = projectField('meta', 'batch=32, model=gpt');
     const pickBtn = h('button', { type: 'button', class: [C.btn, C.btnPrimary] }, 'Choose files…');
     const uploadBox = h('div', { class: C.upload, hidden: true });
     const drop = h(
@@ -173,6 +175,7 @@ function createRunsPage(root, store) {
             h('span', { class: C.spacer }),
             h('label', { class: C.field }, h('span', { class: C.label }, 'Run name (optional)'), nameInput),
             h('label', { class: C.field }, h('span', { class: C.label }, 'Project (optional)'), projectInput),
+            h('label', { class: C.field }, h('span', { class: C.label }, 'Metadata'), metaInput),
         ),
         uploadBox,
     );
@@ -281,6 +284,13 @@ function createRunsPage(root, store) {
         const total = files.reduce((s, f) => s + f.size, 0);
         const name = nameInput.value.trim();
         const project = projectInput.value.trim();
+        let meta;
+        try {
+            meta = parseMetaList(metaInput.value);
+        } catch (e) {
+            toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
+            return;
+        }
         const ctrl = new AbortController();
         uploadCtrl = ctrl;
         const bar = progressBar('Upload progress');
@@ -308,6 +318,7 @@ function createRunsPage(root, store) {
         api.uploadRun(files, {
             name,
             project,
+            meta,
             duplicate: again,
             signal: ctrl.signal,
             onProgress(loaded, tot) {
