@@ -34,11 +34,11 @@ BUILD   ?= build
 # Reading order (see README "Source map").
 SRCS := \
 	server/base/err.c server/base/xmalloc.c server/base/log.c server/base/fsutil.c server/base/config.c \
-	server/base/sbuf.c server/base/hmap.c server/base/utf8.c server/base/jtok.c server/base/workpool.c \
+	server/base/sbuf.c server/base/hmap.c server/base/utf8.c server/base/jtok.c server/base/workpool.c server/base/sha256.c \
 	server/ingest/instream.c server/ingest/mpart.c server/ingest/logparse.c \
 	server/ingest/importer.c server/ingest/import_chrome.c server/ingest/import_chrome_xla.c server/ingest/import_nsys.c server/ingest/import_nsys_rows.c \
 	server/store/model.c server/store/sorter.c server/store/budget.c server/store/rundb_schema.c server/store/rundb_writer.c server/store/rundb_drain.c server/store/nesting.c server/store/rundb_spool.c \
-	server/store/rundb.c server/store/rundb_renumber.c server/store/scan.c server/store/scan_span.c server/store/facts.c server/store/stats_read.c server/store/slice_read.c server/store/findings.c server/store/catalog.c server/store/logstore.c \
+	server/store/rundb.c server/store/rundb_renumber.c server/store/scan.c server/store/scan_span.c server/store/facts.c server/store/stats_read.c server/store/slice_read.c server/store/findings.c server/store/catalog.c server/store/catalog_query.c server/store/logstore.c \
 	server/store/rundb_stage.c \
 	server/derive/kclass.c server/derive/ivlist.c server/derive/summary.c server/derive/summary_rank.c server/derive/summary_walk.c \
 	server/derive/summary_steps.c server/derive/summary_metrics.c server/derive/summary_memory.c server/derive/summary_report.c \
@@ -53,7 +53,7 @@ SRCS := \
 	server/api/api_summary_tables.c server/api/api_summary_memory.c server/api/api_timeline.c \
 	server/api/api_slice.c server/api/api_search.c server/api/api_diff.c server/api/api_compare.c \
 	server/api/api_ranks.c server/api/api_analyses.c \
-	server/api/api_flame.c server/api/api_logs.c server/api/api_live.c \
+	server/api/api_flame.c server/api/api_logs.c server/api/api_live.c server/api/api_projects.c \
 	server/cli/cli.c server/cli/cli_analyze.c server/cli/cli_diff.c server/cli/cli_logs.c
 
 OBJS := $(SRCS:server/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/assets_gen.o

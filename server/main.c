@@ -26,6 +26,7 @@
 #include "ingest/ingest_service.h"
 #include "store/catalog.h"
 #include "store/logstore.h"
+#include "store/catalog_query.h"
 
 
 static void usage(FILE *out)
@@ -36,6 +37,7 @@ static void usage(FILE *out)
             "  traceboard serve   [options]            start the web server\n"
             "  traceboard import  [options] PATH...    import trace files or folders as runs\n"
             "                     [--log FILE]...      with the job's log (also *.log/*.jsonl beside a folder's traces)\n"
+            "        --project P, --meta KEY=VALUE (repeatable), --duplicate (import files stored already)\n"
             "  traceboard diff    [--json] A B         compare two runs (trace files, folders or data/runs/<id>)\n"
             "  traceboard --help | --version\n\n"
             "serve options (also settable in the config file):\n"
@@ -49,12 +51,11 @@ static void usage(FILE *out)
 /* Parses --key value / --key=value pairs into cfg; collects positional args.
  * Returns 0 or 2 (usage error, message printed). */
 static int parse_args(int argc, char **argv, int first, struct config *cfg, const char **config_path,
-                      const char **demo, char ***pos, int *npos, char **logs, int *nlogs)
+                      const char **demo, struct cli_labels *lb, char ***pos, int *npos)
 {
     struct err e;
     *pos = xcalloc((size_t)argc + 1, sizeof **pos);
     *npos = 0;
-    *nlogs = 0;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         if (strncmp(a, "--", 2) != 0) {
@@ -70,6 +71,10 @@ static int parse_args(int argc, char **argv, int first, struct config *cfg, cons
         key[kn] = '\0';
         for (char *c = key; *c; c++)
             if (*c == '-') *c = '_';
+        if (lb && strcmp(key, "duplicate") == 0) {
+            lb->duplicate = 1;
+            continue;
+        }
         if (strcmp(key, "no_auth") == 0 || strcmp(key, "json") == 0) {
             if (strcmp(key, "no_auth") == 0) cfg->no_auth = 1;
             continue;
@@ -80,9 +85,22 @@ static int parse_args(int argc, char **argv, int first, struct config *cfg, cons
             fprintf(stderr, "traceboard: option --%s needs a value\n", a + 2);
             return 2;
         }
-        if (strcmp(key, "config") == 0) *config_path = val;
+        if (lb && strcmp(key, "project") == 0) {
+            if (catalog_project_check(val, &e) != 0) {
+                fprintf(stderr, "traceboard: --project: %s\n", e.msg);
+                return 2;
+            }
+            lb->project = val;
+        } else if (lb && strcmp(key, "meta") == 0) {
+            const char *kv = strchr(val, '=');
+            char *k = kv ? xstrndup(val, (size_t)(kv - val)) : NULL;
+            int bad = !k || catalog_meta_add(lb->meta, k, kv + 1, &e) != 0;
+            if (bad) fprintf(stderr, "traceboard: --meta %s: %s\n", val, k ? e.msg : "expected KEY=VALUE");
+            free(k);
+            if (bad) return 2;
+        } else if (strcmp(key, "config") == 0) *config_path = val;
         else if (strcmp(key, "demo") == 0) *demo = val;
-        else if (strcmp(key, "log") == 0) logs[(*nlogs)++] = (char *)val; /* import: a job log file */
+        else if (lb && strcmp(key, "log") == 0) lb->logs[lb->nlogs++] = (char *)val; /* a job log file */
         else if (config_set(cfg, key, val, &e) != 0) {
             fprintf(stderr, "traceboard: %s\n", e.msg);
             return 2;
@@ -159,8 +177,8 @@ int main(int argc, char **argv)
     struct app app;
     struct err e;
     const char *config_path = NULL, *demo = NULL;
-    char **pos = NULL, **logs = NULL;
-    int npos = 0, nlogs = 0, rc;
+    char **pos = NULL;
+    int npos = 0, rc;
 
     /* The rules declare their thresholds; the config learns them before
      * --help lists the keys and before any is read or set. */
@@ -195,17 +213,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "traceboard: %s\n", e.msg);
         return 2;
     }
-    logs = xcalloc((size_t)argc + 1, sizeof *logs);
-    if ((rc = parse_args(argc, argv, 2, &app.cfg, &config_path, &demo, &pos, &npos, logs, &nlogs)) != 0) {
+    struct cli_labels labels = { NULL, json_object(), 0, NULL, 0 };
+    int import = strcmp(argv[1], "import") == 0;
+    labels.logs = xcalloc((size_t)argc + 1, sizeof *labels.logs);
+    if ((rc = parse_args(argc, argv, 2, &app.cfg, &config_path, &demo, import ? &labels : NULL, &pos, &npos)) != 0) {
         free(pos);
-        free(logs);
+        free(labels.logs);
+        json_decref(labels.meta);
         return rc;
     }
     int lvl = log_level_parse(app.cfg.log_level);
     log_set_level(lvl < 0 ? LOG_LEVEL_INFO : (enum log_level)lvl);
 
     if (strcmp(argv[1], "serve") == 0) rc = cmd_serve(&app, demo);
-    else if (strcmp(argv[1], "import") == 0) rc = cli_import(&app.cfg, pos, npos, logs, nlogs);
+    else if (import) rc = cli_import(&app.cfg, pos, npos, &labels);
     else if (strcmp(argv[1], "analyze") == 0) rc = cli_analyze(&app.cfg, argc, argv, pos, npos);
     else if (strcmp(argv[1], "diff") == 0) rc = cli_diff(&app.cfg, argc, argv, pos, npos);
     else {
@@ -213,6 +234,7 @@ int main(int argc, char **argv)
         rc = 2;
     }
     free(pos);
-    free(logs);
+    free(labels.logs);
+    json_decref(labels.meta);
     return rc;
 }

@@ -17,7 +17,7 @@
 #    rundb_prepare outside the modules that own or read run tables
 #    (SQL_USERS); no MHD_queue_response outside http_send.c; no raw malloc
 #    outside xmalloc.c.
-INTEGRATION_ONLY="main http_req cli_analyze cli_diff api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_flame api_diff api_compare api_ranks cli api_logs api_live http_stream cli_logs"
+INTEGRATION_ONLY="main http_req api_projects cli_analyze cli_diff api_runs api_run api_table api_summary api_summary_tables api_summary_memory api_timeline api_slice api_search api_flame api_diff api_compare api_ranks cli api_logs api_live http_stream cli_logs"
 # stage: the stages its files may include (besides itself)
 STAGE_DEPS="base:
 store:base

@@ -92,6 +92,9 @@ struct config {
     uint64_t sort_memory;          /* bytes of ingest sort buffer, default 64 MiB */
     char derive_hold[CONFIG_PATH_MAX]; /* tests only: derive waits while this file exists */
     char log_level[16];            /* debug|info|warn|error, default info */
+    int allow_duplicates;          /* store files uploaded before again without asking, default 0 */
+    int regression_pct;            /* trend: slower than the previous run of its configuration by more, default 10 */
+    char volatile_meta[512];       /* metadata keys that do not make a configuration, comma separated */
     struct config_rules rules;     /* rules switched off, registered parameters */
 };
 

@@ -21,12 +21,22 @@
 #include "http/app.h"
 #include "store/catalog.h"
 
-/* `traceboard import [--log FILE]... PATH...`: returns 0 when every path
- * (and log) imported. The logs attach to every run imported; a folder's
- * *.log / *.jsonl files attach to its run (cli_logs.h). */
-int cli_import(const struct config *cfg, char **paths, int npaths, char **logs, int nlogs);
+/* What `import` files its runs under (borrowed): --project P, --meta K=V
+ * (repeatable, checked by the caller), --duplicate (import files that are
+ * stored already; otherwise they are skipped, naming the run they are),
+ * --log FILE (repeatable: a job log for every run imported). */
+struct cli_labels {
+    const char *project;
+    json_t *meta;
+    int duplicate;
+    char **logs;
+    int nlogs;
+};
 
-
+/* `traceboard import [options] PATH...`: returns 0 when every path (and
+ * log) imported. lb may be NULL. The logs attach to every run imported; a
+ * folder's *.log / *.jsonl files attach to its run (cli_logs.h). */
+int cli_import(const struct config *cfg, char **paths, int npaths, const struct cli_labels *lb);
 
 /* Imports every run folder under dir when the catalog has no runs yet (and
  * is not read-only). */

@@ -21,4 +21,16 @@
  * ERR_INVALID when db has no analysis tables. OUT *out: owned by caller. */
 int summary_report(sqlite3 *db, const char *run_name, int top_n, json_t **out, struct err *e);
 
+/* What the catalog keeps of a run (issue 20), from the same tables and the
+ * findings. OUT *figures: {avg_step_us, breakdown_us (the slowest rank's:
+ * it sets a synchronous step's pace), steps, ranks, gpu_utilization and
+ * tensor_core_share (means over the ranks), peak_memory_bytes (the largest
+ * device peak), findings, top_finding: {id, title, severity, saving_us} or
+ * null}; OUT *trace: rank 0's header facts {format, schema_version,
+ * cuda_runtime, cuda_driver, cupti_version, gpu, gpu_memory_bytes, gpus,
+ * world_size, backend, with_stack, record_shapes, profile_memory,
+ * with_flops, ranks}, each only when the trace says it. Both owned by the
+ * caller. ERR_INVALID as summary_report. */
+int summary_report_catalog(sqlite3 *db, json_t **figures, json_t **trace, struct err *e);
+
 #endif

@@ -104,6 +104,10 @@ const char *http_req_param(const struct http_req *req, const char *name);
  * absent or malformed. Borrowed, owned by req. */
 const char *http_req_query(struct http_req *req, const char *name);
 
+/* http_query_prefixed (http_parse.h) over the request's query. */
+int http_req_query_prefixed(struct http_req *req, const char *prefix,
+                            int (*fn)(void *ctx, const char *key, const char *value), void *ctx);
+
 /* Request header (case-insensitive name) or NULL. Borrowed from MHD. */
 const char *http_req_header(const struct http_req *req, const char *name);
 

@@ -28,6 +28,13 @@ int http_url_decode(const char *s, size_t n, int plus_space, char **out, struct 
  * is malformed. A parameter without '=' has the value "". */
 int http_query_get(const char *query, const char *name, char **out);
 
+/* Calls fn(ctx, rest, value) for each parameter whose decoded name starts
+ * with prefix ("meta.job=7": fn(ctx, "job", "7")), in order, both decoded
+ * and borrowed for the call. Stops at fn's first nonzero return and
+ * returns it; ERR_INVALID for a malformed parameter; else 0. */
+int http_query_prefixed(const char *query, const char *prefix, int (*fn)(void *ctx, const char *key, const char *value),
+                        void *ctx);
+
 /* The raw query without every parameter called name (other parameters
  * kept byte for byte). Returns a string owned by caller ("" if none left). */
 char *http_query_without(const char *query, const char *name);

@@ -58,7 +58,7 @@ struct route {
 };
 
 #define ROUTES_MAX_PARAMS 4
-#define ROUTES_PARAM_MAX 64 /* bytes of one parameter value */
+#define ROUTES_PARAM_MAX 400 /* bytes of one parameter value (a project name: 100 characters) */
 
 struct route_match {
     const struct route *route; /* static table entry; NULL when none */

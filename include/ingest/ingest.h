@@ -72,6 +72,17 @@ struct ingest_stage {
 
 #define INGEST_STAGES_MAX 16
 
+/* What the catalog files a run under (issue 20); all borrowed, checked by
+ * the caller (store/catalog_query.h). A NULL struct: none of them. */
+struct ingest_labels {
+    const char *project; /* NULL or "": no project */
+    json_t *meta;        /* JSON object of strings or NULL */
+    const char *hash;    /* content hash (ingest_hash_files) or NULL: computed from the files,
+                          * on a thread of its own while they are parsed */
+    int refuse_duplicate; /* 1: fail with ERR_CONFLICT ("the same files are run <id> already")
+                           * when a stored run has the same hash, before anything is committed */
+};
+
 /* Live progress of one job; written by the worker, read under the
  * service lock. */
 struct ingest_progress {
@@ -91,20 +102,36 @@ struct ingest_progress {
 int ingest_run(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
                struct ingest_progress *progress, char run_id[CATALOG_ID_LEN + 1], struct err *e);
 
+/* The content hash of a run made of files paths[0..n) (base/sha256.h:
+ * the order does not matter). OUT hex. ERR_IO. */
+int ingest_hash_files(const char *const *paths, int n, char hex[65], struct err *e);
+
+/* The key figures and trace facts the catalog keeps of the finished run
+ * database at db_path (summary_report_catalog), for a renumbered run and
+ * for runs catalogued before the catalog kept them. OUT both owned by
+ * caller. */
+int ingest_catalog_facts(const char *db_path, json_t **figures, json_t **trace, struct err *e);
+
 /* Creates DATA/tmp/upload-XXXXXX for an upload's files.
  * Returns the folder path (owned by caller) or NULL with e set. */
 char *ingest_upload_dir(const struct config *cfg, struct err *e);
 
-/* ingest_run with mu (may be NULL) held while it updates progress: the
- * service's workers pass theirs (ingest_service.c). */
+/* ingest_run with labels (may be NULL) and mu (may be NULL) held while it
+ * updates progress: the service's workers pass theirs (ingest_service.c). */
 int ingest_run_mu(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
-                  struct ingest_progress *progress, pthread_mutex_t *mu, char run_id[CATALOG_ID_LEN + 1],
-                  struct err *e);
+                  const struct ingest_labels *labels, struct ingest_progress *progress, pthread_mutex_t *mu,
+                  char run_id[CATALOG_ID_LEN + 1], struct err *e);
 
 /* The run database at db_path (a copy, not yet visible) with rank from[i]
  * renumbered to[i] and every derived table computed again, checkpointed
  * into the file itself (ingest_renumber in ingest_service.c). */
 int ingest_rederive(const char *db_path, const int *from, const int *to, int n, const struct config_rules *rules,
                     struct err *e);
+
+/* ingest_rederive that also reads the catalog's facts of the renumbered
+ * run on the same handle (a second reader would leave a -wal and -shm
+ * beside the file). OUT *figures, *trace: owned by caller, NULL on failure. */
+int ingest_rederive_facts(const char *db_path, const int *from, const int *to, int n,
+                          const struct config_rules *rules, json_t **figures, json_t **trace, struct err *e);
 
 #endif

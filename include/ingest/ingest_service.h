@@ -3,7 +3,9 @@
  * threads (cfg->ingest_workers) running ingest_run_mu; jobs are numbered,
  * their progress is readable while they run, and finished jobs are kept
  * (bounded) so a client polling for the result finds it. Also the rank
- * renumbering of a stored run, built beside it and swapped in.
+ * renumbering of a stored run, built beside it and swapped in, and the
+ * backfill: a thread started with the service that computes the catalog's
+ * key figures of runs stored before it kept them (joined at stop).
  *
  * Job states: queued -> running -> done | failed (set by the worker).
  * Threads: every function may be called from any thread; one mutex guards
@@ -33,6 +35,10 @@ void ingest_service_stop(struct ingest_service *s);
 
 /* Queues a job. OUT *job_id. */
 int ingest_submit(struct ingest_service *s, const struct ingest_request *req, int *job_id, struct err *e);
+
+/* ingest_submit filing the run under labels (copied; may be NULL). */
+int ingest_submit_labeled(struct ingest_service *s, const struct ingest_request *req,
+                          const struct ingest_labels *labels, int *job_id, struct err *e);
 
 /* Blocks until job_id ends. On success OUT run_id; on failure returns the
  * job's error code with its message in e. */

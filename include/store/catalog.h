@@ -9,6 +9,10 @@
  * (the remains of a crash between the two steps); the ingest service
  * removes the runs a crash left deriving.
  *
+ * Besides what catalog.c writes, a row holds a run's project, metadata,
+ * trace facts, content hash and key figures (issue 20): catalog_query.h
+ * filters and aggregates them, and fills them in for older runs.
+ *
  * Owns one SQLite connection in WAL mode guarded by a mutex, so every
  * function may be called from any thread. Strings returned inside json_t
  * objects are owned by those objects; every json_t * returned is a new
@@ -40,11 +44,20 @@ struct catalog_run {
     const char *files_json; /* JSON array [{name, bytes, rank}] */
     const char *tags_json;  /* JSON array of strings */
     const char *status;     /* CATALOG_READY (also when NULL) or CATALOG_DERIVING */
+    const char *project;    /* "" or NULL: no project (catalog_query.h checks names) */
+    const char *meta_json;  /* JSON object of strings given at upload; NULL = {} */
+    const char *trace_json; /* JSON object: the trace's own facts; NULL = not known yet */
+    const char *hash;       /* content hash (base/sha256.h), "" when unknown */
+    const char *figures_json; /* JSON object: the key figures; NULL = not computed yet */
 };
 
 #define CATALOG_READY "ready"
 #define CATALOG_DERIVING "deriving"
 
+/* The columns catalog_row_json reads, in its order (catalog_query.c
+ * selects them too). */
+#define CATALOG_RUN_COLS \
+    "id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags,project,meta,trace,hash,figures"
 
 /* Opens (creating if needed) DATA/catalog.db and cleans orphans. A data
  * folder that exists but cannot be written (read-only, or its disk full:
@@ -120,6 +133,15 @@ char *catalog_run_dir(struct catalog *c, const char *id);
  * missing or fails rundb_open_ro's checks (header, schema, base tables:
  * cheap, no page scan), else 0. Any thread. */
 int catalog_run_damaged(struct catalog *c, const char *id, struct err *e);
+
+/* For catalog_query.c, the catalog's other half: the connection, held
+ * under the catalog's mutex until catalog_unlock; a row selected with
+ * CATALOG_RUN_COLS as the run object catalog_get answers (owned by
+ * caller); "damaged"/"damage" set on such an object (opens its run.db). */
+sqlite3 *catalog_lock(struct catalog *c);
+void catalog_unlock(struct catalog *c);
+json_t *catalog_row_json(sqlite3_stmt *st);
+void catalog_mark_damage(struct catalog *c, json_t *row);
 
 /* Opens run id's database read-only (what every read API does first):
  * ERR_NOT_FOUND when the catalog has no such run, ERR_DAMAGED when its

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "base/fsutil.h"
+#include "base/sha256.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "api/api_projects.h"
 #include "http/app.h"
 #include "http/http.h"
 #include "ingest/ingest.h"
@@ -132,10 +134,14 @@ int api_runs_health(struct http_req *req)
 int api_runs_list(struct http_req *req)
 {
     struct app *app = http_req_app(req);
-    json_t *runs, *o;
+    json_t *runs, *o, *keep = json_array();
+    struct catalog_filter f;
     struct err e;
+    int rc = api_projects_filter(req, &f, keep, &e);
 
-    if (catalog_list(app->cat, &runs, &e) < 0) return http_send_err(http_req_conn(req), &e);
+    if (rc == 0) rc = catalog_find(app->cat, &f, &runs, &e);
+    json_decref(keep);
+    if (rc < 0) return http_send_err(http_req_conn(req), &e);
     o = json_object();
     json_object_set_new(o, "runs", runs);
     json_object_set_new(o, "jobs", ingest_jobs_json(app->ing));
@@ -462,12 +468,13 @@ int api_runs_source(struct http_req *req)
 /* Upload                                                                     */
 /* ======================================================================== */
 
-enum part_kind { PART_NONE, PART_FILE, PART_NAME, PART_TAGS, PART_OTHER };
+enum part_kind { PART_NONE, PART_FILE, PART_NAME, PART_TAGS, PART_LABEL, PART_OTHER };
 
 struct upload_file {
     char *path; /* inside u->dir */
     char *name; /* cleaned original name */
     uint64_t bytes;
+    struct sha256 hash; /* of the bytes so far: the duplicate check costs no second read */
 };
 
 struct upload {
@@ -484,6 +491,11 @@ struct upload {
     size_t field_len;
     char *run_name; /* validated, owned */
     json_t *tags;   /* validated array, owned */
+    char *project;  /* validated, owned; NULL: none */
+    json_t *meta;   /* validated object, owned */
+    int duplicate;  /* store it even when the same files are stored */
+    int label_bad;  /* ?project or ?meta.K is refused: err says why */
+    char label[80]; /* the multipart field a PART_LABEL is */
     int async;
     /* Set by api_runs_create / wait_job. */
     int submitted; /* the job owns the files now */
@@ -517,6 +529,7 @@ static int open_file(struct upload *u, const char *name, struct err *e)
     f->path = path;
     f->name = xstrdup(name);
     f->bytes = 0;
+    sha256_init(&f->hash);
     u->fd = fd;
     return 0;
 }
@@ -535,6 +548,7 @@ static int close_file(struct upload *u, struct err *e)
 static int file_bytes(struct upload *u, const char *d, size_t n, struct err *e)
 {
     u->files[u->nfiles - 1].bytes += n;
+    sha256_update(&u->files[u->nfiles - 1].hash, d, n);
     return fsutil_write_all(u->fd, d, n, "saving the upload", e);
 }
 
@@ -549,7 +563,10 @@ static int on_part_begin(void *ctx, const struct mpart_part *p, struct err *e)
     }
     if (strcmp(p->name, "name") == 0) u->part = PART_NAME;
     else if (strcmp(p->name, "tags") == 0) u->part = PART_TAGS;
-    else u->part = PART_OTHER;
+    else if (api_projects_is_label(p->name)) {
+        u->part = PART_LABEL;
+        snprintf(u->label, sizeof u->label, "%s", p->name);
+    } else u->part = PART_OTHER;
     return 0;
 }
 
@@ -561,9 +578,10 @@ static int on_part_data(void *ctx, const char *d, size_t n, struct err *e)
     case PART_FILE: return file_bytes(u, d, n, e);
     case PART_NAME:
     case PART_TAGS:
+    case PART_LABEL:
         if (u->field_len + n > FIELD_MAX)
             return err_set(e, ERR_INVALID, "form field '%s' is longer than %d bytes",
-                           u->part == PART_NAME ? "name" : "tags", FIELD_MAX);
+                           u->part == PART_NAME ? "name" : u->part == PART_TAGS ? "tags" : u->label, FIELD_MAX);
         memcpy(u->field + u->field_len, d, n);
         u->field_len += n;
         return 0;
@@ -579,10 +597,11 @@ static int on_part_end(void *ctx, struct err *e)
 
     u->part = PART_NONE;
     if (k == PART_FILE) return close_file(u, e);
-    if (k != PART_NAME && k != PART_TAGS) return 0;
+    if (k != PART_NAME && k != PART_TAGS && k != PART_LABEL) return 0;
     if (memchr(u->field, '\0', u->field_len)) return err_set(e, ERR_INVALID, "form field holds a NUL byte");
     u->field[u->field_len] = '\0';
     v = trim(u->field);
+    if (k == PART_LABEL) return api_projects_upload_field(u->label, v, &u->project, u->meta, &u->duplicate, e);
     if (k == PART_NAME) {
         if (!*v) return 0; /* an empty name field means "derive it" */
         if (check_name(v, e) < 0) return e->code;
@@ -634,12 +653,18 @@ static int upload_begin(struct http_req *req, struct err *e)
     u->lock = -1;
     u->async = qasync && (strcmp(qasync, "1") == 0 || strcasecmp(qasync, "true") == 0);
     if (qname && *qname) u->run_name = xstrdup(qname);
+    u->meta = json_object();
+    u->duplicate = app->cfg.allow_duplicates || api_projects_flag(http_req_query(req, "duplicate"));
     if (qtags && parse_tag_list(qtags, &u->tags, e) < 0) {
         free(u->run_name);
+        json_decref(u->meta);
         free(u);
         return e->code;
     }
     http_req_set_data(req, u); /* from here on cleanup frees u */
+    /* refused at the first chunk, like a read-only server: the body is
+     * drained and the client reads the answer instead of a reset */
+    u->label_bad = api_projects_upload_query(req, &u->project, u->meta, &u->err) < 0;
     if (fsutil_lock_data(app->cfg.data_dir, 0, &u->lock, e) != 0) return e->code;
     if (!(u->dir = ingest_upload_dir(&app->cfg, e))) return e->code;
     if (multipart) return mpart_new(boundary, &upload_parts, u, &u->mp, e);
@@ -654,6 +679,7 @@ static int upload_chunk(struct http_req *req, const char *data, size_t n, struct
         return catalog_check_writable(http_req_app(req)->cat, e) < 0 ? e->code
                                                                      : err_set(e, ERR_INTERNAL, "upload state missing");
     u->body_bytes += n;
+    if (u->label_bad) return *e = u->err, e->code;
     if (u->mp) return mpart_feed(u->mp, data, n, e);
     return file_bytes(u, data, n, e);
 }
@@ -680,6 +706,8 @@ static void upload_cleanup(struct http_req *req)
     fsutil_unlock(u->lock);
     free(u->run_name);
     json_decref(u->tags);
+    free(u->project);
+    json_decref(u->meta);
     free(u);
     http_req_set_data(req, NULL);
 }
@@ -748,6 +776,7 @@ int api_runs_create(struct http_req *req)
     if (!u && catalog_check_writable(http_req_app(req)->cat, &e) < 0) return http_send_err(conn, &e);
     if (!u) return http_send_error(conn, 500, "internal", "upload state missing");
     if (u->finished) return answer_finished(req, u);
+    if (u->label_bad) return http_send_err(conn, &u->err);
     if (u->body_bytes == 0)
         return http_send_error(conn, 400, "invalid",
                                "empty upload: send multipart/form-data with one file part per rank, or the "
@@ -759,6 +788,11 @@ int api_runs_create(struct http_req *req)
                                "no trace file in the upload: send multipart/form-data with one file part "
                                "per rank, or the raw file with ?filename=");
 
+    char (*hexes)[SHA256_HEX_LEN + 1] = xcalloc((size_t)u->nfiles, sizeof *hexes), hash[SHA256_HEX_LEN + 1], dup[CATALOG_ID_LEN + 1];
+    for (int i = 0; i < u->nfiles; i++) sha256_hex(&u->files[i].hash, hexes[i]);
+    sha256_of_hashes(hexes, u->nfiles, hash);
+    free(hexes);
+    if (!u->duplicate && catalog_find_hash(u->app->cat, hash, dup)) return api_projects_send_duplicate(conn, dup);
     files = xcalloc((size_t)u->nfiles, sizeof *files);
     for (int i = 0; i < u->nfiles; i++) {
         files[i].path = u->files[i].path;
@@ -769,7 +803,8 @@ int api_runs_create(struct http_req *req)
     rq.files = files;
     rq.nfiles = u->nfiles;
     rq.tags = u->tags;
-    rc = ingest_submit(u->app->ing, &rq, &u->job_id, &e);
+    struct ingest_labels labels = { u->project, u->meta, hash, 0 }; /* duplicates: checked above */
+    rc = ingest_submit_labeled(u->app->ing, &rq, &labels, &u->job_id, &e);
     free(files);
     if (rc < 0) return http_send_err(conn, &e);
     u->submitted = 1;

@@ -108,6 +108,12 @@ static const struct config_entry config_table[] = {
       "Tests only: a new run's derived stages wait while this file exists (its computing state observed)." },
     { "log_level", CONFIG_STRING, FIELD(log_level), "info", 0, 0, check_log_level,
       "Least severe log messages written: debug, info, warn or error." },
+    { "allow_duplicates", CONFIG_BOOL, FIELD(allow_duplicates), "false", 0, 1, NULL,
+      "Store trace files that are stored already as a new run without asking (otherwise 409 duplicate)." },
+    { "regression_pct", CONFIG_INT, FIELD(regression_pct), "10", 1, 1000, NULL,
+      "A project's trend marks a run whose average step is more than this % slower than the previous run of its configuration." },
+    { "volatile_meta", CONFIG_STRING, FIELD(volatile_meta), "job_id,commit,git_commit,host,hostname,node,date,run_id", 0, 0, NULL,
+      "Run metadata keys that change from run to run and so do not make a configuration (comma separated)." },
     /* Recommendation rules (docs/analysis.md "Recommendations"); applied at import. Their
      * thresholds are registered parameters, declared by each rule (config_register). */
     { "rules_off", CONFIG_STRING, FIELD(rules.off), "", 0, 0, check_rules_off,

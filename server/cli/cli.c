@@ -27,6 +27,7 @@
 #include "ingest/ingest_service.h"
 #include "store/catalog.h"
 #include "store/logstore.h"
+#include "store/catalog_query.h"
 #include "store/rundb.h"
 
 /* ---------------------------------------------------------------------- */
@@ -246,7 +247,7 @@ static int attach_logs(struct logstore *ls, const char *id, const struct cli_gro
     return failed;
 }
 
-int cli_import(const struct config *cfg, char **paths, int npaths, char **logs, int nlogs)
+int cli_import(const struct config *cfg, char **paths, int npaths, const struct cli_labels *lb)
 {
     struct catalog *cat;
     struct logstore *ls;
@@ -292,7 +293,18 @@ int cli_import(const struct config *cfg, char **paths, int npaths, char **logs, 
             char id[CATALOG_ID_LEN + 1];
             struct timespec t0, t1;
             clock_gettime(CLOCK_MONOTONIC, &t0);
-            if (cli_import_group(cat, cfg, &gs.g[k], S_ISDIR(st.st_mode), id, &e) != 0) {
+            struct ingest_file *files = xcalloc((size_t)gs.g[k].n, sizeof *files);
+            for (int j = 0; j < gs.g[k].n; j++) files[j].path = files[j].name = gs.g[k].paths[j];
+            struct ingest_request req = { S_ISDIR(st.st_mode) ? gs.g[k].name : NULL, files, gs.g[k].n, NULL };
+            int refuse = !(lb && lb->duplicate) && !cfg->allow_duplicates;
+            struct ingest_labels labels = { lb ? lb->project : NULL, lb ? lb->meta : NULL, NULL, refuse };
+            int rc = ingest_run_mu(cat, cfg, &req, &labels, NULL, NULL, id, &e);
+            free(files);
+            if (rc == ERR_CONFLICT && refuse) { /* not a failure: the run is there */
+                printf("skipped %s: %s (--duplicate imports them again)\n", gs.g[k].name, e.msg);
+                continue;
+            }
+            if (rc != 0) {
                 fprintf(stderr, "traceboard import: %s\n", e.msg);
                 failed++;
                 continue;
@@ -300,7 +312,7 @@ int cli_import(const struct config *cfg, char **paths, int npaths, char **logs, 
             clock_gettime(CLOCK_MONOTONIC, &t1);
             printf("imported %s as run %s (%d file%s) in %.2f s\n", gs.g[k].name, id, gs.g[k].n,
                    gs.g[k].n == 1 ? "" : "s", (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
-            failed += attach_logs(ls, id, &gs.g[k], S_ISDIR(st.st_mode), logs, nlogs);
+            failed += attach_logs(ls, id, &gs.g[k], S_ISDIR(st.st_mode), lb ? lb->logs : NULL, lb ? lb->nlogs : 0);
         }
         cli_groups_free(&gs);
     }
@@ -359,6 +371,27 @@ struct cli_logdir {
     int stop;
 };
 
+/* The project of a run found in the logdir: the name of the folder right
+ * under it that holds the file (a job's folder may nest its captures);
+ * NULL for files directly in the logdir, or a folder name that is no
+ * project name. Owned by caller. */
+static char *logdir_project(const char *logdir, const char *path)
+{
+    size_t n = strlen(logdir);
+    while (n > 1 && logdir[n - 1] == '/') n--;
+    if (strncmp(path, logdir, n) != 0 || path[n] != '/') return NULL;
+    const char *rel = path + n + 1, *slash = strchr(rel, '/');
+    if (!slash) return NULL;
+    char *p = xstrndup(rel, (size_t)(slash - rel));
+    struct err e;
+    if (catalog_project_check(p, &e) != 0) {
+        LOG_WARN("logdir: folder '%s' is filed under no project: %s", p, e.msg);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
 /* A group is ready when every file is unchanged for a few seconds (a
  * profiler may still be writing it) and at least one is new. */
 static void logdir_scan(struct cli_logdir *ld)
@@ -389,15 +422,19 @@ static void logdir_scan(struct cli_logdir *ld)
         struct ingest_request req = { g->name, files, g->n, NULL };
         struct err e;
         int job;
-        char id[CATALOG_ID_LEN + 1] = "";
-        if (ingest_submit(app->ing, &req, &job, &e) != 0 || ingest_wait(app->ing, job, id, &e) != 0)
-            LOG_WARN("logdir %s: %s", g->name, e.msg);
+        char id[CATALOG_ID_LEN + 1] = "", *project = logdir_project(app->cfg.logdir, g->paths[0]);
+        struct ingest_labels labels = { project, NULL, NULL, !app->cfg.allow_duplicates };
+        int rc = ingest_submit_labeled(app->ing, &req, &labels, &job, &e);
+        if (rc == 0) rc = ingest_wait(app->ing, job, id, &e);
+        if (rc == ERR_CONFLICT) LOG_INFO("logdir: %s not imported: %s", g->name, e.msg);
+        else if (rc != 0) LOG_WARN("logdir %s: %s", g->name, e.msg);
         else {
             LOG_INFO("logdir: imported %s as run %s", g->name, id);
             char *dir = group_dir(g);
             cli_logs_attach_dir(app->logs, id, dir);
             free(dir);
         }
+        free(project);
         for (int j = 0; j < g->n; j++) {
             struct stat st;
             if (stat(g->paths[j], &st) == 0) catalog_logdir_mark(app->cat, g->paths[j], st.st_size, st.st_mtime, id, &e);

@@ -16,6 +16,7 @@
 #include "derive/kclass.h"
 #include "store/model.h"
 #include "store/rundb.h"
+#include "derive/rules.h"
 #include "derive/summary.h"
 
 
@@ -187,3 +188,137 @@ int summary_report(sqlite3 *db, const char *run_name, int top_n, json_t **out, s
     return 0;
 }
 
+
+/* The largest number in a report's peak_memory_bytes ({"<dev>": bytes}). */
+static double peak_of(json_t *peaks)
+{
+    const char *k;
+    json_t *v;
+    double best = -1;
+    json_object_foreach(peaks, k, v) {
+        double b = json_is_number(v) ? json_number_value(v) : json_number_value(json_object_get(v, "bytes"));
+        if (b > best) best = b;
+    }
+    return best;
+}
+
+/* The mean of a rank-level figure over the ranks that have it; null when none does. */
+static json_t *mean_of(json_t *ranks, const char *key)
+{
+    size_t i, n = 0;
+    json_t *r;
+    double sum = 0;
+    json_array_foreach(ranks, i, r) {
+        json_t *v = json_object_get(r, key);
+        if (json_is_number(v)) sum += json_number_value(v), n++;
+    }
+    return n ? json_real(sum / (double)n) : json_null();
+}
+
+static json_t *figures_of(json_t *rep, json_t *findings)
+{
+    json_t *ranks = json_object_get(rep, "ranks"), *r, *slow = NULL;
+    size_t i;
+    double peak = -1, slow_us = -1;
+    json_array_foreach(ranks, i, r) {
+        double d = json_number_value(json_object_get(json_object_get(r, "average"), "dur_us"));
+        if (json_array_size(json_object_get(r, "steps")) && d > slow_us) slow_us = d, slow = r;
+        double p = peak_of(json_object_get(r, "peak_memory_bytes"));
+        if (p > peak) peak = p;
+    }
+    json_t *avg = slow ? json_object_get(slow, "average") : NULL, *top = json_array_get(findings, 0);
+    json_t *f = json_object();
+    /* the slowest rank sets the pace of a synchronous step */
+    json_object_set_new(f, "avg_step_us", slow ? json_real(slow_us) : json_null());
+    json_object_set_new(f, "breakdown_us", avg ? json_deep_copy(json_object_get(avg, "breakdown_us")) : json_null());
+    json_object_set_new(f, "steps", json_integer(slow ? (json_int_t)json_array_size(json_object_get(slow, "steps")) : 0));
+    json_object_set_new(f, "ranks", json_integer((json_int_t)json_array_size(ranks)));
+    json_object_set_new(f, "gpu_utilization", mean_of(ranks, "gpu_utilization"));
+    json_object_set_new(f, "tensor_core_share", mean_of(ranks, "tensor_core_share"));
+    json_object_set_new(f, "peak_memory_bytes", peak >= 0 ? json_integer((json_int_t)peak) : json_null());
+    json_object_set_new(f, "findings", json_integer((json_int_t)json_array_size(findings)));
+    json_object_set_new(f, "top_finding",
+                        top ? json_pack("{s:O?,s:O?,s:O?,s:O?}", "id", json_object_get(top, "id"), "title",
+                                        json_object_get(top, "title"), "severity", json_object_get(top, "severity"),
+                                        "saving_us", json_object_get(top, "saving_us"))
+                            : json_null());
+    return f;
+}
+
+/* Copies header key from (when present) to to[as]. */
+static void copy_key(json_t *to, const char *as, json_t *from, const char *key)
+{
+    json_t *v = json_object_get(from, key);
+    if (v && !json_is_null(v)) json_object_set(to, as, v);
+}
+
+/* Kineto writes CUDA versions as 1000 x major + 10 x minor (13000 = "13.0"). */
+static void cuda_version(json_t *to, const char *as, json_t *header, const char *key)
+{
+    json_t *v = json_object_get(header, key);
+    if (json_is_integer(v) && json_integer_value(v) > 0) {
+        json_int_t n = json_integer_value(v);
+        json_object_set_new(to, as, json_sprintf("%d.%d", (int)(n / 1000), (int)(n % 1000 / 10)));
+    }
+}
+
+/* The trace's own facts from rank 0's stored header (rank.header, device,
+ * distributed) and the number of ranks and GPUs. */
+static int trace_facts(sqlite3 *db, json_t **out, struct err *e)
+{
+    sqlite3_stmt *st;
+    json_t *t = json_object();
+    int nranks = 0;
+    if (sqlite3_prepare_v2(db, "SELECT format, device, distributed, header FROM rank ORDER BY rank", -1, &st, NULL) !=
+        SQLITE_OK) {
+        json_decref(t);
+        return rundb_db_error(db, e, "analysis (trace facts)");
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (nranks++) continue;
+        const char *fmt = (const char *)sqlite3_column_text(st, 0);
+        json_t *dev = json_loads(sqlite3_column_text(st, 1) ? (const char *)sqlite3_column_text(st, 1) : "", 0, NULL);
+        json_t *dist = json_loads(sqlite3_column_text(st, 2) ? (const char *)sqlite3_column_text(st, 2) : "", 0, NULL);
+        json_t *hdr = json_loads(sqlite3_column_text(st, 3) ? (const char *)sqlite3_column_text(st, 3) : "", 0, NULL);
+        if (fmt) json_object_set_new(t, "format", json_string(fmt));
+        copy_key(t, "schema_version", hdr, "schemaVersion");
+        cuda_version(t, "cuda_runtime", hdr, "cuda_runtime_version");
+        cuda_version(t, "cuda_driver", hdr, "cuda_driver_version");
+        copy_key(t, "cupti_version", hdr, "cupti_version");
+        copy_key(t, "gpu", dev, "name");
+        copy_key(t, "gpu_memory_bytes", dev, "totalGlobalMem");
+        json_t *props = json_object_get(hdr, "deviceProperties");
+        if (json_array_size(props)) json_object_set_new(t, "gpus", json_integer((json_int_t)json_array_size(props)));
+        copy_key(t, "world_size", dist, "world_size");
+        copy_key(t, "backend", dist, "backend");
+        static const char *const flags[] = { "with_stack", "record_shapes", "profile_memory", "with_flops" };
+        for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+            json_t *v = json_object_get(hdr, flags[i]);
+            if (v) json_object_set_new(t, flags[i], json_boolean(json_is_true(v) || json_integer_value(v) != 0));
+        }
+        json_decref(dev);
+        json_decref(dist);
+        json_decref(hdr);
+    }
+    sqlite3_finalize(st);
+    json_object_set_new(t, "ranks", json_integer(nranks));
+    if (!json_object_get(t, "world_size")) json_object_set_new(t, "world_size", json_integer(nranks));
+    *out = t;
+    return 0;
+}
+
+int summary_report_catalog(sqlite3 *db, json_t **figures, json_t **trace, struct err *e)
+{
+    json_t *rep = NULL, *findings = NULL;
+    *figures = *trace = NULL;
+    int rc = summary_report(db, NULL, 0, &rep, e);
+    if (rc == 0 && rules_findings(db, -1, &findings, e) != 0) {
+        findings = json_array(); /* a run imported before recommendations: figures without them */
+        err_clear(e);
+    }
+    if (rc == 0) rc = trace_facts(db, trace, e);
+    if (rc == 0) *figures = figures_of(rep, findings);
+    json_decref(rep);
+    json_decref(findings);
+    return rc;
+}

@@ -116,6 +116,44 @@ int http_query_get(const char *query, const char *name, char **out)
     return query_each(query, qget_fn, &g);
 }
 
+struct qprefix {
+    const char *prefix;
+    int (*fn)(void *ctx, const char *key, const char *value);
+    void *ctx;
+};
+
+static int qprefix_fn(void *ctx, const char *el, size_t n, const char *eq)
+{
+    struct qprefix *q = ctx;
+    size_t klen = eq ? (size_t)(eq - el) : n, plen = strlen(q->prefix);
+    char *key, *value;
+    int r;
+
+    if (klen == 0) return 0;
+    if (http_url_decode(el, klen, 1, &key, NULL) < 0) return ERR_INVALID;
+    if (strncmp(key, q->prefix, plen) != 0) {
+        free(key);
+        return 0;
+    }
+    if (!eq) value = xstrdup("");
+    else if (http_url_decode(eq + 1, n - (size_t)(eq + 1 - el), 1, &value, NULL) < 0) {
+        free(key);
+        return ERR_INVALID;
+    }
+    r = q->fn(q->ctx, key + plen, value);
+    free(key);
+    free(value);
+    return r;
+}
+
+int http_query_prefixed(const char *query, const char *prefix, int (*fn)(void *ctx, const char *key, const char *value),
+                        void *ctx)
+{
+    struct qprefix q = { prefix, fn, ctx };
+
+    return query_each(query, qprefix_fn, &q);
+}
+
 struct qwithout {
     const char *name;
     char *buf;

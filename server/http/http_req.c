@@ -47,6 +47,12 @@ const char *http_req_query(struct http_req *req, const char *name)
     return v;
 }
 
+int http_req_query_prefixed(struct http_req *req, const char *prefix,
+                            int (*fn)(void *ctx, const char *key, const char *value), void *ctx)
+{
+    return http_query_prefixed(req->query, prefix, fn, ctx);
+}
+
 const char *http_req_header(const struct http_req *req, const char *name)
 {
     return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);

@@ -10,6 +10,7 @@
 #include "api/api_live.h"
 #include "api/api_logs.h"
 #include "api/api_ranks.h"
+#include "api/api_projects.h"
 #include "api/api_runs.h"
 #include "api/api_summary.h"
 #include "api/api_summary_memory.h"
@@ -18,6 +19,7 @@
 #include "api/api_slice.h"
 #include "api/api_timeline.h"
 #include "store/catalog.h"
+#include "store/catalog_query.h"
 
 /* One line per endpoint. ROUTE_HEAVY: anything that reads a run's events
  * or analysis tables, whose cost grows with the run (10 M events: seconds),
@@ -54,6 +56,8 @@ static const struct route routes[] = {
     { "GET", "/api/runs/{id}/logs", api_logs_get, NULL, 0 },
     { "POST", "/api/projects/{project}/live", api_live_post, NULL, 0 },
     { "GET", "/api/projects/{project}/live", api_live_get, NULL, 0 },
+    { "GET", "/api/projects", api_projects_list, NULL, 0 },
+    { "GET", "/api/projects/{project}/trend", api_projects_trend, NULL, 0 },
 };
 
 #define NROUTES (sizeof routes / sizeof routes[0])
@@ -61,6 +65,12 @@ static const struct route routes[] = {
 static int valid_run_id(const char *s)
 {
     return catalog_id_valid(s);
+}
+
+static int valid_project(const char *s)
+{
+    struct err e;
+    return catalog_project_check(s, &e) == 0;
 }
 
 static int valid_number(const char *s)
@@ -74,18 +84,6 @@ static int valid_number(const char *s)
 }
 
 /* A project name: 1..64 of [A-Za-z0-9._-], not starting with '.'. */
-static int valid_project(const char *s)
-{
-    size_t n = strlen(s);
-
-    if (n == 0 || n > 64 || s[0] == '.') return 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
-              s[i] == '.' || s[i] == '_' || s[i] == '-'))
-            return 0;
-    return 1;
-}
-
 /* Parameter kinds a pattern may use. */
 static const struct {
     const char *name;
@@ -94,7 +92,7 @@ static const struct {
 } param_kinds[] = {
     { "id", valid_run_id, "run id" },
     { "n", valid_number, "number" },
-    { "project", valid_project, "project name (1 to 64 letters, digits, '.', '_' or '-')" },
+    { "project", valid_project, "project name" },
 };
 
 static int find_kind(const char *name, size_t len)

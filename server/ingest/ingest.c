@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/fsutil.h"
+#include "base/sha256.h"
 #include "base/jtok.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -21,8 +22,10 @@
 #include "derive/analyses.h"
 #include "derive/rules.h"
 #include "derive/summary.h"
+#include "derive/summary_report.h"
 #include "derive/timeline.h"
 #include "ingest/importer.h"
+#include "store/catalog_query.h"
 #include "store/rundb.h"
 #include "store/rundb_renumber.h"
 #include "store/rundb_spool.h"
@@ -421,8 +424,26 @@ static int derive_published(const char *db_path, const struct config *cfg, struc
     return rc;
 }
 
+/* The content hash of a job's files, computed beside the parse. */
+struct hash_job {
+    const char **paths;
+    int n;
+    char hex[SHA256_HEX_LEN + 1];
+    int rc;
+    struct err err;
+    pthread_t th;
+    int started;
+};
+
+static void *hash_main(void *arg)
+{
+    struct hash_job *h = arg;
+    h->rc = ingest_hash_files(h->paths, h->n, h->hex, &h->err);
+    return NULL;
+}
+
 static int ingest_run_locked(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
-                             struct ingest_progress *progress, pthread_mutex_t *mu,
+                             const struct ingest_labels *lb, struct ingest_progress *progress, pthread_mutex_t *mu,
                              char run_id[CATALOG_ID_LEN + 1], struct err *e)
 {
     char id[CATALOG_ID_LEN + 1];
@@ -433,8 +454,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     struct rank_job *jobs = NULL;
     struct rank_pool pool;
     int *rank_map = NULL;
-    json_t *files = json_array(), *info = NULL;
-    char *name = NULL, *files_text = NULL, *tags_text = NULL;
+    json_t *files = json_array(), *info = NULL, *figures = NULL, *trace = NULL;
+    char *name = NULL, *files_text = NULL, *tags_text = NULL, *meta_text = NULL;
+    char hash[SHA256_HEX_LEN + 1] = "", dup[CATALOG_ID_LEN + 1];
+    struct hash_job hj = { NULL, 0, "", 0, { 0 }, 0, 0 };
     struct progress_link link = { progress, mu, 0, log_now_s(), "parse" };
     int rc = 0;
     uint64_t total = 0, events = 0;
@@ -455,6 +478,16 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
             goto out;
         }
         total += (uint64_t)sz;
+    }
+    if (lb && lb->hash) {
+        snprintf(hash, sizeof hash, "%s", lb->hash);
+    } else {
+        /* a read of every file: on the second core while the first parses */
+        hj.paths = xcalloc((size_t)req->nfiles, sizeof *hj.paths);
+        for (int i = 0; i < req->nfiles; i++) hj.paths[i] = req->files[i].path;
+        hj.n = req->nfiles;
+        hj.started = pthread_create(&hj.th, NULL, hash_main, &hj) == 0;
+        if (!hj.started) hash_main(&hj);
     }
     if (progress) {
         if (mu) pthread_mutex_lock(mu);
@@ -531,6 +564,19 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         }
     }
 
+    if (hj.paths) {
+        if (hj.started) pthread_join(hj.th, NULL);
+        hj.started = 0;
+        if ((rc = hj.rc) != 0) {
+            *e = hj.err;
+            goto out;
+        }
+        memcpy(hash, hj.hex, sizeof hash);
+    }
+    if (lb && lb->refuse_duplicate && catalog_find_hash(cat, hash, dup)) {
+        rc = err_set(e, ERR_CONFLICT, "the same files are run %s already", dup);
+        goto out;
+    }
     /* Keep the sources for download: uploads move, other files are copied. */
     if (cfg->keep_sources) {
         for (int i = 0; i < req->nfiles; i++) {
@@ -596,6 +642,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     r.files_json = files_text;
     r.tags_json = tags_text;
     r.status = CATALOG_DERIVING;
+    r.project = lb ? lb->project : NULL;
+    meta_text = lb && json_is_object(lb->meta) ? json_dumps(lb->meta, JSON_COMPACT) : NULL;
+    r.meta_json = meta_text;
+    r.hash = hash;
     if ((rc = catalog_insert(cat, &r, e)) != 0) {
         struct err ignore;
         fsutil_rmtree(final_dir, &ignore);
@@ -613,6 +663,13 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         rc = derive_published(final_db, cfg, &link, e);
         free(final_db);
     }
+    /* the key figures read the derived tables: filed before the run is ready */
+    if (rc == 0) {
+        char *final_db = xasprintf("%s/run.db", final_dir);
+        rc = ingest_catalog_facts(final_db, &figures, &trace, e);
+        free(final_db);
+    }
+    if (rc == 0) rc = catalog_set_facts(cat, id, figures, trace, NULL, e);
     if (rc == 0) rc = catalog_set_status(cat, id, CATALOG_READY, e);
     if (rc) {
         /* no run is left half derived: the row and folder go */
@@ -625,6 +682,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     LOG_INFO("run %s (%s): %d rank(s), %llu events, %llu bytes", id, name, req->nfiles, (unsigned long long)events,
              (unsigned long long)total);
 out:
+    if (hj.started) pthread_join(hj.th, NULL); /* it reads the files removed below */
+    free(hj.paths);
     rank_pool_end(&pool); /* before the writer and the tmp folder go */
     if (jobs)
         for (int i = 0; i < req->nfiles; i++) free((char *)jobs[i].shown);
@@ -648,6 +707,9 @@ out:
     }
     json_decref(files);
     json_decref(info);
+    json_decref(figures);
+    json_decref(trace);
+    free(meta_text);
     free(order);
     free(rank_map);
     free(name);
@@ -665,13 +727,13 @@ out:
  * folder and its not yet catalogued run folder are safe from the start-up
  * sweeps of other processes. */
 int ingest_run_mu(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
-                  struct ingest_progress *progress, pthread_mutex_t *mu, char run_id[CATALOG_ID_LEN + 1],
-                  struct err *e)
+                  const struct ingest_labels *labels, struct ingest_progress *progress, pthread_mutex_t *mu,
+                  char run_id[CATALOG_ID_LEN + 1], struct err *e)
 {
     int lock = -1;
     int rc = fsutil_lock_data(cfg->data_dir, 0, &lock, e);
     if (rc) return rc;
-    rc = ingest_run_locked(cat, cfg, req, progress, mu, run_id, e);
+    rc = ingest_run_locked(cat, cfg, req, labels, progress, mu, run_id, e);
     fsutil_unlock(lock);
     return rc;
 }
@@ -679,7 +741,26 @@ int ingest_run_mu(struct catalog *cat, const struct config *cfg, const struct in
 int ingest_run(struct catalog *cat, const struct config *cfg, const struct ingest_request *req,
                struct ingest_progress *progress, char run_id[CATALOG_ID_LEN + 1], struct err *e)
 {
-    return ingest_run_mu(cat, cfg, req, progress, NULL, run_id, e);
+    return ingest_run_mu(cat, cfg, req, NULL, progress, NULL, run_id, e);
+}
+
+int ingest_hash_files(const char *const *paths, int n, char hex[65], struct err *e)
+{
+    char (*each)[SHA256_HEX_LEN + 1] = xcalloc(n > 0 ? (size_t)n : 1, sizeof *each);
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) rc = sha256_file(paths[i], each[i], e);
+    if (rc == 0) sha256_of_hashes(each, n, hex);
+    free(each);
+    return rc;
+}
+
+int ingest_catalog_facts(const char *db_path, json_t **figures, json_t **trace, struct err *e)
+{
+    sqlite3 *db = NULL;
+    int rc = rundb_open_ro(db_path, &db, e);
+    if (rc == 0) rc = summary_report_catalog(db, figures, trace, e);
+    sqlite3_close(db);
+    return rc;
 }
 
 char *ingest_upload_dir(const struct config *cfg, struct err *e)
@@ -703,7 +784,14 @@ char *ingest_upload_dir(const struct config *cfg, struct err *e)
 int ingest_rederive(const char *db_path, const int *from, const int *to, int n, const struct config_rules *rules,
                     struct err *e)
 {
+    return ingest_rederive_facts(db_path, from, to, n, rules, NULL, NULL, e);
+}
+
+int ingest_rederive_facts(const char *db_path, const int *from, const int *to, int n,
+                          const struct config_rules *rules, json_t **figures, json_t **trace, struct err *e)
+{
     sqlite3 *db = NULL;
+    json_t *fig = NULL, *tr = NULL;
     int rc = open_rw(db_path, &db, e);
     /* the derived tables are computed again rather than renumbered: the
      * findings' texts name ranks and the straggler is judged across them */
@@ -711,10 +799,18 @@ int ingest_rederive(const char *db_path, const int *from, const int *to, int n, 
     /* a run stored before the stages were listed gets the table here */
     if (rc == 0) rc = rundb_stage_begin(db, derive_stages, (int)(sizeof derive_stages / sizeof *derive_stages), e);
     if (rc == 0) rc = derive(db, db_path, rules, NULL, e);
+    if (rc == 0 && figures) rc = summary_report_catalog(db, &fig, &tr, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */
     if (rc == 0 && sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "run database (checkpoint)");
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
+    if (rc) {
+        json_decref(fig);
+        json_decref(tr);
+        fig = tr = NULL;
+    }
+    if (figures) *figures = fig;
+    if (trace) *trace = tr;
     return rc;
 }

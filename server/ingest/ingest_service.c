@@ -18,6 +18,7 @@
 #include "base/xmalloc.h"
 #include "ingest/ingest.h"
 #include "ingest/importer.h"
+#include "store/catalog_query.h"
 #include "store/rundb.h"
 
 
@@ -35,6 +36,9 @@ struct job {
     struct ingest_file *files;
     int nfiles;
     json_t *tags;
+    char *project, *hash;
+    json_t *meta;
+    int refuse_duplicate;
     struct ingest_progress progress;
     char run_id[CATALOG_ID_LEN + 1];
     struct err err;
@@ -60,6 +64,8 @@ struct ingest_service {
     int stopping;
     pthread_t *threads;
     int nthreads;
+    pthread_t backfill; /* fills in the figures of older runs; joined at stop */
+    int backfilling;
 };
 
 #define KEEP_FINISHED 64
@@ -73,6 +79,9 @@ static void job_free(struct job *j)
     free(j->files);
     free(j->name);
     json_decref(j->tags);
+    json_decref(j->meta);
+    free(j->project);
+    free(j->hash);
     free(j);
 }
 
@@ -111,10 +120,11 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&s->mu);
 
         struct ingest_request req = { pick->name, pick->files, pick->nfiles, pick->tags };
+        struct ingest_labels labels = { pick->project, pick->meta, pick->hash, pick->refuse_duplicate };
         char run_id[CATALOG_ID_LEN + 1] = "";
         struct err e;
         err_clear(&e);
-        int rc = ingest_run_mu(s->cat, s->cfg, &req, &pick->progress, &s->mu, run_id, &e);
+        int rc = ingest_run_mu(s->cat, s->cfg, &req, &labels, &pick->progress, &s->mu, run_id, &e);
         if (rc) LOG_WARN("job %d failed: %s", pick->id, e.msg);
 
         pthread_mutex_lock(&s->mu);
@@ -149,6 +159,69 @@ static void remove_deriving(struct catalog *cat)
         else LOG_WARN("run %s: %s", id, e.msg);
     }
     json_decref(runs);
+}
+
+/* The content hash of a stored run from its kept sources ("" when none
+ * were kept). */
+static void sources_hash(const char *run_dir, char hex[65])
+{
+    char *src = xasprintf("%s/src", run_dir);
+    DIR *d = opendir(src);
+    struct dirent *de;
+    char **paths = NULL;
+    int n = 0;
+    hex[0] = '\0';
+    while (d && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.') continue;
+        paths = xrealloc(paths, sizeof *paths * (size_t)(n + 1));
+        paths[n++] = xasprintf("%s/%s", src, de->d_name);
+    }
+    if (d) closedir(d);
+    struct err e;
+    if (n && ingest_hash_files((const char *const *)paths, n, hex, &e) != 0) hex[0] = '\0';
+    for (int i = 0; i < n; i++) free(paths[i]);
+    free(paths);
+    free(src);
+}
+
+/* Fills in the figures, trace facts and hash of runs catalogued by a
+ * version before the catalog kept them, one run at a time, oldest first,
+ * until done or the service stops. A run whose figures cannot be computed
+ * (damaged, or imported before the analysis tables) gets {} so it is not
+ * tried at every start. */
+static void *backfill_main(void *arg)
+{
+    struct ingest_service *s = arg;
+    json_t *ids = NULL, *id;
+    struct err e;
+    size_t i;
+    if (catalog_runs_without_facts(s->cat, &ids, &e) != 0) {
+        LOG_WARN("backfill: %s", e.msg);
+        return NULL;
+    }
+    if (json_array_size(ids)) LOG_INFO("computing the key figures of %zu older run(s)", json_array_size(ids));
+    json_array_foreach(ids, i, id) {
+        pthread_mutex_lock(&s->mu);
+        int stop = s->stopping;
+        pthread_mutex_unlock(&s->mu);
+        if (stop) break;
+        const char *rid = json_string_value(id);
+        char *dir = catalog_run_dir(s->cat, rid), *db = xasprintf("%s/run.db", dir), hex[65];
+        json_t *figures = NULL, *trace = NULL;
+        if (ingest_catalog_facts(db, &figures, &trace, &e) != 0) {
+            LOG_WARN("run %s: no key figures: %s", rid, e.msg);
+            figures = json_object();
+        }
+        sources_hash(dir, hex);
+        if (catalog_set_facts(s->cat, rid, figures, trace, hex, &e) != 0 && e.code != ERR_NOT_FOUND)
+            LOG_WARN("run %s: %s", rid, e.msg);
+        json_decref(figures);
+        json_decref(trace);
+        free(db);
+        free(dir);
+    }
+    json_decref(ids);
+    return NULL;
 }
 
 int ingest_service_start(struct catalog *cat, const struct config *cfg, struct ingest_service **out, struct err *e)
@@ -186,6 +259,7 @@ int ingest_service_start(struct catalog *cat, const struct config *cfg, struct i
             return err_set(e, ERR_INTERNAL, "cannot start ingest threads");
         }
     }
+    if (!catalog_read_only(cat)) s->backfilling = pthread_create(&s->backfill, NULL, backfill_main, s) == 0;
     *out = s;
     return 0;
 }
@@ -208,6 +282,7 @@ void ingest_service_stop(struct ingest_service *s)
     pthread_cond_broadcast(&s->done);
     pthread_mutex_unlock(&s->mu);
     for (int i = 0; i < s->nthreads; i++) pthread_join(s->threads[i], NULL);
+    if (s->backfilling) pthread_join(s->backfill, NULL);
     while (s->jobs) {
         struct job *j = s->jobs;
         s->jobs = j->next;
@@ -222,6 +297,12 @@ void ingest_service_stop(struct ingest_service *s)
 
 int ingest_submit(struct ingest_service *s, const struct ingest_request *req, int *job_id, struct err *e)
 {
+    return ingest_submit_labeled(s, req, NULL, job_id, e);
+}
+
+int ingest_submit_labeled(struct ingest_service *s, const struct ingest_request *req,
+                          const struct ingest_labels *lb, int *job_id, struct err *e)
+{
     if (req->nfiles <= 0) return err_set(e, ERR_INVALID, "no trace file was given");
     struct job *j = xcalloc(1, sizeof *j);
     j->name = req->run_name && req->run_name[0] ? xstrdup(req->run_name) : NULL;
@@ -233,6 +314,10 @@ int ingest_submit(struct ingest_service *s, const struct ingest_request *req, in
         j->files[i].owned = req->files[i].owned;
     }
     if (req->tags) j->tags = json_incref(req->tags);
+    if (lb && lb->meta) j->meta = json_deep_copy(lb->meta);
+    if (lb && lb->project && lb->project[0]) j->project = xstrdup(lb->project);
+    if (lb && lb->hash) j->hash = xstrdup(lb->hash);
+    j->refuse_duplicate = lb && lb->refuse_duplicate;
     j->progress.phase = "queued";
     pthread_mutex_lock(&s->mu);
     if (s->stopping) {
@@ -424,12 +509,12 @@ static void renumber_release(struct ingest_service *s, const char *run_id)
  * with the raw tables moved and the derived ones computed again, and src/
  * with the kept sources under their new names. */
 static int renumber_build(struct ingest_service *s, const char *dir, const char *tmp, const int *from, const int *to,
-                          int n, struct err *e)
+                          int n, json_t **figures, json_t **trace, struct err *e)
 {
     char *old_db = xasprintf("%s/run.db", dir), *new_db = xasprintf("%s/run.db", tmp);
     char *old_src = xasprintf("%s/src", dir), *new_src = xasprintf("%s/src", tmp);
     int rc = rundb_copy(old_db, new_db, e);
-    if (rc == 0) rc = ingest_rederive(new_db, from, to, n, &s->cfg->rules, e);
+    if (rc == 0) rc = ingest_rederive_facts(new_db, from, to, n, &s->cfg->rules, figures, trace, e);
     if (rc == 0) rc = fsutil_fsync_path(new_db, e);
     if (rc == 0) rc = link_sources(old_src, new_src, from, to, n, e);
     if (rc == 0) rc = fsutil_fsync_path(tmp, e);
@@ -443,7 +528,7 @@ static int renumber_build(struct ingest_service *s, const char *dir, const char 
 int ingest_renumber(struct ingest_service *s, const char *run_id, const int *from, const int *to, int n,
                     struct err *e)
 {
-    json_t *run = NULL;
+    json_t *run = NULL, *figures = NULL, *trace = NULL; /* the figures name ranks: computed again */
     char *dir = NULL, *tmp = NULL;
     int rc, lock = -1;
 
@@ -469,7 +554,7 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
         tmp = NULL;
         goto out;
     }
-    if ((rc = renumber_build(s, dir, tmp, from, to, n, e)) != 0) goto out;
+    if ((rc = renumber_build(s, dir, tmp, from, to, n, &figures, &trace, e)) != 0) goto out;
     fsutil_crash_point("renumber-built");
     size_t i;
     json_t *f, *files = json_object_get(run, "files");
@@ -481,9 +566,12 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
                 break;
             }
     }
+    struct err fe;
     /* after this tmp holds the old run (or, on failure, the unused new one) */
     rc = catalog_swap_run(s->cat, run_id, tmp, files, e);
     if (rc == 0) LOG_INFO("run %s: ranks renumbered", run_id);
+    if (rc == 0 && figures && catalog_set_facts(s->cat, run_id, figures, trace, NULL, &fe) != 0)
+        LOG_WARN("run %s: %s", run_id, fe.msg);
 out:
     if (tmp) {
         struct err ignore;
@@ -491,6 +579,8 @@ out:
     }
     fsutil_unlock(lock);
     renumber_release(s, run_id);
+    json_decref(figures);
+    json_decref(trace);
     json_decref(run);
     free(dir);
     free(tmp);

@@ -17,11 +17,13 @@
 #include <unistd.h>
 
 #include "base/fsutil.h"
+#include "base/hmap.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "store/catalog_query.h"
 #include "store/rundb.h"
 
-#define CATALOG_VERSION 2
+#define CATALOG_VERSION 3
 
 /* The file list a swapped-in run folder brings for its catalog row
  * (catalog_swap_run). In DATA/runs/<id>/ it means "the row may still hold
@@ -29,12 +31,24 @@
  * its row update, or after a crash in between. */
 #define SWAP_MARKER "catalog-files.json"
 
+/* What catalog_run_damaged said of a run.db with this identity. */
+struct damage_memo {
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    int damaged;
+    char msg[sizeof ((struct err *)0)->msg];
+};
+
 struct catalog {
     sqlite3 *db;
     pthread_mutex_t mu;
     char *data_dir;
     char *runs_dir;
     char *read_only; /* why the data folder cannot be written; NULL when it can. Set once at open */
+    pthread_mutex_t memo_mu; /* guards memo */
+    struct hmap memo;        /* run id -> struct damage_memo (catalog_mark_damage) */
 };
 
 /* Numbered migrations: entry i brings user_version from i to i+1. */
@@ -44,6 +58,17 @@ static const char *const migrations[] = {
     " warnings INTEGER, files TEXT, tags TEXT);"
     "CREATE INDEX runs_created ON runs(created);",
     "CREATE TABLE logdir_seen(path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, run_id TEXT);",
+    /* issue 20: projects, metadata, the trace's own facts, the content hash
+     * and the key figures. trace/figures NULL = not computed yet: runs
+     * stored before this version, filled in by the backfill
+     * (catalog_query.h) once the server runs. */
+    "ALTER TABLE runs ADD COLUMN project TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE runs ADD COLUMN meta TEXT NOT NULL DEFAULT '{}';"
+    "ALTER TABLE runs ADD COLUMN trace TEXT;"
+    "ALTER TABLE runs ADD COLUMN hash TEXT NOT NULL DEFAULT '';"
+    "ALTER TABLE runs ADD COLUMN figures TEXT;"
+    "CREATE INDEX runs_project ON runs(project, created);"
+    "CREATE INDEX runs_hash ON runs(hash);",
 };
 
 static int db_fail(struct catalog *c, struct err *e, const char *what)
@@ -225,6 +250,13 @@ static int open_ro(struct catalog *c, const char *path, struct err *e)
             return err_set(e, ERR_DB, "the catalog was written by a newer traceboard (version %d)", ver);
         if (ver >= 1) {
             if (ver < CATALOG_VERSION) LOG_WARN("catalog version %d served as it is (no migration while read-only)", ver);
+            /* a temporary view (searched before main) lends the columns
+             * of version 3 to a catalog that lacks them */
+            if (ver < 3 && sqlite3_exec(c->db,
+                                        "CREATE TEMP VIEW runs AS SELECT *, '' AS project, '{}' AS meta,"
+                                        " NULL AS trace, '' AS hash, NULL AS figures FROM main.runs",
+                                        NULL, NULL, NULL) != SQLITE_OK)
+                return db_fail(c, e, "open");
             return 0;
         }
         sqlite3_close(c->db);
@@ -245,6 +277,8 @@ int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
     c->data_dir = xstrdup(data_dir);
     c->runs_dir = xasprintf("%s/runs", data_dir);
     pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->memo_mu, NULL);
+    hmap_init(&c->memo, sizeof(struct damage_memo), 64);
     /* A folder that exists but cannot take runs/ is served read-only. */
     if (fsutil_mkdirs(c->runs_dir, e) != 0 && !(stat(data_dir, &sb) == 0 && S_ISDIR(sb.st_mode))) {
         catalog_close(c);
@@ -301,6 +335,17 @@ int catalog_open(const char *data_dir, struct catalog **out, struct err *e)
     return 0;
 }
 
+sqlite3 *catalog_lock(struct catalog *c)
+{
+    pthread_mutex_lock(&c->mu);
+    return c->db;
+}
+
+void catalog_unlock(struct catalog *c)
+{
+    pthread_mutex_unlock(&c->mu);
+}
+
 const char *catalog_read_only(const struct catalog *c)
 {
     return c->read_only;
@@ -320,6 +365,8 @@ void catalog_close(struct catalog *c)
     if (!c) return;
     if (c->db) sqlite3_close(c->db);
     pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->memo_mu);
+    hmap_free(&c->memo, NULL);
     free(c->data_dir);
     free(c->runs_dir);
     free(c->read_only);
@@ -380,8 +427,8 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
     if (catalog_check_writable(c, e) < 0) return e->code;
     pthread_mutex_lock(&c->mu);
     if (sqlite3_prepare_v2(c->db,
-                           "INSERT INTO runs(id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags)"
-                           " VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                           "INSERT INTO runs(id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags,"
+                           "project,meta,trace,hash,figures) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "insert");
         goto out;
@@ -397,6 +444,11 @@ int catalog_insert(struct catalog *c, const struct catalog_run *r, struct err *e
     sqlite3_bind_int(st, 9, r->warnings);
     sqlite3_bind_text(st, 10, r->files_json ? r->files_json : "[]", -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 11, r->tags_json ? r->tags_json : "[]", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 12, r->project ? r->project : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 13, r->meta_json ? r->meta_json : "{}", -1, SQLITE_STATIC);
+    if (r->trace_json) sqlite3_bind_text(st, 14, r->trace_json, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 15, r->hash ? r->hash : "", -1, SQLITE_STATIC);
+    if (r->figures_json) sqlite3_bind_text(st, 16, r->figures_json, -1, SQLITE_STATIC);
     if (sqlite3_step(st) != SQLITE_DONE) rc = db_fail(c, e, "insert");
     sqlite3_finalize(st);
 out:
@@ -411,7 +463,17 @@ static json_t *col_json(sqlite3_stmt *st, int i)
     return j ? j : json_array();
 }
 
-static json_t *row_json(sqlite3_stmt *st)
+/* A JSON object column; NULL (not computed yet) or garbled gives null. */
+static json_t *col_object(sqlite3_stmt *st, int i, int empty)
+{
+    const char *t = (const char *)sqlite3_column_text(st, i);
+    json_t *j = t ? json_loads(t, 0, NULL) : NULL;
+    if (json_is_object(j)) return j;
+    json_decref(j);
+    return empty ? json_object() : json_null();
+}
+
+json_t *catalog_row_json(sqlite3_stmt *st)
 {
     const char *id = (const char *)sqlite3_column_text(st, 0);
     const char *name = (const char *)sqlite3_column_text(st, 1);
@@ -427,6 +489,13 @@ static json_t *row_json(sqlite3_stmt *st)
                           "warnings", sqlite3_column_int(st, 8));
     json_object_set_new(o, "files", col_json(st, 9));
     json_object_set_new(o, "tags", col_json(st, 10));
+    const char *project = (const char *)sqlite3_column_text(st, 11);
+    json_object_set_new(o, "project", project && project[0] ? json_string(project) : json_null());
+    json_object_set_new(o, "meta", col_object(st, 12, 1));
+    json_object_set_new(o, "trace", col_object(st, 13, 0));
+    const char *hash = (const char *)sqlite3_column_text(st, 14);
+    json_object_set_new(o, "hash", hash && hash[0] ? json_string(hash) : json_null());
+    json_object_set_new(o, "figures", col_object(st, 15, 0));
     char url[64];
     snprintf(url, sizeof url, "./?run=%s", id);
     json_object_set_new(o, "url", json_string(url));
@@ -442,43 +511,46 @@ int catalog_run_damaged(struct catalog *c, const char *id, struct err *e)
     return rc == ERR_DAMAGED ? rc : 0;
 }
 
-/* Sets row's "damaged" (and "damage", the reason) from catalog_run_damaged. */
-static void mark_damage(struct catalog *c, json_t *row)
+/* Sets row's "damaged" (and "damage", the reason) from catalog_run_damaged,
+ * remembered while the run.db's inode, size and mtime stay the same: the
+ * runs list opens a run's database the first time and after it changed,
+ * not at every refresh (a damaging write changes one of them). */
+void catalog_mark_damage(struct catalog *c, json_t *row)
 {
     const char *id = json_string_value(json_object_get(row, "id"));
     struct err e;
-    int rc = id ? catalog_run_damaged(c, id, &e) : 0;
-    json_object_set_new(row, "damaged", json_boolean(rc == ERR_DAMAGED));
-    if (rc == ERR_DAMAGED) json_object_set_new(row, "damage", json_string(e.msg));
+    struct stat sb;
+    if (!id || !catalog_id_valid(id)) return;
+    char *path = xasprintf("%s/%s/run.db", c->runs_dir, id);
+    int known = stat(path, &sb) == 0;
+    free(path);
+    uint64_t h = hmap_hash_bytes(id, CATALOG_ID_LEN);
+    pthread_mutex_lock(&c->memo_mu);
+    struct damage_memo *m = known ? hmap_get(&c->memo, h, id, CATALOG_ID_LEN) : NULL;
+    int hit = m && m->dev == sb.st_dev && m->ino == sb.st_ino && m->size == sb.st_size &&
+              m->mtime.tv_sec == sb.st_mtim.tv_sec && m->mtime.tv_nsec == sb.st_mtim.tv_nsec;
+    int damaged = hit ? m->damaged : 0;
+    if (hit) snprintf(e.msg, sizeof e.msg, "%s", m->msg);
+    pthread_mutex_unlock(&c->memo_mu);
+    if (!hit) {
+        damaged = catalog_run_damaged(c, id, &e) == ERR_DAMAGED;
+        if (known) {
+            pthread_mutex_lock(&c->memo_mu);
+            m = hmap_put(&c->memo, h, id, CATALOG_ID_LEN, NULL);
+            *m = (struct damage_memo){ sb.st_dev, sb.st_ino, sb.st_size, sb.st_mtim, damaged, "" };
+            if (damaged) snprintf(m->msg, sizeof m->msg, "%s", e.msg);
+            pthread_mutex_unlock(&c->memo_mu);
+        }
+    }
+    json_object_set_new(row, "damaged", json_boolean(damaged));
+    if (damaged) json_object_set_new(row, "damage", json_string(e.msg));
 }
 
-#define RUN_COLS "id,name,created,status,ranks,gpu,bytes,events,warnings,files,tags"
+
 
 int catalog_list(struct catalog *c, json_t **out, struct err *e)
 {
-    sqlite3_stmt *st;
-    json_t *arr = json_array();
-    int rc = 0;
-    pthread_mutex_lock(&c->mu);
-    if (sqlite3_prepare_v2(c->db, "SELECT " RUN_COLS " FROM runs ORDER BY created DESC, rowid DESC", -1, &st,
-                           NULL) != SQLITE_OK) {
-        rc = db_fail(c, e, "list");
-        goto out;
-    }
-    while (sqlite3_step(st) == SQLITE_ROW) json_array_append_new(arr, row_json(st));
-    sqlite3_finalize(st);
-out:
-    pthread_mutex_unlock(&c->mu);
-    if (rc) {
-        json_decref(arr);
-        return rc;
-    }
-    /* Outside the lock: each check opens a run's file. */
-    size_t i;
-    json_t *row;
-    json_array_foreach(arr, i, row) mark_damage(c, row);
-    *out = arr;
-    return 0;
+    return catalog_find(c, NULL, out, e);
 }
 
 int catalog_get(struct catalog *c, const char *id, json_t **out, struct err *e)
@@ -487,12 +559,12 @@ int catalog_get(struct catalog *c, const char *id, json_t **out, struct err *e)
     int rc = 0;
     if (!catalog_id_valid(id)) return err_set(e, ERR_NOT_FOUND, "no run with id '%.40s'", id);
     pthread_mutex_lock(&c->mu);
-    if (sqlite3_prepare_v2(c->db, "SELECT " RUN_COLS " FROM runs WHERE id=?", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(c->db, "SELECT " CATALOG_RUN_COLS " FROM runs WHERE id=?", -1, &st, NULL) != SQLITE_OK) {
         rc = db_fail(c, e, "get");
         goto out;
     }
     sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-    if (sqlite3_step(st) == SQLITE_ROW) *out = row_json(st);
+    if (sqlite3_step(st) == SQLITE_ROW) *out = catalog_row_json(st);
     else rc = err_set(e, ERR_NOT_FOUND, "no run with id '%s'", id);
     sqlite3_finalize(st);
 out:

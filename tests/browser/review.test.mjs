@@ -82,7 +82,7 @@ test('kernels tab: "gemm" finds the H100 nvjet_* cuBLAS kernels; a family filter
   assert.deepEqual(errors, []);
 });
 
-test('runs list: the drop zone names every accepted format; a third tick is refused, not swapped; "Compare with…" tells same-named runs apart', async () => {
+test('runs list: the drop zone names every accepted format; a third tick makes an N-way compare, none is swapped; "Compare with…" tells same-named runs apart', async () => {
   const [file] = demoFiles('matmul_amp');
   const ids = [];
   for (let i = 0; i < 3; i++) ids.push(await upload(file, 'same name'));
@@ -96,9 +96,12 @@ test('runs list: the drop zone names every accepted format; a third tick is refu
   assert.ok(await boxes.count() >= 3, 'three runs at least');
   await boxes.nth(0).check();
   await boxes.nth(1).check();
-  assert.equal(await boxes.nth(2).isDisabled(), true, 'a third box cannot be ticked while two are');
-  assert.match(await boxes.nth(2).getAttribute('title'), /untick one/i);
+  // issue 20: three or more ticked runs open the N-way compare
+  assert.equal(await boxes.nth(2).isDisabled(), false, 'a third box can be ticked');
+  await boxes.nth(2).check();
+  assert.match(await page.textContent('[data-action=compare]'), /Compare 3 runs/);
   assert.equal(await boxes.nth(0).isChecked(), true, 'the first tick stays');
+  await boxes.nth(2).uncheck();
   await boxes.nth(0).uncheck();
   assert.equal(await boxes.nth(2).isDisabled(), false);
   await page.screenshot({ path: join(SHOTS, 'runs-picks.png'), fullPage: true });

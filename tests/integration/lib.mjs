@@ -18,7 +18,9 @@ export const HAVE_SQLITE = (() => {
 
 /** The argv of `traceboard serve` on dataDir: a random port, quiet log, then args. */
 export function serveArgs(dataDir, args = []) {
-  return ['serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', ...args];
+  // the suite uploads its fixtures again and again; projects.test.mjs
+  // passes --allow-duplicates false, the default
+  return ['serve', '--port', '0', '--data-dir', dataDir, '--log-level', 'warn', '--allow-duplicates', 'true', ...args];
 }
 
 /** Waits for a spawned `traceboard serve` to print its URL and returns the

@@ -268,3 +268,17 @@ test('every URL the router wrote before still round-trips byte for byte', async 
         assert.equal(buildUrl(parseRoute(url.slice(2))), url, url);
     }
 });
+
+test('project page: name, x axis and picks round-trip; the runs list filters keep their own keys', () => {
+    const r = parseRoute('?project=llm%20%E2%98%85&by=meta.batch&pick=a,b');
+    assert.deepEqual(r, makeRoute({ view: 'project', project: 'llm ★', by: 'meta.batch', pick: 'a,b' }));
+    assert.equal(routeKey(r), 'project:llm ★');
+    assert.equal(parseRoute(buildUrl(r).slice(2)).project, 'llm ★');
+    assert.equal(parseRoute('?project=llm&by=meta.bad%20key').by, '', 'a bad key falls back to by date');
+    assert.equal(parseRoute('?project=a/b').view, 'runs');
+    const runs = parseRoute('?in=llm&tag=base&meta=batch%3D32&gpu=h100&since=2026-11-01&until=2026-11-30&since=x');
+    assert.equal(runs.view, 'runs');
+    assert.deepEqual([runs.in, runs.tag, runs.meta, runs.gpu, runs.since, runs.until], ['llm', 'base', 'batch=32', 'h100', '2026-11-01', '2026-11-30']);
+    assert.equal(parseRoute('?in=x&since=yesterday').since, '', 'a date that is no date is dropped');
+    assert.match(buildUrl(runs), /in=llm&tag=base&meta=batch%3D32&gpu=h100&since=2026-11-01&until=2026-11-30/);
+});

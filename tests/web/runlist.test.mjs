@@ -6,7 +6,11 @@ import {
     PHASES,
     TAG_MAX,
     anyActive,
+    compareUrl,
     filterRuns,
+    parseMetaFilter,
+    parseMetaList,
+    runsQuery,
     jobFraction,
     nextSort,
     parseTags,
@@ -109,4 +113,24 @@ test('readEtaSeconds: what is left to read at the rate seen so far, only while p
     assert.equal(readEtaSeconds(job({}), { t: 0, bytes: 40 }, 2000), null, 'nothing moved');
     assert.equal(readEtaSeconds(job({ phase: 'analyze' }), { t: 0, bytes: 10 }, 2000), null, 'after parsing');
     assert.equal(readEtaSeconds(job({ bytes_total: 0 }), { t: 0, bytes: 10 }, 2000), null, 'no total');
+});
+
+test('runs list filters become the API query; compare URLs for 2 and N runs', () => {
+    assert.equal(runsQuery({}), '');
+    assert.equal(runsQuery({ in: 'llm', tag: 'a b', meta: ' batch = 32 ', gpu: 'H100', since: '2026-11-01', until: '2026-11-02' }),
+        '?project=llm&tag=a+b&meta.batch=32&gpu=H100&since=2026-11-01&until=2026-11-02');
+    assert.equal(runsQuery({ in: '-' }), '?project=', 'no project');
+    assert.equal(runsQuery({ meta: 'no equals' }), '');
+    assert.deepEqual(parseMetaFilter('git.sha=abc=d'), { key: 'git.sha', value: 'abc=d' });
+    assert.equal(parseMetaFilter('bad key=1'), null);
+    assert.equal(compareUrl(['a']), null);
+    assert.equal(compareUrl(['a', 'b']), './?compare=a,b');
+    assert.equal(compareUrl(['a', 'b', 'c']), './?compare=a,b,c');
+    assert.deepEqual(filterRuns([{ id: 'p', name: 'x', project: 'vision', meta: { batch: '64' } }], 'BATCH=64').map((r) => r.id), ['p']);
+});
+
+test('upload metadata: key=value pairs by commas or lines; a bad pair is refused by name', () => {
+    assert.deepEqual(parseMetaList(' batch = 32, model=gpt\nmodel=llama ,'), { batch: '32', model: 'llama' });
+    assert.deepEqual(parseMetaList(''), {});
+    assert.throws(() => parseMetaList('batch=32, oops'), /oops/);
 });

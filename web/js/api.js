@@ -20,12 +20,14 @@ export class ApiError extends Error {
      * @param {string} message shown to users
      * @param {number} status HTTP status, 0 for network failures
      * @param {string} code server error code ("not_found" …), "network", "aborted" or "http"
+     * @param {Record<string, any>} [details] the server's error object (a duplicate's run_id and url)
      */
-    constructor(message, status, code) {
+    constructor(message, status, code, details) {
         super(message);
         this.name = 'ApiError';
         this.status = status;
         this.code = code;
+        this.details = details || {};
     }
 }
 
@@ -60,17 +62,19 @@ export function installMock(handler) {
 export function errorFromResponse(status, statusText, text) {
     let message = '';
     let code = 'http';
+    let details;
     try {
         const body = JSON.parse(text);
         if (body && body.error && typeof body.error.message === 'string') {
             message = body.error.message;
+            details = body.error;
             if (typeof body.error.code === 'string') code = body.error.code;
         }
     } catch {
         // not JSON (a proxy's HTML error page): fall back to the status
     }
     if (!message) message = statusText ? `${status} ${statusText}` : `HTTP error ${status}`;
-    return new ApiError(message, status, code);
+    return new ApiError(message, status, code, details);
 }
 
 /**
@@ -131,13 +135,34 @@ export function getHealth(signal) {
 const runPath = (id) => './api/runs/' + encodeURIComponent(id);
 
 /**
- * Runs (newest first) and the ingest jobs still worth showing.
+ * Runs (newest first) and the ingest jobs still worth showing, filtered by
+ * query ("?project=P&tag=T…", see runlist.runsQuery; "" = all).
  * @param {AbortSignal} [signal]
+ * @param {string} [query]
  * @returns {Promise<{runs: import('./apitypes.js').Run[], jobs: import('./apitypes.js').Job[]}>}
  */
-export async function listRuns(signal) {
-    const r = await request('GET', './api/runs', undefined, signal);
+export async function listRuns(signal, query = '') {
+    const r = await request('GET', './api/runs' + query, undefined, signal);
     return { runs: (r && r.runs) || [], jobs: (r && r.jobs) || [] };
+}
+
+/**
+ * Every project with its number of runs and newest run's time.
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<{projects: {name: string, runs: number, last: number}[]}>}
+ */
+export function listProjects(signal) {
+    return request('GET', './api/projects', undefined, signal);
+}
+
+/**
+ * A project's runs, oldest first, with their figures and regression marks.
+ * @param {string} project
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<import('./apitypes.js').Trend>}
+ */
+export function getTrend(project, signal) {
+    return request('GET', './api/projects/' + encodeURIComponent(project) + '/trend', undefined, signal);
 }
 
 /**
@@ -192,6 +217,9 @@ export function getJson(url) {
 /**
  * @typedef {object} UploadOptions
  * @property {string} [name] run name; empty = the server derives one
+ * @property {string} [project] the project the run belongs to
+ * @property {Record<string, string>} [meta] key=value metadata
+ * @property {boolean} [duplicate] store it even when the same files are stored (else 409 duplicate)
  * @property {(loaded: number, total: number) => void} [onProgress] bytes sent so far
  * @property {AbortSignal} [signal]
  */
@@ -208,6 +236,9 @@ export function getJson(url) {
 export function uploadRun(files, opts = {}) {
     const form = new FormData();
     if (opts.name) form.append('name', opts.name);
+    if (opts.project) form.append('project', opts.project);
+    for (const [k, v] of Object.entries(opts.meta || {})) form.append('meta.' + k, v);
+    if (opts.duplicate) form.append('duplicate', '1');
     for (const f of files) form.append('file', f, f.name);
     if (mock) {
         return Promise.resolve(mock('POST', './api/runs?async=1', { files, name: opts.name, onProgress: opts.onProgress })).then(

@@ -29,6 +29,55 @@
  * @property {string[]} tags
  * @property {boolean} [damaged] its stored database is damaged: only delete (and re-upload) helps
  * @property {string} [damage]   why, with what to do, when damaged
+ * @property {string | null} [project]  null: no project
+ * @property {Record<string, string>} [meta]  key=value metadata given at upload
+ * @property {Record<string, any> | null} [trace]  the trace's own facts (format, cuda_runtime, world_size…)
+ * @property {string | null} [hash]  content hash of its files
+ * @property {RunFigures | null} [figures]  null until computed
+ */
+
+/**
+ * The key figures the catalog keeps of a run (docs/api.md).
+ * @typedef {object} RunFigures
+ * @property {number | null} avg_step_us
+ * @property {Record<string, number> | null} breakdown_us
+ * @property {number} steps
+ * @property {number} ranks
+ * @property {number | null} gpu_utilization
+ * @property {number | null} tensor_core_share
+ * @property {number | null} peak_memory_bytes
+ * @property {number} findings
+ * @property {{id: string, title: string, severity: string, saving_us: number} | null} top_finding
+ */
+
+/**
+ * One run of a project's trend (GET /api/projects/{P}/trend).
+ * @typedef {object} TrendRun
+ * @property {string} id
+ * @property {string} name
+ * @property {number} created
+ * @property {string} url
+ * @property {Record<string, string>} meta
+ * @property {string} gpu
+ * @property {number} world_size
+ * @property {string} config  GPU, world size and non-volatile metadata: runs compared for regressions
+ * @property {number | null} avg_step_us
+ * @property {Record<string, number> | null} breakdown_us
+ * @property {number | null} gpu_utilization
+ * @property {number | null} tensor_core_share
+ * @property {number | null} peak_memory_bytes
+ * @property {number | null} steps
+ * @property {string | null} previous  the previous run of its configuration
+ * @property {number | null} change_pct  its average step against that run's, in %
+ * @property {boolean} regression  change_pct above the server's regression_pct
+ */
+
+/**
+ * @typedef {object} Trend
+ * @property {string} project
+ * @property {number} regression_pct
+ * @property {string[]} volatile_meta
+ * @property {TrendRun[]} runs  oldest first
  */
 
 /**

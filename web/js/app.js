@@ -26,6 +26,7 @@ import * as compareNView from './views/comparen.js';
 import { VIEW_PARAMS } from './views/index.js';
 import * as jobView from './views/job.js';
 import * as liveView from './views/live.js';
+import * as projectView from './views/project.js';
 import * as runView from './views/run.js';
 import * as runsView from './views/runs.js';
 
@@ -36,7 +37,7 @@ import * as runsView from './views/runs.js';
  */
 
 /** @type {Record<import('./router.js').ViewName, View>} */
-const VIEWS = { runs: runsView, run: runView, job: jobView, compare: compareView, comparen: compareNView, live: liveView };
+const VIEWS = { runs: runsView, run: runView, job: jobView, compare: compareView, comparen: compareNView, live: liveView, project: projectView };
 
 const root = document.getElementById('tb-main') || document.body;
 /** @type {import('./state.js').AppStore} */

@@ -293,4 +293,14 @@ export const C = Object.freeze({
     logTime: 'tb-log-time',
     logText: 'tb-log-text',
     logFields: 'tb-log-fields',
+    // project page (views/project.js)
+    trendGrid: 'tb-trend-grid',
+    trendPoint: 'tb-trend-point',
+    trendPicked: 'tb-trend-picked',
+    trendRegression: 'tb-trend-regression',
+    trendLine: 'tb-trend-line',
+    // runs list (views/runs.js, views/runfilters.js)
+    colXWide: 'tb-col-xwide',
+    runsTable: 'tb-runs-table',
+    cellFigure: 'tb-cell-figure',
 });

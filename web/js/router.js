@@ -12,6 +12,8 @@
  *       &cp=1 (the critical path outlined)
  *       the analyses tab: &rank= only; its sections are #an-… anchors
  *   ./?job=<n>                 ingest job progress
+ *   ./?project=<name>          a project's trends (&by=meta.KEY: x axis by
+ *       that metadata value, default by date; &pick=A,B: runs ticked)
  *   ./?compare=A,B             two runs compared (B against the baseline A;
  *       A = B with &rank_a= &rank_b= compares two ranks); &table=operators
  *       (default kernels), &status=added,removed,faster,slower,same,
@@ -48,7 +50,7 @@ import { RANK_RE, intParam, pickParams, readParams, writeParams } from './params
 
 export { buildSel, parsePins, parseSel, urlTime } from './params.js';
 
-/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'comparen' | 'live'} ViewName */
+/** @typedef {'runs' | 'run' | 'job' | 'compare' | 'comparen' | 'live' | 'project'} ViewName */
 /** @typedef {import('./params.js').ParamSpec} ParamSpec */
 /**
  * @template {ParamSpec} S
@@ -80,14 +82,19 @@ export { buildSel, parsePins, parseSel, urlTime } from './params.js';
  *   three or more runs side by side
  */
 /** @typedef {{view: 'live', project: string, job_id: string}} LiveRoute  a project's live job lines (job_id "" = every job) */
-/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | CompareNRoute | LiveRoute} Route  what parseRoute() answers */
+/**
+ * @typedef {{view: 'project', project: string} & ParamValues<typeof import('./views/project.js').params>} ProjectRoute
+ *   a project's trends
+ */
+/** @typedef {RunsRoute | JobRoute | RunRoute | CompareRoute | CompareNRoute | LiveRoute | ProjectRoute} Route  what parseRoute() answers */
 
 /**
  * Fields buildUrl() and navigate() accept: any view's, those of other
  * views than `view` are ignored and missing ones take their defaults.
- * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, runs?: string[], project?: string, job_id?: string}
+ * @typedef {{view?: ViewName, run?: string | null, job?: number | null, tab?: string, rank?: number | null, a?: string | null, b?: string | null, runs?: string[], project?: string | null, job_id?: string}
  *   & Partial<ParamValues<typeof import('./views/runs.js').params>> & Partial<ParamValues<typeof import('./views/compare.js').params>>
- *   & Partial<ParamValues<typeof import('./views/comparen.js').params>> & Partial<import('./views/run.js').TabFields>} RouteFields
+ *   & Partial<ParamValues<typeof import('./views/comparen.js').params>> & Partial<import('./views/run.js').TabFields>
+ *   & Partial<ParamValues<typeof import('./views/project.js').params>>} RouteFields
  */
 
 /**
@@ -118,6 +125,7 @@ export const DEFAULT_TAB = 'overview';
  * @property {typeof import('./views/runs.js').params} runs
  * @property {typeof import('./views/compare.js').params} compare
  * @property {typeof import('./views/comparen.js').params} comparen
+ * @property {typeof import('./views/project.js').params} project
  * @property {(tab: string) => ParamSpec} tabParams  the run page tab's
  */
 /** @type {ViewParams | null} */
@@ -140,8 +148,8 @@ function views() {
 
 const RUN_ID_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const JOB_RE = /^[1-9][0-9]{0,9}$/;
-/** A project name as the server takes it (routes.c), and a job id. */
-const PROJECT_RE = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+/** A project name as the server allows it (checked there; here: not empty, not absurd), and a job id. */
+const PROJECT_RE = /^[^/]{1,400}$/;
 const JOB_ID_RE = /^[^\s]{1,128}$/;
 
 /** The run page's rank, a global key (every tab keeps it). */
@@ -166,6 +174,7 @@ export function makeRoute(fields = {}) {
     if (fields.view === 'live') return { view: 'live', project: fields.project || '', job_id: fields.job_id || '' };
     if (fields.view === 'compare') return { view: 'compare', a: fields.a || '', b: fields.b || '', ...pickParams(views().compare, f) };
     if (fields.view === 'comparen') return { view: 'comparen', runs: fields.runs || [], ...pickParams(views().comparen, f) };
+    if (fields.view === 'project') return { view: 'project', project: fields.project || '', ...pickParams(views().project, f) };
     return { view: 'runs', ...pickParams(views().runs, f) };
 }
 
@@ -196,6 +205,8 @@ export function parseRoute(search) {
     if (pair) return { view: 'compare', a: pair[0], b: pair[1], ...readParams(views().compare, p) };
     const job = JOB.parse(p.get('job'), p);
     if (job !== undefined && job !== null) return { view: 'job', job };
+    const project = p.get('project');
+    if (project !== null && PROJECT_RE.test(project)) return { view: 'project', project, ...readParams(views().project, p) };
     return { view: 'runs', ...readParams(views().runs, p) };
 }
 
@@ -258,6 +269,9 @@ export function buildUrl(fields) {
         writeParams(views().comparen, f, p);
     } else if (fields.view === 'job' && fields.job !== null && fields.job !== undefined) {
         p.set('job', String(fields.job));
+    } else if (fields.view === 'project' && fields.project) {
+        p.set('project', fields.project);
+        writeParams(views().project, f, p);
     } else {
         writeParams(views().runs, f, p);
     }
@@ -291,6 +305,7 @@ export function routeKey(r) {
     if (r.view === 'compare') return `compare:${r.a},${r.b}`;
     if (r.view === 'live') return `live:${r.project}:${r.job_id}`;
     if (r.view === 'comparen') return `comparen:${r.runs.join(',')}`;
+    if (r.view === 'project') return 'project:' + r.project;
     return 'runs';
 }
 

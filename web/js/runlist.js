@@ -35,7 +35,8 @@ export function parseTags(text) {
 
 /**
  * Runs matching every whitespace-separated word of q (case-insensitive) in
- * the name, id, GPU, status, tags or file names. Empty q keeps all.
+ * the name, id, GPU, status, tags, file names, project or metadata (keys
+ * and values). Empty q keeps all.
  * @param {Run[]} runs
  * @param {string} q
  * @returns {Run[]}
@@ -44,7 +45,8 @@ export function filterRuns(runs, q) {
     const words = q.toLowerCase().split(/\s+/).filter(Boolean);
     if (!words.length) return runs;
     return runs.filter((r) => {
-        const hay = [r.name, r.id, r.gpu, r.status, ...(r.tags || []), ...(r.files || []).map((f) => f.name)]
+        const meta = Object.entries(r.meta || {}).map(([k, v]) => `${k}=${v}`);
+        const hay = [r.name, r.id, r.gpu, r.status, r.project || '', ...meta, ...(r.tags || []), ...(r.files || []).map((f) => f.name)]
             .join('\n')
             .toLowerCase();
         return words.every((w) => hay.includes(w));
@@ -176,4 +178,84 @@ export function splitAccepted(files) {
     const skipped = [];
     for (const f of files) (/\.(json|gz|sqlite)$/i.test(f.name) ? ok : skipped).push(f);
     return { ok, skipped };
+}
+
+/** The runs list's server-side filters (URL keys of views/runs.js). */
+/**
+ * @typedef {object} RunFilters
+ * @property {string} in     project; "-" = runs without a project; "" = any
+ * @property {string} tag    a whole tag
+ * @property {string} meta   "KEY=VALUE"
+ * @property {string} gpu    a part of the GPU name
+ * @property {string} since  YYYY-MM-DD (UTC)
+ * @property {string} until  YYYY-MM-DD (UTC, included)
+ */
+
+/**
+ * The GET /api/runs query of the filters: "" when none is set, else
+ * "?project=…&meta.KEY=VALUE…" (docs/api.md). A meta filter without "="
+ * or with a bad key is left out (the filter bar says so).
+ * @param {Partial<RunFilters>} f
+ * @returns {string}
+ */
+export function runsQuery(f) {
+    const p = new URLSearchParams();
+    if (f.in) p.set('project', f.in === '-' ? '' : f.in);
+    if (f.tag) p.set('tag', f.tag);
+    const m = parseMetaFilter(f.meta || '');
+    if (m) p.set('meta.' + m.key, m.value);
+    if (f.gpu) p.set('gpu', f.gpu);
+    if (f.since) p.set('since', f.since);
+    if (f.until) p.set('until', f.until);
+    const qs = p.toString();
+    return qs ? '?' + qs : '';
+}
+
+/** Metadata keys as the server allows them. */
+export const META_KEY_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/**
+ * "batch=32" -> {key: "batch", value: "32"} (spaces around trimmed); null
+ * when there is no "=" or the key is not [A-Za-z0-9_.-]{1,64}.
+ * @param {string} text
+ * @returns {{key: string, value: string} | null}
+ */
+export function parseMetaFilter(text) {
+    const i = text.indexOf('=');
+    if (i < 0) return null;
+    const key = text.slice(0, i).trim();
+    const value = text.slice(i + 1).trim();
+    return META_KEY_RE.test(key) ? { key, value } : null;
+}
+
+/**
+ * The compare page of the runs ticked, in the order ticked (the first is
+ * the baseline): two open the two-run compare, three or more the N-way
+ * one (./?compare=A,B,C); null for fewer than two.
+ * @param {string[]} ids
+ * @returns {string | null}
+ */
+export function compareUrl(ids) {
+    if (ids.length < 2) return null;
+    return './?compare=' + ids.map(encodeURIComponent).join(',');
+}
+
+/**
+ * Upload metadata typed as "batch=32, model=gpt" (commas or new lines
+ * between pairs) -> {batch: "32", model: "gpt"}; a later key wins. Throws
+ * an Error naming the first pair that is not key=value with a key of
+ * [A-Za-z0-9_.-]{1,64}.
+ * @param {string} text
+ * @returns {Record<string, string>}
+ */
+export function parseMetaList(text) {
+    /** @type {Record<string, string>} */
+    const out = {};
+    for (const part of text.split(/[,\n]/)) {
+        if (!part.trim()) continue;
+        const m = parseMetaFilter(part);
+        if (!m) throw new Error(`Metadata must be key=value pairs (keys of letters, digits, _ . -): “${part.trim().slice(0, 40)}”`);
+        out[m.key] = m.value;
+    }
+    return out;
 }

@@ -122,7 +122,7 @@ static void test_params(void)
     static const char *bad_numbers[] = { "-1", "1.5", "0x10", "1234567890", "12a", " 1", "+1" };
     struct route_match m;
     struct err e;
-    char path[256];
+    char path[ROUTES_PARAM_MAX + 64];
 
     for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++) {
         snprintf(path, sizeof path, "/api/runs/%s", bad_ids[i]);

@@ -31,7 +31,7 @@ static void test_crud(void)
     struct err e;
     REQUIRE(catalog_open(root, &c, &e) == 0);
     struct catalog_run r = { "", "first <run>", 100, 2, "NVIDIA H100", 1234, 99, 1,
-                             "[{\"name\":\"rank0.json\",\"bytes\":1,\"rank\":0}]", "[\"a\"]", NULL };
+                             "[{\"name\":\"rank0.json\",\"bytes\":1,\"rank\":0}]", "[\"a\"]", NULL, NULL, NULL, NULL, NULL, NULL };
     catalog_new_id(r.id);
     CHECK_EQ_INT(catalog_insert(c, &r, &e), 0);
     struct catalog_run r2 = r;
@@ -164,7 +164,8 @@ static void test_swap_and_finish_at_open(void)
     struct catalog *c;
     struct err e;
     REQUIRE(catalog_open(root, &c, &e) == 0);
-    struct catalog_run r = { "", "swap", 300, 1, "", 1, 1, 0, "[{\"name\":\"a.json\",\"bytes\":1,\"rank\":0}]", "[]", NULL };
+    struct catalog_run r = { "", "swap", 300, 1, "", 1, 1, 0, "[{\"name\":\"a.json\",\"bytes\":1,\"rank\":0}]", "[]",
+                             NULL, NULL, NULL, NULL, NULL, NULL };
     catalog_new_id(r.id);
     REQUIRE(catalog_insert(c, &r, &e) == 0);
     char *dir = catalog_run_dir(c, r.id);
@@ -200,6 +201,45 @@ static void test_swap_and_finish_at_open(void)
     free(dir);
 }
 
+/* The list's damage marks are remembered per run.db identity, and a change
+ * to the file (size, mtime, inode) is seen at the next list. */
+static void test_damage_marks_follow_the_file(void)
+{
+    struct catalog *c;
+    struct err e;
+    REQUIRE(catalog_open(root, &c, &e) == 0);
+    struct catalog_run r = { .name = "marked", .created = 400, .ranks = 1 };
+    catalog_new_id(r.id);
+    REQUIRE(catalog_insert(c, &r, &e) == 0);
+    char *dir = catalog_run_dir(c, r.id), *db = xasprintf("%s/run.db", dir);
+    REQUIRE(fsutil_mkdirs(dir, &e) == 0);
+    FILE *f = fopen(db, "w");
+    REQUIRE(f != NULL);
+    for (int i = 0; i < 200; i++) fputs("not a database at all ", f);
+    fclose(f);
+    for (int round = 0; round < 2; round++) {
+        json_t *got;
+        REQUIRE(catalog_get(c, r.id, &got, &e) == 0);
+        json_t *list;
+        REQUIRE(catalog_list(c, &list, &e) == 0);
+        json_t *row = json_array_get(list, 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(row, "id")), r.id);
+        CHECK(json_is_true(json_object_get(row, "damaged")));
+        CHECK(strstr(json_string_value(json_object_get(row, "damage")), "not an SQLite database") != NULL);
+        json_decref(list);
+        json_decref(got);
+    }
+    REQUIRE(truncate(db, 0) == 0);
+    json_t *list;
+    REQUIRE(catalog_list(c, &list, &e) == 0);
+    CHECK(strstr(json_string_value(json_object_get(json_array_get(list, 0), "damage")), "empty") != NULL);
+    json_decref(list);
+    CHECK_EQ_INT(catalog_delete(c, r.id, &e), 0);
+    catalog_close(c);
+    free(db);
+    free(dir);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) return 1;
@@ -207,6 +247,7 @@ int main(void)
     RUN(test_crud);
     RUN(test_orphans_collected_at_open);
     RUN(test_swap_and_finish_at_open);
+    RUN(test_damage_marks_follow_the_file);
     struct err e;
     fsutil_rmtree(root, &e);
     return harness_done("catalog_test");

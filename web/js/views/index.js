@@ -10,6 +10,7 @@ import { TABLE as memoryTable } from './memory.js';
 import { TABLE as operatorsTable } from './operators.js';
 import * as compareView from './compare.js';
 import * as compareNView from './comparen.js';
+import * as projectView from './project.js';
 import * as runView from './run.js';
 import * as runsView from './runs.js';
 
@@ -18,6 +19,7 @@ export const VIEW_PARAMS = Object.freeze({
     runs: runsView.params,
     compare: compareView.params,
     comparen: compareNView.params,
+    project: projectView.params,
     tabParams: runView.tabParams,
 });
 

@@ -4,16 +4,19 @@
  *
  * Sections, top to bottom: a drop zone (drag trace files or pick them;
  * several files of one job become one multi-rank run) with an optional run
- * name and the transfer's progress; the ingest jobs still under way (or
- * failed recently); a filter box; the runs table with rename, tags and
- * delete, and a tick box per run: ticking two enables "Compare", which
- * opens ./?compare=A,B (the first ticked is the baseline A); an empty
- * state explaining the three ways to add runs.
+ * name and project and the transfer's progress (an upload of files stored
+ * already links to their run and offers to store them again); the ingest
+ * jobs still under way (or failed recently); a filter box and the filter
+ * bar (project, tag, metadata, GPU, dates: views/runfilters.js, applied by
+ * the server); the runs table with each run's project and key figures,
+ * rename, tags and delete, and a tick box per run: two open the two-run
+ * compare ./?compare=A,B (the first ticked is the baseline A), three or
+ * more the N-way one; an empty state explaining the three ways to add runs.
  *
  * Data: GET ./api/runs, refreshed every second while a job is queued or
  * running, else every 10 s while the tab is visible (a `--logdir` watcher
- * may add runs). Filter and sort live in the URL (&q=, &sort=) and change
- * it with replaceState. A refresh never rebuilds the table under an open
+ * may add runs). Filters and sort live in the URL (&q=, &sort=, &in=,
+ * &tag=, &meta=, &gpu=, &since=, &until=) and change it with replaceState. A refresh never rebuilds the table under an open
  * inline editor; it waits for the editor to close.
  *
  * Lifetime: mount() builds everything and starts the refresh loop;
@@ -25,14 +28,18 @@
 
 import * as api from '../api.js';
 import { C } from '../classes.js';
-import { alertBox, bidiText, clear, confirmDialog, copyText, h, inlineEditor, progressBar, replace, setTitle, toast } from '../dom.js';
+import { alertBox, bidiText, clear, confirmDialog, h, inlineEditor, progressBar, replace, setTitle, toast } from '../dom.js';
 import { DASH, formatAge, formatBytes, formatDate, formatDateTimeUtc, formatNumber, plural } from '../format.js';
 import { stringParam } from '../params.js';
 import { buildUrl, navigate, routeAs } from '../router.js';
+import { FILTER_KEYS, NO_FILTERS, anyFilter, duplicateNotice, emptyState, figureCells, filterBar, filterParams, noMatch, projectCell, projectField, projectUrl } from './runfilters.js';
 import {
     ACCEPT,
     PHASES,
     anyActive,
+    compareUrl,
+    parseMetaList,
+    runsQuery,
     filterRuns,
     jobFraction,
     nextSort,
@@ -61,30 +68,37 @@ export const params = Object.freeze({
         parse: (raw) => (raw && SORT_KEYS.includes(raw.replace(/^-/, '')) ? raw : undefined),
         serialize: (v) => v || null,
     }),
+    ...filterParams,
 });
+
+/** Most runs ticked for one comparison. */
+const PICK_MAX = 8;
 
 /** @typedef {import('../router.js').RunsRoute} RunsRoute */
 
 const POLL_ACTIVE_MS = 1000;
 const POLL_IDLE_MS = 10000;
 
-/** Shown in the empty state; the brief's exact command lines. */
-const CURL_EXAMPLE = 'curl -H "Authorization: Bearer $TOKEN" -F file=@rank0.pt.trace.json.gz http://127.0.0.1:8080/api/runs';
-const LOGDIR_EXAMPLE = 'traceboard serve --logdir DIR';
 
 /**
  * Runs table columns: key (also the sort key), header, numeric alignment,
  * sortable, and `wide`: hidden on narrow screens.
- * @type {ReadonlyArray<{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean}>}
+ * `xwide`: hidden below 1700 px, so the key figures fit.
+ * @type {ReadonlyArray<{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean, xwide?: boolean}>}
  */
 const COLUMNS = [
     { key: 'pick', label: 'Compare' },
     { key: 'name', label: 'Name', sort: true },
+    { key: 'project', label: 'Project' },
     { key: 'created', label: 'Created', sort: true },
     { key: 'ranks', label: 'Ranks', num: true, sort: true },
+    { key: 'step', label: 'Avg step', num: true },
+    { key: 'util', label: 'GPU util.', num: true },
+    { key: 'steps', label: 'Steps', num: true, xwide: true },
+    { key: 'finding', label: 'Top finding' },
     { key: 'gpu', label: 'GPU', sort: true, wide: true },
-    { key: 'bytes', label: 'Size', num: true, sort: true },
-    { key: 'events', label: 'Events', num: true, sort: true, wide: true },
+    { key: 'bytes', label: 'Size', num: true, sort: true, wide: true, xwide: true },
+    { key: 'events', label: 'Events', num: true, sort: true, wide: true, xwide: true },
     { key: 'status', label: 'Status', sort: true },
     { key: 'tags', label: 'Tags' },
     { key: 'actions', label: '' },
@@ -138,6 +152,8 @@ function createRunsPage(root, store) {
         spellcheck: 'false',
     });
     const fileInput = h('input', { type: 'file', multiple: true, accept: ACCEPT, class: C.srOnly, tabindex: '-1' });
+    const projectInput = projectField();
+    const metaInput = projectField('meta', 'batch=32, model=gpt');
     const pickBtn = h('button', { type: 'button', class: [C.btn, C.btnPrimary] }, 'Choose files…');
     const uploadBox = h('div', { class: C.upload, hidden: true });
     const drop = h(
@@ -158,6 +174,8 @@ function createRunsPage(root, store) {
             h('span', { class: C.muted }, 'or drag them anywhere on this page'),
             h('span', { class: C.spacer }),
             h('label', { class: C.field }, h('span', { class: C.label }, 'Run name (optional)'), nameInput),
+            h('label', { class: C.field }, h('span', { class: C.label }, 'Project (optional)'), projectInput),
+            h('label', { class: C.field }, h('span', { class: C.label }, 'Metadata'), metaInput),
         ),
         uploadBox,
     );
@@ -172,16 +190,19 @@ function createRunsPage(root, store) {
     });
     const countText = h('span', { class: C.muted });
     const listBox = h('div', { class: C.section });
+    const filterBox = h('div', { class: C.section });
+    /** @type {string[]} */
+    let projects = [];
     /**
-     * Runs ticked for comparison, in the order ticked (at most two: with
-     * two ticked the other boxes are disabled, so a third tick never
-     * silently drops one).
+     * Runs ticked for comparison, in the order ticked (at most PICK_MAX:
+     * then the other boxes are disabled, so a tick never silently drops one).
      * @type {string[]}
      */
     let picked = [];
     const compareBtn = h('button', { type: 'button', class: [C.btn, C.btnPrimary, C.btnSm], disabled: true, hidden: true, dataset: { action: 'compare' } }, 'Compare');
     compareBtn.addEventListener('click', () => {
-        if (picked.length === 2) navigate({ view: 'compare', a: picked[0], b: picked[1] });
+        const url = compareUrl(picked);
+        if (url) navigate(url);
     });
     /** The tick boxes as picked says; with two ticked the others are disabled and say why. */
     const syncPicks = () => {
@@ -189,19 +210,19 @@ function createRunsPage(root, store) {
             const row = box.closest('tr');
             if (!(box instanceof HTMLInputElement && row instanceof HTMLElement)) continue;
             box.checked = picked.includes(row.dataset.run || '');
-            box.disabled = !box.checked && picked.length >= 2;
-            box.title = box.disabled ? 'Two runs are ticked: untick one to compare another' : '';
+            box.disabled = !box.checked && picked.length >= PICK_MAX;
+            box.title = box.disabled ? `${PICK_MAX} runs are ticked: untick one to compare another` : '';
         }
     };
     const updateCompare = () => {
-        compareBtn.disabled = picked.length !== 2;
-        compareBtn.textContent = picked.length === 2 ? 'Compare 2 runs' : 'Compare';
-        compareBtn.title = picked.length === 2 ? 'The first ticked run is the baseline (A)' : 'Tick two runs to compare them';
+        compareBtn.disabled = picked.length < 2;
+        compareBtn.textContent = picked.length >= 2 ? `Compare ${picked.length} runs` : 'Compare';
+        compareBtn.title = picked.length >= 2 ? 'The first ticked run is the baseline' : 'Tick two or more runs to compare them';
         compareBtn.hidden = !data || data.runs.length < 2;
     };
     const toolbar = h('div', { class: C.toolbar }, h('h2', { class: C.sectionTitle }, 'Runs'), countText, h('span', { class: C.spacer }), compareBtn, filterInput);
 
-    replace(root, h('div', { class: C.page }, drop, jobsBox, toolbar, listBox));
+    replace(root, h('div', { class: C.page }, drop, jobsBox, toolbar, filterBox, listBox));
     listBox.appendChild(h('p', { class: [C.muted, C.loading] }, 'Loading runs…'));
 
     // --- upload ---------------------------------------------------------
@@ -243,8 +264,11 @@ function createRunsPage(root, store) {
         ev.returnValue = '';
     };
 
-    /** @param {File[]} picked */
-    function startUpload(picked) {
+    /**
+     * @param {File[]} picked
+     * @param {boolean} [again] store files stored already as a new run
+     */
+    function startUpload(picked, again = false) {
         if (uploadCtrl) {
             toast('An upload is already in progress', { kind: 'error' });
             return;
@@ -259,6 +283,14 @@ function createRunsPage(root, store) {
         if (!files.length) return;
         const total = files.reduce((s, f) => s + f.size, 0);
         const name = nameInput.value.trim();
+        const project = projectInput.value.trim();
+        let meta;
+        try {
+            meta = parseMetaList(metaInput.value);
+        } catch (e) {
+            toast(e instanceof Error ? e.message : String(e), { kind: 'error' });
+            return;
+        }
         const ctrl = new AbortController();
         uploadCtrl = ctrl;
         const bar = progressBar('Upload progress');
@@ -285,6 +317,9 @@ function createRunsPage(root, store) {
         const t0 = performance.now();
         api.uploadRun(files, {
             name,
+            project,
+            meta,
+            duplicate: again,
             signal: ctrl.signal,
             onProgress(loaded, tot) {
                 const t = tot || total;
@@ -321,6 +356,10 @@ function createRunsPage(root, store) {
                     toast('Upload cancelled');
                     return;
                 }
+                if (err instanceof api.ApiError && err.code === 'duplicate') {
+                    replace(uploadBox, duplicateNotice(err, () => startUpload(files, true), () => (uploadBox.hidden = true)));
+                    return;
+                }
                 replace(
                     uploadBox,
                     alertBox(
@@ -346,8 +385,17 @@ function createRunsPage(root, store) {
         listCtrl.abort();
         listCtrl = new AbortController();
         try {
-            const next = await api.listRuns(listCtrl.signal);
+            const route = routeAs(store.get().route, 'runs');
+            const [next, plist] = await Promise.all([
+                api.listRuns(listCtrl.signal, runsQuery(route)),
+                api.listProjects(listCtrl.signal).catch(() => ({ projects: [] })),
+            ]);
             if (destroyed) return;
+            const names = plist.projects.map((p) => p.name);
+            if (names.join('\n') !== projects.join('\n')) {
+                projects = names;
+                renderFilters();
+            }
             loadError = null;
             const text = JSON.stringify(next);
             if (text !== dataText) {
@@ -429,6 +477,11 @@ function createRunsPage(root, store) {
         );
     }
 
+    function renderFilters() {
+        const route = routeAs(store.get().route, 'runs');
+        replace(filterBox, filterBar(route, projects, (patch) => setRoute(patch)));
+    }
+
     function renderList() {
         const route = routeAs(store.get().route, 'runs');
         if (filterInput.value !== route.q && document.activeElement !== filterInput) filterInput.value = route.q;
@@ -447,6 +500,11 @@ function createRunsPage(root, store) {
         }
         if (!data) return;
         const all = data.runs;
+        if (all.length === 0 && anyFilter(route)) {
+            countText.textContent = '';
+            replace(listBox, noMatch(() => setRoute(NO_FILTERS)));
+            return;
+        }
         if (all.length === 0) {
             countText.textContent = '';
             filterInput.hidden = true;
@@ -468,7 +526,7 @@ function createRunsPage(root, store) {
             loadError ? staleNote(loadError) : null,
             h(
                 'table',
-                { class: C.table },
+                { class: [C.table, C.runsTable] },
                 h('thead', null, h('tr', null, COLUMNS.map((c) => headerCell(c, route.sort)))),
                 h(
                     'tbody',
@@ -497,12 +555,12 @@ function createRunsPage(root, store) {
     }
 
     /**
-     * @param {{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean}} col
+     * @param {{key: string, label: string, num?: boolean, sort?: boolean, wide?: boolean, xwide?: boolean}} col
      * @param {string} sort
      */
     function headerCell(col, sort) {
         if (col.key === 'pick') return h('th', { scope: 'col', class: C.cellPick }, h('span', { class: C.srOnly }, col.label));
-        if (!col.sort) return h('th', { scope: 'col', class: col.key === 'actions' ? C.cellActions : null }, col.label);
+        if (!col.sort) return h('th', { scope: 'col', class: [col.key === 'actions' && C.cellActions, col.num && C.num, col.xwide && C.colXWide] }, col.label);
         const effective = sort || '-created';
         const asc = effective === col.key;
         const desc = effective === '-' + col.key;
@@ -510,7 +568,7 @@ function createRunsPage(root, store) {
             'th',
             {
                 scope: 'col',
-                class: [col.num && C.num, col.wide && C.colWide, C.sortable, asc && C.sortedAsc, desc && C.sortedDesc],
+                class: [col.num && C.num, col.wide && C.colWide, col.xwide && C.colXWide, C.sortable, asc && C.sortedAsc, desc && C.sortedDesc],
                 'aria-sort': asc ? 'ascending' : desc ? 'descending' : 'none',
             },
             h(
@@ -623,7 +681,7 @@ function createRunsPage(root, store) {
         const pick = h('input', { type: 'checkbox', checked: picked.includes(r.id), 'aria-label': `Compare “${r.name || r.id}”` });
         pick.addEventListener('change', () => {
             picked = picked.filter((id) => id !== r.id);
-            if (pick.checked && picked.length < 2) picked.push(r.id);
+            if (pick.checked && picked.length < PICK_MAX) picked.push(r.id);
             syncPicks();
             updateCompare();
         });
@@ -632,11 +690,13 @@ function createRunsPage(root, store) {
             { dataset: { run: r.id } },
             h('td', { class: C.cellPick }, pick),
             nameCell,
+            projectCell(r, projectUrl),
             h('td', { class: C.nowrap, title: formatDateTimeUtc(r.created) + ' · ' + formatAge(r.created, now) }, formatDate(r.created)),
             h('td', { class: C.num, title: files.map((f) => `rank ${f.rank}: ${f.name}`).join('\n') }, formatNumber(r.ranks)),
+            figureCells(r, buildUrl({ view: 'run', run: r.id, tab: 'analyses' })),
             h('td', { class: [C.cellName, C.colWide], title: r.gpu || 'no GPU recorded' }, r.gpu || DASH),
-            h('td', { class: C.num }, formatBytes(r.bytes)),
-            h('td', { class: [C.num, C.colWide] }, formatNumber(r.events)),
+            h('td', { class: [C.num, C.colWide, C.colXWide] }, formatBytes(r.bytes)),
+            h('td', { class: [C.num, C.colWide, C.colXWide] }, formatNumber(r.events)),
             h('td', null, statusBadge(r)),
             tagsCell,
             h(
@@ -655,7 +715,7 @@ function createRunsPage(root, store) {
         setRoute({ q });
     }
 
-    /** @param {{q?: string, sort?: string}} patch */
+    /** @param {Partial<RunsRoute>} patch */
     function setRoute(patch) {
         navigate({ ...routeAs(store.get().route, 'runs'), ...patch }, { replace: true });
     }
@@ -666,9 +726,15 @@ function createRunsPage(root, store) {
     });
 
     const unsubscribe = store.subscribe((next, prev) => {
-        if (next.route !== prev.route && next.route.view === 'runs' && !editing) renderList();
+        if (next.route === prev.route || next.route.view !== 'runs') return;
+        const a = routeAs(next.route, 'runs'), b = routeAs(prev.route, 'runs');
+        if (FILTER_KEYS.some((k) => a[k] !== b[k])) {
+            renderFilters();
+            refresh(); // the server applies them
+        } else if (!editing) renderList();
     });
 
+    renderFilters();
     refresh();
 
     return {
@@ -719,46 +785,4 @@ function statusBadge(r) {
     if (s === 'ready' || s === 'ok' || s === 'done') return badge(C.badgeOk, s);
     if (s === 'failed' || s === 'error') return badge(C.badgeError, s);
     return badge(C.badgeNeutral, s);
-}
-
-/**
- * @param {boolean} jobsPending an import is under way, so "no runs" is temporary
- */
-function emptyState(jobsPending) {
-    return h(
-        'div',
-        { class: C.empty },
-        h('h3', null, jobsPending ? 'No runs yet: the first import is under way above.' : 'No runs yet'),
-        h('p', null, 'Add profiler traces (PyTorch/Kineto or JAX JSON, plain or .gz; Nsight Systems .sqlite) in any of three ways:'),
-        h(
-            'ol',
-            null,
-            h(
-                'li',
-                null,
-                h('strong', null, 'Drag the files'),
-                ' onto the box above, or choose them with the button. Several files of one job (rank0…rankN) become one multi-rank run.',
-            ),
-            h('li', null, h('strong', null, 'Upload from a shell'), ' on the machine running the server:', codeLine(CURL_EXAMPLE)),
-            h(
-                'li',
-                null,
-                h('strong', null, 'Let the server watch a folder'),
-                ' where your training job writes traces (e.g. with ',
-                h('code', null, 'torch.profiler.tensorboard_trace_handler'),
-                '); new files are imported on their own:',
-                codeLine(LOGDIR_EXAMPLE),
-            ),
-        ),
-    );
-}
-
-/** @param {string} text */
-function codeLine(text) {
-    return h(
-        'div',
-        { class: C.codeRow },
-        h('code', { class: C.code }, text),
-        h('button', { type: 'button', class: [C.btn, C.btnSm], on: { click: () => copyText(text) } }, 'Copy'),
-    );
 }
