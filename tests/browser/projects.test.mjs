@@ -124,3 +124,17 @@ test('an upload from the page takes a project and metadata; the same files again
   // the browser logs the 409 answer itself; nothing else may fail
   assert.deepEqual(errors.filter((e) => !/status of 409/.test(e)), []);
 });
+
+test('the project page shows its live job lines as they arrive, also for a project with no run yet', async () => {
+  const before = errors.length;
+  for (const project of [PROJECT, 'live only']) {
+    const path = `/api/projects/${encodeURIComponent(project)}/live?job=J9`;
+    await page.goto(`${srv.base}/?project=${encodeURIComponent(project)}`);
+    await page.waitForSelector('[data-section="live"] [role="status"][data-state="open"]', { timeout: 10000 });
+    const r = await srv.req(path, { method: 'POST', body: '{"ts": 1795344489.5, "step": 7, "loss": 1.25, "msg": "step 7 <b>done</b>"}\n' });
+    assert.equal(r.status, 201, await r.text());
+    await page.waitForFunction(() => document.querySelectorAll('[data-section="live"] [data-live-lines] li').length === 1, null, { timeout: 10000 });
+    assert.match(await page.locator('[data-section="live"] [data-live-lines] li').textContent(), /step 7 <b>done<\/b>/);
+  }
+  assert.deepEqual(errors.slice(before).filter((e) => !/404/.test(e)), [], 'only the trend of the run-less project is missing');
+});

@@ -204,7 +204,7 @@ test('live: bad input', async () => {
   assert.match((await post('/api/projects/p/live', '1795344489 no job\n', 400)).error.message, /job/);
   assert.match((await post('/api/projects/p/live?job=J', 'no time\n', 400)).error.message, /timestamp/);
   assert.match((await post('/api/projects/p/live?job=' + 'j'.repeat(200), '1795344489 a\n', 400)).error.message, /job/);
-  assert.match((await post('/api/projects/bad%20name/live?job=J', '1795344489 a\n', 400)).error.message, /project/);
+  assert.match((await post('/api/projects/bad%01name/live?job=J', '1795344489 a\n', 400)).error.message, /project/);
   await srv.json('/api/projects/p/live?backlog=-1', 400);
 });
 

@@ -12,6 +12,10 @@
  * trend API decides). Below, the runs table: tick two (from the table or
  * by Alt-clicking points; &pick=A,B) and "Compare" opens ./?compare=A,B.
  *
+ * Under them the project's live job lines as they arrive (views/live.js's
+ * mountLive: server-sent events), so a job is watched before its trace
+ * exists; a project with live lines and no run yet shows only those.
+ *
  * Every state is in the URL (project, by, pick). Data: GET
  * ./api/projects/{P}/trend once per mount and on "Refresh". Names,
  * metadata and titles are text through h()/svg(), never HTML.
@@ -27,6 +31,7 @@ import { stringParam } from '../params.js';
 import { buildUrl, navigate, routeAs } from '../router.js';
 import { legend } from '../tabs.js';
 import { changeText, metaKeys, orderRuns, parsePicks, togglePick, xLabel } from '../trend.js';
+import { mountLive } from './live.js';
 
 /** @typedef {import('../apitypes.js').TrendRun} TrendRun */
 /** @typedef {import('../apitypes.js').Trend} Trend */
@@ -71,6 +76,7 @@ function createProjectPage(root, store) {
     let data = null;
     const ctrl = new AbortController();
     const body = h('div', { class: C.section }, h('p', { class: [C.muted, C.loading] }, 'Loading the project…'));
+    const liveBox = h('div');
     replace(
         root,
         h(
@@ -79,8 +85,12 @@ function createProjectPage(root, store) {
             h('p', null, h('a', { href: buildUrl({ view: 'runs' }) }, '← All runs')),
             h('h2', { class: C.sectionTitle }, 'Project ', h('bdi', null, project)),
             body,
+            h('section', { class: C.section, dataset: { section: 'live' } },
+                h('h2', { class: C.sectionTitle }, 'Live job lines ', h('a', { href: buildUrl({ view: 'live', project, job_id: '' }) }, '(open on its own)')),
+                liveBox),
         ),
     );
+    const live = mountLive(liveBox, project, { jobHref: (job) => buildUrl({ view: 'live', project, job_id: job }) });
 
     const route = () => routeAs(store.get().route, 'project');
     /** @param {Partial<ProjectRoute>} patch */
@@ -149,6 +159,7 @@ function createProjectPage(root, store) {
     return {
         destroy() {
             ctrl.abort();
+            live.destroy();
             unsubscribe();
         },
     };
