@@ -524,7 +524,8 @@ function createRunsPage(root, store) {
         replace(
             listBox,
             loadError ? staleNote(loadError) : null,
-            h(
+            // the key figures make the table wide: it scrolls in its box at 1280 px
+            h('div', { class: C.runsScroll }, h(
                 'table',
                 { class: [C.table, C.runsTable] },
                 h('thead', null, h('tr', null, COLUMNS.map((c) => headerCell(c, route.sort)))),
@@ -544,7 +545,7 @@ function createRunsPage(root, store) {
                               ),
                           ),
                 ),
-            ),
+            )),
         );
         syncPicks();
     }
