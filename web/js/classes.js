@@ -302,6 +302,5 @@ export const C = Object.freeze({
     // runs list (views/runs.js, views/runfilters.js)
     colXWide: 'tb-col-xwide',
     runsTable: 'tb-runs-table',
-    runsScroll: 'tb-runs-scroll',
     cellFigure: 'tb-cell-figure',
 });

@@ -525,7 +525,7 @@ function createRunsPage(root, store) {
             listBox,
             loadError ? staleNote(loadError) : null,
             // the key figures make the table wide: it scrolls in its box at 1280 px
-            h('div', { class: C.runsScroll }, h(
+            h('div', { class: C.tableScroll }, h(
                 'table',
                 { class: [C.table, C.runsTable] },
                 h('thead', null, h('tr', null, COLUMNS.map((c) => headerCell(c, route.sort)))),
