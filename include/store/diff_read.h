@@ -50,7 +50,7 @@ int diff_read_step_avg(sqlite3 *db, int s, int rank, double v[9], struct err *e)
 struct diff_read_gpu {
     char *name, *cc; /* owned; NULL for NULL */
     int64_t memory_bytes;
-    double util, sm_eff, tc_share;
+    double share[3]; /* utilization, SM efficiency, tensor-core share */
     unsigned nulls;
 };
 /* 1 (g filled; free g->name and g->cc), 0 when the rank has no GPU row. */
@@ -81,11 +81,13 @@ struct diff_read_q {
 /* OUT c[nstatus]: the rows per status (filter applied, mask not). */
 int diff_read_counts(sqlite3 *db, const struct diff_read_q *q, int64_t *c, int nstatus, struct err *e);
 
-/* One row: NULL columns (a side without the name, a ratio without both)
- * have their bit in nulls (1 a_calls, 2 b_calls, 4 a_t, 8 b_t, 16 ratio). */
+/* One row: a NULL number (a side without the name, a ratio without both
+ * sides) has its bit in nulls (1 << its index in v). */
+enum { DIFF_READ_A_CALLS, DIFF_READ_B_CALLS, DIFF_READ_A_T, DIFF_READ_B_T, DIFF_READ_DELTA, DIFF_READ_RATIO,
+       DIFF_READ_NUMS };
 struct diff_read_row {
     const char *name; /* borrowed */
-    double a_calls, b_calls, a_t, b_t, delta, ratio;
+    double v[DIFF_READ_NUMS]; /* by the enum above; times in ns */
     unsigned nulls;
     int status, tc;
 };

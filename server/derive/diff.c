@@ -272,9 +272,10 @@ static json_t *counts_json(const int64_t c[DIFF_NSTATUS])
     return o;
 }
 
-static json_t *num_or_null(double v, unsigned nulls, unsigned bit, double scale)
+/* Number i of row w over scale, or null. */
+static json_t *num_or_null(const struct diff_read_row *w, int i, double scale)
 {
-    return nulls & bit ? json_null() : json_real(v / scale);
+    return w->nulls & (1u << i) ? json_null() : json_real(w->v[i] / scale);
 }
 
 int diff_table(struct diff *d, const struct diff_query *q, json_t **out, struct err *e)
@@ -300,10 +301,10 @@ int diff_table(struct diff *d, const struct diff_query *q, json_t **out, struct 
     while ((rc = diff_read_rows_next(cur, &w, e)) == 1) {
         int k = w.status;
         json_t *r = json_pack("{s:s,s:o,s:o,s:o,s:o,s:f,s:o,s:s}", "name", w.name, "a_calls",
-                              num_or_null(w.a_calls, w.nulls, 1, 1.0), "b_calls", num_or_null(w.b_calls, w.nulls, 2, 1.0),
-                              "a_us", num_or_null(w.a_t, w.nulls, 4, 1000.0), "b_us",
-                              num_or_null(w.b_t, w.nulls, 8, 1000.0), "delta_us", w.delta / 1000.0, "ratio",
-                              num_or_null(w.ratio, w.nulls, 16, 1.0), "status",
+                              num_or_null(&w, DIFF_READ_A_CALLS, 1.0), "b_calls", num_or_null(&w, DIFF_READ_B_CALLS, 1.0),
+                              "a_us", num_or_null(&w, DIFF_READ_A_T, 1000.0), "b_us",
+                              num_or_null(&w, DIFF_READ_B_T, 1000.0), "delta_us", w.v[DIFF_READ_DELTA] / 1000.0,
+                              "ratio", num_or_null(&w, DIFF_READ_RATIO, 1.0), "status",
                               k >= 0 && k < DIFF_NSTATUS ? diff_status_names[k] : "same");
         if (!r) continue; /* a name that is not UTF-8: ingest cleans names, so never */
         if (q->kind == DIFF_KERNELS) json_object_set_new(r, "tensor_cores", json_boolean(w.tc));
@@ -349,9 +350,9 @@ static int gpu_json(struct diff *d, int s, json_t *o, struct err *e)
                             json_pack("{s:s?,s:o,s:s?}", "name", g.name, "memory_bytes",
                                       g.nulls & 2 ? json_null() : json_integer(g.memory_bytes), "compute_capability",
                                       g.cc));
-        json_object_set_new(o, "gpu_utilization", real_or_null(g.util, g.nulls, 8));
-        json_object_set_new(o, "sm_efficiency", real_or_null(g.sm_eff, g.nulls, 16));
-        json_object_set_new(o, "tensor_core_share", real_or_null(g.tc_share, g.nulls, 32));
+        json_object_set_new(o, "gpu_utilization", real_or_null(g.share[0], g.nulls, 8));
+        json_object_set_new(o, "sm_efficiency", real_or_null(g.share[1], g.nulls, 16));
+        json_object_set_new(o, "tensor_core_share", real_or_null(g.share[2], g.nulls, 32));
     } else {
         json_object_set_new(o, "device", json_null());
         json_object_set_new(o, "gpu_utilization", json_null());

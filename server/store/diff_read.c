@@ -143,9 +143,7 @@ int diff_read_gpu(sqlite3 *db, int s, int rank, struct diff_read_gpu *g, struct 
         g->name = col_dup(st, 0);
         g->memory_bytes = sqlite3_column_int64(st, 1);
         g->cc = col_dup(st, 2);
-        g->util = sqlite3_column_double(st, 3);
-        g->sm_eff = sqlite3_column_double(st, 4);
-        g->tc_share = sqlite3_column_double(st, 5);
+        for (int i = 0; i < 3; i++) g->share[i] = sqlite3_column_double(st, 3 + i);
     }
     sqlite3_finalize(st);
     return rc;
@@ -283,17 +281,12 @@ int diff_read_rows_next(struct diff_read_rows *c, struct diff_read_row *row, str
     sqlite3_stmt *st = c->st;
     int rc = scan_step(st, e, "run database (diff rows)");
     if (rc != 1) return rc;
-    static const unsigned bit[7] = { 0, 1, 2, 4, 8, 0, 16 };
     row->nulls = 0;
-    for (int i = 1; i <= 6; i++)
-        if (bit[i] && sqlite3_column_type(st, i) == SQLITE_NULL) row->nulls |= bit[i];
     row->name = (const char *)sqlite3_column_text(st, 0);
-    row->a_calls = sqlite3_column_double(st, 1);
-    row->b_calls = sqlite3_column_double(st, 2);
-    row->a_t = sqlite3_column_double(st, 3);
-    row->b_t = sqlite3_column_double(st, 4);
-    row->delta = sqlite3_column_double(st, 5);
-    row->ratio = sqlite3_column_double(st, 6);
+    for (int i = 0; i < DIFF_READ_NUMS; i++) {
+        row->v[i] = sqlite3_column_double(st, 1 + i);
+        if (sqlite3_column_type(st, 1 + i) == SQLITE_NULL) row->nulls |= 1u << i;
+    }
     row->status = sqlite3_column_int(st, 7);
     row->tc = sqlite3_column_int(st, 8);
     return 1;

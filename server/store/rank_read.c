@@ -31,13 +31,10 @@ void rank_read_ranks_free(struct rank_read_rank *r, size_t n)
 static void rank_fill(sqlite3_stmt *st, void *elem)
 {
     struct rank_read_rank *r = elem;
+    int64_t *num[] = { &r->base_ns, &r->t0, &r->t1 };
+    char **text[] = { &r->file, &r->format, &r->dist };
     r->rank = sqlite3_column_int(st, 0);
-    r->file = col_dup(st, 1);
-    r->format = col_dup(st, 2);
-    r->base_ns = sqlite3_column_int64(st, 3);
-    r->t0 = sqlite3_column_int64(st, 4);
-    r->t1 = sqlite3_column_int64(st, 5);
-    r->dist = col_dup(st, 6);
+    for (int i = 0; i < 3; i++) *num[i] = sqlite3_column_int64(st, 1 + i), *text[i] = col_dup(st, 4 + i);
     r->lo = 1, r->hi = 0;
     if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
         r->lo = sqlite3_column_int64(st, 7);
@@ -51,7 +48,7 @@ int rank_read_ranks(sqlite3 *db, struct rank_read_rank **out, size_t *n, struct 
     *out = NULL;
     *n = 0;
     int rc = rundb_prepare(db,
-                           "SELECT r.rank, r.file, r.format, r.base_ns, r.t0, r.t1, r.distributed,"
+                           "SELECT r.rank, r.base_ns, r.t0, r.t1, r.file, r.format, r.distributed,"
                            " (SELECT min(first_slice) FROM track WHERE rank = r.rank AND nslices > 0),"
                            " (SELECT max(last_slice) FROM track WHERE rank = r.rank AND nslices > 0)"
                            " FROM rank r ORDER BY r.rank",

@@ -79,7 +79,7 @@ static void test_sides(sqlite3 *db)
     CHECK_EQ_STR(g.name, "H100");
     CHECK_EQ_STR(g.cc, "9.0");
     CHECK_EQ_INT(g.nulls, 2 | 16);
-    CHECK(g.util == 0.5 && g.tc_share == 0.25);
+    CHECK(g.share[0] == 0.5 && g.share[2] == 0.25);
     free(g.name);
     free(g.cc);
     CHECK_EQ_INT(diff_read_gpu(db, 1, 0, &g, &e), 0);
@@ -110,18 +110,18 @@ static void test_table(sqlite3 *db)
     REQUIRE(diff_read_rows_next(cur, &r, &e) == 1);
     CHECK_EQ_STR(r.name, "conv");
     CHECK_EQ_INT(r.status, 1);
-    CHECK_EQ_INT(r.nulls, 2 | 8 | 16);
-    CHECK(r.a_t == 50 && r.delta == -50);
+    CHECK_EQ_INT(r.nulls, 1 << DIFF_READ_B_CALLS | 1 << DIFF_READ_B_T | 1 << DIFF_READ_RATIO);
+    CHECK(r.v[DIFF_READ_A_T] == 50 && r.v[DIFF_READ_DELTA] == -50);
     REQUIRE(diff_read_rows_next(cur, &r, &e) == 1);
     CHECK_EQ_STR(r.name, "gemm");
     CHECK_EQ_INT(r.status, 2);
     CHECK_EQ_INT(r.nulls, 0);
-    CHECK(r.ratio == 0.5);
+    CHECK(r.v[DIFF_READ_RATIO] == 0.5);
     CHECK_EQ_INT(r.tc, 1);
     REQUIRE(diff_read_rows_next(cur, &r, &e) == 1);
     CHECK_EQ_STR(r.name, "attn");
     CHECK_EQ_INT(r.status, 0);
-    CHECK_EQ_INT(r.nulls, 1 | 4 | 16);
+    CHECK_EQ_INT(r.nulls, 1 << DIFF_READ_A_CALLS | 1 << DIFF_READ_A_T | 1 << DIFF_READ_RATIO);
     CHECK_EQ_INT(diff_read_rows_next(cur, &r, &e), 0);
     diff_read_rows_close(cur);
 
@@ -136,7 +136,7 @@ static void test_table(sqlite3 *db)
     REQUIRE(diff_read_rows_open(db, &q, &cur, &e) == 0);
     REQUIRE(diff_read_rows_next(cur, &r, &e) == 1);
     CHECK_EQ_STR(r.name, "gemm");
-    CHECK(r.b_t == 25 && r.b_calls == 1);
+    CHECK(r.v[DIFF_READ_B_T] == 25 && r.v[DIFF_READ_B_CALLS] == 1);
     CHECK_EQ_INT(diff_read_rows_next(cur, &r, &e), 0);
     diff_read_rows_close(cur);
     q.like = NULL;
@@ -153,12 +153,12 @@ static void test_table(sqlite3 *db)
     struct diff_read_q o = { .diva = 1, .divb = 1, .thr = 0.05, .mask = 31, .limit = -1 };
     REQUIRE(diff_read_rows_open(db, &o, &cur, &e) == 0);
     REQUIRE(diff_read_rows_next(cur, &r, &e) == 1);
-    CHECK(r.a_t == 40 && r.b_t == 40 && r.status == 4);
+    CHECK(r.v[DIFF_READ_A_T] == 40 && r.v[DIFF_READ_B_T] == 40 && r.status == 4);
     diff_read_rows_close(cur);
     o.op_device = 1;
     REQUIRE(diff_read_rows_open(db, &o, &cur, &e) == 0);
     REQUIRE(diff_read_rows_next(cur, &r, &e) == 1);
-    CHECK(r.a_t == 0 && r.b_t == 5);
+    CHECK(r.v[DIFF_READ_A_T] == 0 && r.v[DIFF_READ_B_T] == 5);
     diff_read_rows_close(cur);
 }
 

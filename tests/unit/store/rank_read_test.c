@@ -122,9 +122,9 @@ static void test_errors(void)
 
 static void test_reads(void)
 {
-    sqlite3 *db;
-    REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, tables_sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3 *db = NULL;
+    int made = sqlite3_open(":memory:", &db) == SQLITE_OK && sqlite3_exec(db, tables_sql, NULL, NULL, NULL) == SQLITE_OK;
+    REQUIRE(made);
     test_ranks(db);
     test_steps(db);
     test_kernels(db);
