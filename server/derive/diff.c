@@ -301,10 +301,10 @@ int diff_table(struct diff *d, const struct diff_query *q, json_t **out, struct 
     while ((rc = diff_read_rows_next(cur, &w, e)) == 1) {
         int k = w.status;
         json_t *r = json_pack("{s:s,s:o,s:o,s:o,s:o,s:f,s:o,s:s}", "name", w.name, "a_calls",
-                              num_or_null(&w, DIFF_READ_A_CALLS, 1.0), "b_calls", num_or_null(&w, DIFF_READ_B_CALLS, 1.0),
-                              "a_us", num_or_null(&w, DIFF_READ_A_T, 1000.0), "b_us",
-                              num_or_null(&w, DIFF_READ_B_T, 1000.0), "delta_us", w.v[DIFF_READ_DELTA] / 1000.0,
-                              "ratio", num_or_null(&w, DIFF_READ_RATIO, 1.0), "status",
+                              num_or_null(&w, DIFF_READ_A_CALLS, 1.0), "b_calls",
+                              num_or_null(&w, DIFF_READ_B_CALLS, 1.0), "a_us", num_or_null(&w, DIFF_READ_A_T, 1000.0),
+                              "b_us", num_or_null(&w, DIFF_READ_B_T, 1000.0), "delta_us",
+                              w.v[DIFF_READ_DELTA] / 1000.0, "ratio", num_or_null(&w, DIFF_READ_RATIO, 1.0), "status",
                               k >= 0 && k < DIFF_NSTATUS ? diff_status_names[k] : "same");
         if (!r) continue; /* a name that is not UTF-8: ingest cleans names, so never */
         if (q->kind == DIFF_KERNELS) json_object_set_new(r, "tensor_cores", json_boolean(w.tc));

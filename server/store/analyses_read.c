@@ -62,8 +62,8 @@ int analyses_read_gpu_open(sqlite3 *db, int rank, struct analyses_read_gpu **out
     /* ?3 kernel, ?4 copy, ?5 memset */
     if (!rc)
         rc = scan_prepare_args(db,
-                               "SELECT id, ts, dur, name, kind, corr, CASE WHEN kind IN (?4, ?5) THEN args END FROM slice"
-                               " WHERE id BETWEEN ?1 AND ?2 AND kind IN (?3, ?4, ?5)",
+                               "SELECT id, ts, dur, name, kind, corr, CASE WHEN kind IN (?4, ?5) THEN args END"
+                               " FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind IN (?3, ?4, ?5)",
                                sargs, 5, &c->sl, e);
     if (rc) {
         analyses_read_gpu_close(c);
@@ -114,7 +114,8 @@ void analyses_read_gpu_close(struct analyses_read_gpu *c)
 int analyses_read_gpu_name(sqlite3 *db, int rank, char *buf, size_t n, struct err *e)
 {
     sqlite3_stmt *st;
-    int rc = scan_prepare_rank(db, "SELECT name FROM gpu WHERE rank = ?1 ORDER BY kernel_ns DESC LIMIT 1", rank, &st, e);
+    int rc =
+        scan_prepare_rank(db, "SELECT name FROM gpu WHERE rank = ?1 ORDER BY kernel_ns DESC LIMIT 1", rank, &st, e);
     buf[0] = '\0';
     if (rc) return rc;
     if ((rc = scan_step(st, e, "analyses (gpu)")) == 1) {

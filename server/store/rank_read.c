@@ -65,8 +65,8 @@ int rank_read_steps_open(sqlite3 *db, struct rank_read_steps **out, struct err *
 {
     struct rank_read_steps *c = xcalloc(1, sizeof *c);
     int rc = rundb_prepare(db,
-                           "SELECT rank, name, ts, dur, kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec, other"
-                           " FROM step ORDER BY rank, idx",
+                           "SELECT rank, name, ts, dur, kernel, memcpy, memset, comm, runtime, dataloader,"
+                           " cpu_exec, other FROM step ORDER BY rank, idx",
                            &c->st, e);
     if (rc) {
         free(c);
@@ -105,8 +105,9 @@ int rank_read_kernels_open(sqlite3 *db, int top_n, struct rank_read_kernels **ou
 {
     struct rank_read_kernels *c = xcalloc(1, sizeof *c);
     const int64_t n = top_n;
-    int rc = scan_prepare_args(db, "SELECT name, sum(total) t, max(comm) FROM kernel_stat GROUP BY name ORDER BY t DESC LIMIT ?1",
-                               &n, 1, &c->top, e);
+    int rc = scan_prepare_args(
+        db, "SELECT name, sum(total) t, max(comm) FROM kernel_stat GROUP BY name ORDER BY t DESC LIMIT ?1", &n, 1,
+        &c->top, e);
     if (!rc)
         rc = rundb_prepare(db, "SELECT rank, sum(total), sum(calls) FROM kernel_stat WHERE name = ?1 GROUP BY rank",
                            &c->per, e);

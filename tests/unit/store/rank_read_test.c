@@ -123,7 +123,8 @@ static void test_errors(void)
 static void test_reads(void)
 {
     sqlite3 *db = NULL;
-    int made = sqlite3_open(":memory:", &db) == SQLITE_OK && sqlite3_exec(db, tables_sql, NULL, NULL, NULL) == SQLITE_OK;
+    int made =
+        sqlite3_open(":memory:", &db) == SQLITE_OK && sqlite3_exec(db, tables_sql, NULL, NULL, NULL) == SQLITE_OK;
     REQUIRE(made);
     test_ranks(db);
     test_steps(db);
