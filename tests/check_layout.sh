@@ -33,22 +33,25 @@ PIPELINE_DRIVER="server/ingest/ingest.c"
 # rundb_drain, rundb, rundb_renumber) and the read layer over them
 # (store/scan.h: slice cursors and the launch lookup, kinds bound as
 # parameters, steps that tell an error from the end; scan_span, facts,
-# stats_read, slice_read: what the rules read; findings: the finding
-# table); api_summary and api_timeline (and their parts: api_table,
-# api_slice, api_search, api_run) answer table queries; import_nsys reads an
-# Nsight export. The rules prepare no statement: they read through the store.
+# stats_read, slice_read: what the rules read; rank_read, comm_read: what
+# the Ranks page reads (ranks, steps, kernel times; collectives and their
+# launch walks); diff_read: two runs compared, B attached to A;
+# analyses_read: steps and GPU ops for the analyses; findings: the finding
+# table);
+# api_summary and api_timeline (and their parts: api_table, api_slice,
+# api_search, api_run) answer table queries; import_nsys reads an Nsight
+# export. The rules prepare no statement: they read through the store.
 # The derive modules named here still prepare statements of their own, and
 # why: summary and timeline (and their split parts) build the derived
-# tables from their own passes; analyses, ranks (and ranks_comm, its
-# per-rank collective scan and launch lookups) and diff read and write the
-# tables the derive stage itself makes (step, gpu, kernel_stat, op_stat,
-# analyses, critpath) or look names up in str; and two scans need columns
-# the cursor does not carry: analyses' GPU ops read args (bytes),
-# ranks_comm's collectives read args. gpuscan (host stacks, GPU streams
-# merged over a window) and critical_path (a track walked by id) read
-# through the store (scan_range, scan_names, slice_read_ids). Every slice
-# scan of derive binds its kinds. No kind number in derive's SQL.
-SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|analyses|ranks|ranks_comm|diff)|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
+# tables from their own passes; analyses writes its own tables (analyses,
+# anseries, ansample, critpath), reads them back and walks the ranks in
+# its write transaction; what it reads of the rest (steps, GPU streams and
+# ops with the copies' args, the GPU name) is store/analyses_read's.
+# gpuscan (host stacks, GPU streams merged over a window) and
+# critical_path (a track walked by id) read through the store (scan_range,
+# scan_names, slice_read_ids).
+# Every slice scan of derive binds its kinds. No kind number in derive's SQL.
+SQL_USERS='^server/(store/[a-z_]+|derive/(summary|summary_[a-z]+|timeline|timeline_[a-z]+|analyses)|api/(api_summary[a-z_]*|api_table|api_timeline|api_slice|api_search|api_flame|api_run)|ingest/import_nsys|ingest/import_nsys_rows)\.c:'
 pass=0; fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "layout: $*"; }

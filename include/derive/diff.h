@@ -14,7 +14,8 @@
  * Invariants:
  *   - no request text reaches SQL text: values (ranks, divisors, threshold,
  *     status mask, LIKE pattern, limit/offset) are bound parameters, and
- *     sort, kind, grouping and metric pick fixed fragments from tables here;
+ *     sort, kind, grouping and metric pick fixed fragments from tables in
+ *     the store's reader (store/diff_read.h), which holds every statement;
  *   - rows are joined by name (kernels optionally by diff_kernel_family(),
  *     registered on the connection as the SQL function tb_kfamily); a row is
  *     `added` (only in B), `removed` (only in A), `faster` / `slower` (time

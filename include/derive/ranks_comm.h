@@ -18,9 +18,10 @@
  * RANKS_COMM_MAX_KEYS (collective, process group) rows, the last one
  * lumping the rest.
  *
- * Memory: struct ranks_comm owns its name tables and launch-lookup
- * statements (ranks_comm_free); a rank's inst and kstart arrays are
- * allocated here but owned by whoever owns the rank (ranks.c frees them).
+ * Memory: struct ranks_comm owns its name tables and launch lookup
+ * (ranks_comm_free); a rank's inst and kstart arrays are allocated here
+ * but owned by whoever owns the rank (ranks.c frees them). It reads
+ * through the store (stats_read's collective names, store/comm_read.h).
  * Threads: any, with the caller's own read-only handle.
  */
 #ifndef TB_RANKS_COMM_H
@@ -31,6 +32,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "store/comm_read.h"
 
 #define RANKS_NPARTS 8            /* breakdown parts, summary_categories[0..7] */
 #define RANKS_COMM_MAX_KEYS 256   /* distinct (collective, process group) rows */
@@ -90,7 +92,7 @@ struct ranks_comm {
     size_t nkeys;
     size_t budget; /* instances still allowed */
     int truncated;
-    sqlite3_stmt *by_corr, *by_id; /* launch lookup for message sizes */
+    struct comm_read_launch *launch; /* for message sizes; NULL: unavailable */
 };
 
 /* Instances of key k on r, and the j-th of them (after ranks_comm_match).

@@ -80,6 +80,9 @@ int stats_read_amp_eligible(sqlite3 *db, int rank, double *ns, double *tc_ns, ch
  * error. */
 struct stats_read_names;
 int stats_read_comm_names_open(sqlite3 *db, struct stats_read_names **out, struct err *e);
+/* The same with record_param_comms too, the op that carries a collective's
+ * message facts (for the Ranks page, derive/ranks_comm.c). */
+int stats_read_comm_names_rpc_open(sqlite3 *db, struct stats_read_names **out, struct err *e);
 int stats_read_comm_names_next(struct stats_read_names *c, uint32_t *id, const char **s, int *kernel, struct err *e);
 void stats_read_names_close(struct stats_read_names *c);
 

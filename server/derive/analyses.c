@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
+#include "store/analyses_read.h"
 #include "store/model.h"
 #include "store/scan.h"
 #include "store/rundb.h"
@@ -234,79 +235,53 @@ static int cmp_u32(const void *a, const void *b)
 
 static int load_steps(struct an_ctx *c, struct err *e)
 {
-    sqlite3_stmt *st;
-    if (rundb_prepare(c->db, "SELECT idx, name, ts, dur, host_ts, host_dur FROM step WHERE rank = ? ORDER BY ts", &st,
-                      e))
-        return e->code;
-    sqlite3_bind_int(st, 1, c->rank);
+    struct analyses_read_steps *st;
+    struct analyses_read_step row;
+    int rc = analyses_read_steps_open(c->db, c->rank, &st, e);
+    if (rc) return rc;
     size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = analyses_read_steps_next(st, &row, e)) == 1) {
         if (c->nsteps == cap) c->steps = xrealloc(c->steps, (cap = cap ? cap * 2 : 16) * sizeof *c->steps);
         struct an_step *s = &c->steps[c->nsteps++];
         memset(s, 0, sizeof *s);
-        s->idx = sqlite3_column_int(st, 0);
-        const char *nm = (const char *)sqlite3_column_text(st, 1);
-        snprintf(s->name, sizeof s->name, "%s", nm ? nm : "");
-        s->ts = sqlite3_column_int64(st, 2);
-        s->end = s->ts + sqlite3_column_int64(st, 3);
-        s->host_ts = sqlite3_column_int64(st, 4);
-        s->host_end = s->host_ts + sqlite3_column_int64(st, 5);
+        s->idx = row.idx;
+        snprintf(s->name, sizeof s->name, "%s", row.name);
+        s->ts = row.ts;
+        s->end = row.ts + row.dur;
+        s->host_ts = row.host_ts;
+        s->host_end = row.host_ts + row.host_dur;
     }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "analyses (steps)");
+    analyses_read_steps_close(st);
+    return rc < 0 ? rc : 0;
 }
 
 static int load_gpu(struct an_ctx *c, struct err *e)
 {
-    sqlite3_stmt *tr, *sl;
-    if (rundb_prepare(c->db,
-                      /* a trace without thread_name metadata leaves GPU tracks unnamed */
-                      "SELECT id, device, CASE WHEN coalesce(name, '') = '' AND stream IS NOT NULL"
-                      " THEN 'stream ' || stream ELSE name END, first_slice, last_slice FROM track"
-                      " WHERE rank = ? AND kind = ? AND nslices > 0 ORDER BY id",
-                      &tr, e))
-        return e->code;
-    /* the copies' byte counts are in their args, which the slice cursor
-     * does not read: kinds bound, ?3 kernel, ?4 copy, ?5 memset */
-    if (rundb_prepare(c->db,
-                      "SELECT id, ts, dur, name, kind, corr, CASE WHEN kind IN (?4, ?5) THEN args END FROM slice"
-                      " WHERE id BETWEEN ?1 AND ?2 AND kind IN (?3, ?4, ?5)",
-                      &sl, e)) {
-        sqlite3_finalize(tr);
-        return e->code;
-    }
-    sqlite3_bind_int(tr, 1, c->rank);
-    sqlite3_bind_int(tr, 2, TB_TRACK_GPU);
-    sqlite3_bind_int(sl, 3, TB_K_KERNEL);
-    sqlite3_bind_int(sl, 4, TB_K_MEMCPY);
-    sqlite3_bind_int(sl, 5, TB_K_MEMSET);
+    struct analyses_read_gpu *g;
+    struct analyses_read_stream tr;
+    struct analyses_read_op op;
+    int rc = analyses_read_gpu_open(c->db, c->rank, &g, e);
+    if (rc) return rc;
     size_t cap = 0, scap = 0;
-    int rc;
-    while ((rc = sqlite3_step(tr)) == SQLITE_ROW) {
+    while ((rc = analyses_read_streams_next(g, &tr, e)) == 1) {
         if (c->nstreams == scap)
             c->streams = xrealloc(c->streams, (scap = scap ? scap * 2 : 8) * sizeof *c->streams);
         struct an_stream *s = &c->streams[c->nstreams++];
-        s->track = (uint32_t)sqlite3_column_int64(tr, 0);
-        s->device = sqlite3_column_type(tr, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(tr, 1);
-        const char *tn = (const char *)sqlite3_column_text(tr, 2);
-        snprintf(s->name, sizeof s->name, "%s", tn ? tn : "");
+        s->track = (uint32_t)tr.track;
+        s->device = tr.device;
+        snprintf(s->name, sizeof s->name, "%s", tr.name ? tr.name : "");
         /* Kineto writes "stream 7 " (a trailing space) */
         for (size_t k = strlen(s->name); k > 0 && s->name[k - 1] == ' '; k--) s->name[k - 1] = '\0';
-        sqlite3_reset(sl);
-        sqlite3_bind_int64(sl, 1, sqlite3_column_int64(tr, 3));
-        sqlite3_bind_int64(sl, 2, sqlite3_column_int64(tr, 4));
-        while ((rc = sqlite3_step(sl)) == SQLITE_ROW) {
+        while ((rc = analyses_read_ops_next(g, &op, e)) == 1) {
             if (c->nops == cap) c->ops = xrealloc(c->ops, (cap = cap ? cap * 2 : 1024) * sizeof *c->ops);
             struct an_op *o = &c->ops[c->nops++];
             memset(o, 0, sizeof *o);
-            o->id = sqlite3_column_int64(sl, 0);
-            o->ts = sqlite3_column_int64(sl, 1);
-            int64_t dur = sqlite3_column_int64(sl, 2);
-            o->end = o->ts + (dur > 0 ? dur : 0);
-            o->name = (uint32_t)sqlite3_column_int64(sl, 3);
-            o->kind = (uint8_t)sqlite3_column_int(sl, 4);
-            o->corr = sqlite3_column_int64(sl, 5);
+            o->id = op.id;
+            o->ts = op.ts;
+            o->end = o->ts + (op.dur > 0 ? op.dur : 0);
+            o->name = op.name;
+            o->kind = (uint8_t)op.kind;
+            o->corr = op.corr;
             o->stream = s->track;
             o->sx = (uint32_t)(c->nstreams - 1);
             o->device = s->device;
@@ -321,14 +296,13 @@ static int load_gpu(struct an_ctx *c, struct err *e)
                 o->type = AN_MEMORY;
                 o->copy = (uint8_t)copy_kind(nm, o->kind);
                 o->pinned = (uint8_t)pinned_of(nm, o->copy);
-                o->bytes = bytes_of((const char *)sqlite3_column_text(sl, 6), sqlite3_column_bytes(sl, 6));
+                o->bytes = bytes_of(op.args, op.nargs);
             }
         }
-        if (rc != SQLITE_DONE) break;
+        if (rc < 0) break;
     }
-    sqlite3_finalize(sl);
-    sqlite3_finalize(tr);
-    if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (GPU ops)");
+    analyses_read_gpu_close(g);
+    if (rc < 0) return rc;
     if (c->nops) xqsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
     return 0;
 }
@@ -480,23 +454,17 @@ static const struct gpu_peak peaks[] = {
 
 static int load_gpu_peak(struct an_ctx *c, struct err *e)
 {
-    sqlite3_stmt *st;
-    if (rundb_prepare(c->db, "SELECT name FROM gpu WHERE rank = ? ORDER BY kernel_ns DESC LIMIT 1", &st, e))
-        return e->code;
-    sqlite3_bind_int(st, 1, c->rank);
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        const char *nm = (const char *)sqlite3_column_text(st, 0);
-        snprintf(c->gpu_name, sizeof c->gpu_name, "%s", nm ? nm : "");
+    char name[sizeof c->gpu_name];
+    int rc = analyses_read_gpu_name(c->db, c->rank, name, sizeof name, e);
+    if (rc == 1) snprintf(c->gpu_name, sizeof c->gpu_name, "%s", name);
+    if (rc == 1)
         for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++)
             if (strstr(c->gpu_name, peaks[i].match)) {
                 c->gpu_mem_gbps = peaks[i].mem_gbps;
                 c->link_gbps = peaks[i].link_gbps;
                 break;
             }
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "analyses (gpu)");
+    return rc < 0 ? rc : 0;
 }
 
 static void ctx_free(struct an_ctx *c)

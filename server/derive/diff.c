@@ -13,8 +13,8 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "derive/summary.h"
+#include "store/diff_read.h"
 #include "store/rundb.h"
-#include "store/scan.h"
 
 #define NCATS 8          /* breakdown parts, summary_categories[0..7] */
 #define MIN_ABS_NS 1000.0 /* a change under 1 µs per unit is "same" */
@@ -22,14 +22,12 @@
 
 const char *const diff_status_names[DIFF_NSTATUS] = { "added", "removed", "faster", "slower", "same" };
 
-/* Sort keys and their fixed SQL expressions over the `s` CTE below. */
+/* Sort keys (their SQL expressions are the store's, store/diff_read.c). */
 const char *const diff_sort_names[DIFF_NSORT] = { "change", "delta",   "ratio",   "name",  "a_time",
                                                   "b_time", "a_calls", "b_calls", "status" };
-static const char *const sort_sql[DIFF_NSORT] = { "abs(delta)", "delta",   "ratio",   "name", "a_t",
-                                                  "b_t",        "a_calls", "b_calls", "st" };
-
-/* The two schemas of the connection: A is main, B is attached. */
-static const char *const schema[2] = { "main", "bdb" };
+_Static_assert(DIFF_READ_NSORT == DIFF_NSORT, "the store sorts by every key diff_sort_names names");
+_Static_assert(DIFF_ADDED == 0 && DIFF_REMOVED == 1 && DIFF_FASTER == 2 && DIFF_SLOWER == 3 && DIFF_SAME == 4,
+               "the store's table numbers statuses in this order");
 
 struct diff {
     sqlite3 *db;     /* owned, read-only; B attached as bdb */
@@ -164,92 +162,52 @@ int diff_parse_sort(const char *s, const char *name, int *out, struct err *e)
 /* Connection                                                             */
 /* ====================================================================== */
 
-/* One integer from a one-row query on schema s with ?1 = rank (ignored when
- * the query has no parameter). */
-static int query_int(sqlite3 *db, const char *fmt, int s, int rank, int64_t *out, struct err *e)
-{
-    sqlite3_stmt *st;
-    char *sql = xasprintf(fmt, schema[s], schema[s]);
-    int rc = rundb_prepare(db, sql, &st, e);
-
-    free(sql);
-    if (rc < 0) return rc;
-    if (sqlite3_bind_parameter_count(st) > 0) sqlite3_bind_int(st, 1, rank);
-    rc = sqlite3_step(st);
-    *out = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 0 : rundb_db_error(db, e, "run database (diff)");
-}
-
 static int pick_rank(struct diff *d, int s, int want, struct err *e)
 {
-    sqlite3_stmt *st;
-    char *sql = xasprintf("SELECT rank FROM %s.rank ORDER BY rank", schema[s]);
-    int rc = rundb_prepare(d->db, sql, &st, e), found = 0;
+    int *ranks, found = 0;
+    size_t n;
+    int rc = diff_read_ranks(d->db, s, &ranks, &n, e);
 
-    free(sql);
     if (rc < 0) return rc;
     d->ranks[s] = json_array();
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int k = sqlite3_column_int(st, 0);
-        json_array_append_new(d->ranks[s], json_integer(k));
-        if (!found && (want < 0 || want == k)) {
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(d->ranks[s], json_integer(ranks[i]));
+        if (!found && (want < 0 || want == ranks[i])) {
             found = 1;
-            d->rank[s] = k;
+            d->rank[s] = ranks[i];
         }
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return rundb_db_error(d->db, e, "run database (ranks)");
+    free(ranks);
     if (!found && want >= 0) return err_set(e, ERR_NOT_FOUND, "run %s has no rank %d", s ? "B" : "A", want);
     if (!found) return err_set(e, ERR_NOT_FOUND, "run %s has no ranks", s ? "B" : "A");
     return 0;
 }
 
-/* Reads what the queries need of side s (schema[s] of d->db): its rank
- * (want, or its lowest when -1), its step count and whether operators have
- * device time. */
+/* Reads what the queries need of side s (A: 0, B: 1): its rank (want, or
+ * its lowest when -1), its step count and whether operators have device
+ * time. */
 static int side_prepare(struct diff *d, int s, int want, struct err *e)
 {
-    int64_t v;
-    int rc;
+    int rc = diff_read_has_steps(d->db, s, e);
 
-    rc = query_int(d->db, "SELECT count(*) FROM %s.sqlite_master WHERE type = 'table' AND name = 'step'", s, 0, &v, e);
     if (rc < 0) return err_set(e, ERR_NOT_FOUND, "run %s: not a run database", s ? "B" : "A");
-    if (v == 0)
+    if (rc == 0)
         return err_set(e, ERR_CONFLICT, "run %s was imported before analysis existed; re-import it", s ? "B" : "A");
     if ((rc = pick_rank(d, s, want, e)) < 0) return rc;
-    if ((rc = query_int(d->db, "SELECT count(*) FROM %s.step WHERE rank = ?1", s, d->rank[s], &d->steps[s], e)) < 0)
-        return rc;
-    if ((rc = query_int(d->db, "SELECT EXISTS(SELECT 1 FROM %s.op_stat WHERE rank = ?1 AND dev_self > 0)", s,
-                        d->rank[s], &v, e)) < 0)
-        return rc;
-    d->op_device |= v != 0;
+    if ((rc = diff_read_step_count(d->db, s, d->rank[s], &d->steps[s], e)) < 0) return rc;
+    if ((rc = diff_read_op_device(d->db, s, d->rank[s], e)) < 0) return rc;
+    d->op_device |= rc;
     return 0;
 }
 
 int diff_open(const char *db_a, int rank_a, const char *db_b, int rank_b, struct diff **out, struct err *e)
 {
     struct diff *d = xcalloc(1, sizeof *d);
-    sqlite3_stmt *st = NULL;
     int rc;
 
     *out = NULL;
-    if ((rc = rundb_open_ro(db_a, &d->db, e)) < 0) goto fail;
-    /* B is attached below, which skips rundb_open_ro's damage checks:
-     * run them on their own first. */
-    sqlite3 *probe_b = NULL;
-    rc = rundb_open_ro(db_b, &probe_b, e);
-    sqlite3_close(probe_b);
-    if (rc < 0) goto fail;
+    if ((rc = diff_read_open(db_a, db_b, &d->db, e)) < 0) goto fail;
     diff_register_kfamily(d->db);
-    if ((rc = rundb_prepare(d->db, "ATTACH DATABASE ?1 AS bdb", &st, e)) < 0) goto fail;
-    sqlite3_bind_text(st, 1, db_b, -1, SQLITE_STATIC);
-    rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        rc = err_set(e, ERR_NOT_FOUND, "cannot open run database B: %s", sqlite3_errmsg(d->db));
-        goto fail;
-    }
     for (int s = 0; s < 2; s++)
         if ((rc = side_prepare(d, s, s ? rank_b : rank_a, e)) < 0) goto fail;
     *out = d;
@@ -277,87 +235,34 @@ int diff_rank(const struct diff *d, int side)
 /* Tables                                                                 */
 /* ====================================================================== */
 
-/* The CTEs shared by the count and the row queries: sa / sb are each side
- * grouped by key, s the full join with delta, ratio and status (st = enum
- * diff_status), filtered by :q. Built from fixed fragments only. */
-static char *cte_sql(const struct diff *d, const struct diff_query *q)
+/* The store's table query for q over d (like: q's LIKE pattern or NULL). */
+static struct diff_read_q read_q(const struct diff *d, const struct diff_query *q, const char *like)
 {
-    const char *key, *tbl, *tim, *tc;
-
-    if (q->kind == DIFF_KERNELS) {
-        tbl = "kernel_stat";
-        key = q->family ? "tb_kfamily(name)" : "name";
-        tim = "sum(total)";
-        tc = "max(tc)";
-    } else {
-        tbl = "op_stat";
-        key = "name";
-        tim = d->op_device ? "sum(dev_self)" : "sum(host_self)";
-        tc = "0";
-    }
-    return xasprintf(
-        "WITH sa AS (SELECT %s AS k, sum(calls) AS c, %s AS t, %s AS tc FROM main.%s WHERE rank = :ra GROUP BY 1),"
-        " sb AS (SELECT %s AS k, sum(calls) AS c, %s AS t, %s AS tc FROM bdb.%s WHERE rank = :rb GROUP BY 1),"
-        " j AS (SELECT coalesce(sa.k, sb.k) AS name, sa.c * 1.0 / :diva AS a_calls, sb.c * 1.0 / :divb AS b_calls,"
-        " sa.t * 1.0 / :diva AS a_t, sb.t * 1.0 / :divb AS b_t, max(coalesce(sa.tc, 0), coalesce(sb.tc, 0)) AS tc"
-        " FROM sa FULL JOIN sb ON sa.k = sb.k),"
-        " s AS (SELECT *, coalesce(b_t, 0) - coalesce(a_t, 0) AS delta,"
-        " CASE WHEN a_t > 0 AND b_t > 0 THEN b_t / a_t END AS ratio,"
-        " CASE WHEN a_t IS NULL THEN 0 WHEN b_t IS NULL THEN 1"
-        " WHEN b_t < a_t * (1 - :thr) AND a_t - b_t >= :minabs THEN 2"
-        " WHEN b_t > a_t * (1 + :thr) AND b_t - a_t >= :minabs THEN 3 ELSE 4 END AS st"
-        " FROM j WHERE :q IS NULL OR name LIKE :q ESCAPE '\\')",
-        key, tim, tc, tbl, key, tim, tc, tbl);
-}
-
-static void bind_named_i64(sqlite3_stmt *st, const char *name, int64_t v)
-{
-    int i = sqlite3_bind_parameter_index(st, name);
-    if (i) sqlite3_bind_int64(st, i, v);
-}
-
-static void bind_named_double(sqlite3_stmt *st, const char *name, double v)
-{
-    int i = sqlite3_bind_parameter_index(st, name);
-    if (i) sqlite3_bind_double(st, i, v);
-}
-
-static void bind_query(const struct diff *d, sqlite3_stmt *st, const struct diff_query *q, const char *like)
-{
-    int i = sqlite3_bind_parameter_index(st, ":q");
-
-    bind_named_i64(st, ":ra", d->rank[0]);
-    bind_named_i64(st, ":rb", d->rank[1]);
-    bind_named_double(st, ":diva", q->per_step && d->steps[0] > 0 ? (double)d->steps[0] : 1.0);
-    bind_named_double(st, ":divb", q->per_step && d->steps[1] > 0 ? (double)d->steps[1] : 1.0);
-    bind_named_double(st, ":thr", q->threshold);
-    bind_named_double(st, ":minabs", MIN_ABS_NS);
-    bind_named_i64(st, ":mask", q->status_mask ? q->status_mask : (1u << DIFF_NSTATUS) - 1);
-    bind_named_i64(st, ":lim", q->limit < 0 ? -1 : q->limit);
-    bind_named_i64(st, ":off", q->offset);
-    if (i && like) sqlite3_bind_text(st, i, like, -1, SQLITE_STATIC);
-    else if (i) sqlite3_bind_null(st, i);
+    return (struct diff_read_q){
+        .kernels = q->kind == DIFF_KERNELS,
+        .family = q->family,
+        .op_device = d->op_device,
+        .ra = d->rank[0],
+        .rb = d->rank[1],
+        .diva = q->per_step && d->steps[0] > 0 ? (double)d->steps[0] : 1.0,
+        .divb = q->per_step && d->steps[1] > 0 ? (double)d->steps[1] : 1.0,
+        .thr = q->threshold,
+        .minabs = MIN_ABS_NS,
+        .like = like,
+        .mask = q->status_mask ? q->status_mask : (1u << DIFF_NSTATUS) - 1,
+        .sort = q->sort >= 0 && q->sort < DIFF_NSORT ? q->sort : 0,
+        .desc = q->desc,
+        .limit = q->limit,
+        .offset = q->offset,
+    };
 }
 
 /* Counts by status (q applied) into c[DIFF_NSTATUS]. */
 static int table_counts(struct diff *d, const struct diff_query *q, const char *like, int64_t c[DIFF_NSTATUS],
                         struct err *e)
 {
-    char *cte = cte_sql(d, q), *sql = xasprintf("%s SELECT st, count(*) FROM s GROUP BY st", cte);
-    sqlite3_stmt *st;
-    int rc = rundb_prepare(d->db, sql, &st, e);
-
-    free(cte);
-    free(sql);
-    if (rc < 0) return rc;
-    bind_query(d, st, q, like);
-    memset(c, 0, sizeof(int64_t) * DIFF_NSTATUS);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int k = sqlite3_column_int(st, 0);
-        if (k >= 0 && k < DIFF_NSTATUS) c[k] = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(d->db, e, "run database (diff counts)");
+    struct diff_read_q rq = read_q(d, q, like);
+    return diff_read_counts(d->db, &rq, c, DIFF_NSTATUS, e);
 }
 
 static json_t *counts_json(const int64_t c[DIFF_NSTATUS])
@@ -367,18 +272,19 @@ static json_t *counts_json(const int64_t c[DIFF_NSTATUS])
     return o;
 }
 
-static json_t *num_or_null(sqlite3_stmt *st, int i, double scale)
+/* Number i of row w over scale, or null. */
+static json_t *num_or_null(const struct diff_read_row *w, int i, double scale)
 {
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null()
-                                                      : json_real(sqlite3_column_double(st, i) / scale);
+    return w->nulls & (1u << i) ? json_null() : json_real(w->v[i] / scale);
 }
 
 int diff_table(struct diff *d, const struct diff_query *q, json_t **out, struct err *e)
 {
     int64_t c[DIFF_NSTATUS], total = 0;
     unsigned mask = q->status_mask ? q->status_mask : (1u << DIFF_NSTATUS) - 1;
-    char *like = NULL, *cte, *sql;
-    sqlite3_stmt *st;
+    char *like = NULL;
+    struct diff_read_rows *cur;
+    struct diff_read_row w;
     json_t *rows;
     int rc, sort = q->sort >= 0 && q->sort < DIFF_NSORT ? q->sort : 0;
 
@@ -389,32 +295,24 @@ int diff_table(struct diff *d, const struct diff_query *q, json_t **out, struct 
     for (int i = 0; i < DIFF_NSTATUS; i++)
         if (mask & (1u << i)) total += c[i];
 
-    cte = cte_sql(d, q);
-    sql = xasprintf("%s SELECT name, a_calls, b_calls, a_t, b_t, delta, ratio, st, tc FROM s"
-                    " WHERE (:mask >> st) & 1 ORDER BY (%s) IS NULL, %s %s, name ASC LIMIT :lim OFFSET :off",
-                    cte, sort_sql[sort], sort_sql[sort], q->desc ? "DESC" : "ASC");
-    rc = rundb_prepare(d->db, sql, &st, e);
-    free(cte);
-    free(sql);
-    if (rc < 0) goto done;
-    bind_query(d, st, q, like);
+    struct diff_read_q rq = read_q(d, q, like);
+    if ((rc = diff_read_rows_open(d->db, &rq, &cur, e)) < 0) goto done;
     rows = json_array();
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int k = sqlite3_column_int(st, 7);
-        json_t *r = json_pack("{s:s,s:o,s:o,s:o,s:o,s:f,s:o,s:s}", "name",
-                              (const char *)sqlite3_column_text(st, 0), "a_calls", num_or_null(st, 1, 1.0),
-                              "b_calls", num_or_null(st, 2, 1.0), "a_us", num_or_null(st, 3, 1000.0), "b_us",
-                              num_or_null(st, 4, 1000.0), "delta_us", sqlite3_column_double(st, 5) / 1000.0,
-                              "ratio", num_or_null(st, 6, 1.0), "status",
+    while ((rc = diff_read_rows_next(cur, &w, e)) == 1) {
+        int k = w.status;
+        json_t *r = json_pack("{s:s,s:o,s:o,s:o,s:o,s:f,s:o,s:s}", "name", w.name, "a_calls",
+                              num_or_null(&w, DIFF_READ_A_CALLS, 1.0), "b_calls",
+                              num_or_null(&w, DIFF_READ_B_CALLS, 1.0), "a_us", num_or_null(&w, DIFF_READ_A_T, 1000.0),
+                              "b_us", num_or_null(&w, DIFF_READ_B_T, 1000.0), "delta_us",
+                              w.v[DIFF_READ_DELTA] / 1000.0, "ratio", num_or_null(&w, DIFF_READ_RATIO, 1.0), "status",
                               k >= 0 && k < DIFF_NSTATUS ? diff_status_names[k] : "same");
         if (!r) continue; /* a name that is not UTF-8: ingest cleans names, so never */
-        if (q->kind == DIFF_KERNELS) json_object_set_new(r, "tensor_cores", json_boolean(sqlite3_column_int(st, 8)));
+        if (q->kind == DIFF_KERNELS) json_object_set_new(r, "tensor_cores", json_boolean(w.tc));
         json_array_append_new(rows, r);
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
+    diff_read_rows_close(cur);
+    if (rc < 0) {
         json_decref(rows);
-        rc = rundb_db_error(d->db, e, "run database (diff rows)");
         goto done;
     }
     rc = 0;
@@ -434,98 +332,81 @@ done:
 /* Overview                                                               */
 /* ====================================================================== */
 
-static json_t *real_or_null(sqlite3_stmt *st, int i)
+static json_t *real_or_null(double v, unsigned nulls, unsigned bit)
 {
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? json_null() : json_real(sqlite3_column_double(st, i));
+    return nulls & bit ? json_null() : json_real(v);
 }
 
-/* One side of the overview. */
-static int side_json(struct diff *d, int s, json_t **out, struct err *e)
+/* The busiest GPU of side s: device, utilization, SM efficiency and
+ * tensor-core share into o (nulls when the rank has none). */
+static int gpu_json(struct diff *d, int s, json_t *o, struct err *e)
 {
-    sqlite3_stmt *st;
-    char *sql;
-    int rc;
-    json_t *o = json_pack("{s:i,s:O,s:I}", "rank", d->rank[s], "ranks", d->ranks[s], "steps",
-                          (json_int_t)d->steps[s]);
-    json_t *bd = json_object();
-    double avg = 0;
+    struct diff_read_gpu g;
+    int rc = diff_read_gpu(d->db, s, d->rank[s], &g, e);
 
-    *out = NULL;
-    sql = xasprintf("SELECT avg(dur), avg(kernel), avg(memcpy), avg(memset), avg(comm), avg(runtime),"
-                    " avg(dataloader), avg(cpu_exec), avg(other) FROM %s.step WHERE rank = ?1",
-                    schema[s]);
-    rc = rundb_prepare(d->db, sql, &st, e);
-    free(sql);
-    if (rc < 0) goto fail;
-    sqlite3_bind_int(st, 1, d->rank[s]);
-    if ((rc = scan_step(st, e, "diff (steps)")) < 0) goto fail_st;
-    if (rc == 1) {
-        avg = sqlite3_column_double(st, 0) / 1000.0;
-        for (int k = 0; k < NCATS; k++)
-            json_object_set_new(bd, summary_categories[k], json_real(sqlite3_column_double(st, 1 + k) / 1000.0));
-    }
-    sqlite3_finalize(st);
-    json_object_set_new(o, "average", json_pack("{s:f,s:O}", "dur_us", avg, "breakdown_us", bd));
-
-    sql = xasprintf("SELECT name, memory_bytes, cc, util, sm_eff, tc_share FROM %s.gpu WHERE rank = ?1"
-                    " ORDER BY kernel_ns DESC, device LIMIT 1",
-                    schema[s]);
-    rc = rundb_prepare(d->db, sql, &st, e);
-    free(sql);
-    if (rc < 0) goto fail;
-    sqlite3_bind_int(st, 1, d->rank[s]);
-    if ((rc = scan_step(st, e, "diff (GPU)")) < 0) goto fail_st;
+    if (rc < 0) return rc;
     if (rc == 1) {
         json_object_set_new(o, "device",
-                            json_pack("{s:s?,s:o,s:s?}", "name", (const char *)sqlite3_column_text(st, 0),
-                                      "memory_bytes",
-                                      sqlite3_column_type(st, 1) == SQLITE_NULL
-                                          ? json_null()
-                                          : json_integer(sqlite3_column_int64(st, 1)),
-                                      "compute_capability", (const char *)sqlite3_column_text(st, 2)));
-        json_object_set_new(o, "gpu_utilization", real_or_null(st, 3));
-        json_object_set_new(o, "sm_efficiency", real_or_null(st, 4));
-        json_object_set_new(o, "tensor_core_share", real_or_null(st, 5));
+                            json_pack("{s:s?,s:o,s:s?}", "name", g.name, "memory_bytes",
+                                      g.nulls & 2 ? json_null() : json_integer(g.memory_bytes), "compute_capability",
+                                      g.cc));
+        json_object_set_new(o, "gpu_utilization", real_or_null(g.share[0], g.nulls, 8));
+        json_object_set_new(o, "sm_efficiency", real_or_null(g.share[1], g.nulls, 16));
+        json_object_set_new(o, "tensor_core_share", real_or_null(g.share[2], g.nulls, 32));
     } else {
         json_object_set_new(o, "device", json_null());
         json_object_set_new(o, "gpu_utilization", json_null());
         json_object_set_new(o, "sm_efficiency", json_null());
         json_object_set_new(o, "tensor_core_share", json_null());
     }
-    sqlite3_finalize(st);
+    free(g.name);
+    free(g.cc);
+    return 0;
+}
+
+/* One side of the overview. */
+static int side_json(struct diff *d, int s, json_t **out, struct err *e)
+{
+    int rc;
+    json_t *o = json_pack("{s:i,s:O,s:I}", "rank", d->rank[s], "ranks", d->ranks[s], "steps",
+                          (json_int_t)d->steps[s]);
+    json_t *bd = json_object();
+    double avg = 0, v[1 + NCATS];
+
+    *out = NULL;
+    if ((rc = diff_read_step_avg(d->db, s, d->rank[s], v, e)) < 0) goto fail;
+    if (rc == 1) {
+        avg = v[0] / 1000.0;
+        for (int k = 0; k < NCATS; k++) json_object_set_new(bd, summary_categories[k], json_real(v[1 + k] / 1000.0));
+    }
+    json_object_set_new(o, "average", json_pack("{s:f,s:O}", "dur_us", avg, "breakdown_us", bd));
+
+    if ((rc = gpu_json(d, s, o, e)) < 0) goto fail;
 
     int64_t kns = 0;
-    if ((rc = query_int(d->db, "SELECT coalesce(sum(total), 0) FROM %s.kernel_stat WHERE rank = ?1", s,
-                        d->rank[s], &kns, e)) < 0)
-        goto fail;
+    if ((rc = diff_read_kernel_ns(d->db, s, d->rank[s], &kns, e)) < 0) goto fail;
     json_object_set_new(o, "kernel_us",
                         json_real((double)kns / 1000.0 / (double)(d->steps[s] > 0 ? d->steps[s] : 1)));
 
     json_t *peak = json_null();
-    sql = xasprintf("SELECT summary FROM %s.analysis WHERE rank = ?1", schema[s]);
-    rc = rundb_prepare(d->db, sql, &st, e);
-    free(sql);
-    if (rc < 0) goto fail;
-    sqlite3_bind_int(st, 1, d->rank[s]);
-    if ((rc = scan_step(st, e, "diff (summary)")) < 0) goto fail_st;
-    if (rc == 1 && sqlite3_column_text(st, 0)) {
-        json_t *sum = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL), *v;
+    char *text;
+    if ((rc = diff_read_summary(d->db, s, d->rank[s], &text, e)) < 0) goto fail;
+    if (text) {
+        json_t *sum = json_loads(text, 0, NULL), *pv;
         const char *k;
         json_int_t best = -1;
-        json_object_foreach(json_object_get(sum, "peak_memory"), k, v) {
-            json_int_t b = json_integer_value(json_object_get(v, "bytes"));
+        json_object_foreach(json_object_get(sum, "peak_memory"), k, pv) {
+            json_int_t b = json_integer_value(json_object_get(pv, "bytes"));
             if (strcmp(k, "cpu") != 0 && b > best) best = b;
         }
         if (best >= 0) peak = json_integer(best);
         json_decref(sum);
+        free(text);
     }
-    sqlite3_finalize(st);
     json_object_set_new(o, "peak_memory_bytes", peak);
     json_decref(bd);
     *out = o;
     return 0;
-fail_st:
-    sqlite3_finalize(st);
 fail:
     json_decref(bd);
     json_decref(o);

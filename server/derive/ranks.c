@@ -15,6 +15,7 @@
 #include "derive/ranks_comm.h"
 #include "derive/rules.h"
 #include "derive/summary.h"
+#include "store/rank_read.h"
 #include "store/rundb.h"
 #include "store/scan.h"
 
@@ -47,43 +48,24 @@ struct ctx {
 /* Loading ranks and steps                                                */
 /* ====================================================================== */
 
-static char *col_dup(sqlite3_stmt *st, int i)
-{
-    const unsigned char *s = sqlite3_column_text(st, i);
-    return s ? xstrdup((const char *)s) : NULL;
-}
+_Static_assert(RANK_READ_NPARTS == RANKS_NPARTS, "a stored step has one column per breakdown part");
 
 static int load_ranks(struct ctx *c)
 {
-    sqlite3_stmt *st;
-    int rc;
-    size_t cap = 0;
-    if (rundb_prepare(c->db,
-                      "SELECT r.rank, r.file, r.format, r.base_ns, r.t0, r.t1, r.distributed,"
-                      " (SELECT min(first_slice) FROM track WHERE rank = r.rank AND nslices > 0),"
-                      " (SELECT max(last_slice) FROM track WHERE rank = r.rank AND nslices > 0)"
-                      " FROM rank r ORDER BY r.rank",
-                      &st, c->e) < 0)
-        return c->e->code;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (c->nr == cap) c->r = xrealloc(c->r, (cap = cap ? cap * 2 : 8) * sizeof *c->r);
+    struct rank_read_rank *rr;
+    size_t n;
+    int rc = rank_read_ranks(c->db, &rr, &n, c->e);
+    if (rc) return rc;
+    c->r = xcalloc(n ? n : 1, sizeof *c->r);
+    for (size_t i = 0; i < n; i++) {
         struct ranks_rank *r = &c->r[c->nr++];
-        memset(r, 0, sizeof *r);
-        r->rank = sqlite3_column_int(st, 0);
-        r->file = col_dup(st, 1);
-        r->format = col_dup(st, 2);
-        r->base_ns = sqlite3_column_int64(st, 3);
-        r->t0 = sqlite3_column_int64(st, 4);
-        r->t1 = sqlite3_column_int64(st, 5);
-        r->dist = col_dup(st, 6);
-        r->lo = 1, r->hi = 0;
-        if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
-            r->lo = sqlite3_column_int64(st, 7);
-            r->hi = sqlite3_column_int64(st, 8);
-        }
+        r->rank = rr[i].rank;
+        r->file = rr[i].file, r->format = rr[i].format, r->dist = rr[i].dist; /* taken over */
+        r->base_ns = rr[i].base_ns, r->t0 = rr[i].t0, r->t1 = rr[i].t1;
+        r->lo = rr[i].lo, r->hi = rr[i].hi;
     }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, c->e, "run database (ranks)");
+    free(rr);
+    return 0;
 }
 
 static struct ranks_rank *find_rank(struct ctx *c, int rank)
@@ -95,33 +77,28 @@ static struct ranks_rank *find_rank(struct ctx *c, int rank)
 
 static int load_steps(struct ctx *c)
 {
-    sqlite3_stmt *st;
-    int rc;
-    if (rundb_prepare(c->db,
-                      "SELECT rank, name, ts, dur, kernel, memcpy, memset, comm, runtime, dataloader, cpu_exec, other"
-                      " FROM step ORDER BY rank, idx",
-                      &st, c->e) < 0)
-        return c->e->code;
+    struct rank_read_steps *st;
+    struct rank_read_step row;
+    int rc = rank_read_steps_open(c->db, &st, c->e);
+    if (rc) return rc;
     size_t cap = 0;
     struct ranks_rank *cur = NULL;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct ranks_rank *r = find_rank(c, sqlite3_column_int(st, 0));
+    while ((rc = rank_read_steps_next(st, &row, c->e)) == 1) {
+        struct ranks_rank *r = find_rank(c, row.rank);
         if (!r) continue;
         if (r != cur) cur = r, cap = r->nsteps;
         if (r->nsteps == cap) r->steps = xrealloc(r->steps, (cap = cap ? cap * 2 : 16) * sizeof *r->steps);
         struct ranks_step *s = &r->steps[r->nsteps++];
         memset(s, 0, sizeof *s);
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        snprintf(s->name, sizeof s->name, "%s", name ? name : "");
-        s->ts = sqlite3_column_int64(st, 2);
-        s->dur = sqlite3_column_int64(st, 3);
-        for (int k = 0; k < RANKS_NPARTS; k++) s->part[k] = sqlite3_column_int64(st, 4 + k);
+        snprintf(s->name, sizeof s->name, "%s", row.name);
+        s->ts = row.ts;
+        s->dur = row.dur;
+        for (int k = 0; k < RANKS_NPARTS; k++) s->part[k] = row.part[k];
         s->col = -1;
     }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, c->e, "run database (steps)");
+    rank_read_steps_close(st);
+    return rc < 0 ? rc : 0;
 }
-
 
 static json_t *breakdown_avg(const struct ranks_rank *r)
 {
@@ -361,31 +338,21 @@ static json_t *comm_json(struct ctx *c)
  * it never ran the kernel) and the spread. */
 static int kernels_json(struct ctx *c, int top_n, json_t **out)
 {
-    sqlite3_stmt *top, *per;
-    int rc;
+    struct rank_read_kernels *k;
+    const char *name;
+    int64_t total, t, n;
+    int comm, rk;
     *out = json_array();
-    if (rundb_prepare(c->db,
-                      "SELECT name, sum(total) t, max(comm) FROM kernel_stat GROUP BY name ORDER BY t DESC LIMIT ?",
-                      &top, c->e) < 0)
-        return c->e->code;
-    if (rundb_prepare(c->db, "SELECT rank, sum(total), sum(calls) FROM kernel_stat WHERE name = ? GROUP BY rank", &per,
-                      c->e) < 0) {
-        sqlite3_finalize(top);
-        return c->e->code;
-    }
-    sqlite3_bind_int(top, 1, top_n);
+    int rc = rank_read_kernels_open(c->db, top_n, &k, c->e);
+    if (rc) return rc;
     double *v = xcalloc(c->nr ? c->nr : 1, sizeof *v), *tmp = xcalloc(c->nr ? c->nr : 1, sizeof *tmp);
     int64_t *calls = xcalloc(c->nr ? c->nr : 1, sizeof *calls);
-    while ((rc = sqlite3_step(top)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(top, 0);
+    while ((rc = rank_read_kernels_next(k, &name, &total, &comm, c->e)) == 1) {
         memset(v, 0, c->nr * sizeof *v);
         memset(calls, 0, c->nr * sizeof *calls);
-        sqlite3_reset(per);
-        sqlite3_bind_text(per, 1, name ? name : "", -1, SQLITE_TRANSIENT);
-        while ((rc = scan_step(per, c->e, "run database (kernels by rank)")) == 1) {
-            int rk = sqlite3_column_int(per, 0);
+        while ((rc = rank_read_kernel_ranks_next(k, &rk, &t, &n, c->e)) == 1) {
             for (size_t i = 0; i < c->nr; i++)
-                if (c->r[i].rank == rk) v[i] = (double)sqlite3_column_int64(per, 1), calls[i] = sqlite3_column_int64(per, 2);
+                if (c->r[i].rank == rk) v[i] = (double)t, calls[i] = n;
         }
         if (rc < 0) break;
         json_t *times = json_array(), *cl = json_array();
@@ -399,19 +366,16 @@ static int kernels_json(struct ctx *c, int top_n, json_t **out)
         }
         double med = ranks_comm_median(tmp, c->nr);
         json_array_append_new(*out, json_pack("{s:s,s:b,s:o,s:o,s:o,s:o,s:o,s:o,s:i,s:i}", "name", name ? name : "",
-                                              "communication", sqlite3_column_int(top, 2) != 0, "total_us",
-                                              us((double)sqlite3_column_int64(top, 1)), "ranks_us", times, "calls", cl,
-                                              "min_us", us(v[imin]), "median_us", us(med), "max_us", us(v[imax]),
-                                              "min_rank", c->nr ? c->r[imin].rank : 0, "max_rank",
+                                              "communication", comm, "total_us", us((double)total), "ranks_us", times,
+                                              "calls", cl, "min_us", us(v[imin]), "median_us", us(med), "max_us",
+                                              us(v[imax]), "min_rank", c->nr ? c->r[imin].rank : 0, "max_rank",
                                               c->nr ? c->r[imax].rank : 0));
     }
     free(v);
     free(tmp);
     free(calls);
-    sqlite3_finalize(top);
-    sqlite3_finalize(per);
-    if (rc < 0) return rc;
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(c->db, c->e, "run database (kernels)");
+    rank_read_kernels_close(k);
+    return rc < 0 ? rc : 0;
 }
 
 /* The stored straggler finding with per-step evidence: in each step the

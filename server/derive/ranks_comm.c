@@ -18,9 +18,8 @@
 #include "derive/kclass.h"
 #include "derive/ranks.h"
 #include "derive/rules.h"
-#include "store/model.h"
-#include "store/rundb.h"
-#include "store/scan.h"
+#include "store/comm_read.h"
+#include "store/stats_read.h"
 
 /* ====================================================================== */
 /* Small helpers                                                          */
@@ -73,45 +72,31 @@ static const struct ranks_named *names_find(const struct ranks_names *s, uint32_
  * (nccl:all_reduce, gloo:all_reduce ...) and record_param_comms. */
 static int load_comm_names(struct ranks_comm *cm, sqlite3 *db, struct err *e)
 {
-    sqlite3_stmt *st;
-    int rc;
-    if (rundb_prepare(db,
-                      "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
-                      " WHERE instr(substr(s, 1, 6), ':') > 0 OR s = 'record_param_comms'"
-                      " OR s IN (SELECT name FROM kernel_stat WHERE comm)",
-                      &st, e) < 0)
-        return e->code;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        uint32_t id = (uint32_t)sqlite3_column_int64(st, 0);
-        const char *s = (const char *)sqlite3_column_text(st, 1);
-        if (sqlite3_column_int(st, 2)) names_add(&cm->kern, id, s);
+    struct stats_read_names *c;
+    uint32_t id;
+    const char *s;
+    int kernel;
+    int rc = stats_read_comm_names_rpc_open(db, &c, e);
+    if (rc) return rc;
+    while ((rc = stats_read_comm_names_next(c, &id, &s, &kernel, e)) == 1) {
+        if (kernel) names_add(&cm->kern, id, s);
         else if (s && strcmp(s, "record_param_comms") == 0) cm->rpc_id = id;
         else if (s && kclass_comm_op(s)) names_add(&cm->ops, id, s);
     }
-    sqlite3_finalize(st);
+    stats_read_names_close(c);
     names_sort(&cm->kern);
     names_sort(&cm->ops);
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "run database (names)");
+    return rc < 0 ? rc : 0;
 }
 
 int ranks_comm_open(struct ranks_comm *cm, sqlite3 *db, struct err *e)
 {
+    struct err le;
     memset(cm, 0, sizeof *cm);
     cm->budget = RANKS_MAX_INSTANCES;
     if (load_comm_names(cm, db, e) < 0) return e->code;
     /* launch lookups are optional: a failure only loses message sizes */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT parent FROM slice WHERE corr = ?1 AND corr != 0 AND kind IN (?4, ?5)"
-                           " AND id BETWEEN ?2 AND ?3 LIMIT 1",
-                           -1, &cm->by_corr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-                           "SELECT name, args, parent FROM slice WHERE id = ?",
-                           -1, &cm->by_id, NULL) != SQLITE_OK)
-        LOG_WARN("launch lookup unavailable: %s", sqlite3_errmsg(db));
-    if (cm->by_corr) {
-        sqlite3_bind_int(cm->by_corr, 4, TB_K_RUNTIME);
-        sqlite3_bind_int(cm->by_corr, 5, TB_K_DRIVER);
-    }
+    if (comm_read_launch_open(db, &cm->launch, &le) < 0) LOG_WARN("launch lookup unavailable: %s", le.msg);
     return 0;
 }
 
@@ -119,10 +104,9 @@ void ranks_comm_free(struct ranks_comm *cm)
 {
     free(cm->kern.v);
     free(cm->ops.v);
-    sqlite3_finalize(cm->by_corr);
-    sqlite3_finalize(cm->by_id);
+    comm_read_launch_close(cm->launch);
     cm->kern.v = cm->ops.v = NULL;
-    cm->by_corr = cm->by_id = NULL;
+    cm->launch = NULL;
 }
 
 /* ====================================================================== */
@@ -220,30 +204,20 @@ static void meta_from_args(struct meta *m, const char *args_text)
  * the collective op or record_param_comms. */
 static int meta_from_launch(struct ranks_comm *cm, struct err *e, const struct ranks_rank *r, int64_t corr, struct meta *m)
 {
-    if (!corr || !cm->by_corr || !cm->by_id) return 0;
-    sqlite3_stmt *q = cm->by_corr;
-    sqlite3_reset(q);
-    sqlite3_bind_int64(q, 1, corr);
-    sqlite3_bind_int64(q, 2, r->lo);
-    sqlite3_bind_int64(q, 3, r->hi);
+    if (!corr || !cm->launch) return 0;
     int64_t parent = 0;
-    int rc = scan_step(q, e, "run database (launch calls)");
-    if (rc == 1) parent = sqlite3_column_int64(q, 0);
-    sqlite3_reset(q);
+    int rc = comm_read_launch_parent(cm->launch, corr, r->lo, r->hi, &parent, e);
     for (int depth = 0; rc >= 0 && parent > 0 && depth < 4; depth++) {
-        q = cm->by_id;
-        sqlite3_reset(q);
-        sqlite3_bind_int64(q, 1, parent);
-        if ((rc = scan_step(q, e, "run database (launch callers)")) != 1) break;
-        uint32_t name = (uint32_t)sqlite3_column_int64(q, 0);
+        uint32_t name;
+        const char *args;
+        if ((rc = comm_read_launch_slice(cm->launch, parent, &name, &args, &parent, e)) != 1) break;
         const struct ranks_named *op = names_find(&cm->ops, name);
         int is_op = op != NULL, is_rpc = cm->rpc_id && name == cm->rpc_id;
         if (op && !m->coll[0]) copy_str(m->coll, sizeof m->coll, op->coll);
-        if (is_op || is_rpc) meta_from_args(m, (const char *)sqlite3_column_text(q, 1));
-        parent = sqlite3_column_int64(q, 2);
+        if (is_op || is_rpc) meta_from_args(m, args);
         if (is_rpc) break;
     }
-    sqlite3_reset(q);
+    comm_read_launch_release(cm->launch);
     return rc < 0 ? rc : 0;
 }
 
@@ -300,45 +274,31 @@ static int cmp_inst_key(const void *x, const void *y)
  * else the host spans of host-side backends (gloo). */
 int ranks_comm_scan(struct ranks_comm *cm, sqlite3 *db, struct ranks_rank *r, struct err *e)
 {
-    sqlite3_stmt *st;
+    struct comm_read_scan *st;
+    struct comm_read_slice row;
     size_t cap = 0, nhost = 0;
     int rc;
     if (r->lo > r->hi) return 0;
     /* no name the run holds can be a collective: the sweep would find none */
     if (!cm->kern.n && !cm->ops.n) return 0;
-    /* last column: on a CPU thread. Host spans count only there: gloo's
-     * GPU-side annotation copies would count each collective twice */
-    if (rundb_prepare(
-            db,
-            "SELECT ts, dur, name, kind, corr, args, track IN (SELECT id FROM track WHERE rank = ?3 AND kind = ?4)"
-            " FROM slice WHERE id BETWEEN ?1 AND ?2 AND kind IN (?5, ?6, ?7)",
-            &st, e) < 0)
-        return e->code;
-    sqlite3_bind_int64(st, 1, r->lo);
-    sqlite3_bind_int64(st, 2, r->hi);
-    sqlite3_bind_int(st, 3, r->rank);
-    sqlite3_bind_int(st, 4, TB_TRACK_CPU);
-    sqlite3_bind_int(st, 5, TB_K_CPU_OP);
-    sqlite3_bind_int(st, 6, TB_K_USER_ANNOTATION);
-    sqlite3_bind_int(st, 7, TB_K_KERNEL);
+    if ((rc = comm_read_scan_open(db, r->rank, r->lo, r->hi, &st, e)) < 0) return rc;
     struct ranks_inst *host = NULL;
     struct meta *hmeta = NULL;
     size_t hcap = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        uint32_t name = (uint32_t)sqlite3_column_int64(st, 2);
-        int is_kernel = sqlite3_column_int(st, 3) == TB_K_KERNEL;
-        const struct ranks_named *nm = names_find(is_kernel ? &cm->kern : &cm->ops, name);
-        if (!nm || (!is_kernel && !sqlite3_column_int(st, 6))) continue;
+    while ((rc = comm_read_scan_next(st, &row, e)) == 1) {
+        const struct ranks_named *nm = names_find(row.kernel ? &cm->kern : &cm->ops, row.name);
+        /* host spans count only on CPU threads: gloo's GPU-side annotation
+         * copies would count each collective twice */
+        if (!nm || (!row.kernel && !row.on_cpu)) continue;
         if (!cm->budget) {
             cm->truncated = 1;
             break;
         }
         struct meta m = { .in_n = -1, .out_n = -1 };
-        meta_from_args(&m, (const char *)sqlite3_column_text(st, 5));
-        struct ranks_inst in = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), -1, -1, -1, 0, -1 };
-        if (is_kernel) {
-            if ((m.in_n < 0 || !m.coll[0]) && (rc = meta_from_launch(cm, e, r, sqlite3_column_int64(st, 4), &m)) < 0)
-                break;
+        meta_from_args(&m, row.args);
+        struct ranks_inst in = { row.ts, row.dur, -1, -1, -1, 0, -1 };
+        if (row.kernel) {
+            if ((m.in_n < 0 || !m.coll[0]) && (rc = meta_from_launch(cm, e, r, row.corr, &m)) < 0) break;
             if (!m.coll[0]) copy_str(m.coll, sizeof m.coll, nm->coll);
             in.in_n = m.in_n, in.out_n = m.out_n;
             in.key = key_of(cm, &m);
@@ -358,11 +318,11 @@ int ranks_comm_scan(struct ranks_comm *cm, sqlite3 *db, struct ranks_rank *r, st
             cm->budget--;
         }
     }
-    sqlite3_finalize(st);
-    if (rc < 0 || (rc != SQLITE_DONE && rc != SQLITE_ROW)) {
+    comm_read_scan_close(st);
+    if (rc < 0) {
         free(host);
         free(hmeta);
-        return rc < 0 ? rc : rundb_db_error(db, e, "run database (collectives)");
+        return rc;
     }
     if (!r->ninst && nhost) {
         for (size_t i = 0; i < nhost; i++) host[i].key = key_of(cm, &hmeta[i]);

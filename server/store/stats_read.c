@@ -194,27 +194,43 @@ int stats_read_amp_eligible(sqlite3 *db, int rank, double *ns, double *tc_ns, ch
 
 struct stats_read_names {
     sqlite3_stmt *st;
+    const char *what;
 };
 
-int stats_read_comm_names_open(sqlite3 *db, struct stats_read_names **out, struct err *e)
+static int names_open(sqlite3 *db, const char *sql, const char *what, struct stats_read_names **out, struct err *e)
 {
     struct stats_read_names *c = xcalloc(1, sizeof *c);
     int rc;
     *out = NULL;
-    if ((rc = rundb_prepare(db,
-                            "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
-                            " WHERE instr(substr(s, 1, 6), ':') > 0 OR s IN (SELECT name FROM kernel_stat WHERE comm)",
-                            &c->st, e))) {
+    if ((rc = rundb_prepare(db, sql, &c->st, e))) {
         free(c);
         return rc;
     }
+    c->what = what;
     *out = c;
     return 0;
 }
 
+int stats_read_comm_names_open(sqlite3 *db, struct stats_read_names **out, struct err *e)
+{
+    return names_open(db,
+                      "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
+                      " WHERE instr(substr(s, 1, 6), ':') > 0 OR s IN (SELECT name FROM kernel_stat WHERE comm)",
+                      "comm_not_overlapped (names)", out, e);
+}
+
+int stats_read_comm_names_rpc_open(sqlite3 *db, struct stats_read_names **out, struct err *e)
+{
+    return names_open(db,
+                      "SELECT id, s, s IN (SELECT name FROM kernel_stat WHERE comm) FROM str"
+                      " WHERE instr(substr(s, 1, 6), ':') > 0 OR s = 'record_param_comms'"
+                      " OR s IN (SELECT name FROM kernel_stat WHERE comm)",
+                      "run database (names)", out, e);
+}
+
 int stats_read_comm_names_next(struct stats_read_names *c, uint32_t *id, const char **s, int *kernel, struct err *e)
 {
-    int rc = scan_step(c->st, e, "comm_not_overlapped (names)");
+    int rc = scan_step(c->st, e, c->what);
     if (rc == 1) {
         *id = (uint32_t)sqlite3_column_int64(c->st, 0);
         *s = (const char *)sqlite3_column_text(c->st, 1);

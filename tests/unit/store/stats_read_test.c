@@ -2,9 +2,9 @@
  * kernel and the collectives' totals of a rank (others' not counted), the
  * layout conversions against all kernels and the operators around them,
  * attention by hand against fused kernels, tensor-core-eligible operator
- * time, the names of collectives, memory allocated before a sample and the
- * tensors live at a time or kept over a window (CUDA devices only, by
- * operator); a missing table is an error, never "nothing found". */
+ * time, the names of collectives (record_param_comms too for the Ranks
+ * page), memory allocated before a sample and the tensors live at a time
+ * or kept over a window (CUDA devices only, by operator); a missing table is an error, never "nothing found". */
 #include <sqlite3.h>
 #include <string.h>
 
@@ -14,7 +14,7 @@
 static const char tables_sql[] =
     "CREATE TABLE str(id INTEGER PRIMARY KEY, s TEXT NOT NULL);"
     "INSERT INTO str VALUES(1, 'ncclKernel_AllReduce'), (2, 'nccl:all_reduce'), (3, 'aten::mm'), (4, 'gemm'),"
-    " (5, 'aten::copy_');"
+    " (5, 'aten::copy_'), (6, 'record_param_comms');"
     "CREATE TABLE kernel_stat(rank INTEGER, device INTEGER, name TEXT, op TEXT, calls INTEGER, total INTEGER,"
     " comm INTEGER);"
     "INSERT INTO kernel_stat VALUES"
@@ -95,6 +95,12 @@ static void test_kernels(sqlite3 *db)
         seen |= id == 1 ? 1 : id == 2 ? 2 : id == 3 || id == 5 ? 4 : 8;
     }
     CHECK_EQ_INT(seen, 7);
+    stats_read_names_close(c);
+    /* the Ranks page's walk adds record_param_comms, the rules' does not */
+    seen = 0;
+    REQUIRE(stats_read_comm_names_rpc_open(db, &c, &e) == 0);
+    while (stats_read_comm_names_next(c, &id, &s, &kernel, &e) == 1) seen |= id == 6 ? 16 : id == 1 ? 1 : 0;
+    CHECK_EQ_INT(seen, 17);
     stats_read_names_close(c);
 }
 
