@@ -16,6 +16,11 @@ test('by date keeps the server order; by a key, numbers in number order and runs
     assert.equal(xLabel(runs[0], ''), '1970-01-02');
     assert.equal(xLabel(runs[0], 'meta.batch'), '64');
     assert.equal(xLabel(runs[2], 'meta.batch'), '—');
+    // runs of one day are told apart by their time; a run alone on its day keeps the date
+    const day = [{ created: 86400 + 3 * 3600 + 4 * 60 }, { created: 86400 + 5 * 3600 }, { created: 3 * 86400 }];
+    assert.deepEqual(day.map((r) => xLabel(r, '', day)), ['01-02 03:04', '01-02 05:00', '1970-01-04']);
+    const minute = [{ created: 86400 + 7 }, { created: 86400 + 9 }];
+    assert.deepEqual(minute.map((r) => xLabel(r, '', minute)), ['01-02 00:00:07', '01-02 00:00:09']);
 });
 
 test('two picks at most, the oldest dropped; unknown picks ignored', () => {

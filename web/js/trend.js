@@ -50,14 +50,22 @@ export function orderRuns(runs, by) {
 
 /**
  * A run's x-axis label: its date (YYYY-MM-DD, UTC) or its metadata value
- * ("—" without one).
+ * ("—" without one). When another run on the axis shares its day, the day
+ * alone would label both alike: then month, day and time (MM-DD HH:MM, UTC,
+ * with seconds when runs share the minute).
  * @param {TrendRun} r
  * @param {string} by
+ * @param {TrendRun[]} [runs] the runs on the axis
  */
-export function xLabel(r, by) {
+export function xLabel(r, by, runs = []) {
     const key = byKey(by);
     if (key) return r.meta && key in r.meta ? r.meta[key] : '—';
-    return new Date(r.created * 1000).toISOString().slice(0, 10);
+    const iso = (/** @type {number} */ t) => new Date(t * 1000).toISOString();
+    // the coarsest of day, minute, second that no other run on the axis shares
+    const levels = /** @type {const} */ ([[0, 10], [5, 16], [5, 19]]);
+    const at = (/** @type {number} */ t, /** @type {readonly [number, number]} */ l) => iso(t).slice(l[0], l[1]).replace('T', ' ');
+    const level = levels.find((l) => !runs.some((x) => x !== r && at(x.created, l) === at(r.created, l))) || levels[2];
+    return at(r.created, level);
 }
 
 /**

@@ -219,7 +219,7 @@ function frame(ctx, top, fmt, label, marks) {
         ticks.map((t) => svg('text', { class: C.axis, x: BOX.left - 6, y: y.map(t) + 4, 'text-anchor': 'end' }, fmt(t))),
         ctx.runs.map((r, i) =>
             i % every === 0
-                ? svg('text', { class: C.axis, x: (BOX.left + band * (i + 0.5)).toFixed(1), y: BOX.h - BOX.bottom + 16, 'text-anchor': 'middle' }, shorten(xLabel(r, ctx.by)))
+                ? svg('text', { class: C.axis, x: (BOX.left + band * (i + 0.5)).toFixed(1), y: BOX.h - BOX.bottom + 16, 'text-anchor': 'middle' }, shorten(xLabel(r, ctx.by, ctx.runs)))
                 : null,
         ),
         svg('text', { class: C.axis, x: BOX.left + (BOX.w - BOX.left - BOX.right) / 2, y: BOX.h - 6, 'text-anchor': 'middle' }, ctx.by ? ctx.by.slice(5) : 'date'),
@@ -244,7 +244,8 @@ function scales(ctx, top, bytes = false) {
 
 /** @param {string} s */
 function shorten(s) {
-    return s.length > 12 ? s.slice(0, 11) + '…' : s;
+    // 14: a date label with seconds ("11-26 08:19:07", trend.js xLabel) stays whole
+    return s.length > 14 ? s.slice(0, 13) + '…' : s;
 }
 
 /**
