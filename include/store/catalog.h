@@ -103,6 +103,10 @@ int catalog_update(struct catalog *c, const char *id, const char *name, json_t *
 /* Sets the run's status (CATALOG_READY ...). ERR_NOT_FOUND. */
 int catalog_set_status(struct catalog *c, const char *id, const char *status, struct err *e);
 
+/* 1 when a run object (catalog_get/catalog_list) is still deriving: its
+ * derived tables are not all there yet. */
+int catalog_row_deriving(const json_t *run);
+
 /* Replaces the run's file list (JSON array [{name, bytes, rank, format}],
  * borrowed), e.g. after its ranks were renumbered. ERR_NOT_FOUND. */
 int catalog_set_files(struct catalog *c, const char *id, json_t *files, struct err *e);

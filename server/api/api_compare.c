@@ -52,8 +52,7 @@ static int run_side(struct app *app, const char *id, int rank, json_t **out, str
     *out = NULL;
     if (catalog_get(app->cat, id, &run, e) < 0) return e->code;
     /* as the two-run diff: the figures come from every derived table */
-    const char *status = json_string_value(json_object_get(run, "status"));
-    if (status && strcmp(status, CATALOG_DERIVING) == 0) {
+    if (catalog_row_deriving(run)) {
         json_decref(run);
         return err_set(e, ERR_COMPUTING, "computing… (run %s is still being derived)", id);
     }

@@ -82,8 +82,7 @@ static int run_lookup(struct http_req *req, const char *name, char **db_path, js
     if (!catalog_id_valid(id)) return err_set(e, ERR_INVALID, "parameter '%s' must be a run id", name);
     if (catalog_get(app->cat, id, &run, e) < 0) return e->code;
     /* the comparison reads every derived table: it waits for them all */
-    const char *status = json_string_value(json_object_get(run, "status"));
-    if (status && strcmp(status, CATALOG_DERIVING) == 0) {
+    if (catalog_row_deriving(run)) {
         json_decref(run);
         return err_set(e, ERR_COMPUTING, "computing… (run %s is still being derived)", id);
     }

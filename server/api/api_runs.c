@@ -347,8 +347,7 @@ int api_runs_delete(struct http_req *req)
      * the import a folder that is gone (a crash's leftovers go at restart) */
     json_t *run;
     if (catalog_get(app->cat, http_req_param(req, "id"), &run, &e) < 0) return http_send_err(http_req_conn(req), &e);
-    const char *status = json_string_value(json_object_get(run, "status"));
-    int deriving = status && strcmp(status, CATALOG_DERIVING) == 0;
+    int deriving = catalog_row_deriving(run);
     json_decref(run);
     if (deriving)
         return http_send_error(http_req_conn(req), 409, "conflict",

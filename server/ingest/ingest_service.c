@@ -152,9 +152,8 @@ static void remove_deriving(struct catalog *cat)
         return;
     }
     json_array_foreach(runs, i, r) {
-        const char *status = json_string_value(json_object_get(r, "status"));
         const char *id = json_string_value(json_object_get(r, "id"));
-        if (!id || !status || strcmp(status, CATALOG_DERIVING) != 0) continue;
+        if (!id || !catalog_row_deriving(r)) continue;
         if (catalog_delete(cat, id, &e) == 0) LOG_WARN("run %s: removed, its import was cut off while deriving", id);
         else LOG_WARN("run %s: %s", id, e.msg);
     }
@@ -533,8 +532,7 @@ int ingest_renumber(struct ingest_service *s, const char *run_id, const int *fro
     int rc, lock = -1;
 
     if ((rc = catalog_get(s->cat, run_id, &run, e)) != 0) return rc;
-    const char *status = json_string_value(json_object_get(run, "status"));
-    if (status && strcmp(status, CATALOG_DERIVING) == 0) {
+    if (catalog_row_deriving(run)) {
         json_decref(run);
         return err_set(e, ERR_CONFLICT, "run %s is still being computed: change its ranks once it is ready", run_id);
     }

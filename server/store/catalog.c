@@ -606,6 +606,12 @@ static int update_files(struct catalog *c, const char *id, const char *text, str
     return update_files_mu(c, id, text, 0, e);
 }
 
+int catalog_row_deriving(const json_t *run)
+{
+    const char *status = json_string_value(json_object_get(run, "status"));
+    return status && strcmp(status, CATALOG_DERIVING) == 0;
+}
+
 int catalog_set_status(struct catalog *c, const char *id, const char *status, struct err *e)
 {
     return update_text_mu(c, "UPDATE runs SET status = ? WHERE id = ?", id, status, 0, e);

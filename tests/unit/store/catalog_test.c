@@ -58,10 +58,12 @@ static void test_crud(void)
     json_t *d;
     REQUIRE(catalog_get(c, r3.id, &d, &e) == 0);
     CHECK_EQ_STR(json_string_value(json_object_get(d, "status")), "deriving");
+    CHECK_EQ_INT(catalog_row_deriving(d), 1);
     json_decref(d);
     CHECK_EQ_INT(catalog_set_status(c, r3.id, CATALOG_READY, &e), 0);
     REQUIRE(catalog_get(c, r3.id, &d, &e) == 0);
     CHECK_EQ_STR(json_string_value(json_object_get(d, "status")), "ready");
+    CHECK_EQ_INT(catalog_row_deriving(d), 0);
     json_decref(d);
     CHECK_EQ_INT(catalog_set_status(c, "0123456789abcdef", CATALOG_READY, &e), ERR_NOT_FOUND);
     CHECK_EQ_INT(catalog_delete(c, r3.id, &e), 0);
