@@ -44,7 +44,7 @@ SRCS := \
 	server/derive/summary_steps.c server/derive/summary_metrics.c server/derive/summary_memory.c server/derive/summary_report.c \
 	server/derive/timeline.c server/derive/timeline_counters.c server/derive/timeline_query.c server/derive/timeline_agg.c \
 	server/derive/timeline_flame.c \
-	server/derive/diff.c server/derive/ranks.c server/derive/ranks_comm.c server/derive/rules.c server/derive/gpuscan.c \
+	server/derive/diff.c server/derive/ranks.c server/derive/ranks_comm.c server/derive/rules.c server/derive/rules_cap.c server/derive/gpuscan.c \
 	$(sort $(wildcard server/derive/rules/*.c)) \
 	server/derive/analyses.c $(sort $(wildcard server/derive/analyses/*.c)) \
 	server/ingest/ingest_naming.c server/ingest/ingest.c server/ingest/ingest_service.c \

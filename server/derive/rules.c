@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "derive/rules_cap.h"
 #include "store/facts.h"
 #include "store/findings.h"
 #include "store/slice_read.h"
@@ -309,6 +310,17 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int rules_warmup_first(const int64_t *dur, size_t n)
+{
+    if (n < 3) return 0;
+    int64_t *d = xcalloc(n - 1, sizeof *d);
+    memcpy(d, dur + 1, (n - 1) * sizeof *d);
+    xqsort(d, n - 1, sizeof *d, cmp_i64);
+    int64_t median = d[(n - 1) / 2];
+    free(d);
+    return median > 0 && dur[0] > WARMUP_FACTOR * median;
+}
+
 /* The job's world size in a rank's distributedInfo (JSON text or NULL); 0
  * when not given. */
 static int world_size_of(const char *distributed)
@@ -388,15 +400,13 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
      * steady state, so the rules look at the steps after it. */
     size_t all_steps = r->nsteps;
     if (r->nsteps >= 3) {
-        int64_t *d = xcalloc(r->nsteps - 1, sizeof *d);
-        for (size_t i = 1; i < r->nsteps; i++) d[i - 1] = r->steps[i].dur;
-        xqsort(d, r->nsteps - 1, sizeof *d, cmp_i64);
-        int64_t median = d[(r->nsteps - 1) / 2];
+        int64_t *d = xcalloc(r->nsteps, sizeof *d);
+        for (size_t i = 0; i < r->nsteps; i++) d[i] = r->steps[i].dur;
+        r->warmup_dropped = rules_warmup_first(d, r->nsteps);
         free(d);
-        if (median > 0 && r->steps[0].dur > WARMUP_FACTOR * median) {
+        if (r->warmup_dropped) {
             memmove(r->steps, r->steps + 1, (r->nsteps - 1) * sizeof *r->steps);
             r->nsteps--;
-            r->warmup_dropped = 1;
         }
     }
     if (r->nsteps) {
@@ -620,7 +630,29 @@ out:
 
 int rules_adopt(sqlite3 *db, struct err *e)
 {
-    return findings_adopt(db, e);
+    int rc = findings_adopt(db, e);
+    return rc ? rc : rules_cap(db, e);
+}
+
+int rules_cap(sqlite3 *db, struct err *e)
+{
+    json_t *findings = NULL, *f;
+    struct rules_cap_path *paths = NULL;
+    size_t npaths = 0, i;
+    int rc = findings_read(db, -1, &findings, e), capped = 0;
+    if (rc == 0) rc = rules_cap_paths(db, &paths, &npaths, e);
+    json_array_foreach(rc == 0 ? findings : NULL, i, f) {
+        const char *id = json_string_value(json_object_get(f, "id"));
+        for (size_t k = 0; id && k < NRULES; k++)
+            if (strcmp(registry[k]->id, id) == 0) capped += rules_cap_finding(f, registry[k]->side, paths, npaths);
+    }
+    if (rc == 0 && capped) {
+        rules_cap_causes(findings);
+        rc = store(db, findings, e);
+    }
+    free(paths);
+    json_decref(findings);
+    return rc;
 }
 
 int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e)

@@ -374,6 +374,7 @@ static int derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0) rc = stage_start(db, l, "analyses", e);
     if (rc == 0) rc = analyses_run(db, e);
     if (rc == 0) rc = stage_done(db, l, "analyses", t[1], e);
+    if (rc == 0 && !started) rc = rules_cap(db, e); /* aside: rules_adopt caps them */
     t[2] = log_now_s();
     if (started) {
         if (rc) atomic_store(&a.cancel, 1);

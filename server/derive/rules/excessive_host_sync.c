@@ -592,4 +592,5 @@ const struct rules_def rule_excessive_host_sync = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_HOST,
 };

@@ -506,4 +506,5 @@ const struct rules_def rule_gpu_idle_gaps = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_HOST,
 };

@@ -505,4 +505,5 @@ const struct rules_def rule_kernel_launch_bound = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_HOST,
 };

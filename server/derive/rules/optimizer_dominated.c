@@ -172,4 +172,5 @@ const struct rules_def rule_optimizer_dominated = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_GPU,
 };
