@@ -68,9 +68,9 @@
 #include "base/xmalloc.h"
 #include "derive/analyses.h"
 #include "derive/kclass.h"
+#include "store/facts.h"
 #include "store/model.h"
 #include "store/scan.h"
-#include "store/scan_span.h"
 #include "store/slice_read.h"
 
 
@@ -211,26 +211,27 @@ static int cmp_coll(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* The rank's host collective spans (operators and annotations named by a
- * kclass_comm_op_prefixes prefix), found through the store's name index. */
+/* The rank's host collective spans (operators and annotations named with
+ * a kclass_comm_op_prefixes prefix), found through the store's name index. */
 static int load_colls(struct cp_walk *w, struct err *e)
 {
-    struct scan_span *sp;
-    struct scan_slice row;
-    size_t cap = 0;
-    int rc = scan_span_open(w->c->db, w->c->rank, &sp, e);
-    for (const char *const *p = kclass_comm_op_prefixes; rc == 0 && *p; p++) {
-        if ((rc = scan_span_named_begin(sp, *p, e))) break;
-        while ((rc = scan_span_named_next(sp, &row, e)) == 1) {
-            if ((row.kind != TB_K_CPU_OP && row.kind != TB_K_USER_ANNOTATION) || row.dur <= 0) continue;
-            if (w->ncolls == cap) w->colls = xrealloc(w->colls, (cap = cap ? cap * 2 : 64) * sizeof *w->colls);
-            w->colls[w->ncolls++] = (struct cp_coll){ row.ts, row.ts + row.dur, (uint32_t)row.track };
-        }
+    char pats[FACTS_MAX_PATTERNS][16];
+    const char *pp[FACTS_MAX_PATTERNS];
+    struct scan_slice *rows = NULL;
+    size_t np = 0, n = 0;
+    for (const char *const *p = kclass_comm_op_prefixes; *p && np < FACTS_MAX_PATTERNS; p++, np++) {
+        snprintf(pats[np], sizeof pats[np], "%s%%", *p);
+        pp[np] = pats[np];
     }
-    scan_span_close(sp);
+    int rc = slice_read_named_spans(w->c->db, w->c->rank, pp, np, &rows, &n, e);
+    w->colls = xmalloc((n ? n : 1) * sizeof *w->colls);
+    w->colls_last = xmalloc((n ? n : 1) * sizeof *w->colls_last);
+    for (size_t i = 0; i < n; i++) /* LIKE ignores case */
+        if (rows[i].dur > 0 && kclass_comm_op(an_name(w->c, rows[i].name)))
+            w->colls[w->ncolls++] = (struct cp_coll){ rows[i].ts, rows[i].ts + rows[i].dur, (uint32_t)rows[i].track };
+    free(rows);
     if (rc < 0 || !w->ncolls) return rc < 0 ? rc : 0;
     xqsort(w->colls, w->ncolls, sizeof *w->colls, cmp_coll);
-    w->colls_last = xmalloc(w->ncolls * sizeof *w->colls_last);
     for (size_t k = 0; k < w->ncolls; k++) {
         int32_t best = k ? w->colls_last[k - 1] : -1;
         w->colls_last[k] = best >= 0 && w->colls[best].end >= w->colls[k].end ? best : (int32_t)k;
@@ -686,7 +687,7 @@ static int walk_step(struct cp_walk *w, struct err *e)
             }
             int64_t by = 0;
             int cat = host_cat(h, open, nopen, &by);
-            int32_t k = cat == AN_CP_CPU && jumps && runs_no_op(h, open, nopen) ? waits_for(w, h, a, t) : -1;
+            int32_t k = w->ncolls && cat == AN_CP_CPU && jumps && runs_no_op(h, open, nopen) ? waits_for(w, h, a, t) : -1;
             if (k >= 0 && w->colls[k].end >= t) { /* the wait follows the collective */
                 h = thread_get(w, w->colls[k].track);
                 stall++;
