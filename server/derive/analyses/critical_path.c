@@ -141,8 +141,8 @@ struct cp_walk {
     int32_t *prev;        /* previous op on the same stream, -1 */
     struct cp_sync *syncs; /* cuda_sync "Stream Sync" events, by corr */
     size_t nsyncs;
-    struct cp_coll *colls; /* host collectives by start; colls_last[k]: the one of [0, k] */
-    int32_t *colls_last;   /* ending last (ties: the earlier), so one search answers */
+    struct cp_coll *colls; /* the rank's host collectives by start (load_colls) */
+    int32_t *colls_last;   /* [k]: the one of colls[0..k] that ends last */
     size_t ncolls;
     struct cp_thread *th;
     size_t nth;
