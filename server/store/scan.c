@@ -138,45 +138,75 @@ int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struc
 
 struct scan_launch {
     sqlite3_stmt *st;
+    int64_t *tracks; /* the rank's track ids, ascending */
+    size_t ntracks;
 };
 
 void scan_launch_close(struct scan_launch *l)
 {
     if (!l) return;
     sqlite3_finalize(l->st);
+    free(l->tracks);
     free(l);
+}
+
+static void track_fill(sqlite3_stmt *st, void *elem)
+{
+    *(int64_t *)elem = sqlite3_column_int64(st, 0);
 }
 
 int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err *e)
 {
     struct scan_launch *l = xcalloc(1, sizeof *l);
+    sqlite3_stmt *tr;
     int rc;
     *out = NULL;
-    /* the corr index finds the few slices of an id; the join keeps the rank's */
+    /* the corr index finds the few slices of an id; the rank's tracks (a
+     * handful) are held here, and the earliest call chosen here too: a
+     * join and a sort per lookup cost as much as the lookup itself, and
+     * the rules look up one launch per GPU op */
     if ((rc = rundb_prepare(db,
-                            "SELECT " SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
-                            " WHERE s.corr = ?1 AND s.corr != 0 AND s.kind IN (?3, ?4) AND t.rank = ?2"
-                            " ORDER BY s.ts, s.dur DESC LIMIT 1",
-                            &l->st, e))) {
+                            "SELECT " SLICE_COLS " FROM slice s"
+                            " WHERE s.corr = ?1 AND s.corr != 0 AND s.kind IN (?2, ?3)",
+                            &l->st, e)) ||
+        (rc = scan_prepare_rank(db, "SELECT id FROM track WHERE rank = ?1 ORDER BY id", rank, &tr, e)) ||
+        (rc = scan_collect(tr, "run database (tracks)", sizeof *l->tracks, track_fill, NULL, (void **)&l->tracks,
+                           &l->ntracks, e))) {
         scan_launch_close(l);
         return rc;
     }
-    sqlite3_bind_int(l->st, 2, rank);
-    sqlite3_bind_int(l->st, 3, TB_K_RUNTIME);
-    sqlite3_bind_int(l->st, 4, TB_K_DRIVER);
+    sqlite3_bind_int(l->st, 2, TB_K_RUNTIME);
+    sqlite3_bind_int(l->st, 3, TB_K_DRIVER);
     *out = l;
     return 0;
 }
 
+static int launch_rank_track(const struct scan_launch *l, int64_t track)
+{
+    size_t lo = 0, hi = l->ntracks;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (l->tracks[mid] < track) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < l->ntracks && l->tracks[lo] == track;
+}
+
 int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, struct err *e)
 {
+    struct scan_slice r;
+    int rc, found = 0;
     if (!corr) return 0;
     sqlite3_reset(l->st);
     sqlite3_bind_int64(l->st, 1, corr);
-    int rc = scan_step(l->st, e, "run database (launch calls)");
-    if (rc == 1) slice_row(l->st, row);
+    while ((rc = scan_step(l->st, e, "run database (launch calls)")) == 1) {
+        slice_row(l->st, &r);
+        if (!launch_rank_track(l, r.track)) continue;
+        if (!found || r.ts < row->ts || (r.ts == row->ts && r.dur > row->dur)) *row = r;
+        found = 1;
+    }
     sqlite3_reset(l->st);
-    return rc;
+    return rc < 0 ? rc : found;
 }
 
 int scan_has_table(sqlite3 *db, const char *name, struct err *e)
