@@ -89,9 +89,17 @@ struct scan_launch;
  * threads). OUT *out: owned by caller, NULL on failure. */
 int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err *e);
 
+/* Reads every launch call of the rank once, in one pass over its slices,
+ * so that scan_launch_of answers from memory (the same answers): for a
+ * caller that looks up about one launch per GPU op. Holds at most
+ * SCAN_LAUNCH_PRELOAD_MAX rows (56 bytes each); a rank with more keeps the
+ * point lookups. Returns 0 or < 0 on an error. */
+#define SCAN_LAUNCH_PRELOAD_MAX (1u << 19)
+int scan_launch_preload(struct scan_launch *l, struct err *e);
+
 /* The launch call of the op with correlation id corr, the earliest (then
- * the longest) when several share it: 1 (row filled), 0 when none (corr 0
- * never matches), < 0 on an error. */
+ * the longest, then the first stored) when several share it: 1 (row
+ * filled), 0 when none (corr 0 never matches), < 0 on an error. */
 int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, struct err *e);
 
 /* Frees l (NULL is fine). */

@@ -137,9 +137,14 @@ int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struc
 }
 
 struct scan_launch {
+    sqlite3 *db;
+    int rank;
     sqlite3_stmt *st;
     int64_t *tracks; /* the rank's track ids, ascending */
     size_t ntracks;
+    struct scan_slice *mem; /* preloaded: the rank's launch calls by (corr, ts, -dur, id) */
+    size_t nmem;
+    int preloaded;
 };
 
 void scan_launch_close(struct scan_launch *l)
@@ -147,7 +152,48 @@ void scan_launch_close(struct scan_launch *l)
     if (!l) return;
     sqlite3_finalize(l->st);
     free(l->tracks);
+    free(l->mem);
     free(l);
+}
+
+/* The order of the answers: earliest, then longest, then first stored. */
+static int launch_before(const struct scan_slice *a, const struct scan_slice *b)
+{
+    if (a->ts != b->ts) return a->ts < b->ts;
+    if (a->dur != b->dur) return a->dur > b->dur;
+    return a->id < b->id;
+}
+
+static int cmp_launch(const void *pa, const void *pb)
+{
+    const struct scan_slice *a = pa, *b = pb;
+    if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+    return launch_before(a, b) ? -1 : launch_before(b, a) ? 1 : 0;
+}
+
+int scan_launch_preload(struct scan_launch *l, struct err *e)
+{
+    struct scan_slices *c;
+    struct scan_slice r;
+    size_t cap = 0;
+    int rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES, &c, e);
+    if (rc) return rc;
+    while ((rc = scan_slices_next(c, &r, e)) == 1) {
+        if (!r.corr) continue;
+        if (l->nmem == SCAN_LAUNCH_PRELOAD_MAX) break;
+        if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
+        l->mem[l->nmem++] = r;
+    }
+    scan_slices_close(c);
+    if (rc != 0) { /* an error, or too many to hold: the point lookups stay */
+        free(l->mem);
+        l->mem = NULL;
+        l->nmem = 0;
+        return rc < 0 ? rc : 0;
+    }
+    if (l->nmem) xqsort(l->mem, l->nmem, sizeof *l->mem, cmp_launch);
+    l->preloaded = 1;
+    return 0;
 }
 
 static void track_fill(sqlite3_stmt *st, void *elem)
@@ -161,6 +207,8 @@ int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err
     sqlite3_stmt *tr;
     int rc;
     *out = NULL;
+    l->db = db;
+    l->rank = rank;
     /* the corr index finds the few slices of an id; the rank's tracks (a
      * handful) are held here, and the earliest call chosen here too: a
      * join and a sort per lookup cost as much as the lookup itself, and
@@ -197,12 +245,23 @@ int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, 
     struct scan_slice r;
     int rc, found = 0;
     if (!corr) return 0;
+    if (l->preloaded) {
+        size_t lo = 0, hi = l->nmem;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (l->mem[mid].corr < corr) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == l->nmem || l->mem[lo].corr != corr) return 0;
+        *row = l->mem[lo];
+        return 1;
+    }
     sqlite3_reset(l->st);
     sqlite3_bind_int64(l->st, 1, corr);
     while ((rc = scan_step(l->st, e, "run database (launch calls)")) == 1) {
         slice_row(l->st, &r);
         if (!launch_rank_track(l, r.track)) continue;
-        if (!found || r.ts < row->ts || (r.ts == row->ts && r.dur > row->dur)) *row = r;
+        if (!found || launch_before(&r, row)) *row = r;
         found = 1;
     }
     sqlite3_reset(l->st);

@@ -260,7 +260,10 @@ static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, st
     int64_t front = w0;
     int rc;
     if ((rc = gpuscan_lanes_open(db, r->rank, r->gpu->device, w0, w1, &L, e)) != 0) goto out;
-    if ((rc = scan_launch_open(db, r->rank, &S.launch, e)) != 0) goto out;
+    /* nearly every op ends a wait whose launch is looked up: one pass over
+     * the launch calls instead of one indexed lookup per op */
+    if ((rc = scan_launch_open(db, r->rank, &S.launch, e)) != 0 || (rc = scan_launch_preload(S.launch, e)) != 0)
+        goto out;
     while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
         if (op.ts >= w0) s->nops++;
         if (op.ts > front && (rc = on_gap(&S, s, front, op.ts, op.end - op.ts, op.corr)) != 0) goto out;
