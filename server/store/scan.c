@@ -389,7 +389,15 @@ void scan_range_set(struct scan_range *c, int64_t lo, int64_t hi)
 int scan_range_next(struct scan_range *c, struct scan_slice *row, struct err *e)
 {
     int rc = scan_step(c->st, e, "run database (slice range)");
-    if (rc == 1) slice_row(c->st, row);
+    if (rc == 1) { /* the statement's track and parent are 0: not read (each column call takes the db's mutex) */
+        row->id = sqlite3_column_int64(c->st, 0);
+        row->track = row->parent = 0;
+        row->ts = sqlite3_column_int64(c->st, 2);
+        row->dur = sqlite3_column_int64(c->st, 3);
+        row->name = (uint32_t)sqlite3_column_int64(c->st, 5);
+        row->kind = (enum tb_kind)sqlite3_column_int(c->st, 6);
+        row->corr = sqlite3_column_int64(c->st, 7);
+    }
     return rc;
 }
 
