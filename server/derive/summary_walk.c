@@ -214,11 +214,16 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
 /* The Python stacks met, interned: a with_stack trace opens ~1 Python
  * frame per operator, and each operator's stack (its innermost
  * STACK_FRAMES Python frames as text) was built, hashed and compared per
- * call. A node is one Python frame on top of a chain (parent node, name);
- * nodes whose innermost frames read the same share one text (canon), so
- * operators group by text as before and the text is built once a node. */
+ * call. A node is a stack of at most STACK_FRAMES frames: one frame (name)
+ * on top of a node of fewer (parent), so nodes stay few even where
+ * misnested frames pile up thousands deep; its text is built once. Nodes
+ * whose texts read the same share one text (canon), so operators group by
+ * text as before. */
 struct pynode {
-    uint32_t parent, name, canon; /* canon: index in texts, from 1 */
+    uint32_t parent, name; /* the frames below (node id, 0: none) and the innermost one */
+    uint32_t canon;        /* index in texts, 0: no text */
+    uint32_t drop;         /* this stack without its outermost frame */
+    uint32_t depth;        /* frames, 1..STACK_FRAMES */
 };
 
 struct walk {
@@ -348,10 +353,11 @@ static char *stack_text(struct rankctx *c, const struct walk *w, uint32_t id)
     return out;
 }
 
-/* The node of Python frame `name` opened on top of node parent. */
-static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, uint32_t name)
+/* The node of frame `name` on top of node `below` (at most
+ * STACK_FRAMES - 1 frames deep). */
+static uint32_t pynode_get(struct rankctx *c, struct walk *w, uint32_t below, uint32_t name)
 {
-    uint32_t key[2] = { parent, name };
+    uint32_t key[2] = { below, name };
     int fresh;
     uint32_t *id = hmap_put(&w->chain, hmap_hash_bytes(key, sizeof key), key, sizeof key, &fresh);
     if (!fresh) return *id;
@@ -360,8 +366,12 @@ static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, 
         w->node = xrealloc(w->node, w->nodecap * sizeof *w->node);
     }
     uint32_t me = (uint32_t)w->nnode++;
-    *id = me;
-    w->node[me] = (struct pynode){ parent, name, 0 };
+    *id = me; /* before the calls below move the map */
+    w->node[me] = (struct pynode){ below, name, 0, 0, w->node[below].depth + 1 };
+    if (below) {
+        uint32_t drop = pynode_get(c, w, w->node[below].drop, name);
+        w->node[me].drop = drop;
+    }
     char *text = stack_text(c, w, me);
     size_t tl = strlen(text);
     if (!tl) { /* frames without names read as no stack, as before */
@@ -381,6 +391,13 @@ static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, 
     }
     w->node[me].canon = *canon;
     return me;
+}
+
+/* The stack once Python frame `name` opens on top of stack `parent`: its
+ * innermost STACK_FRAMES frames. */
+static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, uint32_t name)
+{
+    return pynode_get(c, w, w->node[parent].depth == STACK_FRAMES ? w->node[parent].drop : parent, name);
 }
 
 static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint32_t track, int64_t first,
