@@ -140,10 +140,20 @@ struct scan_launch {
     sqlite3 *db;
     int rank;
     sqlite3_stmt *st;
-    int64_t *tracks; /* the rank's track ids, ascending */
+    struct launch_track {
+        int64_t id;
+        int64_t host; /* 1: not a GPU stream (scan_slices' SCAN_TRACKS_HOST) */
+    } *tracks;       /* the rank's tracks, by id */
     size_t ntracks;
-    struct scan_slice *mem; /* preloaded: the rank's launch calls by (corr, ts, -dur, id) */
+    /* preloaded: every launch call of the rank in track then id order, and
+     * those with a correlation id by (corr, row) */
+    struct scan_slice *mem;
     size_t nmem;
+    struct launch_ix {
+        int64_t corr;
+        size_t row;
+    } *by_corr;
+    size_t nby;
     int preloaded;
 };
 
@@ -153,6 +163,7 @@ void scan_launch_close(struct scan_launch *l)
     sqlite3_finalize(l->st);
     free(l->tracks);
     free(l->mem);
+    free(l->by_corr);
     free(l);
 }
 
@@ -164,23 +175,23 @@ static int launch_before(const struct scan_slice *a, const struct scan_slice *b)
     return a->id < b->id;
 }
 
-static int cmp_launch(const void *pa, const void *pb)
+static int cmp_launch_ix(const void *pa, const void *pb)
 {
-    const struct scan_slice *a = pa, *b = pb;
+    const struct launch_ix *a = pa, *b = pb;
     if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
-    return launch_before(a, b) ? -1 : launch_before(b, a) ? 1 : 0;
+    return (a->row > b->row) - (a->row < b->row);
 }
 
-int scan_launch_preload(struct scan_launch *l, struct err *e)
+int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e)
 {
     struct scan_slices *c;
     struct scan_slice r;
     size_t cap = 0;
+    if (l->preloaded) return 1;
     int rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES, &c, e);
     if (rc) return rc;
     while ((rc = scan_slices_next(c, &r, e)) == 1) {
-        if (!r.corr) continue;
-        if (l->nmem == SCAN_LAUNCH_PRELOAD_MAX) break;
+        if (l->nmem == max) break;
         if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
         l->mem[l->nmem++] = r;
     }
@@ -191,20 +202,33 @@ int scan_launch_preload(struct scan_launch *l, struct err *e)
         l->nmem = 0;
         return rc < 0 ? rc : 0;
     }
-    if (l->nmem) xqsort(l->mem, l->nmem, sizeof *l->mem, cmp_launch);
+    l->by_corr = xmalloc((l->nmem ? l->nmem : 1) * sizeof *l->by_corr);
+    for (size_t i = 0; i < l->nmem; i++)
+        if (l->mem[i].corr) l->by_corr[l->nby++] = (struct launch_ix){ l->mem[i].corr, i };
+    if (l->nby) xqsort(l->by_corr, l->nby, sizeof *l->by_corr, cmp_launch_ix);
     l->preloaded = 1;
-    return 0;
+    return 1;
+}
+
+int scan_launch_rows(const struct scan_launch *l, const struct scan_slice **rows, size_t *n)
+{
+    *rows = l->mem;
+    *n = l->nmem;
+    return l->preloaded;
 }
 
 static void track_fill(sqlite3_stmt *st, void *elem)
 {
-    *(int64_t *)elem = sqlite3_column_int64(st, 0);
+    struct launch_track *t = elem;
+    t->id = sqlite3_column_int64(st, 0);
+    t->host = sqlite3_column_int64(st, 1);
 }
 
 int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err *e)
 {
     struct scan_launch *l = xcalloc(1, sizeof *l);
     sqlite3_stmt *tr;
+    const int64_t args[] = { rank, TB_TRACK_GPU };
     int rc;
     *out = NULL;
     l->db = db;
@@ -217,7 +241,8 @@ int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err
                             "SELECT " SLICE_COLS " FROM slice s"
                             " WHERE s.corr = ?1 AND s.corr != 0 AND s.kind IN (?2, ?3)",
                             &l->st, e)) ||
-        (rc = scan_prepare_rank(db, "SELECT id FROM track WHERE rank = ?1 ORDER BY id", rank, &tr, e)) ||
+        (rc = scan_prepare_args(db, "SELECT id, coalesce(kind != ?2, 0) FROM track WHERE rank = ?1 ORDER BY id", args, 2, &tr,
+                                e)) ||
         (rc = scan_collect(tr, "run database (tracks)", sizeof *l->tracks, track_fill, NULL, (void **)&l->tracks,
                            &l->ntracks, e))) {
         scan_launch_close(l);
@@ -229,15 +254,22 @@ int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err
     return 0;
 }
 
-static int launch_rank_track(const struct scan_launch *l, int64_t track)
+/* The rank's track of that id, NULL when it is another rank's. */
+static const struct launch_track *launch_track_of(const struct scan_launch *l, int64_t track)
 {
     size_t lo = 0, hi = l->ntracks;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (l->tracks[mid] < track) lo = mid + 1;
+        if (l->tracks[mid].id < track) lo = mid + 1;
         else hi = mid;
     }
-    return lo < l->ntracks && l->tracks[lo] == track;
+    return lo < l->ntracks && l->tracks[lo].id == track ? &l->tracks[lo] : NULL;
+}
+
+int scan_launch_on_host(const struct scan_launch *l, int64_t track)
+{
+    const struct launch_track *t = launch_track_of(l, track);
+    return t && t->host;
 }
 
 int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, struct err *e)
@@ -246,21 +278,24 @@ int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, 
     int rc, found = 0;
     if (!corr) return 0;
     if (l->preloaded) {
-        size_t lo = 0, hi = l->nmem;
+        size_t lo = 0, hi = l->nby;
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            if (l->mem[mid].corr < corr) lo = mid + 1;
+            if (l->by_corr[mid].corr < corr) lo = mid + 1;
             else hi = mid;
         }
-        if (lo == l->nmem || l->mem[lo].corr != corr) return 0;
-        *row = l->mem[lo];
-        return 1;
+        for (; lo < l->nby && l->by_corr[lo].corr == corr; lo++) {
+            const struct scan_slice *m = &l->mem[l->by_corr[lo].row];
+            if (!found || launch_before(m, row)) *row = *m;
+            found = 1;
+        }
+        return found;
     }
     sqlite3_reset(l->st);
     sqlite3_bind_int64(l->st, 1, corr);
     while ((rc = scan_step(l->st, e, "run database (launch calls)")) == 1) {
         slice_row(l->st, &r);
-        if (!launch_rank_track(l, r.track)) continue;
+        if (!launch_track_of(l, r.track)) continue;
         if (!found || launch_before(&r, row)) *row = r;
         found = 1;
     }

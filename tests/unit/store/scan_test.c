@@ -209,12 +209,14 @@ static void test_garbled(const char *path)
  * point lookups and the preloaded table answer alike. */
 static void launch_both(sqlite3 *db, int rank, int64_t corr, int want, int64_t ts, int64_t dur)
 {
-    struct scan_launch *l[2];
-    struct scan_slice s[2];
+    struct scan_launch *l[3];
+    struct scan_slice s[3];
     struct err e;
-    REQUIRE(scan_launch_open(db, rank, &l[0], &e) == 0 && scan_launch_open(db, rank, &l[1], &e) == 0);
-    REQUIRE(scan_launch_preload(l[1], &e) == 0);
-    for (int k = 0; k < 2; k++) {
+    REQUIRE(scan_launch_open(db, rank, &l[0], &e) == 0 && scan_launch_open(db, rank, &l[1], &e) == 0 &&
+            scan_launch_open(db, rank, &l[2], &e) == 0);
+    CHECK_EQ_INT(scan_launch_preload(l[1], SCAN_LAUNCH_PRELOAD_MAX, &e), 1);
+    CHECK_EQ_INT(scan_launch_preload(l[2], 1, &e), 0); /* too many to hold: looked up one by one */
+    for (int k = 0; k < 3; k++) {
         CHECK_EQ_INT(scan_launch_of(l[k], corr, &s[k], &e), want);
         if (want == 1) {
             CHECK_EQ_INT(s[k].ts, ts);
@@ -225,6 +227,7 @@ static void launch_both(sqlite3 *db, int rank, int64_t corr, int want, int64_t t
         scan_launch_close(l[k]);
     }
     if (want == 1) CHECK_EQ_INT(s[0].id, s[1].id);
+    if (want == 1) CHECK_EQ_INT(s[2].id, s[1].id);
 }
 
 /* Several launch calls share a correlation id: the earliest, then the
@@ -264,9 +267,20 @@ static void test_launch_ties(const char *path)
     struct scan_slice s;
     struct err e;
     REQUIRE(scan_launch_open(db, 1, &l, &e) == 0);
-    REQUIRE(scan_launch_preload(l, &e) == 0);
+    const struct scan_slice *rows;
+    size_t n;
+    CHECK_EQ_INT(scan_launch_rows(l, &rows, &n), 0); /* not preloaded */
+    CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, &e), 1);
     CHECK_EQ_INT(scan_launch_of(l, 78, &s, &e), 1);
     CHECK_EQ_INT(s.id, id[1][0] < id[1][1] ? id[1][0] : id[1][1]);
+    /* the rank's launch calls as its cursor gives them, on its host track */
+    CHECK_EQ_INT(scan_launch_rows(l, &rows, &n), 1);
+    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(rows[0].id, id[1][0]);
+    CHECK_EQ_INT(rows[1].id, id[1][1]);
+    CHECK_EQ_INT(scan_launch_on_host(l, rows[0].track), 1);
+    CHECK_EQ_INT(scan_launch_on_host(l, q1(db, "SELECT id FROM track WHERE rank = 1 AND kind = 1")), 0);
+    CHECK_EQ_INT(scan_launch_on_host(l, q1(db, "SELECT id FROM track WHERE rank = 0 AND kind != 1")), 0);
     scan_launch_close(l);
     sqlite3_close(db);
 }
