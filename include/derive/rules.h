@@ -49,6 +49,8 @@
 #include "base/err.h"
 #include "derive/ivlist.h"
 
+struct scan_launch;
+
 /* The registry, in evaluation order (a rule that sums up others, like
  * low_gpu_utilization, comes after them): one X(<id>) line per rule. */
 #define RULES_LIST(X)                                                                                       \
@@ -154,6 +156,7 @@ struct rules_rank {
     size_t ngpus;
     const struct rules_gpu *gpu; /* the busiest GPU, NULL when none */
     json_t *summary;             /* the analysis summary (borrowed by rules) */
+    struct scan_launch *launch;  /* its launch calls, read once (rules_launches); NULL until asked */
 };
 
 struct rules_ctx {
@@ -162,6 +165,7 @@ struct rules_ctx {
     struct rules_rank *ranks;
     size_t nranks;
     json_t *findings; /* array, filled by rules_add */
+    size_t launch_rows; /* launch calls held by the ranks' launch readers */
 };
 
 /* The part of a step's critical path (analyses.h, critical_path) that
@@ -174,6 +178,17 @@ enum rules_side {
     RULES_SIDE_COMM,     /* communication fixes: communication */
     RULES_NSIDES
 };
+
+/* Launch calls held in memory by one run's rules, all ranks together
+ * (72 bytes each): past it a rank's launches are looked up one by one. */
+#define RULES_LAUNCH_ROWS ((size_t)1 << 20)
+
+/* The launch calls of rank r (store/scan.h), read in one pass the first
+ * time a rule asks and shared by the rules that look them up or walk them
+ * (kernel_launch_bound, gpu_idle_gaps, excessive_host_sync); preloaded
+ * (scan_launch_rows) while the run's total stays within RULES_LAUNCH_ROWS.
+ * OUT *out: borrowed until rules_run returns. Returns 0 or < 0 (e filled). */
+int rules_launches(struct rules_ctx *c, const struct rules_rank *r, struct scan_launch **out, struct err *e);
 
 struct rules_def {
     const char *id;

@@ -15,6 +15,7 @@
 #include "derive/rules_cap.h"
 #include "store/facts.h"
 #include "store/findings.h"
+#include "store/scan.h"
 #include "store/slice_read.h"
 
 _Static_assert(RULES_NPARTS == FACTS_NPARTS, "a step's breakdown is read part for part");
@@ -220,6 +221,7 @@ static int listed(const char *list, const char *id)
 static void ranks_free(struct rules_rank *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        scan_launch_close(r[i].launch);
         free(r[i].steps);
         free(r[i].gpus);
         json_decref(r[i].summary);
@@ -491,6 +493,23 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     return 0;
 }
 
+int rules_launches(struct rules_ctx *c, const struct rules_rank *r, struct scan_launch **out, struct err *e)
+{
+    struct rules_rank *mine = &c->ranks[r - c->ranks];
+    int rc;
+    if (!mine->launch) {
+        if ((rc = scan_launch_open(c->db, r->rank, &mine->launch, e)) != 0) return rc;
+        size_t room = c->launch_rows < RULES_LAUNCH_ROWS ? RULES_LAUNCH_ROWS - c->launch_rows : 0;
+        if (room > SCAN_LAUNCH_PRELOAD_MAX) room = SCAN_LAUNCH_PRELOAD_MAX;
+        if ((rc = scan_launch_preload(mine->launch, room, e)) < 0) return rc;
+        const struct scan_slice *rows;
+        size_t n;
+        if (scan_launch_rows(mine->launch, &rows, &n)) c->launch_rows += n;
+    }
+    *out = mine->launch;
+    return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Engine                                                                   */
 /* ---------------------------------------------------------------------- */
@@ -570,7 +589,7 @@ double rules_param(const struct rules_ctx *ctx, const char *key)
 
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
 {
-    struct rules_ctx ctx = { db, cfg, NULL, 0, json_array() };
+    struct rules_ctx ctx = { db, cfg, NULL, 0, json_array(), 0 };
     struct facts_rank *fr = NULL;
     size_t nfr = 0;
     int rc = 0;
