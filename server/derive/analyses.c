@@ -208,13 +208,22 @@ static int cmp_op(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-static int cmp_launch(const void *a, const void *b)
+/* A launch call while loading: its correlation id pairs it with its ops
+ * and is dropped once they are loaded. */
+struct lrec {
+    struct an_launch l;
+    int64_t corr;
+};
+
+static int cmp_lrec(const void *a, const void *b)
 {
-    const struct an_launch *x = a, *y = b;
+    const struct an_launch *x = &((const struct lrec *)a)->l, *y = &((const struct lrec *)b)->l;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Correlation id -> launch index, sorted by (corr, index): the first
+ * partner of a repeated id is the earliest launch. */
 struct corr_ix {
     int64_t corr;
     int32_t idx;
@@ -227,10 +236,28 @@ static int cmp_corr(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+static int32_t corr_find(const struct corr_ix *ix, size_t n, int64_t corr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix[mid].corr < corr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && ix[lo].corr == corr ? ix[lo].idx : -1;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
+}
+
+/* The compact records hold slice ids in 32 bits and host track ids in 30. */
+static int id_fits(int64_t id, struct err *e)
+{
+    if (id >= 0 && id <= (int64_t)UINT32_MAX) return 0;
+    return err_set(e, ERR_TOO_LARGE, "analyses: slice id %lld does not fit 32 bits", (long long)id);
 }
 
 static int load_steps(struct an_ctx *c, struct err *e)
@@ -255,14 +282,16 @@ static int load_steps(struct an_ctx *c, struct err *e)
     return rc < 0 ? rc : 0;
 }
 
-static int load_gpu(struct an_ctx *c, struct err *e)
+/* Loads the GPU streams and their ops, each op paired with its launch call
+ * through ix (op->launch), then sorts the ops and sets launch->gpu. */
+static int load_gpu(struct an_ctx *c, const struct corr_ix *ix, size_t nix, struct err *e)
 {
     struct analyses_read_gpu *g;
     struct analyses_read_stream tr;
     struct analyses_read_op op;
     int rc = analyses_read_gpu_open(c->db, c->rank, &g, e);
     if (rc) return rc;
-    size_t cap = 0, scap = 0;
+    size_t cap = 0, scap = 0, mcap = 0;
     while ((rc = analyses_read_streams_next(g, &tr, e)) == 1) {
         if (c->nstreams == scap)
             c->streams = xrealloc(c->streams, (scap = scap ? scap * 2 : 8) * sizeof *c->streams);
@@ -273,20 +302,17 @@ static int load_gpu(struct an_ctx *c, struct err *e)
         /* Kineto writes "stream 7 " (a trailing space) */
         for (size_t k = strlen(s->name); k > 0 && s->name[k - 1] == ' '; k--) s->name[k - 1] = '\0';
         while ((rc = analyses_read_ops_next(g, &op, e)) == 1) {
+            if ((rc = id_fits(op.id, e))) break;
             if (c->nops == cap) c->ops = xrealloc(c->ops, (cap = cap ? cap * 2 : 1024) * sizeof *c->ops);
             struct an_op *o = &c->ops[c->nops++];
             memset(o, 0, sizeof *o);
-            o->id = op.id;
+            o->id = (uint32_t)op.id;
             o->ts = op.ts;
             o->end = o->ts + (op.dur > 0 ? op.dur : 0);
             o->name = op.name;
             o->kind = (uint8_t)op.kind;
-            o->corr = op.corr;
-            o->stream = s->track;
             o->sx = (uint32_t)(c->nstreams - 1);
-            o->device = s->device;
-            o->launch = -1;
-            o->bytes = -1;
+            o->launch = op.corr ? corr_find(ix, nix, op.corr) : -1;
             if (o->kind == TB_K_KERNEL) {
                 o->type = an_name_class(c, o->name) & AN_NAME_COMM ? AN_COMM : AN_COMPUTE;
                 o->copy = AN_COPY_NONE;
@@ -296,7 +322,10 @@ static int load_gpu(struct an_ctx *c, struct err *e)
                 o->type = AN_MEMORY;
                 o->copy = (uint8_t)copy_kind(nm, o->kind);
                 o->pinned = (uint8_t)pinned_of(nm, o->copy);
-                o->bytes = bytes_of(op.args, op.nargs);
+                if (c->nmem == mcap)
+                    c->mem_bytes = xrealloc(c->mem_bytes, (mcap = mcap ? mcap * 2 : 256) * sizeof *c->mem_bytes);
+                o->mem = (uint32_t)c->nmem;
+                c->mem_bytes[c->nmem++] = bytes_of(op.args, op.nargs);
             }
         }
         if (rc < 0) break;
@@ -304,6 +333,11 @@ static int load_gpu(struct an_ctx *c, struct err *e)
     analyses_read_gpu_close(g);
     if (rc < 0) return rc;
     if (c->nops) xqsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
+    /* first partner wins: the earliest op of a launch */
+    for (size_t i = 0; i < c->nops; i++) {
+        int32_t l = c->ops[i].launch;
+        if (l >= 0 && c->launches[l].gpu < 0) c->launches[l].gpu = (int32_t)i;
+    }
     return 0;
 }
 
@@ -339,17 +373,25 @@ static int annot_of(struct an_ctx *c, const struct hframe *f)
 
 /* Walks each host thread of the rank once, in id order (= time order per
  * track), keeping the stack of open slices, and records every runtime or
- * driver call that carries a correlation id with what was open around it. */
-static int load_launches(struct an_ctx *c, struct err *e)
+ * driver call that carries a correlation id with what was open around it.
+ * *out receives the calls in (ts, id) order with their correlation ids. */
+static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, struct err *e)
 {
     struct scan_slices *cur;
     struct scan_slice row;
     int64_t track64;
     int rc;
+    *out = NULL;
+    *nout = 0;
     if ((rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, SCAN_KINDS_ALL, &cur, e))) return rc;
     struct hframe *stk = NULL;
-    size_t ns = 0, scap = 0, cap = 0;
+    struct lrec *v = NULL;
+    size_t ns = 0, scap = 0, cap = 0, n = 0;
     while ((rc = scan_slices_track(cur, &track64, e)) == 1) {
+        if (track64 < 0 || track64 >= (1 << 30)) {
+            rc = err_set(e, ERR_TOO_LARGE, "analyses: track id %lld does not fit 30 bits", (long long)track64);
+            break;
+        }
         uint32_t track = (uint32_t)track64;
         ns = 0;
         while ((rc = scan_slices_step(cur, &row, e)) == 1) {
@@ -359,14 +401,15 @@ static int load_launches(struct an_ctx *c, struct err *e)
             int kind = (int)row.kind;
             while (ns && stk[ns - 1].id != parent) ns--;
             if ((kind == TB_K_RUNTIME || kind == TB_K_DRIVER) && corr != 0) {
-                if (c->nlaunches == cap)
-                    c->launches = xrealloc(c->launches, (cap = cap ? cap * 2 : 1024) * sizeof *c->launches);
-                struct an_launch *l = &c->launches[c->nlaunches++];
-                memset(l, 0, sizeof *l);
-                l->id = id;
+                if ((rc = id_fits(id, e))) break;
+                if (n == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 1024) * sizeof *v);
+                struct lrec *r = &v[n++];
+                struct an_launch *l = &r->l;
+                memset(r, 0, sizeof *r);
+                r->corr = corr;
+                l->id = (uint32_t)id;
                 l->ts = ts;
                 l->end = ts + (dur > 0 ? dur : 0);
-                l->corr = corr;
                 l->name = name;
                 l->thread = track;
                 l->gpu = -1;
@@ -374,12 +417,12 @@ static int load_launches(struct an_ctx *c, struct err *e)
                     if (stk[i].kind == TB_K_CPU_OP) {
                         if (!l->op) l->op = stk[i].name;
                         l->top_op = stk[i].name;
-                        l->top_id = stk[i].id;
+                        l->top_id = (uint32_t)stk[i].id; /* an ancestor: a smaller id */
                     } else if (!l->annot) {
                         int src = annot_of(c, &stk[i]);
                         if (src) {
                             l->annot = stk[i].name;
-                            l->annot_src = (uint8_t)src;
+                            l->annot_src = (unsigned)src;
                         }
                     }
                 }
@@ -391,35 +434,41 @@ static int load_launches(struct an_ctx *c, struct err *e)
     }
     free(stk);
     scan_slices_close(cur);
-    if (rc < 0) return rc;
-    if (c->nlaunches) xqsort(c->launches, c->nlaunches, sizeof *c->launches, cmp_launch);
+    if (rc < 0) {
+        free(v);
+        return rc;
+    }
+    if (n) xqsort(v, n, sizeof *v, cmp_lrec);
+    *out = v;
+    *nout = n;
     return 0;
 }
 
-/* op->launch and launch->gpu by correlation id (first partner wins), and
- * the host thread that launches most. */
-static void link_ops(struct an_ctx *c)
+/* The launch calls (c->launches) and, in *ix, their correlation index; the
+ * loading records shrink in place into the context's. */
+static int load_launches(struct an_ctx *c, struct corr_ix **ix, struct err *e)
+{
+    struct lrec *v;
+    size_t n;
+    *ix = NULL;
+    int rc = walk_launches(c, &v, &n, e);
+    if (rc) return rc;
+    struct corr_ix *x = xmalloc((n ? n : 1) * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = (struct corr_ix){ v[i].corr, (int32_t)i };
+    /* an_launch is smaller than lrec: element i moves down, never over one not yet moved */
+    struct an_launch *l = (struct an_launch *)v;
+    for (size_t i = 0; i < n; i++) memmove(&l[i], &v[i].l, sizeof *l);
+    c->launches = n ? xrealloc(l, n * sizeof *l) : (free(l), NULL);
+    c->nlaunches = n;
+    xqsort(x, n, sizeof *x, cmp_corr);
+    *ix = x;
+    return 0;
+}
+
+/* The host thread that launches most (of the launches that reached the GPU). */
+static void find_main_thread(struct an_ctx *c)
 {
     if (!c->nlaunches || !c->nops) return;
-    struct corr_ix *ix = xmalloc(c->nlaunches * sizeof *ix);
-    for (size_t i = 0; i < c->nlaunches; i++) ix[i] = (struct corr_ix){ c->launches[i].corr, (int32_t)i };
-    xqsort(ix, c->nlaunches, sizeof *ix, cmp_corr);
-    for (size_t i = 0; i < c->nops; i++) {
-        struct an_op *o = &c->ops[i];
-        if (!o->corr) continue;
-        size_t lo = 0, hi = c->nlaunches;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (ix[mid].corr < o->corr) lo = mid + 1;
-            else hi = mid;
-        }
-        if (lo == c->nlaunches || ix[lo].corr != o->corr) continue;
-        o->launch = ix[lo].idx;
-        struct an_launch *l = &c->launches[o->launch];
-        if (l->gpu < 0) l->gpu = (int32_t)i;
-    }
-    free(ix);
-    /* the main thread: most launches that reached the GPU */
     uint32_t *th = xmalloc(c->nlaunches * sizeof *th);
     size_t n = 0, best_n = 0;
     for (size_t i = 0; i < c->nlaunches; i++)
@@ -470,6 +519,7 @@ static int load_gpu_peak(struct an_ctx *c, struct err *e)
 static void ctx_free(struct an_ctx *c)
 {
     free(c->ops);
+    free(c->mem_bytes);
     free(c->launches);
     free(c->steps);
     free(c->streams);
@@ -481,6 +531,8 @@ static void ctx_free(struct an_ctx *c)
     c->ncache_bits = NULL;
     c->ncache_cap = c->ncache_n = 0;
     c->ops = NULL;
+    c->mem_bytes = NULL;
+    c->nmem = 0;
     c->launches = NULL;
     c->steps = NULL;
     c->streams = NULL;
@@ -493,13 +545,17 @@ static int load_rank(struct an_ctx *c, struct err *e)
 {
     int rc;
     double t = log_now_s();
-    if ((rc = load_steps(c, e)) || (rc = load_gpu(c, e))) return rc;
-    group_streams(c);
-    LOG_LAP(c->rank, "steps and GPU ops", &t);
-    if ((rc = load_launches(c, e))) return rc;
+    struct corr_ix *ix = NULL;
+    /* the launches first, so that each op finds its launch as it is read */
+    if ((rc = load_steps(c, e)) || (rc = load_launches(c, &ix, e))) return rc;
     LOG_LAP(c->rank, "launch calls", &t);
+    rc = load_gpu(c, ix, c->nlaunches, e);
+    free(ix);
+    if (rc) return rc;
+    group_streams(c);
+    find_main_thread(c);
+    LOG_LAP(c->rank, "steps and GPU ops", &t);
     if ((rc = load_gpu_peak(c, e))) return rc;
-    link_ops(c);
     if (c->nsteps) {
         c->w0 = c->steps[0].ts;
         c->w1 = c->steps[0].end;

@@ -556,7 +556,7 @@ static int walk_step(struct cp_walk *w, struct err *e)
         if (at == AT_GPU) {
             const struct an_op *o = &c->ops[op];
             int64_t a = o->ts > lo ? o->ts : lo;
-            emit(w, a, t, op_cat(o), o->stream, o->id);
+            emit(w, a, t, op_cat(o), an_op_stream(c, o), o->id);
             t = a;
             if (t <= lo) break;
             const struct an_launch *l = o->launch >= 0 ? &c->launches[o->launch] : NULL;
@@ -565,13 +565,13 @@ static int walk_step(struct cp_walk *w, struct err *e)
             if (p >= 0 && c->ops[p].end >= arrive) { /* kernel→kernel */
                 int64_t g = c->ops[p].end > lo ? c->ops[p].end : lo;
                 if (g < t) {
-                    emit(w, g, t, AN_CP_KERNEL_GAP, o->stream, 0);
+                    emit(w, g, t, AN_CP_KERNEL_GAP, an_op_stream(c, o), 0);
                     t = g;
                 }
                 op = p;
             } else if (l) { /* launch edge */
                 int64_t g = arrive > lo ? arrive : lo;
-                emit(w, g, t, AN_CP_LAUNCH, o->stream, 0);
+                emit(w, g, t, AN_CP_LAUNCH, an_op_stream(c, o), 0);
                 t = g;
                 h = thread_get(w, l->thread);
                 at = AT_HOST;
