@@ -282,8 +282,8 @@ static int load_steps(struct an_ctx *c, struct err *e)
     return rc < 0 ? rc : 0;
 }
 
-/* Loads the GPU streams and their ops, each op paired with its launch call
- * through ix (op->launch), then sorts the ops and sets launch->gpu. */
+/* Loads the GPU streams and their ops (in stream, id order), each op paired
+ * with its launch call through ix (op->launch). */
 static int load_gpu(struct an_ctx *c, const struct corr_ix *ix, size_t nix, struct err *e)
 {
     struct analyses_read_gpu *g;
@@ -331,14 +331,18 @@ static int load_gpu(struct an_ctx *c, const struct corr_ix *ix, size_t nix, stru
         if (rc < 0) break;
     }
     analyses_read_gpu_close(g);
-    if (rc < 0) return rc;
+    return rc < 0 ? rc : 0;
+}
+
+/* The ops in (ts, id) order, and launch->gpu: the first partner wins, the
+ * earliest op of a launch. */
+static void sort_ops(struct an_ctx *c)
+{
     if (c->nops) xqsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
-    /* first partner wins: the earliest op of a launch */
     for (size_t i = 0; i < c->nops; i++) {
         int32_t l = c->ops[i].launch;
         if (l >= 0 && c->launches[l].gpu < 0) c->launches[l].gpu = (int32_t)i;
     }
-    return 0;
 }
 
 /* c->by_stream and c->stream_ofs: a counting sort of the ops by op->sx,
@@ -552,6 +556,7 @@ static int load_rank(struct an_ctx *c, struct err *e)
     rc = load_gpu(c, ix, c->nlaunches, e);
     free(ix);
     if (rc) return rc;
+    sort_ops(c);
     group_streams(c);
     find_main_thread(c);
     LOG_LAP(c->rank, "steps and GPU ops", &t);

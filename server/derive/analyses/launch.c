@@ -98,9 +98,10 @@ static json_t *summary(const struct an_ctx *c, int m, int kernels_only, int64_t 
 int an_launch(struct an_ctx *c, json_t *out, struct err *e)
 {
     (void)e;
-    /* rows: the outliers only */
-    struct row *rows = NULL;
-    size_t n = 0, kernels = 0, nshort = 0, rt_out = 0, dl_out = 0, nout = 0, cap = 0;
+    /* rows: the TOP_OUTLIERS first outliers in cmp_excess order, kept sorted
+     * (a trace may have an outlier per launch) */
+    struct row rows[TOP_OUTLIERS];
+    size_t n = 0, kernels = 0, nshort = 0, rt_out = 0, dl_out = 0, nout = 0;
     for (size_t i = 0; i < c->nlaunches; i++) {
         const struct an_launch *l = &c->launches[i];
         if (!counted(c, l)) continue;
@@ -115,9 +116,10 @@ int an_launch(struct an_ctx *c, json_t *out, struct err *e)
         rt_out += rt > 0;
         dl_out += dl > 0;
         r.excess = rt > 0 || dl > 0 ? (rt > dl ? rt : dl) : -1;
-        if (r.excess < 0) continue;
-        if (nout == cap) rows = xrealloc(rows, (cap = cap ? cap * 2 : 256) * sizeof *rows);
-        rows[nout++] = r;
+        if (r.excess < 0 || (nout == TOP_OUTLIERS && cmp_excess(&r, &rows[nout - 1]) >= 0)) continue;
+        size_t at = nout < TOP_OUTLIERS ? nout++ : nout - 1;
+        for (; at > 0 && cmp_excess(&r, &rows[at - 1]) < 0; at--) rows[at] = rows[at - 1];
+        rows[at] = r;
     }
 
     int64_t *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
@@ -139,9 +141,8 @@ int an_launch(struct an_ctx *c, json_t *out, struct err *e)
     json_object_set_new(out, "delay_outliers", json_integer((json_int_t)dl_out));
 
     /* the outliers, largest excess first */
-    xqsort(rows, nout, sizeof *rows, cmp_excess);
     json_t *list = json_array();
-    for (size_t i = 0; i < nout && i < TOP_OUTLIERS; i++) {
+    for (size_t i = 0; i < nout; i++) {
         const struct row *r = &rows[i];
         const struct an_launch *l = &c->launches[r->launch];
         const struct an_op *o = &c->ops[l->gpu];
@@ -154,6 +155,5 @@ int an_launch(struct an_ctx *c, json_t *out, struct err *e)
                             (json_int_t)an_op_stream(c, o), "why", rt && dl ? "both" : rt ? "runtime" : "delay"));
     }
     json_object_set_new(out, "outliers", list);
-    free(rows);
     return 0;
 }
