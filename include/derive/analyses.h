@@ -156,6 +156,7 @@ struct an_ctx {
     char gpu_name[128];
     /* private to analyses.c */
     sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
+    struct an_wbuf *wbuf;  /* samples and segments not yet written */
     uint32_t *ncache_id;   /* name id -> class bits (an_name_class), open addressing */
     uint8_t *ncache_bits;
     size_t ncache_cap, ncache_n;
@@ -186,7 +187,8 @@ int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, j
 /* For the analyses: add a counter series; *series receives its id. */
 int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const char *unit, int64_t *series,
               struct err *e);
-/* A sample of a series (the value from ts on). */
+/* A sample of a series (the value from ts on). Samples and segments are
+ * buffered and written in batches, in order, before the rank's document. */
 int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e);
 /* A critical-path segment of step idx. */
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,

@@ -137,31 +137,96 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
     return 0;
 }
 
+/* Samples and segments are written AN_BATCH rows per statement: the
+ * critical path alone stores ~5 k segments a step (556 k for tiled33), and
+ * one row per sqlite3_step cost more than the walk. Rows keep their order,
+ * so rowids and the sample that wins at one ts are the same as row by row.
+ * The statements are literals: only their placeholders repeat. */
+#define AN_BATCH 32
+#define AN_ROWS4(r) r "," r "," r "," r
+#define AN_ROWS32(r) AN_ROWS4(AN_ROWS4(r)) "," AN_ROWS4(AN_ROWS4(r))
+#define AN_SAMPLE_SQL "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES"
+#define AN_SEG_SQL "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES"
+
+struct an_wbuf {
+    struct {
+        int64_t series, ts;
+        double value;
+    } smp[AN_BATCH];
+    size_t nsmp;
+    struct {
+        int64_t ts, dur, slice;
+        int step, cat;
+        uint32_t track;
+    } seg[AN_BATCH];
+    size_t nseg;
+    sqlite3_stmt *smp_n, *seg_n; /* AN_BATCH rows each */
+};
+
+/* Writes the buffered samples: AN_BATCH at once when full, else one by one. */
+static int flush_samples(struct an_ctx *c, struct err *e)
+{
+    struct an_wbuf *b = c->wbuf;
+    int full = b->nsmp == AN_BATCH;
+    sqlite3_stmt *st = full ? b->smp_n : c->ins_sample;
+    if (full) sqlite3_reset(st); /* binding needs a reset statement */
+    for (size_t i = 0; i < b->nsmp; i++) {
+        int k = full ? 3 * (int)i : 0;
+        if (!full) sqlite3_reset(st);
+        sqlite3_bind_int64(st, k + 1, b->smp[i].series);
+        sqlite3_bind_int64(st, k + 2, b->smp[i].ts);
+        sqlite3_bind_double(st, k + 3, b->smp[i].value);
+        if (!full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
+    }
+    if (full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
+    b->nsmp = 0;
+    return 0;
+}
+
+static int flush_segments(struct an_ctx *c, struct err *e)
+{
+    struct an_wbuf *b = c->wbuf;
+    int full = b->nseg == AN_BATCH;
+    sqlite3_stmt *st = full ? b->seg_n : c->ins_seg;
+    if (full) sqlite3_reset(st);
+    for (size_t i = 0; i < b->nseg; i++) {
+        int k = full ? 7 * (int)i : 0;
+        if (!full) sqlite3_reset(st);
+        sqlite3_bind_int(st, k + 1, c->rank);
+        sqlite3_bind_int(st, k + 2, b->seg[i].step);
+        sqlite3_bind_int64(st, k + 3, b->seg[i].ts);
+        sqlite3_bind_int64(st, k + 4, b->seg[i].dur);
+        sqlite3_bind_int(st, k + 5, b->seg[i].cat);
+        sqlite3_bind_int64(st, k + 6, b->seg[i].track);
+        sqlite3_bind_int64(st, k + 7, b->seg[i].slice);
+        if (!full && sqlite3_step(st) != SQLITE_DONE)
+            return rundb_db_error(c->db, e, "analyses (critical path insert)");
+    }
+    if (full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (critical path insert)");
+    b->nseg = 0;
+    return 0;
+}
+
 int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e)
 {
-    sqlite3_stmt *st = c->ins_sample;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, series);
-    sqlite3_bind_int64(st, 2, ts);
-    sqlite3_bind_double(st, 3, value);
-    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
-    return 0;
+    struct an_wbuf *b = c->wbuf;
+    b->smp[b->nsmp].series = series;
+    b->smp[b->nsmp].ts = ts;
+    b->smp[b->nsmp++].value = value;
+    return b->nsmp == AN_BATCH ? flush_samples(c, e) : 0;
 }
 
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
                struct err *e)
 {
-    sqlite3_stmt *st = c->ins_seg;
-    sqlite3_reset(st);
-    sqlite3_bind_int(st, 1, c->rank);
-    sqlite3_bind_int(st, 2, step);
-    sqlite3_bind_int64(st, 3, ts);
-    sqlite3_bind_int64(st, 4, dur);
-    sqlite3_bind_int(st, 5, cat);
-    sqlite3_bind_int64(st, 6, track);
-    sqlite3_bind_int64(st, 7, slice);
-    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (critical path insert)");
-    return 0;
+    struct an_wbuf *b = c->wbuf;
+    b->seg[b->nseg].ts = ts;
+    b->seg[b->nseg].dur = dur;
+    b->seg[b->nseg].slice = slice;
+    b->seg[b->nseg].step = step;
+    b->seg[b->nseg].cat = cat;
+    b->seg[b->nseg++].track = track;
+    return b->nseg == AN_BATCH ? flush_segments(c, e) : 0;
 }
 
 /* ====================================================================== */
@@ -609,6 +674,8 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
         json_object_set_new(doc, registry[i].name, o);
         LOG_LAP(c->rank, registry[i].name, &t);
     }
+    if (rc == 0) rc = flush_samples(c, e);
+    if (rc == 0) rc = flush_segments(c, e);
     if (rc == 0) {
         char *text = json_dumps(doc, JSON_COMPACT);
         sqlite3_reset(ins_doc);
@@ -626,6 +693,7 @@ int analyses_run(sqlite3 *db, struct err *e)
     struct an_ctx c;
     memset(&c, 0, sizeof c);
     c.db = db;
+    c.wbuf = xcalloc(1, sizeof *c.wbuf);
     sqlite3_stmt *ranks = NULL, *ins_doc = NULL;
     int rc = 0;
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (begin)");
@@ -636,9 +704,10 @@ int analyses_run(sqlite3 *db, struct err *e)
     if ((rc = rundb_prepare(db, "INSERT INTO anseries(rank, kind, key, name, unit) VALUES(?,?,?,?,?)", &c.ins_series,
                             e)) ||
         (rc =
-             rundb_prepare(db, "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES(?,?,?)", &c.ins_sample, e)) ||
-        (rc = rundb_prepare(db, "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES(?,?,?,?,?,?,?)",
-                            &c.ins_seg, e)) ||
+             rundb_prepare(db, AN_SAMPLE_SQL "(?,?,?)", &c.ins_sample, e)) ||
+        (rc = rundb_prepare(db, AN_SEG_SQL "(?,?,?,?,?,?,?)", &c.ins_seg, e)) ||
+        (rc = rundb_prepare(db, AN_SAMPLE_SQL AN_ROWS32("(?,?,?)"), &c.wbuf->smp_n, e)) ||
+        (rc = rundb_prepare(db, AN_SEG_SQL AN_ROWS32("(?,?,?,?,?,?,?)"), &c.wbuf->seg_n, e)) ||
         (rc = rundb_prepare(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
         (rc = rundb_prepare(db, "SELECT rank FROM rank ORDER BY rank", &ranks, e)))
         goto out;
@@ -660,6 +729,9 @@ out:
     sqlite3_finalize(c.ins_series);
     sqlite3_finalize(c.ins_sample);
     sqlite3_finalize(c.ins_seg);
+    sqlite3_finalize(c.wbuf->smp_n);
+    sqlite3_finalize(c.wbuf->seg_n);
+    free(c.wbuf);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "analyses (commit)");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
