@@ -28,9 +28,9 @@
  * (AN_SERIES_QUEUE, key: the stream's track) has one sample per change of
  * the depth shown, over the whole trace.
  *
- * Cost: one stream at a time, its launch times (sorted) and its ops' start
- * times (already in order, from the stream's group); a time-per-depth table
- * per stream sized by its deepest queue.
+ * Cost: the masked launches' times per stream (8 bytes each; launches come
+ * in time order and each stream's ops in start order, so nothing is
+ * sorted); a time-per-depth table per stream sized by its deepest queue.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,20 +131,38 @@ static void account(struct qstat *q, const struct an_ctx *c, int64_t d, int64_t 
 }
 
 /* Walks the events ev[0..n) of one stream (sorted), writing the series. */
-/* The +1s at the launch times lt[0..n) and the -1s at the start times
- * st[0..n) of one stream, both ascending, merged in time order. */
-static int walk(struct an_ctx *c, const int64_t *lt, const int64_t *st, size_t n, int64_t series, struct qstat *q,
-                struct err *e)
+/* The op at by_stream[*at] of stream k's group, or the next one, that is
+ * the first op of a masked launch (*at: its position; the group's end when
+ * none is left). */
+static void next_start(const struct an_ctx *c, const struct mask_cache *m, size_t k, size_t *at)
+{
+    for (; *at < c->stream_ofs[k + 1]; (*at)++) {
+        uint32_t i = c->by_stream[*at];
+        const struct an_op *o = &c->ops[i];
+        if (o->launch < 0) continue;
+        const struct an_launch *l = &c->launches[o->launch];
+        if (l->gpu == (int32_t)i && mask_has(m, l->name)) return;
+    }
+}
+
+/* The +1s at the launch times lt[0..n) (ascending) and the -1s at the
+ * starts of their first ops on stream k (in the group's start order),
+ * merged in time order. */
+static int walk(struct an_ctx *c, const struct mask_cache *m, size_t k, const int64_t *lt, size_t n, int64_t series,
+                struct qstat *q, struct err *e)
 {
     int64_t sum = 0, shown = -1, at = 0;
-    for (size_t i = 0, j = 0; i < n || j < n;) {
-        int64_t ts = j >= n || (i < n && lt[i] <= st[j]) ? lt[i] : st[j], before = sum;
+    size_t j = c->stream_ofs[k], end = c->stream_ofs[k + 1];
+    next_start(c, m, k, &j);
+    for (size_t i = 0; i < n || j < end;) {
+        int64_t st = j < end ? c->ops[c->by_stream[j]].ts : INT64_MAX;
+        int64_t ts = j >= end || (i < n && lt[i] <= st) ? lt[i] : st, before = sum;
         if (shown >= 0) account(q, c, shown, at, ts);
         for (; i < n && lt[i] == ts; i++) {
             sum++;
             q->pairs++;
         }
-        for (; j < n && st[j] == ts; j++) sum--;
+        for (; j < end && c->ops[c->by_stream[j]].ts == ts; j++, next_start(c, m, k, &j)) sum--;
         if (sum < 0 && before >= 0) q->fixes++;
         int64_t d = sum > 0 ? sum : 0;
         if (d != shown) {
@@ -159,39 +177,32 @@ static int walk(struct an_ctx *c, const int64_t *lt, const int64_t *st, size_t n
     return 0;
 }
 
-/* The masked launches of stream k's ops, each counted with its first op:
- * lt their times, sorted, and st their ops' starts; returns how many. */
-static size_t stream_events(const struct an_ctx *c, const struct mask_cache *m, size_t k, int64_t *lt, int64_t *st)
-{
-    size_t n = 0;
-    for (size_t at = c->stream_ofs[k]; at < c->stream_ofs[k + 1]; at++) {
-        uint32_t i = c->by_stream[at];
-        const struct an_op *o = &c->ops[i];
-        if (o->launch < 0) continue;
-        const struct an_launch *l = &c->launches[o->launch];
-        if (l->gpu != (int32_t)i || !mask_has(m, l->name)) continue;
-        lt[n] = l->ts;
-        st[n++] = o->ts;
-    }
-    an_sort_i64(lt, n);
-    return n;
-}
+/* A stream's masked launch times, in launch (= time) order. */
+struct times {
+    int64_t *v;
+    size_t n, cap;
+};
 
 int an_queue(struct an_ctx *c, json_t *out, struct err *e)
 {
     struct mask_cache m;
     mask_build(c, &m);
-    size_t most = 0;
-    for (size_t k = 0; k < c->nstreams; k++)
-        if (c->stream_ofs[k + 1] - c->stream_ofs[k] > most) most = c->stream_ofs[k + 1] - c->stream_ofs[k];
-    int64_t *lt = xmalloc((most + 1) * sizeof *lt), *st = xmalloc((most + 1) * sizeof *st);
+    /* one pass over the launches, already in time order, so no sort */
+    struct times *lt = xcalloc(c->nstreams + 1, sizeof *lt);
+    for (size_t i = 0; i < c->nlaunches; i++) {
+        const struct an_launch *l = &c->launches[i];
+        if (l->gpu < 0 || !mask_has(&m, l->name)) continue;
+        struct times *t = &lt[c->ops[l->gpu].sx];
+        if (t->n == t->cap) t->v = xrealloc(t->v, (t->cap = t->cap ? t->cap * 2 : 256) * sizeof *t->v);
+        t->v[t->n++] = l->ts;
+    }
 
     int rc = 0;
     int64_t fixes = 0, win = c->w1 > c->w0 ? c->w1 - c->w0 : 0;
     json_t *streams = json_array();
     char name[128];
     for (size_t k = 0; k < c->nstreams && rc == 0; k++) {
-        size_t n = stream_events(c, &m, k, lt, st);
+        size_t n = lt[k].n;
         if (!n) continue;
         const struct an_stream *s = &c->streams[k];
         int64_t series;
@@ -199,7 +210,9 @@ int an_queue(struct an_ctx *c, json_t *out, struct err *e)
         if ((rc = an_series(c, AN_SERIES_QUEUE, s->track, name, "launches", &series, e))) break;
         struct qstat q;
         memset(&q, 0, sizeof q);
-        rc = walk(c, lt, st, n, series, &q, e);
+        rc = walk(c, &m, k, lt[k].v, n, series, &q, e);
+        free(lt[k].v);
+        lt[k].v = NULL;
         if (rc == 0) {
             /* the time-weighted median; depth 0 also holds outside the walk */
             int64_t seen = 0, acc = 0, p50 = 0;
@@ -224,8 +237,8 @@ int an_queue(struct an_ctx *c, json_t *out, struct err *e)
         }
         free(q.time_at);
     }
+    for (size_t k = 0; k < c->nstreams; k++) free(lt[k].v);
     free(lt);
-    free(st);
     free(m.id);
     free(m.yes);
     if (rc) {
