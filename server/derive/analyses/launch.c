@@ -28,7 +28,8 @@
  *         "stream": track id, "why": "runtime" | "delay" | "both"}]}
  * Quantiles interpolate linearly between order statistics (as pandas).
  *
- * Cost: three arrays of the window's launches; names are read for the
+ * Cost: one metric of the window's launches at a time (8 bytes each, for its
+ * quantiles) and the TOP_OUTLIERS largest outliers; names are read for the
  * listed outliers only.
  */
 #include <stdlib.h>
