@@ -99,16 +99,27 @@ static void test_document(void)
     free(db);
 }
 
+/* The trace above stored as a run, opened read-write (NULL on failure);
+ * *db receives its path (owned by caller). */
+static sqlite3 *open_stored(char **db)
+{
+    json_t *doc = fixture_analyses(DEV_H100, trace, db);
+    json_decref(doc);
+    sqlite3 *rw = NULL;
+    if (*db && sqlite3_open_v2(*db, &rw, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        sqlite3_close(rw);
+        rw = NULL;
+    }
+    return rw;
+}
+
 /* A run stored before the analyses: no tables. The readers say so instead
  * of failing on SQL. */
 static void test_old_run(void)
 {
     char *db = NULL;
-    json_t *doc = fixture_analyses(DEV_H100, trace, &db);
-    json_decref(doc);
-    REQUIRE(db != NULL);
-    sqlite3 *rw;
-    REQUIRE(sqlite3_open_v2(db, &rw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    sqlite3 *rw = open_stored(&db);
+    REQUIRE(rw != NULL);
     CHECK(sqlite3_exec(rw, "DROP TABLE analyses; DROP TABLE critpath", NULL, NULL, NULL) == SQLITE_OK);
     struct err e;
     json_t *out = (json_t *)1;
@@ -144,12 +155,9 @@ static void test_compact_records(void)
 static void test_wide_ids(void)
 {
     char *db = NULL;
-    json_t *doc = fixture_analyses(DEV_H100, trace, &db);
-    json_decref(doc);
-    REQUIRE(db != NULL);
-    sqlite3 *rw;
+    sqlite3 *rw = open_stored(&db);
     sqlite3_stmt *st;
-    REQUIRE(sqlite3_open_v2(db, &rw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    REQUIRE(rw != NULL);
     /* every id moved past 2^32, as the tracks' id ranges and the parents */
     static const char *const moves[] = {
         "UPDATE slice SET id = id + ?1, parent = CASE WHEN parent != 0 THEN parent + ?1 ELSE 0 END",
