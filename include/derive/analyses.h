@@ -33,8 +33,12 @@
  * carrying a correlation id, sorted by (ts, id); op->launch and launch->gpu
  * index each other (-1: no partner; the first partner wins when a
  * correlation id repeats). Memory: the context holds the rank's GPU ops and
- * launch calls (small fixed records) and is freed before the next rank;
- * everything else streams. JSON built by an analysis belongs to `out`.
+ * launch calls (40- and 48-byte records: 128 MB for the 1.45 M of each of a
+ * 10 M event trace) and is freed before the next rank; an analysis keeps
+ * at most a few bytes per op or launch of scratch (a sort key, an index),
+ * never a copy of the records; everything else streams. Samples and
+ * segments are written in batches. JSON built by an analysis belongs to
+ * `out`.
  */
 #ifndef TB_ANALYSES_H
 #define TB_ANALYSES_H
@@ -88,16 +92,19 @@ extern const char *const an_type_names[AN_NTYPES];
 
 enum an_series_kind { AN_SERIES_QUEUE = 1, AN_SERIES_COPY = 2 };
 
+/* The records below are compact (40 and 48 bytes, from 64 and 72): a 10 M
+ * event trace holds 1.45 M of each, and the context is the GPU analyses'
+ * peak. Slice ids fit 32 bits (load_rank refuses a run where they do not);
+ * an op's stream and device are its stream's (c->streams[o->sx]); the size
+ * of a copy or memset is an_op_bytes(); correlation ids are only needed to
+ * pair ops with launches, done while loading. */
 struct an_op {
-    int64_t id;       /* slice id */
     int64_t ts, end;  /* end >= ts */
-    int64_t corr;     /* 0: none */
-    int64_t bytes;    /* memcpy/memset size, -1 unknown or a kernel */
+    uint32_t id;      /* slice id */
     uint32_t name;    /* str id */
-    uint32_t stream;  /* the GPU track (track id) */
-    uint32_t sx;      /* index into streams (of that track) */
-    int32_t device;   /* -1: unknown */
+    uint32_t sx;      /* index into streams: the GPU track and its device */
     int32_t launch;   /* index into launches, -1 none */
+    uint32_t mem;     /* memcpy/memset: index into c->mem_bytes; 0 for a kernel */
     uint8_t kind;     /* TB_K_KERNEL, TB_K_MEMCPY or TB_K_MEMSET */
     uint8_t type;     /* enum an_type */
     uint8_t copy;     /* enum an_copy */
@@ -105,16 +112,15 @@ struct an_op {
 };
 
 struct an_launch {
-    int64_t id;       /* slice id */
     int64_t ts, end;
-    int64_t corr;
-    int64_t top_id;   /* slice id of the outermost operator around it, 0 none */
-    uint32_t name;    /* the runtime call, str id */
-    uint32_t thread;  /* the host track (track id) */
-    uint32_t op;      /* innermost operator (cpu_op) name, 0 none */
-    uint32_t top_op;  /* outermost operator name, 0 none */
-    uint32_t annot;   /* innermost user annotation / nn.Module frame, 0 none */
-    uint8_t annot_src; /* 1: user_annotation (record_function), 2: nn.Module frame */
+    uint32_t id;       /* slice id */
+    uint32_t top_id;   /* slice id of the outermost operator around it, 0 none */
+    uint32_t name;     /* the runtime call, str id */
+    uint32_t op;       /* innermost operator (cpu_op) name, 0 none */
+    uint32_t top_op;   /* outermost operator name, 0 none */
+    uint32_t annot;    /* innermost user annotation / nn.Module frame, 0 none */
+    unsigned thread : 30;   /* the host track (track id; load_rank refuses 2^30 and up) */
+    unsigned annot_src : 2; /* 1: user_annotation (record_function), 2: nn.Module frame */
     int32_t gpu;       /* index into ops of the first op it launched, -1 none */
 };
 
@@ -143,6 +149,8 @@ struct an_ctx {
     size_t nsteps;
     struct an_stream *streams;
     size_t nstreams;
+    int64_t *mem_bytes;          /* size of each copy/memset (op->mem), -1 unknown */
+    size_t nmem;
     uint32_t *by_stream;         /* op indices grouped by stream ... */
     size_t *stream_ofs;          /* ... stream k: by_stream[stream_ofs[k] .. stream_ofs[k+1]) */
     int64_t w0, w1;              /* the steps' window (whole GPU span without steps) */
@@ -152,6 +160,7 @@ struct an_ctx {
     char gpu_name[128];
     /* private to analyses.c */
     sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
+    struct an_wbuf *wbuf;  /* samples and segments not yet written */
     uint32_t *ncache_id;   /* name id -> class bits (an_name_class), open addressing */
     uint8_t *ncache_bits;
     size_t ncache_cap, ncache_n;
@@ -182,7 +191,8 @@ int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, j
 /* For the analyses: add a counter series; *series receives its id. */
 int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const char *unit, int64_t *series,
               struct err *e);
-/* A sample of a series (the value from ts on). */
+/* A sample of a series (the value from ts on). Samples and segments are
+ * buffered and written in batches, in order, before the rank's document. */
 int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e);
 /* A critical-path segment of step idx. */
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
@@ -197,6 +207,22 @@ const char *an_name(struct an_ctx *c, uint32_t id);
  * fetch and a case-insensitive scan for each of millions of ops. */
 enum { AN_NAME_COMM = 1, AN_NAME_STEP = 2, AN_NAME_MODULE = 4 };
 int an_name_class(struct an_ctx *c, uint32_t id);
+
+/* The size in bytes of memcpy/memset o, -1 unknown or a kernel. */
+static inline int64_t an_op_bytes(const struct an_ctx *c, const struct an_op *o)
+{
+    return o->type == AN_MEMORY ? c->mem_bytes[o->mem] : -1;
+}
+
+/* The GPU track (track id) and the device (-1 unknown) of op o. */
+static inline uint32_t an_op_stream(const struct an_ctx *c, const struct an_op *o)
+{
+    return c->streams[o->sx].track;
+}
+static inline int32_t an_op_device(const struct an_ctx *c, const struct an_op *o)
+{
+    return c->streams[o->sx].device;
+}
 
 /* The index of the first op with ts >= t (binary search), nops if none. */
 size_t an_ops_from(const struct an_ctx *c, int64_t t);

@@ -137,31 +137,96 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
     return 0;
 }
 
+/* Samples and segments are written AN_BATCH rows per statement: the
+ * critical path alone stores ~5 k segments a step (556 k for tiled33), and
+ * one row per sqlite3_step cost more than the walk. Rows keep their order,
+ * so rowids and the sample that wins at one ts are the same as row by row.
+ * The statements are literals: only their placeholders repeat. */
+#define AN_BATCH 32
+#define AN_ROWS4(r) r "," r "," r "," r
+#define AN_ROWS32(r) AN_ROWS4(AN_ROWS4(r)) "," AN_ROWS4(AN_ROWS4(r))
+#define AN_SAMPLE_SQL "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES"
+#define AN_SEG_SQL "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES"
+
+struct an_wbuf {
+    struct {
+        int64_t series, ts;
+        double value;
+    } smp[AN_BATCH];
+    size_t nsmp;
+    struct {
+        int64_t ts, dur, slice;
+        int step, cat;
+        uint32_t track;
+    } seg[AN_BATCH];
+    size_t nseg;
+    sqlite3_stmt *smp_n, *seg_n; /* AN_BATCH rows each */
+};
+
+/* Writes the buffered samples: AN_BATCH at once when full, else one by one. */
+static int flush_samples(struct an_ctx *c, struct err *e)
+{
+    struct an_wbuf *b = c->wbuf;
+    int full = b->nsmp == AN_BATCH;
+    sqlite3_stmt *st = full ? b->smp_n : c->ins_sample;
+    if (full) sqlite3_reset(st); /* binding needs a reset statement */
+    for (size_t i = 0; i < b->nsmp; i++) {
+        int k = full ? 3 * (int)i : 0;
+        if (!full) sqlite3_reset(st);
+        sqlite3_bind_int64(st, k + 1, b->smp[i].series);
+        sqlite3_bind_int64(st, k + 2, b->smp[i].ts);
+        sqlite3_bind_double(st, k + 3, b->smp[i].value);
+        if (!full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
+    }
+    if (full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
+    b->nsmp = 0;
+    return 0;
+}
+
+static int flush_segments(struct an_ctx *c, struct err *e)
+{
+    struct an_wbuf *b = c->wbuf;
+    int full = b->nseg == AN_BATCH;
+    sqlite3_stmt *st = full ? b->seg_n : c->ins_seg;
+    if (full) sqlite3_reset(st);
+    for (size_t i = 0; i < b->nseg; i++) {
+        int k = full ? 7 * (int)i : 0;
+        if (!full) sqlite3_reset(st);
+        sqlite3_bind_int(st, k + 1, c->rank);
+        sqlite3_bind_int(st, k + 2, b->seg[i].step);
+        sqlite3_bind_int64(st, k + 3, b->seg[i].ts);
+        sqlite3_bind_int64(st, k + 4, b->seg[i].dur);
+        sqlite3_bind_int(st, k + 5, b->seg[i].cat);
+        sqlite3_bind_int64(st, k + 6, b->seg[i].track);
+        sqlite3_bind_int64(st, k + 7, b->seg[i].slice);
+        if (!full && sqlite3_step(st) != SQLITE_DONE)
+            return rundb_db_error(c->db, e, "analyses (critical path insert)");
+    }
+    if (full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (critical path insert)");
+    b->nseg = 0;
+    return 0;
+}
+
 int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e)
 {
-    sqlite3_stmt *st = c->ins_sample;
-    sqlite3_reset(st);
-    sqlite3_bind_int64(st, 1, series);
-    sqlite3_bind_int64(st, 2, ts);
-    sqlite3_bind_double(st, 3, value);
-    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
-    return 0;
+    struct an_wbuf *b = c->wbuf;
+    b->smp[b->nsmp].series = series;
+    b->smp[b->nsmp].ts = ts;
+    b->smp[b->nsmp++].value = value;
+    return b->nsmp == AN_BATCH ? flush_samples(c, e) : 0;
 }
 
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
                struct err *e)
 {
-    sqlite3_stmt *st = c->ins_seg;
-    sqlite3_reset(st);
-    sqlite3_bind_int(st, 1, c->rank);
-    sqlite3_bind_int(st, 2, step);
-    sqlite3_bind_int64(st, 3, ts);
-    sqlite3_bind_int64(st, 4, dur);
-    sqlite3_bind_int(st, 5, cat);
-    sqlite3_bind_int64(st, 6, track);
-    sqlite3_bind_int64(st, 7, slice);
-    if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (critical path insert)");
-    return 0;
+    struct an_wbuf *b = c->wbuf;
+    b->seg[b->nseg].ts = ts;
+    b->seg[b->nseg].dur = dur;
+    b->seg[b->nseg].slice = slice;
+    b->seg[b->nseg].step = step;
+    b->seg[b->nseg].cat = cat;
+    b->seg[b->nseg++].track = track;
+    return b->nseg == AN_BATCH ? flush_segments(c, e) : 0;
 }
 
 /* ====================================================================== */
@@ -208,13 +273,22 @@ static int cmp_op(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-static int cmp_launch(const void *a, const void *b)
+/* A launch call while loading: its correlation id pairs it with its ops
+ * and is dropped once they are loaded. */
+struct lrec {
+    struct an_launch l;
+    int64_t corr;
+};
+
+static int cmp_lrec(const void *a, const void *b)
 {
-    const struct an_launch *x = a, *y = b;
+    const struct an_launch *x = &((const struct lrec *)a)->l, *y = &((const struct lrec *)b)->l;
     if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
     return (x->id > y->id) - (x->id < y->id);
 }
 
+/* Correlation id -> launch index, sorted by (corr, index): the first
+ * partner of a repeated id is the earliest launch. */
 struct corr_ix {
     int64_t corr;
     int32_t idx;
@@ -227,10 +301,28 @@ static int cmp_corr(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+static int32_t corr_find(const struct corr_ix *ix, size_t n, int64_t corr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix[mid].corr < corr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && ix[lo].corr == corr ? ix[lo].idx : -1;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
+}
+
+/* The compact records hold slice ids in 32 bits and host track ids in 30. */
+static int id_fits(int64_t id, struct err *e)
+{
+    if (id >= 0 && id <= (int64_t)UINT32_MAX) return 0;
+    return err_set(e, ERR_TOO_LARGE, "analyses: slice id %lld does not fit 32 bits", (long long)id);
 }
 
 static int load_steps(struct an_ctx *c, struct err *e)
@@ -255,14 +347,16 @@ static int load_steps(struct an_ctx *c, struct err *e)
     return rc < 0 ? rc : 0;
 }
 
-static int load_gpu(struct an_ctx *c, struct err *e)
+/* Loads the GPU streams and their ops (in stream, id order), each op paired
+ * with its launch call through ix (op->launch). */
+static int load_gpu(struct an_ctx *c, const struct corr_ix *ix, size_t nix, struct err *e)
 {
     struct analyses_read_gpu *g;
     struct analyses_read_stream tr;
     struct analyses_read_op op;
     int rc = analyses_read_gpu_open(c->db, c->rank, &g, e);
     if (rc) return rc;
-    size_t cap = 0, scap = 0;
+    size_t cap = 0, scap = 0, mcap = 0;
     while ((rc = analyses_read_streams_next(g, &tr, e)) == 1) {
         if (c->nstreams == scap)
             c->streams = xrealloc(c->streams, (scap = scap ? scap * 2 : 8) * sizeof *c->streams);
@@ -273,20 +367,17 @@ static int load_gpu(struct an_ctx *c, struct err *e)
         /* Kineto writes "stream 7 " (a trailing space) */
         for (size_t k = strlen(s->name); k > 0 && s->name[k - 1] == ' '; k--) s->name[k - 1] = '\0';
         while ((rc = analyses_read_ops_next(g, &op, e)) == 1) {
+            if ((rc = id_fits(op.id, e))) break;
             if (c->nops == cap) c->ops = xrealloc(c->ops, (cap = cap ? cap * 2 : 1024) * sizeof *c->ops);
             struct an_op *o = &c->ops[c->nops++];
             memset(o, 0, sizeof *o);
-            o->id = op.id;
+            o->id = (uint32_t)op.id;
             o->ts = op.ts;
             o->end = o->ts + (op.dur > 0 ? op.dur : 0);
             o->name = op.name;
             o->kind = (uint8_t)op.kind;
-            o->corr = op.corr;
-            o->stream = s->track;
             o->sx = (uint32_t)(c->nstreams - 1);
-            o->device = s->device;
-            o->launch = -1;
-            o->bytes = -1;
+            o->launch = op.corr ? corr_find(ix, nix, op.corr) : -1;
             if (o->kind == TB_K_KERNEL) {
                 o->type = an_name_class(c, o->name) & AN_NAME_COMM ? AN_COMM : AN_COMPUTE;
                 o->copy = AN_COPY_NONE;
@@ -296,15 +387,27 @@ static int load_gpu(struct an_ctx *c, struct err *e)
                 o->type = AN_MEMORY;
                 o->copy = (uint8_t)copy_kind(nm, o->kind);
                 o->pinned = (uint8_t)pinned_of(nm, o->copy);
-                o->bytes = bytes_of(op.args, op.nargs);
+                if (c->nmem == mcap)
+                    c->mem_bytes = xrealloc(c->mem_bytes, (mcap = mcap ? mcap * 2 : 256) * sizeof *c->mem_bytes);
+                o->mem = (uint32_t)c->nmem;
+                c->mem_bytes[c->nmem++] = bytes_of(op.args, op.nargs);
             }
         }
         if (rc < 0) break;
     }
     analyses_read_gpu_close(g);
-    if (rc < 0) return rc;
+    return rc < 0 ? rc : 0;
+}
+
+/* The ops in (ts, id) order, and launch->gpu: the first partner wins, the
+ * earliest op of a launch. */
+static void sort_ops(struct an_ctx *c)
+{
     if (c->nops) xqsort(c->ops, c->nops, sizeof *c->ops, cmp_op);
-    return 0;
+    for (size_t i = 0; i < c->nops; i++) {
+        int32_t l = c->ops[i].launch;
+        if (l >= 0 && c->launches[l].gpu < 0) c->launches[l].gpu = (int32_t)i;
+    }
 }
 
 /* c->by_stream and c->stream_ofs: a counting sort of the ops by op->sx,
@@ -339,17 +442,25 @@ static int annot_of(struct an_ctx *c, const struct hframe *f)
 
 /* Walks each host thread of the rank once, in id order (= time order per
  * track), keeping the stack of open slices, and records every runtime or
- * driver call that carries a correlation id with what was open around it. */
-static int load_launches(struct an_ctx *c, struct err *e)
+ * driver call that carries a correlation id with what was open around it.
+ * *out receives the calls in (ts, id) order with their correlation ids. */
+static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, struct err *e)
 {
     struct scan_slices *cur;
     struct scan_slice row;
     int64_t track64;
     int rc;
+    *out = NULL;
+    *nout = 0;
     if ((rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, SCAN_KINDS_ALL, &cur, e))) return rc;
     struct hframe *stk = NULL;
-    size_t ns = 0, scap = 0, cap = 0;
+    struct lrec *v = NULL;
+    size_t ns = 0, scap = 0, cap = 0, n = 0;
     while ((rc = scan_slices_track(cur, &track64, e)) == 1) {
+        if (track64 < 0 || track64 >= (1 << 30)) {
+            rc = err_set(e, ERR_TOO_LARGE, "analyses: track id %lld does not fit 30 bits", (long long)track64);
+            break;
+        }
         uint32_t track = (uint32_t)track64;
         ns = 0;
         while ((rc = scan_slices_step(cur, &row, e)) == 1) {
@@ -359,14 +470,15 @@ static int load_launches(struct an_ctx *c, struct err *e)
             int kind = (int)row.kind;
             while (ns && stk[ns - 1].id != parent) ns--;
             if ((kind == TB_K_RUNTIME || kind == TB_K_DRIVER) && corr != 0) {
-                if (c->nlaunches == cap)
-                    c->launches = xrealloc(c->launches, (cap = cap ? cap * 2 : 1024) * sizeof *c->launches);
-                struct an_launch *l = &c->launches[c->nlaunches++];
-                memset(l, 0, sizeof *l);
-                l->id = id;
+                if ((rc = id_fits(id, e))) break;
+                if (n == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 1024) * sizeof *v);
+                struct lrec *r = &v[n++];
+                struct an_launch *l = &r->l;
+                memset(r, 0, sizeof *r);
+                r->corr = corr;
+                l->id = (uint32_t)id;
                 l->ts = ts;
                 l->end = ts + (dur > 0 ? dur : 0);
-                l->corr = corr;
                 l->name = name;
                 l->thread = track;
                 l->gpu = -1;
@@ -374,12 +486,12 @@ static int load_launches(struct an_ctx *c, struct err *e)
                     if (stk[i].kind == TB_K_CPU_OP) {
                         if (!l->op) l->op = stk[i].name;
                         l->top_op = stk[i].name;
-                        l->top_id = stk[i].id;
+                        l->top_id = (uint32_t)stk[i].id; /* an ancestor: a smaller id */
                     } else if (!l->annot) {
                         int src = annot_of(c, &stk[i]);
                         if (src) {
                             l->annot = stk[i].name;
-                            l->annot_src = (uint8_t)src;
+                            l->annot_src = (unsigned)src;
                         }
                     }
                 }
@@ -391,35 +503,41 @@ static int load_launches(struct an_ctx *c, struct err *e)
     }
     free(stk);
     scan_slices_close(cur);
-    if (rc < 0) return rc;
-    if (c->nlaunches) xqsort(c->launches, c->nlaunches, sizeof *c->launches, cmp_launch);
+    if (rc < 0) {
+        free(v);
+        return rc;
+    }
+    if (n) xqsort(v, n, sizeof *v, cmp_lrec);
+    *out = v;
+    *nout = n;
     return 0;
 }
 
-/* op->launch and launch->gpu by correlation id (first partner wins), and
- * the host thread that launches most. */
-static void link_ops(struct an_ctx *c)
+/* The launch calls (c->launches) and, in *ix, their correlation index; the
+ * loading records shrink in place into the context's. */
+static int load_launches(struct an_ctx *c, struct corr_ix **ix, struct err *e)
+{
+    struct lrec *v;
+    size_t n;
+    *ix = NULL;
+    int rc = walk_launches(c, &v, &n, e);
+    if (rc) return rc;
+    struct corr_ix *x = xmalloc((n ? n : 1) * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = (struct corr_ix){ v[i].corr, (int32_t)i };
+    /* an_launch is smaller than lrec: element i moves down, never over one not yet moved */
+    struct an_launch *l = (struct an_launch *)v;
+    for (size_t i = 0; i < n; i++) memmove(&l[i], &v[i].l, sizeof *l);
+    c->launches = n ? xrealloc(l, n * sizeof *l) : (free(l), NULL);
+    c->nlaunches = n;
+    xqsort(x, n, sizeof *x, cmp_corr);
+    *ix = x;
+    return 0;
+}
+
+/* The host thread that launches most (of the launches that reached the GPU). */
+static void find_main_thread(struct an_ctx *c)
 {
     if (!c->nlaunches || !c->nops) return;
-    struct corr_ix *ix = xmalloc(c->nlaunches * sizeof *ix);
-    for (size_t i = 0; i < c->nlaunches; i++) ix[i] = (struct corr_ix){ c->launches[i].corr, (int32_t)i };
-    xqsort(ix, c->nlaunches, sizeof *ix, cmp_corr);
-    for (size_t i = 0; i < c->nops; i++) {
-        struct an_op *o = &c->ops[i];
-        if (!o->corr) continue;
-        size_t lo = 0, hi = c->nlaunches;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (ix[mid].corr < o->corr) lo = mid + 1;
-            else hi = mid;
-        }
-        if (lo == c->nlaunches || ix[lo].corr != o->corr) continue;
-        o->launch = ix[lo].idx;
-        struct an_launch *l = &c->launches[o->launch];
-        if (l->gpu < 0) l->gpu = (int32_t)i;
-    }
-    free(ix);
-    /* the main thread: most launches that reached the GPU */
     uint32_t *th = xmalloc(c->nlaunches * sizeof *th);
     size_t n = 0, best_n = 0;
     for (size_t i = 0; i < c->nlaunches; i++)
@@ -470,6 +588,7 @@ static int load_gpu_peak(struct an_ctx *c, struct err *e)
 static void ctx_free(struct an_ctx *c)
 {
     free(c->ops);
+    free(c->mem_bytes);
     free(c->launches);
     free(c->steps);
     free(c->streams);
@@ -481,6 +600,8 @@ static void ctx_free(struct an_ctx *c)
     c->ncache_bits = NULL;
     c->ncache_cap = c->ncache_n = 0;
     c->ops = NULL;
+    c->mem_bytes = NULL;
+    c->nmem = 0;
     c->launches = NULL;
     c->steps = NULL;
     c->streams = NULL;
@@ -493,13 +614,18 @@ static int load_rank(struct an_ctx *c, struct err *e)
 {
     int rc;
     double t = log_now_s();
-    if ((rc = load_steps(c, e)) || (rc = load_gpu(c, e))) return rc;
-    group_streams(c);
-    LOG_LAP(c->rank, "steps and GPU ops", &t);
-    if ((rc = load_launches(c, e))) return rc;
+    struct corr_ix *ix = NULL;
+    /* the launches first, so that each op finds its launch as it is read */
+    if ((rc = load_steps(c, e)) || (rc = load_launches(c, &ix, e))) return rc;
     LOG_LAP(c->rank, "launch calls", &t);
+    rc = load_gpu(c, ix, c->nlaunches, e);
+    free(ix);
+    if (rc) return rc;
+    sort_ops(c);
+    group_streams(c);
+    find_main_thread(c);
+    LOG_LAP(c->rank, "steps and GPU ops", &t);
     if ((rc = load_gpu_peak(c, e))) return rc;
-    link_ops(c);
     if (c->nsteps) {
         c->w0 = c->steps[0].ts;
         c->w1 = c->steps[0].end;
@@ -548,6 +674,8 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
         json_object_set_new(doc, registry[i].name, o);
         LOG_LAP(c->rank, registry[i].name, &t);
     }
+    if (rc == 0) rc = flush_samples(c, e);
+    if (rc == 0) rc = flush_segments(c, e);
     if (rc == 0) {
         char *text = json_dumps(doc, JSON_COMPACT);
         sqlite3_reset(ins_doc);
@@ -565,6 +693,7 @@ int analyses_run(sqlite3 *db, struct err *e)
     struct an_ctx c;
     memset(&c, 0, sizeof c);
     c.db = db;
+    c.wbuf = xcalloc(1, sizeof *c.wbuf);
     sqlite3_stmt *ranks = NULL, *ins_doc = NULL;
     int rc = 0;
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (begin)");
@@ -575,9 +704,10 @@ int analyses_run(sqlite3 *db, struct err *e)
     if ((rc = rundb_prepare(db, "INSERT INTO anseries(rank, kind, key, name, unit) VALUES(?,?,?,?,?)", &c.ins_series,
                             e)) ||
         (rc =
-             rundb_prepare(db, "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES(?,?,?)", &c.ins_sample, e)) ||
-        (rc = rundb_prepare(db, "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES(?,?,?,?,?,?,?)",
-                            &c.ins_seg, e)) ||
+             rundb_prepare(db, AN_SAMPLE_SQL "(?,?,?)", &c.ins_sample, e)) ||
+        (rc = rundb_prepare(db, AN_SEG_SQL "(?,?,?,?,?,?,?)", &c.ins_seg, e)) ||
+        (rc = rundb_prepare(db, AN_SAMPLE_SQL AN_ROWS32("(?,?,?)"), &c.wbuf->smp_n, e)) ||
+        (rc = rundb_prepare(db, AN_SEG_SQL AN_ROWS32("(?,?,?,?,?,?,?)"), &c.wbuf->seg_n, e)) ||
         (rc = rundb_prepare(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
         (rc = rundb_prepare(db, "SELECT rank FROM rank ORDER BY rank", &ranks, e)))
         goto out;
@@ -599,6 +729,9 @@ out:
     sqlite3_finalize(c.ins_series);
     sqlite3_finalize(c.ins_sample);
     sqlite3_finalize(c.ins_seg);
+    sqlite3_finalize(c.wbuf->smp_n);
+    sqlite3_finalize(c.wbuf->seg_n);
+    free(c.wbuf);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "analyses (commit)");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

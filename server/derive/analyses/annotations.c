@@ -203,7 +203,7 @@ int an_annotations(struct an_ctx *c, json_t *out, struct err *e)
             const struct an_launch *l = &c->launches[o->launch];
             key = (uint64_t)l->annot << 2 | (l->annot_src == 2 ? SRC_MODULE : SRC_RF);
         } else {
-            size_t t = track_ix(tr, nt, o->stream);
+            size_t t = track_ix(tr, nt, an_op_stream(c, o));
             if (t < nt) {
                 while (cur[t] < beg[t + 1] && g[cur[t]].ts <= o->ts) {
                     if (!g[cur[t]].step) stk[sp[t]++] = cur[t];

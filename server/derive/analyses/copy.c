@@ -60,9 +60,10 @@ static int64_t op_dur(const struct an_op *o)
     return o->end > o->ts ? o->end - o->ts : 1; /* HTA bumps zero durations to 1 */
 }
 
-static double op_gbps(const struct an_op *o)
+static double op_gbps(const struct an_ctx *c, const struct an_op *o)
 {
-    return o->bytes >= 0 ? (double)o->bytes / (double)op_dur(o) : 0.0;
+    int64_t b = an_op_bytes(c, o);
+    return b >= 0 ? (double)b / (double)op_dur(o) : 0.0;
 }
 
 /* The counter series of one kind: +GB/s at each op's start, − at its end. */
@@ -72,7 +73,7 @@ static int emit_series(struct an_ctx *c, int kind, size_t i0, size_t i1, struct 
     for (size_t i = i0; i < i1; i++) {
         const struct an_op *o = &c->ops[i];
         if (o->type != AN_MEMORY || o->copy != kind) continue;
-        double g = op_gbps(o);
+        double g = op_gbps(c, o);
         ev[n++] = (struct bw_ev){ o->ts, g, 1 };
         ev[n++] = (struct bw_ev){ o->ts + op_dur(o), -g, -1 };
     }
@@ -103,18 +104,20 @@ int an_copy(struct an_ctx *c, json_t *out, struct err *e)
     struct ivlist busy = { 0 };
     size_t i0 = an_ops_from(c, c->w0), i1 = an_ops_from(c, c->w1);
     int64_t total_bytes = 0;
+    size_t ncopies = 0;
     for (size_t i = i0; i < i1; i++) {
         const struct an_op *o = &c->ops[i];
         if (o->type != AN_MEMORY || o->copy == AN_COPY_NONE || o->copy >= AN_NCOPY) continue;
         struct copy_acc *a = &acc[o->copy][o->pinned < 3 ? o->pinned : 2];
-        int64_t d = op_dur(o);
+        int64_t d = op_dur(o), bytes = an_op_bytes(c, o);
         a->count++;
+        ncopies++;
         a->busy_ns += o->end - o->ts;
-        if (o->bytes >= 0) {
-            a->bytes += o->bytes;
+        if (bytes >= 0) {
+            a->bytes += bytes;
             a->sized_ns += d;
-            total_bytes += o->bytes;
-            double g = op_gbps(o);
+            total_bytes += bytes;
+            double g = op_gbps(c, o);
             if (g > a->max_gbps) a->max_gbps = g;
         }
         ivlist_add(&busy, o->ts, o->end);
@@ -144,10 +147,10 @@ int an_copy(struct an_ctx *c, json_t *out, struct err *e)
     json_object_set_new(out, "total_bytes", json_integer((json_int_t)total_bytes));
     json_object_set_new(out, "busy_ns", json_integer((json_int_t)busy_ns));
 
-    /* the counter lanes, one kind at a time so the buffer stays 2 × ops */
+    /* the counter lanes, one kind at a time so the buffer stays 2 × copies */
     int rc = 0;
-    if (i1 > i0) {
-        struct bw_ev *ev = xmalloc(2 * (i1 - i0) * sizeof *ev);
+    if (ncopies) {
+        struct bw_ev *ev = xmalloc(2 * ncopies * sizeof *ev);
         for (int k = AN_COPY_HTOD; k < AN_NCOPY && rc == 0; k++) rc = emit_series(c, k, i0, i1, ev, e);
         free(ev);
     }

@@ -84,6 +84,10 @@
 /* Levels of the parent jump tables: 2^(CP_LIFT-1) = CP_MAX_DEPTH. */
 #define CP_LIFT 9
 _Static_assert(1 << (CP_LIFT - 1) == CP_MAX_DEPTH, "one top-level block is the whole chain");
+/* Slices of a chain walked one by one before the jump tables' blocks of
+ * CP_MAX_DEPTH / 2, / 4 ... CP_DIRECT, which add up to CP_MAX_DEPTH. */
+#define CP_DIRECT 32
+_Static_assert((CP_DIRECT & (CP_DIRECT - 1)) == 0 && CP_DIRECT < CP_MAX_DEPTH, "a power of two below the depth");
 /* Moves without progress in time before jumps are refused (a guard: each
  * jump needs a strictly earlier time than the previous one anyway). */
 #define CP_MAX_STALL 8
@@ -106,6 +110,8 @@ struct cp_thread {
     int known;             /* first/last read */
     int64_t first, last;   /* its slice id range */
     int loaded_step;       /* the step (index + 1) whose slices s holds */
+    int32_t before;        /* started_before() of the latest time asked (the walk's
+                            * time only decreases, so the answer only moves back) */
     struct cp_slice *s;    /* ascending id = start order, parents first */
     size_t n, cap;
     /* jump tables over s (level i at [i * n]): up = the 2^i-th ancestor
@@ -424,6 +430,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
     struct scan_slice row;
     int rc;
     h->n = 0;
+    h->before = -1;
     h->loaded_step = w->stepno;
     if (!h->known) {
         if ((rc = slice_read_ids_track(w->ids, h->track, &h->first, &h->last, e)) < 0) return rc;
@@ -463,6 +470,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
     slice_read_ids_end(w->ids);
     if (rc < 0) return rc;
     build_lift(h);
+    h->before = (int32_t)h->n - 1;
     return 0;
 }
 
@@ -503,15 +511,14 @@ static int find_main(struct cp_walk *w, struct err *e)
     return rc < 0 ? rc : 0;
 }
 
-static int32_t started_before(const struct cp_thread *h, int64_t t)
+/* The last slice starting before t, -1 none. t never grows within a step,
+ * so the search steps back from the previous answer: each slice is passed
+ * once a step, where a binary search per stretch cost more. */
+static int32_t started_before(struct cp_thread *h, int64_t t)
 {
-    size_t lo = 0, hi = h->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->s[mid].ts < t) lo = mid + 1;
-        else hi = mid;
-    }
-    return (int32_t)lo - 1;
+    int32_t k = h->before;
+    while (k >= 0 && h->s[k].ts >= t) k--;
+    return h->before = k;
 }
 
 /* ====================================================================== */
@@ -592,13 +599,26 @@ static void chain_block(const struct cp_thread *h, int32_t j, int i, int64_t t, 
  * open over it, innermost first (at most CP_MAX_DEPTH); returns how many.
  * The last slice starting before t and its parent chain hold every slice
  * open then (the importer nests by start order). */
-static int stretch(const struct cp_thread *h, int64_t t, int64_t lo, int64_t *a, int32_t *open)
+static int stretch(struct cp_thread *h, int64_t t, int64_t lo, int64_t *a, int32_t *open)
 {
     int32_t k = started_before(h, t);
     int n = 0;
     *a = k >= 0 && h->s[k].ts > lo ? h->s[k].ts : lo;
-    /* the chain of k cut at CP_MAX_DEPTH slices is one block of the top level */
-    if (k >= 0) chain_block(h, k, CP_LIFT - 1, t, a, open, &n);
+    /* the chain of k cut at CP_MAX_DEPTH slices: its first CP_DIRECT slices
+     * one by one (a stack of open frames is cheaper to walk than to search),
+     * the rest in blocks of 128, 64 ... CP_DIRECT, in chain order */
+    int32_t j = k;
+    for (int d = 0; j >= 0 && d < CP_DIRECT; d++, j = h->s[j].parent) {
+        if (h->s[j].end < t) {
+            if (h->s[j].end > *a) *a = h->s[j].end;
+        } else {
+            open[n++] = j;
+        }
+    }
+    for (int i = CP_LIFT - 2; j >= 0 && (1 << i) >= CP_DIRECT; i--) {
+        chain_block(h, j, i, t, a, open, &n);
+        j = h->up[(size_t)i * h->n + (size_t)j];
+    }
     return n;
 }
 
@@ -631,7 +651,7 @@ static int walk_step(struct cp_walk *w, struct err *e)
         if (at == AT_GPU) {
             const struct an_op *o = &c->ops[op];
             int64_t a = o->ts > lo ? o->ts : lo;
-            emit(w, a, t, op_cat(o), o->stream, o->id);
+            emit(w, a, t, op_cat(o), an_op_stream(c, o), o->id);
             t = a;
             if (t <= lo) break;
             const struct an_launch *l = o->launch >= 0 ? &c->launches[o->launch] : NULL;
@@ -640,13 +660,13 @@ static int walk_step(struct cp_walk *w, struct err *e)
             if (p >= 0 && c->ops[p].end >= arrive) { /* kernel→kernel */
                 int64_t g = c->ops[p].end > lo ? c->ops[p].end : lo;
                 if (g < t) {
-                    emit(w, g, t, AN_CP_KERNEL_GAP, o->stream, 0);
+                    emit(w, g, t, AN_CP_KERNEL_GAP, an_op_stream(c, o), 0);
                     t = g;
                 }
                 op = p;
             } else if (l) { /* launch edge */
                 int64_t g = arrive > lo ? arrive : lo;
-                emit(w, g, t, AN_CP_LAUNCH, o->stream, 0);
+                emit(w, g, t, AN_CP_LAUNCH, an_op_stream(c, o), 0);
                 t = g;
                 h = thread_get(w, l->thread);
                 at = AT_HOST;

@@ -62,16 +62,23 @@ enum { KIND_OP = 1, KIND_CHAIN = 2 };
 
 /* A launch whose kernel is in the window, inside an operator. */
 struct frec {
-    int64_t top_id;
+    uint32_t top_id;
     int32_t launch;
 };
 
-/* One outermost operator instance and its kernels (recs[first, first+n)). */
+/* One outermost operator instance and its kernels (recs[first, first+n));
+ * 8 bytes, as there may be one per launch: its sums (struct isum) are
+ * recomputed from recs where needed. */
 struct inst {
-    size_t first, n;
+    uint32_t first;
+    unsigned n : 31;
+    unsigned elementwise : 1; /* its one kernel looks elementwise */
+};
+
+/* An instance's times, its thread and operator. */
+struct isum {
     int64_t gpu_ns, launch_ns, gap_ns, delay_ns, max_kernel_ns;
     uint32_t thread, op;
-    int elementwise; /* its one kernel looks elementwise */
 };
 
 /* A pattern's key (words in the pool) and totals. */
@@ -165,6 +172,41 @@ static int elementwise_like(const char *name)
            strstr(name, "pointwise") != NULL;
 }
 
+static const struct an_op *rec_op(const struct an_ctx *c, const struct frec *r)
+{
+    return &c->ops[c->launches[r->launch].gpu];
+}
+
+static struct isum inst_sum(const struct an_ctx *c, const struct frec *recs, const struct inst *s)
+{
+    struct isum u;
+    memset(&u, 0, sizeof u);
+    const struct an_launch *l0 = &c->launches[recs[s->first].launch];
+    u.thread = l0->thread;
+    u.op = l0->top_op;
+    const struct an_op *prev = NULL;
+    for (size_t j = s->first; j < (size_t)s->first + s->n; j++) {
+        const struct an_launch *l = &c->launches[recs[j].launch];
+        const struct an_op *o = &c->ops[l->gpu];
+        int64_t d = o->end - o->ts;
+        u.gpu_ns += d;
+        if (d > u.max_kernel_ns) u.max_kernel_ns = d;
+        u.launch_ns += l->end - l->ts;
+        u.delay_ns += o->ts > l->end ? o->ts - l->end : 0;
+        if (prev) u.gap_ns += kernel_gap(prev, o);
+        prev = o;
+    }
+    return u;
+}
+
+/* A chain link: one kernel, elementwise, short. */
+static int chain_link(const struct an_ctx *c, const struct frec *recs, const struct inst *s)
+{
+    if (s->n != 1 || !s->elementwise) return 0;
+    const struct an_op *o = rec_op(c, &recs[s->first]);
+    return o->end - o->ts < FUSE_CHAIN_NS;
+}
+
 /* Adds instances ins[0, k) (consecutive, one kernel each) as one chain. */
 static void add_chain(struct an_ctx *c, struct patmap *m, const struct inst *ins, size_t k, const struct frec *recs,
                       uint32_t *w)
@@ -172,19 +214,16 @@ static void add_chain(struct an_ctx *c, struct patmap *m, const struct inst *ins
     size_t n = 0;
     w[n++] = KIND_CHAIN;
     w[n++] = (uint32_t)k;
-    for (size_t i = 0; i < k; i++) w[n++] = ins[i].op;
-    for (size_t i = 0; i < k; i++) w[n++] = c->ops[c->launches[recs[ins[i].first].launch].gpu].name;
+    for (size_t i = 0; i < k; i++) w[n++] = c->launches[recs[ins[i].first].launch].top_op;
+    for (size_t i = 0; i < k; i++) w[n++] = rec_op(c, &recs[ins[i].first])->name;
     struct pat *p = pm_get(m, w, n);
     p->count++;
     for (size_t i = 0; i < k; i++) {
-        p->gpu_ns += ins[i].gpu_ns;
-        p->launch_ns += ins[i].launch_ns;
-        p->delay_ns += ins[i].delay_ns;
-        if (i) {
-            const struct an_op *a = &c->ops[c->launches[recs[ins[i - 1].first].launch].gpu];
-            const struct an_op *b = &c->ops[c->launches[recs[ins[i].first].launch].gpu];
-            p->gap_ns += kernel_gap(a, b);
-        }
+        struct isum u = inst_sum(c, recs, &ins[i]);
+        p->gpu_ns += u.gpu_ns;
+        p->launch_ns += u.launch_ns;
+        p->delay_ns += u.delay_ns;
+        if (i) p->gap_ns += kernel_gap(rec_op(c, &recs[ins[i - 1].first]), rec_op(c, &recs[ins[i].first]));
     }
 }
 
@@ -232,27 +271,12 @@ int an_fusion(struct an_ctx *c, json_t *out, struct err *e)
     struct inst *ins = xmalloc((nr + 1) * sizeof *ins);
     size_t ni = 0, maxn = 0;
     for (size_t i = 0, j; i < nr; i = j) {
+        for (j = i; j < nr && recs[j].top_id == recs[i].top_id; j++) {}
         struct inst *s = &ins[ni++];
-        memset(s, 0, sizeof *s);
-        s->first = i;
-        const struct an_launch *l0 = &c->launches[recs[i].launch];
-        s->thread = l0->thread;
-        s->op = l0->top_op;
-        const struct an_op *prev = NULL;
-        for (j = i; j < nr && recs[j].top_id == recs[i].top_id; j++) {
-            const struct an_launch *l = &c->launches[recs[j].launch];
-            const struct an_op *o = &c->ops[l->gpu];
-            int64_t d = o->end - o->ts;
-            s->gpu_ns += d;
-            if (d > s->max_kernel_ns) s->max_kernel_ns = d;
-            s->launch_ns += l->end - l->ts;
-            s->delay_ns += o->ts > l->end ? o->ts - l->end : 0;
-            if (prev) s->gap_ns += kernel_gap(prev, o);
-            prev = o;
-        }
-        s->n = j - i;
-        if (s->n > maxn) maxn = s->n;
-        s->elementwise = s->n == 1 && elementwise_like(an_name(c, prev->name));
+        s->first = (uint32_t)i;
+        s->n = (unsigned)(j - i);
+        if (j - i > maxn) maxn = j - i;
+        s->elementwise = j - i == 1 && elementwise_like(an_name(c, rec_op(c, &recs[i])->name));
     }
 
     /* key scratch: kind, nops, then names (op patterns: 1 + n kernels;
@@ -267,26 +291,28 @@ int an_fusion(struct an_ctx *c, json_t *out, struct err *e)
         size_t n = 0;
         w[n++] = KIND_OP;
         w[n++] = 1;
-        w[n++] = s->op;
-        for (size_t k = 0; k < s->n; k++) w[n++] = c->ops[c->launches[recs[s->first + k].launch].gpu].name;
+        struct isum u = inst_sum(c, recs, s);
+        w[n++] = u.op;
+        for (size_t k = 0; k < s->n; k++) w[n++] = rec_op(c, &recs[s->first + k])->name;
         struct pat *p = pm_get(&m, w, n);
         p->count++;
-        p->gpu_ns += s->gpu_ns;
-        p->launch_ns += s->launch_ns;
-        p->gap_ns += s->gap_ns;
-        p->delay_ns += s->delay_ns;
+        p->gpu_ns += u.gpu_ns;
+        p->launch_ns += u.launch_ns;
+        p->gap_ns += u.gap_ns;
+        p->delay_ns += u.delay_ns;
     }
     /* (b) chains of one-kernel elementwise operators on one thread; the
      * instances are in top_id order, which is time order per thread */
     for (size_t i = 0; i < ni;) {
         const struct inst *s = &ins[i];
-        if (!(s->n == 1 && s->elementwise && s->max_kernel_ns < FUSE_CHAIN_NS)) {
+        if (!chain_link(c, recs, s)) {
             i++;
             continue;
         }
+        uint32_t thread = c->launches[recs[s->first].launch].thread;
         size_t j = i + 1;
-        while (j < ni && j - i < FUSE_CHAIN_MAX && ins[j].thread == s->thread && ins[j].n == 1 &&
-               ins[j].elementwise && ins[j].max_kernel_ns < FUSE_CHAIN_NS)
+        while (j < ni && j - i < FUSE_CHAIN_MAX && c->launches[recs[ins[j].first].launch].thread == thread &&
+               chain_link(c, recs, &ins[j]))
             j++;
         if (j - i >= 2) add_chain(c, &m, &ins[i], j - i, recs, w);
         i = j;

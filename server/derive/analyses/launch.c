@@ -28,7 +28,8 @@
  *         "stream": track id, "why": "runtime" | "delay" | "both"}]}
  * Quantiles interpolate linearly between order statistics (as pandas).
  *
- * Cost: three arrays of the window's launches; names are read for the
+ * Cost: one metric of the window's launches at a time (8 bytes each, for its
+ * quantiles) and the TOP_OUTLIERS largest outliers; names are read for the
  * listed outliers only.
  */
 #include <stdlib.h>
@@ -62,15 +63,33 @@ static int cmp_excess(const void *a, const void *b)
 
 /* {"mean","p50","p95","max","total"} of metric m over the rows (kernels
  * only when kernels_only); tmp has room for every row. */
-static json_t *summary(const struct row *r, size_t n, int m, int kernels_only, int64_t *tmp)
+/* Metric m of launch l, which reached the GPU. */
+static int64_t metric(const struct an_ctx *c, const struct an_launch *l, int m)
+{
+    const struct an_op *o = &c->ops[l->gpu];
+    if (m == M_CPU) return l->end - l->ts;
+    if (m == M_GPU) return o->end - o->ts;
+    return o->ts > l->end ? o->ts - l->end : 0;
+}
+
+static int counted(const struct an_ctx *c, const struct an_launch *l)
+{
+    return l->gpu >= 0 && l->ts >= c->w0 && l->ts < c->w1;
+}
+
+/* The statistics of metric m over the counted launches (kernels only when
+ * kernels_only), read again from the context for each metric so that no
+ * per-launch table is held: tmp holds one metric at a time. */
+static json_t *summary(const struct an_ctx *c, int m, int kernels_only, int64_t *tmp)
 {
     size_t k = 0;
     double total = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!kernels_only || r[i].kernel) {
-            tmp[k++] = r[i].v[m];
-            total += (double)r[i].v[m];
-        }
+    for (size_t i = 0; i < c->nlaunches; i++) {
+        const struct an_launch *l = &c->launches[i];
+        if (!counted(c, l) || (kernels_only && c->ops[l->gpu].kind != TB_K_KERNEL)) continue;
+        tmp[k] = metric(c, l, m);
+        total += (double)tmp[k++];
+    }
     if (k == 0) return json_pack("{s:i,s:i,s:i,s:i,s:i}", "mean", 0, "p50", 0, "p95", 0, "max", 0, "total", 0);
     an_sort_i64(tmp, k);
     return json_pack("{s:f,s:f,s:f,s:I,s:I}", "mean", total / (double)k, "p50", an_quantile(tmp, k, 0.5), "p95",
@@ -80,24 +99,28 @@ static json_t *summary(const struct row *r, size_t n, int m, int kernels_only, i
 int an_launch(struct an_ctx *c, json_t *out, struct err *e)
 {
     (void)e;
-    struct row *rows = xmalloc((c->nlaunches ? c->nlaunches : 1) * sizeof *rows);
-    size_t n = 0, kernels = 0, nshort = 0, rt_out = 0, dl_out = 0;
+    /* rows: the TOP_OUTLIERS first outliers in cmp_excess order, kept sorted
+     * (a trace may have an outlier per launch) */
+    struct row rows[TOP_OUTLIERS];
+    size_t n = 0, kernels = 0, nshort = 0, rt_out = 0, dl_out = 0, nout = 0;
     for (size_t i = 0; i < c->nlaunches; i++) {
         const struct an_launch *l = &c->launches[i];
-        if (l->gpu < 0 || l->ts < c->w0 || l->ts >= c->w1) continue;
-        const struct an_op *o = &c->ops[l->gpu];
-        struct row *r = &rows[n++];
-        r->v[M_CPU] = l->end - l->ts;
-        r->v[M_GPU] = o->end - o->ts;
-        r->v[M_DELAY] = o->ts > l->end ? o->ts - l->end : 0;
-        r->launch = i;
-        r->kernel = o->kind == TB_K_KERNEL;
-        kernels += r->kernel;
-        if (r->v[M_CPU] <= RUNTIME_CUTOFF_NS && r->v[M_GPU] < r->v[M_CPU]) nshort++;
-        int64_t rt = r->v[M_CPU] - RUNTIME_CUTOFF_NS, dl = r->v[M_DELAY] - DELAY_CUTOFF_NS;
+        if (!counted(c, l)) continue;
+        struct row r;
+        for (int m = 0; m < NM; m++) r.v[m] = metric(c, l, m);
+        r.launch = i;
+        r.kernel = c->ops[l->gpu].kind == TB_K_KERNEL;
+        n++;
+        kernels += r.kernel;
+        if (r.v[M_CPU] <= RUNTIME_CUTOFF_NS && r.v[M_GPU] < r.v[M_CPU]) nshort++;
+        int64_t rt = r.v[M_CPU] - RUNTIME_CUTOFF_NS, dl = r.v[M_DELAY] - DELAY_CUTOFF_NS;
         rt_out += rt > 0;
         dl_out += dl > 0;
-        r->excess = rt > 0 || dl > 0 ? (rt > dl ? rt : dl) : -1;
+        r.excess = rt > 0 || dl > 0 ? (rt > dl ? rt : dl) : -1;
+        if (r.excess < 0 || (nout == TOP_OUTLIERS && cmp_excess(&r, &rows[nout - 1]) >= 0)) continue;
+        size_t at = nout < TOP_OUTLIERS ? nout++ : nout - 1;
+        for (; at > 0 && cmp_excess(&r, &rows[at - 1]) < 0; at--) rows[at] = rows[at - 1];
+        rows[at] = r;
     }
 
     int64_t *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
@@ -106,8 +129,8 @@ int an_launch(struct an_ctx *c, json_t *out, struct err *e)
     json_object_set_new(out, "kernels", json_integer((json_int_t)kernels));
     json_object_set_new(out, "memory", json_integer((json_int_t)(n - kernels)));
     for (int m = 0; m < NM; m++) {
-        json_object_set_new(out, m_names[m], summary(rows, n, m, 0, tmp));
-        json_object_set_new(konly, m_names[m], summary(rows, n, m, 1, tmp));
+        json_object_set_new(out, m_names[m], summary(c, m, 0, tmp));
+        json_object_set_new(konly, m_names[m], summary(c, m, 1, tmp));
     }
     free(tmp);
     json_object_set_new(out, "kernels_only", konly);
@@ -118,13 +141,9 @@ int an_launch(struct an_ctx *c, json_t *out, struct err *e)
     json_object_set_new(out, "runtime_outliers", json_integer((json_int_t)rt_out));
     json_object_set_new(out, "delay_outliers", json_integer((json_int_t)dl_out));
 
-    /* the outliers to the front, largest excess first */
-    size_t nout = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].excess >= 0) rows[nout++] = rows[i];
-    xqsort(rows, nout, sizeof *rows, cmp_excess);
+    /* the outliers, largest excess first */
     json_t *list = json_array();
-    for (size_t i = 0; i < nout && i < TOP_OUTLIERS; i++) {
+    for (size_t i = 0; i < nout; i++) {
         const struct row *r = &rows[i];
         const struct an_launch *l = &c->launches[r->launch];
         const struct an_op *o = &c->ops[l->gpu];
@@ -134,9 +153,8 @@ int an_launch(struct an_ctx *c, json_t *out, struct err *e)
                             an_name(c, o->name), "op", l->op ? an_name(c, l->op) : "", "launch",
                             an_name(c, l->name), "cpu_ns", (json_int_t)r->v[M_CPU], "gpu_ns",
                             (json_int_t)r->v[M_GPU], "delay_ns", (json_int_t)r->v[M_DELAY], "stream",
-                            (json_int_t)o->stream, "why", rt && dl ? "both" : rt ? "runtime" : "delay"));
+                            (json_int_t)an_op_stream(c, o), "why", rt && dl ? "both" : rt ? "runtime" : "delay"));
     }
     json_object_set_new(out, "outliers", list);
-    free(rows);
     return 0;
 }

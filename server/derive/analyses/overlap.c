@@ -32,48 +32,91 @@
 
 #include "base/xmalloc.h"
 
-/* An op starting (+1) or ending (−1), clipped to the window. */
-struct ov_ev {
+/* An active op's clipped end, in a min-heap while the sweep is inside it. */
+struct ov_end {
     int64_t t;
-    int8_t type, delta;
+    int type;
 };
 
-static int cmp_ov_ev(const void *a, const void *b)
+struct ov_heap {
+    struct ov_end *v;
+    size_t n, cap;
+};
+
+static void heap_push(struct ov_heap *h, struct ov_end x)
 {
-    const struct ov_ev *x = a, *y = b;
-    return (x->t > y->t) - (x->t < y->t);
+    if (h->n == h->cap) h->v = xrealloc(h->v, (h->cap = h->cap ? h->cap * 2 : 64) * sizeof *h->v);
+    size_t i = h->n++;
+    while (i > 0 && h->v[(i - 1) / 2].t > x.t) {
+        h->v[i] = h->v[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->v[i] = x;
+}
+
+static struct ov_end heap_pop(struct ov_heap *h)
+{
+    struct ov_end top = h->v[0], x = h->v[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= h->n) break;
+        if (k + 1 < h->n && h->v[k + 1].t < h->v[k].t) k++;
+        if (h->v[k].t >= x.t) break;
+        h->v[i] = h->v[k];
+        i = k;
+    }
+    if (h->n) h->v[i] = x;
+    return top;
 }
 
 /* Masks of types (bit = 1 << enum an_type) in output order. */
 static const int combo_masks[7] = { 1, 2, 4, 3, 5, 6, 7 };
 
-/* ns[mask]: time in [w0, w1) with exactly the types of mask active (mask 0:
- * idle), over the ops of device dev (all devices when all != 0).
- * ev: scratch of 2 × nops. */
-static void sweep(const struct an_ctx *c, int all, int32_t dev, struct ov_ev *ev, int64_t ns[8])
+/* The next op from *i on that counts (device dev unless all), clipped to
+ * [*a, *b); 0 when none is left before i1. */
+static int next_op(const struct an_ctx *c, int all, int32_t dev, size_t *i, size_t i1, int64_t *a, int64_t *b,
+                   int *type)
 {
-    size_t n = 0;
+    for (; *i < i1; (*i)++) {
+        const struct an_op *o = &c->ops[*i];
+        if (!all && an_op_device(c, o) != dev) continue;
+        *a = o->ts > c->w0 ? o->ts : c->w0;
+        *b = o->end < c->w1 ? o->end : c->w1;
+        if (*b <= *a || o->type >= AN_NTYPES) continue;
+        *type = o->type;
+        return 1;
+    }
+    return 0;
+}
+
+/* ns[mask]: time in [w0, w1) with exactly the types of mask active (mask 0:
+ * idle), over the ops of device dev (all devices when all != 0). The ops
+ * come in start order, so the starts need no sort and only the ends of the
+ * active ops wait in h (scratch, left empty): memory is the concurrency,
+ * not the ops. */
+static void sweep(const struct an_ctx *c, int all, int32_t dev, struct ov_heap *h, int64_t ns[8])
+{
     for (int m = 0; m < 8; m++) ns[m] = 0;
     /* ops are sorted by start: those starting at or after w1 are out */
-    size_t i1 = an_ops_from(c, c->w1);
-    for (size_t i = 0; i < i1; i++) {
-        const struct an_op *o = &c->ops[i];
-        if (!all && o->device != dev) continue;
-        int64_t a = o->ts > c->w0 ? o->ts : c->w0, b = o->end < c->w1 ? o->end : c->w1;
-        if (b <= a || o->type >= AN_NTYPES) continue;
-        ev[n++] = (struct ov_ev){ a, (int8_t)o->type, 1 };
-        ev[n++] = (struct ov_ev){ b, (int8_t)o->type, -1 };
-    }
-    xqsort(ev, n, sizeof *ev, cmp_ov_ev);
+    size_t i = 0, i1 = an_ops_from(c, c->w1);
+    int64_t a = 0, b = 0;
+    int type = 0, more = next_op(c, all, dev, &i, i1, &a, &b, &type);
     long cnt[AN_NTYPES] = { 0 };
     int64_t prev = c->w0;
-    for (size_t j = 0; j < n;) {
-        int64_t t = ev[j].t;
+    while (more || h->n) {
+        int64_t t = more && (!h->n || a < h->v[0].t) ? a : h->v[0].t;
         int mask = 0;
         for (int k = 0; k < AN_NTYPES; k++)
             if (cnt[k] > 0) mask |= 1 << k;
         ns[mask] += t - prev;
-        for (; j < n && ev[j].t == t; j++) cnt[(int)ev[j].type] += ev[j].delta;
+        while (h->n && h->v[0].t == t) cnt[heap_pop(h).type]--;
+        while (more && a == t) {
+            cnt[type]++;
+            heap_push(h, (struct ov_end){ b, type });
+            i++;
+            more = next_op(c, all, dev, &i, i1, &a, &b, &type);
+        }
         prev = t;
     }
     ns[0] += c->w1 - prev; /* every op has ended by the last event */
@@ -115,8 +158,8 @@ int an_overlap(struct an_ctx *c, json_t *out, struct err *e)
     (void)e;
     int64_t ns[8];
     int64_t window = c->w1 > c->w0 ? c->w1 - c->w0 : 0;
-    struct ov_ev *ev = xmalloc((2 * c->nops + 1) * sizeof *ev);
-    sweep(c, 1, 0, ev, ns);
+    struct ov_heap h = { 0 };
+    sweep(c, 1, 0, &h, ns);
     fill(out, ns, window);
 
     /* the devices of the rank's streams; per device only when several */
@@ -132,13 +175,13 @@ int an_overlap(struct an_ctx *c, json_t *out, struct err *e)
         for (size_t i = 0; i < u; i++) {
             json_t *d = json_object();
             json_object_set_new(d, "device", json_integer(devs[i]));
-            sweep(c, 0, devs[i], ev, ns);
+            sweep(c, 0, devs[i], &h, ns);
             fill(d, ns, window);
             json_array_append_new(arr, d);
         }
         json_object_set_new(out, "devices", arr);
     }
     free(devs);
-    free(ev);
+    free(h.v);
     return 0;
 }

@@ -28,8 +28,9 @@
  * (AN_SERIES_QUEUE, key: the stream's track) has one sample per change of
  * the depth shown, over the whole trace.
  *
- * Cost: two small records per launch, sorted; a time-per-depth table per
- * stream sized by its deepest queue.
+ * Cost: the masked launches' times per stream (8 bytes each; launches come
+ * in time order and each stream's ops in start order, so nothing is
+ * sorted); a time-per-depth table per stream sized by its deepest queue.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,21 +62,6 @@ static int in_mask(const char *name)
     return 0;
 }
 
-struct qev {
-    int64_t ts;
-    uint32_t stream; /* index into c->streams */
-    int32_t delta;   /* +1 launch, -1 start */
-};
-
-/* By stream, then ts, launches first. */
-static int cmp_qev(const void *a, const void *b)
-{
-    const struct qev *x = a, *y = b;
-    if (x->stream != y->stream) return x->stream < y->stream ? -1 : 1;
-    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
-    return (y->delta > x->delta) - (y->delta < x->delta);
-}
-
 static int cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -101,6 +87,7 @@ static void mask_build(struct an_ctx *c, struct mask_cache *m)
     for (size_t i = 0; i < m->n; i++)
         if (u == 0 || m->id[u - 1] != m->id[i]) m->id[u++] = m->id[i];
     m->n = u;
+    m->id = xrealloc(m->id, (u ? u : 1) * sizeof *m->id);
     m->yes = xmalloc(u ? u : 1);
     for (size_t i = 0; i < u; i++) m->yes[i] = (uint8_t)in_mask(an_name(c, m->id[i]));
 }
@@ -144,16 +131,38 @@ static void account(struct qstat *q, const struct an_ctx *c, int64_t d, int64_t 
 }
 
 /* Walks the events ev[0..n) of one stream (sorted), writing the series. */
-static int walk(struct an_ctx *c, const struct qev *ev, size_t n, int64_t series, struct qstat *q, struct err *e)
+/* The op at by_stream[*at] of stream k's group, or the next one, that is
+ * the first op of a masked launch (*at: its position; the group's end when
+ * none is left). */
+static void next_start(const struct an_ctx *c, const struct mask_cache *m, size_t k, size_t *at)
+{
+    for (; *at < c->stream_ofs[k + 1]; (*at)++) {
+        uint32_t i = c->by_stream[*at];
+        const struct an_op *o = &c->ops[i];
+        if (o->launch < 0) continue;
+        const struct an_launch *l = &c->launches[o->launch];
+        if (l->gpu == (int32_t)i && mask_has(m, l->name)) return;
+    }
+}
+
+/* The +1s at the launch times lt[0..n) (ascending) and the -1s at the
+ * starts of their first ops on stream k (in the group's start order),
+ * merged in time order. */
+static int walk(struct an_ctx *c, const struct mask_cache *m, size_t k, const int64_t *lt, size_t n, int64_t series,
+                struct qstat *q, struct err *e)
 {
     int64_t sum = 0, shown = -1, at = 0;
-    for (size_t i = 0; i < n;) {
-        int64_t ts = ev[i].ts, before = sum;
+    size_t j = c->stream_ofs[k], end = c->stream_ofs[k + 1];
+    next_start(c, m, k, &j);
+    for (size_t i = 0; i < n || j < end;) {
+        int64_t st = j < end ? c->ops[c->by_stream[j]].ts : INT64_MAX;
+        int64_t ts = j >= end || (i < n && lt[i] <= st) ? lt[i] : st, before = sum;
         if (shown >= 0) account(q, c, shown, at, ts);
-        for (; i < n && ev[i].ts == ts; i++) {
-            sum += ev[i].delta;
-            q->pairs += ev[i].delta > 0;
+        for (; i < n && lt[i] == ts; i++) {
+            sum++;
+            q->pairs++;
         }
+        for (; j < end && c->ops[c->by_stream[j]].ts == ts; j++, next_start(c, m, k, &j)) sum--;
         if (sum < 0 && before >= 0) q->fixes++;
         int64_t d = sum > 0 ? sum : 0;
         if (d != shown) {
@@ -168,36 +177,42 @@ static int walk(struct an_ctx *c, const struct qev *ev, size_t n, int64_t series
     return 0;
 }
 
+/* A stream's masked launch times, in launch (= time) order. */
+struct times {
+    int64_t *v;
+    size_t n, cap;
+};
+
 int an_queue(struct an_ctx *c, json_t *out, struct err *e)
 {
     struct mask_cache m;
     mask_build(c, &m);
-    struct qev *ev = xmalloc((2 * c->nlaunches + 1) * sizeof *ev);
-    size_t n = 0;
+    /* one pass over the launches, already in time order, so no sort */
+    struct times *lt = xcalloc(c->nstreams + 1, sizeof *lt);
     for (size_t i = 0; i < c->nlaunches; i++) {
         const struct an_launch *l = &c->launches[i];
         if (l->gpu < 0 || !mask_has(&m, l->name)) continue;
-        const struct an_op *o = &c->ops[l->gpu];
-        ev[n++] = (struct qev){ l->ts, o->sx, +1 };
-        ev[n++] = (struct qev){ o->ts, o->sx, -1 };
+        struct times *t = &lt[c->ops[l->gpu].sx];
+        if (t->n == t->cap) t->v = xrealloc(t->v, (t->cap = t->cap ? t->cap * 2 : 256) * sizeof *t->v);
+        t->v[t->n++] = l->ts;
     }
-    free(m.id);
-    free(m.yes);
-    xqsort(ev, n, sizeof *ev, cmp_qev);
 
     int rc = 0;
     int64_t fixes = 0, win = c->w1 > c->w0 ? c->w1 - c->w0 : 0;
     json_t *streams = json_array();
     char name[128];
-    for (size_t i = 0, j; i < n && rc == 0; i = j) {
-        for (j = i; j < n && ev[j].stream == ev[i].stream; j++) {}
-        const struct an_stream *s = &c->streams[ev[i].stream];
+    for (size_t k = 0; k < c->nstreams && rc == 0; k++) {
+        size_t n = lt[k].n;
+        if (!n) continue;
+        const struct an_stream *s = &c->streams[k];
         int64_t series;
         snprintf(name, sizeof name, "Queue depth (%s)", s->name);
         if ((rc = an_series(c, AN_SERIES_QUEUE, s->track, name, "launches", &series, e))) break;
         struct qstat q;
         memset(&q, 0, sizeof q);
-        rc = walk(c, ev + i, j - i, series, &q, e);
+        rc = walk(c, &m, k, lt[k].v, n, series, &q, e);
+        free(lt[k].v);
+        lt[k].v = NULL;
         if (rc == 0) {
             /* the time-weighted median; depth 0 also holds outside the walk */
             int64_t seen = 0, acc = 0, p50 = 0;
@@ -222,7 +237,10 @@ int an_queue(struct an_ctx *c, json_t *out, struct err *e)
         }
         free(q.time_at);
     }
-    free(ev);
+    for (size_t k = 0; k < c->nstreams; k++) free(lt[k].v);
+    free(lt);
+    free(m.id);
+    free(m.yes);
     if (rc) {
         json_decref(streams);
         return rc;
