@@ -63,9 +63,11 @@ struct names {
 /* Per-rank state                                                         */
 /* ====================================================================== */
 
-/* A GPU op (kernel, memcpy, memset). */
+/* A GPU op (kernel, memcpy, memset). Its correlation id lives only in
+ * rankctx.by_corr, which the launches are matched through and which goes
+ * before the later passes: 8 bytes an op less at the analysis's peak. */
 struct gop {
-    int64_t ts, dur, corr;
+    int64_t ts, dur;
     int64_t launch_ts, launch_end; /* the launching runtime call; -1 unknown */
     uint32_t name, op;             /* op: innermost operator around the launch */
     int32_t device;
@@ -128,8 +130,8 @@ struct rankctx {
     struct names names;
     struct gop *g;
     size_t ng, gcap;
-    struct corr_ix *by_corr; /* the ops with a correlation id, by (corr, index) */
-    size_t nby_corr;
+    struct corr_ix *by_corr; /* the ops with a correlation id, by (corr, index) once indexed */
+    size_t nby_corr, cap_by_corr;
     struct hstep *hs;
     size_t nhs, hscap;
     struct ivlist cat[C_N];
@@ -158,8 +160,12 @@ const struct name *summary_rank_name(struct names *nm, uint32_t id);
 /* Frees the cache and finalizes nm->get. */
 void summary_rank_names_free(struct names *nm);
 
-/* Indexes the GPU ops loaded in c->g by correlation id (c->by_corr; ops
- * without one are left out). */
+/* Adds op index idx of correlation id corr (not 0) to c->by_corr, as the
+ * ops load. */
+void summary_rank_corr_add(struct rankctx *c, int64_t corr, uint32_t idx);
+
+/* Sorts c->by_corr, the GPU ops added by correlation id (ops without one
+ * are not in it), for summary_rank_corr_first. */
 void summary_rank_corr_index(struct rankctx *c);
 
 /* The position in c->by_corr of the first op of corr, c->nby_corr when

@@ -82,7 +82,7 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, int api_
     if ((rc = summary_walk_cpu(&c, e)) != 0) goto out;
     free(c.by_corr); /* the launches are matched: 16 bytes an op the later passes do not need */
     c.by_corr = NULL;
-    c.nby_corr = 0;
+    c.nby_corr = c.cap_by_corr = 0;
     LOG_LAP(rank, "CPU threads", &t);
     if ((rc = summary_steps_build(&c, &steps, &nsteps)) != 0) goto out;
     summary_steps_breakdown(&c, steps, nsteps);

@@ -60,15 +60,17 @@ static int cmp_corr(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
+void summary_rank_corr_add(struct rankctx *c, int64_t corr, uint32_t idx)
+{
+    if (c->nby_corr == c->cap_by_corr) {
+        c->cap_by_corr = c->cap_by_corr ? c->cap_by_corr * 2 : 4096;
+        c->by_corr = xrealloc(c->by_corr, c->cap_by_corr * sizeof *c->by_corr);
+    }
+    c->by_corr[c->nby_corr++] = (struct corr_ix){ corr, idx };
+}
+
 void summary_rank_corr_index(struct rankctx *c)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < c->ng; i++) n += c->g[i].corr != 0;
-    free(c->by_corr);
-    c->by_corr = xmalloc((n ? n : 1) * sizeof *c->by_corr);
-    c->nby_corr = 0;
-    for (size_t i = 0; i < c->ng; i++)
-        if (c->g[i].corr) c->by_corr[c->nby_corr++] = (struct corr_ix){ c->g[i].corr, (uint32_t)i };
     if (c->nby_corr) xqsort(c->by_corr, c->nby_corr, sizeof *c->by_corr, cmp_corr);
 }
 

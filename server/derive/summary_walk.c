@@ -181,7 +181,8 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
         g->dur = dur;
         g->name = name;
         g->kind = (uint8_t)kind;
-        g->corr = sqlite3_column_int64(st, 4);
+        int64_t corr = sqlite3_column_int64(st, 4);
+        if (corr) summary_rank_corr_add(c, corr, (uint32_t)c->ng);
         g->launch_ts = g->launch_end = -1;
         g->device = device;
         g->bps = g->occ = -1.0f;

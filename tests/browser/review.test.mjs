@@ -115,15 +115,16 @@ test('runs list: the drop zone names every accepted format; a third tick makes a
   assert.deepEqual(errors, []);
 });
 
-test('upload job page: elapsed time, and the time left to read from the job\'s bytes done of total', async () => {
-  // a job answered by the page's own route: 4 MiB more of 400 MiB read per poll
+test('upload job page: elapsed time, and the server\'s estimate of the time left (none before it has one)', async () => {
+  // a job answered by the page's own route: 4 MiB more of 400 MiB read per
+  // poll; the server has no estimate for the first two polls (eta_s null)
   let polls = 0;
   await page.route('**/api/jobs/77', (route) => {
     polls++;
     route.fulfill({
       contentType: 'application/json',
       body: JSON.stringify({ id: 77, state: 'running', phase: 'parse', name: 'big.json.gz', files: 1,
-        bytes_done: polls * 4 << 20, bytes_total: 400 << 20, events: polls * 1000 }),
+        bytes_done: polls * 4 << 20, bytes_total: 400 << 20, events: polls * 1000, eta_s: polls > 2 ? 200 - polls : null }),
     });
   });
   try {
@@ -131,10 +132,11 @@ test('upload job page: elapsed time, and the time left to read from the job\'s b
     await page.goto(`${srv.base}/?job=77`);
     await page.waitForSelector('text=Importing big.json.gz');
     const stats = page.locator('.tb-stats');
+    if (polls <= 2) assert.match(await stats.innerText(), /Time left\s*—/i);
     await page.waitForFunction(() => /Time left\s*about \d/.test(document.querySelector('.tb-stats')?.textContent || ''), null, { timeout: 10000 });
     const text = await stats.innerText();
     assert.match(text, /Elapsed\s*\d+ s/i);
-    assert.match(text, /Time left\s*about (\d+ s|\d+ min \d\d s)/i);
+    assert.match(text, /Time left\s*about (3 min \d\d s)/i);
     await page.screenshot({ path: join(SHOTS, 'job-eta.png'), fullPage: true });
     assert.deepEqual(errors, []);
   } finally {

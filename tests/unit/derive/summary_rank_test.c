@@ -40,13 +40,11 @@ static void test_correlation_index(void)
 {
     struct rankctx c;
     memset(&c, 0, sizeof c);
-    c.g = calloc(5, sizeof *c.g);
-    c.ng = 5;
-    c.g[0].corr = 77;
-    c.g[1].corr = 5;
-    c.g[2].corr = 77;
-    c.g[3].corr = 0; /* no correlation: not indexed */
-    c.g[4].corr = -3;
+    /* ops 0..4 load with ids 77, 5, 77, none (op 3 is not added), -3 */
+    summary_rank_corr_add(&c, 77, 0);
+    summary_rank_corr_add(&c, 5, 1);
+    summary_rank_corr_add(&c, 77, 2);
+    summary_rank_corr_add(&c, -3, 4);
     summary_rank_corr_index(&c);
     CHECK_EQ_INT(c.nby_corr, 4);
     size_t k = summary_rank_corr_first(&c, 77);
@@ -62,8 +60,13 @@ static void test_correlation_index(void)
     CHECK_EQ_INT(summary_rank_corr_first(&c, 6), c.nby_corr);
     CHECK_EQ_INT(summary_rank_corr_first(&c, 100), c.nby_corr);
     CHECK_EQ_INT(summary_rank_corr_first(&c, 0), c.nby_corr); /* 0: no correlation */
+    /* past the first block the array grows and the index still finds each op */
+    for (uint32_t i = 5; i < 10005; i++) summary_rank_corr_add(&c, 100000 - (int64_t)i, i);
+    summary_rank_corr_index(&c);
+    CHECK_EQ_INT(c.nby_corr, 10004);
+    CHECK_EQ_INT(c.by_corr[summary_rank_corr_first(&c, 100000 - 7777)].idx, 7777);
+    CHECK_EQ_INT(c.by_corr[summary_rank_corr_first(&c, 77)].idx, 0);
     free(c.by_corr);
-    free(c.g);
 }
 
 int main(void)
