@@ -173,6 +173,62 @@ out:
 }
 
 
+int summary_run_rank(sqlite3 *db, int rank, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = rundb_db_error(db, e, "analysis (tables)");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    if ((rc = rundb_prepare(db, "SELECT header, format = 'nsys' FROM rank WHERE rank = ?", &st, e)) < 0) goto out;
+    sqlite3_bind_int(st, 1, rank);
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        rc = rundb_db_error(db, e, "analysis (ranks)");
+        goto out;
+    }
+    const char *h = (const char *)sqlite3_column_text(st, 0);
+    char *header = h ? xstrdup(h) : NULL;
+    int api_ops = sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    st = NULL;
+    rc = analyse_rank(db, rank, header, api_ops, e);
+    free(header);
+out:
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(db, e, "analysis (commit)");
+    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int summary_adopt(sqlite3 *db, int first, int last, struct err *e)
+{
+    err_clear(e);
+    /* mem_alloc's ids are given here, in rank order, as summary_run gives them */
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        (first && (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+                   sqlite3_exec(db, clear_sql, NULL, NULL, NULL) != SQLITE_OK)) ||
+        sqlite3_exec(db, "INSERT INTO main.step SELECT * FROM " RUNDB_ASIDE ".step;"
+                         "INSERT INTO main.gpu SELECT * FROM " RUNDB_ASIDE ".gpu;"
+                         "INSERT INTO main.op_stat SELECT * FROM " RUNDB_ASIDE ".op_stat;"
+                         "INSERT INTO main.kernel_stat SELECT * FROM " RUNDB_ASIDE ".kernel_stat;"
+                         "INSERT INTO main.mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op)"
+                         " SELECT rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op FROM " RUNDB_ASIDE
+                         ".mem_alloc ORDER BY id;"
+                         "INSERT INTO main.analysis SELECT * FROM " RUNDB_ASIDE ".analysis",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        (last && sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK) ||
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "analysis (adopt)");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return e->code;
+}
+
+
 /* Named here, where the step table's columns are filled; the report and
  * the CLI read them. */
 const char *const summary_categories[9] = { "kernel",  "memcpy",     "memset",   "communication", "runtime",

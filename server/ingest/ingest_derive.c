@@ -1,0 +1,337 @@
+#define LOG_MODULE "ingest"
+#include "ingest/ingest_derive.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "derive/analyses.h"
+#include "derive/rules.h"
+#include "derive/summary.h"
+#include "derive/timeline.h"
+#include "store/rundb.h"
+#include "store/rundb_stage.h"
+
+const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "analyses", "rules", "timeline" };
+
+/* What the ranks derived at once may hold: their GPU ops at OP_BYTES each
+ * (the records of the summary and the GPU analyses, measured as peak RSS
+ * over GPU ops on the tiled real shape). A rank alone always runs. */
+#define DERIVE_MEMORY ((int64_t)256 << 20)
+#define OP_BYTES 256
+#define MAX_THREADS 8
+
+/* ====================================================================== */
+/* Ranks in parallel                                                      */
+/* ====================================================================== */
+
+/* One pass (the summary or the GPU analyses) over the ranks: job i derives
+ * rank i into its scratch file on whichever thread takes it (workers, or
+ * the job's thread while it waits); the job's thread adopts them in order.
+ * Shared fields under mu; a job's rc and err are written before its state
+ * becomes DONE and read after. */
+enum { JOB_WAITING, JOB_RUNNING, JOB_DONE };
+
+struct rank_pass {
+    const char *run_path;
+    int (*run)(sqlite3 *db, int rank, struct err *e);
+    int (*adopt)(sqlite3 *db, int first, int last, struct err *e);
+    const int *ranks;
+    const int64_t *cost;
+    char **scratch;
+    int *state, *rc;
+    struct err *err;
+    int n, next;
+    int64_t in_use;
+    atomic_int cancel;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t threads[MAX_THREADS];
+    int nthreads;
+};
+
+/* The next job if memory allows it now (-1: none), taken; under mu. */
+static int take(struct rank_pass *p)
+{
+    if (atomic_load(&p->cancel) || p->next >= p->n) return -1;
+    int i = p->next;
+    if (p->in_use > 0 && p->in_use + p->cost[i] > DERIVE_MEMORY) return -1;
+    p->next++;
+    p->in_use += p->cost[i];
+    p->state[i] = JOB_RUNNING;
+    return i;
+}
+
+/* Runs job i (mu not held) and files its result (mu held on return). */
+static void run_job(struct rank_pass *p, int i)
+{
+    sqlite3 *db = NULL;
+    struct err e;
+    err_clear(&e);
+    double t = log_now_s();
+    int rc = rundb_open_aside(p->run_path, p->scratch[i], &p->cancel, &db, &e);
+    if (rc == 0) rc = p->run(db, p->ranks[i], &e);
+    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&e, ERR_DB, "cannot close the scratch database");
+    LOG_DEBUG("rank %d derived aside in %.3f s", p->ranks[i], log_now_s() - t);
+    pthread_mutex_lock(&p->mu);
+    p->rc[i] = rc;
+    p->err[i] = e;
+    p->state[i] = JOB_DONE;
+    p->in_use -= p->cost[i];
+    pthread_cond_broadcast(&p->cv);
+}
+
+static void *pass_worker(void *arg)
+{
+    struct rank_pass *p = arg;
+    pthread_mutex_lock(&p->mu);
+    while (!atomic_load(&p->cancel) && p->next < p->n) {
+        int i = take(p);
+        if (i < 0) {
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&p->mu);
+        run_job(p, i);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Waits for job i, deriving later ranks here meanwhile when a worker has
+ * not taken them. */
+static int pass_wait(struct rank_pass *p, int i, struct err *e)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->state[i] != JOB_DONE) {
+        int j = take(p);
+        if (j < 0) {
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&p->mu);
+        run_job(p, j);
+    }
+    int rc = p->rc[i];
+    if (rc) *e = p->err[i];
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+/* The pass over every rank: derived aside, adopted into db in rank order. */
+static int rank_pass_run(sqlite3 *db, struct rank_pass *p, struct err *e)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int want = (int)(cpus > 1 ? cpus : 1) - 1; /* the job's thread derives too */
+    if (want > p->n - 1) want = p->n - 1;
+    if (want > MAX_THREADS - 1) want = MAX_THREADS - 1;
+    p->state = xcalloc((size_t)p->n, sizeof *p->state);
+    p->rc = xcalloc((size_t)p->n, sizeof *p->rc);
+    p->err = xcalloc((size_t)p->n, sizeof *p->err);
+    p->scratch = xcalloc((size_t)p->n, sizeof *p->scratch);
+    for (int i = 0; i < p->n; i++) p->scratch[i] = xasprintf("%s.r%d", p->run_path, i);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    for (int i = 0; i < want; i++)
+        if (pthread_create(&p->threads[p->nthreads], NULL, pass_worker, p) == 0) p->nthreads++;
+    int rc = 0;
+    for (int i = 0; i < p->n && rc == 0; i++) {
+        rc = pass_wait(p, i, e);
+        if (rc == 0) rc = rundb_attach_aside(db, p->scratch[i], e);
+        if (rc == 0) {
+            rc = p->adopt(db, i == 0, i == p->n - 1, e);
+            struct err ignore;
+            if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
+        }
+        unlink(p->scratch[i]);
+    }
+    atomic_store(&p->cancel, 1);
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->n; i++) {
+        unlink(p->scratch[i]);
+        free(p->scratch[i]);
+    }
+    free(p->scratch);
+    free(p->state);
+    free(p->rc);
+    free(p->err);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    return rc;
+}
+
+/* The ranks of the run and what each costs in memory; n < 2: derive in turn. */
+struct rank_list {
+    int *ranks;
+    int64_t *cost;
+    int n;
+};
+
+/* Runs fn over every rank: in turn on db (one rank, or a single-rank run),
+ * else in parallel through scratch files. */
+static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *rl,
+                     int (*whole)(sqlite3 *db, struct err *e), int (*run)(sqlite3 *db, int rank, struct err *e),
+                     int (*adopt)(sqlite3 *db, int first, int last, struct err *e), struct err *e)
+{
+    if (rl->n < 2) return whole(db, e);
+    struct rank_pass p;
+    memset(&p, 0, sizeof p);
+    p.run_path = db_path;
+    p.run = run;
+    p.adopt = adopt;
+    p.ranks = rl->ranks;
+    p.cost = rl->cost;
+    p.n = rl->n;
+    return rank_pass_run(db, &p, e);
+}
+
+/* ====================================================================== */
+/* The timeline and the rules aside                                       */
+/* ====================================================================== */
+
+/* The second thread of the derived stages (see ingest_derive): on a
+ * scratch database of its own, the timeline's level of detail of the
+ * trace, then, once the main thread has committed the analysis tables, the
+ * rules. */
+struct aside {
+    const char *run_path;
+    char *scratch;
+    const struct config_rules *rules;
+    atomic_int cancel;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int summary; /* 0 pending, 1 committed, -1 failed */
+    int rc;
+    struct err e;
+};
+
+static void *aside_main(void *arg)
+{
+    struct aside *a = arg;
+    sqlite3 *db = NULL;
+    int rc = rundb_open_aside(a->run_path, a->scratch, &a->cancel, &db, &a->e);
+    if (rc == 0) rc = timeline_build_trace(db, &a->e);
+    pthread_mutex_lock(&a->mu);
+    while (a->summary == 0) pthread_cond_wait(&a->cv, &a->mu);
+    int ready = a->summary > 0;
+    pthread_mutex_unlock(&a->mu);
+    if (rc == 0 && ready) rc = rules_run(db, a->rules, &a->e);
+    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&a->e, ERR_DB, "cannot close the scratch database");
+    a->rc = rc;
+    return NULL;
+}
+
+static void aside_summary(struct aside *a, int ok)
+{
+    pthread_mutex_lock(&a->mu);
+    a->summary = ok ? 1 : -1;
+    pthread_cond_signal(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+struct marker {
+    ingest_derive_mark fn;
+    void *arg;
+};
+
+/* Stage name committed: marked done in run.db (readers may now read it) and
+ * in the job's list. */
+static int stage_done(sqlite3 *db, const struct marker *m, const char *name, double t0, struct err *e)
+{
+    if (m->fn) m->fn(m->arg, name, 1);
+    return rundb_stage_mark(db, name, "done", log_now_s() - t0, e);
+}
+
+static int stage_start(sqlite3 *db, const struct marker *m, const char *name, struct err *e)
+{
+    if (m->fn) m->fn(m->arg, name, 0);
+    return rundb_stage_mark(db, name, "running", 0, e);
+}
+
+/* The aside thread's tables copied into db: the rules marked done as soon as
+ * theirs are in, the timeline once the analyses' series are lanes too. */
+static int adopt(sqlite3 *db, const char *scratch, const struct marker *m, double t0, struct err *e)
+{
+    int rc = rundb_attach_aside(db, scratch, e);
+    if (rc) return rc;
+    rc = timeline_adopt(db, e);
+    if (rc == 0) rc = rules_adopt(db, e);
+    struct err ignore;
+    if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
+    if (rc == 0) rc = stage_done(db, m, "rules", t0, e);
+    return rc;
+}
+
+/* Every derived table of a run, in dependency order: the analysis (steps,
+ * breakdown, operator and kernel tables, memory), then the recommendations
+ * drawn from it and the GPU analyses (they read the steps), and the
+ * timeline's level of detail (its counters turn the analyses' series into
+ * lanes). This thread (with the rank workers of a multi-rank run) writes
+ * the analysis and the GPU analyses into run.db while the second
+ * (aside_main) builds the timeline of the trace and then the rules into a
+ * scratch database, copied in at the end. The second thread is joined on
+ * every path, and cancelled when a stage here fails; its error surfaces
+ * like one of this thread's. Run at ingest and again after a rank
+ * renumbering. */
+int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, ingest_derive_mark mark,
+                  void *arg, struct err *e)
+{
+    double t[4];
+    const struct marker m = { mark, arg };
+    struct rank_list rl = { NULL, NULL, 0 };
+    int rc = rundb_rank_gpu_ops(db, &rl.ranks, &rl.cost, &rl.n, e);
+    if (rc) return rc;
+    for (int i = 0; i < rl.n; i++) rl.cost[i] *= OP_BYTES;
+    struct aside a = { .run_path = db_path, .scratch = xasprintf("%s.aside", db_path), .rules = rules };
+    pthread_t th;
+    pthread_mutex_init(&a.mu, NULL);
+    pthread_cond_init(&a.cv, NULL);
+    t[0] = log_now_s();
+    rc = stage_start(db, &m, "summary", e);
+    if (rc == 0) rc = stage_start(db, &m, "timeline", e);
+    int started = rc == 0 && pthread_create(&th, NULL, aside_main, &a) == 0;
+    if (rc == 0) rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
+    if (rc == 0) rc = stage_done(db, &m, "summary", t[0], e);
+    double t_rules = log_now_s();
+    if (rc == 0) rc = stage_start(db, &m, "rules", e);
+    if (started) aside_summary(&a, rc == 0);
+    else if (rc == 0) rc = rules_run(db, rules, e);
+    t[1] = log_now_s();
+    if (rc == 0) rc = stage_start(db, &m, "analyses", e);
+    if (rc == 0) rc = each_rank(db, db_path, &rl, analyses_run, analyses_run_rank, analyses_adopt, e);
+    if (rc == 0) rc = stage_done(db, &m, "analyses", t[1], e);
+    t[2] = log_now_s();
+    if (started) {
+        if (rc) atomic_store(&a.cancel, 1);
+        pthread_join(th, NULL);
+        if (rc == 0 && a.rc) {
+            *e = a.e;
+            rc = a.rc;
+        }
+    }
+    if (rc == 0) rc = started ? adopt(db, a.scratch, &m, t_rules, e) : timeline_build_trace(db, e);
+    if (rc == 0 && !started) rc = stage_done(db, &m, "rules", t_rules, e);
+    if (rc == 0) rc = timeline_build_analyses(db, e);
+    if (rc == 0) rc = stage_done(db, &m, "timeline", t[0], e);
+    t[3] = log_now_s();
+    unlink(a.scratch);
+    free(a.scratch);
+    free(rl.ranks);
+    free(rl.cost);
+    pthread_cond_destroy(&a.cv);
+    pthread_mutex_destroy(&a.mu);
+    if (rc == 0)
+        LOG_INFO("derived tables: analysis %.2f s, analyses %.2f s, then %.2f s for the timeline and rules (%s%s)",
+                 t[1] - t[0], t[2] - t[1], t[3] - t[2], started ? "built aside" : "in turn",
+                 rl.n > 1 ? ", ranks in parallel" : "");
+    return rc;
+}
