@@ -20,11 +20,15 @@
 
 const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "analyses", "rules", "timeline" };
 
-/* What the ranks derived at once may hold: their GPU ops at OP_BYTES each
- * (the records of the summary and the GPU analyses, measured as peak RSS
- * over GPU ops on the tiled real shape). A rank alone always runs. */
+/* What the ranks derived at once may hold: RANK_BYTES (a scratch
+ * connection's page caches) plus OP_BYTES per GPU op (the records of the
+ * summary and the GPU analyses). Measured on 4 ranks of tiled33 (52 k GPU
+ * ops each): the derive's RSS grew 19 MB with a second rank thread; the
+ * 10 M-event synthetic trace's 3.3 M kernels took ~840 MB in one. A rank
+ * alone always runs. */
 #define DERIVE_MEMORY ((int64_t)256 << 20)
-#define OP_BYTES 256
+#define RANK_BYTES ((int64_t)4 << 20)
+#define OP_BYTES 320
 #define MAX_THREADS 8
 
 /* ====================================================================== */
@@ -124,11 +128,11 @@ static int pass_wait(struct rank_pass *p, int i, struct err *e)
     return rc;
 }
 
-/* The pass over every rank: derived aside, adopted into db in rank order. */
-static int rank_pass_run(sqlite3 *db, struct rank_pass *p, struct err *e)
+/* The pass over every rank: derived aside, adopted into db in rank order,
+ * on threads threads (the job's among them). */
+static int rank_pass_run(sqlite3 *db, struct rank_pass *p, int threads, struct err *e)
 {
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int want = (int)(cpus > 1 ? cpus : 1) - 1; /* the job's thread derives too */
+    int want = threads - 1; /* the job's thread derives too */
     if (want > p->n - 1) want = p->n - 1;
     if (want > MAX_THREADS - 1) want = MAX_THREADS - 1;
     p->state = xcalloc((size_t)p->n, sizeof *p->state);
@@ -173,7 +177,7 @@ static int rank_pass_run(sqlite3 *db, struct rank_pass *p, struct err *e)
 struct rank_list {
     int *ranks;
     int64_t *cost;
-    int n;
+    int n, threads;
 };
 
 /* Runs fn over every rank: in turn on db (one rank, or a single-rank run),
@@ -191,7 +195,7 @@ static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *r
     p.ranks = rl->ranks;
     p.cost = rl->cost;
     p.n = rl->n;
-    return rank_pass_run(db, &p, e);
+    return rank_pass_run(db, &p, rl->threads, e);
 }
 
 /* ====================================================================== */
@@ -282,15 +286,18 @@ static int adopt(sqlite3 *db, const char *scratch, const struct marker *m, doubl
  * every path, and cancelled when a stage here fails; its error surfaces
  * like one of this thread's. Run at ingest and again after a rank
  * renumbering. */
-int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, ingest_derive_mark mark,
-                  void *arg, struct err *e)
+int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int jobs,
+                  ingest_derive_mark mark, void *arg, struct err *e)
 {
     double t[4];
     const struct marker m = { mark, arg };
-    struct rank_list rl = { NULL, NULL, 0 };
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    struct rank_list rl = { NULL, NULL, 0, (int)(cpus > 1 ? cpus : 1) / (jobs > 1 ? jobs : 1) };
+    if (rl.threads < 1) rl.threads = 1;
+    if (rl.threads > MAX_THREADS) rl.threads = MAX_THREADS;
     int rc = rundb_rank_gpu_ops(db, &rl.ranks, &rl.cost, &rl.n, e);
     if (rc) return rc;
-    for (int i = 0; i < rl.n; i++) rl.cost[i] *= OP_BYTES;
+    for (int i = 0; i < rl.n; i++) rl.cost[i] = RANK_BYTES + rl.cost[i] * OP_BYTES;
     struct aside a = { .run_path = db_path, .scratch = xasprintf("%s.aside", db_path), .rules = rules };
     pthread_t th;
     pthread_mutex_init(&a.mu, NULL);
