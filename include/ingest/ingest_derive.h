@@ -8,7 +8,8 @@
  * file); a second thread builds the timeline of the trace and then the
  * rules into the scratch run.db.aside, copied in at the end. A run of
  * several ranks derives its summary, then its GPU analyses, rank by rank on
- * several threads at once (the job's thread among them; see jobs below), each
+ * several threads at once (the job's thread among them; see
+ * ingest_derive_threads), each
  * rank into a scratch run.db.r<i> of its own read from run.db; the job's
  * thread copies each finished scratch into run.db in rank order, one
  * transaction each, so ids and rows are those of a serial derive whatever
@@ -40,11 +41,16 @@ typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
 
 /* Every derived table of the run database at db_path, open read-write as
  * db (its stage table begun by rundb_stage_begin), each stage marked done
- * in run.db once committed. jobs: how many ingests may derive at once
- * (the ingest_workers setting), which share the cores: a derive takes
- * cores / jobs threads for its ranks (at least 1, at most 8). mark may be
- * NULL. */
-int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int jobs,
+ * in run.db once committed. threads: how many ranks may derive at once
+ * (1: one after the other on db itself, without scratch files; at most 8).
+ * mark may be NULL. */
+int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
                   ingest_derive_mark mark, void *arg, struct err *e);
+
+/* The threads for ranks when jobs ingests (the ingest_workers setting) may
+ * derive at once: cores / jobs less the core of the second thread, at
+ * least 1 (so a 2-core machine derives its ranks in turn, as the second
+ * core is busy with the timeline and rules), at most 8. */
+int ingest_derive_threads(int jobs);
 
 #endif

@@ -290,7 +290,7 @@ static int derive_published(const char *db_path, const struct config *cfg, struc
     sqlite3 *db = NULL;
     hold(cfg->derive_hold);
     if (open_rw(db_path, &db, e) != 0) return e->code;
-    int rc = ingest_derive(db, db_path, &cfg->rules, cfg->ingest_workers, derive_mark, l, e);
+    int rc = ingest_derive(db, db_path, &cfg->rules, ingest_derive_threads(cfg->ingest_workers), derive_mark, l, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     if (rc == 0) rc = fsutil_fsync_path(db_path, e);
     return rc;
@@ -670,7 +670,7 @@ int ingest_rederive_facts(const char *db_path, const int *from, const int *to, i
     if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
     /* a run stored before the stages were listed gets the table here */
     if (rc == 0) rc = rundb_stage_begin(db, ingest_derive_stages, INGEST_DERIVE_NSTAGES, e);
-    if (rc == 0) rc = ingest_derive(db, db_path, rules, 1, NULL, NULL, e);
+    if (rc == 0) rc = ingest_derive(db, db_path, rules, ingest_derive_threads(1), NULL, NULL, e);
     if (rc == 0 && figures) rc = summary_report_catalog(db, &fig, &tr, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */

@@ -173,20 +173,21 @@ static int rank_pass_run(sqlite3 *db, struct rank_pass *p, int threads, struct e
     return rc;
 }
 
-/* The ranks of the run and what each costs in memory; n < 2: derive in turn. */
+/* The ranks of the run and what each costs in memory; in turn on db when
+ * n or threads is 1. */
 struct rank_list {
     int *ranks;
     int64_t *cost;
     int n, threads;
 };
 
-/* Runs fn over every rank: in turn on db (one rank, or a single-rank run),
- * else in parallel through scratch files. */
+/* One pass over every rank: whole on db (one rank or one thread), else run
+ * for each rank in parallel through scratch files and adopt. */
 static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *rl,
                      int (*whole)(sqlite3 *db, struct err *e), int (*run)(sqlite3 *db, int rank, struct err *e),
                      int (*adopt)(sqlite3 *db, int first, int last, struct err *e), struct err *e)
 {
-    if (rl->n < 2) return whole(db, e);
+    if (rl->n < 2 || rl->threads < 2) return whole(db, e);
     struct rank_pass p;
     memset(&p, 0, sizeof p);
     p.run_path = db_path;
@@ -286,15 +287,20 @@ static int adopt(sqlite3 *db, const char *scratch, const struct marker *m, doubl
  * every path, and cancelled when a stage here fails; its error surfaces
  * like one of this thread's. Run at ingest and again after a rank
  * renumbering. */
-int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int jobs,
+int ingest_derive_threads(int jobs)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* one core is the second thread's (the timeline and the rules) */
+    long n = (cpus > 1 ? cpus : 1) / (jobs > 1 ? jobs : 1) - 1;
+    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+}
+
+int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
                   ingest_derive_mark mark, void *arg, struct err *e)
 {
     double t[4];
     const struct marker m = { mark, arg };
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    struct rank_list rl = { NULL, NULL, 0, (int)(cpus > 1 ? cpus : 1) / (jobs > 1 ? jobs : 1) };
-    if (rl.threads < 1) rl.threads = 1;
-    if (rl.threads > MAX_THREADS) rl.threads = MAX_THREADS;
+    struct rank_list rl = { NULL, NULL, 0, threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads };
     int rc = rundb_rank_gpu_ops(db, &rl.ranks, &rl.cost, &rl.n, e);
     if (rc) return rc;
     for (int i = 0; i < rl.n; i++) rl.cost[i] = RANK_BYTES + rl.cost[i] * OP_BYTES;
@@ -339,6 +345,6 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0)
         LOG_INFO("derived tables: analysis %.2f s, analyses %.2f s, then %.2f s for the timeline and rules (%s%s)",
                  t[1] - t[0], t[2] - t[1], t[3] - t[2], started ? "built aside" : "in turn",
-                 rl.n > 1 ? ", ranks in parallel" : "");
+                 rl.n > 1 && rl.threads > 1 ? ", ranks in parallel" : "");
     return rc;
 }
