@@ -656,40 +656,41 @@ static int adopt_docs(sqlite3 *db, int64_t base, struct err *e)
     return rc;
 }
 
-int analyses_adopt(sqlite3 *db, int first, int last, struct err *e)
+/* The rows of analyses_adopt, inside its transaction. */
+static int adopt_rows(sqlite3 *db, int first, int last, struct err *e)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (adopt)");
     if (first && (sqlite3_exec(db, drop_sql, NULL, NULL, NULL) != SQLITE_OK ||
-                  sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK)) {
-        rc = rundb_db_error(db, e, "analyses (adopt)");
-        goto out;
-    }
+                  sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK))
+        return rundb_db_error(db, e, "analyses (adopt)");
     /* series ids go on from the ranks adopted before, as analyses_run numbers them */
     static const char *const copy[] = {
+        "SELECT coalesce(max(id), 0) FROM main.anseries",
         "INSERT INTO main.anseries SELECT id + ?1, rank, kind, key, name, unit FROM " RUNDB_ASIDE ".anseries"
         " ORDER BY id",
         "INSERT INTO main.ansample SELECT series + ?1, ts, value FROM " RUNDB_ASIDE ".ansample",
         "INSERT INTO main.critpath SELECT * FROM " RUNDB_ASIDE ".critpath",
     };
     int64_t base = 0;
-    if ((rc = rundb_prepare(db, "SELECT coalesce(max(id), 0) FROM main.anseries", &st, e)) != 0) goto out;
-    if (sqlite3_step(st) == SQLITE_ROW) base = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    st = NULL;
-    rc = adopt_docs(db, base, e);
+    int rc = 0;
     for (size_t i = 0; i < sizeof copy / sizeof copy[0] && rc == 0; i++) {
+        sqlite3_stmt *st;
         if ((rc = rundb_prepare(db, copy[i], &st, e)) != 0) break;
         if (sqlite3_bind_parameter_count(st) > 0) sqlite3_bind_int64(st, 1, base);
-        if (sqlite3_step(st) != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (adopt)");
+        int step = sqlite3_step(st);
+        if (i == 0 && step == SQLITE_ROW) base = sqlite3_column_int64(st, 0);
+        else if (step != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (adopt)");
         sqlite3_finalize(st);
-        st = NULL;
+        if (i == 0 && rc == 0) rc = adopt_docs(db, base, e);
     }
     if (rc == 0 && last && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
         rc = rundb_db_error(db, e, "analyses (index)");
-out:
-    sqlite3_finalize(st);
+    return rc;
+}
+
+int analyses_adopt(sqlite3 *db, int first, int last, struct err *e)
+{
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (adopt)");
+    int rc = adopt_rows(db, first, last, e);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "analyses (commit)");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

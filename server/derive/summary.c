@@ -138,19 +138,26 @@ out:
     return rc;
 }
 
-int summary_run(sqlite3 *db, struct err *e)
+/* summary_run over every rank (rank < 0), or summary_run_rank (no
+ * emptying, no index: a scratch database). */
+static int run_ranks(sqlite3 *db, int rank, struct err *e)
 {
     sqlite3_stmt *ranks = NULL;
     int rc = 0;
     /* run again (ranks renumbered after import), it starts from empty tables */
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, clear_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        (rank < 0 && sqlite3_exec(db, clear_sql, NULL, NULL, NULL) != SQLITE_OK)) {
         rc = rundb_db_error(db, e, "analysis (tables)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
-    if ((rc = rundb_prepare(db, "SELECT rank, header, format = 'nsys' FROM rank ORDER BY rank", &ranks, e)) < 0) goto out;
+    if ((rc = rundb_prepare(db,
+                            "SELECT rank, header, format = 'nsys' FROM rank WHERE ?1 < 0 OR rank = ?1"
+                            " ORDER BY rank",
+                            &ranks, e)) < 0)
+        goto out;
+    sqlite3_bind_int(ranks, 1, rank);
     int src;
     while ((src = sqlite3_step(ranks)) == SQLITE_ROW) {
         const char *h = (const char *)sqlite3_column_text(ranks, 1);
@@ -163,7 +170,8 @@ int summary_run(sqlite3 *db, struct err *e)
         rc = rundb_db_error(db, e, "analysis (ranks)");
         goto out;
     }
-    if (sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK) rc = rundb_db_error(db, e, "analysis (index)");
+    if (rank < 0 && sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(db, e, "analysis (index)");
 out:
     sqlite3_finalize(ranks);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
@@ -172,36 +180,14 @@ out:
     return rc;
 }
 
+int summary_run(sqlite3 *db, struct err *e)
+{
+    return run_ranks(db, -1, e);
+}
 
 int summary_run_rank(sqlite3 *db, int rank, struct err *e)
 {
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
-        rc = rundb_db_error(db, e, "analysis (tables)");
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        return rc;
-    }
-    if ((rc = rundb_prepare(db, "SELECT header, format = 'nsys' FROM rank WHERE rank = ?", &st, e)) < 0) goto out;
-    sqlite3_bind_int(st, 1, rank);
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        rc = rundb_db_error(db, e, "analysis (ranks)");
-        goto out;
-    }
-    const char *h = (const char *)sqlite3_column_text(st, 0);
-    char *header = h ? xstrdup(h) : NULL;
-    int api_ops = sqlite3_column_int(st, 1);
-    sqlite3_finalize(st);
-    st = NULL;
-    rc = analyse_rank(db, rank, header, api_ops, e);
-    free(header);
-out:
-    sqlite3_finalize(st);
-    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        rc = rundb_db_error(db, e, "analysis (commit)");
-    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
+    return run_ranks(db, rank, e);
 }
 
 int summary_adopt(sqlite3 *db, int first, int last, struct err *e)

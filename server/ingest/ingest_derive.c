@@ -91,11 +91,11 @@ static void run_job(struct rank_pass *p, int i)
     pthread_cond_broadcast(&p->cv);
 }
 
-static void *pass_worker(void *arg)
+/* Derives the jobs memory allows as they come, waiting for a slot, until
+ * job until is done (until < 0: until none is left to take); mu held. */
+static void work(struct rank_pass *p, int until)
 {
-    struct rank_pass *p = arg;
-    pthread_mutex_lock(&p->mu);
-    while (!atomic_load(&p->cancel) && p->next < p->n) {
+    while (until >= 0 ? p->state[until] != JOB_DONE : !atomic_load(&p->cancel) && p->next < p->n) {
         int i = take(p);
         if (i < 0) {
             pthread_cond_wait(&p->cv, &p->mu);
@@ -104,6 +104,13 @@ static void *pass_worker(void *arg)
         pthread_mutex_unlock(&p->mu);
         run_job(p, i);
     }
+}
+
+static void *pass_worker(void *arg)
+{
+    struct rank_pass *p = arg;
+    pthread_mutex_lock(&p->mu);
+    work(p, -1);
     pthread_mutex_unlock(&p->mu);
     return NULL;
 }
@@ -113,15 +120,7 @@ static void *pass_worker(void *arg)
 static int pass_wait(struct rank_pass *p, int i, struct err *e)
 {
     pthread_mutex_lock(&p->mu);
-    while (p->state[i] != JOB_DONE) {
-        int j = take(p);
-        if (j < 0) {
-            pthread_cond_wait(&p->cv, &p->mu);
-            continue;
-        }
-        pthread_mutex_unlock(&p->mu);
-        run_job(p, j);
-    }
+    work(p, i);
     int rc = p->rc[i];
     if (rc) *e = p->err[i];
     pthread_mutex_unlock(&p->mu);
