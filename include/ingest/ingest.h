@@ -29,9 +29,10 @@
  *
  * Threads: the derived tables are computed on the job's thread and others
  * it starts and always joins (ingest_derive.h: the timeline's level of
- * detail and the rules in a scratch run.db.aside, the ranks of a multi-rank
- * run in scratch run.db.r<i>, each copied in: SQLite has one writer per
- * file); an error on any fails the job. ingest_rederive does the same.
+ * detail in a scratch run.db.aside, the rules in run.db.rules, the ranks
+ * of a multi-rank run in run.db.r<i>, each copied in: SQLite has one
+ * writer per file); an error on any fails the job. ingest_rederive does
+ * the same.
  *
  * Ownership: ingest_* functions copy what they keep from their arguments.
  * Files handed to a job with `owned = 1` are deleted (or moved into the run)

@@ -5,8 +5,9 @@
  * findings) and timeline (its level of detail).
  *
  * Threads: the job's thread writes run.db (SQLite has one writer per
- * file); a second thread builds the timeline of the trace and then the
- * rules into the scratch run.db.aside, copied in at the end. A run of
+ * file); a second thread builds the timeline of the trace into the scratch
+ * run.db.aside and a third, once the summary is in, the rules into
+ * run.db.rules, both copied in at the end. A run of
  * several ranks derives its summary, then its GPU analyses, rank by rank on
  * several threads at once (the job's thread among them; see
  * ingest_derive_threads), each

@@ -202,44 +202,71 @@ static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *r
 /* The timeline and the rules aside                                       */
 /* ====================================================================== */
 
-/* The second thread of the derived stages (see ingest_derive): on a
- * scratch database of its own, the timeline's level of detail of the
- * trace, then, once the main thread has committed the analysis tables, the
- * rules. */
-struct aside {
-    const char *run_path;
+/* A thread beside the job's (see ingest_derive), on a scratch database of
+ * its own: the timeline's level of detail of the trace (rules NULL), or
+ * the rules once the job's thread has committed the summary. */
+struct side {
     char *scratch;
+    const char *run_path;
     const struct config_rules *rules;
     atomic_int cancel;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int summary; /* 0 pending, 1 committed, -1 failed */
-    int rc;
+    pthread_t th;
+    int started, rc;
     struct err e;
 };
 
-static void *aside_main(void *arg)
+static void *side_main(void *arg)
 {
-    struct aside *a = arg;
+    struct side *s = arg;
     sqlite3 *db = NULL;
-    int rc = rundb_open_aside(a->run_path, a->scratch, &a->cancel, &db, &a->e);
-    if (rc == 0) rc = timeline_build_trace(db, &a->e);
-    pthread_mutex_lock(&a->mu);
-    while (a->summary == 0) pthread_cond_wait(&a->cv, &a->mu);
-    int ready = a->summary > 0;
-    pthread_mutex_unlock(&a->mu);
-    if (rc == 0 && ready) rc = rules_run(db, a->rules, &a->e);
-    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&a->e, ERR_DB, "cannot close the scratch database");
-    a->rc = rc;
+    int rc = rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
+    if (rc == 0) rc = s->rules ? rules_run(db, s->rules, &s->e) : timeline_build_trace(db, &s->e);
+    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&s->e, ERR_DB, "cannot close the scratch database");
+    s->rc = rc;
     return NULL;
 }
 
-static void aside_summary(struct aside *a, int ok)
+/* Starts s on run_path.suffix; s->started 0 when no thread could start. */
+static void side_start(struct side *s, const char *run_path, const char *suffix, const struct config_rules *rules)
 {
-    pthread_mutex_lock(&a->mu);
-    a->summary = ok ? 1 : -1;
-    pthread_cond_signal(&a->cv);
-    pthread_mutex_unlock(&a->mu);
+    s->run_path = run_path;
+    s->scratch = xasprintf("%s.%s", run_path, suffix);
+    s->rules = rules;
+    s->started = pthread_create(&s->th, NULL, side_main, s) == 0;
+}
+
+/* Joins s, cancelled first when the job's thread failed (rc); its error
+ * becomes the job's when that had none. */
+static int side_join(struct side *s, int rc, struct err *e)
+{
+    if (!s->started) return rc;
+    if (rc) atomic_store(&s->cancel, 1);
+    pthread_join(s->th, NULL);
+    s->started = 0;
+    if (rc == 0 && s->rc) {
+        *e = s->e;
+        rc = s->rc;
+    }
+    return rc;
+}
+
+/* s's tables copied into db by adopt, with its scratch attached. */
+static int side_adopt(sqlite3 *db, const struct side *s, int (*adopt)(sqlite3 *db, struct err *e), struct err *e)
+{
+    int rc = rundb_attach_aside(db, s->scratch, e);
+    if (rc) return rc;
+    rc = adopt(db, e);
+    struct err ignore;
+    if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
+    return rc;
+}
+
+static void side_free(struct side *s)
+{
+    if (!s->scratch) return;
+    unlink(s->scratch);
+    free(s->scratch);
+    s->scratch = NULL;
 }
 
 struct marker {
@@ -261,39 +288,26 @@ static int stage_start(sqlite3 *db, const struct marker *m, const char *name, st
     return rundb_stage_mark(db, name, "running", 0, e);
 }
 
-/* The aside thread's tables copied into db: the rules marked done as soon as
- * theirs are in, the timeline once the analyses' series are lanes too. */
-static int adopt(sqlite3 *db, const char *scratch, const struct marker *m, double t0, struct err *e)
+int ingest_derive_threads(int jobs)
 {
-    int rc = rundb_attach_aside(db, scratch, e);
-    if (rc) return rc;
-    rc = timeline_adopt(db, e);
-    if (rc == 0) rc = rules_adopt(db, e);
-    struct err ignore;
-    if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
-    if (rc == 0) rc = stage_done(db, m, "rules", t0, e);
-    return rc;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* one core is for the timeline's thread and the rules' */
+    long n = (cpus > 1 ? cpus : 1) / (jobs > 1 ? jobs : 1) - 1;
+    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
 }
 
 /* Every derived table of a run, in dependency order: the analysis (steps,
  * breakdown, operator and kernel tables, memory), then the recommendations
  * drawn from it and the GPU analyses (they read the steps), and the
  * timeline's level of detail (its counters turn the analyses' series into
- * lanes). This thread (with the rank workers of a multi-rank run) writes
- * the analysis and the GPU analyses into run.db while the second
- * (aside_main) builds the timeline of the trace and then the rules into a
- * scratch database, copied in at the end. The second thread is joined on
- * every path, and cancelled when a stage here fails; its error surfaces
- * like one of this thread's. Run at ingest and again after a rank
- * renumbering. */
-int ingest_derive_threads(int jobs)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    /* one core is the second thread's (the timeline and the rules) */
-    long n = (cpus > 1 ? cpus : 1) / (jobs > 1 ? jobs : 1) - 1;
-    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
-}
-
+ * lanes). This thread (with the rank threads of a multi-rank run) writes
+ * the analysis and the GPU analyses into run.db while a second builds the
+ * timeline of the trace from the start and a third the rules once the
+ * analysis is in, each into a scratch database copied in at the end
+ * (timeline first, then rules: the order of the tables in run.db is a
+ * serial derive's). Both are joined on every path, and cancelled when a
+ * stage here fails; their errors surface like this thread's. Run at ingest
+ * and again after a rank renumbering. */
 int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
                   ingest_derive_mark mark, void *arg, struct err *e)
 {
@@ -303,47 +317,40 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     int rc = rundb_rank_gpu_ops(db, &rl.ranks, &rl.cost, &rl.n, e);
     if (rc) return rc;
     for (int i = 0; i < rl.n; i++) rl.cost[i] = RANK_BYTES + rl.cost[i] * OP_BYTES;
-    struct aside a = { .run_path = db_path, .scratch = xasprintf("%s.aside", db_path), .rules = rules };
-    pthread_t th;
-    pthread_mutex_init(&a.mu, NULL);
-    pthread_cond_init(&a.cv, NULL);
+    struct side tl, ru;
+    memset(&tl, 0, sizeof tl);
+    memset(&ru, 0, sizeof ru);
     t[0] = log_now_s();
-    rc = stage_start(db, &m, "summary", e);
+    if (rc == 0) rc = stage_start(db, &m, "summary", e);
     if (rc == 0) rc = stage_start(db, &m, "timeline", e);
-    int started = rc == 0 && pthread_create(&th, NULL, aside_main, &a) == 0;
+    if (rc == 0) side_start(&tl, db_path, "aside", NULL);
     if (rc == 0) rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
     if (rc == 0) rc = stage_done(db, &m, "summary", t[0], e);
     double t_rules = log_now_s();
     if (rc == 0) rc = stage_start(db, &m, "rules", e);
-    if (started) aside_summary(&a, rc == 0);
-    else if (rc == 0) rc = rules_run(db, rules, e);
+    if (rc == 0) side_start(&ru, db_path, "rules", rules);
+    if (rc == 0 && !ru.started) rc = rules_run(db, rules, e);
     t[1] = log_now_s();
     if (rc == 0) rc = stage_start(db, &m, "analyses", e);
     if (rc == 0) rc = each_rank(db, db_path, &rl, analyses_run, analyses_run_rank, analyses_adopt, e);
     if (rc == 0) rc = stage_done(db, &m, "analyses", t[1], e);
     t[2] = log_now_s();
-    if (started) {
-        if (rc) atomic_store(&a.cancel, 1);
-        pthread_join(th, NULL);
-        if (rc == 0 && a.rc) {
-            *e = a.e;
-            rc = a.rc;
-        }
-    }
-    if (rc == 0) rc = started ? adopt(db, a.scratch, &m, t_rules, e) : timeline_build_trace(db, e);
-    if (rc == 0 && !started) rc = stage_done(db, &m, "rules", t_rules, e);
+    int aside = tl.started, ruled = ru.started;
+    rc = side_join(&tl, rc, e);
+    rc = side_join(&ru, rc, e);
+    if (rc == 0) rc = aside ? side_adopt(db, &tl, timeline_adopt, e) : timeline_build_trace(db, e);
+    if (rc == 0 && ruled) rc = side_adopt(db, &ru, rules_adopt, e);
+    if (rc == 0) rc = stage_done(db, &m, "rules", t_rules, e);
     if (rc == 0) rc = timeline_build_analyses(db, e);
     if (rc == 0) rc = stage_done(db, &m, "timeline", t[0], e);
     t[3] = log_now_s();
-    unlink(a.scratch);
-    free(a.scratch);
+    side_free(&tl);
+    side_free(&ru);
     free(rl.ranks);
     free(rl.cost);
-    pthread_cond_destroy(&a.cv);
-    pthread_mutex_destroy(&a.mu);
     if (rc == 0)
         LOG_INFO("derived tables: analysis %.2f s, analyses %.2f s, then %.2f s for the timeline and rules (%s%s)",
-                 t[1] - t[0], t[2] - t[1], t[3] - t[2], started ? "built aside" : "in turn",
+                 t[1] - t[0], t[2] - t[1], t[3] - t[2], aside ? "built aside" : "in turn",
                  rl.n > 1 && rl.threads > 1 ? ", ranks in parallel" : "");
     return rc;
 }

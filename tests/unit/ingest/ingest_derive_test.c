@@ -42,9 +42,12 @@ static int scratch_left(const char *db_path)
         n += access(p, F_OK) == 0;
         free(p);
     }
-    char *p = xasprintf("%s.aside", db_path);
-    n += access(p, F_OK) == 0;
-    free(p);
+    static const char *const sides[] = { "aside", "rules" };
+    for (int i = 0; i < 2; i++) {
+        char *p = xasprintf("%s.%s", db_path, sides[i]);
+        n += access(p, F_OK) == 0;
+        free(p);
+    }
     return n;
 }
 
