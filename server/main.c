@@ -25,6 +25,7 @@
 #include "ingest/ingest.h"
 #include "ingest/ingest_service.h"
 #include "store/catalog.h"
+#include "store/rundb.h"
 #include "store/logstore.h"
 #include "store/catalog_query.h"
 
@@ -180,6 +181,10 @@ int main(int argc, char **argv)
     char **pos = NULL;
     int npos = 0, rc;
 
+    if (rundb_process_init(&e) != 0) {
+        fprintf(stderr, "traceboard: %s\n", e.msg);
+        return 1;
+    }
     /* The rules declare their thresholds; the config learns them before
      * --help lists the keys and before any is read or set. */
     if (rules_config_register(&e) != 0) {

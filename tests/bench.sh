@@ -116,6 +116,11 @@ bench() {
                  if (!(p in s)) o[n++] = p; s[p] += t }
              END { line = "  stages:"; for (i = 0; i < n; i++) if (s[o[i]] >= 0.0005)
                      line = line sprintf(" %s %.2f s,", o[i], s[o[i]]); sub(/,$/, "", line); print line }' "$log"
+        # the phases before "analyze" run one after another on the job's
+        # thread: their sum is when the run opens (its derived pages fill in after)
+        awk -v b="$bytes" '/ phase [a-z]+ took / { for (i = 1; i < NF; i++) if ($i == "phase") { p = $(i + 1); t = $(i + 3) }
+                 if (p != "analyze") v += t }
+             END { if (v > 0) printf "  visible after %.2f s (%.1f MB/s): the run opens, its derived pages fill in after\n", v, b / 1e6 / v }' "$log"
         sed -n 's/.*derived tables: /  analyze: /p' "$log" | head -1
     fi
     rm -rf "$data" "$data.out" "$log"

@@ -22,8 +22,11 @@ int kclass_tensor_core(const char *name);
  * HCCL, MSCCL, NVSHMEM, custom all-reduce ...). */
 int kclass_comm_kernel(const char *name);
 
-/* 1 when a host span is a communication op: `nccl:*`, `gloo:*`, ... */
+/* 1 when a host span is a communication op: its name starts with one of
+ * kclass_comm_op_prefixes (NULL-terminated: "nccl:", "gloo:", ...), which
+ * a reader can look up by name prefix instead of testing every span. */
 int kclass_comm_op(const char *name);
+extern const char *const kclass_comm_op_prefixes[];
 
 /* 1 when the operator could run on tensor cores (matmul, linear, conv,
  * bmm, attention ... and their backward ops), as autocast's lists. */

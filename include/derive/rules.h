@@ -31,7 +31,9 @@
  *
  * Invariants: findings carry numbers with units in evidence.lines, the
  * raw figures beside them; saving_ns is an estimate per average step of
- * the rank concerned (0 when a rule cannot estimate, e.g. memory limits).
+ * the rank concerned (0 when a rule cannot estimate, e.g. memory limits),
+ * capped once the critical path is known (rules_cap: rules_def.side says
+ * which part of the path a fix can take away).
  * Memory: the ctx and its facts belong to rules_run(); findings built by
  * rules_add() belong to the ctx until stored. Readers return new JSON owned
  * by the caller.
@@ -46,6 +48,8 @@
 #include "base/config.h"
 #include "base/err.h"
 #include "derive/ivlist.h"
+
+struct scan_launch;
 
 /* The registry, in evaluation order (a rule that sums up others, like
  * low_gpu_utilization, comes after them): one X(<id>) line per rule. */
@@ -152,6 +156,7 @@ struct rules_rank {
     size_t ngpus;
     const struct rules_gpu *gpu; /* the busiest GPU, NULL when none */
     json_t *summary;             /* the analysis summary (borrowed by rules) */
+    struct scan_launch *launch;  /* its launch calls, read once (rules_launches); NULL until asked */
 };
 
 struct rules_ctx {
@@ -160,7 +165,30 @@ struct rules_ctx {
     struct rules_rank *ranks;
     size_t nranks;
     json_t *findings; /* array, filled by rules_add */
+    size_t launch_rows; /* launch calls held by the ranks' launch readers */
 };
+
+/* The part of a step's critical path (analyses.h, critical_path) that
+ * acting on a finding can take away: its saving is capped by that part
+ * per step (rules_cap, derive/rules_cap.h). */
+enum rules_side {
+    RULES_SIDE_STEP = 0, /* any: never more than the step */
+    RULES_SIDE_HOST,     /* host fixes: cpu, dataloader, launch_overhead and kernel_gap (the GPU waits) */
+    RULES_SIDE_GPU,      /* GPU-side fixes: gpu_compute (kernels and copies) */
+    RULES_SIDE_COMM,     /* communication fixes: communication */
+    RULES_NSIDES
+};
+
+/* Launch calls held in memory by one run's rules, all ranks together
+ * (72 bytes each): past it a rank's launches are looked up one by one. */
+#define RULES_LAUNCH_ROWS ((size_t)1 << 20)
+
+/* The launch calls of rank r (store/scan.h), read in one pass the first
+ * time a rule asks and shared by the rules that look them up or walk them
+ * (kernel_launch_bound, gpu_idle_gaps, excessive_host_sync); preloaded
+ * (scan_launch_rows) while the run's total stays within RULES_LAUNCH_ROWS.
+ * OUT *out: borrowed until rules_run returns. Returns 0 or < 0 (e filled). */
+int rules_launches(struct rules_ctx *c, const struct rules_rank *r, struct scan_launch **out, struct err *e);
 
 struct rules_def {
     const char *id;
@@ -177,6 +205,9 @@ struct rules_def {
      * first, on every rank's list, as the findings of rank null do.
      * RULES_PER_RANK for most rules. */
     int run_level;
+    /* What its fix takes off the critical path (RULES_SIDE_STEP when left
+     * out): the cap of its savings. */
+    enum rules_side side;
 };
 
 enum { RULES_PER_RANK = 0, RULES_RUN_LEVEL = 1 };
@@ -266,6 +297,19 @@ double rules_param(const struct rules_ctx *ctx, const char *key);
  * it, attached to the run's handle as RUNDB_ASIDE, in one transaction. */
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e);
 int rules_adopt(sqlite3 *db, struct err *e);
+
+/* Caps the stored findings of db by its critical path (analyses_run must
+ * have committed; rules_adopt calls it after the copy): each saving is at
+ * most its rule's side of the path per steady step (rules_cap.h), said in
+ * its evidence; the findings are then reordered by the capped savings and
+ * stored again. Nothing changes when no saving exceeds its cap or db has
+ * no critical path. Returns 0 or < 0 (e filled). */
+int rules_cap(sqlite3 *db, struct err *e);
+
+/* 1 when the first of n step durations is warm-up (n >= 3, and it is five
+ * or more times the median of the others): the rules and the caps judge
+ * the steps after it. */
+int rules_warmup_first(const int64_t *dur, size_t n);
 
 /* The stored findings in display order, as a JSON array of finding
  * objects (rank: null for run-level ones). rank >= 0 keeps that rank's

@@ -106,7 +106,8 @@ struct frame {
     int op_parent; /* index of the nearest operator frame below, -1 none */
     int64_t child_op_dur, rt_dur, dev_self, dev_children, tc_self, tc_children;
     int tc_elig;
-    char *shape, *stack;
+    char *shape;
+    uint32_t pystack; /* the Python frames open here (struct walk's stack ids), 0 none */
 };
 
 struct memop {

@@ -93,6 +93,8 @@ struct ingest_progress {
     const char *phase;      /* static string: "queued", "parse", "sort", "write", "index", "commit",
                              * "analyze" (the derived stages: the run is open) */
     char run_id[CATALOG_ID_LEN + 1]; /* once the run is visible, while it derives; else "" */
+    double t_start;         /* log_now_s() when the reading began; 0 before */
+    double t_read;          /* when the last byte was read; 0 before (ingest_eta.h) */
     struct ingest_stage stages[INGEST_STAGES_MAX];
     int nstages;
 };

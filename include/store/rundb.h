@@ -29,6 +29,11 @@
  * folder and removes it). */
 int rundb_copy(const char *src_path, const char *dst_path, struct err *e);
 
+/* Process-wide SQLite settings, called by main before any database is
+ * opened (and before threads start): turns off SQLite's memory statistics,
+ * whose one global mutex every allocation of every connection took. */
+int rundb_process_init(struct err *e);
+
 /* --- readers --- */
 
 /* Opens a committed run database read-only (busy timeout set), after

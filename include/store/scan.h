@@ -89,9 +89,26 @@ struct scan_launch;
  * threads). OUT *out: owned by caller, NULL on failure. */
 int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err *e);
 
+/* Reads every launch call of the rank once (at most max of them), in one
+ * pass over its slices, so that scan_launch_of answers from memory (the
+ * same answers) and scan_launch_rows lists them: for callers that look up
+ * about one launch per GPU op, or walk every launch call. 72 bytes a call;
+ * a rank with more than max keeps the point lookups. Returns 1 when
+ * preloaded (now or before), 0 when there were too many, < 0 on an error. */
+#define SCAN_LAUNCH_PRELOAD_MAX ((size_t)1 << 19)
+int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e);
+
+/* The preloaded launch calls of the rank (every track, corr 0 included),
+ * in track then id order, as scan_slices_next gives them: 1 (*rows
+ * borrowed until scan_launch_close), 0 when not preloaded. */
+int scan_launch_rows(const struct scan_launch *l, const struct scan_slice **rows, size_t *n);
+
+/* 1 when track is one of the rank's host tracks (not a GPU stream). */
+int scan_launch_on_host(const struct scan_launch *l, int64_t track);
+
 /* The launch call of the op with correlation id corr, the earliest (then
- * the longest) when several share it: 1 (row filled), 0 when none (corr 0
- * never matches), < 0 on an error. */
+ * the longest, then the first stored) when several share it: 1 (row
+ * filled), 0 when none (corr 0 never matches), < 0 on an error. */
 int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, struct err *e);
 
 /* Frees l (NULL is fine). */

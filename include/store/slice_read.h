@@ -4,7 +4,8 @@
  * slice's parent, name and kind; the GPU op before one on its stream), the
  * copies of a rank's GPU streams with their byte counts (from args), the
  * compute kernels of a rank in time order, host collective spans summed
- * by name, and walks by id inside one track (slice_read_ids).
+ * by name or listed by name id, and walks by id inside one track
+ * (slice_read_ids).
  *
  * Reads slice, track, str and kernel_stat. Kinds and track kinds are bound
  * as parameters, never written in the SQL; one track's slices are one id
@@ -79,6 +80,14 @@ void slice_read_spans_close(struct slice_read_spans *c);
  * order): name, total = ns, count = spans. OUT *out: owned by caller
  * (stats_read_groups_free). */
 int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, size_t *n, struct err *e);
+
+/* The operator and annotation spans on rank's host tracks whose name is
+ * LIKE any of pats[0..npats) (facts_names_open: at most
+ * FACTS_MAX_PATTERNS), name by name, each in (track, ts) order, through
+ * slice_name's index. OUT *out, *n: owned by caller (free), NULL and 0 on
+ * an error. */
+int slice_read_named_spans(sqlite3 *db, int rank, const char *const *pats, size_t npats, struct scan_slice **out,
+                           size_t *n, struct err *e);
 
 /* Walks by slice id inside one track, for searches that jump (the critical
  * path): a track's id range, a binary-search probe, one slice by id and a

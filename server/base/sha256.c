@@ -1,4 +1,10 @@
-/* sha256.c — SHA-256 (see include/base/sha256.h). */
+/* sha256.c — SHA-256 (see include/base/sha256.h).
+ *
+ * Two block functions with one contract (fold N whole 64-byte blocks into
+ * h[8]): the portable one, and on x86-64 one on the SHA extensions, picked
+ * per hash by sha256_init from CPUID. The portable code hashes ~340 MB/s,
+ * which made the duplicate check ~15 % of an import's CPU; the extensions
+ * do it several times faster on the CPUs of today's GPU servers. */
 #include "base/sha256.h"
 
 #include <errno.h>
@@ -9,6 +15,12 @@
 #include <unistd.h>
 
 #include "base/xmalloc.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SHA256_X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -23,7 +35,7 @@ static const uint32_t K[64] = {
 
 #define ROR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
 
-static void block(struct sha256 *s, const unsigned char *p)
+static void block(uint32_t st[8], const unsigned char *p)
 {
     uint32_t w[64], a, b, c, d, e, f, g, h;
     for (int i = 0; i < 16; i++)
@@ -33,14 +45,77 @@ static void block(struct sha256 *s, const unsigned char *p)
         uint32_t s1 = ROR(w[i - 2], 17) ^ ROR(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
+    a = st[0], b = st[1], c = st[2], d = st[3], e = st[4], f = st[5], g = st[6], h = st[7];
     for (int i = 0; i < 64; i++) {
         uint32_t t1 = h + (ROR(e, 6) ^ ROR(e, 11) ^ ROR(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
         uint32_t t2 = (ROR(a, 2) ^ ROR(a, 13) ^ ROR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
         h = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
     }
-    s->h[0] += a, s->h[1] += b, s->h[2] += c, s->h[3] += d;
-    s->h[4] += e, s->h[5] += f, s->h[6] += g, s->h[7] += h;
+    st[0] += a, st[1] += b, st[2] += c, st[3] += d;
+    st[4] += e, st[5] += f, st[6] += g, st[7] += h;
+}
+
+static void blocks_portable(uint32_t st[8], const unsigned char *p, size_t n)
+{
+    for (; n; n--, p += 64) block(st, p);
+}
+
+#ifdef SHA256_X86
+/* The extensions keep the state as two vectors, ABEF and CDGH (the order
+ * sha256rnds2 wants); each step below runs four rounds and, in the first
+ * twelve, extends the message schedule by four words, so w[] always holds
+ * the sixteen words the next four steps need. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void blocks_shani(uint32_t st[8], const unsigned char *p, size_t n)
+{
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i dcba = _mm_loadu_si128((const __m128i *)&st[0]);
+    __m128i hgfe = _mm_loadu_si128((const __m128i *)&st[4]);
+    __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+    __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+    __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+
+    for (; n; n--, p += 64) {
+        __m128i abef0 = abef, cdgh0 = cdgh, w[4];
+        for (int i = 0; i < 4; i++)
+            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * i)), bswap);
+        for (int g = 0; g < 16; g++) {
+            __m128i m = _mm_add_epi32(w[g & 3], _mm_loadu_si128((const __m128i *)&K[4 * g]));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, m);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(m, 0x0E));
+            if (g < 12) {
+                __m128i t = _mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]);
+                t = _mm_add_epi32(t, _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4));
+                w[g & 3] = _mm_sha256msg2_epu32(t, w[(g + 3) & 3]);
+            }
+        }
+        abef = _mm_add_epi32(abef, abef0);
+        cdgh = _mm_add_epi32(cdgh, cdgh0);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    _mm_storeu_si128((__m128i *)&st[0], _mm_blend_epi16(feba, dchg, 0xF0));
+    _mm_storeu_si128((__m128i *)&st[4], _mm_alignr_epi8(dchg, feba, 8));
+}
+
+static int cpu_has_shani(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1) || !(c & bit_SSSE3)) return 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    return (b & bit_SHA) != 0;
+}
+#endif
+
+static void blocks(struct sha256 *s, const unsigned char *p, size_t n)
+{
+#ifdef SHA256_X86
+    if (s->accel) {
+        blocks_shani(s->h, p, n);
+        return;
+    }
+#endif
+    blocks_portable(s->h, p, n);
 }
 
 void sha256_init(struct sha256 *s)
@@ -50,6 +125,11 @@ void sha256_init(struct sha256 *s)
     memcpy(s->h, h0, sizeof h0);
     s->bytes = 0;
     s->nbuf = 0;
+#ifdef SHA256_X86
+    s->accel = cpu_has_shani();
+#else
+    s->accel = 0;
+#endif
 }
 
 void sha256_update(struct sha256 *s, const void *data, size_t n)
@@ -61,10 +141,11 @@ void sha256_update(struct sha256 *s, const void *data, size_t n)
         memcpy(s->buf + s->nbuf, p, k);
         s->nbuf += k, p += k, n -= k;
         if (s->nbuf < 64) return;
-        block(s, s->buf);
+        blocks(s, s->buf, 1);
         s->nbuf = 0;
     }
-    for (; n >= 64; p += 64, n -= 64) block(s, p);
+    blocks(s, p, n / 64);
+    p += n / 64 * 64, n %= 64;
     memcpy(s->buf, p, n);
     s->nbuf = n;
 }

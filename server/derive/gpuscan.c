@@ -193,8 +193,11 @@ int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_hos
     struct gpuscan_host *h = xcalloc(1, sizeof *h);
     h->track = track;
     h->nm = H->nm;
-    /* every kind: the names say which slices tell the host's activity */
-    if ((rc = scan_range_open(H->db, SCAN_KINDS_ALL, &h->st, e))) {
+    /* the kinds gpuscan_act_of may class (the names say which of them
+     * tell the host's activity): Python frames, the bulk of a with_stack
+     * trace, never come out of SQLite */
+    if ((rc = scan_range_open(H->db, SCAN_KIND(TB_K_CPU_OP) | SCAN_KIND(TB_K_USER_ANNOTATION) | SCAN_LAUNCHES,
+                              &h->st, e))) {
         free(h);
         return rc;
     }

@@ -97,10 +97,13 @@ int kclass_comm_kernel(const char *name)
     return has_any(name, comm);
 }
 
+const char *const kclass_comm_op_prefixes[] = { "nccl:", "gloo:", "rccl:", "mpi:", "ucc:", "xccl:", "hccl:", NULL };
+
 int kclass_comm_op(const char *name)
 {
-    return starts(name, "nccl:") || starts(name, "gloo:") || starts(name, "rccl:") || starts(name, "mpi:") ||
-           starts(name, "ucc:") || starts(name, "xccl:") || starts(name, "hccl:");
+    for (const char *const *p = kclass_comm_op_prefixes; *p; p++)
+        if (starts(name, *p)) return 1;
+    return 0;
 }
 
 int kclass_tc_eligible_op(const char *name)

@@ -12,8 +12,10 @@
 
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "derive/rules_cap.h"
 #include "store/facts.h"
 #include "store/findings.h"
+#include "store/scan.h"
 #include "store/slice_read.h"
 
 _Static_assert(RULES_NPARTS == FACTS_NPARTS, "a step's breakdown is read part for part");
@@ -219,6 +221,7 @@ static int listed(const char *list, const char *id)
 static void ranks_free(struct rules_rank *r, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        scan_launch_close(r[i].launch);
         free(r[i].steps);
         free(r[i].gpus);
         json_decref(r[i].summary);
@@ -309,6 +312,17 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int rules_warmup_first(const int64_t *dur, size_t n)
+{
+    if (n < 3) return 0;
+    int64_t *d = xcalloc(n - 1, sizeof *d);
+    memcpy(d, dur + 1, (n - 1) * sizeof *d);
+    xqsort(d, n - 1, sizeof *d, cmp_i64);
+    int64_t median = d[(n - 1) / 2];
+    free(d);
+    return median > 0 && dur[0] > WARMUP_FACTOR * median;
+}
+
 /* The job's world size in a rank's distributedInfo (JSON text or NULL); 0
  * when not given. */
 static int world_size_of(const char *distributed)
@@ -388,15 +402,13 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
      * steady state, so the rules look at the steps after it. */
     size_t all_steps = r->nsteps;
     if (r->nsteps >= 3) {
-        int64_t *d = xcalloc(r->nsteps - 1, sizeof *d);
-        for (size_t i = 1; i < r->nsteps; i++) d[i - 1] = r->steps[i].dur;
-        xqsort(d, r->nsteps - 1, sizeof *d, cmp_i64);
-        int64_t median = d[(r->nsteps - 1) / 2];
+        int64_t *d = xcalloc(r->nsteps, sizeof *d);
+        for (size_t i = 0; i < r->nsteps; i++) d[i] = r->steps[i].dur;
+        r->warmup_dropped = rules_warmup_first(d, r->nsteps);
         free(d);
-        if (median > 0 && r->steps[0].dur > WARMUP_FACTOR * median) {
+        if (r->warmup_dropped) {
             memmove(r->steps, r->steps + 1, (r->nsteps - 1) * sizeof *r->steps);
             r->nsteps--;
-            r->warmup_dropped = 1;
         }
     }
     if (r->nsteps) {
@@ -481,6 +493,23 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     return 0;
 }
 
+int rules_launches(struct rules_ctx *c, const struct rules_rank *r, struct scan_launch **out, struct err *e)
+{
+    struct rules_rank *mine = &c->ranks[r - c->ranks];
+    int rc;
+    if (!mine->launch) {
+        if ((rc = scan_launch_open(c->db, r->rank, &mine->launch, e)) != 0) return rc;
+        size_t room = c->launch_rows < RULES_LAUNCH_ROWS ? RULES_LAUNCH_ROWS - c->launch_rows : 0;
+        if (room > SCAN_LAUNCH_PRELOAD_MAX) room = SCAN_LAUNCH_PRELOAD_MAX;
+        if ((rc = scan_launch_preload(mine->launch, room, e)) < 0) return rc;
+        const struct scan_slice *rows;
+        size_t n;
+        if (scan_launch_rows(mine->launch, &rows, &n)) c->launch_rows += n;
+    }
+    *out = mine->launch;
+    return 0;
+}
+
 /* ---------------------------------------------------------------------- */
 /* Engine                                                                   */
 /* ---------------------------------------------------------------------- */
@@ -560,7 +589,7 @@ double rules_param(const struct rules_ctx *ctx, const char *key)
 
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
 {
-    struct rules_ctx ctx = { db, cfg, NULL, 0, json_array() };
+    struct rules_ctx ctx = { db, cfg, NULL, 0, json_array(), 0 };
     struct facts_rank *fr = NULL;
     size_t nfr = 0;
     int rc = 0;
@@ -620,7 +649,29 @@ out:
 
 int rules_adopt(sqlite3 *db, struct err *e)
 {
-    return findings_adopt(db, e);
+    int rc = findings_adopt(db, e);
+    return rc ? rc : rules_cap(db, e);
+}
+
+int rules_cap(sqlite3 *db, struct err *e)
+{
+    json_t *findings = NULL, *f;
+    struct rules_cap_path *paths = NULL;
+    size_t npaths = 0, i;
+    int rc = findings_read(db, -1, &findings, e), capped = 0;
+    if (rc == 0) rc = rules_cap_paths(db, &paths, &npaths, e);
+    json_array_foreach(rc == 0 ? findings : NULL, i, f) {
+        const char *id = json_string_value(json_object_get(f, "id"));
+        for (size_t k = 0; id && k < NRULES; k++)
+            if (strcmp(registry[k]->id, id) == 0) capped += rules_cap_finding(f, registry[k]->side, paths, npaths);
+    }
+    if (rc == 0 && capped) {
+        rules_cap_causes(findings);
+        rc = store(db, findings, e);
+    }
+    free(paths);
+    json_decref(findings);
+    return rc;
 }
 
 int rules_findings(sqlite3 *db, int rank, json_t **out, struct err *e)

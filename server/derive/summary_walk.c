@@ -211,6 +211,21 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
 /* Pass 2: CPU threads (operator tree, runtimes, memory attribution)      */
 /* ====================================================================== */
 
+/* The Python stacks met, interned: a with_stack trace opens ~1 Python
+ * frame per operator, and each operator's stack (its innermost
+ * STACK_FRAMES Python frames as text) was built, hashed and compared per
+ * call. A node is a stack of at most STACK_FRAMES frames: one frame (name)
+ * on top of a node of fewer (parent), so nodes stay few even where
+ * misnested frames pile up thousands deep; its text is built once. Nodes
+ * whose texts read the same share one text (canon), so operators group by
+ * text as before. */
+struct pynode {
+    uint32_t parent, name; /* the frames below (node id, 0: none) and the innermost one */
+    uint32_t canon;        /* index in texts, 0: no text */
+    uint32_t drop;         /* this stack without its outermost frame */
+    uint32_t depth;        /* frames, 1..STACK_FRAMES */
+};
+
 struct walk {
     struct frame *f;
     int n, cap;
@@ -218,6 +233,12 @@ struct walk {
     sqlite3_stmt *mem;
     int mem_has;
     int64_t mem_id, mem_ts;
+    struct hmap chain;     /* (parent node, name) -> node id (index in node, from 1) */
+    struct hmap canon;     /* stack text -> its index in texts */
+    struct pynode *node;   /* [0] unused: node 0 is "no Python frame" */
+    size_t nnode, nodecap;
+    char **texts;          /* [0] unused */
+    size_t ntext, textcap;
 };
 
 static void finish_frame(struct rankctx *c, struct walk *w, int i)
@@ -231,22 +252,21 @@ static void finish_frame(struct rankctx *c, struct walk *w, int i)
         /* an API call or NVTX range (Nsight) says nothing of matmul work */
         int elig = f->kind == TB_K_CPU_OP &&
                    (f->tc_elig || (summary_rank_name(&c->names, f->name)->flags & NF_TC_ELIGIBLE) || f->tc_self > 0);
-        char keybuf[64];
-        int kn = snprintf(keybuf, sizeof keybuf, "%u\x01", f->name);
-        size_t sl = f->shape ? strlen(f->shape) : 0, tl = f->stack ? strlen(f->stack) : 0;
-        char *key = xmalloc((size_t)kn + sl + tl + 2);
-        memcpy(key, keybuf, (size_t)kn);
-        if (sl) memcpy(key + kn, f->shape, sl);
-        key[kn + sl] = '\x01';
-        if (tl) memcpy(key + kn + sl + 1, f->stack, tl);
+        /* name, stack text (interned: its index), shape */
+        uint32_t stack = w->node[f->pystack].canon;
+        size_t sl = f->shape ? strlen(f->shape) : 0, klen = 8 + sl;
+        char keybuf[256];
+        char *key = klen <= sizeof keybuf ? keybuf : xmalloc(klen);
+        memcpy(key, &f->name, 4);
+        memcpy(key + 4, &stack, 4);
+        if (sl) memcpy(key + 8, f->shape, sl);
         int fresh;
-        size_t klen = (size_t)kn + sl + 1 + tl;
         struct opagg *a = hmap_put(&c->ops, hmap_hash_bytes(key, klen), key, klen, &fresh);
-        free(key);
+        if (key != keybuf) free(key);
         if (fresh) {
             a->name = f->name;
             a->shape = f->shape ? xstrdup(f->shape) : NULL;
-            a->stack = f->stack ? xstrdup(f->stack) : NULL;
+            a->stack = stack ? xstrdup(w->texts[stack]) : NULL;
         }
         a->calls++;
         a->host_total += total;
@@ -265,8 +285,7 @@ static void finish_frame(struct rankctx *c, struct walk *w, int i)
         }
     }
     free(f->shape);
-    free(f->stack);
-    f->shape = f->stack = NULL;
+    f->shape = NULL;
 }
 
 static void pop_frame(struct rankctx *c, struct walk *w)
@@ -313,14 +332,14 @@ static int flush_mem(struct rankctx *c, struct walk *w, int64_t until)
 /* Up to this many innermost Python frames make an operator's call stack. */
 #define STACK_FRAMES 8
 
-static char *python_stack(struct rankctx *c, struct walk *w)
+/* The text of a stack: the innermost STACK_FRAMES Python frames from
+ * node id up, innermost first, one a line. Owned by caller. */
+static char *stack_text(struct rankctx *c, const struct walk *w, uint32_t id)
 {
     size_t len = 0, cap = 0;
     char *out = NULL;
-    int frames = 0;
-    for (int i = w->n - 1; i >= 0 && frames < STACK_FRAMES; i--) {
-        if (w->f[i].kind != TB_K_PYTHON) continue;
-        const char *s = summary_rank_name(&c->names, w->f[i].name)->s;
+    for (int frames = 0; id && frames < STACK_FRAMES; id = w->node[id].parent, frames++) {
+        const char *s = summary_rank_name(&c->names, w->node[id].name)->s;
         size_t n = strlen(s);
         if (len + n + 2 > cap) {
             cap = (len + n + 2) * 2;
@@ -330,9 +349,55 @@ static char *python_stack(struct rankctx *c, struct walk *w)
         memcpy(out + len, s, n);
         len += n;
         out[len] = 0;
-        frames++;
     }
     return out;
+}
+
+/* The node of frame `name` on top of node `below` (at most
+ * STACK_FRAMES - 1 frames deep). */
+static uint32_t pynode_get(struct rankctx *c, struct walk *w, uint32_t below, uint32_t name)
+{
+    uint32_t key[2] = { below, name };
+    int fresh;
+    uint32_t *id = hmap_put(&w->chain, hmap_hash_bytes(key, sizeof key), key, sizeof key, &fresh);
+    if (!fresh) return *id;
+    if (w->nnode == w->nodecap) {
+        w->nodecap = w->nodecap ? w->nodecap * 2 : 256;
+        w->node = xrealloc(w->node, w->nodecap * sizeof *w->node);
+    }
+    uint32_t me = (uint32_t)w->nnode++;
+    *id = me; /* before the calls below move the map */
+    w->node[me] = (struct pynode){ below, name, 0, 0, w->node[below].depth + 1 };
+    if (below) {
+        uint32_t drop = pynode_get(c, w, w->node[below].drop, name);
+        w->node[me].drop = drop;
+    }
+    char *text = stack_text(c, w, me);
+    size_t tl = strlen(text);
+    if (!tl) { /* frames without names read as no stack, as before */
+        free(text);
+        return me;
+    }
+    uint32_t *canon = hmap_put(&w->canon, hmap_hash_bytes(text, tl), text, tl, &fresh);
+    if (fresh) {
+        if (w->ntext == w->textcap) {
+            w->textcap = w->textcap * 2;
+            w->texts = xrealloc(w->texts, w->textcap * sizeof *w->texts);
+        }
+        *canon = (uint32_t)w->ntext;
+        w->texts[w->ntext++] = text;
+    } else {
+        free(text);
+    }
+    w->node[me].canon = *canon;
+    return me;
+}
+
+/* The stack once Python frame `name` opens on top of stack `parent`: its
+ * innermost STACK_FRAMES frames. */
+static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, uint32_t name)
+{
+    return pynode_get(c, w, w->node[parent].depth == STACK_FRAMES ? w->node[parent].drop : parent, name);
 }
 
 static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint32_t track, int64_t first,
@@ -446,10 +511,11 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         f->op_parent = w->top_op;
         f->dev_self = is_op ? dev : 0;
         f->tc_self = is_op ? tc : 0;
+        f->pystack = w->n ? w->f[w->n - 1].pystack : 0;
+        if (kind == TB_K_PYTHON) f->pystack = python_push(c, w, f->pystack, name);
         if (is_op) {
             const char *args = (const char *)sqlite3_column_text(st, 7);
             if (args) f->shape = op_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
-            if (c->has_python) f->stack = python_stack(c, w);
             w->top_op = w->n;
         }
         w->n++;
@@ -475,6 +541,12 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
     struct walk w;
     int rc = 0;
     memset(&w, 0, sizeof w);
+    hmap_init(&w.chain, sizeof(uint32_t), 256);
+    hmap_init(&w.canon, sizeof(uint32_t), 256);
+    w.node = xcalloc(w.nodecap = 256, sizeof *w.node);
+    w.nnode = 1;
+    w.texts = xcalloc(w.textcap = 256, sizeof *w.texts);
+    w.ntext = 1;
     if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(c->db, mem_sql, -1, &w.mem, NULL) != SQLITE_OK) {
@@ -490,11 +562,13 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
     }
     if (src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (tracks)");
 out:
-    for (int i = 0; i < w.n; i++) {
-        free(w.f[i].shape);
-        free(w.f[i].stack);
-    }
+    for (int i = 0; i < w.n; i++) free(w.f[i].shape);
     free(w.f);
+    for (size_t i = 1; i < w.ntext; i++) free(w.texts[i]);
+    free(w.texts);
+    free(w.node);
+    hmap_free(&w.chain, NULL);
+    hmap_free(&w.canon, NULL);
     sqlite3_finalize(w.mem);
     sqlite3_finalize(tr);
     sqlite3_finalize(st);

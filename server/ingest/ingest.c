@@ -76,6 +76,9 @@ static void on_phase(void *arg, const char *phase)
     if (!l->p) return;
     if (l->mu) pthread_mutex_lock(l->mu);
     l->p->phase = phase;
+    if (l->p->t_start == 0) l->p->t_start = t;
+    /* the reading ends when a phase after the last rank's parse begins */
+    if (l->p->t_read == 0 && strcmp(phase, "parse") != 0 && l->p->bytes_done >= l->p->bytes_total) l->p->t_read = t;
     if (l->mu) pthread_mutex_unlock(l->mu);
 }
 

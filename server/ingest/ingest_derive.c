@@ -334,6 +334,7 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0) rc = stage_start(db, &m, "analyses", e);
     if (rc == 0) rc = each_rank(db, db_path, &rl, analyses_run, analyses_run_rank, analyses_adopt, e);
     if (rc == 0) rc = stage_done(db, &m, "analyses", t[1], e);
+    if (rc == 0 && !ru.started) rc = rules_cap(db, e); /* on a thread: rules_adopt caps them */
     t[2] = log_now_s();
     int aside = tl.started, ruled = ru.started;
     rc = side_join(&tl, rc, e);

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "ingest/ingest.h"
+#include "ingest/ingest_eta.h"
 #include "ingest/importer.h"
 #include "store/catalog_query.h"
 #include "store/rundb.h"
@@ -66,6 +67,7 @@ struct ingest_service {
     int nthreads;
     pthread_t backfill; /* fills in the figures of older runs; joined at stop */
     int backfilling;
+    struct ingest_eta eta; /* under mu */
 };
 
 #define KEEP_FINISHED 64
@@ -132,6 +134,7 @@ static void *worker(void *arg)
         pick->err = e;
         if (!rc) memcpy(pick->run_id, run_id, sizeof run_id);
         pick->ended = time(NULL);
+        if (!rc) ingest_eta_learn(&s->eta, pick->progress.t_start, pick->progress.t_read, log_now_s());
         pick->progress.phase = rc ? "failed" : "done";
         if (!rc) pick->progress.bytes_done = pick->progress.bytes_total;
         pthread_cond_broadcast(&s->done);
@@ -244,6 +247,7 @@ int ingest_service_start(struct catalog *cat, const struct config *cfg, struct i
     if (!catalog_read_only(cat) && fsutil_mkdirs(tmp, e) != 0) LOG_WARN("%s (uploads will fail until fixed)", e->msg);
     free(tmp);
     s->cat = cat;
+    ingest_eta_init(&s->eta);
     s->cfg = cfg;
     s->next_id = 1;
     pthread_mutex_init(&s->mu, NULL);
@@ -363,7 +367,7 @@ int ingest_wait(struct ingest_service *s, int job_id, char run_id[CATALOG_ID_LEN
 }
 
 /* Caller holds mu. */
-static json_t *job_json(const struct job *j)
+static json_t *job_json(const struct ingest_service *s, const struct job *j)
 {
     json_t *o = json_pack("{s:i,s:s,s:s,s:I,s:I,s:I}", "id", j->id, "state", job_state_names[j->state], "phase",
                           j->progress.phase ? j->progress.phase : "queued", "bytes_done",
@@ -389,6 +393,11 @@ static json_t *job_json(const struct job *j)
                                                 round((st->done ? st->took : done ? 0.0 : now - st->t0) * 1000) / 1000));
     }
     json_object_set_new(o, "stages", stages);
+    if (j->state == JOB_RUNNING) {
+        const struct ingest_progress *p = &j->progress;
+        double left = ingest_eta_left(&s->eta, p->t_start, p->t_read, p->bytes_done, p->bytes_total, now);
+        json_object_set_new(o, "eta_s", left < 0 ? json_null() : json_real(round(left * 10) / 10));
+    }
     if (j->state == JOB_FAILED)
         json_object_set_new(o, "error", json_pack("{s:s,s:s,s:i}", "code", err_code_name(j->err.code), "message",
                                                   j->err.msg, "status", err_http_status(j->err.code)));
@@ -400,7 +409,7 @@ int ingest_job_json(struct ingest_service *s, int job_id, json_t **out, struct e
     int rc = 0;
     pthread_mutex_lock(&s->mu);
     struct job *j = find_job(s, job_id);
-    if (j) *out = job_json(j);
+    if (j) *out = job_json(s, j);
     else rc = err_set(e, ERR_NOT_FOUND, "no ingest job %d (finished jobs are forgotten after a while)", job_id);
     pthread_mutex_unlock(&s->mu);
     return rc;
@@ -414,7 +423,7 @@ json_t *ingest_jobs_json(struct ingest_service *s)
     for (struct job *j = s->jobs; j; j = j->next) {
         if (j->state == JOB_DONE) continue;
         if (j->state == JOB_FAILED && now - j->ended > 3600) continue;
-        json_array_append_new(arr, job_json(j));
+        json_array_append_new(arr, job_json(s, j));
     }
     pthread_mutex_unlock(&s->mu);
     return arr;

@@ -112,6 +112,13 @@ static json_t *col_json(sqlite3_stmt *st, int i)
     return j ? j : json_null();
 }
 
+int rundb_process_init(struct err *e)
+{
+    if (sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0) != SQLITE_OK || sqlite3_initialize() != SQLITE_OK)
+        return err_set(e, ERR_INTERNAL, "cannot initialise SQLite");
+    return 0;
+}
+
 int rundb_copy(const char *src_path, const char *dst_path, struct err *e)
 {
     sqlite3 *src = NULL, *dst = NULL;

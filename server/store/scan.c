@@ -137,46 +137,170 @@ int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struc
 }
 
 struct scan_launch {
+    sqlite3 *db;
+    int rank;
     sqlite3_stmt *st;
+    struct launch_track {
+        int64_t id;
+        int64_t host; /* 1: not a GPU stream (scan_slices' SCAN_TRACKS_HOST) */
+    } *tracks;       /* the rank's tracks, by id */
+    size_t ntracks;
+    /* preloaded: every launch call of the rank in track then id order, and
+     * those with a correlation id by (corr, row) */
+    struct scan_slice *mem;
+    size_t nmem;
+    struct launch_ix {
+        int64_t corr;
+        size_t row;
+    } *by_corr;
+    size_t nby;
+    int preloaded;
 };
 
 void scan_launch_close(struct scan_launch *l)
 {
     if (!l) return;
     sqlite3_finalize(l->st);
+    free(l->tracks);
+    free(l->mem);
+    free(l->by_corr);
     free(l);
+}
+
+/* The order of the answers: earliest, then longest, then first stored. */
+static int launch_before(const struct scan_slice *a, const struct scan_slice *b)
+{
+    if (a->ts != b->ts) return a->ts < b->ts;
+    if (a->dur != b->dur) return a->dur > b->dur;
+    return a->id < b->id;
+}
+
+static int cmp_launch_ix(const void *pa, const void *pb)
+{
+    const struct launch_ix *a = pa, *b = pb;
+    if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
+    return (a->row > b->row) - (a->row < b->row);
+}
+
+int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e)
+{
+    struct scan_slices *c;
+    struct scan_slice r;
+    size_t cap = 0;
+    if (l->preloaded) return 1;
+    int rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES, &c, e);
+    if (rc) return rc;
+    while ((rc = scan_slices_next(c, &r, e)) == 1) {
+        if (l->nmem == max) break;
+        if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
+        l->mem[l->nmem++] = r;
+    }
+    scan_slices_close(c);
+    if (rc != 0) { /* an error, or too many to hold: the point lookups stay */
+        free(l->mem);
+        l->mem = NULL;
+        l->nmem = 0;
+        return rc < 0 ? rc : 0;
+    }
+    l->by_corr = xmalloc((l->nmem ? l->nmem : 1) * sizeof *l->by_corr);
+    for (size_t i = 0; i < l->nmem; i++)
+        if (l->mem[i].corr) l->by_corr[l->nby++] = (struct launch_ix){ l->mem[i].corr, i };
+    if (l->nby) xqsort(l->by_corr, l->nby, sizeof *l->by_corr, cmp_launch_ix);
+    l->preloaded = 1;
+    return 1;
+}
+
+int scan_launch_rows(const struct scan_launch *l, const struct scan_slice **rows, size_t *n)
+{
+    *rows = l->mem;
+    *n = l->nmem;
+    return l->preloaded;
+}
+
+static void track_fill(sqlite3_stmt *st, void *elem)
+{
+    struct launch_track *t = elem;
+    t->id = sqlite3_column_int64(st, 0);
+    t->host = sqlite3_column_int64(st, 1);
 }
 
 int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err *e)
 {
     struct scan_launch *l = xcalloc(1, sizeof *l);
+    sqlite3_stmt *tr;
+    const int64_t args[] = { rank, TB_TRACK_GPU };
     int rc;
     *out = NULL;
-    /* the corr index finds the few slices of an id; the join keeps the rank's */
+    l->db = db;
+    l->rank = rank;
+    /* the corr index finds the few slices of an id; the rank's tracks (a
+     * handful) are held here, and the earliest call chosen here too: a
+     * join and a sort per lookup cost as much as the lookup itself, and
+     * the rules look up one launch per GPU op */
     if ((rc = rundb_prepare(db,
-                            "SELECT " SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
-                            " WHERE s.corr = ?1 AND s.corr != 0 AND s.kind IN (?3, ?4) AND t.rank = ?2"
-                            " ORDER BY s.ts, s.dur DESC LIMIT 1",
-                            &l->st, e))) {
+                            "SELECT " SLICE_COLS " FROM slice s"
+                            " WHERE s.corr = ?1 AND s.corr != 0 AND s.kind IN (?2, ?3)",
+                            &l->st, e)) ||
+        (rc = scan_prepare_args(db, "SELECT id, coalesce(kind != ?2, 0) FROM track WHERE rank = ?1 ORDER BY id", args, 2, &tr,
+                                e)) ||
+        (rc = scan_collect(tr, "run database (tracks)", sizeof *l->tracks, track_fill, NULL, (void **)&l->tracks,
+                           &l->ntracks, e))) {
         scan_launch_close(l);
         return rc;
     }
-    sqlite3_bind_int(l->st, 2, rank);
-    sqlite3_bind_int(l->st, 3, TB_K_RUNTIME);
-    sqlite3_bind_int(l->st, 4, TB_K_DRIVER);
+    sqlite3_bind_int(l->st, 2, TB_K_RUNTIME);
+    sqlite3_bind_int(l->st, 3, TB_K_DRIVER);
     *out = l;
     return 0;
 }
 
+/* The rank's track of that id, NULL when it is another rank's. */
+static const struct launch_track *launch_track_of(const struct scan_launch *l, int64_t track)
+{
+    size_t lo = 0, hi = l->ntracks;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (l->tracks[mid].id < track) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < l->ntracks && l->tracks[lo].id == track ? &l->tracks[lo] : NULL;
+}
+
+int scan_launch_on_host(const struct scan_launch *l, int64_t track)
+{
+    const struct launch_track *t = launch_track_of(l, track);
+    return t && t->host;
+}
+
 int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, struct err *e)
 {
+    struct scan_slice r;
+    int rc, found = 0;
     if (!corr) return 0;
+    if (l->preloaded) {
+        size_t lo = 0, hi = l->nby;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (l->by_corr[mid].corr < corr) lo = mid + 1;
+            else hi = mid;
+        }
+        for (; lo < l->nby && l->by_corr[lo].corr == corr; lo++) {
+            const struct scan_slice *m = &l->mem[l->by_corr[lo].row];
+            if (!found || launch_before(m, row)) *row = *m;
+            found = 1;
+        }
+        return found;
+    }
     sqlite3_reset(l->st);
     sqlite3_bind_int64(l->st, 1, corr);
-    int rc = scan_step(l->st, e, "run database (launch calls)");
-    if (rc == 1) slice_row(l->st, row);
+    while ((rc = scan_step(l->st, e, "run database (launch calls)")) == 1) {
+        slice_row(l->st, &r);
+        if (!launch_track_of(l, r.track)) continue;
+        if (!found || launch_before(&r, row)) *row = r;
+        found = 1;
+    }
     sqlite3_reset(l->st);
-    return rc;
+    return rc < 0 ? rc : found;
 }
 
 int scan_has_table(sqlite3 *db, const char *name, struct err *e)
@@ -300,7 +424,15 @@ void scan_range_set(struct scan_range *c, int64_t lo, int64_t hi)
 int scan_range_next(struct scan_range *c, struct scan_slice *row, struct err *e)
 {
     int rc = scan_step(c->st, e, "run database (slice range)");
-    if (rc == 1) slice_row(c->st, row);
+    if (rc == 1) { /* the statement's track and parent are 0: not read (each column call takes the db's mutex) */
+        row->id = sqlite3_column_int64(c->st, 0);
+        row->track = row->parent = 0;
+        row->ts = sqlite3_column_int64(c->st, 2);
+        row->dur = sqlite3_column_int64(c->st, 3);
+        row->name = (uint32_t)sqlite3_column_int64(c->st, 5);
+        row->kind = (enum tb_kind)sqlite3_column_int(c->st, 6);
+        row->corr = sqlite3_column_int64(c->st, 7);
+    }
     return rc;
 }
 

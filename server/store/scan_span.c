@@ -31,12 +31,13 @@ int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
     c->rank = rank;
     /* names first (str is small beside slice), then slice_name's index;
      * the prefix is matched with a range on s so no LIKE escaping applies:
-     * s >= prefix AND s < prefix || x'F4908080' (past every UTF-8 suffix) */
+     * s >= prefix AND s < prefix || x'F4908080' (past every UTF-8 suffix).
+     * The names as an IN list: written as a join, the planner walked all of
+     * slice_name and looked each name up (40 ms for 1 M slices) */
     if ((rc = rundb_prepare(db,
-                            "SELECT " SCAN_SLICE_COLS " FROM str n JOIN slice s ON s.name = n.id"
-                            " JOIN track t ON t.id = s.track"
-                            " WHERE n.s >= ?1 AND n.s < ?1 || char(1114111) AND (?2 < 0 OR t.rank = ?2)"
-                            " ORDER BY s.name, s.track, s.ts",
+                            "SELECT " SCAN_SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
+                            " WHERE s.name IN (SELECT n.id FROM str n WHERE n.s >= ?1 AND n.s < ?1 || char(1114111))"
+                            " AND (?2 < 0 OR t.rank = ?2) ORDER BY s.name, s.track, s.ts",
                             &c->named, e)) ||
         (rc = rundb_prepare(db, "SELECT " SCAN_SLICE_COLS " FROM slice s WHERE s.id > ?1 ORDER BY s.id", &c->inside,
                             e)) ||

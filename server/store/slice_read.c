@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "base/xmalloc.h"
+#include "store/facts.h"
 #include "store/rundb.h"
 #include "store/scan.h"
 
@@ -199,6 +200,47 @@ int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, 
                                 args, 3, &st, e);
     if (rc) return rc;
     return scan_collect(st, "ddp_backend (collectives)", sizeof **out, coll_fill, coll_drop, (void **)out, n, e);
+}
+
+int slice_read_named_spans(sqlite3 *db, int rank, const char *const *pats, size_t npats, struct scan_slice **out,
+                           size_t *n, struct err *e)
+{
+    const int64_t args[] = { 0, rank, TB_TRACK_GPU, TB_K_CPU_OP, TB_K_USER_ANNOTATION };
+    struct facts_names *names;
+    sqlite3_stmt *st;
+    uint32_t id;
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    /* the names first (the small str table), then slice_name's index on
+     * (name, track, ts) for each */
+    int rc = scan_prepare_args(db,
+                               "SELECT " SCAN_SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
+                               " WHERE s.name = ?1 AND t.rank = ?2 AND t.kind != ?3 AND s.kind IN (?4, ?5)"
+                               " ORDER BY s.track, s.ts",
+                               args, 5, &st, e);
+    if (rc) return rc;
+    if ((rc = facts_names_open(db, FACTS_LIKE, pats, npats, &names, e))) {
+        sqlite3_finalize(st);
+        return rc;
+    }
+    while ((rc = facts_names_next(names, &id, NULL, e)) == 1) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, id);
+        while ((rc = scan_step(st, e, "host spans by name")) == 1) {
+            if (*n == cap) *out = xrealloc(*out, (cap = cap ? cap * 2 : 64) * sizeof **out);
+            scan_slice_row(st, &(*out)[(*n)++]);
+        }
+        if (rc < 0) break;
+    }
+    facts_names_close(names);
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc < 0 ? rc : 0;
 }
 
 /* The statements of a slice_read_ids: a track's range, the probe, the

@@ -53,6 +53,10 @@ test('a deriving run: the job links to it, its tabs say computing, then fill in'
   assert.match(id, /^[0-9a-f]{16}$/);
   await page.waitForSelector('table[aria-label="Import stages"] td:has-text("commit")');
   assert.match(await page.textContent('table[aria-label="Import stages"]'), /parse\s*done/);
+  // the server's estimate of the time left shows while the run derives
+  const left = page.locator('dt:has-text("Time left") + dd');
+  await page.waitForFunction(() => /about \d/.test(document.querySelector('dl')?.textContent || ''));
+  assert.match(await left.textContent(), /^about \d/);
   await page.screenshot({ path: join(SHOTS, 'early-job.png'), fullPage: true });
 
   const seen = errors.length;

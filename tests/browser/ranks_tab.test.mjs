@@ -5,10 +5,12 @@
 // from 1600 px on the collectives of 8 ranks fit without scrolling. On a
 // single-rank run the tab must come up without reading the run's events
 // (the work avoided is asserted in tests/unit/derive/ranks_test.c; here the
-// answer's time gets a generous bound only). Screenshots: ranks-8-WIDTH.png.
+// answer's time gets a generous bound only). A step one rank did not record is
+// drawn in the theme's subtle colour, light and dark. Screenshots: ranks-8-WIDTH.png.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, basename } from 'node:path';
 import { SHARED } from '../integration/lib.mjs';
 import { SHOTS, startBrowser } from './lib.mjs';
@@ -95,4 +97,38 @@ test('a single-rank run: the Ranks tab answers at once and says the comparison n
   await page.goto(`${srv.base}/?run=${id}&view=ranks`);
   await page.getByText('Comparing ranks needs several').waitFor();
   assert.deepEqual(await overflowing(), []);
+});
+
+/** A Kineto trace of one rank whose ProfilerStep spans are steps (µs),
+ * each with one kernel under it. */
+function stepsTrace(rank, steps) {
+  const ev = [];
+  steps.forEach((n, i) => {
+    const ts = 1000 + i * 1000;
+    ev.push({ ph: 'X', cat: 'user_annotation', name: `ProfilerStep#${n}`, pid: 1, tid: 1, ts, dur: 900 });
+    ev.push({ ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts: ts + 10, dur: 5, args: { correlation: 10 + i } });
+    ev.push({ ph: 'X', cat: 'kernel', name: 'gemm', pid: 0, tid: 7, ts: ts + 20, dur: 500, args: { correlation: 10 + i, device: 0, stream: 7 } });
+  });
+  return JSON.stringify({ schemaVersion: 1, distributedInfo: { rank, world_size: 2, backend: 'nccl' }, traceEvents: ev });
+}
+
+test('heat map: a step a rank did not record is drawn in the theme\'s subtle colour, light and dark', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tb-heat-'));
+  try {
+    writeFileSync(join(dir, 'rank0.pt.trace.json'), stepsTrace(0, [1, 2, 3]));
+    writeFileSync(join(dir, 'rank1.pt.trace.json'), stepsTrace(1, [1, 2]));
+    const id = await srv.upload([join(dir, 'rank0.pt.trace.json'), join(dir, 'rank1.pt.trace.json')], 'uneven steps');
+    for (const [scheme, want] of [['light', 'rgb(240, 242, 245)'], ['dark', 'rgb(36, 43, 54)']]) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.goto(`${srv.base}/?run=${id}&view=ranks`);
+      const none = page.locator('svg.tb-rk-heat g.tb-rk-heat-row[data-rank="1"] rect.tb-rk-heat-none');
+      await none.first().waitFor();
+      assert.equal(await none.count(), 1, 'rank 1 lacks one step');
+      assert.match(await none.locator('title').textContent(), /not recorded/);
+      assert.equal(await none.evaluate((e) => getComputedStyle(e).fill), want, scheme);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -69,6 +69,13 @@
 //    the blocking call's own span still weighs zero (the wait itself is
 //    not on the path, as in ours). Its path covers >= 90 % of every step
 //    (asserted; 96-100 % here) and its shares are of its length.
+//  - A thread waiting for another's collective: the part of a host edge
+//    in which its thread runs no operator (a gap between top-level ops, or
+//    one directly inside the ProfilerStep span) that lies under a host
+//    collective span (gloo:/nccl:/... operator or annotation) of another
+//    thread of the process is communication (DDP's main thread in
+//    backward() while the gloo thread all-reduces; only the "DAG" variant
+//    weighs such gaps).
 // Remaining, legitimate differences between that DAG and our walk:
 //  - HTA's launch edge runs from the runtime call's start and exists only
 //    when the stream was idle at the launch; our walk's launch edge arrives
@@ -90,7 +97,8 @@
 // launch_overhead); bound_by equal where one category holds > 60 % in
 // both. What must hold regardless (asserted per step): our categories add
 // up to the step's duration; gpu_compute + communication on our path (and
-// on both DAG paths) <= the union of GPU op time in the step; dataloader <=
+// on both DAG paths) <= the union of GPU op time and host collective spans
+// in the step; dataloader <=
 // the time a thread spends inside DataLoader spans in the step.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -105,6 +113,7 @@ const DOMINANT = 0.6;
 const NODE_HOST_CATS = new Set(['cpu_op', 'Operator', 'cuda_runtime', 'Runtime', 'cuda_driver']);
 const HTA_BLOCKING = new Set(['cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
   'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync']);
+const HOST_COLL = /^(nccl|gloo|rccl|mpi|ucc|xccl|hccl):/;
 const COMM_KERNEL = /nccl|gloo|rccl|hccl|msccl|nvshmem|cross_device_reduce|allreduce|all_reduce|allgather|all_gather|reducescatter|reduce_scatter|alltoall|all_to_all|sendrecv/i;
 
 /** The events of a parsed trace, in ns. */
@@ -112,6 +121,7 @@ function load(trace) {
   const host = new Map(); // thread key -> node events (cpu_op, runtime, driver)
   const cpuOps = new Map(); // thread key -> cpu_op events (fusion)
   const loaders = new Map(); // thread key -> DataLoader spans
+  const colls = []; // host collective spans [ts, end, key, pid]
   const ops = [], runtimes = [];
   let id = 0;
   for (const e of trace.traceEvents || []) {
@@ -126,6 +136,8 @@ function load(trace) {
       continue;
     }
     const key = `${e.pid}:${e.tid}`;
+    if ((e.cat === 'user_annotation' || e.cat === 'cpu_op') && HOST_COLL.test(name) && end > ts)
+      colls.push([ts, end, key, String(e.pid)]);
     if (e.cat === 'user_annotation' && isDataLoader(name)) {
       if (!loaders.has(key)) loaders.set(key, []);
       loaders.get(key).push([ts, end]);
@@ -146,7 +158,8 @@ function load(trace) {
   for (const l of host.values()) l.sort(order);
   for (const l of cpuOps.values()) l.sort(order);
   for (const l of loaders.values()) l.sort((x, y) => x[0] - y[0]);
-  return { host, cpuOps, loaders, ops };
+  colls.sort((x, y) => x[0] - y[0]);
+  return { host, cpuOps, loaders, ops, colls };
 }
 
 /** Length of [a, b) inside the union of sorted spans. */
@@ -178,8 +191,8 @@ function htaPath(t, w0, w1, gaps = false) {
   const out = []; // per node: [[to, w, cat, key, a, b]]
   const indeg = [];
   const node = (ts) => { nodes.push(ts); out.push([]); indeg.push(0); return nodes.length - 1; };
-  const edge = (u, v, w, cat, key = null) => {
-    out[u].push([v, Math.max(0, w), cat, key, nodes[u], nodes[v]]);
+  const edge = (u, v, w, cat, key = null, idle = false) => {
+    out[u].push([v, Math.max(0, w), cat, key, nodes[u], nodes[v], idle]);
     indeg[v]++;
   };
   const startOf = new Map(), endOf = new Map();
@@ -197,7 +210,7 @@ function htaPath(t, w0, w1, gaps = false) {
       const s = startOf.get(e), en = endOf.get(e);
       const zero = HTA_BLOCKING.has(e.name);
       // attribution: start→end is the event itself; end(B)→end(A) is A
-      if (last !== null) edge(last, en, zero ? 0 : nodes[en] - nodes[last], hostCat(e), key);
+      if (last !== null) edge(last, en, zero ? 0 : nodes[en] - nodes[last], hostCat(e), key, !!e.step);
       if (stack.length === 0) { last = null; lastTop = en; } else { last = en; lastParent = stack[stack.length - 1]; }
       void s;
     };
@@ -206,11 +219,11 @@ function htaPath(t, w0, w1, gaps = false) {
       if (stack.length && e.end > stack[stack.length - 1].end) nodes[endOf.get(e)] = stack[stack.length - 1].end;
       const s = startOf.get(e);
       if (!stack.length && lastTop !== null)
-        edge(lastTop, s, gaps ? nodes[s] - nodes[lastTop] : 0, gaps ? 'cpu' : 'dependency', gaps ? key : null);
+        edge(lastTop, s, gaps ? nodes[s] - nodes[lastTop] : 0, gaps ? 'cpu' : 'dependency', gaps ? key : null, true);
       if (last !== null) {
         // start(A)→start(B): inside A; end(B)→start(C): inside the parent
         const from = stack.length ? stack[stack.length - 1] : lastParent;
-        edge(last, s, nodes[s] - nodes[last], hostCat(from), key);
+        edge(last, s, nodes[s] - nodes[last], hostCat(from), key, !!(from && from.step));
       }
       last = s;
       stack.push(e);
@@ -263,12 +276,15 @@ function htaPath(t, w0, w1, gaps = false) {
   for (let v = 1; v < n; v++) if (dist[v] > dist[best]) best = v;
   const by = Object.fromEntries(CATS.map((c) => [c, 0]));
   for (let v = best; pred[v] >= 0; v = pred[v]) {
-    const [, w, cat, key, a, b] = via[v];
+    const [, w, cat, key, a, b, idle] = via[v];
     if (!w) continue;
     if (key !== null) { // a host edge: the part inside a DataLoader call is data loading
-      const dl = Math.min(w, inside(t.loaders.get(key), a, b));
+      const pid = key.split(':')[0];
+      const wait = idle ? Math.min(w, inside(t.colls.filter((c) => c[2] !== key && c[3] === pid), a, b)) : 0;
+      const dl = Math.min(w - wait, inside(t.loaders.get(key), a, b));
+      by.communication += wait;
       by.dataloader += dl;
-      by[cat] += w - dl;
+      by[cat] += w - dl - wait;
     } else {
       by[cat] += w;
     }
@@ -339,9 +355,9 @@ for (const dir of dirs) {
         let sum = 0;
         for (const c of CATS) { sum += s.by[`${c}_ns`]; ours[c] += s.by[`${c}_ns`]; }
         assert.equal(sum, s.dur, `${at}: categories add up to the step`);
-        const gpuBusy = unionIn(t.ops, w0, w1);
+        const gpuBusy = unionIn([...t.ops, ...t.colls.map(([ts, end]) => ({ ts, end }))], w0, w1);
         const onGpu = s.by.gpu_compute_ns + s.by.communication_ns;
-        assert.ok(onGpu <= gpuBusy, `${at}: GPU time on the path ${onGpu} <= GPU busy ${gpuBusy}`);
+        assert.ok(onGpu <= gpuBusy, `${at}: GPU time on the path ${onGpu} <= GPU busy or in collectives ${gpuBusy}`);
         const dlSpan = Math.max(0, ...[...t.loaders.values()].map((l) => inside(l, w0, w1)));
         assert.ok(s.by.dataloader_ns <= dlSpan, `${at}: dataloader ${s.by.dataloader_ns} <= DataLoader spans ${dlSpan}`);
         const h = htaPath(t, w0, w1, true), hs = htaPath(t, w0, w1, false);

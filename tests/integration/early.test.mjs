@@ -80,6 +80,9 @@ test('a deriving run opens at once, its pages say computing, it is not deleted o
     const st = j.stages.find((x) => x.name === s);
     assert.ok(st && st.state === 'done' && st.seconds >= 0, `job stage ${s}: ${JSON.stringify(j.stages)}`);
   }
+  // the files are read: the time left is the tail after the reading, at least a second while it runs
+  assert.equal(typeof j.eta_s, 'number', JSON.stringify(j));
+  assert.ok(j.eta_s >= 1, `eta_s ${j.eta_s}`);
 
   const run = await srv.json(`/api/runs/${id}`);
   assert.equal(run.status, 'deriving');
@@ -115,6 +118,7 @@ test('a deriving run opens at once, its pages say computing, it is not deleted o
   const done = await jobUntil(srv, job, () => false);
   assert.equal(done.state, 'done', JSON.stringify(done));
   assert.equal(done.run_id, id);
+  assert.equal(done.eta_s, undefined, 'a finished job has no time left');
   for (const s of ['summary', 'analyses', 'rules', 'timeline']) {
     const st = done.stages.find((x) => x.name === s);
     assert.ok(st && st.state === 'done', `job stage ${s}: ${JSON.stringify(done.stages)}`);

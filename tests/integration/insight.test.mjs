@@ -55,6 +55,9 @@ const cases = [
     assert.ok(amp, 'enable_amp on the V100 FP32 ResNet-50');
     assert.equal(amp.severity, 'high');
     assert.ok(amp.evidence.eligible_pct > 60 && amp.evidence.eligible_pct < 75, `eligible ${amp.evidence.eligible_pct} %`);
+    // ~67 ms of GPU compute on the path per step: the 33 ms saving stands (no cap)
+    assert.equal(amp.evidence.saving_cap, undefined);
+    assert.ok(amp.saving_us > 25000, `${amp.saving_us} µs`);
     // a V100 (cc 7.0) has no BF16/TF32 tensor cores: fp16 with a GradScaler
     assert.match(amp.snippet, /GradScaler/);
     assert.doesNotMatch(amp.snippet, /bfloat16/);
@@ -191,6 +194,75 @@ for (const p of [join(H200, 'inference_fp16.pt.trace.json.gz'),
     }
   }]);
 }
+
+// Savings capped by the critical path (rules_cap.c). A fix cannot shorten the step by more than
+// its side's time on the path: capped findings say so and rank by the capped saving.
+const capOf = (f) => f.evidence.saving_cap;
+const perStep = (rk, cat) => {
+  const cp = rk.analyses.critical_path;
+  return cp.totals[`${cat}_ns`] / 1000 / cp.steps.length;
+};
+
+// DDP over gloo: ranks 0, 1 and 3 wait in backward() outside any span while the gloo thread
+// all-reduces; that wait is communication on their path (was "cpu 98 %, communication 0 %")
+cases.push([join(TRACES, 'ddp_gloo_4ranks'), (rep) => {
+  for (const r of [0, 1, 3]) {
+    const cp = rep.ranks.find((x) => x.rank === r).analyses.critical_path;
+    assert.ok(cp.shares.communication > 0.5 && cp.shares.cpu < 0.3, `rank ${r}: ${JSON.stringify(cp.shares)}`);
+    assert.equal(cp.bound_by, 'communication');
+  }
+  // rank 2 is the straggler: its own host work holds the step, not a wait
+  const cp2 = rep.ranks.find((x) => x.rank === 2).analyses.critical_path;
+  assert.equal(cp2.bound_by, 'cpu');
+  // the run-level communication findings fit in the path's communication: not capped
+  for (const id of ['communication_heavy', 'ddp_backend']) {
+    const [f] = fired(rep, id);
+    assert.ok(f && !capOf(f), `${id} within its cap`);
+  }
+}]);
+
+// A conv net in NCHW (ResNet, FP32 on an RTX 2080 Ti): a 14.5 s step the host holds (data
+// loading, host work). AMP would halve 2.8 s of GEMM/conv kernels, but only ~136 ms of GPU time
+// lies on the path: the GPU-side fix is capped and ranks below the host-side findings
+// (it ranked third, above pageable_memcpy, at 1.38 s)
+cases.push([join(CORPUS, 'param/et_replay/tests/inputs/resnet_kineto.json.gz'), (rep) => {
+  const rk = rep.ranks[0];
+  const [amp] = fired(rep, 'enable_amp');
+  assert.ok(amp && capOf(amp), 'enable_amp capped');
+  assert.equal(capOf(amp).side, 'gpu');
+  assert.ok(capOf(amp).estimate_us > 1e6 && amp.saving_us < 0.25 * capOf(amp).estimate_us, `${amp.saving_us} µs`);
+  const gpu = perStep(rk, 'gpu_compute') + perStep(rk, 'kernel_gap');
+  assert.ok(amp.saving_us <= gpu + capOf(amp).profiler_us + 1, `${amp.saving_us} > ${gpu} + profiler`);
+  assert.ok(amp.evidence.lines.some((l) => /^Capped at .* the critical path spends only .* on GPU compute/.test(l)));
+  const ids = rep.recommendations.map((f) => f.id);
+  for (const id of ['dataloader_bound', 'gpu_idle_gaps', 'pageable_memcpy'])
+    assert.ok(ids.indexOf(id) < ids.indexOf('enable_amp'), `${id} ranks above enable_amp: ${ids}`);
+  // the host-side findings fit in the host's part of the path: not capped
+  for (const id of ['dataloader_bound', 'gpu_idle_gaps']) assert.ok(!capOf(fired(rep, id)[0]), id);
+}]);
+
+// HTA's sampled rank: ~100 ms of collectives per step run beside the host's work; the path is
+// the host's (99 %). The communication findings are capped, the host-side idle-gap one is not.
+cases.push([join(CORPUS, 'hta/tests/data/trace_filter/sampled_rank-0.json.gz'), (rep) => {
+  const rk = rep.ranks[0];
+  for (const id of ['communication_heavy', 'comm_not_overlapped']) {
+    const [f] = fired(rep, id);
+    assert.ok(f && capOf(f) && capOf(f).side === 'comm', `${id} capped`);
+    const comm = perStep(rk, 'communication') + perStep(rk, 'kernel_gap');
+    assert.ok(f.saving_us <= comm + capOf(f).profiler_us + 1 && f.saving_us < 10000, `${id}: ${f.saving_us} µs`);
+  }
+  const [gaps] = fired(rep, 'gpu_idle_gaps');
+  assert.ok(gaps && !capOf(gaps) && gaps.saving_us > 200000, 'gpu_idle_gaps keeps its 281 ms');
+  assert.equal(rep.recommendations[0].id, 'gpu_idle_gaps');
+}]);
+
+// DeepSeek's training step: DeepEP's dispatch/combine (113 ms of 130) overlap the grouped GEMMs,
+// which hold the path (91 %): halving the communication cannot save 57 ms
+cases.push([join(CORPUS, 'deepseek_profile_data/train.json.gz'), (rep) => {
+  const [f] = fired(rep, 'communication_heavy');
+  assert.ok(f && capOf(f), 'communication_heavy capped');
+  assert.ok(capOf(f).estimate_us > 50000 && f.saving_us < 15000, `${f.saving_us} µs`);
+}]);
 
 for (const [path, check] of cases) {
   const name = path.replace(SHARED + '/', '').replace(resolve('.') + '/', '');

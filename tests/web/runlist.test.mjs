@@ -15,7 +15,6 @@ import {
     nextSort,
     parseTags,
     phaseIndex,
-    readEtaSeconds,
     sortRuns,
     splitAccepted,
 } from '../../web/js/runlist.js';
@@ -102,17 +101,6 @@ test('splitAccepted keeps .json, .gz and Nsight .sqlite exports', () => {
     ]);
     assert.deepEqual(ok.map((f) => f.name), ['rank0.pt.trace.json', 'rank1.pt.trace.json.gz', 'TRACE.JSON', 'report1.sqlite']);
     assert.deepEqual(skipped.map((f) => f.name), ['notes.txt', 'model.pt']);
-});
-
-test('readEtaSeconds: what is left to read at the rate seen so far, only while parsing', () => {
-    const job = (o) => /** @type {any} */ ({ state: 'running', phase: 'parse', bytes_done: 40, bytes_total: 100, ...o });
-    // 30 bytes in 2 s since the first sample: 60 left at 15 B/s
-    assert.equal(readEtaSeconds(job({}), { t: 0, bytes: 10 }, 2000), 4);
-    assert.equal(readEtaSeconds(job({}), null, 2000), null, 'no sample yet');
-    assert.equal(readEtaSeconds(job({}), { t: 1500, bytes: 10 }, 2000), null, 'under a second of samples');
-    assert.equal(readEtaSeconds(job({}), { t: 0, bytes: 40 }, 2000), null, 'nothing moved');
-    assert.equal(readEtaSeconds(job({ phase: 'analyze' }), { t: 0, bytes: 10 }, 2000), null, 'after parsing');
-    assert.equal(readEtaSeconds(job({ bytes_total: 0 }), { t: 0, bytes: 10 }, 2000), null, 'no total');
 });
 
 test('runs list filters become the API query; compare URLs for 2 and N runs', () => {

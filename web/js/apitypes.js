@@ -104,6 +104,7 @@
  * @property {number} bytes_total
  * @property {number} events
  * @property {JobStage[]} [stages]  the import's phases, then the derived stages
+ * @property {number | null} [eta_s]  while running: seconds the whole import has left (null: no estimate yet)
  * @property {string} [run_id]  also while running, once the run is open (phase analyze)
  * @property {JobError} [error]
  */

@@ -194,6 +194,7 @@ export const C = Object.freeze({
     rkHlText: 'tb-rk-hl-text',
     rkHeat: 'tb-rk-heat',
     rkHeatRow: 'tb-rk-heat-row',
+    rkHeatNone: 'tb-rk-heat-none',
     rkScroll: 'tb-rk-scroll',
     rkCard: 'tb-rk-card',
     rkWrap: 'tb-rk-wrap',

@@ -134,25 +134,6 @@ export function jobFraction(job) {
 }
 
 /**
- * Seconds left of reading a job's files, from the read rate since an
- * earlier sample ({t: ms, bytes}) to `now` (ms): null outside the parse
- * phase, without a total, before a second of samples or before any bytes
- * moved (no rate to go by). Parsing is most of an import; the phases after
- * it have no progress figure, so this is the reading's ETA, not the job's.
- * @param {Job} job
- * @param {{t: number, bytes: number} | null} first
- * @param {number} now
- * @returns {number | null}
- */
-export function readEtaSeconds(job, first, now) {
-    if (job.phase !== 'parse' || job.state !== 'running' || !(job.bytes_total > 0) || !first) return null;
-    const secs = (now - first.t) / 1000;
-    const moved = job.bytes_done - first.bytes;
-    if (secs < 1 || moved <= 0) return null;
-    return Math.max(0, (job.bytes_total - job.bytes_done) / (moved / secs));
-}
-
-/**
  * Whether a list of jobs still has work under way (so the page polls).
  * @param {Job[]} jobs
  * @returns {boolean}

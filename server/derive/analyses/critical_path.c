@@ -35,6 +35,11 @@
  *    (inside a runtime/driver call) or cpu (ops, Python, annotations,
  *    unrecorded host time). A non-main thread with nothing open (autograd's
  *    backward thread between ops) hands over to the main thread.
+ *  - A cpu stretch running no operator (only step spans, annotations,
+ *    Python frames open) under a host collective (gloo:, nccl: ...) of
+ *    another thread of the rank waits for it — the main thread blocked in
+ *    backward() while DDP's gloo thread all-reduces: the walk follows the
+ *    collective on its thread (communication), back to main at its start.
  *  - The walk stops at the step's start; GPU ops and calls from before it
  *    are clipped there.
  * Not modelled: cross-stream event waits (cudaStreamWaitEvent): such a wait
@@ -62,6 +67,8 @@
 
 #include "base/xmalloc.h"
 #include "derive/analyses.h"
+#include "derive/kclass.h"
+#include "store/facts.h"
 #include "store/model.h"
 #include "store/scan.h"
 #include "store/slice_read.h"
@@ -121,6 +128,12 @@ struct cp_sync {
     uint32_t stream;
 };
 
+/* A host collective span of the rank (waits_for). */
+struct cp_coll {
+    int64_t ts, end;
+    uint32_t track;
+};
+
 struct cp_walk {
     struct an_ctx *c;
     struct slice_read_ids *ids; /* the store's walks by id inside a track */
@@ -128,6 +141,9 @@ struct cp_walk {
     int32_t *prev;        /* previous op on the same stream, -1 */
     struct cp_sync *syncs; /* cuda_sync "Stream Sync" events, by corr */
     size_t nsyncs;
+    struct cp_coll *colls; /* the rank's host collectives by start (load_colls) */
+    int32_t *colls_last;   /* [k]: the one of colls[0..k] that ends last */
+    size_t ncolls;
     struct cp_thread *th;
     size_t nth;
     const struct an_step *step;
@@ -187,6 +203,65 @@ static uint32_t sync_stream(const struct cp_walk *w, int64_t corr)
     struct cp_sync key = { corr, 0 };
     const struct cp_sync *f = bsearch(&key, w->syncs, w->nsyncs, sizeof key, cmp_sync);
     return f ? f->stream : 0;
+}
+
+static int cmp_coll(const void *a, const void *b)
+{
+    const struct cp_coll *x = a, *y = b;
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The rank's host collective spans (operators and annotations named with
+ * a kclass_comm_op_prefixes prefix), found through the store's name index. */
+static int load_colls(struct cp_walk *w, struct err *e)
+{
+    char pats[FACTS_MAX_PATTERNS][16];
+    const char *pp[FACTS_MAX_PATTERNS];
+    struct scan_slice *rows = NULL;
+    size_t np = 0, n = 0;
+    for (const char *const *p = kclass_comm_op_prefixes; *p && np < FACTS_MAX_PATTERNS; p++, np++) {
+        snprintf(pats[np], sizeof pats[np], "%s%%", *p);
+        pp[np] = pats[np];
+    }
+    int rc = slice_read_named_spans(w->c->db, w->c->rank, pp, np, &rows, &n, e);
+    w->colls = xmalloc((n ? n : 1) * sizeof *w->colls);
+    w->colls_last = xmalloc((n ? n : 1) * sizeof *w->colls_last);
+    for (size_t i = 0; i < n; i++) /* LIKE ignores case */
+        if (rows[i].dur > 0 && kclass_comm_op(an_name(w->c, rows[i].name)))
+            w->colls[w->ncolls++] = (struct cp_coll){ rows[i].ts, rows[i].ts + rows[i].dur, (uint32_t)rows[i].track };
+    free(rows);
+    if (rc < 0 || !w->ncolls) return rc < 0 ? rc : 0;
+    xqsort(w->colls, w->ncolls, sizeof *w->colls, cmp_coll);
+    for (size_t k = 0; k < w->ncolls; k++) {
+        int32_t best = k ? w->colls_last[k - 1] : -1;
+        w->colls_last[k] = best >= 0 && w->colls[best].end >= w->colls[k].end ? best : (int32_t)k;
+    }
+    return 0;
+}
+
+/* A cpu stretch of h (no runtime, DataLoader or collective call open) that
+ * runs no operator either: it may be a wait (waits_for). */
+static int runs_no_op(const struct cp_thread *h, const int32_t *open, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (h->s[open[i]].act == GPUSCAN_OP) return 0;
+    return 1;
+}
+
+/* The collective of another thread that a wait of h over [a, t) follows:
+ * of those starting before t the one ending last, if after a; -1 none. If
+ * it ends before t, the stretch after its end is still h's own. */
+static int32_t waits_for(const struct cp_walk *w, const struct cp_thread *h, int64_t a, int64_t t)
+{
+    size_t lo = 0, hi = w->ncolls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->colls[mid].ts < t) lo = mid + 1;
+        else hi = mid;
+    }
+    if (!lo) return -1;
+    int32_t k = w->colls_last[lo - 1];
+    return w->colls[k].end > a && w->colls[k].track != h->track ? k : -1;
 }
 
 /* The op of the launch call that is host slice id (starting at ts), -1. */
@@ -612,6 +687,13 @@ static int walk_step(struct cp_walk *w, struct err *e)
             }
             int64_t by = 0;
             int cat = host_cat(h, open, nopen, &by);
+            int32_t k = w->ncolls && cat == AN_CP_CPU && jumps && runs_no_op(h, open, nopen) ? waits_for(w, h, a, t) : -1;
+            if (k >= 0 && w->colls[k].end >= t) { /* the wait follows the collective */
+                h = thread_get(w, w->colls[k].track);
+                stall++;
+                continue;
+            }
+            if (k >= 0) a = w->colls[k].end;
             emit(w, a, t, cat, h->track, by);
             t = a;
         }
@@ -678,6 +760,7 @@ int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
     int rc = prepare(&w, e);
     if (rc == 0) rc = load_syncs(&w, e);
     if (rc == 0) rc = find_main(&w, e);
+    if (rc == 0) rc = load_colls(&w, e);
     if (rc == 0) {
         index_prev(&w);
         w.seg = xmalloc(CP_MAX_SEGS * sizeof *w.seg);
@@ -713,6 +796,8 @@ int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
     free(w.seg);
     free(w.prev);
     free(w.syncs);
+    free(w.colls);
+    free(w.colls_last);
     slice_read_ids_close(w.ids);
     return rc;
 }

@@ -288,4 +288,5 @@ const struct rules_def rule_comm_not_overlapped = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_COMM,
 };

@@ -131,4 +131,5 @@ const struct rules_def rule_communication_heavy = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_COMM,
 };

@@ -218,4 +218,5 @@ const struct rules_def rule_copy_not_overlapped = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_GPU,
 };

@@ -108,4 +108,5 @@ const struct rules_def rule_dataloader_bound = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_HOST,
 };

@@ -195,4 +195,5 @@ const struct rules_def rule_ddp_backend = {
     NULL,
     0,
     RULES_PER_RANK,
+    RULES_SIDE_COMM,
 };

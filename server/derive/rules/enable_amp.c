@@ -167,4 +167,5 @@ const struct rules_def rule_enable_amp = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_GPU,
 };

@@ -178,65 +178,99 @@ static int pageable_dtoh(const struct corrset *cs, int64_t corr)
     return corr && cs->n && bsearch(&corr, cs->v, cs->n, sizeof *cs->v, cmp_i64) != NULL;
 }
 
+/* The launch calls of one thread, in time order, made blocking calls. */
+struct taker {
+    const struct rules_rank *r;
+    const struct names *nm;
+    const struct corrset *cp;
+    struct call **out;
+    size_t *nout, cap;
+    /* the copy just before on this thread: start, and its call when added */
+    int have_copy;
+    int64_t copy_ts;
+    long copy_call;
+};
+
+static void take_thread(struct taker *t)
+{
+    t->have_copy = 0;
+    t->copy_ts = 0;
+    t->copy_call = -1;
+}
+
+static void take(struct taker *t, const struct scan_slice *sl)
+{
+    uint32_t name = sl->name;
+    int k = names_class(t->nm, name);
+    int64_t ts = sl->ts, end = ts + sl->dur;
+    int after_copy = t->have_copy;
+    t->have_copy = 0;
+    if (k < 0) return;
+    if (blocking[k].cls == CC_SYNC && after_copy) {
+        if (t->copy_call >= 0) { /* the copy blocked by itself: extend it over the sync */
+            (*t->out)[t->copy_call].end = end;
+            return;
+        }
+        ts = t->copy_ts;
+    }
+    int s = rules_step_at(t->r, ts);
+    if (blocking[k].cls == CC_ASYNC_COPY) {
+        t->have_copy = 1;
+        t->copy_ts = ts;
+        t->copy_call = -1;
+        /* blocking by itself only into pageable memory */
+        if (s < 0 || !pageable_dtoh(t->cp, sl->corr)) return;
+        t->copy_call = (long)*t->nout;
+    }
+    if (s < 0) return;
+    if (*t->nout == t->cap) *t->out = xrealloc(*t->out, (t->cap = t->cap ? t->cap * 2 : 64) * sizeof **t->out);
+    struct call *c = &(*t->out)[(*t->nout)++];
+    memset(c, 0, sizeof *c);
+    c->ts = ts;
+    c->end = end;
+    c->parent = sl->parent;
+    c->name = name;
+    c->paired = blocking[k].cls == CC_ASYNC_COPY || after_copy;
+    c->step = s;
+    c->gpu_end = INT64_MIN;
+    c->next_start = INT64_MAX;
+}
+
 /* The blocking calls on the rank's CPU threads that start inside a step.
  * A copy followed at once (no runtime call between) by a sync on the same
  * thread is one blocking copy (PyTorch's memcpy_and_sync behind .item(),
  * .cpu(), .to() without non_blocking): its span runs from the copy's
- * start, so the copy's own GPU work counts as waited for. */
-static int load_calls(sqlite3 *db, const struct rules_rank *r, const struct names *nm, struct call **out, size_t *nout,
-                      struct err *e)
+ * start, so the copy's own GPU work counts as waited for. The launch
+ * calls come from the rank's shared reader when it holds them (read once
+ * for kernel_launch_bound's lookups), else from a pass of their own. */
+static int load_calls(struct rules_ctx *ctx, const struct rules_rank *r, const struct names *nm, struct call **out,
+                      size_t *nout, struct err *e)
 {
     struct scan_slices *cur = NULL;
+    struct scan_launch *launch;
     struct scan_slice sl;
+    const struct scan_slice *rows;
+    size_t nrows;
     struct corrset cp = { NULL, 0 };
-    size_t cap = 0;
+    struct taker t = { r, nm, &cp, out, nout, 0, 0, 0, -1 };
     int rc;
     *out = NULL;
     *nout = 0;
-    if ((rc = pageable_dtoh_load(db, r->rank, &cp, e)) ||
-        (rc = scan_slices_open(db, r->rank, SCAN_TRACKS_HOST, SCAN_LAUNCHES, &cur, e)))
-        goto out;
-    while ((rc = scan_slices_track(cur, NULL, e)) == 1) {
-        /* the copy just before on this thread: start, and its call when added */
-        int have_copy = 0;
-        int64_t copy_ts = 0;
-        long copy_call = -1;
-        while ((rc = scan_slices_step(cur, &sl, e)) == 1) {
-            uint32_t name = sl.name;
-            int k = names_class(nm, name);
-            int64_t ts = sl.ts, end = ts + sl.dur;
-            int after_copy = have_copy;
-            have_copy = 0;
-            if (k < 0) continue;
-            if (blocking[k].cls == CC_SYNC && after_copy) {
-                if (copy_call >= 0) { /* the copy blocked by itself: extend it over the sync */
-                    (*out)[copy_call].end = end;
-                    continue;
-                }
-                ts = copy_ts;
-            }
-            int s = rules_step_at(r, ts);
-            if (blocking[k].cls == CC_ASYNC_COPY) {
-                have_copy = 1;
-                copy_ts = ts;
-                copy_call = -1;
-                /* blocking by itself only into pageable memory */
-                if (s < 0 || !pageable_dtoh(&cp, sl.corr)) continue;
-                copy_call = (long)*nout;
-            }
-            if (s < 0) continue;
-            if (*nout == cap) *out = xrealloc(*out, (cap = cap ? cap * 2 : 64) * sizeof **out);
-            struct call *c = &(*out)[(*nout)++];
-            memset(c, 0, sizeof *c);
-            c->ts = ts;
-            c->end = end;
-            c->parent = sl.parent;
-            c->name = name;
-            c->paired = blocking[k].cls == CC_ASYNC_COPY || after_copy;
-            c->step = s;
-            c->gpu_end = INT64_MIN;
-            c->next_start = INT64_MAX;
+    if ((rc = pageable_dtoh_load(ctx->db, r->rank, &cp, e)) || (rc = rules_launches(ctx, r, &launch, e))) goto out;
+    if (scan_launch_rows(launch, &rows, &nrows)) {
+        int64_t track = -1;
+        for (size_t i = 0; i < nrows; i++) {
+            if (!scan_launch_on_host(launch, rows[i].track)) continue;
+            if (rows[i].track != track) take_thread(&t);
+            track = rows[i].track;
+            take(&t, &rows[i]);
         }
+        goto out;
+    }
+    if ((rc = scan_slices_open(ctx->db, r->rank, SCAN_TRACKS_HOST, SCAN_LAUNCHES, &cur, e))) goto out;
+    while ((rc = scan_slices_track(cur, NULL, e)) == 1) {
+        take_thread(&t);
+        while ((rc = scan_slices_step(cur, &sl, e)) == 1) take(&t, &sl);
         if (rc < 0) break;
     }
 out:
@@ -444,7 +478,7 @@ static int run(struct rules_ctx *ctx, struct err *e)
         struct call *calls = NULL;
         size_t n = 0;
         if (!r->nsteps || r->avg_dur <= 0) continue;
-        rc = load_calls(ctx->db, r, &nm, &calls, &n, e);
+        rc = load_calls(ctx, r, &nm, &calls, &n, e);
         if (!rc && n) {
             xqsort(calls, n, sizeof *calls, cmp_call_end);
             rc = sweep_gpu(ctx->db, r->rank, calls, n, e);
@@ -592,4 +626,5 @@ const struct rules_def rule_excessive_host_sync = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_HOST,
 };

@@ -196,7 +196,7 @@ struct scanner {
     sqlite3 *db;
     const struct rules_rank *r;
     int64_t gap_ns;
-    struct scan_launch *launch; /* the launch call of a GPU op, by correlation */
+    struct scan_launch *launch; /* the launch call of a GPU op, by correlation (the ctx's, borrowed) */
     struct gpuscan_hosts *H;
     size_t si;
     struct err *e;
@@ -250,17 +250,16 @@ static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64
 }
 
 /* Scans rank r's busiest GPU into s. Returns 0 or ERR_DB (message in e). */
-static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, struct gpuscan_names *nm,
-                     struct scan *s, struct err *e)
+static int scan_rank(sqlite3 *db, struct scan_launch *launch, const struct rules_rank *r, int64_t gap_ns,
+                     struct gpuscan_names *nm, struct scan *s, struct err *e)
 {
-    struct scanner S = { db, r, gap_ns, NULL, gpuscan_hosts_open(db, nm), 0, e };
+    struct scanner S = { db, r, gap_ns, launch, gpuscan_hosts_open(db, nm), 0, e };
     struct gpuscan_lanes *L = NULL;
     struct gpuscan_op op;
     int64_t w0 = r->steps[0].ts, w1 = r->steps[r->nsteps - 1].ts + r->steps[r->nsteps - 1].dur;
     int64_t front = w0;
     int rc;
     if ((rc = gpuscan_lanes_open(db, r->rank, r->gpu->device, w0, w1, &L, e)) != 0) goto out;
-    if ((rc = scan_launch_open(db, r->rank, &S.launch, e)) != 0) goto out;
     while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
         if (op.ts >= w0) s->nops++;
         if (op.ts > front && (rc = on_gap(&S, s, front, op.ts, op.end - op.ts, op.corr)) != 0) goto out;
@@ -270,7 +269,6 @@ static int scan_rank(sqlite3 *db, const struct rules_rank *r, int64_t gap_ns, st
 out:
     gpuscan_lanes_close(L);
     gpuscan_hosts_close(S.H);
-    scan_launch_close(S.launch);
     return rc;
 }
 
@@ -477,7 +475,8 @@ static int run(struct rules_ctx *c, struct err *e)
         s->step_busy = xcalloc(r->nsteps, sizeof *s->step_busy);
         /* the same floor as gpu_idle_gaps, so the two split the waits */
         int64_t gap_ns = gap_ms * 1e6 >= 1 ? (int64_t)(gap_ms * 1e6) : 1;
-        if ((rc = scan_rank(c->db, r, gap_ns, nm, s, e)) != 0)
+        struct scan_launch *launch;
+        if ((rc = rules_launches(c, r, &launch, e)) != 0 || (rc = scan_rank(c->db, launch, r, gap_ns, nm, s, e)) != 0)
             err_prefix(e, "kernel_launch_bound: rank %d", r->rank);
         else if (span > 0 && s->idle / span * 100.0 > launch_idle_pct && s->hostwait > MOST * s->idle &&
                  s->overhead > MOST * s->hostwait)
@@ -505,4 +504,5 @@ const struct rules_def rule_kernel_launch_bound = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_HOST,
 };

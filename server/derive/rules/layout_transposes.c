@@ -120,4 +120,5 @@ const struct rules_def rule_layout_transposes = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_GPU,
 };

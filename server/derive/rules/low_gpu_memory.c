@@ -144,4 +144,5 @@ const struct rules_def rule_low_gpu_memory = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_STEP,
 };

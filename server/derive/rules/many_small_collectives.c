@@ -93,4 +93,5 @@ const struct rules_def rule_many_small_collectives = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_COMM,
 };

@@ -185,4 +185,5 @@ const struct rules_def rule_memory_growth = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_STEP,
 };

@@ -177,4 +177,5 @@ const struct rules_def rule_memory_near_limit = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_STEP,
 };

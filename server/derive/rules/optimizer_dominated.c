@@ -16,8 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/hmap.h"
 #include "base/xmalloc.h"
 #include "derive/rules.h"
+#include "store/model.h"
+#include "store/scan.h"
 #include "store/scan_span.h"
 
 /* fused=True against foreach (one pass over the state instead of ~5 for
@@ -45,48 +48,102 @@ struct opt_time {
     int64_t kernel_ns, host_ns, kernels, spans;
     int foreach, fused;
     char cls[64]; /* "AdamW" of Optimizer.step#AdamW.step */
+    struct hmap names; /* str id -> name_flags: a per-parameter loop repeats a few names 100 k times */
+    int64_t *corr;     /* the launch calls inside the spans (correlation ids) */
+    size_t ncorr, ccap;
 };
 
-/* Adds what one Optimizer.step span launched to t. */
+enum { N_FUSED = 1, N_FOREACH = 2 };
+
+/* What an operator's name says of the update: N_FUSED, N_FOREACH or 0.
+ * Returns the flags or < 0 (e filled). */
+static int name_flags(struct scan_span *c, struct opt_time *t, uint32_t id, struct err *e)
+{
+    uint8_t *v = hmap_get(&t->names, hmap_hash_u64(id), &id, sizeof id);
+    if (v) return *v;
+    const char *name;
+    int nr = scan_span_name(c, id, &name, e), f = 0;
+    if (nr < 0) return nr;
+    if (nr == 1 && (strstr(name, "_fused_") || strstr(name, "Compiled") || strstr(name, "compiled"))) f |= N_FUSED;
+    if (nr == 1 && strncmp(name, "aten::_foreach_", 15) == 0) f |= N_FOREACH;
+    *(uint8_t *)hmap_put(&t->names, hmap_hash_u64(id), &id, sizeof id, NULL) = (uint8_t)f;
+    return f;
+}
+
+/* Adds one Optimizer.step span to t: its host time, what its operators'
+ * names say, and the correlation ids of its launch calls. */
 static int span_time(struct scan_span *c, const struct scan_slice *span, struct opt_time *t, struct err *e)
 {
-    struct scan_slice in, op;
+    struct scan_slice in;
     int rc;
-    const char *name;
     t->host_ns += span->dur;
     t->spans++;
     if ((rc = scan_span_inside_begin(c, span, e)) != 0) return rc;
-    /* the GPU ops are looked up after the walk: both use c's statements */
-    int64_t *corr = NULL;
-    size_t n = 0, cap = 0;
     while ((rc = scan_span_inside_next(c, &in, e)) == 1) {
         if (in.kind == TB_K_CPU_OP && !t->fused) {
-            int nr = scan_span_name(c, in.name, &name, e);
-            if (nr < 0) {
-                rc = nr;
+            int f = name_flags(c, t, in.name, e);
+            if (f < 0) {
+                rc = f;
                 break;
             }
-            if (nr == 1 && (strstr(name, "_fused_") || strstr(name, "Compiled") || strstr(name, "compiled")))
-                t->fused = 1;
-            if (nr == 1 && strncmp(name, "aten::_foreach_", 15) == 0) t->foreach = 1;
+            if (f & N_FUSED) t->fused = 1;
+            if (f & N_FOREACH) t->foreach = 1;
         } else if ((in.kind == TB_K_RUNTIME || in.kind == TB_K_DRIVER) && in.corr) {
-            if (n == cap) corr = xrealloc(corr, (cap = cap ? cap * 2 : 64) * sizeof *corr);
-            corr[n++] = in.corr;
+            if (t->ncorr == t->ccap) t->corr = xrealloc(t->corr, (t->ccap = t->ccap ? t->ccap * 2 : 64) * sizeof *t->corr);
+            t->corr[t->ncorr++] = in.corr;
         }
     }
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if ((rc = scan_span_ops_begin(c, corr[i], e)) != 0) break;
-        while ((rc = scan_span_ops_next(c, &op, e)) == 1) {
-            if (op.kind != TB_K_KERNEL) continue;
+    return rc < 0 ? rc : 0;
+}
+
+/* From this many launches on, the kernels they started are found in one
+ * pass over the rank's kernels instead of one indexed lookup each. */
+#define SCAN_FROM 4096
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The kernels t->corr launched (a launch listed twice counts twice), added
+ * to t. */
+static int kernels_of(sqlite3 *db, struct scan_span *c, int rank, struct opt_time *t, struct err *e)
+{
+    struct scan_slice op;
+    int rc = 0;
+    if (t->ncorr < SCAN_FROM) {
+        for (size_t i = 0; rc == 0 && i < t->ncorr; i++) {
+            if ((rc = scan_span_ops_begin(c, t->corr[i], e)) != 0) break;
+            while ((rc = scan_span_ops_next(c, &op, e)) == 1) {
+                if (op.kind != TB_K_KERNEL) continue;
+                t->kernel_ns += op.dur;
+                t->kernels++;
+            }
+        }
+        return rc < 0 ? rc : 0;
+    }
+    struct scan_slices *k;
+    xqsort(t->corr, t->ncorr, sizeof *t->corr, cmp_i64);
+    if ((rc = scan_slices_open(db, rank, SCAN_TRACKS_GPU, SCAN_KIND(TB_K_KERNEL), &k, e)) != 0) return rc;
+    while ((rc = scan_slices_next(k, &op, e)) == 1) {
+        if (!op.corr) continue;
+        size_t lo = 0, hi = t->ncorr;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (t->corr[mid] < op.corr) lo = mid + 1;
+            else hi = mid;
+        }
+        for (; lo < t->ncorr && t->corr[lo] == op.corr; lo++) {
             t->kernel_ns += op.dur;
             t->kernels++;
         }
     }
-    free(corr);
+    scan_slices_close(k);
     return rc < 0 ? rc : 0;
 }
 
-static int rank_time(struct scan_span *c, const struct rules_rank *r, struct opt_time *t, struct err *e)
+static int rank_time(sqlite3 *db, struct scan_span *c, const struct rules_rank *r, struct opt_time *t, struct err *e)
 {
     struct scan_slice span;
     int rc;
@@ -109,6 +166,8 @@ static int rank_time(struct scan_span *c, const struct rules_rank *r, struct opt
     }
     for (size_t i = 0; rc == 0 && i < n; i++) rc = span_time(c, &spans[i], t, e);
     free(spans);
+    /* a fused update has nothing to advise: its kernels are not counted */
+    if (rc == 0 && !t->fused) rc = kernels_of(db, c, r->rank, t, e);
     return rc < 0 ? rc : 0;
 }
 
@@ -120,13 +179,16 @@ static int run(struct rules_ctx *ctx, struct err *e)
         const struct rules_rank *r = &ctx->ranks[ri];
         struct scan_span *c;
         struct opt_time t = { 0 };
+        hmap_init(&t.names, 1, 64);
         if (r->framework != RULES_PYTORCH) continue;
         int64_t kern = 0;
         for (size_t g = 0; g < r->ngpus; g++) kern += r->gpus[g].kernel_ns;
         if (kern <= 0) continue;
         if ((rc = scan_span_open(ctx->db, r->rank, &c, e)) != 0) break;
-        rc = rank_time(c, r, &t, e);
+        rc = rank_time(ctx->db, c, r, &t, e);
         scan_span_close(c);
+        hmap_free(&t.names, NULL);
+        free(t.corr);
         if (rc || t.fused || t.kernel_ns <= 0) continue;
         double pct = (double)t.kernel_ns / (double)kern * 100.0;
         if (pct <= share_pct) continue;
@@ -172,4 +234,5 @@ const struct rules_def rule_optimizer_dominated = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_GPU,
 };

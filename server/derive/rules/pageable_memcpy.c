@@ -302,4 +302,5 @@ const struct rules_def rule_pageable_memcpy = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_STEP,
 };

@@ -105,4 +105,5 @@ const struct rules_def rule_shared_gpu = {
     NULL,
     0,
     RULES_PER_RANK,
+    RULES_SIDE_STEP,
 };

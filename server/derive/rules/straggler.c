@@ -258,4 +258,5 @@ const struct rules_def rule_straggler = {
     run,
     RULES_PARAMS(params),
     RULES_RUN_LEVEL, /* every rank waits for it */
+    RULES_SIDE_STEP,
 };

@@ -91,4 +91,5 @@ const struct rules_def rule_unfused_attention = {
     run,
     RULES_PARAMS(params),
     RULES_PER_RANK,
+    RULES_SIDE_GPU,
 };

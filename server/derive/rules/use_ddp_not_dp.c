@@ -129,4 +129,5 @@ const struct rules_def rule_use_ddp_not_dp = {
     NULL,
     0,
     RULES_PER_RANK,
+    RULES_SIDE_STEP,
 };

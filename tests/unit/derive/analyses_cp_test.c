@@ -3,7 +3,8 @@
  * pipeline, each case computed by hand: a launch-bound step, a GPU-bound
  * one (queued kernels), a step ending in cudaDeviceSynchronize, a DataLoader
  * call at the step's start, a communication kernel, a blocking copy, and a
- * helper thread (autograd's) that hands over to the main thread. Every case
+ * helper thread (autograd's) that hands over to the main thread, and a main
+ * thread waiting for the gloo thread's all-reduce. Every case
  * also checks the invariant: the categories add up to the step's duration
  * and the stored segments tile the step without gap or overlap. Times in
  * the traces are µs, in the figures ns. */
@@ -258,6 +259,37 @@ static void test_two_steps(void)
     free(db);
 }
 
+/* DDP with gloo: the main thread (tid 1) launches a kernel from an op
+ * [0, 10), then waits in backward() with nothing open while the gloo
+ * thread (tid 3) all-reduces [20, 80); an op [90, 100) ends the step. Back
+ * from 100: cpu 10 (op) + 10 (after the collective); the wait under it
+ * follows gloo:all_reduce, communication 60; main again before it: cpu 10,
+ * then the op's 8 + 1 cpu around its launch call [1, 2) (launch 1). When
+ * the main thread runs an operator over [10, 90) instead, it is not
+ * waiting: all cpu. */
+static void gloo_trace(struct fixture_trace *b, int busy)
+{
+    fixture_step(b, 1, 0, 100);
+    fixture_host(b, 1, "cpu_op", "aten::add", 0, 10, 0);
+    fixture_host(b, 1, "cuda_runtime", "cudaLaunchKernel", 1, 1, 1);
+    gpu(b, "kernel", "add_kernel", 3, 2, 1);
+    if (busy) fixture_host(b, 1, "cpu_op", "aten::index", 10, 80, 0);
+    fixture_host(b, 3, "user_annotation", "gloo:all_reduce", 20, 60, 0);
+    fixture_host(b, 1, "cpu_op", "aten::foo", 90, 10, 0);
+}
+
+static void test_gloo_wait(void)
+{
+    struct fixture_trace b = { 0 };
+    gloo_trace(&b, 0);
+    struct want w = { .cpu = 39, .comm = 60, .launch = 1, .bound_by = "communication" };
+    CHECK_EQ_INT(check_path(b.s, &w), 7); /* cpu, launch, cpu, gap, comm (gloo thread), gap, cpu */
+    struct fixture_trace busy = { 0 };
+    gloo_trace(&busy, 1);
+    struct want w2 = { .cpu = 99, .launch = 1, .bound_by = "cpu" };
+    check_path(busy.s, &w2);
+}
+
 int main(void)
 {
     fixture_init();
@@ -270,6 +302,7 @@ int main(void)
     RUN(test_blocking_copy);
     RUN(test_helper_thread);
     RUN(test_two_steps);
+    RUN(test_gloo_wait);
     fixture_done();
     return harness_done("analyses_cp");
 }

@@ -10,17 +10,20 @@
 #include "base/config.h"
 #include "derive/rules.h"
 #include "harness.h"
+#include "store/scan.h"
 
 static struct config cfg;
 
 /* Runs def over db with the one rank r; returns its status, e filled. */
 static int run_rule(const struct rules_def *def, sqlite3 *db, struct rules_rank *r, struct err *e)
 {
-    struct rules_ctx ctx = { db, &cfg.rules, r, 1, json_array() };
+    struct rules_ctx ctx = { db, &cfg.rules, r, 1, json_array(), 0 };
     err_clear(e);
     int rc = def->run(&ctx, e);
     CHECK_EQ_INT(json_array_size(ctx.findings), 0);
     json_decref(ctx.findings);
+    scan_launch_close(r->launch); /* rules_run's, when a rule read the launch calls */
+    r->launch = NULL;
     return rc;
 }
 

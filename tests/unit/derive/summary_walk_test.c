@@ -35,11 +35,48 @@ static void test_operator_and_kernel_tables(void)
     sqlite3_close(db);
 }
 
+/* Appends a Python frame chain (outermost first) at base µs, each frame
+ * 1 µs inside the one around it, with aten::add at its heart. */
+static void chain(char *buf, size_t n, int base, const char *const *names, int k)
+{
+    size_t len = strlen(buf);
+    for (int i = 0; i < k; i++)
+        len += (size_t)snprintf(buf + len, n - len,
+                                "%s{\"ph\":\"X\",\"cat\":\"python_function\",\"name\":\"%s\",\"pid\":1,"
+                                "\"tid\":1,\"ts\":%d,\"dur\":%d,\"args\":{}}",
+                                len ? "," : "", names[i], base + i, 1000 - 2 * i);
+    snprintf(buf + len, n - len,
+             ",{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+             "\"dur\":10,\"args\":{}}",
+             base + 100);
+}
+
+/* An operator's stack is the text of its innermost 8 Python frames:
+ * chains that differ only further out group together, however deep. */
+static void test_python_stacks(void)
+{
+    static const char *const f[] = { "f0", "f1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9" };
+    static const char *const g[] = { "g0", "g1", "f2", "f3", "f4", "f5", "f6", "f7", "f8", "f9" };
+    char buf[8192] = "";
+    chain(buf, sizeof buf, 0, f, 10);
+    chain(buf, sizeof buf, 2000, g, 10);
+    chain(buf, sizeof buf, 4000, f + 7, 3);
+    chain(buf, sizeof buf, 6000, f + 2, 8);
+    sqlite3 *db = import(buf);
+    REQUIRE(db != NULL);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM op_stat WHERE name = 'aten::add'"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT calls FROM op_stat WHERE name = 'aten::add' AND stack = ?",
+                    "f9\nf8\nf7\nf6\nf5\nf4\nf3\nf2"),
+                 3);
+    CHECK_EQ_INT(q1(db, "SELECT calls FROM op_stat WHERE name = 'aten::add' AND stack = ?", "f9\nf8\nf7"), 1);
+    sqlite3_close(db);
+}
 
 int main(void)
 {
     if (fixture_begin() != 0) return 1;
     RUN(test_operator_and_kernel_tables);
+    RUN(test_python_stacks);
     fixture_end();
     return harness_done("summary_walk");
 }

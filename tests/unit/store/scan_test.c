@@ -1,6 +1,6 @@
 /* scan_test — the slice cursors: track selection, kind sets, (track, ts)
  * order, per-track stepping, the slice id range, the launch call by
- * correlation id, a table's presence; a track's id range, a device's GPU
+ * correlation id (looked up or preloaded, ties included), a table's presence; a track's id range, a device's GPU
  * streams, the range cursor, names by id; and the error path: a run
  * whose slice table is gone or whose pages are garbled makes the cursor
  * return < 0 with e filled, never a quiet end of the rows. */
@@ -205,6 +205,86 @@ static void test_garbled(const char *path)
     sqlite3_close(db);
 }
 
+/* The earliest launch with this corr, through both paths of scan_launch:
+ * point lookups and the preloaded table answer alike. */
+static void launch_both(sqlite3 *db, int rank, int64_t corr, int want, int64_t ts, int64_t dur)
+{
+    struct scan_launch *l[3];
+    struct scan_slice s[3];
+    struct err e;
+    REQUIRE(scan_launch_open(db, rank, &l[0], &e) == 0 && scan_launch_open(db, rank, &l[1], &e) == 0 &&
+            scan_launch_open(db, rank, &l[2], &e) == 0);
+    CHECK_EQ_INT(scan_launch_preload(l[1], SCAN_LAUNCH_PRELOAD_MAX, &e), 1);
+    CHECK_EQ_INT(scan_launch_preload(l[2], 1, &e), 0); /* too many to hold: looked up one by one */
+    for (int k = 0; k < 3; k++) {
+        CHECK_EQ_INT(scan_launch_of(l[k], corr, &s[k], &e), want);
+        if (want == 1) {
+            CHECK_EQ_INT(s[k].ts, ts);
+            CHECK_EQ_INT(s[k].dur, dur);
+            CHECK_EQ_INT(s[k].corr, corr);
+            CHECK(s[k].kind == TB_K_RUNTIME || s[k].kind == TB_K_DRIVER);
+        }
+        scan_launch_close(l[k]);
+    }
+    if (want == 1) CHECK_EQ_INT(s[0].id, s[1].id);
+    if (want == 1) CHECK_EQ_INT(s[2].id, s[1].id);
+}
+
+/* Several launch calls share a correlation id: the earliest, then the
+ * longest, then the first stored, of the rank's own, whether looked up or
+ * preloaded. Each rank's host track holds launches of corr 11 and 12. */
+static void test_launch_ties(const char *path)
+{
+    sqlite3 *db;
+    REQUIRE(sqlite3_open(path, &db) == SQLITE_OK);
+    const char *launches = "SELECT s.id FROM slice s JOIN track t ON t.id = s.track WHERE t.rank = %d AND s.kind = 4"
+                           " ORDER BY s.id LIMIT 1 OFFSET %d";
+    char sql[512];
+    int64_t id[2][2];
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < 2; k++) {
+            snprintf(sql, sizeof sql, launches, r, k);
+            id[r][k] = q1(db, sql);
+        }
+    /* rank 1: both at 200, the second longer; rank 0: one earlier still */
+    snprintf(sql, sizeof sql,
+             "UPDATE slice SET corr = 77, ts = 200, dur = 10 WHERE id = %lld;"
+             "UPDATE slice SET corr = 77, ts = 200, dur = 30 WHERE id = %lld;"
+             "UPDATE slice SET corr = 77, ts = 50, dur = 5 WHERE id = %lld;"
+             "UPDATE slice SET corr = 79 WHERE kind = 6 AND corr = 12",
+             (long long)id[1][0], (long long)id[1][1], (long long)id[0][0]);
+    REQUIRE(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+    launch_both(db, 1, 77, 1, 200, 30); /* rank 0's earlier call is not rank 1's */
+    launch_both(db, 0, 77, 1, 50, 5);
+    launch_both(db, 1, 79, 0, 0, 0); /* a kernel is no launch call */
+    launch_both(db, 1, 12345, 0, 0, 0);
+    /* equal time and length: the first stored, by both paths */
+    snprintf(sql, sizeof sql, "UPDATE slice SET corr = 78, ts = 200, dur = 10 WHERE id IN (%lld, %lld)",
+             (long long)id[1][0], (long long)id[1][1]);
+    REQUIRE(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+    launch_both(db, 1, 78, 1, 200, 10);
+    struct scan_launch *l;
+    struct scan_slice s;
+    struct err e;
+    REQUIRE(scan_launch_open(db, 1, &l, &e) == 0);
+    const struct scan_slice *rows;
+    size_t n;
+    CHECK_EQ_INT(scan_launch_rows(l, &rows, &n), 0); /* not preloaded */
+    CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, &e), 1);
+    CHECK_EQ_INT(scan_launch_of(l, 78, &s, &e), 1);
+    CHECK_EQ_INT(s.id, id[1][0] < id[1][1] ? id[1][0] : id[1][1]);
+    /* the rank's launch calls as its cursor gives them, on its host track */
+    CHECK_EQ_INT(scan_launch_rows(l, &rows, &n), 1);
+    CHECK_EQ_INT(n, 2);
+    CHECK_EQ_INT(rows[0].id, id[1][0]);
+    CHECK_EQ_INT(rows[1].id, id[1][1]);
+    CHECK_EQ_INT(scan_launch_on_host(l, rows[0].track), 1);
+    CHECK_EQ_INT(scan_launch_on_host(l, q1(db, "SELECT id FROM track WHERE rank = 1 AND kind = 1")), 0);
+    CHECK_EQ_INT(scan_launch_on_host(l, q1(db, "SELECT id FROM track WHERE rank = 0 AND kind != 1")), 0);
+    scan_launch_close(l);
+    sqlite3_close(db);
+}
+
 static void test_scan(void)
 {
     char *path = fixture_path("run.db"), *p2 = fixture_path("dropped.db"), *p3 = fixture_path("r1");
@@ -217,6 +297,7 @@ static void test_scan(void)
     test_cursors(db);
     test_readers(db);
     sqlite3_close(db);
+    test_launch_ties(path);
     test_dropped_table(p2);
     test_garbled(p3);
     free(path);

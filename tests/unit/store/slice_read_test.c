@@ -4,10 +4,12 @@
  * streams matching a name pattern, with their bytes (0 when args hold
  * none or do not parse), never another rank's; the compute kernels
  * (collectives left out) of an id range in time order; host collective
- * spans summed by name, barriers aside; walks by id inside a track (its
+ * spans summed by name, barriers aside, and listed by name pattern; walks
+ * by id inside a track (its
  * range, a probe, one slice, a range leaving one kind out); a run without
  * its slice table is an error. */
 #include <sqlite3.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -123,6 +125,27 @@ static void test_spans(sqlite3 *db)
     REQUIRE(slice_read_host_colls(db, 1, &g, &n, &e) == 0);
     CHECK_EQ_INT(n, 0);
     stats_read_groups_free(g, n);
+
+    /* host spans by name pattern: name by name, each in time order */
+    struct scan_slice *rows;
+    const char *gloo[] = { "gloo:%" }, *both[] = { "nccl:%", "GLOO:%" };
+    REQUIRE(slice_read_named_spans(db, 0, gloo, 1, &rows, &n, &e) == 0);
+    CHECK_EQ_INT(n, 3);
+    if (n == 3) {
+        CHECK_EQ_INT(rows[0].id, 3);
+        CHECK_EQ_INT(rows[1].id, 4);
+        CHECK_EQ_INT(rows[1].kind, TB_K_USER_ANNOTATION);
+        CHECK_EQ_INT(rows[2].id, 6); /* gloo:barrier */
+        CHECK_EQ_INT(rows[2].track, 1);
+        CHECK_EQ_INT(rows[2].dur, 5);
+    }
+    free(rows);
+    REQUIRE(slice_read_named_spans(db, 0, both, 2, &rows, &n, &e) == 0);
+    CHECK_EQ_INT(n, 4); /* LIKE ignores case */
+    free(rows);
+    REQUIRE(slice_read_named_spans(db, 1, gloo, 1, &rows, &n, &e) == 0);
+    CHECK_EQ_INT(n, 0);
+    free(rows);
 }
 
 static void test_ids(sqlite3 *db)
@@ -191,6 +214,10 @@ static void test_errors(void)
     CHECK(strstr(e.msg, "no such table") != NULL);
     CHECK(slice_read_compute_open(db, 0, 1, 2, &s, &e) < 0);
     CHECK(slice_read_host_colls(db, 0, &g, &n, &e) < 0);
+    struct scan_slice *rows = (struct scan_slice *)1;
+    const char *pat[] = { "gloo:%" };
+    CHECK(slice_read_named_spans(db, 0, pat, 1, &rows, &n, &e) < 0);
+    CHECK(rows == NULL);
     struct slice_read_ids *ids = (struct slice_read_ids *)1;
     CHECK(slice_read_ids_open(db, TB_K_TRACE, &ids, &e) < 0);
     CHECK(ids == NULL);

@@ -7,8 +7,9 @@
  * (queued, parse, sort, index, analyze, commit), a progress bar of
  * compressed bytes read (busy animation in the phases after parsing),
  * events parsed, the read rate, the time elapsed since this page opened
- * (the job's start is not in its answer) and, while reading, the time left
- * at the rate seen (runlist.js readEtaSeconds), and the table of stages with
+ * (the job's start is not in its answer), the server's estimate of the time
+ * the whole import has left (eta_s: from the bytes read and this server's
+ * past imports, server/ingest/ingest_eta.c), and the table of stages with
  * their times (the import's phases, then the derived stages). Once the run
  * is open (phase analyze, run_id given) a link leads to it while its pages
  * are computed. On state "done" it replaces the address
@@ -21,7 +22,7 @@ import { C } from '../classes.js';
 import { alertBox, h, progressBar, replace, setTitle } from '../dom.js';
 import { formatBytes, formatDuration, formatNumber } from '../format.js';
 import { buildUrl, navigate, routeAs } from '../router.js';
-import { PHASES, jobFraction, phaseIndex, readEtaSeconds } from '../runlist.js';
+import { PHASES, jobFraction, phaseIndex } from '../runlist.js';
 
 /** @typedef {import('../apitypes.js').Job} Job */
 /** @typedef {import('../state.js').AppStore} AppStore */
@@ -162,7 +163,7 @@ function createJobPage(root, id) {
             stat('Events parsed', formatNumber(job.events)),
             stat('Read rate', rate),
             stat('Elapsed', seconds((now - opened) / 1000), 'since this page opened'),
-            failed ? null : stat('Time left', eta(job, now), job.phase === 'parse' ? 'to read the files, at this rate' : 'no estimate after reading'),
+            failed ? null : stat('Time left', eta(job), 'of the whole import, estimated from the reading and the imports before it'),
         );
 
         replace(
@@ -190,13 +191,12 @@ function createJobPage(root, id) {
     }
 
     /**
-     * The reading's time left, or a dash while there is no rate to go by.
+     * The server's estimate of the time left, or a dash while it has none.
      * @param {Job} job
-     * @param {number} now
      */
-    function eta(job, now) {
-        const left = readEtaSeconds(job, firstSample, now);
-        return left === null ? '—' : `about ${seconds(Math.max(1, left))}`;
+    function eta(job) {
+        if (job.state === 'done') return 'none';
+        return typeof job.eta_s === 'number' ? `about ${seconds(Math.max(1, job.eta_s))}` : '—';
     }
 
     poll();

@@ -386,7 +386,8 @@ function heatmap(d, route) {
                             y: y + 0.5,
                             width: Math.max(0.5, cw - 1).toFixed(2),
                             height: HM.cellH - 1,
-                            fill: has ? heatColor(hi > lo ? (v - lo) / (hi - lo) : 0.5) : '#f0f0f0',
+                            fill: has ? heatColor(hi > lo ? (v - lo) / (hi - lo) : 0.5) : null,
+                            class: has ? null : C.rkHeatNone,
                         },
                         svg('title', null, has ? `Rank ${rank}, ${name}: ${formatMicros(v)}` : `Rank ${rank}, ${name}: not recorded`),
                     );
