@@ -178,6 +178,15 @@ ANALYSES_LIST(AN_DECL)
  * db: read-write handle on a run whose analysis tables exist. */
 int analyses_run(sqlite3 *db, struct err *e);
 
+/* The ranks of a multi-rank run in parallel (ingest_derive.c), as
+ * summary_run_rank and summary_adopt (summary.h): analyses_run_rank
+ * computes one rank into the tables of db (a scratch database with the run
+ * attached; the run's step table must hold the rank), analyses_adopt copies
+ * them from the scratch attached as RUNDB_ASIDE (series ids renumbered to
+ * follow the run's), first creating the tables, last indexing them. */
+int analyses_run_rank(sqlite3 *db, int rank, struct err *e);
+int analyses_adopt(sqlite3 *db, int first, int last, struct err *e);
+
 /* {"<rank>": doc, ...} for the ranks stored (rank < 0: all) — the
  * `analyses` key of analyze --json and the body of the API. NULL when the run
  * predates the analyses (no table). OUT *out: owned by caller. */

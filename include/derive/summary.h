@@ -49,6 +49,16 @@
  * db: an open read-write handle on a finished run database. */
 int summary_run(sqlite3 *db, struct err *e);
 
+/* The ranks of a multi-rank run derived in parallel (ingest_derive.c):
+ * summary_run_rank fills the tables for one rank into db (a scratch
+ * database with the run attached, store/rundb.h: its tables created there,
+ * not emptied), in one transaction, without the indexes; summary_adopt
+ * copies them from the scratch attached as RUNDB_ASIDE into the run's, in
+ * one transaction: first empties the run's tables, last builds their
+ * indexes. Adopted in rank order, the tables equal summary_run's. */
+int summary_run_rank(sqlite3 *db, int rank, struct err *e);
+int summary_adopt(sqlite3 *db, int first, int last, struct err *e);
+
 /* Breakdown category names in priority order, "other" last (static). */
 extern const char *const summary_categories[9];
 

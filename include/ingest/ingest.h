@@ -27,11 +27,12 @@
  *
  * Job states: queued -> running -> done | failed (set by the worker).
  *
- * Threads: the derived tables are computed on the job's thread and one more
- * it starts and always joins (the timeline's level of detail of the trace,
- * then the rules, written into a scratch run.db.aside beside run.db and
- * copied in: SQLite has one writer per file); an error on either fails the
- * job. ingest_rederive does the same.
+ * Threads: the derived tables are computed on the job's thread and others
+ * it starts and always joins (ingest_derive.h: the timeline's level of
+ * detail in a scratch run.db.aside, the rules in run.db.rules, the ranks
+ * of a multi-rank run in run.db.r<i>, each copied in: SQLite has one
+ * writer per file); an error on any fails the job. ingest_rederive does
+ * the same.
  *
  * Ownership: ingest_* functions copy what they keep from their arguments.
  * Files handed to a job with `owned = 1` are deleted (or moved into the run)

@@ -112,4 +112,9 @@ int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int 
 int rundb_attach_aside(sqlite3 *db, const char *scratch_path, struct err *e);
 int rundb_detach_aside(sqlite3 *db, struct err *e);
 
+/* The ranks of the run in rank order, with the GPU ops of each (its slices
+ * on GPU tracks): what deriving a rank holds in memory grows with them.
+ * OUT *ranks, *ops: n entries each, owned by caller (free). */
+int rundb_rank_gpu_ops(sqlite3 *db, int **ranks, int64_t **ops, int *n, struct err *e);
+
 #endif

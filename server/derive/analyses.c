@@ -25,9 +25,15 @@ const char *const an_cp_names[AN_CP_NCAT] = { "cpu", "dataloader", "gpu_compute"
 const char *const an_copy_names[AN_NCOPY] = { "kernel", "HtoD", "DtoH", "DtoD", "PtoP", "Memset", "Memcpy" };
 const char *const an_type_names[AN_NTYPES] = { "compute", "communication", "memory" };
 
+/* main.: with a scratch database attached (analyses_adopt) a bare name
+ * missing from main would drop the scratch's table. */
+static const char drop_sql[] =
+    "DROP TABLE IF EXISTS main.analyses; DROP TABLE IF EXISTS main.anseries; DROP TABLE IF EXISTS main.ansample;"
+    "DROP TABLE IF EXISTS main.critpath;";
+
+/* Without the drops: on a scratch database (analyses_run_rank) a DROP would
+ * reach the attached run's table of that name. */
 static const char schema_sql[] =
-    "DROP TABLE IF EXISTS analyses; DROP TABLE IF EXISTS anseries; DROP TABLE IF EXISTS ansample;"
-    "DROP TABLE IF EXISTS critpath;"
     "CREATE TABLE analyses(rank INTEGER PRIMARY KEY, doc TEXT);"
     "CREATE TABLE anseries(id INTEGER PRIMARY KEY, rank INTEGER, kind INTEGER, key INTEGER, name TEXT,"
     " unit TEXT);"
@@ -688,7 +694,9 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
     return rc;
 }
 
-int analyses_run(sqlite3 *db, struct err *e)
+/* analyses_run over every rank (rank < 0) or one, on a scratch database
+ * (scratch: no drops, no index). */
+static int run_ranks(sqlite3 *db, int rank, int scratch, struct err *e)
 {
     struct an_ctx c;
     memset(&c, 0, sizeof c);
@@ -697,7 +705,8 @@ int analyses_run(sqlite3 *db, struct err *e)
     sqlite3_stmt *ranks = NULL, *ins_doc = NULL;
     int rc = 0;
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (begin)");
-    if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+    if ((!scratch && sqlite3_exec(db, drop_sql, NULL, NULL, NULL) != SQLITE_OK) ||
+        sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
         rc = rundb_db_error(db, e, "analyses (schema)");
         goto out;
     }
@@ -709,8 +718,9 @@ int analyses_run(sqlite3 *db, struct err *e)
         (rc = rundb_prepare(db, AN_SAMPLE_SQL AN_ROWS32("(?,?,?)"), &c.wbuf->smp_n, e)) ||
         (rc = rundb_prepare(db, AN_SEG_SQL AN_ROWS32("(?,?,?,?,?,?,?)"), &c.wbuf->seg_n, e)) ||
         (rc = rundb_prepare(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
-        (rc = rundb_prepare(db, "SELECT rank FROM rank ORDER BY rank", &ranks, e)))
+        (rc = rundb_prepare(db, "SELECT rank FROM rank WHERE ?1 < 0 OR rank = ?1 ORDER BY rank", &ranks, e)))
         goto out;
+    sqlite3_bind_int(ranks, 1, rank);
     if ((rc = gpuscan_names_open(db, &c.names, e))) goto out;
     int src;
     while (rc == 0 && (src = sqlite3_step(ranks)) == SQLITE_ROW) {
@@ -719,7 +729,7 @@ int analyses_run(sqlite3 *db, struct err *e)
     }
     if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
     if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
-    if (rc == 0 && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
+    if (rc == 0 && !scratch && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
         rc = rundb_db_error(db, e, "analyses (index)");
 out:
     ctx_free(&c);
@@ -732,6 +742,88 @@ out:
     sqlite3_finalize(c.wbuf->smp_n);
     sqlite3_finalize(c.wbuf->seg_n);
     free(c.wbuf);
+    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(db, e, "analyses (commit)");
+    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+int analyses_run(sqlite3 *db, struct err *e)
+{
+    return run_ranks(db, -1, 0, e);
+}
+
+int analyses_run_rank(sqlite3 *db, int rank, struct err *e)
+{
+    return run_ranks(db, rank, 1, e);
+}
+
+/* The scratch's documents copied into the run's, their queue series ids
+ * (queue.c) moved by base like the anseries rows; JSON written back as
+ * run_rank writes it. */
+static int adopt_docs(sqlite3 *db, int64_t base, struct err *e)
+{
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    int rc = rundb_prepare(db, "SELECT rank, doc FROM " RUNDB_ASIDE ".analyses ORDER BY rank", &rd, e);
+    if (rc == 0) rc = rundb_prepare(db, "INSERT INTO main.analyses(rank, doc) VALUES(?,?)", &ins, e);
+    int src = SQLITE_DONE;
+    while (rc == 0 && (src = sqlite3_step(rd)) == SQLITE_ROW) {
+        const char *text = (const char *)sqlite3_column_text(rd, 1);
+        json_t *doc = base && text ? json_loads(text, 0, NULL) : NULL;
+        json_t *streams = json_object_get(json_object_get(doc, "queue"), "streams"), *st;
+        size_t k;
+        json_array_foreach(streams, k, st) {
+            json_t *id = json_object_get(st, "series");
+            if (json_is_integer(id)) json_integer_set(id, json_integer_value(id) + base);
+        }
+        sqlite3_reset(ins);
+        sqlite3_bind_int(ins, 1, sqlite3_column_int(rd, 0));
+        if (doc) sqlite3_bind_text(ins, 2, json_dumps(doc, JSON_COMPACT), -1, free);
+        else sqlite3_bind_value(ins, 2, sqlite3_column_value(rd, 1));
+        json_decref(doc);
+        if (sqlite3_step(ins) != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (adopt)");
+    }
+    if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (adopt)");
+    sqlite3_finalize(rd);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* The rows of analyses_adopt, inside its transaction. */
+static int adopt_rows(sqlite3 *db, int first, int last, struct err *e)
+{
+    if (first && (sqlite3_exec(db, drop_sql, NULL, NULL, NULL) != SQLITE_OK ||
+                  sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK))
+        return rundb_db_error(db, e, "analyses (adopt)");
+    /* series ids go on from the ranks adopted before, as analyses_run numbers them */
+    static const char *const copy[] = {
+        "SELECT coalesce(max(id), 0) FROM main.anseries",
+        "INSERT INTO main.anseries SELECT id + ?1, rank, kind, key, name, unit FROM " RUNDB_ASIDE ".anseries"
+        " ORDER BY id",
+        "INSERT INTO main.ansample SELECT series + ?1, ts, value FROM " RUNDB_ASIDE ".ansample",
+        "INSERT INTO main.critpath SELECT * FROM " RUNDB_ASIDE ".critpath",
+    };
+    int64_t base = 0;
+    int rc = 0;
+    for (size_t i = 0; i < sizeof copy / sizeof copy[0] && rc == 0; i++) {
+        sqlite3_stmt *st;
+        if ((rc = rundb_prepare(db, copy[i], &st, e)) != 0) break;
+        if (sqlite3_bind_parameter_count(st) > 0) sqlite3_bind_int64(st, 1, base);
+        int step = sqlite3_step(st);
+        if (i == 0 && step == SQLITE_ROW) base = sqlite3_column_int64(st, 0);
+        else if (step != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (adopt)");
+        sqlite3_finalize(st);
+        if (i == 0 && rc == 0) rc = adopt_docs(db, base, e);
+    }
+    if (rc == 0 && last && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
+        rc = rundb_db_error(db, e, "analyses (index)");
+    return rc;
+}
+
+int analyses_adopt(sqlite3 *db, int first, int last, struct err *e)
+{
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (adopt)");
+    int rc = adopt_rows(db, first, last, e);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "analyses (commit)");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

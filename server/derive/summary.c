@@ -138,19 +138,26 @@ out:
     return rc;
 }
 
-int summary_run(sqlite3 *db, struct err *e)
+/* summary_run over every rank (rank < 0), or summary_run_rank (no
+ * emptying, no index: a scratch database). */
+static int run_ranks(sqlite3 *db, int rank, struct err *e)
 {
     sqlite3_stmt *ranks = NULL;
     int rc = 0;
     /* run again (ranks renumbered after import), it starts from empty tables */
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, clear_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        (rank < 0 && sqlite3_exec(db, clear_sql, NULL, NULL, NULL) != SQLITE_OK)) {
         rc = rundb_db_error(db, e, "analysis (tables)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
-    if ((rc = rundb_prepare(db, "SELECT rank, header, format = 'nsys' FROM rank ORDER BY rank", &ranks, e)) < 0) goto out;
+    if ((rc = rundb_prepare(db,
+                            "SELECT rank, header, format = 'nsys' FROM rank WHERE ?1 < 0 OR rank = ?1"
+                            " ORDER BY rank",
+                            &ranks, e)) < 0)
+        goto out;
+    sqlite3_bind_int(ranks, 1, rank);
     int src;
     while ((src = sqlite3_step(ranks)) == SQLITE_ROW) {
         const char *h = (const char *)sqlite3_column_text(ranks, 1);
@@ -163,13 +170,48 @@ int summary_run(sqlite3 *db, struct err *e)
         rc = rundb_db_error(db, e, "analysis (ranks)");
         goto out;
     }
-    if (sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK) rc = rundb_db_error(db, e, "analysis (index)");
+    if (rank < 0 && sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(db, e, "analysis (index)");
 out:
     sqlite3_finalize(ranks);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "analysis (commit)");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
+}
+
+int summary_run(sqlite3 *db, struct err *e)
+{
+    return run_ranks(db, -1, e);
+}
+
+int summary_run_rank(sqlite3 *db, int rank, struct err *e)
+{
+    return run_ranks(db, rank, e);
+}
+
+int summary_adopt(sqlite3 *db, int first, int last, struct err *e)
+{
+    err_clear(e);
+    /* mem_alloc's ids are given here, in rank order, as summary_run gives them */
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
+        (first && (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+                   sqlite3_exec(db, clear_sql, NULL, NULL, NULL) != SQLITE_OK)) ||
+        sqlite3_exec(db, "INSERT INTO main.step SELECT * FROM " RUNDB_ASIDE ".step;"
+                         "INSERT INTO main.gpu SELECT * FROM " RUNDB_ASIDE ".gpu;"
+                         "INSERT INTO main.op_stat SELECT * FROM " RUNDB_ASIDE ".op_stat;"
+                         "INSERT INTO main.kernel_stat SELECT * FROM " RUNDB_ASIDE ".kernel_stat;"
+                         "INSERT INTO main.mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op)"
+                         " SELECT rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op FROM " RUNDB_ASIDE
+                         ".mem_alloc ORDER BY id;"
+                         "INSERT INTO main.analysis SELECT * FROM " RUNDB_ASIDE ".analysis",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        (last && sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK) ||
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rundb_db_error(db, e, "analysis (adopt)");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    }
+    return e->code;
 }
 
 

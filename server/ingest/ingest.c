@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +17,9 @@
 #include "base/jtok.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
+#include "ingest/ingest_derive.h"
 #include "ingest/ingest_naming.h"
-#include "derive/analyses.h"
-#include "derive/rules.h"
-#include "derive/summary.h"
 #include "derive/summary_report.h"
-#include "derive/timeline.h"
 #include "ingest/importer.h"
 #include "store/catalog_query.h"
 #include "store/rundb.h"
@@ -264,76 +260,10 @@ static int open_rw(const char *db_path, sqlite3 **db, struct err *e)
     return 0;
 }
 
-/* The second thread of the derived stages (see derive): on a scratch
- * database of its own, the timeline's level of detail of the trace, then,
- * once the main thread has committed the analysis tables, the rules. */
-struct aside {
-    const char *run_path;
-    char *scratch;
-    const struct config_rules *rules;
-    atomic_int cancel;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int summary; /* 0 pending, 1 committed, -1 failed */
-    int rc;
-    struct err e;
-};
-
-static void *aside_main(void *arg)
+/* The job's list of stages follows the derived stages too. */
+static void derive_mark(void *arg, const char *stage, int done)
 {
-    struct aside *a = arg;
-    sqlite3 *db = NULL;
-    int rc = rundb_open_aside(a->run_path, a->scratch, &a->cancel, &db, &a->e);
-    if (rc == 0) rc = timeline_build_trace(db, &a->e);
-    pthread_mutex_lock(&a->mu);
-    while (a->summary == 0) pthread_cond_wait(&a->cv, &a->mu);
-    int ready = a->summary > 0;
-    pthread_mutex_unlock(&a->mu);
-    if (rc == 0 && ready) rc = rules_run(db, a->rules, &a->e);
-    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&a->e, ERR_DB, "cannot close the scratch database");
-    a->rc = rc;
-    return NULL;
-}
-
-static void aside_summary(struct aside *a, int ok)
-{
-    pthread_mutex_lock(&a->mu);
-    a->summary = ok ? 1 : -1;
-    pthread_cond_signal(&a->cv);
-    pthread_mutex_unlock(&a->mu);
-}
-
-/* The stages of derive, in the order readers see them done (rundb_stage.h):
- * summary: overview, operators, kernels, memory, ranks; analyses; rules:
- * the findings (the overview waits for them too); timeline. */
-static const char *const derive_stages[] = { "summary", "analyses", "rules", "timeline" };
-
-/* Stage name committed: marked done in run.db (readers may now read it) and
- * in the job's list. */
-static int stage_done(sqlite3 *db, struct progress_link *l, const char *name, double t0, struct err *e)
-{
-    stage_mark(l, name, 1);
-    return rundb_stage_mark(db, name, "done", log_now_s() - t0, e);
-}
-
-static int stage_start(sqlite3 *db, struct progress_link *l, const char *name, struct err *e)
-{
-    stage_mark(l, name, 0);
-    return rundb_stage_mark(db, name, "running", 0, e);
-}
-
-/* The aside thread's tables copied into db: the rules marked done as soon as
- * theirs are in, the timeline once the analyses' series are lanes too. */
-static int adopt(sqlite3 *db, const char *scratch, struct progress_link *l, double t0, struct err *e)
-{
-    int rc = rundb_attach_aside(db, scratch, e);
-    if (rc) return rc;
-    rc = timeline_adopt(db, e);
-    if (rc == 0) rc = rules_adopt(db, e);
-    struct err ignore;
-    if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
-    if (rc == 0) rc = stage_done(db, l, "rules", t0, e);
-    return rc;
+    stage_mark(arg, stage, done);
 }
 
 /* The derive_hold test knob (config.h): waits while the file exists. */
@@ -341,65 +271,6 @@ static void hold(const char *path)
 {
     struct timespec pause = { 0, 20 * 1000 * 1000 };
     while (path && path[0] && access(path, F_OK) == 0) nanosleep(&pause, NULL);
-}
-
-/* Every derived table of a run, in dependency order: the analysis (steps,
- * breakdown, operator and kernel tables, memory), then the recommendations
- * drawn from it and the GPU analyses (they read the steps), and the
- * timeline's level of detail (its counters turn the analyses' series into
- * lanes). Two threads share the work: this one writes the analysis and
- * the GPU analyses into run.db while the second (aside_main) builds the
- * timeline of the trace and then the rules into a scratch database
- * (SQLite has one writer per file), copied in at the end. The second
- * thread is joined on every path, and cancelled when a stage here fails;
- * its error surfaces like one of this thread's. Run at ingest and again
- * after a rank renumbering. */
-static int derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, struct progress_link *l,
-                  struct err *e)
-{
-    double t[4];
-    int rc;
-    struct aside a = { .run_path = db_path, .scratch = xasprintf("%s.aside", db_path), .rules = rules };
-    pthread_t th;
-    pthread_mutex_init(&a.mu, NULL);
-    pthread_cond_init(&a.cv, NULL);
-    t[0] = log_now_s();
-    rc = stage_start(db, l, "summary", e);
-    if (rc == 0) rc = stage_start(db, l, "timeline", e);
-    int started = rc == 0 && pthread_create(&th, NULL, aside_main, &a) == 0;
-    if (rc == 0) rc = summary_run(db, e);
-    if (rc == 0) rc = stage_done(db, l, "summary", t[0], e);
-    double t_rules = log_now_s();
-    if (rc == 0) rc = stage_start(db, l, "rules", e);
-    if (started) aside_summary(&a, rc == 0);
-    else if (rc == 0) rc = rules_run(db, rules, e);
-    t[1] = log_now_s();
-    if (rc == 0) rc = stage_start(db, l, "analyses", e);
-    if (rc == 0) rc = analyses_run(db, e);
-    if (rc == 0) rc = stage_done(db, l, "analyses", t[1], e);
-    if (rc == 0 && !started) rc = rules_cap(db, e); /* aside: rules_adopt caps them */
-    t[2] = log_now_s();
-    if (started) {
-        if (rc) atomic_store(&a.cancel, 1);
-        pthread_join(th, NULL);
-        if (rc == 0 && a.rc) {
-            *e = a.e;
-            rc = a.rc;
-        }
-    }
-    if (rc == 0) rc = started ? adopt(db, a.scratch, l, t_rules, e) : timeline_build_trace(db, e);
-    if (rc == 0 && !started) rc = stage_done(db, l, "rules", t_rules, e);
-    if (rc == 0) rc = timeline_build_analyses(db, e);
-    if (rc == 0) rc = stage_done(db, l, "timeline", t[0], e);
-    t[3] = log_now_s();
-    unlink(a.scratch);
-    free(a.scratch);
-    pthread_cond_destroy(&a.cv);
-    pthread_mutex_destroy(&a.mu);
-    if (rc == 0)
-        LOG_INFO("derived tables: analysis %.2f s, analyses %.2f s, then %.2f s for the timeline and rules (%s)",
-                 t[1] - t[0], t[2] - t[1], t[3] - t[2], started ? "built aside" : "in turn");
-    return rc;
 }
 
 /* A new run's ranks settled from the traces' headers and its derived
@@ -411,7 +282,7 @@ static int prepare(const char *db_path, int *rank_map, int nranks, struct err *e
     if (open_rw(db_path, &db, e) != 0) return e->code;
     /* the rank a trace says it is beats its file name and the upload order */
     int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
-    if (rc == 0) rc = rundb_stage_begin(db, derive_stages, (int)(sizeof derive_stages / sizeof *derive_stages), e);
+    if (rc == 0) rc = rundb_stage_begin(db, ingest_derive_stages, INGEST_DERIVE_NSTAGES, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
 }
@@ -422,7 +293,7 @@ static int derive_published(const char *db_path, const struct config *cfg, struc
     sqlite3 *db = NULL;
     hold(cfg->derive_hold);
     if (open_rw(db_path, &db, e) != 0) return e->code;
-    int rc = derive(db, db_path, &cfg->rules, l, e);
+    int rc = ingest_derive(db, db_path, &cfg->rules, ingest_derive_threads(cfg->ingest_workers), derive_mark, l, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     if (rc == 0) rc = fsutil_fsync_path(db_path, e);
     return rc;
@@ -801,8 +672,8 @@ int ingest_rederive_facts(const char *db_path, const int *from, const int *to, i
      * findings' texts name ranks and the straggler is judged across them */
     if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
     /* a run stored before the stages were listed gets the table here */
-    if (rc == 0) rc = rundb_stage_begin(db, derive_stages, (int)(sizeof derive_stages / sizeof *derive_stages), e);
-    if (rc == 0) rc = derive(db, db_path, rules, NULL, e);
+    if (rc == 0) rc = rundb_stage_begin(db, ingest_derive_stages, INGEST_DERIVE_NSTAGES, e);
+    if (rc == 0) rc = ingest_derive(db, db_path, rules, ingest_derive_threads(1), NULL, NULL, e);
     if (rc == 0 && figures) rc = summary_report_catalog(db, &fig, &tr, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */

@@ -453,3 +453,38 @@ int rundb_detach_aside(sqlite3 *db, struct err *e)
     return sqlite3_exec(db, "DETACH " RUNDB_ASIDE, NULL, NULL, NULL) == SQLITE_OK ? 0
                                                                                    : rundb_db_error(db, e, "detach");
 }
+
+int rundb_rank_gpu_ops(sqlite3 *db, int **ranks, int64_t **ops, int *n, struct err *e)
+{
+    sqlite3_stmt *st = NULL;
+    int cap = 0, rc, src;
+    *ranks = NULL;
+    *ops = NULL;
+    *n = 0;
+    rc = rundb_prepare(db,
+                       "SELECT r.rank, (SELECT coalesce(sum(t.nslices), 0) FROM track t"
+                       " WHERE t.rank = r.rank AND t.kind = ?1) FROM rank r ORDER BY r.rank",
+                       &st, e);
+    if (rc) return rc;
+    sqlite3_bind_int(st, 1, TB_TRACK_GPU);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            *ranks = xrealloc(*ranks, sizeof **ranks * (size_t)cap);
+            *ops = xrealloc(*ops, sizeof **ops * (size_t)cap);
+        }
+        (*ranks)[*n] = sqlite3_column_int(st, 0);
+        (*ops)[*n] = sqlite3_column_int64(st, 1);
+        (*n)++;
+    }
+    if (src != SQLITE_DONE) rc = rundb_db_error(db, e, "run database (ranks)");
+    sqlite3_finalize(st);
+    if (rc) {
+        free(*ranks);
+        free(*ops);
+        *ranks = NULL;
+        *ops = NULL;
+        *n = 0;
+    }
+    return rc;
+}

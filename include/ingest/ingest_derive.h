@@ -1,0 +1,57 @@
+/*
+ * ingest_derive.h — the derived stages of a committed run database, in
+ * the order readers see them done (store/rundb_stage.h): summary (overview,
+ * operators, kernels, memory), analyses (the GPU analyses), rules (the
+ * findings) and timeline (its level of detail).
+ *
+ * Threads: the job's thread writes run.db (SQLite has one writer per
+ * file); a second thread builds the timeline of the trace into the scratch
+ * run.db.aside and a third, once the summary is in, the rules into
+ * run.db.rules, both copied in at the end. A run of
+ * several ranks derives its summary, then its GPU analyses, rank by rank on
+ * several threads at once (the job's thread among them; see
+ * ingest_derive_threads), each
+ * rank into a scratch run.db.r<i> of its own read from run.db; the job's
+ * thread copies each finished scratch into run.db in rank order, one
+ * transaction each, so ids and rows are those of a serial derive whatever
+ * the threads' timing. Ranks run together only while the GPU ops of those
+ * in flight stay under a memory budget (DERIVE_MEMORY in ingest_derive.c);
+ * a rank alone always runs. Every thread is joined and every scratch file
+ * removed before ingest_derive returns; a scratch file a crash leaves
+ * goes with its run folder (removed at the next start: the run was
+ * still deriving) or is replaced by the next derive. The first failing
+ * rank in rank order is the error returned; the stages after it do not
+ * run.
+ *
+ * Ownership: arguments are borrowed for the call.
+ */
+#ifndef TB_INGEST_DERIVE_H
+#define TB_INGEST_DERIVE_H
+
+#include <sqlite3.h>
+
+#include "base/config.h"
+#include "base/err.h"
+
+/* The stages, in order (static strings). */
+#define INGEST_DERIVE_NSTAGES 4
+extern const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES];
+
+/* Told when a stage starts (done 0) and ends (done 1); on the job's thread. */
+typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
+
+/* Every derived table of the run database at db_path, open read-write as
+ * db (its stage table begun by rundb_stage_begin), each stage marked done
+ * in run.db once committed. threads: how many ranks may derive at once
+ * (1: one after the other on db itself, without scratch files; at most 8).
+ * mark may be NULL. */
+int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
+                  ingest_derive_mark mark, void *arg, struct err *e);
+
+/* The threads for ranks when jobs ingests (the ingest_workers setting) may
+ * derive at once: cores / jobs less the core of the second thread, at
+ * least 1 (so a 2-core machine derives its ranks in turn, as the second
+ * core is busy with the timeline and rules), at most 8. */
+int ingest_derive_threads(int jobs);
+
+#endif

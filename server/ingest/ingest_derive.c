@@ -1,0 +1,357 @@
+#define LOG_MODULE "ingest"
+#include "ingest/ingest_derive.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "base/xmalloc.h"
+#include "derive/analyses.h"
+#include "derive/rules.h"
+#include "derive/summary.h"
+#include "derive/timeline.h"
+#include "store/rundb.h"
+#include "store/rundb_stage.h"
+
+const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "analyses", "rules", "timeline" };
+
+/* What the ranks derived at once may hold: RANK_BYTES (a scratch
+ * connection's page caches) plus OP_BYTES per GPU op (the records of the
+ * summary and the GPU analyses). Measured on 4 ranks of tiled33 (52 k GPU
+ * ops each): the derive's RSS grew 19 MB with a second rank thread; the
+ * 10 M-event synthetic trace's 3.3 M kernels took ~840 MB in one. A rank
+ * alone always runs. */
+#define DERIVE_MEMORY ((int64_t)256 << 20)
+#define RANK_BYTES ((int64_t)4 << 20)
+#define OP_BYTES 320
+#define MAX_THREADS 8
+
+/* ====================================================================== */
+/* Ranks in parallel                                                      */
+/* ====================================================================== */
+
+/* One pass (the summary or the GPU analyses) over the ranks: job i derives
+ * rank i into its scratch file on whichever thread takes it (workers, or
+ * the job's thread while it waits); the job's thread adopts them in order.
+ * Shared fields under mu; a job's rc and err are written before its state
+ * becomes DONE and read after. */
+enum { JOB_WAITING, JOB_RUNNING, JOB_DONE };
+
+struct rank_pass {
+    const char *run_path;
+    int (*run)(sqlite3 *db, int rank, struct err *e);
+    int (*adopt)(sqlite3 *db, int first, int last, struct err *e);
+    const int *ranks;
+    const int64_t *cost;
+    char **scratch;
+    int *state, *rc;
+    struct err *err;
+    int n, next;
+    int64_t in_use;
+    atomic_int cancel;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t threads[MAX_THREADS];
+    int nthreads;
+};
+
+/* The next job if memory allows it now (-1: none), taken; under mu. */
+static int take(struct rank_pass *p)
+{
+    if (atomic_load(&p->cancel) || p->next >= p->n) return -1;
+    int i = p->next;
+    if (p->in_use > 0 && p->in_use + p->cost[i] > DERIVE_MEMORY) return -1;
+    p->next++;
+    p->in_use += p->cost[i];
+    p->state[i] = JOB_RUNNING;
+    return i;
+}
+
+/* Runs job i (mu not held) and files its result (mu held on return). */
+static void run_job(struct rank_pass *p, int i)
+{
+    sqlite3 *db = NULL;
+    struct err e;
+    err_clear(&e);
+    double t = log_now_s();
+    int rc = rundb_open_aside(p->run_path, p->scratch[i], &p->cancel, &db, &e);
+    if (rc == 0) rc = p->run(db, p->ranks[i], &e);
+    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&e, ERR_DB, "cannot close the scratch database");
+    LOG_DEBUG("rank %d derived aside in %.3f s", p->ranks[i], log_now_s() - t);
+    pthread_mutex_lock(&p->mu);
+    p->rc[i] = rc;
+    p->err[i] = e;
+    p->state[i] = JOB_DONE;
+    p->in_use -= p->cost[i];
+    pthread_cond_broadcast(&p->cv);
+}
+
+/* Derives the jobs memory allows as they come, waiting for a slot, until
+ * job until is done (until < 0: until none is left to take); mu held. */
+static void work(struct rank_pass *p, int until)
+{
+    while (until >= 0 ? p->state[until] != JOB_DONE : !atomic_load(&p->cancel) && p->next < p->n) {
+        int i = take(p);
+        if (i < 0) {
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&p->mu);
+        run_job(p, i);
+    }
+}
+
+static void *pass_worker(void *arg)
+{
+    struct rank_pass *p = arg;
+    pthread_mutex_lock(&p->mu);
+    work(p, -1);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Waits for job i, deriving later ranks here meanwhile when a worker has
+ * not taken them. */
+static int pass_wait(struct rank_pass *p, int i, struct err *e)
+{
+    pthread_mutex_lock(&p->mu);
+    work(p, i);
+    int rc = p->rc[i];
+    if (rc) *e = p->err[i];
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+/* The pass over every rank: derived aside, adopted into db in rank order,
+ * on threads threads (the job's among them). */
+static int rank_pass_run(sqlite3 *db, struct rank_pass *p, int threads, struct err *e)
+{
+    int want = threads - 1; /* the job's thread derives too */
+    if (want > p->n - 1) want = p->n - 1;
+    if (want > MAX_THREADS - 1) want = MAX_THREADS - 1;
+    p->state = xcalloc((size_t)p->n, sizeof *p->state);
+    p->rc = xcalloc((size_t)p->n, sizeof *p->rc);
+    p->err = xcalloc((size_t)p->n, sizeof *p->err);
+    p->scratch = xcalloc((size_t)p->n, sizeof *p->scratch);
+    for (int i = 0; i < p->n; i++) p->scratch[i] = xasprintf("%s.r%d", p->run_path, i);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    for (int i = 0; i < want; i++)
+        if (pthread_create(&p->threads[p->nthreads], NULL, pass_worker, p) == 0) p->nthreads++;
+    int rc = 0;
+    for (int i = 0; i < p->n && rc == 0; i++) {
+        rc = pass_wait(p, i, e);
+        if (rc == 0) rc = rundb_attach_aside(db, p->scratch[i], e);
+        if (rc == 0) {
+            rc = p->adopt(db, i == 0, i == p->n - 1, e);
+            struct err ignore;
+            if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
+        }
+        unlink(p->scratch[i]);
+    }
+    atomic_store(&p->cancel, 1);
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->n; i++) {
+        unlink(p->scratch[i]);
+        free(p->scratch[i]);
+    }
+    free(p->scratch);
+    free(p->state);
+    free(p->rc);
+    free(p->err);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    return rc;
+}
+
+/* The ranks of the run and what each costs in memory; in turn on db when
+ * n or threads is 1. */
+struct rank_list {
+    int *ranks;
+    int64_t *cost;
+    int n, threads;
+};
+
+/* One pass over every rank: whole on db (one rank or one thread), else run
+ * for each rank in parallel through scratch files and adopt. */
+static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *rl,
+                     int (*whole)(sqlite3 *db, struct err *e), int (*run)(sqlite3 *db, int rank, struct err *e),
+                     int (*adopt)(sqlite3 *db, int first, int last, struct err *e), struct err *e)
+{
+    if (rl->n < 2 || rl->threads < 2) return whole(db, e);
+    struct rank_pass p;
+    memset(&p, 0, sizeof p);
+    p.run_path = db_path;
+    p.run = run;
+    p.adopt = adopt;
+    p.ranks = rl->ranks;
+    p.cost = rl->cost;
+    p.n = rl->n;
+    return rank_pass_run(db, &p, rl->threads, e);
+}
+
+/* ====================================================================== */
+/* The timeline and the rules aside                                       */
+/* ====================================================================== */
+
+/* A thread beside the job's (see ingest_derive), on a scratch database of
+ * its own: the timeline's level of detail of the trace (rules NULL), or
+ * the rules once the job's thread has committed the summary. */
+struct side {
+    char *scratch;
+    const char *run_path;
+    const struct config_rules *rules;
+    atomic_int cancel;
+    pthread_t th;
+    int started, rc;
+    struct err e;
+};
+
+static void *side_main(void *arg)
+{
+    struct side *s = arg;
+    sqlite3 *db = NULL;
+    int rc = rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
+    if (rc == 0) rc = s->rules ? rules_run(db, s->rules, &s->e) : timeline_build_trace(db, &s->e);
+    if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&s->e, ERR_DB, "cannot close the scratch database");
+    s->rc = rc;
+    return NULL;
+}
+
+/* Starts s on run_path.suffix; s->started 0 when no thread could start. */
+static void side_start(struct side *s, const char *run_path, const char *suffix, const struct config_rules *rules)
+{
+    s->run_path = run_path;
+    s->scratch = xasprintf("%s.%s", run_path, suffix);
+    s->rules = rules;
+    s->started = pthread_create(&s->th, NULL, side_main, s) == 0;
+}
+
+/* Joins s, cancelled first when the job's thread failed (rc); its error
+ * becomes the job's when that had none. */
+static int side_join(struct side *s, int rc, struct err *e)
+{
+    if (!s->started) return rc;
+    if (rc) atomic_store(&s->cancel, 1);
+    pthread_join(s->th, NULL);
+    s->started = 0;
+    if (rc == 0 && s->rc) {
+        *e = s->e;
+        rc = s->rc;
+    }
+    return rc;
+}
+
+/* s's tables copied into db by adopt, with its scratch attached. */
+static int side_adopt(sqlite3 *db, const struct side *s, int (*adopt)(sqlite3 *db, struct err *e), struct err *e)
+{
+    int rc = rundb_attach_aside(db, s->scratch, e);
+    if (rc) return rc;
+    rc = adopt(db, e);
+    struct err ignore;
+    if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
+    return rc;
+}
+
+static void side_free(struct side *s)
+{
+    if (!s->scratch) return;
+    unlink(s->scratch);
+    free(s->scratch);
+    s->scratch = NULL;
+}
+
+struct marker {
+    ingest_derive_mark fn;
+    void *arg;
+};
+
+/* Stage name committed: marked done in run.db (readers may now read it) and
+ * in the job's list. */
+static int stage_done(sqlite3 *db, const struct marker *m, const char *name, double t0, struct err *e)
+{
+    if (m->fn) m->fn(m->arg, name, 1);
+    return rundb_stage_mark(db, name, "done", log_now_s() - t0, e);
+}
+
+static int stage_start(sqlite3 *db, const struct marker *m, const char *name, struct err *e)
+{
+    if (m->fn) m->fn(m->arg, name, 0);
+    return rundb_stage_mark(db, name, "running", 0, e);
+}
+
+int ingest_derive_threads(int jobs)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* one core is for the timeline's thread and the rules' */
+    long n = (cpus > 1 ? cpus : 1) / (jobs > 1 ? jobs : 1) - 1;
+    return n < 1 ? 1 : n > MAX_THREADS ? MAX_THREADS : (int)n;
+}
+
+/* Every derived table of a run, in dependency order: the analysis (steps,
+ * breakdown, operator and kernel tables, memory), then the recommendations
+ * drawn from it and the GPU analyses (they read the steps), and the
+ * timeline's level of detail (its counters turn the analyses' series into
+ * lanes). This thread (with the rank threads of a multi-rank run) writes
+ * the analysis and the GPU analyses into run.db while a second builds the
+ * timeline of the trace from the start and a third the rules once the
+ * analysis is in, each into a scratch database copied in at the end
+ * (timeline first, then rules: the order of the tables in run.db is a
+ * serial derive's). Both are joined on every path, and cancelled when a
+ * stage here fails; their errors surface like this thread's. Run at ingest
+ * and again after a rank renumbering. */
+int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
+                  ingest_derive_mark mark, void *arg, struct err *e)
+{
+    double t[4];
+    const struct marker m = { mark, arg };
+    struct rank_list rl = { NULL, NULL, 0, threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads };
+    int rc = rundb_rank_gpu_ops(db, &rl.ranks, &rl.cost, &rl.n, e);
+    if (rc) return rc;
+    for (int i = 0; i < rl.n; i++) rl.cost[i] = RANK_BYTES + rl.cost[i] * OP_BYTES;
+    struct side tl, ru;
+    memset(&tl, 0, sizeof tl);
+    memset(&ru, 0, sizeof ru);
+    t[0] = log_now_s();
+    if (rc == 0) rc = stage_start(db, &m, "summary", e);
+    if (rc == 0) rc = stage_start(db, &m, "timeline", e);
+    if (rc == 0) side_start(&tl, db_path, "aside", NULL);
+    if (rc == 0) rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
+    if (rc == 0) rc = stage_done(db, &m, "summary", t[0], e);
+    double t_rules = log_now_s();
+    if (rc == 0) rc = stage_start(db, &m, "rules", e);
+    if (rc == 0) side_start(&ru, db_path, "rules", rules);
+    if (rc == 0 && !ru.started) rc = rules_run(db, rules, e);
+    t[1] = log_now_s();
+    if (rc == 0) rc = stage_start(db, &m, "analyses", e);
+    if (rc == 0) rc = each_rank(db, db_path, &rl, analyses_run, analyses_run_rank, analyses_adopt, e);
+    if (rc == 0) rc = stage_done(db, &m, "analyses", t[1], e);
+    if (rc == 0 && !ru.started) rc = rules_cap(db, e); /* on a thread: rules_adopt caps them */
+    t[2] = log_now_s();
+    int aside = tl.started, ruled = ru.started;
+    rc = side_join(&tl, rc, e);
+    rc = side_join(&ru, rc, e);
+    if (rc == 0) rc = aside ? side_adopt(db, &tl, timeline_adopt, e) : timeline_build_trace(db, e);
+    if (rc == 0 && ruled) rc = side_adopt(db, &ru, rules_adopt, e);
+    if (rc == 0) rc = stage_done(db, &m, "rules", t_rules, e);
+    if (rc == 0) rc = timeline_build_analyses(db, e);
+    if (rc == 0) rc = stage_done(db, &m, "timeline", t[0], e);
+    t[3] = log_now_s();
+    side_free(&tl);
+    side_free(&ru);
+    free(rl.ranks);
+    free(rl.cost);
+    if (rc == 0)
+        LOG_INFO("derived tables: analysis %.2f s, analyses %.2f s, then %.2f s for the timeline and rules (%s%s)",
+                 t[1] - t[0], t[2] - t[1], t[3] - t[2], aside ? "built aside" : "in turn",
+                 rl.n > 1 && rl.threads > 1 ? ", ranks in parallel" : "");
+    return rc;
+}
