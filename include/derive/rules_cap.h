@@ -21,8 +21,10 @@
  * leaves a warm-up step out, as the rules do). A finding about the whole
  * run (rank null) is capped by the rank whose path has the most of its
  * side. A capped finding says so in its evidence (a line, and saving_cap:
- * {side, cap_us, path_us, profiler_us, estimate_us}); its severity stays
- * the rule's.
+ * {side, cap_us, path_us, profiler_us, estimate_us}). Its severity is
+ * the rule's unless the capped saving grades lower (under 10 % of the
+ * step: at most medium; under 3 %: low), never higher; a lowered one says
+ * so in a line and in saving_cap.severity_was.
  *
  * Memory: rules_cap_paths returns an array owned by the caller (free);
  * the other calls change the JSON they are given in place. Threads: none

@@ -99,6 +99,34 @@ double rules_cap_limit(const struct rules_cap_path *p, enum rules_side side)
     return v < p->side[RULES_SIDE_STEP] ? v : p->side[RULES_SIDE_STEP];
 }
 
+/* A capped saving's share of the step that grades a finding high and
+ * medium (as layout_transposes, unfused_attention and optimizer_dominated
+ * grade theirs). */
+#define REGRADE_HIGH 0.10
+#define REGRADE_MEDIUM 0.03
+
+/* Lowers the severity of capped finding f to what its capped saving (ns
+ * per step of step_ns) grades, never raising it: a high finding whose fix
+ * can take only 1 % of the step off reads low. Says so in its evidence. */
+static void regrade(json_t *f, double cap, double step_ns)
+{
+    static const char *const names[] = { "low", "medium", "high" };
+    const char *was = json_string_value(json_object_get(f, "severity"));
+    int from = -1;
+    for (int k = 0; was && k < 3; k++)
+        if (strcmp(was, names[k]) == 0) from = k;
+    double share = step_ns > 0 ? cap / step_ns : 1.0;
+    int to = share >= REGRADE_HIGH ? 2 : share >= REGRADE_MEDIUM ? 1 : 0;
+    if (from < 0 || to >= from) return;
+    char line[200];
+    snprintf(line, sizeof line, "Severity %s, not %s: the capped saving is %.1f %% of the step", names[to], was,
+             share * 100.0);
+    json_t *ev = json_object_get(f, "evidence");
+    json_array_append_new(json_object_get(ev, "lines"), json_string(line));
+    json_object_set_new(json_object_get(ev, "saving_cap"), "severity_was", json_string(was));
+    json_object_set_new(f, "severity", json_string(names[to]));
+}
+
 int rules_cap_finding(json_t *f, enum rules_side side, const struct rules_cap_path *paths, size_t n)
 {
     json_t *r = json_object_get(f, "rank");
@@ -136,6 +164,7 @@ int rules_cap_finding(json_t *f, enum rules_side side, const struct rules_cap_pa
                                   side == RULES_SIDE_GPU || side == RULES_SIDE_COMM ? p->profiler_ns / 1000.0 : 0.0,
                                   "estimate_us", est / 1000.0));
     json_object_set_new(f, "saving_us", json_real(cap / 1000.0));
+    regrade(f, cap, p->side[RULES_SIDE_STEP]);
     return 1;
 }
 

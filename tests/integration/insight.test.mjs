@@ -250,6 +250,9 @@ cases.push([join(CORPUS, 'hta/tests/data/trace_filter/sampled_rank-0.json.gz'), 
     assert.ok(f && capOf(f) && capOf(f).side === 'comm', `${id} capped`);
     const comm = perStep(rk, 'communication') + perStep(rk, 'kernel_gap');
     assert.ok(f.saving_us <= comm + capOf(f).profiler_us + 1 && f.saving_us < 10000, `${id}: ${f.saving_us} µs`);
+    // under 1 % of the step once capped: graded low, not the high the estimate gave
+    assert.equal(f.severity, 'low', id);
+    assert.equal(capOf(f).severity_was, 'high', id);
   }
   const [gaps] = fired(rep, 'gpu_idle_gaps');
   assert.ok(gaps && !capOf(gaps) && gaps.saving_us > 200000, 'gpu_idle_gaps keeps its 281 ms');
@@ -262,6 +265,9 @@ cases.push([join(CORPUS, 'deepseek_profile_data/train.json.gz'), (rep) => {
   const [f] = fired(rep, 'communication_heavy');
   assert.ok(f && capOf(f), 'communication_heavy capped');
   assert.ok(capOf(f).estimate_us > 50000 && f.saving_us < 15000, `${f.saving_us} µs`);
+  // ~9 % of the step once capped: medium, not high
+  assert.equal(f.severity, 'medium');
+  assert.equal(capOf(f).severity_was, 'high');
 }]);
 
 for (const [path, check] of cases) {

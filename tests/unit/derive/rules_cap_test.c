@@ -62,6 +62,29 @@ static void test_capped(void)
     CHECK_EQ_STR(last_line(f), "Capped at 73.0 ms per step (the rule's estimate: 90.0 ms): the critical path spends "
                                "only 65.0 ms per step on GPU compute and kernel gaps, plus up to 8.00 ms that the "
                                "profiler's own host time may keep off it");
+    CHECK_EQ_STR(fixture_str(f, "severity"), "high"); /* 73 % of the step: still high */
+    json_decref(f);
+    /* capped to 5 % of the step: a high finding reads medium, and says why */
+    struct rules_cap_path q = path(0);
+    q.side[RULES_SIDE_HOST] = 5e6;
+    f = finding("kernel_launch_bound", 0, 30000);
+    CHECK_EQ_INT(rules_cap_finding(f, RULES_SIDE_HOST, &q, 1), 1);
+    CHECK_EQ_STR(fixture_str(f, "severity"), "medium");
+    CHECK_EQ_STR(last_line(f), "Severity medium, not high: the capped saving is 5.0 % of the step");
+    CHECK_EQ_STR(fixture_str(json_object_get(json_object_get(f, "evidence"), "saving_cap"), "severity_was"), "high");
+    json_decref(f);
+    /* under 3 %: low; a medium finding is lowered too, a low one stays */
+    q.side[RULES_SIDE_HOST] = 1e6;
+    f = finding("kernel_launch_bound", 0, 30000);
+    json_object_set_new(f, "severity", json_string("medium"));
+    CHECK_EQ_INT(rules_cap_finding(f, RULES_SIDE_HOST, &q, 1), 1);
+    CHECK_EQ_STR(fixture_str(f, "severity"), "low");
+    json_decref(f);
+    f = finding("kernel_launch_bound", 0, 30000);
+    json_object_set_new(f, "severity", json_string("low"));
+    CHECK_EQ_INT(rules_cap_finding(f, RULES_SIDE_HOST, &q, 1), 1);
+    CHECK_EQ_STR(fixture_str(f, "severity"), "low");
+    CHECK(strstr(last_line(f), "Capped at 1.00 ms") != NULL); /* no severity line */
     json_decref(f);
     /* a host fix: no profiler allowance */
     f = finding("kernel_launch_bound", 0, 30000);
