@@ -89,7 +89,7 @@ static void test_communication_heavy(void)
     if (!d) fixture_dump(f);
     REQUIRE(d != NULL);
     CHECK_EQ_INT(json_integer_value(json_object_get(d, "rank")), 0); /* one rank: named */
-    CHECK_EQ_STR(str(d, "severity"), "medium");                      /* 25 % < 3 x 10 % */
+    CHECK_EQ_STR(fixture_severity(d), "medium");                     /* 25 % < 3 x 10 % */
     json_t *ev = json_object_get(d, "evidence");
     CHECK(fabs(num(ev, "share_pct") - 25.0) < 0.01);
     CHECK(fabs(num(ev, "comm_us") - 250.0) < 0.01);
@@ -124,7 +124,7 @@ static void test_comm_not_overlapped(void)
     if (!d) fixture_dump(f);
     REQUIRE(d != NULL);
     CHECK_EQ_INT(json_integer_value(json_object_get(d, "rank")), 0);
-    CHECK_EQ_STR(str(d, "severity"), "high"); /* 25 % of the step could hide */
+    CHECK_EQ_STR(fixture_severity(d), "high"); /* 25 % of the step could hide */
     json_t *ev = json_object_get(d, "evidence");
     CHECK(fabs(num(ev, "comm_us") - 250.0) < 0.01);
     CHECK(fabs(num(ev, "overlap_pct")) < 0.01);

@@ -291,6 +291,14 @@ static inline double fixture_estimate(json_t *f)
     return cap ? fixture_num(cap, "estimate_us") : fixture_num(f, "saving_us");
 }
 
+/* The severity the rule gave finding f, before a cap lowered it
+ * (saving_cap.severity_was, rules_cap.h): checked here as the estimates are. */
+static inline const char *fixture_severity(json_t *f)
+{
+    json_t *was = json_object_get(json_object_get(json_object_get(f, "evidence"), "saving_cap"), "severity_was");
+    return was ? json_string_value(was) : json_string_value(json_object_get(f, "severity"));
+}
+
 /* Does an evidence line of finding f contain s? */
 static inline int fixture_has_line(json_t *f, const char *s)
 {

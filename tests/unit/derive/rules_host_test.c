@@ -309,7 +309,7 @@ static void test_layout_transposes(void)
     CHECK(fabs(fixture_num(ev, "transpose_pct") - 100.0 / 3) < 0.01);
     CHECK(fabs(fixture_num(ev, "transpose_us") - 60.0) < 0.01);
     CHECK_EQ_INT((long long)fixture_num(ev, "calls"), 4);
-    CHECK_EQ_STR(fixture_str(t, "severity"), "high");
+    CHECK_EQ_STR(fixture_severity(t), "high");
     CHECK(fabs(fixture_estimate(t) - 30.0) < 0.01); /* a third of each step's 90 µs of kernels */
     CHECK_EQ_STR(fixture_str(t, "link"), "view=kernels&rank=0&q=nchwToNhwc");
     CHECK_EQ_STR(fixture_str(json_array_get(json_object_get(ev, "by_op"), 0), "op"), "aten::cudnn_convolution");

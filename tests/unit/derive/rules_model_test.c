@@ -325,7 +325,7 @@ static void test_copy_not_overlapped(void)
         REQUIRE(t != NULL);
         CHECK(fabs(fixture_evnum(t, "unhidden_us") - 150) < 0.01);
         CHECK(fabs(fixture_evnum(t, "step_pct") - 15) < 0.01);
-        CHECK_EQ_STR(fixture_str(t, "severity"), "high");
+        CHECK_EQ_STR(fixture_severity(t), "high");
         CHECK(fabs(fixture_estimate(t) - 150) < 0.01);
         CHECK(strstr(fixture_str(t, "snippet"), "non_blocking=True") != NULL);
         CHECK(fixture_has_line(t, "queued on the compute stream itself") == (where == 0));

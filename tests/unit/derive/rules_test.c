@@ -98,7 +98,7 @@ static void test_enable_amp(void)
     json_t *ev = json_object_get(a, "evidence");
     CHECK(fabs(json_number_value(json_object_get(ev, "eligible_pct")) - 100.0) < 0.01);
     CHECK(fabs(json_number_value(json_object_get(ev, "tensor_core_pct"))) < 0.01);
-    CHECK_EQ_STR(json_string_value(json_object_get(a, "severity")), "high");
+    CHECK_EQ_STR(fixture_severity(a), "high");
     /* half the GEMM time per step */
     CHECK(fabs(fixture_estimate(a) - 30.0) < 0.01);
     /* no backward pass in the trace: inference advice (rules_model_test
