@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "base/corrix.h"
 #include "base/hmap.h"
 #include "derive/ivlist.h"
 #include "store/model.h"
@@ -117,20 +118,13 @@ struct memop {
     uint32_t op;
 };
 
-/* A GPU op's correlation id and its index in rankctx.g: 16 bytes an op,
- * where a hash map took ~100 with its free slots and growth. */
-struct corr_ix {
-    int64_t corr;
-    uint32_t idx;
-};
-
 struct rankctx {
     sqlite3 *db;
     int rank;
     struct names names;
     struct gop *g;
     size_t ng, gcap;
-    struct corr_ix *by_corr; /* the ops with a correlation id, by (corr, index) once indexed */
+    struct corrix *by_corr;  /* the ops with a correlation id (key) and their index in g, sorted once indexed */
     size_t nby_corr, cap_by_corr;
     struct hstep *hs;
     size_t nhs, hscap;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/corrix.h"
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
@@ -293,29 +294,13 @@ static int cmp_lrec(const void *a, const void *b)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-/* Correlation id -> launch index, sorted by (corr, index): the first
- * partner of a repeated id is the earliest launch. */
-struct corr_ix {
-    int64_t corr;
-    int32_t idx;
-};
-
-static int cmp_corr(const void *a, const void *b)
+/* The launch of correlation id corr through ix (key: corr, idx: launch
+ * index, corrix.h): the first partner of a repeated id is the earliest
+ * launch. -1 when none. */
+static int32_t corr_find(const struct corrix *ix, size_t n, int64_t corr)
 {
-    const struct corr_ix *x = a, *y = b;
-    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-static int32_t corr_find(const struct corr_ix *ix, size_t n, int64_t corr)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix[mid].corr < corr) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < n && ix[lo].corr == corr ? ix[lo].idx : -1;
+    size_t k = corrix_first(ix, n, corr);
+    return k < n ? (int32_t)ix[k].idx : -1;
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -355,7 +340,7 @@ static int load_steps(struct an_ctx *c, struct err *e)
 
 /* Loads the GPU streams and their ops (in stream, id order), each op paired
  * with its launch call through ix (op->launch). */
-static int load_gpu(struct an_ctx *c, const struct corr_ix *ix, size_t nix, struct err *e)
+static int load_gpu(struct an_ctx *c, const struct corrix *ix, size_t nix, struct err *e)
 {
     struct analyses_read_gpu *g;
     struct analyses_read_stream tr;
@@ -521,21 +506,21 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
 
 /* The launch calls (c->launches) and, in *ix, their correlation index; the
  * loading records shrink in place into the context's. */
-static int load_launches(struct an_ctx *c, struct corr_ix **ix, struct err *e)
+static int load_launches(struct an_ctx *c, struct corrix **ix, struct err *e)
 {
     struct lrec *v;
     size_t n;
     *ix = NULL;
     int rc = walk_launches(c, &v, &n, e);
     if (rc) return rc;
-    struct corr_ix *x = xmalloc((n ? n : 1) * sizeof *x);
-    for (size_t i = 0; i < n; i++) x[i] = (struct corr_ix){ v[i].corr, (int32_t)i };
+    struct corrix *x = xmalloc((n ? n : 1) * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = (struct corrix){ v[i].corr, (uint32_t)i };
     /* an_launch is smaller than lrec: element i moves down, never over one not yet moved */
     struct an_launch *l = (struct an_launch *)v;
     for (size_t i = 0; i < n; i++) memmove(&l[i], &v[i].l, sizeof *l);
     c->launches = n ? xrealloc(l, n * sizeof *l) : (free(l), NULL);
     c->nlaunches = n;
-    xqsort(x, n, sizeof *x, cmp_corr);
+    corrix_sort(x, n);
     *ix = x;
     return 0;
 }
@@ -620,7 +605,7 @@ static int load_rank(struct an_ctx *c, struct err *e)
 {
     int rc;
     double t = log_now_s();
-    struct corr_ix *ix = NULL;
+    struct corrix *ix = NULL;
     /* the launches first, so that each op finds its launch as it is read */
     if ((rc = load_steps(c, e)) || (rc = load_launches(c, &ix, e))) return rc;
     LOG_LAP(c->rank, "launch calls", &t);

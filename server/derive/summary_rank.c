@@ -53,37 +53,23 @@ void summary_rank_names_free(struct names *nm)
     sqlite3_finalize(nm->get);
 }
 
-static int cmp_corr(const void *a, const void *b)
-{
-    const struct corr_ix *x = a, *y = b;
-    if (x->corr != y->corr) return x->corr < y->corr ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 void summary_rank_corr_add(struct rankctx *c, int64_t corr, uint32_t idx)
 {
     if (c->nby_corr == c->cap_by_corr) {
         c->cap_by_corr = c->cap_by_corr ? c->cap_by_corr * 2 : 4096;
         c->by_corr = xrealloc(c->by_corr, c->cap_by_corr * sizeof *c->by_corr);
     }
-    c->by_corr[c->nby_corr++] = (struct corr_ix){ corr, idx };
+    c->by_corr[c->nby_corr++] = (struct corrix){ corr, idx };
 }
 
 void summary_rank_corr_index(struct rankctx *c)
 {
-    if (c->nby_corr) xqsort(c->by_corr, c->nby_corr, sizeof *c->by_corr, cmp_corr);
+    corrix_sort(c->by_corr, c->nby_corr);
 }
 
 size_t summary_rank_corr_first(const struct rankctx *c, int64_t corr)
 {
-    if (corr == 0) return c->nby_corr;
-    size_t lo = 0, hi = c->nby_corr;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->by_corr[mid].corr < corr) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < c->nby_corr && c->by_corr[lo].corr == corr ? lo : c->nby_corr;
+    return corr ? corrix_first(c->by_corr, c->nby_corr, corr) : c->nby_corr;
 }
 
 void summary_rank_free_opagg(void *p)

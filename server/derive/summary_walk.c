@@ -446,7 +446,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         case TB_K_DRIVER: {
             ivlist_add(&c->cat[C_RUNTIME], ts, end);
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
-            for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].corr == corr; k++) {
+            for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].key == corr; k++) {
                 struct gop *g = &c->g[c->by_corr[k].idx];
                 g->launch_ts = ts;
                 g->launch_end = end;

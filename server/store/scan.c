@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "base/corrix.h"
 #include "base/xmalloc.h"
 #include "store/rundb.h"
 
@@ -149,10 +150,7 @@ struct scan_launch {
      * those with a correlation id by (corr, row) */
     struct scan_slice *mem;
     size_t nmem;
-    struct launch_ix {
-        int64_t corr;
-        size_t row;
-    } *by_corr;
+    struct corrix *by_corr; /* key: corr, idx: row of mem */
     size_t nby;
     int preloaded;
 };
@@ -173,13 +171,6 @@ static int launch_before(const struct scan_slice *a, const struct scan_slice *b)
     if (a->ts != b->ts) return a->ts < b->ts;
     if (a->dur != b->dur) return a->dur > b->dur;
     return a->id < b->id;
-}
-
-static int cmp_launch_ix(const void *pa, const void *pb)
-{
-    const struct launch_ix *a = pa, *b = pb;
-    if (a->corr != b->corr) return a->corr < b->corr ? -1 : 1;
-    return (a->row > b->row) - (a->row < b->row);
 }
 
 int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e)
@@ -204,8 +195,8 @@ int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e)
     }
     l->by_corr = xmalloc((l->nmem ? l->nmem : 1) * sizeof *l->by_corr);
     for (size_t i = 0; i < l->nmem; i++)
-        if (l->mem[i].corr) l->by_corr[l->nby++] = (struct launch_ix){ l->mem[i].corr, i };
-    if (l->nby) xqsort(l->by_corr, l->nby, sizeof *l->by_corr, cmp_launch_ix);
+        if (l->mem[i].corr) l->by_corr[l->nby++] = (struct corrix){ l->mem[i].corr, (uint32_t)i };
+    corrix_sort(l->by_corr, l->nby);
     l->preloaded = 1;
     return 1;
 }
@@ -278,14 +269,8 @@ int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, 
     int rc, found = 0;
     if (!corr) return 0;
     if (l->preloaded) {
-        size_t lo = 0, hi = l->nby;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (l->by_corr[mid].corr < corr) lo = mid + 1;
-            else hi = mid;
-        }
-        for (; lo < l->nby && l->by_corr[lo].corr == corr; lo++) {
-            const struct scan_slice *m = &l->mem[l->by_corr[lo].row];
+        for (size_t k = corrix_first(l->by_corr, l->nby, corr); k < l->nby && l->by_corr[k].key == corr; k++) {
+            const struct scan_slice *m = &l->mem[l->by_corr[k].idx];
             if (!found || launch_before(m, row)) *row = *m;
             found = 1;
         }
@@ -424,7 +409,7 @@ void scan_range_set(struct scan_range *c, int64_t lo, int64_t hi)
 int scan_range_next(struct scan_range *c, struct scan_slice *row, struct err *e)
 {
     int rc = scan_step(c->st, e, "run database (slice range)");
-    if (rc == 1) { /* the statement's track and parent are 0: not read (each column call takes the db's mutex) */
+    if (rc == 1) { /* the statement's track and parent are constant 0: two column calls a row fewer */
         row->id = sqlite3_column_int64(c->st, 0);
         row->track = row->parent = 0;
         row->ts = sqlite3_column_int64(c->st, 2);

@@ -52,7 +52,7 @@ static void test_correlation_index(void)
     CHECK_EQ_INT(c.by_corr[k].idx, 0); /* the ops of one id in index order */
     REQUIRE(k + 1 < c.nby_corr);
     CHECK_EQ_INT(c.by_corr[k + 1].idx, 2);
-    CHECK(k + 2 == c.nby_corr || c.by_corr[k + 2].corr != 77);
+    CHECK(k + 2 == c.nby_corr || c.by_corr[k + 2].key != 77);
     k = summary_rank_corr_first(&c, 5);
     REQUIRE(k < c.nby_corr);
     CHECK_EQ_INT(c.by_corr[k].idx, 1);
