@@ -23,8 +23,7 @@ const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "an
 /* What the ranks derived at once may hold: RANK_BYTES (a scratch
  * connection's page caches) plus OP_BYTES per GPU op (the records of the
  * summary and the GPU analyses). Measured on 4 ranks of tiled33 (52 k GPU
- * ops each): the derive's RSS grew 19 MB with a second rank thread; the
- * 10 M-event synthetic trace's 3.3 M kernels took ~840 MB in one. A rank
+ * ops each): the derive's RSS grew 19 MB with a second rank thread. A rank
  * alone always runs. */
 #define DERIVE_MEMORY ((int64_t)256 << 20)
 #define RANK_BYTES ((int64_t)4 << 20)
@@ -34,6 +33,15 @@ const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "an
 /* ====================================================================== */
 /* Ranks in parallel                                                      */
 /* ====================================================================== */
+
+/* Detaches the scratch a copy ran with: rc is the copy's; a failed detach
+ * counts only when the copy succeeded (its error is the one to tell). */
+static int detach_after(sqlite3 *db, int rc, struct err *e)
+{
+    struct err ignore;
+    if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
+    return rc;
+}
 
 /* One pass (the summary or the GPU analyses) over the ranks: job i derives
  * rank i into its scratch file on whichever thread takes it (workers, or
@@ -146,12 +154,8 @@ static int rank_pass_run(sqlite3 *db, struct rank_pass *p, int threads, struct e
     int rc = 0;
     for (int i = 0; i < p->n && rc == 0; i++) {
         rc = pass_wait(p, i, e);
-        if (rc == 0) rc = rundb_attach_aside(db, p->scratch[i], e);
-        if (rc == 0) {
-            rc = p->adopt(db, i == 0, i == p->n - 1, e);
-            struct err ignore;
-            if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
-        }
+        if (rc == 0 && (rc = rundb_attach_aside(db, p->scratch[i], e)) == 0)
+            rc = detach_after(db, p->adopt(db, i == 0, i == p->n - 1, e), e);
         unlink(p->scratch[i]);
     }
     atomic_store(&p->cancel, 1);
@@ -254,11 +258,7 @@ static int side_join(struct side *s, int rc, struct err *e)
 static int side_adopt(sqlite3 *db, const struct side *s, int (*adopt)(sqlite3 *db, struct err *e), struct err *e)
 {
     int rc = rundb_attach_aside(db, s->scratch, e);
-    if (rc) return rc;
-    rc = adopt(db, e);
-    struct err ignore;
-    if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
-    return rc;
+    return rc ? rc : detach_after(db, adopt(db, e), e);
 }
 
 static void side_free(struct side *s)
