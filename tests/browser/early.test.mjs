@@ -57,6 +57,8 @@ test('a deriving run: the job links to it, its tabs say computing, then fill in'
   const left = page.locator('dt:has-text("Time left") + dd');
   await page.waitForFunction(() => /about \d/.test(document.querySelector('dl')?.textContent || ''));
   assert.match(await left.textContent(), /^about \d/);
+  // elapsed in whole seconds from the first poll on ("0 s", never "0 ns")
+  assert.match(await page.locator('dt:has-text("Elapsed") + dd').textContent(), /^\d+ s$|^\d+ min \d\d s$/);
   await page.screenshot({ path: join(SHOTS, 'early-job.png'), fullPage: true });
 
   const seen = errors.length;

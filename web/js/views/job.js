@@ -242,5 +242,7 @@ function stat(label, value, note) {
  * @param {number} s
  */
 function seconds(s) {
-    return formatDuration(Math.round(s) * 1e9).replace(/^(\d+)\.0+ s$/, '$1 s');
+    const whole = Math.round(s);
+    /* formatDuration writes nothing as "0 ns": a page just opened has spent 0 s */
+    return whole > 0 ? formatDuration(whole * 1e9).replace(/^(\d+)\.0+ s$/, '$1 s') : '0 s';
 }
