@@ -6,7 +6,8 @@
  *
  * Threads: the job's thread writes run.db (SQLite has one writer per
  * file); a second thread builds the timeline of the trace into the scratch
- * run.db.aside and a third, once the summary is in, the rules into
+ * run.db.aside (begun by the import before the indexes, when it can: see
+ * ingest_derive_early_start) and a third, once the summary is in, the rules into
  * run.db.rules, both copied in at the end. A run of
  * several ranks derives its summary, then its GPU analyses, rank by rank on
  * several threads at once (the job's thread among them; see
@@ -40,13 +41,33 @@ extern const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES];
 /* Told when a stage starts (done 0) and ends (done 1); on the job's thread. */
 typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
 
+/* The timeline's level of detail begun early: an import starts it as soon
+ * as its rows are committed (rundb_commit_rows), on a thread of its own
+ * into run.db.aside beside db_path, while the job's thread builds the
+ * indexes (the timeline reads none of them). NULL when no thread could
+ * start. Owned by the caller until handed to ingest_derive, which always
+ * takes it; ingest_derive_early_free cancels, joins and removes it on the
+ * paths that never derive. Not for runs whose ranks are renumbered after
+ * the rows are committed (the timeline reads the rank numbers). */
+struct ingest_derive_early;
+struct ingest_derive_early *ingest_derive_early_start(const char *db_path);
+
+/* The run's folder was renamed: db_path is run.db's new path (the thread's
+ * open files follow the rename; the scratch's name is remade). x may be
+ * NULL. */
+void ingest_derive_early_moved(struct ingest_derive_early *x, const char *db_path);
+
+/* Cancels and joins x, removes its scratch, frees it (NULL is fine). */
+void ingest_derive_early_free(struct ingest_derive_early *x);
+
 /* Every derived table of the run database at db_path, open read-write as
  * db (its stage table begun by rundb_stage_begin), each stage marked done
  * in run.db once committed. threads: how many ranks may derive at once
  * (1: one after the other on db itself, without scratch files; at most 8).
+ * early: the timeline begun at import, or NULL; taken in all cases.
  * mark may be NULL. */
 int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
-                  ingest_derive_mark mark, void *arg, struct err *e);
+                  struct ingest_derive_early *early, ingest_derive_mark mark, void *arg, struct err *e);
 
 /* The threads for ranks when jobs ingests (the ingest_workers setting) may
  * derive at once: cores / jobs less the core of the second thread, at

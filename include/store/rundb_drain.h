@@ -166,6 +166,7 @@ struct rundb_writer {
     int64_t next_slice_id;
     int rank;
     int in_rank;
+    int rows_committed; /* rundb_commit_rows ran: the indexes come in a transaction of their own */
     struct tb_rank_stats stats;
     int64_t t0, t1;
     json_t *rank_header;      /* the importer's header, until finish_rank */

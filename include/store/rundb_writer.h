@@ -6,8 +6,9 @@
  * private to ingest until committed); the importer adds rows through
  * rundb_add_*; slices go to an external sorter so that depth and parent are
  * computed in one pass and rows land in clustered order; rundb_finish_rank()
- * drains the sorter; rundb_close_writer() builds indexes, switches the file
- * to WAL and closes it. One writer is used by one thread.
+ * drains the sorter; rundb_commit_rows() may commit the rows for readers
+ * first; rundb_close_writer() builds indexes, switches the file to WAL
+ * and closes it. One writer is used by one thread.
  *
  * The parsing thread never waits for SQLite: rows travel as ops in 1 MiB
  * chunks to a background thread (rundb_writer.c) that applies them; slices
@@ -83,6 +84,13 @@ int rundb_set_rank_header(struct rundb_writer *w, json_t *header, const char *fo
 /* Ends the rank: sorts and writes its slices, stores its stats.
  * OUT stats (may be NULL): counts for the caller. */
 int rundb_finish_rank(struct rundb_writer *w, struct tb_rank_stats *stats, struct err *e);
+
+/* Commits the rows of the finished ranks and switches the file to WAL:
+ * from here other connections read them (without indexes) while
+ * rundb_close_writer builds the indexes in a transaction of its own. At
+ * most once, between ranks; optional (rundb_close_writer commits all in
+ * one transaction without it). w stays the caller's either way. */
+int rundb_commit_rows(struct rundb_writer *w, struct err *e);
 
 /* Builds indexes, switches to WAL, closes. Frees w in all cases. */
 int rundb_close_writer(struct rundb_writer *w, struct err *e);

@@ -275,25 +275,30 @@ static void hold(const char *path)
 
 /* A new run's ranks settled from the traces' headers and its derived
  * stages listed as pending, before it becomes visible. */
-static int prepare(const char *db_path, int *rank_map, int nranks, struct err *e)
+static int prepare(const char *db_path, int *rank_map, int nranks, int *changed, struct err *e)
 {
     sqlite3 *db = NULL;
-    int changed = 0;
+    *changed = 0;
     if (open_rw(db_path, &db, e) != 0) return e->code;
     /* the rank a trace says it is beats its file name and the upload order */
-    int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, &changed, e) : 0;
+    int rc = nranks > 1 ? rundb_ranks_from_headers(db, rank_map, nranks, changed, e) : 0;
     if (rc == 0) rc = rundb_stage_begin(db, ingest_derive_stages, INGEST_DERIVE_NSTAGES, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     return rc;
 }
 
 /* The derived tables of a published run (prepare), in its final folder. */
-static int derive_published(const char *db_path, const struct config *cfg, struct progress_link *l, struct err *e)
+static int derive_published(const char *db_path, const struct config *cfg, struct ingest_derive_early *early,
+                            struct progress_link *l, struct err *e)
 {
     sqlite3 *db = NULL;
     hold(cfg->derive_hold);
-    if (open_rw(db_path, &db, e) != 0) return e->code;
-    int rc = ingest_derive(db, db_path, &cfg->rules, ingest_derive_threads(cfg->ingest_workers), derive_mark, l, e);
+    if (open_rw(db_path, &db, e) != 0) {
+        ingest_derive_early_free(early);
+        return e->code;
+    }
+    int rc = ingest_derive(db, db_path, &cfg->rules, ingest_derive_threads(cfg->ingest_workers), early, derive_mark,
+                           l, e);
     if (sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(e, ERR_DB, "cannot close the run database");
     if (rc == 0) rc = fsutil_fsync_path(db_path, e);
     return rc;
@@ -333,6 +338,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     char *name = NULL, *files_text = NULL, *tags_text = NULL, *meta_text = NULL;
     char hash[SHA256_HEX_LEN + 1] = "", dup[CATALOG_ID_LEN + 1];
     struct hash_job hj = { NULL, 0, "", 0, { 0 }, 0, 0 };
+    struct ingest_derive_early *early = NULL;
     struct progress_link link = { progress, mu, 0, log_now_s(), "parse" };
     int rc = 0;
     uint64_t total = 0, events = 0;
@@ -421,6 +427,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
                                                order[i].rank, "format", ctx.format ? ctx.format : "?"));
     }
     rank_pool_end(&pool);
+    /* the timeline needs the rows, not the indexes: it starts on the
+     * second core while this one builds them */
+    if ((rc = rundb_commit_rows(w, e)) != 0) goto out;
+    early = ingest_derive_early_start(db_path);
     rc = rundb_close_writer(w, e);
     w = NULL;
     if (rc) goto out;
@@ -428,7 +438,12 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
      * analyze (the derived stages, the run already open) */
     on_phase(&link, "commit");
     rank_map = xmalloc(sizeof *rank_map * (size_t)req->nfiles);
-    if ((rc = prepare(db_path, rank_map, req->nfiles, e)) != 0) goto out;
+    int renumbered;
+    if ((rc = prepare(db_path, rank_map, req->nfiles, &renumbered, e)) != 0) goto out;
+    if (renumbered) { /* the early timeline read the ranks' old numbers */
+        ingest_derive_early_free(early);
+        early = NULL;
+    }
     if (req->nfiles > 1) {
         size_t k;
         json_t *f;
@@ -475,6 +490,11 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     }
     free(tmp_dir);
     tmp_dir = NULL; /* from here on the folder is the run's */
+    {
+        char *final_db = xasprintf("%s/run.db", final_dir);
+        ingest_derive_early_moved(early, final_db);
+        free(final_db);
+    }
     {
         char *runs_dir = xasprintf("%s/runs", cfg->data_dir);
         struct err ignore;
@@ -523,6 +543,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     r.hash = hash;
     if ((rc = catalog_insert(cat, &r, e)) != 0) {
         struct err ignore;
+        ingest_derive_early_free(early);
+        early = NULL;
         fsutil_rmtree(final_dir, &ignore);
         goto out;
     }
@@ -535,7 +557,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     on_phase(&link, "analyze");
     {
         char *final_db = xasprintf("%s/run.db", final_dir);
-        rc = derive_published(final_db, cfg, &link, e);
+        rc = derive_published(final_db, cfg, early, &link, e);
+        early = NULL;
         free(final_db);
     }
     /* the key figures read the derived tables: filed before the run is ready */
@@ -557,6 +580,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     LOG_INFO("run %s (%s): %d rank(s), %llu events, %llu bytes", id, name, req->nfiles, (unsigned long long)events,
              (unsigned long long)total);
 out:
+    ingest_derive_early_free(early); /* before its files go */
     if (hj.started) pthread_join(hj.th, NULL); /* it reads the files removed below */
     free(hj.paths);
     rank_pool_end(&pool); /* before the writer and the tmp folder go */
@@ -673,7 +697,7 @@ int ingest_rederive_facts(const char *db_path, const int *from, const int *to, i
     if (rc == 0) rc = rundb_renumber_ranks(db, from, to, n, e);
     /* a run stored before the stages were listed gets the table here */
     if (rc == 0) rc = rundb_stage_begin(db, ingest_derive_stages, INGEST_DERIVE_NSTAGES, e);
-    if (rc == 0) rc = ingest_derive(db, db_path, rules, ingest_derive_threads(1), NULL, NULL, e);
+    if (rc == 0) rc = ingest_derive(db, db_path, rules, ingest_derive_threads(1), NULL, NULL, NULL, e);
     if (rc == 0 && figures) rc = summary_report_catalog(db, &fig, &tr, e);
     /* everything into run.db itself: the swapped-in folder must not need
      * its -wal, which a reader of the old run could otherwise pair with it */

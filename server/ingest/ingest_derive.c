@@ -2,6 +2,7 @@
 #include "ingest/ingest_derive.h"
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -213,6 +214,7 @@ struct side {
     char *scratch;
     const char *run_path;
     const struct config_rules *rules;
+    sem_t *opened; /* posted once the thread has its files open, or failed to (NULL: not told) */
     atomic_int cancel;
     pthread_t th;
     int started, rc;
@@ -224,6 +226,7 @@ static void *side_main(void *arg)
     struct side *s = arg;
     sqlite3 *db = NULL;
     int rc = rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
+    if (s->opened) sem_post(s->opened);
     if (rc == 0) rc = s->rules ? rules_run(db, s->rules, &s->e) : timeline_build_trace(db, &s->e);
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&s->e, ERR_DB, "cannot close the scratch database");
     s->rc = rc;
@@ -269,6 +272,51 @@ static void side_free(struct side *s)
     s->scratch = NULL;
 }
 
+/* The timeline begun at import, before the indexes (ingest_derive.h). */
+struct ingest_derive_early {
+    struct side s;
+    char *run_path; /* s.run_path: the thread opens it at its start */
+    sem_t opened;   /* in here, not on a stack: a sem_post may touch it after the wait returns */
+    int has_sem;
+};
+
+struct ingest_derive_early *ingest_derive_early_start(const char *db_path)
+{
+    struct ingest_derive_early *x = xcalloc(1, sizeof *x);
+    x->run_path = xstrdup(db_path);
+    /* The folder is renamed soon: the thread must hold its files (run.db,
+     * its -wal and -shm, the scratch) open by then, which its attach does
+     * (it reads run.db's schema). */
+    if (sem_init(&x->opened, 0, 0) == 0) {
+        x->has_sem = 1;
+        x->s.opened = &x->opened;
+        side_start(&x->s, x->run_path, "aside", NULL);
+        if (x->s.started)
+            while (sem_wait(&x->opened) != 0) continue; /* EINTR */
+    }
+    if (x->s.started) return x;
+    ingest_derive_early_free(x);
+    return NULL;
+}
+
+void ingest_derive_early_moved(struct ingest_derive_early *x, const char *db_path)
+{
+    if (!x) return;
+    free(x->s.scratch);
+    x->s.scratch = xasprintf("%s.aside", db_path);
+}
+
+void ingest_derive_early_free(struct ingest_derive_early *x)
+{
+    if (!x) return;
+    struct err ignore;
+    side_join(&x->s, ERR_INTERNAL, &ignore); /* a no-op after ingest_derive's join */
+    side_free(&x->s);
+    if (x->has_sem) sem_destroy(&x->opened);
+    free(x->run_path);
+    free(x);
+}
+
 struct marker {
     ingest_derive_mark fn;
     void *arg;
@@ -309,21 +357,20 @@ int ingest_derive_threads(int jobs)
  * stage here fails; their errors surface like this thread's. Run at ingest
  * and again after a rank renumbering. */
 int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
-                  ingest_derive_mark mark, void *arg, struct err *e)
+                  struct ingest_derive_early *early, ingest_derive_mark mark, void *arg, struct err *e)
 {
     double t[4];
     const struct marker m = { mark, arg };
     struct rank_list rl = { NULL, NULL, 0, threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads };
-    int rc = rundb_rank_gpu_ops(db, &rl.ranks, &rl.cost, &rl.n, e);
-    if (rc) return rc;
-    for (int i = 0; i < rl.n; i++) rl.cost[i] = RANK_BYTES + rl.cost[i] * OP_BYTES;
-    struct side tl, ru;
-    memset(&tl, 0, sizeof tl);
+    struct side own, ru, *tl = early ? &early->s : &own;
+    memset(&own, 0, sizeof own);
     memset(&ru, 0, sizeof ru);
+    int rc = rundb_rank_gpu_ops(db, &rl.ranks, &rl.cost, &rl.n, e);
+    for (int i = 0; rc == 0 && i < rl.n; i++) rl.cost[i] = RANK_BYTES + rl.cost[i] * OP_BYTES;
     t[0] = log_now_s();
     if (rc == 0) rc = stage_start(db, &m, "summary", e);
     if (rc == 0) rc = stage_start(db, &m, "timeline", e);
-    if (rc == 0) side_start(&tl, db_path, "aside", NULL);
+    if (rc == 0 && !early) side_start(tl, db_path, "aside", NULL);
     if (rc == 0) rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
     if (rc == 0) rc = stage_done(db, &m, "summary", t[0], e);
     double t_rules = log_now_s();
@@ -336,22 +383,24 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0) rc = stage_done(db, &m, "analyses", t[1], e);
     if (rc == 0 && !ru.started) rc = rules_cap(db, e); /* on a thread: rules_adopt caps them */
     t[2] = log_now_s();
-    int aside = tl.started, ruled = ru.started;
-    rc = side_join(&tl, rc, e);
+    int aside = tl->started, ruled = ru.started;
+    rc = side_join(tl, rc, e);
     rc = side_join(&ru, rc, e);
-    if (rc == 0) rc = aside ? side_adopt(db, &tl, timeline_adopt, e) : timeline_build_trace(db, e);
+    if (rc == 0) rc = aside ? side_adopt(db, tl, timeline_adopt, e) : timeline_build_trace(db, e);
     if (rc == 0 && ruled) rc = side_adopt(db, &ru, rules_adopt, e);
     if (rc == 0) rc = stage_done(db, &m, "rules", t_rules, e);
     if (rc == 0) rc = timeline_build_analyses(db, e);
     if (rc == 0) rc = stage_done(db, &m, "timeline", t[0], e);
     t[3] = log_now_s();
-    side_free(&tl);
+    side_free(tl);
     side_free(&ru);
+    ingest_derive_early_free(early);
     free(rl.ranks);
     free(rl.cost);
     if (rc == 0)
         LOG_INFO("derived tables: analysis %.2f s, analyses %.2f s, then %.2f s for the timeline and rules (%s%s)",
-                 t[1] - t[0], t[2] - t[1], t[3] - t[2], aside ? "built aside" : "in turn",
+                 t[1] - t[0], t[2] - t[1], t[3] - t[2],
+                 early ? "timeline begun before the indexes" : aside ? "built aside" : "in turn",
                  rl.n > 1 && rl.threads > 1 ? ", ranks in parallel" : "");
     return rc;
 }

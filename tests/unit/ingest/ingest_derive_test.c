@@ -2,7 +2,8 @@
  * (ingest_derive.c) give the tables a serial derive gives, series ids and
  * the documents naming them included; scratch files a crash left are
  * replaced and none is left after a derive, nor after one that fails, and
- * every thread is joined. The machine's cores do not matter: the tests
+ * every thread is joined; the timeline begun early (before the indexes, the
+ * folder renamed under it) gives the tables of one built in the derive. The machine's cores do not matter: the tests
  * name the threads. */
 #include "base/fsutil.h"
 #include "base/xmalloc.h"
@@ -100,7 +101,7 @@ static int derive_copy(const char *name, int threads, int stale, char **path, st
     sqlite3 *db;
     if (sqlite3_open(*path, &db) != SQLITE_OK) return err_set(e, ERR_DB, "open");
     int rc = rundb_stage_begin(db, ingest_derive_stages, INGEST_DERIVE_NSTAGES, e);
-    if (rc == 0) rc = ingest_derive(db, *path, &cfg.rules, threads, NULL, NULL, e);
+    if (rc == 0) rc = ingest_derive(db, *path, &cfg.rules, threads, NULL, NULL, NULL, e);
     sqlite3_close(db);
     return rc;
 }
@@ -146,6 +147,67 @@ static void test_same_as_serial(void)
     free(par);
 }
 
+/* The timeline's tables, each compared whole with the serial derive's. */
+static const char *const timeline_tables[] = { "lod", "lod_level", "clod", "tagg", "topen", "gpubusy" };
+
+/* The timeline begun early, as an import does (before the indexes, then
+ * the run's folder renamed under it): the same tables as a derive that
+ * builds it itself; no scratch and no thread left. Begun and freed
+ * without a derive (an import failing after its rows): nothing left. */
+static void test_early_timeline(void)
+{
+    REQUIRE(run_db != NULL);
+    struct err e;
+    char *serial, *dir0 = xasprintf("%s/early0", root), *dir1 = xasprintf("%s/early1", root);
+    char *db0 = xasprintf("%s/run.db", dir0), *db1 = xasprintf("%s/run.db", dir1);
+    REQUIRE(derive_copy("tl-serial.db", 1, 0, &serial, &e) == 0);
+    REQUIRE(fsutil_mkdirs(dir0, &e) == 0);
+    REQUIRE(rundb_copy(run_db, db0, &e) == 0);
+    int threads_before = count_entries("/proc/self/task");
+
+    struct ingest_derive_early *x = ingest_derive_early_start(db0);
+    REQUIRE(x != NULL);
+    REQUIRE(rename(dir0, dir1) == 0);
+    ingest_derive_early_moved(x, db1);
+    sqlite3 *db;
+    REQUIRE(sqlite3_open(db1, &db) == SQLITE_OK);
+    int rc = rundb_stage_begin(db, ingest_derive_stages, INGEST_DERIVE_NSTAGES, &e);
+    if (rc == 0) rc = ingest_derive(db, db1, &cfg.rules, 1, x, NULL, NULL, &e);
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(count_entries("/proc/self/task"), threads_before);
+    CHECK_EQ_INT(scratch_left(db1), 0);
+    char *att = sqlite3_mprintf("ATTACH %Q AS s", serial);
+    REQUIRE(sqlite3_exec(db, att, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_free(att);
+    for (size_t i = 0; i < sizeof timeline_tables / sizeof timeline_tables[0]; i++) {
+        char *sql = sqlite3_mprintf("SELECT (SELECT count(*) FROM main.%s) - (SELECT count(*) FROM s.%s)",
+                                    timeline_tables[i], timeline_tables[i]);
+        CHECK_EQ_INT(count(db, sql), 0);
+        sqlite3_free(sql);
+        sql = sqlite3_mprintf("SELECT count(*) FROM (SELECT * FROM main.%s EXCEPT SELECT * FROM s.%s)",
+                              timeline_tables[i], timeline_tables[i]);
+        CHECK_EQ_INT(count(db, sql), 0);
+        sqlite3_free(sql);
+    }
+    CHECK(count(db, "SELECT count(*) FROM main.lod") > 0);
+    CHECK_EQ_INT(count(db, "SELECT count(*) FROM derive_stage WHERE state != 'done'"), 0);
+    sqlite3_close(db);
+
+    x = ingest_derive_early_start(db1);
+    REQUIRE(x != NULL);
+    ingest_derive_early_free(x);
+    CHECK_EQ_INT(scratch_left(db1), 0);
+    CHECK_EQ_INT(count_entries("/proc/self/task"), threads_before);
+
+    fsutil_rmtree(dir1, &e);
+    unlink(serial);
+    free(serial);
+    free(dir0);
+    free(dir1);
+    free(db0);
+    free(db1);
+}
+
 /* A rank failing fails the derive the same way on threads, leaving no
  * scratch file and no thread; a renumbered copy derives again. */
 static void test_failure(void)
@@ -163,7 +225,7 @@ static void test_failure(void)
     REQUIRE(sqlite3_exec(db, "DROP TABLE mem; CREATE TABLE mem(rank INTEGER)", NULL, NULL, NULL) == SQLITE_OK);
     int threads_before = count_entries("/proc/self/task");
     err_clear(&e);
-    CHECK(ingest_derive(db, copy, &cfg.rules, 3, NULL, NULL, &e) != 0);
+    CHECK(ingest_derive(db, copy, &cfg.rules, 3, NULL, NULL, NULL, &e) != 0);
     CHECK(strstr(e.msg, "analysis") != NULL);
     CHECK_EQ_INT(scratch_left(copy), 0);
     CHECK_EQ_INT(count_entries("/proc/self/task"), threads_before);
@@ -179,6 +241,7 @@ int main(void)
     snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", root);
     RUN(test_import_parallel);
     RUN(test_same_as_serial);
+    RUN(test_early_timeline);
     RUN(test_failure);
     free(run_db);
     struct err e;

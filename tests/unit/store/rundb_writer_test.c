@@ -75,10 +75,41 @@ static void test_writer(void)
     free(path);
 }
 
+/* Rows committed before the indexes: another connection reads them while
+ * the writer still holds its transaction, and sees no index until the
+ * writer closes; a second commit of rows is refused. */
+static void test_commit_rows(void)
+{
+    struct rundb_writer *w;
+    struct err e;
+    char *path = fixture_path("rows.db");
+    REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
+    REQUIRE(rundb_begin_rank(w, 0, "rank0.json", 1, &e) == 0);
+    uint32_t t = rundb_track(w, "1", 1, "1", 1), n = rundb_intern(w, "op", 2);
+    add(w, t, n, 100, 10);
+    add(w, t, n, 200, 10);
+    CHECK(rundb_commit_rows(w, &e) != 0); /* a rank still open */
+    REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
+    REQUIRE(rundb_commit_rows(w, &e) == 0);
+    CHECK(rundb_commit_rows(w, &e) != 0);
+    sqlite3 *db;
+    REQUIRE(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'slice_name'"), 0);
+    REQUIRE(rundb_close_writer(w, &e) == 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'slice_name'"), 1);
+    sqlite3_close(db);
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE name = (SELECT id FROM str WHERE s = 'op')"), 2);
+    sqlite3_close(db);
+    free(path);
+}
+
 int main(void)
 {
     if (fixture_dir() != 0) return 1;
     RUN(test_writer);
+    RUN(test_commit_rows);
     fixture_cleanup();
     return harness_done("rundb_writer_test");
 }
