@@ -6,8 +6,8 @@
  *
  * Threads: the job's thread writes run.db (SQLite has one writer per
  * file); a second thread builds the timeline of the trace into the scratch
- * run.db.aside (begun by the import before the indexes, when it can: see
- * ingest_derive_early_start) and a third, once the summary is in, the rules into
+ * run.db.aside (begun by the import before the indexes, with the summary
+ * when it fits: see ingest_derive_early_start) and a third, once the summary is in, the rules into
  * run.db.rules, both copied in at the end. A run of
  * several ranks derives its summary, then its GPU analyses, rank by rank on
  * several threads at once (the job's thread among them; see
@@ -41,16 +41,20 @@ extern const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES];
 /* Told when a stage starts (done 0) and ends (done 1); on the job's thread. */
 typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
 
-/* The timeline's level of detail begun early: an import starts it as soon
- * as its rows are committed (rundb_commit_rows), on a thread of its own
- * into run.db.aside beside db_path, while the job's thread builds the
- * indexes (the timeline reads none of them). NULL when no thread could
- * start. Owned by the caller until handed to ingest_derive, which always
- * takes it; ingest_derive_early_free cancels, joins and removes it on the
- * paths that never derive. Not for runs whose ranks are renumbered after
- * the rows are committed (the timeline reads the rank numbers). */
+/* The derive begun early: an import starts it as soon as its rows are
+ * committed (rundb_commit_rows), while the job's thread builds the indexes,
+ * which neither reads: the timeline's level of detail on a thread of its
+ * own into run.db.aside beside db_path, and, when the ranks are at most 8
+ * and their summaries fit a memory budget, the summary of each rank into
+ * run.db.r<i> on up to threads threads. NULL when no thread could start.
+ * Every file it writes or reads is open before this returns, so the run's
+ * folder may then be renamed. Owned by the caller until handed to
+ * ingest_derive, which always takes it; ingest_derive_early_free cancels,
+ * joins and removes it on the paths that never derive. Not for runs whose
+ * ranks are renumbered after the rows are committed (both read the rank
+ * numbers). */
 struct ingest_derive_early;
-struct ingest_derive_early *ingest_derive_early_start(const char *db_path);
+struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads);
 
 /* The run's folder was renamed: db_path is run.db's new path (the thread's
  * open files follow the rename; the scratch's name is remade). x may be

@@ -427,10 +427,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
                                                order[i].rank, "format", ctx.format ? ctx.format : "?"));
     }
     rank_pool_end(&pool);
-    /* the timeline needs the rows, not the indexes: it starts on the
-     * second core while this one builds them */
+    /* the timeline and the summary need the rows, not the indexes: they
+     * start on the second core while this one builds them */
     if ((rc = rundb_commit_rows(w, e)) != 0) goto out;
-    early = ingest_derive_early_start(db_path);
+    early = ingest_derive_early_start(db_path, ingest_derive_threads(cfg->ingest_workers));
     rc = rundb_close_writer(w, e);
     w = NULL;
     if (rc) goto out;

@@ -58,6 +58,7 @@ struct rank_pass {
     const int *ranks;
     const int64_t *cost;
     char **scratch;
+    sqlite3 **dbs; /* NULL, or each rank's scratch opened ahead (NULL once its job has it) */
     int *state, *rc;
     struct err *err;
     int n, next;
@@ -88,7 +89,13 @@ static void run_job(struct rank_pass *p, int i)
     struct err e;
     err_clear(&e);
     double t = log_now_s();
-    int rc = rundb_open_aside(p->run_path, p->scratch[i], &p->cancel, &db, &e);
+    int rc = 0;
+    if (p->dbs && p->dbs[i]) {
+        db = p->dbs[i];
+        p->dbs[i] = NULL;
+    } else {
+        rc = rundb_open_aside(p->run_path, p->scratch[i], &p->cancel, &db, &e);
+    }
     if (rc == 0) rc = p->run(db, p->ranks[i], &e);
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&e, ERR_DB, "cannot close the scratch database");
     LOG_DEBUG("rank %d derived aside in %.3f s", p->ranks[i], log_now_s() - t);
@@ -136,13 +143,12 @@ static int pass_wait(struct rank_pass *p, int i, struct err *e)
     return rc;
 }
 
-/* The pass over every rank: derived aside, adopted into db in rank order,
- * on threads threads (the job's among them). */
-static int rank_pass_run(sqlite3 *db, struct rank_pass *p, int threads, struct err *e)
+/* Sets p up (run_path, run, adopt, ranks, cost and n filled) and starts
+ * want workers; the ranks are derived from here on. */
+static void rank_pass_begin(struct rank_pass *p, int want)
 {
-    int want = threads - 1; /* the job's thread derives too */
-    if (want > p->n - 1) want = p->n - 1;
-    if (want > MAX_THREADS - 1) want = MAX_THREADS - 1;
+    if (want > p->n) want = p->n;
+    if (want > MAX_THREADS) want = MAX_THREADS;
     p->state = xcalloc((size_t)p->n, sizeof *p->state);
     p->rc = xcalloc((size_t)p->n, sizeof *p->rc);
     p->err = xcalloc((size_t)p->n, sizeof *p->err);
@@ -152,29 +158,56 @@ static int rank_pass_run(sqlite3 *db, struct rank_pass *p, int threads, struct e
     pthread_cond_init(&p->cv, NULL);
     for (int i = 0; i < want; i++)
         if (pthread_create(&p->threads[p->nthreads], NULL, pass_worker, p) == 0) p->nthreads++;
-    int rc = 0;
-    for (int i = 0; i < p->n && rc == 0; i++) {
-        rc = pass_wait(p, i, e);
-        if (rc == 0 && (rc = rundb_attach_aside(db, p->scratch[i], e)) == 0)
-            rc = detach_after(db, p->adopt(db, i == 0, i == p->n - 1, e), e);
-        unlink(p->scratch[i]);
-    }
+}
+
+/* Stops p's workers (a rank in progress finishes first), removes its
+ * scratch files and frees it. */
+static void rank_pass_end(struct rank_pass *p)
+{
     atomic_store(&p->cancel, 1);
     pthread_mutex_lock(&p->mu);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
     for (int i = 0; i < p->n; i++) {
+        if (p->dbs && p->dbs[i]) sqlite3_close(p->dbs[i]);
         unlink(p->scratch[i]);
         free(p->scratch[i]);
     }
+    free(p->dbs);
     free(p->scratch);
     free(p->state);
     free(p->rc);
     free(p->err);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->mu);
+}
+
+/* Adopts p's ranks into db in rank order as they finish (deriving those
+ * no worker has taken on this thread), then ends p. The scratch files live
+ * beside db_path, which may differ from the path p began with (the run's
+ * folder renamed meanwhile). */
+static int rank_pass_finish(sqlite3 *db, const char *db_path, struct rank_pass *p, struct err *e)
+{
+    int rc = 0;
+    for (int i = 0; i < p->n && rc == 0; i++) {
+        rc = pass_wait(p, i, e);
+        char *scratch = xasprintf("%s.r%d", db_path, i);
+        if (rc == 0 && (rc = rundb_attach_aside(db, scratch, e)) == 0)
+            rc = detach_after(db, p->adopt(db, i == 0, i == p->n - 1, e), e);
+        unlink(scratch);
+        free(scratch);
+    }
+    rank_pass_end(p);
     return rc;
+}
+
+/* The pass over every rank: derived aside, adopted into db in rank order,
+ * on threads threads (the job's among them). */
+static int rank_pass_run(sqlite3 *db, struct rank_pass *p, int threads, struct err *e)
+{
+    rank_pass_begin(p, threads - 1 < p->n - 1 ? threads - 1 : p->n - 1); /* the job's thread derives too */
+    return rank_pass_finish(db, p->run_path, p, e);
 }
 
 /* The ranks of the run and what each costs in memory; in turn on db when
@@ -272,15 +305,66 @@ static void side_free(struct side *s)
     s->scratch = NULL;
 }
 
-/* The timeline begun at import, before the indexes (ingest_derive.h). */
+/* The work begun at import, before the indexes (ingest_derive.h): the
+ * timeline, and the summary's rank pass when the ranks are few and small
+ * enough to derive beside the index build. */
 struct ingest_derive_early {
     struct side s;
-    char *run_path; /* s.run_path: the thread opens it at its start */
+    char *run_path; /* s.run_path and sum.run_path: opened at their start */
     sem_t opened;   /* in here, not on a stack: a sem_post may touch it after the wait returns */
     int has_sem;
+    struct rank_list rl;
+    struct rank_pass sum;
+    int sum_begun;
 };
 
-struct ingest_derive_early *ingest_derive_early_start(const char *db_path)
+/* What the summary begun early may cost, all ranks together: it runs
+ * beside the index build (whose sorter and page cache peak then) and the
+ * timeline. */
+#define EARLY_MEMORY ((int64_t)96 << 20)
+
+/* The summary's rank pass begun on x's run, every scratch opened here (the
+ * run's folder is renamed under the workers); nothing begun when the ranks
+ * are many or large, or a scratch cannot be opened. */
+static void early_summary(struct ingest_derive_early *x, int threads)
+{
+    sqlite3 *db = NULL;
+    struct err e;
+    int64_t total = 0;
+    if (sqlite3_open_v2(x->run_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    int rc = rundb_rank_gpu_ops(db, &x->rl.ranks, &x->rl.cost, &x->rl.n, &e);
+    sqlite3_close(db);
+    for (int i = 0; rc == 0 && i < x->rl.n; i++) total += x->rl.cost[i] = RANK_BYTES + x->rl.cost[i] * OP_BYTES;
+    if (rc != 0 || x->rl.n < 1 || x->rl.n > MAX_THREADS || total > EARLY_MEMORY) return;
+    struct rank_pass *p = &x->sum;
+    p->run_path = x->run_path;
+    p->run = summary_run_rank;
+    p->adopt = summary_adopt;
+    p->ranks = x->rl.ranks;
+    p->cost = x->rl.cost;
+    p->n = x->rl.n;
+    p->dbs = xcalloc((size_t)p->n, sizeof *p->dbs);
+    for (int i = 0; i < p->n; i++) {
+        char *scratch = xasprintf("%s.r%d", x->run_path, i);
+        rc = rundb_open_aside(x->run_path, scratch, &p->cancel, &p->dbs[i], &e);
+        free(scratch);
+        if (rc != 0) {
+            LOG_DEBUG("summary not begun early: %s", e.msg);
+            for (int j = 0; j < i; j++) sqlite3_close(p->dbs[j]);
+            free(p->dbs);
+            p->dbs = NULL;
+            return;
+        }
+    }
+    rank_pass_begin(p, threads);
+    x->sum_begun = 1;
+}
+
+struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads)
 {
     struct ingest_derive_early *x = xcalloc(1, sizeof *x);
     x->run_path = xstrdup(db_path);
@@ -294,9 +378,12 @@ struct ingest_derive_early *ingest_derive_early_start(const char *db_path)
         if (x->s.started)
             while (sem_wait(&x->opened) != 0) continue; /* EINTR */
     }
-    if (x->s.started) return x;
-    ingest_derive_early_free(x);
-    return NULL;
+    if (!x->s.started) {
+        ingest_derive_early_free(x);
+        return NULL;
+    }
+    early_summary(x, threads);
+    return x;
 }
 
 void ingest_derive_early_moved(struct ingest_derive_early *x, const char *db_path)
@@ -304,6 +391,11 @@ void ingest_derive_early_moved(struct ingest_derive_early *x, const char *db_pat
     if (!x) return;
     free(x->s.scratch);
     x->s.scratch = xasprintf("%s.aside", db_path);
+    /* the workers use the scratch opened ahead, never these names */
+    for (int i = 0; x->sum_begun && i < x->sum.n; i++) {
+        free(x->sum.scratch[i]);
+        x->sum.scratch[i] = xasprintf("%s.r%d", db_path, i);
+    }
 }
 
 void ingest_derive_early_free(struct ingest_derive_early *x)
@@ -312,7 +404,10 @@ void ingest_derive_early_free(struct ingest_derive_early *x)
     struct err ignore;
     side_join(&x->s, ERR_INTERNAL, &ignore); /* a no-op after ingest_derive's join */
     side_free(&x->s);
+    if (x->sum_begun) rank_pass_end(&x->sum);
     if (x->has_sem) sem_destroy(&x->opened);
+    free(x->rl.ranks);
+    free(x->rl.cost);
     free(x->run_path);
     free(x);
 }
@@ -371,7 +466,12 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0) rc = stage_start(db, &m, "summary", e);
     if (rc == 0) rc = stage_start(db, &m, "timeline", e);
     if (rc == 0 && !early) side_start(tl, db_path, "aside", NULL);
-    if (rc == 0) rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
+    if (rc == 0 && early && early->sum_begun) {
+        early->sum_begun = 0;
+        rc = rank_pass_finish(db, db_path, &early->sum, e);
+    } else if (rc == 0) {
+        rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
+    }
     if (rc == 0) rc = stage_done(db, &m, "summary", t[0], e);
     double t_rules = log_now_s();
     if (rc == 0) rc = stage_start(db, &m, "rules", e);
@@ -400,7 +500,7 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0)
         LOG_INFO("derived tables: analysis %.2f s, analyses %.2f s, then %.2f s for the timeline and rules (%s%s)",
                  t[1] - t[0], t[2] - t[1], t[3] - t[2],
-                 early ? "timeline begun before the indexes" : aside ? "built aside" : "in turn",
+                 early ? "begun before the indexes" : aside ? "built aside" : "in turn",
                  rl.n > 1 && rl.threads > 1 ? ", ranks in parallel" : "");
     return rc;
 }

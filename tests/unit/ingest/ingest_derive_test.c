@@ -2,8 +2,9 @@
  * (ingest_derive.c) give the tables a serial derive gives, series ids and
  * the documents naming them included; scratch files a crash left are
  * replaced and none is left after a derive, nor after one that fails, and
- * every thread is joined; the timeline begun early (before the indexes, the
- * folder renamed under it) gives the tables of one built in the derive. The machine's cores do not matter: the tests
+ * every thread is joined; the timeline and summaries begun early (before
+ * the indexes, the folder renamed under them) give the tables of a derive
+ * that builds them itself. The machine's cores do not matter: the tests
  * name the threads. */
 #include "base/fsutil.h"
 #include "base/xmalloc.h"
@@ -150,9 +151,9 @@ static void test_same_as_serial(void)
 /* The timeline's tables, each compared whole with the serial derive's. */
 static const char *const timeline_tables[] = { "lod", "lod_level", "clod", "tagg", "topen", "gpubusy" };
 
-/* The timeline begun early, as an import does (before the indexes, then
- * the run's folder renamed under it): the same tables as a derive that
- * builds it itself; no scratch and no thread left. Begun and freed
+/* The timeline and the summaries of the four ranks begun early, as an
+ * import does (before the indexes, then the run's folder renamed under
+ * them): the same tables as a derive that builds them itself; no scratch and no thread left. Begun and freed
  * without a derive (an import failing after its rows): nothing left. */
 static void test_early_timeline(void)
 {
@@ -165,7 +166,7 @@ static void test_early_timeline(void)
     REQUIRE(rundb_copy(run_db, db0, &e) == 0);
     int threads_before = count_entries("/proc/self/task");
 
-    struct ingest_derive_early *x = ingest_derive_early_start(db0);
+    struct ingest_derive_early *x = ingest_derive_early_start(db0, 2);
     REQUIRE(x != NULL);
     REQUIRE(rename(dir0, dir1) == 0);
     ingest_derive_early_moved(x, db1);
@@ -179,21 +180,23 @@ static void test_early_timeline(void)
     char *att = sqlite3_mprintf("ATTACH %Q AS s", serial);
     REQUIRE(sqlite3_exec(db, att, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_free(att);
-    for (size_t i = 0; i < sizeof timeline_tables / sizeof timeline_tables[0]; i++) {
-        char *sql = sqlite3_mprintf("SELECT (SELECT count(*) FROM main.%s) - (SELECT count(*) FROM s.%s)",
-                                    timeline_tables[i], timeline_tables[i]);
+    const size_t ntl = sizeof timeline_tables / sizeof timeline_tables[0], nsum = sizeof tables / sizeof tables[0];
+    for (size_t i = 0; i < ntl + nsum; i++) {
+        const char *t = i < ntl ? timeline_tables[i] : tables[i - ntl];
+        char *sql = sqlite3_mprintf("SELECT (SELECT count(*) FROM main.%s) - (SELECT count(*) FROM s.%s)", t, t);
         CHECK_EQ_INT(count(db, sql), 0);
         sqlite3_free(sql);
-        sql = sqlite3_mprintf("SELECT count(*) FROM (SELECT * FROM main.%s EXCEPT SELECT * FROM s.%s)",
-                              timeline_tables[i], timeline_tables[i]);
-        CHECK_EQ_INT(count(db, sql), 0);
+        sql = sqlite3_mprintf("SELECT count(*) FROM (SELECT * FROM main.%s EXCEPT SELECT * FROM s.%s)", t, t);
+        int64_t diff = count(db, sql);
+        if (diff != 0) fprintf(stderr, "table %s: %lld rows differ\n", t, (long long)diff);
+        CHECK_EQ_INT(diff, 0);
         sqlite3_free(sql);
     }
     CHECK(count(db, "SELECT count(*) FROM main.lod") > 0);
     CHECK_EQ_INT(count(db, "SELECT count(*) FROM derive_stage WHERE state != 'done'"), 0);
     sqlite3_close(db);
 
-    x = ingest_derive_early_start(db1);
+    x = ingest_derive_early_start(db1, 2);
     REQUIRE(x != NULL);
     ingest_derive_early_free(x);
     CHECK_EQ_INT(scratch_left(db1), 0);
