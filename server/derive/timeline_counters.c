@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "derive/gpuscan.h"
+#include "derive/timeline_rows.h"
 #include "store/rundb.h"
 
 #include "derive/timeline.h"
@@ -25,32 +26,69 @@ struct cagg {
     double min, max, last;
 };
 
-static int cemit(sqlite3 *db, sqlite3_stmt *ins, int64_t series, int level, const struct cagg *a, struct err *e)
+#define CLOD_SQL "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES"
+#define CLOD_ROW "(?,?,?,?,?,?,?,?,?)"
+#define CLOD_REAL ((1u << 5) | (1u << 6) | (1u << 7)) /* min, max, last */
+
+/* A sample held until its series' levels are known. */
+struct sample {
+    int64_t ts;
+    double v;
+};
+
+/* What one series' build keeps between series: the samples it holds (up to
+ * hold of them) and the clod writer. */
+struct cbuild {
+    struct timeline_rows clod;
+    struct sample *held;
+    size_t nheld, cap, hold;
+};
+
+static int cemit(struct cbuild *cb, int64_t series, int level, const struct cagg *a, struct err *e)
 {
-    sqlite3_bind_int64(ins, 1, series);
-    sqlite3_bind_int(ins, 2, level);
-    sqlite3_bind_int64(ins, 3, a->bucket);
-    sqlite3_bind_int64(ins, 4, a->n);
-    sqlite3_bind_int64(ins, 5, a->fts);
-    sqlite3_bind_double(ins, 6, a->min);
-    sqlite3_bind_double(ins, 7, a->max);
-    sqlite3_bind_double(ins, 8, a->last);
-    sqlite3_bind_int64(ins, 9, a->lts);
-    int rc = sqlite3_step(ins);
-    sqlite3_reset(ins);
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (clod insert)");
+    union timeline_rows_val v[9] = { { .i = series }, { .i = level },  { .i = a->bucket },
+                                     { .i = a->n },   { .i = a->fts }, { .d = a->min },
+                                     { .d = a->max }, { .d = a->last }, { .i = a->lts } };
+    return timeline_rows_add(&cb->clod, v, 0, e);
 }
 
-/* Two passes over one series' samples (st yields ts, value in time order):
- * counts per level, then rows for level 0 and the kept levels. */
-static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_t series, struct err *e)
+/* One sample into the open bucket of each kept level. */
+static int clod_sample(struct cbuild *cb, int64_t series, const int *kept, int nkept, struct cagg *open, int64_t ts,
+                       double v, struct err *e)
+{
+    for (int k = 0; k < nkept; k++) {
+        struct cagg *a = &open[k];
+        int64_t b = timeline_bucket_of(ts, kept[k]);
+        if (a->n && a->bucket != b) {
+            if (cemit(cb, series, kept[k], a, e) != 0) return e->code;
+            a->n = 0;
+        }
+        if (!a->n) {
+            a->bucket = b;
+            a->fts = ts;
+            a->min = a->max = v;
+        }
+        if (v < a->min) a->min = v;
+        if (v > a->max) a->max = v;
+        a->last = v;
+        a->lts = ts;
+        a->n++;
+    }
+    return 0;
+}
+
+/* One series' samples (st yields ts, value in time order): counts the rows
+ * of every level while holding the samples, then writes the kept levels
+ * from them; a series of more than hold samples is read again instead. */
+static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_t series, struct err *e)
 {
     int64_t rows[TIMELINE_NLEV], lastb[TIMELINE_NLEV];
-    int kept[TIMELINE_NLEV], nkept = 0, rc;
+    int kept[TIMELINE_NLEV], nkept = 0, rc, spilled = 0;
     struct cagg open[TIMELINE_NLEV];
 
     memset(rows, 0, sizeof rows);
     for (int L = 0; L < TIMELINE_NLEV; L++) lastb[L] = INT64_MIN;
+    cb->nheld = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(st, 0);
         for (int L = 0; L < TIMELINE_NLEV; L++) {
@@ -60,6 +98,13 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_
                 lastb[L] = b;
             }
         }
+        if (spilled || (spilled = cb->nheld == cb->hold)) continue;
+        if (cb->nheld == cb->cap) {
+            cb->cap = cb->cap ? cb->cap * 2 : 1024;
+            if (cb->cap > cb->hold) cb->cap = cb->hold;
+            cb->held = xrealloc(cb->held, cb->cap * sizeof *cb->held);
+        }
+        cb->held[cb->nheld++] = (struct sample){ ts, sqlite3_column_double(st, 1) };
     }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
@@ -73,35 +118,20 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_
     }
     if (!nkept) return 0;
     memset(open, 0, sizeof open);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(st, 0);
-        double v = sqlite3_column_double(st, 1);
-        for (int k = 0; k < nkept; k++) {
-            struct cagg *a = &open[k];
-            int64_t b = timeline_bucket_of(ts, kept[k]);
-            if (a->n && a->bucket != b) {
-                if (cemit(db, ins, series, kept[k], a, e) != 0) {
-                    sqlite3_reset(st);
-                    return e->code;
-                }
-                a->n = 0;
-            }
-            if (!a->n) {
-                a->bucket = b;
-                a->fts = ts;
-                a->min = a->max = v;
-            }
-            if (v < a->min) a->min = v;
-            if (v > a->max) a->max = v;
-            a->last = v;
-            a->lts = ts;
-            a->n++;
-        }
+    if (!spilled) {
+        for (size_t i = 0; i < cb->nheld; i++)
+            if (clod_sample(cb, series, kept, nkept, open, cb->held[i].ts, cb->held[i].v, e) != 0) return e->code;
+    } else {
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+            if (clod_sample(cb, series, kept, nkept, open, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+                            e) != 0)
+                break;
+        sqlite3_reset(st);
+        if (e->code) return e->code;
+        if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
     for (int k = 0; k < nkept; k++)
-        if (open[k].n && cemit(db, ins, series, kept[k], &open[k], e) != 0) return e->code;
+        if (open[k].n && cemit(cb, series, kept[k], &open[k], e) != 0) return e->code;
     return 0;
 }
 
@@ -376,9 +406,10 @@ out:
     return e->code;
 }
 
-int timeline_counters_build(sqlite3 *db, int analyses, struct err *e)
+int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *e)
 {
-    sqlite3_stmt *list = NULL, *ins = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
+    sqlite3_stmt *list = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
+    struct cbuild cb = { .hold = hold };
     int rc, has_an = 0;
 
     if (!analyses && register_trace_series(db, e) != 0) return e->code;
@@ -391,9 +422,8 @@ int timeline_counters_build(sqlite3 *db, int analyses, struct err *e)
         goto out;
     if (rundb_prepare(db, "SELECT id, rank, src, key1, key2 FROM cseries WHERE (src = 4) = ? ORDER BY id", &list, e) <
             0 ||
-        rundb_prepare(db,
-                      "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES(?,?,?,?,?,?,?,?,?)",
-                      &ins, e) < 0 ||
+        timeline_rows_open(&cb.clod, db, CLOD_SQL CLOD_ROW, CLOD_SQL TIMELINE_ROWS32(CLOD_ROW), 9, CLOD_REAL,
+                           "timeline (clod insert)", e) < 0 ||
         rundb_prepare(db, "SELECT ts, value FROM counter WHERE rank = ? AND name = ? ORDER BY ts, id", &cs, e) < 0 ||
         rundb_prepare(db,
                       "SELECT ts, total_alloc FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
@@ -414,12 +444,14 @@ int timeline_counters_build(sqlite3 *db, int analyses, struct err *e)
         sqlite3_bind_int(q, 1, sqlite3_column_int(list, 1));
         sqlite3_bind_int64(q, 2, sqlite3_column_int64(list, 3));
         if (src) sqlite3_bind_int64(q, 3, sqlite3_column_int64(list, 4));
-        if (build_series(db, q, ins, id, e) != 0) goto out;
+        if (build_series(db, q, &cb, id, e) != 0) goto out;
     }
     if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (series)");
+    else timeline_rows_flush(&cb.clod, e);
 out:
+    timeline_rows_close(&cb.clod);
+    free(cb.held);
     sqlite3_finalize(list);
-    sqlite3_finalize(ins);
     sqlite3_finalize(cs);
     sqlite3_finalize(gb);
     sqlite3_finalize(ms[0]);

@@ -1,0 +1,163 @@
+/* timeline_lod_test — the slices' level-of-detail builder fed row by row:
+ * at every kept level each slice counts once (the n of a depth add up to
+ * its slices, a long slice stands alone), and a track longer than the
+ * builder holds (read again from the slice table) gives the very rows of
+ * one held whole. */
+#include "timeline_fixture.h"
+#include "derive/timeline_lod.h"
+
+/* Rows of table t in main and not in the attached database b, or the
+ * reverse (rev); -1 on error. */
+static int64_t differ(sqlite3 *db, const char *t, int rev)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, rev ? "SELECT count(*) FROM (SELECT * FROM b.%s EXCEPT SELECT * FROM main.%s)"
+                                  : "SELECT count(*) FROM (SELECT * FROM main.%s EXCEPT SELECT * FROM b.%s)",
+             t, t);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
+static int64_t one(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Empties lod and lod_level of db and rebuilds them with a builder holding
+ * hold slices, pushed from the test's own read of the slices. */
+static int rebuild(sqlite3 *db, size_t hold, struct err *e)
+{
+    struct timeline_lod *b = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_exec(db, "BEGIN; DELETE FROM lod; DELETE FROM lod_level", NULL, NULL, NULL) != SQLITE_OK) return -1;
+    rc = timeline_lod_begin(db, hold, &b, e);
+    if (rc == 0 && sqlite3_prepare_v2(db, "SELECT id, track, ts, dur, depth, name FROM slice ORDER BY id", -1, &st,
+                                      NULL) != SQLITE_OK)
+        rc = -1;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        struct timeline_slice s = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), 0,
+                                    (uint32_t)sqlite3_column_int64(st, 5), sqlite3_column_int(st, 4) };
+        rc = timeline_lod_push(b, &s, e);
+    }
+    sqlite3_finalize(st);
+    if (rc == 0) rc = timeline_lod_end(b, e);
+    timeline_lod_free(b);
+    sqlite3_exec(db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static void test_lod(void)
+{
+    struct err e;
+    blen = 0;
+    out("[");
+    nest(0, 0, 3000000);
+    for (int i = 0; i < 3000; i++) /* a second thread of short slices, and a long one */
+        slice("cpu_op", i % 3 ? "a" : "b", 1, 2, 10 + (int64_t)i * 700, 1 + (int64_t)rnd(600));
+    slice("cpu_op", "long", 1, 2, 2200000, 700000);
+    sqlite3 *ro = import();
+    REQUIRE(ro != NULL);
+    char *src = xstrdup(sqlite3_db_filename(ro, "main"));
+    sqlite3_close(ro);
+    char *a = xasprintf("%s/held.db", root), *bp = xasprintf("%s/spilled.db", root);
+    REQUIRE(fsutil_copy(src, a, &e) == 0);
+    REQUIRE(fsutil_copy(src, bp, &e) == 0);
+    sqlite3 *da, *dbb;
+    REQUIRE(sqlite3_open(a, &da) == SQLITE_OK);
+    REQUIRE(sqlite3_open(bp, &dbb) == SQLITE_OK);
+    CHECK_EQ_INT(rebuild(da, TIMELINE_LOD_HOLD, &e), 0);
+    CHECK_EQ_INT(rebuild(dbb, 2, &e), 0);
+    sqlite3_close(dbb);
+
+    /* two tracks with levels, each level many times smaller than the slices */
+    CHECK_EQ_INT(one(da, "SELECT count(DISTINCT track) FROM lod_level"), 2);
+    CHECK(one(da, "SELECT count(*) FROM lod") > 0);
+    CHECK(one(da, "SELECT count(*) FROM lod") * 2 < one(da, "SELECT count(*) FROM slice"));
+    /* at every kept level and depth, the n add up to the slices */
+    CHECK_EQ_INT(one(da, "SELECT count(*) FROM lod_level l JOIN (SELECT track, depth, count(*) c FROM slice"
+                         " GROUP BY track, depth) s ON s.track = l.track"
+                         " WHERE s.c != (SELECT coalesce(sum(n), 0) FROM lod WHERE track = l.track"
+                         " AND level = l.level AND depth = s.depth)"),
+                 0);
+    /* a slice of a bucket or longer is a row of its own */
+    CHECK_EQ_INT(one(da, "SELECT count(*) FROM lod d JOIN slice s ON s.id = d.fid WHERE s.dur >= (1 << d.level)"
+                         " AND (d.n != 1 OR d.ts != s.ts OR d.te != s.ts + s.dur OR d.name != s.name)"),
+                 0);
+    CHECK(one(da, "SELECT count(*) FROM lod d JOIN slice s ON s.id = d.fid WHERE s.dur >= (1 << d.level)") > 0);
+    /* merged rows span their slices: the first start, the latest end */
+    CHECK_EQ_INT(one(da, "SELECT count(*) FROM lod WHERE n > 1 AND (te < ts + ldur OR ldur <= 0 AND te < ts)"), 0);
+
+    /* read again from the table (hold 2) equals held whole */
+    char *att = xasprintf("ATTACH '%s' AS b", bp);
+    REQUIRE(sqlite3_exec(da, att, NULL, NULL, NULL) == SQLITE_OK);
+    static const char *const tables[] = { "lod", "lod_level" };
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_EQ_INT(differ(da, tables[i], 0), 0);
+        CHECK_EQ_INT(differ(da, tables[i], 1), 0);
+    }
+    /* and the build at ingest (one scan for the LOD and the aggregates) too */
+    CHECK_EQ_INT(sqlite3_exec(da, "DETACH b", NULL, NULL, NULL), SQLITE_OK);
+    free(att);
+    att = xasprintf("ATTACH '%s' AS b", src);
+    REQUIRE(sqlite3_exec(da, att, NULL, NULL, NULL) == SQLITE_OK);
+    for (size_t i = 0; i < 2; i++) {
+        CHECK_EQ_INT(differ(da, tables[i], 0), 0);
+        CHECK_EQ_INT(differ(da, tables[i], 1), 0);
+    }
+    sqlite3_close(da);
+    free(att);
+    free(src);
+    free(a);
+    free(bp);
+}
+
+/* A slice table that cannot be read again fails the spilled track with a
+ * message; nothing is left half written by the caller's rollback. */
+static void test_error(void)
+{
+    struct err e;
+    sqlite3 *db;
+    struct timeline_lod *b = NULL;
+    REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "CREATE TABLE track(id INTEGER PRIMARY KEY, max_depth INTEGER, nslices INTEGER);"
+                         "INSERT INTO track VALUES(1, 0, 100);"
+                         "CREATE TABLE lod_level(track INTEGER, level INTEGER, PRIMARY KEY(track, level)) WITHOUT ROWID;"
+                         "CREATE TABLE lod(track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER,"
+                         " n INTEGER, ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER,"
+                         " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID;"
+                         "CREATE TABLE slice(id INTEGER PRIMARY KEY, track INTEGER, ts INTEGER, dur INTEGER,"
+                         " depth INTEGER, name INTEGER)",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    REQUIRE(timeline_lod_begin(db, 4, &b, &e) == 0);
+    int rc = 0;
+    for (int i = 0; i < 100 && rc == 0; i++) {
+        struct timeline_slice s = { i + 1, 1, i * 10, 5, 0, 7, 0 };
+        rc = timeline_lod_push(b, &s, &e);
+    }
+    CHECK_EQ_INT(rc, 0);
+    REQUIRE(sqlite3_exec(db, "DROP TABLE slice", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(timeline_lod_end(b, &e) != 0);
+    CHECK(e.msg[0] != 0);
+    timeline_lod_free(b);
+    sqlite3_close(db);
+}
+
+int main(void)
+{
+    if (fixture_begin() != 0) return 1;
+    RUN(test_lod);
+    RUN(test_error);
+    fixture_end();
+    return harness_done("timeline_lod");
+}
