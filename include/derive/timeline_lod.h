@@ -14,10 +14,13 @@
  *
  * Per track the builder counts the rows every level would have while the
  * slices arrive and holds them (32 bytes each, up to `hold` of them); at
- * the track's end it picks the kept levels and writes their rows from what
- * it holds. A track of more than `hold` slices is read again from the slice
- * table by id range: memory stays bounded by hold plus tracks x levels x
- * depths, whatever the trace.
+ * the track's end it picks the kept levels and writes them one at a time
+ * from what it holds, each level's rows sorted in lod's key order (at most
+ * a quarter of the slices: SQLite appends them instead of searching the
+ * b-tree for each). A track of more than `hold` slices is read again from
+ * the slice table by id range, its rows written as they come: memory stays
+ * bounded by 1.5 x hold slices plus tracks x levels x depths, whatever the
+ * trace.
  *
  * Memory: the builder is owned by the caller (timeline_lod_free); it
  * writes through db inside the caller's transaction, on the caller's

@@ -52,28 +52,24 @@ static int cemit(struct cbuild *cb, int64_t series, int level, const struct cagg
     return timeline_rows_add(&cb->clod, v, 0, e);
 }
 
-/* One sample into the open bucket of each kept level. */
-static int clod_sample(struct cbuild *cb, int64_t series, const int *kept, int nkept, struct cagg *open, int64_t ts,
-                       double v, struct err *e)
+/* One sample into the open bucket a of level L. */
+static int clod_sample(struct cbuild *cb, int64_t series, int L, struct cagg *a, int64_t ts, double v, struct err *e)
 {
-    for (int k = 0; k < nkept; k++) {
-        struct cagg *a = &open[k];
-        int64_t b = timeline_bucket_of(ts, kept[k]);
-        if (a->n && a->bucket != b) {
-            if (cemit(cb, series, kept[k], a, e) != 0) return e->code;
-            a->n = 0;
-        }
-        if (!a->n) {
-            a->bucket = b;
-            a->fts = ts;
-            a->min = a->max = v;
-        }
-        if (v < a->min) a->min = v;
-        if (v > a->max) a->max = v;
-        a->last = v;
-        a->lts = ts;
-        a->n++;
+    int64_t b = timeline_bucket_of(ts, L);
+    if (a->n && a->bucket != b) {
+        if (cemit(cb, series, L, a, e) != 0) return e->code;
+        a->n = 0;
     }
+    if (!a->n) {
+        a->bucket = b;
+        a->fts = ts;
+        a->min = a->max = v;
+    }
+    if (v < a->min) a->min = v;
+    if (v > a->max) a->max = v;
+    a->last = v;
+    a->lts = ts;
+    a->n++;
     return 0;
 }
 
@@ -119,17 +115,24 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_
     if (!nkept) return 0;
     memset(open, 0, sizeof open);
     if (!spilled) {
-        for (size_t i = 0; i < cb->nheld; i++)
-            if (clod_sample(cb, series, kept, nkept, open, cb->held[i].ts, cb->held[i].v, e) != 0) return e->code;
-    } else {
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-            if (clod_sample(cb, series, kept, nkept, open, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
-                            e) != 0)
-                break;
-        sqlite3_reset(st);
-        if (e->code) return e->code;
-        if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
+        /* level by level: each level's rows come in key order, appended to
+         * the b-tree rather than searched for */
+        for (int k = 0; k < nkept; k++) {
+            for (size_t i = 0; i < cb->nheld; i++)
+                if (clod_sample(cb, series, kept[k], &open[k], cb->held[i].ts, cb->held[i].v, e) != 0) return e->code;
+            if (open[k].n && cemit(cb, series, kept[k], &open[k], e) != 0) return e->code;
+        }
+        return 0;
     }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int k = 0; k < nkept; k++)
+            if (clod_sample(cb, series, kept[k], &open[k], sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+                            e) != 0) {
+                sqlite3_reset(st);
+                return e->code;
+            }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
     for (int k = 0; k < nkept; k++)
         if (open[k].n && cemit(cb, series, kept[k], &open[k], e) != 0) return e->code;
     return 0;
@@ -181,13 +184,15 @@ static int64_t heap_pop(struct endheap *h)
     return top;
 }
 
+#define BUSY_SQL "INSERT INTO gpubusy(rank, dev, ts, value) VALUES"
+#define BUSY_ROW "(?,?,?,?)"
+
 /* The samples of one (rank, dev): the value at pt waits until time moves
  * on (changes at one instant collapse into one sample), and is written only
  * when it differs from the last one written. */
 struct busyw {
-    sqlite3 *db;
-    sqlite3_stmt *ins;
-    int64_t pt, pv, lastv, nrows;
+    struct timeline_rows *ins;
+    int64_t rank, dev, pt, pv, lastv, nrows;
     int pending;
 };
 
@@ -196,11 +201,8 @@ static int busy_flush(struct busyw *w, struct err *e)
     if (!w->pending) return 0;
     w->pending = 0;
     if (w->pv == w->lastv) return 0;
-    sqlite3_bind_int64(w->ins, 3, w->pt);
-    sqlite3_bind_int64(w->ins, 4, w->pv);
-    int rc = sqlite3_step(w->ins);
-    sqlite3_reset(w->ins);
-    if (rc != SQLITE_DONE) return rundb_db_error(w->db, e, "timeline (gpubusy insert)");
+    union timeline_rows_val v[4] = { { .i = w->rank }, { .i = w->dev }, { .i = w->pt }, { .i = w->pv } };
+    if (timeline_rows_add(w->ins, v, 0, e) != 0) return e->code;
     w->lastv = w->pv;
     w->nrows++;
     return 0;
@@ -226,7 +228,8 @@ static int busy_set(struct busyw *w, int64_t t, int64_t v, struct err *e)
 static int build_gpubusy(sqlite3 *db, struct err *e)
 {
     double t0s = log_now_s();
-    sqlite3_stmt *devs = NULL, *ins = NULL, *t0q = NULL, *ser = NULL;
+    sqlite3_stmt *devs = NULL, *t0q = NULL, *ser = NULL;
+    struct timeline_rows ins = { 0 };
     struct endheap h = { NULL, 0, 0 };
     struct gpuscan_lanes *L = NULL;
     struct busyw w;
@@ -238,7 +241,8 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
                       " GROUP BY rank, device UNION SELECT rank, 0 FROM track WHERE kind = 1 AND nslices > 0"
                       " GROUP BY rank HAVING max(device IS NOT NULL) = 0 ORDER BY 1, 2",
                       &devs, e) < 0 ||
-        rundb_prepare(db, "INSERT INTO gpubusy(rank, dev, ts, value) VALUES(?,?,?,?)", &ins, e) < 0 ||
+        timeline_rows_open(&ins, db, BUSY_SQL BUSY_ROW, BUSY_SQL TIMELINE_ROWS32(BUSY_ROW), 4, 0,
+                           "timeline (gpubusy insert)", e) < 0 ||
         rundb_prepare(db, "SELECT t0 FROM rank WHERE rank = ? AND t0 IS NOT NULL", &t0q, e) < 0 ||
         rundb_prepare(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?, 3, 1, ?, ?, 'ops')", &ser,
                       e) < 0)
@@ -253,11 +257,10 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
         if (sqlite3_step(t0q) == SQLITE_ROW) t0 = sqlite3_column_int64(t0q, 0);
         sqlite3_reset(t0q);
         memset(&w, 0, sizeof w);
-        w.db = db;
-        w.ins = ins;
+        w.ins = &ins;
+        w.rank = rank;
+        w.dev = dev;
         w.lastv = -1; /* the first sample is always written */
-        sqlite3_bind_int(ins, 1, rank);
-        sqlite3_bind_int(ins, 2, dev);
         h.n = 0;
         if (gpuscan_lanes_open(db, rank, dev, INT64_MIN, INT64_MAX, &L, e) != 0) goto out;
         while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
@@ -298,12 +301,13 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
         rundb_db_error(db, e, "timeline (GPU devices)");
         goto out;
     }
+    if (timeline_rows_flush(&ins, e) != 0) goto out;
     LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, log_now_s() - t0s);
 out:
     gpuscan_lanes_close(L);
     free(h.v);
     sqlite3_finalize(devs);
-    sqlite3_finalize(ins);
+    timeline_rows_close(&ins);
     sqlite3_finalize(t0q);
     sqlite3_finalize(ser);
     return e->code;

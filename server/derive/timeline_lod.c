@@ -19,6 +19,12 @@ struct agg {
     uint32_t name;
 };
 
+/* A row of one level, collected to be written in key order. */
+struct lrow {
+    struct agg a;
+    int depth;
+};
+
 /* Track ids with their depth count, in id order. */
 struct tinfo {
     int64_t id;
@@ -51,6 +57,11 @@ struct timeline_lod {
     int nkept;
     int kept[TIMELINE_NLEV];
     struct agg *open;  /* [depth * nkept + k]; n == 0: none */
+    /* the rows of one level, sorted before they are written: an INSERT in
+     * key order appends to the b-tree instead of searching it */
+    struct lrow *lrows;
+    size_t nlrows, lrowcap;
+    int collect;
     uint64_t nrows;
 };
 
@@ -107,7 +118,7 @@ int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, stru
     return 0;
 }
 
-static int emit_row(struct timeline_lod *b, int level, int depth, const struct agg *a, struct err *e)
+static int write_row(struct timeline_lod *b, int level, int depth, const struct agg *a, struct err *e)
 {
     union timeline_rows_val v[10] = { { .i = b->track }, { .i = level }, { .i = a->bucket }, { .i = depth },
                                       { .i = a->fid },   { .i = a->n },   { .i = a->ts },     { .i = a->end },
@@ -116,35 +127,84 @@ static int emit_row(struct timeline_lod *b, int level, int depth, const struct a
     return timeline_rows_add(&b->ins, v, 0, e);
 }
 
-/* One slice into the open bucket of each kept level (a long one alone). */
-static int write_slice(struct timeline_lod *b, int64_t id, int64_t ts, int64_t dur, int d, uint32_t name,
+/* A finished row: collected while one level is written from the held
+ * slices, else written at once. */
+static int emit_row(struct timeline_lod *b, int level, int depth, const struct agg *a, struct err *e)
+{
+    if (!b->collect) return write_row(b, level, depth, a, e);
+    if (b->nlrows == b->lrowcap) {
+        b->lrowcap = b->lrowcap ? b->lrowcap * 2 : 1024;
+        b->lrows = xrealloc(b->lrows, b->lrowcap * sizeof *b->lrows);
+    }
+    b->lrows[b->nlrows++] = (struct lrow){ *a, depth };
+    return 0;
+}
+
+/* lod's key order within one track and level: bucket, depth, fid. */
+static int lrow_cmp(const void *x, const void *y)
+{
+    const struct lrow *p = x, *q = y;
+    if (p->a.bucket != q->a.bucket) return p->a.bucket < q->a.bucket ? -1 : 1;
+    if (p->depth != q->depth) return p->depth < q->depth ? -1 : 1;
+    return p->a.fid < q->a.fid ? -1 : p->a.fid > q->a.fid;
+}
+
+/* One slice into the open bucket of kept level k (a long one alone). */
+static int write_slice(struct timeline_lod *b, int k, int64_t id, int64_t ts, int64_t dur, int d, uint32_t name,
                        struct err *e)
 {
-    for (int k = 0; k < b->nkept; k++) {
-        int L = b->kept[k];
-        int64_t bk = timeline_bucket_of(ts, L);
-        if (dur >= ((int64_t)1 << L)) {
-            struct agg big = { bk, id, 1, ts, ts + dur, dur, name };
-            if (emit_row(b, L, d, &big, e) != 0) return e->code;
-            continue;
+    int L = b->kept[k];
+    int64_t bk = timeline_bucket_of(ts, L);
+    if (dur >= ((int64_t)1 << L)) {
+        struct agg big = { bk, id, 1, ts, ts + dur, dur, name };
+        return emit_row(b, L, d, &big, e);
+    }
+    struct agg *a = &b->open[d * b->nkept + k];
+    if (a->n && a->bucket != bk) {
+        if (emit_row(b, L, d, a, e) != 0) return e->code;
+        a->n = 0;
+    }
+    if (!a->n) {
+        *a = (struct agg){ bk, id, 0, ts, ts + dur, dur, name };
+    } else {
+        if (ts + dur > a->end) a->end = ts + dur;
+        if (dur > a->ldur) {
+            a->ldur = dur;
+            a->name = name;
         }
+    }
+    a->n++;
+    return 0;
+}
+
+/* The buckets still open at the track's end, of kept level k. */
+static int close_level(struct timeline_lod *b, int k, struct err *e)
+{
+    for (int d = 0; d < b->t->ndepth; d++) {
         struct agg *a = &b->open[d * b->nkept + k];
-        if (a->n && a->bucket != bk) {
-            if (emit_row(b, L, d, a, e) != 0) return e->code;
-            a->n = 0;
-        }
-        if (!a->n) {
-            *a = (struct agg){ bk, id, 0, ts, ts + dur, dur, name };
-        } else {
-            if (ts + dur > a->end) a->end = ts + dur;
-            if (dur > a->ldur) {
-                a->ldur = dur;
-                a->name = name;
-            }
-        }
-        a->n++;
+        if (a->n && emit_row(b, b->kept[k], d, a, e) != 0) return e->code;
     }
     return 0;
+}
+
+/* Level by level from the held slices, each level's rows in key order. */
+static int write_held(struct timeline_lod *b, struct err *e)
+{
+    b->collect = 1;
+    for (int k = 0; k < b->nkept; k++) {
+        b->nlrows = 0;
+        for (size_t i = 0; i < b->nheld; i++) {
+            const struct held *h = &b->held[i];
+            if (write_slice(b, k, h->id, h->ts, h->dur, h->depth, h->name, e) != 0) break;
+        }
+        if (e->code || close_level(b, k, e) != 0) break;
+        xqsort(b->lrows, b->nlrows, sizeof *b->lrows, lrow_cmp);
+        for (size_t i = 0; i < b->nlrows; i++)
+            if (write_row(b, b->kept[k], b->lrows[i].depth, &b->lrows[i].a, e) != 0) break;
+        if (e->code) break;
+    }
+    b->collect = 0;
+    return e->code;
 }
 
 /* The kept levels of the finished track: each at most half the rows of the
@@ -179,13 +239,17 @@ static int write_reread(struct timeline_lod *b, struct err *e)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int d = sqlite3_column_int(st, 3);
         if (d < 0 || d >= b->t->ndepth) continue;
-        if (write_slice(b, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), d,
-                        (uint32_t)sqlite3_column_int64(st, 4), e) != 0)
-            break;
+        for (int k = 0; k < b->nkept && !e->code; k++)
+            write_slice(b, k, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), d,
+                        (uint32_t)sqlite3_column_int64(st, 4), e);
+        if (e->code) break;
     }
     sqlite3_reset(st);
     if (e->code) return e->code;
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(b->db, e, "timeline (lod scan)");
+    if (rc != SQLITE_DONE) return rundb_db_error(b->db, e, "timeline (lod scan)");
+    for (int k = 0; k < b->nkept; k++)
+        if (close_level(b, k, e) != 0) return e->code;
+    return 0;
 }
 
 static int end_track(struct timeline_lod *b, struct err *e)
@@ -201,19 +265,7 @@ static int end_track(struct timeline_lod *b, struct err *e)
     }
     if (!b->nkept) return 0;
     b->open = xcalloc((size_t)b->t->ndepth * (size_t)b->nkept, sizeof *b->open);
-    if (b->spilled) {
-        if (write_reread(b, e) != 0) return e->code;
-    } else {
-        for (size_t i = 0; i < b->nheld; i++) {
-            const struct held *h = &b->held[i];
-            if (write_slice(b, h->id, h->ts, h->dur, h->depth, h->name, e) != 0) return e->code;
-        }
-    }
-    for (int d = 0; d < b->t->ndepth; d++)
-        for (int k = 0; k < b->nkept; k++) {
-            struct agg *a = &b->open[d * b->nkept + k];
-            if (a->n && emit_row(b, b->kept[k], d, a, e) != 0) return e->code;
-        }
+    if ((b->spilled ? write_reread(b, e) : write_held(b, e)) != 0) return e->code;
     free(b->open);
     b->open = NULL;
     return 0;
@@ -285,5 +337,6 @@ void timeline_lod_free(struct timeline_lod *b)
     free(b->lastb);
     free(b->held);
     free(b->open);
+    free(b->lrows);
     free(b);
 }
