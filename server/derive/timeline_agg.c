@@ -173,6 +173,7 @@ int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struc
 {
     struct timeline_agg_build *b = xcalloc(1, sizeof *b);
 
+    err_clear(e);
     *out = b;
     b->db = db;
     b->cur = -1;

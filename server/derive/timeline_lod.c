@@ -103,6 +103,7 @@ int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, stru
 {
     struct timeline_lod *b = xcalloc(1, sizeof *b);
 
+    err_clear(e);
     *out = b;
     b->db = db;
     b->hold = hold;
@@ -190,21 +191,22 @@ static int close_level(struct timeline_lod *b, int k, struct err *e)
 /* Level by level from the held slices, each level's rows in key order. */
 static int write_held(struct timeline_lod *b, struct err *e)
 {
+    int rc = 0;
+
     b->collect = 1;
-    for (int k = 0; k < b->nkept; k++) {
+    for (int k = 0; k < b->nkept && rc == 0; k++) {
         b->nlrows = 0;
-        for (size_t i = 0; i < b->nheld; i++) {
+        for (size_t i = 0; i < b->nheld && rc == 0; i++) {
             const struct held *h = &b->held[i];
-            if (write_slice(b, k, h->id, h->ts, h->dur, h->depth, h->name, e) != 0) break;
+            rc = write_slice(b, k, h->id, h->ts, h->dur, h->depth, h->name, e);
         }
-        if (e->code || close_level(b, k, e) != 0) break;
-        xqsort(b->lrows, b->nlrows, sizeof *b->lrows, lrow_cmp);
-        for (size_t i = 0; i < b->nlrows; i++)
-            if (write_row(b, b->kept[k], b->lrows[i].depth, &b->lrows[i].a, e) != 0) break;
-        if (e->code) break;
+        if (rc == 0) rc = close_level(b, k, e);
+        if (rc == 0) xqsort(b->lrows, b->nlrows, sizeof *b->lrows, lrow_cmp);
+        for (size_t i = 0; i < b->nlrows && rc == 0; i++)
+            rc = write_row(b, b->kept[k], b->lrows[i].depth, &b->lrows[i].a, e);
     }
     b->collect = 0;
-    return e->code;
+    return rc;
 }
 
 /* The kept levels of the finished track: each at most half the rows of the
@@ -236,16 +238,16 @@ static int write_reread(struct timeline_lod *b, struct err *e)
     sqlite3_bind_int64(st, 1, b->first);
     sqlite3_bind_int64(st, 2, b->last);
     sqlite3_bind_int64(st, 3, b->track);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    int fail = 0;
+    while (!fail && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         int d = sqlite3_column_int(st, 3);
         if (d < 0 || d >= b->t->ndepth) continue;
-        for (int k = 0; k < b->nkept && !e->code; k++)
-            write_slice(b, k, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), d,
-                        (uint32_t)sqlite3_column_int64(st, 4), e);
-        if (e->code) break;
+        for (int k = 0; k < b->nkept && !fail; k++)
+            fail = write_slice(b, k, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                               sqlite3_column_int64(st, 2), d, (uint32_t)sqlite3_column_int64(st, 4), e);
     }
     sqlite3_reset(st);
-    if (e->code) return e->code;
+    if (fail) return fail;
     if (rc != SQLITE_DONE) return rundb_db_error(b->db, e, "timeline (lod scan)");
     for (int k = 0; k < b->nkept; k++)
         if (close_level(b, k, e) != 0) return e->code;
