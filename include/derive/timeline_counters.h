@@ -18,8 +18,9 @@
 
 #include "base/err.h"
 
-/* Samples held per series before falling back to a second read: 1 M (16 MB). */
-#define TIMELINE_COUNTERS_HOLD ((size_t)1 << 20)
+/* Samples held per series before falling back to a second read: 256 k
+ * (4 MB), twice the longest series of a 280 MB trace. */
+#define TIMELINE_COUNTERS_HOLD ((size_t)1 << 18)
 
 /* analyses 0: registers the trace's own series (counters, memory totals, GPU
  * busy, building gpubusy) in the empty tables cseries, gpubusy and clod and

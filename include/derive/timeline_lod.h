@@ -13,14 +13,15 @@
  * (with the tables created in the same transaction) instead of the scan.
  *
  * Per track the builder counts the rows every level would have while the
- * slices arrive and holds them (32 bytes each, up to `hold` of them); at
+ * slices arrive and holds them (24 bytes each, up to `hold` of them); at
  * the track's end it picks the kept levels and writes them one at a time
  * from what it holds, each level's rows sorted in lod's key order (at most
  * a quarter of the slices: SQLite appends them instead of searching the
- * b-tree for each). A track of more than `hold` slices is read again from
- * the slice table by id range, its rows written as they come: memory stays
- * bounded by 1.5 x hold slices plus tracks x levels x depths, whatever the
- * trace.
+ * b-tree for each). A track of more than `hold` slices (by the track
+ * table's count, or found on the way; or whose ids are not contiguous) is
+ * read again from the slice table by id range, its rows written as they
+ * come, and what it held is freed: memory stays bounded by about 1.6 x hold
+ * slices plus tracks x levels x depths, whatever the trace.
  *
  * Memory: the builder is owned by the caller (timeline_lod_free); it
  * writes through db inside the caller's transaction, on the caller's
@@ -36,7 +37,7 @@
 #include "derive/timeline.h"
 
 /* The slices held per track before falling back to a second read: 512 k
- * (16 MB), more than any track of a 280 MB trace. */
+ * (12 MB), more than any track of a 280 MB trace. */
 #define TIMELINE_LOD_HOLD ((size_t)1 << 19)
 
 struct timeline_lod;

@@ -94,7 +94,14 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_
                 lastb[L] = b;
             }
         }
-        if (spilled || (spilled = cb->nheld == cb->hold)) continue;
+        if (spilled) continue;
+        if (cb->nheld == cb->hold) { /* read again instead: the memory goes back */
+            spilled = 1;
+            free(cb->held);
+            cb->held = NULL;
+            cb->nheld = cb->cap = 0;
+            continue;
+        }
         if (cb->nheld == cb->cap) {
             cb->cap = cb->cap ? cb->cap * 2 : 1024;
             if (cb->cap > cb->hold) cb->cap = cb->hold;

@@ -32,9 +32,11 @@ struct tinfo {
     int64_t nslices;
 };
 
-/* A slice held until its track's levels are known. */
+/* A slice held until its track's levels are known: the i-th of its track,
+ * id first + i (the track's ids are contiguous, else it is read again);
+ * depth -1 for one out of the track's range, not drawn. */
 struct held {
-    int64_t id, ts, dur;
+    int64_t ts, dur;
     uint32_t name;
     int32_t depth;
 };
@@ -52,7 +54,7 @@ struct timeline_lod {
     int64_t rows[TIMELINE_NLEV];
     struct held *held;
     size_t nheld, heldcap;
-    int spilled;       /* more than hold slices: read again at the end */
+    int spilled;       /* more than hold slices (or ids not contiguous): read again at the end */
     /* the write: per kept level and depth the open bucket */
     int nkept;
     int kept[TIMELINE_NLEV];
@@ -198,7 +200,7 @@ static int write_held(struct timeline_lod *b, struct err *e)
         b->nlrows = 0;
         for (size_t i = 0; i < b->nheld && rc == 0; i++) {
             const struct held *h = &b->held[i];
-            rc = write_slice(b, k, h->id, h->ts, h->dur, h->depth, h->name, e);
+            if (h->depth >= 0) rc = write_slice(b, k, b->first + (int64_t)i, h->ts, h->dur, h->depth, h->name, e);
         }
         if (rc == 0) rc = close_level(b, k, e);
         if (rc == 0) xqsort(b->lrows, b->nlrows, sizeof *b->lrows, lrow_cmp);
@@ -280,22 +282,50 @@ static int start_track(struct timeline_lod *b, int64_t track, int64_t id, struct
     b->first = id;
     b->t = find_tinfo(b, track);
     b->nheld = 0;
-    b->spilled = 0;
     memset(b->rows, 0, sizeof b->rows);
     free(b->lastb);
     b->lastb = NULL;
     if (!b->t) return 0;
+    /* a track the track table says is too long is not held at all */
+    b->spilled = b->t->nslices > (int64_t)b->hold;
+    if (b->spilled) {
+        free(b->held);
+        b->held = NULL;
+        b->heldcap = 0;
+    }
     size_t n = (size_t)b->t->ndepth * TIMELINE_NLEV;
     b->lastb = xmalloc(n * sizeof *b->lastb);
     for (size_t i = 0; i < n; i++) b->lastb[i] = INT64_MIN;
     return 0;
 }
 
+/* Holds s, the nheld-th slice of the track; past hold slices, or when ids
+ * skip, gives up holding (and the memory) for this track. */
+static void hold_slice(struct timeline_lod *b, const struct timeline_slice *s, int valid)
+{
+    if (b->nheld == b->hold || s->id != b->first + (int64_t)b->nheld) {
+        b->spilled = 1;
+        free(b->held);
+        b->held = NULL;
+        b->nheld = b->heldcap = 0;
+        return;
+    }
+    if (b->nheld == b->heldcap) {
+        b->heldcap = b->heldcap ? b->heldcap * 2 : 1024;
+        if (b->heldcap > b->hold) b->heldcap = b->hold;
+        b->held = xrealloc(b->held, b->heldcap * sizeof *b->held);
+    }
+    b->held[b->nheld++] = (struct held){ s->ts, s->dur, s->name, valid ? s->depth : -1 };
+}
+
 int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, struct err *e)
 {
     if (s->track != b->track && start_track(b, s->track, s->id, e) != 0) return e->code;
     b->last = s->id;
-    if (!b->t || s->depth < 0 || s->depth >= b->t->ndepth) return 0;
+    if (!b->t) return 0;
+    int valid = s->depth >= 0 && s->depth < b->t->ndepth;
+    if (!b->spilled) hold_slice(b, s, valid);
+    if (!valid) return 0;
     /* the rows each level would have: a new small bucket, or a long slice */
     int64_t *ld = b->lastb + (size_t)s->depth * TIMELINE_NLEV, ts = s->ts;
     int L = 2;
@@ -307,17 +337,6 @@ int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, st
             ld[L] = bk;
         }
     }
-    if (b->spilled) return 0;
-    if (b->nheld == b->hold) {
-        b->spilled = 1;
-        return 0;
-    }
-    if (b->nheld == b->heldcap) {
-        b->heldcap = b->heldcap ? b->heldcap * 2 : 1024;
-        if (b->heldcap > b->hold) b->heldcap = b->hold;
-        b->held = xrealloc(b->held, b->heldcap * sizeof *b->held);
-    }
-    b->held[b->nheld++] = (struct held){ s->id, s->ts, s->dur, s->name, s->depth };
     return 0;
 }
 

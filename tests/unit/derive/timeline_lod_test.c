@@ -1,8 +1,8 @@
 /* timeline_lod_test — the slices' level-of-detail builder fed row by row:
  * at every kept level each slice counts once (the n of a depth add up to
  * its slices, a long slice stands alone), and a track longer than the
- * builder holds (read again from the slice table) gives the very rows of
- * one held whole. */
+ * builder holds or whose ids skip (read again from the slice table) gives
+ * the very rows of one held whole. */
 #include "timeline_fixture.h"
 #include "derive/timeline_lod.h"
 
@@ -84,43 +84,63 @@ static void test_lod(void)
     free(bp);
 }
 
-/* A slice table that cannot be read again fails the spilled track with a
- * message; nothing is left half written by the caller's rollback. */
-static void test_error(void)
+/* Pushes n slices of 5 ns every 10 ns (the track table says 100) to a
+ * builder holding hold of them (ids from 1, skipping 10 after the 50th when
+ * gap), drops the slice table
+ * and ends: 0, the error of reading the track again (< 0), or 1 when the
+ * test itself fails. */
+static int end_without_table(int n, size_t hold, int gap, struct err *e)
 {
-    struct err e;
     sqlite3 *db;
     struct timeline_lod *b = NULL;
-    REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db,
-                         "CREATE TABLE track(id INTEGER PRIMARY KEY, max_depth INTEGER, nslices INTEGER);"
-                         "INSERT INTO track VALUES(1, 0, 100);"
-                         "CREATE TABLE lod_level(track INTEGER, level INTEGER, PRIMARY KEY(track, level)) WITHOUT ROWID;"
-                         "CREATE TABLE lod(track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER,"
-                         " n INTEGER, ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER,"
-                         " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID;"
-                         "CREATE TABLE slice(id INTEGER PRIMARY KEY, track INTEGER, ts INTEGER, dur INTEGER,"
-                         " depth INTEGER, name INTEGER)",
-                         NULL, NULL, NULL) == SQLITE_OK);
-    REQUIRE(timeline_lod_begin(db, 4, &b, &e) == 0);
-    int rc = 0;
-    for (int i = 0; i < 100 && rc == 0; i++) {
-        struct timeline_slice s = { i + 1, 1, i * 10, 5, 0, 7, 0 };
-        rc = timeline_lod_push(b, &s, &e);
+    int rc = 1;
+
+    if (sqlite3_open(":memory:", &db) != SQLITE_OK) return 1;
+    if (sqlite3_exec(db,
+                     "CREATE TABLE track(id INTEGER PRIMARY KEY, max_depth INTEGER, nslices INTEGER);"
+                     "INSERT INTO track VALUES(1, 0, 100);"
+                     "CREATE TABLE lod_level(track INTEGER, level INTEGER, PRIMARY KEY(track, level)) WITHOUT ROWID;"
+                     "CREATE TABLE lod(track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER,"
+                     " n INTEGER, ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER,"
+                     " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID;"
+                     "CREATE TABLE slice(id INTEGER PRIMARY KEY, track INTEGER, ts INTEGER, dur INTEGER,"
+                     " depth INTEGER, name INTEGER)",
+                     NULL, NULL, NULL) == SQLITE_OK &&
+        timeline_lod_begin(db, hold, &b, e) == 0) {
+        rc = 0;
+        for (int i = 0; i < n && rc == 0; i++) {
+            struct timeline_slice s = { i + 1 + (gap && i >= 50 ? 10 : 0), 1, i * 10, 5, 0, 7, 0 };
+            rc = timeline_lod_push(b, &s, e);
+        }
+        if (rc == 0 && sqlite3_exec(db, "DROP TABLE slice", NULL, NULL, NULL) != SQLITE_OK) rc = 1;
+        if (rc == 0) rc = timeline_lod_end(b, e);
+        if (rc == 0 && one(db, "SELECT count(*) FROM lod") <= 0) rc = 1;
     }
-    CHECK_EQ_INT(rc, 0);
-    REQUIRE(sqlite3_exec(db, "DROP TABLE slice", NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(timeline_lod_end(b, &e) != 0);
-    CHECK(e.msg[0] != 0);
     timeline_lod_free(b);
     sqlite3_close(db);
+    return rc;
+}
+
+/* A track the builder holds whole is not read again; one longer than the
+ * hold (said by the track table, or found on the way), or whose ids skip,
+ * is, and a slice table that cannot be read then fails with a message. */
+static void test_reread(void)
+{
+    struct err e;
+    CHECK_EQ_INT(end_without_table(100, 1000, 0, &e), 0);
+    CHECK(end_without_table(100, 4, 0, &e) < 0);
+    CHECK(strstr(e.msg, "no such table") != NULL);
+    CHECK(end_without_table(150, 100, 0, &e) < 0);
+    CHECK(strstr(e.msg, "no such table") != NULL);
+    CHECK(end_without_table(100, 1000, 1, &e) < 0);
+    CHECK(strstr(e.msg, "no such table") != NULL);
 }
 
 int main(void)
 {
     if (fixture_begin() != 0) return 1;
     RUN(test_lod);
-    RUN(test_error);
+    RUN(test_reread);
     fixture_end();
     return harness_done("timeline_lod");
 }
