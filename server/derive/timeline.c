@@ -96,15 +96,24 @@ static int in_txn(sqlite3 *db, const char *schema, int (*body)(sqlite3 *, struct
     return 0;
 }
 
+/* This thread's CPU seconds: the stage shares 2 cores with the other
+ * derived stages, so its wall time says little of its own cost. */
+static double thread_cpu_s(void)
+{
+    struct timespec t;
+    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec / 1e9 : 0;
+}
+
 static int build_trace(sqlite3 *db, struct err *e)
 {
-    double t0 = log_now_s();
+    double t0 = log_now_s(), c0 = thread_cpu_s();
     /* the slices' window aggregates need nothing derived: they go aside too */
     if (build_slices(db, e) != 0) return e->code;
-    double t1 = log_now_s();
+    double t1 = log_now_s(), c1 = thread_cpu_s();
     if (timeline_counters_build(db, 0, TIMELINE_COUNTERS_HOLD, e) != 0) return e->code;
-    LOG_DEBUG("level of detail of the trace: slices and window aggregates %.2f s, counters %.2f s", t1 - t0,
-              log_now_s() - t1);
+    LOG_DEBUG("level of detail of the trace: slices and window aggregates %.2f s (CPU %.2f s), counters %.2f s"
+              " (CPU %.2f s)",
+              t1 - t0, c1 - c0, log_now_s() - t1, thread_cpu_s() - c1);
     return 0;
 }
 
