@@ -16,7 +16,7 @@
 #include "store/rundb.h"
 
 /* The slices' tables, in main (a scratch database's when built aside):
- * what timeline_agg_build_slices fills and timeline_agg_adopt_slices copies. */
+ * what timeline_agg_build_begin creates and timeline_agg_adopt_slices copies. */
 static const char slices_schema_sql[] =
     "DROP TABLE IF EXISTS main.tagg; DROP TABLE IF EXISTS main.tagg_level; DROP TABLE IF EXISTS main.topen;"
     "CREATE TABLE main.tagg_level(track INTEGER PRIMARY KEY, level INTEGER);"
