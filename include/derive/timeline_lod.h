@@ -10,7 +10,9 @@
  * in id order, each track's in time order and contiguous (as the writer
  * numbers them). The import's sorted stream meets that once the writer has
  * assigned ids and counted the tracks, so a later change can push from it
- * (with the tables created in the same transaction) instead of the scan.
+ * (with the tables created in the same transaction) instead of the scan;
+ * only a track longer than the hold needs the slice table written by its
+ * end, to be read again.
  *
  * Per track the builder counts the rows every level would have while the
  * slices arrive and holds them (24 bytes each, up to `hold` of them); at
@@ -20,8 +22,9 @@
  * b-tree for each). A track of more than `hold` slices (by the track
  * table's count, or found on the way; or whose ids are not contiguous) is
  * read again from the slice table by id range, its rows written as they
- * come, and what it held is freed: memory stays bounded by about 1.6 x hold
- * slices plus tracks x levels x depths, whatever the trace.
+ * come, and what it held is freed: memory stays bounded by about 40 bytes
+ * per held slice (a level has at most hold / 4 rows) plus tracks x levels x
+ * depths, whatever the trace.
  *
  * Memory: the builder is owned by the caller (timeline_lod_free); it
  * writes through db inside the caller's transaction, on the caller's
@@ -43,7 +46,8 @@
 struct timeline_lod;
 
 /* A builder writing into the empty lod and lod_level tables of db's main
- * schema, holding up to hold slices per track. OUT *out: owned by caller. */
+ * schema, holding up to hold slices per track. OUT *out: owned by caller
+ * (timeline_lod_free), even on failure. */
 int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, struct err *e);
 
 /* The next slice in id order. */
