@@ -54,10 +54,10 @@ static int build_slices(sqlite3 *db, struct err *e)
     int rc;
 
     if (timeline_lod_begin(db, TIMELINE_LOD_HOLD, &lod, e) < 0 || timeline_agg_build_begin(db, &agg, e) < 0 ||
-        rundb_prepare(db, "SELECT id, track, ts, dur, coalesce(parent, 0), name, depth FROM slice ORDER BY id", &st,
-                      e) < 0)
+        rundb_prepare(db, "SELECT id, track, ts, dur, parent, name, depth FROM slice ORDER BY id", &st, e) < 0)
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        /* a NULL parent reads as 0 */
         struct timeline_slice s = { sqlite3_column_int64(st, 0),           sqlite3_column_int64(st, 1),
                                     sqlite3_column_int64(st, 2),           sqlite3_column_int64(st, 3),
                                     sqlite3_column_int64(st, 4),           (uint32_t)sqlite3_column_int64(st, 5),

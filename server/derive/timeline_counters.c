@@ -87,12 +87,13 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_
     cb->nheld = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(st, 0);
+        /* a bucket at L is the same as the last sample's at every coarser
+         * level too (each is the finer one shifted right) */
         for (int L = 0; L < TIMELINE_NLEV; L++) {
             int64_t b = timeline_bucket_of(ts, L);
-            if (b != lastb[L]) {
-                rows[L]++;
-                lastb[L] = b;
-            }
+            if (b == lastb[L]) break;
+            rows[L]++;
+            lastb[L] = b;
         }
         if (spilled) continue;
         if (cb->nheld == cb->hold) { /* read again instead: the memory goes back */
