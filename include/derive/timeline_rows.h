@@ -17,6 +17,11 @@
  * and holds its two statements until timeline_rows_close; it must be
  * flushed before the transaction ends. One thread at a time, the one that
  * owns db.
+ *
+ * Also here, struct timeline_rows_held: the records a build holds while it
+ * counts a track's or a series' level rows (timeline_lod.h), up to a cap;
+ * past it the build gives up holding, frees them and reads its input
+ * again. Owned by the caller (timeline_rows_held_free), one thread.
  */
 #ifndef TB_TIMELINE_ROWS_H
 #define TB_TIMELINE_ROWS_H
@@ -63,5 +68,25 @@ int timeline_rows_flush(struct timeline_rows *w, struct err *e);
 
 /* Finalizes the statements (rows still buffered are dropped). */
 void timeline_rows_close(struct timeline_rows *w);
+
+/* Records of size bytes, at most hold of them; spilled: more were offered
+ * since timeline_rows_held_reset (then v is NULL and n 0). */
+struct timeline_rows_held {
+    void *v;
+    size_t n, cap, hold, size;
+    int spilled;
+};
+
+/* Empty: nothing held, not spilled (the memory is kept for the next). */
+void timeline_rows_held_reset(struct timeline_rows_held *h);
+
+/* The slot for one more record (owned by h, valid until the next call), or
+ * NULL once more than hold were offered: then h spills and frees them. */
+void *timeline_rows_held_add(struct timeline_rows_held *h);
+
+/* Gives up holding (and the memory) until the next reset. */
+void timeline_rows_held_spill(struct timeline_rows_held *h);
+
+void timeline_rows_held_free(struct timeline_rows_held *h);
 
 #endif

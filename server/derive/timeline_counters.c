@@ -40,8 +40,7 @@ struct sample {
  * hold of them) and the clod writer. */
 struct cbuild {
     struct timeline_rows clod;
-    struct sample *held;
-    size_t nheld, cap, hold;
+    struct timeline_rows_held held; /* struct sample */
 };
 
 static int cemit(struct cbuild *cb, int64_t series, int level, const struct cagg *a, struct err *e)
@@ -79,12 +78,12 @@ static int clod_sample(struct cbuild *cb, int64_t series, int L, struct cagg *a,
 static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_t series, struct err *e)
 {
     int64_t rows[TIMELINE_NLEV], lastb[TIMELINE_NLEV];
-    int kept[TIMELINE_NLEV], nkept = 0, rc, spilled = 0;
+    int kept[TIMELINE_NLEV], nkept = 0, rc;
     struct cagg open[TIMELINE_NLEV];
 
     memset(rows, 0, sizeof rows);
     for (int L = 0; L < TIMELINE_NLEV; L++) lastb[L] = INT64_MIN;
-    cb->nheld = 0;
+    timeline_rows_held_reset(&cb->held);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(st, 0);
         /* a bucket at L is the same as the last sample's at every coarser
@@ -95,20 +94,8 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_
             rows[L]++;
             lastb[L] = b;
         }
-        if (spilled) continue;
-        if (cb->nheld == cb->hold) { /* read again instead: the memory goes back */
-            spilled = 1;
-            free(cb->held);
-            cb->held = NULL;
-            cb->nheld = cb->cap = 0;
-            continue;
-        }
-        if (cb->nheld == cb->cap) {
-            cb->cap = cb->cap ? cb->cap * 2 : 1024;
-            if (cb->cap > cb->hold) cb->cap = cb->hold;
-            cb->held = xrealloc(cb->held, cb->cap * sizeof *cb->held);
-        }
-        cb->held[cb->nheld++] = (struct sample){ ts, sqlite3_column_double(st, 1) };
+        struct sample *smp = timeline_rows_held_add(&cb->held);
+        if (smp) *smp = (struct sample){ ts, sqlite3_column_double(st, 1) };
     }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
@@ -122,12 +109,13 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_
     }
     if (!nkept) return 0;
     memset(open, 0, sizeof open);
-    if (!spilled) {
+    if (!cb->held.spilled) {
         /* level by level: each level's rows come in key order, appended to
          * the b-tree rather than searched for */
+        const struct sample *smp = cb->held.v;
         for (int k = 0; k < nkept; k++) {
-            for (size_t i = 0; i < cb->nheld; i++)
-                if (clod_sample(cb, series, kept[k], &open[k], cb->held[i].ts, cb->held[i].v, e) != 0) return e->code;
+            for (size_t i = 0; i < cb->held.n; i++)
+                if (clod_sample(cb, series, kept[k], &open[k], smp[i].ts, smp[i].v, e) != 0) return e->code;
             if (open[k].n && cemit(cb, series, kept[k], &open[k], e) != 0) return e->code;
         }
         return 0;
@@ -421,7 +409,7 @@ out:
 int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *e)
 {
     sqlite3_stmt *list = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
-    struct cbuild cb = { .hold = hold };
+    struct cbuild cb = { .held = { .hold = hold, .size = sizeof(struct sample) } };
     int rc, has_an = 0;
 
     if (!analyses && register_trace_series(db, e) != 0) return e->code;
@@ -462,7 +450,7 @@ int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *
     else timeline_rows_flush(&cb.clod, e);
 out:
     timeline_rows_close(&cb.clod);
-    free(cb.held);
+    timeline_rows_held_free(&cb.held);
     sqlite3_finalize(list);
     sqlite3_finalize(cs);
     sqlite3_finalize(gb);

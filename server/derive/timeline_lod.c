@@ -46,15 +46,15 @@ struct timeline_lod {
     struct timeline_rows ins;
     sqlite3_stmt *lvl, *reread;
     struct tinfo *ti;
-    size_t nti, hold;
+    size_t nti;
     /* the track being pushed: t NULL when the track table lacks it */
     int64_t track, first, last;
     struct tinfo *t;
     int64_t *lastb;    /* [depth * TIMELINE_NLEV + L]: last small bucket seen */
     int64_t rows[TIMELINE_NLEV];
-    struct held *held;
-    size_t nheld, heldcap;
-    int spilled;       /* more than hold slices (or ids not contiguous): read again at the end */
+    /* struct held; spilled: more than hold slices (or ids not contiguous),
+     * read again at the end */
+    struct timeline_rows_held held;
     /* the write: per kept level and depth the open bucket */
     int nkept;
     int kept[TIMELINE_NLEV];
@@ -108,7 +108,7 @@ int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, stru
     err_clear(e);
     *out = b;
     b->db = db;
-    b->hold = hold;
+    b->held = (struct timeline_rows_held){ .hold = hold, .size = sizeof(struct held) };
     b->track = -1;
     if (load_tracks(b, e) < 0 ||
         timeline_rows_open(&b->ins, db, "INSERT INTO lod" LOD_COLS " VALUES" LOD_ROW,
@@ -193,13 +193,14 @@ static int close_level(struct timeline_lod *b, int k, struct err *e)
 /* Level by level from the held slices, each level's rows in key order. */
 static int write_held(struct timeline_lod *b, struct err *e)
 {
+    const struct held *held = b->held.v;
     int rc = 0;
 
     b->collect = 1;
     for (int k = 0; k < b->nkept && rc == 0; k++) {
         b->nlrows = 0;
-        for (size_t i = 0; i < b->nheld && rc == 0; i++) {
-            const struct held *h = &b->held[i];
+        for (size_t i = 0; i < b->held.n && rc == 0; i++) {
+            const struct held *h = &held[i];
             if (h->depth >= 0) rc = write_slice(b, k, b->first + (int64_t)i, h->ts, h->dur, h->depth, h->name, e);
         }
         if (rc == 0) rc = close_level(b, k, e);
@@ -269,7 +270,7 @@ static int end_track(struct timeline_lod *b, struct err *e)
     }
     if (!b->nkept) return 0;
     b->open = xcalloc((size_t)b->t->ndepth * (size_t)b->nkept, sizeof *b->open);
-    if ((b->spilled ? write_reread(b, e) : write_held(b, e)) != 0) return e->code;
+    if ((b->held.spilled ? write_reread(b, e) : write_held(b, e)) != 0) return e->code;
     free(b->open);
     b->open = NULL;
     return 0;
@@ -281,41 +282,29 @@ static int start_track(struct timeline_lod *b, int64_t track, int64_t id, struct
     b->track = track;
     b->first = id;
     b->t = find_tinfo(b, track);
-    b->nheld = 0;
+    timeline_rows_held_reset(&b->held);
     memset(b->rows, 0, sizeof b->rows);
     free(b->lastb);
     b->lastb = NULL;
     if (!b->t) return 0;
     /* a track the track table says is too long is not held at all */
-    b->spilled = b->t->nslices > (int64_t)b->hold;
-    if (b->spilled) {
-        free(b->held);
-        b->held = NULL;
-        b->heldcap = 0;
-    }
+    if (b->t->nslices > (int64_t)b->held.hold) timeline_rows_held_spill(&b->held);
     size_t n = (size_t)b->t->ndepth * TIMELINE_NLEV;
     b->lastb = xmalloc(n * sizeof *b->lastb);
     for (size_t i = 0; i < n; i++) b->lastb[i] = INT64_MIN;
     return 0;
 }
 
-/* Holds s, the nheld-th slice of the track; past hold slices, or when ids
- * skip, gives up holding (and the memory) for this track. */
+/* Holds s, the next slice of the track: its id is implied by its place,
+ * so one that skips ids ends the holding as one too many does. */
 static void hold_slice(struct timeline_lod *b, const struct timeline_slice *s, int valid)
 {
-    if (b->nheld == b->hold || s->id != b->first + (int64_t)b->nheld) {
-        b->spilled = 1;
-        free(b->held);
-        b->held = NULL;
-        b->nheld = b->heldcap = 0;
+    if (s->id != b->first + (int64_t)b->held.n) {
+        timeline_rows_held_spill(&b->held);
         return;
     }
-    if (b->nheld == b->heldcap) {
-        b->heldcap = b->heldcap ? b->heldcap * 2 : 1024;
-        if (b->heldcap > b->hold) b->heldcap = b->hold;
-        b->held = xrealloc(b->held, b->heldcap * sizeof *b->held);
-    }
-    b->held[b->nheld++] = (struct held){ s->ts, s->dur, s->name, valid ? s->depth : -1 };
+    struct held *h = timeline_rows_held_add(&b->held);
+    if (h) *h = (struct held){ s->ts, s->dur, s->name, valid ? s->depth : -1 };
 }
 
 int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, struct err *e)
@@ -324,7 +313,7 @@ int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, st
     b->last = s->id;
     if (!b->t) return 0;
     int valid = s->depth >= 0 && s->depth < b->t->ndepth;
-    if (!b->spilled) hold_slice(b, s, valid);
+    if (!b->held.spilled) hold_slice(b, s, valid);
     if (!valid) return 0;
     /* the rows each level would have: a new small bucket, or a long slice */
     int64_t *ld = b->lastb + (size_t)s->depth * TIMELINE_NLEV, ts = s->ts;
@@ -356,7 +345,7 @@ void timeline_lod_free(struct timeline_lod *b)
     sqlite3_finalize(b->reread);
     free(b->ti);
     free(b->lastb);
-    free(b->held);
+    timeline_rows_held_free(&b->held);
     free(b->open);
     free(b->lrows);
     free(b);

@@ -2,8 +2,10 @@
  * include/derive/timeline_rows.h). */
 #include "derive/timeline_rows.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/xmalloc.h"
 #include "store/rundb.h"
 
 int timeline_rows_open(struct timeline_rows *w, sqlite3 *db, const char *sql_one, const char *sql_many, int ncol,
@@ -66,4 +68,38 @@ void timeline_rows_close(struct timeline_rows *w)
     sqlite3_finalize(w->many);
     w->one = w->many = NULL;
     w->n = 0;
+}
+
+void timeline_rows_held_reset(struct timeline_rows_held *h)
+{
+    h->n = 0;
+    h->spilled = 0;
+}
+
+void timeline_rows_held_spill(struct timeline_rows_held *h)
+{
+    timeline_rows_held_free(h);
+    h->spilled = 1;
+}
+
+void *timeline_rows_held_add(struct timeline_rows_held *h)
+{
+    if (h->spilled) return NULL;
+    if (h->n == h->hold) {
+        timeline_rows_held_spill(h);
+        return NULL;
+    }
+    if (h->n == h->cap) {
+        h->cap = h->cap ? h->cap * 2 : 1024;
+        if (h->cap > h->hold) h->cap = h->hold;
+        h->v = xrealloc(h->v, h->cap * h->size);
+    }
+    return (char *)h->v + h->n++ * h->size;
+}
+
+void timeline_rows_held_free(struct timeline_rows_held *h)
+{
+    free(h->v);
+    h->v = NULL;
+    h->n = h->cap = 0;
 }

@@ -1,7 +1,7 @@
 /* timeline_rows_test — the batched INSERT of the timeline's builds: rows
  * reach the table in the order they were added (whole batches, then the
  * rest one by one at the flush), with their doubles and NULLs, and a
- * failing batch reports the writer's context. */
+ * failing batch reports the writer's context; held records up to a cap. */
 #include <sqlite3.h>
 
 #include "harness.h"
@@ -76,9 +76,39 @@ static void test_errors(void)
     sqlite3_close(db);
 }
 
+/* Held records: kept in order up to the cap; one more spills and frees
+ * them until the next reset, as does an explicit spill. */
+static void test_held(void)
+{
+    struct timeline_rows_held h = { .hold = 1500, .size = sizeof(int64_t) };
+    for (int64_t i = 0; i < 1500; i++) {
+        int64_t *v = timeline_rows_held_add(&h);
+        REQUIRE(v != NULL);
+        *v = i * 7;
+    }
+    CHECK_EQ_INT(h.n, 1500);
+    CHECK(!h.spilled);
+    int same = 1;
+    for (size_t i = 0; i < h.n; i++) same &= ((int64_t *)h.v)[i] == (int64_t)i * 7;
+    CHECK(same);
+    CHECK(timeline_rows_held_add(&h) == NULL);
+    CHECK(h.spilled && h.v == NULL && h.n == 0);
+    CHECK(timeline_rows_held_add(&h) == NULL);
+    timeline_rows_held_reset(&h);
+    CHECK(timeline_rows_held_add(&h) != NULL);
+    CHECK_EQ_INT(h.n, 1);
+    timeline_rows_held_spill(&h);
+    CHECK(timeline_rows_held_add(&h) == NULL);
+    timeline_rows_held_reset(&h);
+    h.hold = 0; /* holds nothing */
+    CHECK(timeline_rows_held_add(&h) == NULL && h.spilled);
+    timeline_rows_held_free(&h);
+}
+
 int main(void)
 {
     RUN(test_order);
     RUN(test_errors);
+    RUN(test_held);
     return harness_done("timeline_rows");
 }
