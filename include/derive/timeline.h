@@ -41,9 +41,10 @@
  * rows of the previous kept level (a quarter of the slices for the first)
  * and is at least 4x coarser, so the table holds at most about half a row
  * per slice and a viewport reads about 4 rows (or slices) per pixel and
- * depth. Built in
- * two streaming passes over the slices in id order (count rows per level,
- * then write the kept ones); memory is per track levels x depths.
+ * depth. Built from one scan of the slices in id order, which also feeds
+ * the window aggregates (timeline_lod.h says how a track's rows are counted,
+ * then written); memory is per track levels x depths plus the slices of one
+ * track, bounded.
  * The search index slice(name, track, ts) and flow(rank, fid) are built by
  * the writer with the other indexes (rundb.c).
  *
@@ -73,6 +74,15 @@
 
 #define TIMELINE_WIDTH_MAX 8192
 
+/* One slice as the builders of the trace's level of detail take it
+ * (timeline_lod.h, timeline_agg.h): timeline_build_trace reads the slice
+ * table once, in id order, and pushes each row to both. parent: 0 for none. */
+struct timeline_slice {
+    int64_t id, track, ts, dur, parent;
+    uint32_t name;
+    int depth;
+};
+
 /* Creates and fills the LOD tables for every rank of db, an open read-write handle on a finished run
  * database: timeline_build_trace then timeline_build_analyses. Memory is bounded by tracks x levels x
  * depths, not slices. */
@@ -99,8 +109,12 @@ int timeline_present(sqlite3 *db, struct err *e);
 /* Levels 1..TIMELINE_NLEV-1: 2 ns .. 1.6 days per bucket. */
 #define TIMELINE_NLEV 48
 
-/* floor(t / 2^level) for any sign of t: the bucket t falls in. */
-int64_t timeline_bucket_of(int64_t t, int level);
+/* floor(t / 2^level) for any sign of t: the bucket t falls in. Inline: the
+ * builds run it for every level of every slice and sample. */
+static inline int64_t timeline_bucket_of(int64_t t, int level)
+{
+    return t >= 0 ? t >> level : -((-(t + 1)) >> level) - 1;
+}
 
 /* ceil(t / 2^level). */
 int64_t timeline_bucket_ceil(int64_t t, int level);

@@ -4,7 +4,7 @@
  * time: per track and per counter series, sums over fixed time buckets
  * (at most TIMELINE_AGG_BUCKETS over the rank's span), built once at
  * ingest: the slices' with the level of detail of the trace
- * (timeline_build_trace calls timeline_agg_build_slices, aside on a scratch
+ * (timeline_build_trace feeds timeline_agg_build_push, aside on a scratch
  * database at ingest, then timeline_adopt copies them), the counters' after
  * the analyses' counter series (timeline_build_analyses calls
  * timeline_agg_build_counters, on run.db itself).
@@ -47,13 +47,30 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "derive/timeline.h"
 
 #define TIMELINE_AGG_BUCKETS 256
 
-/* Creates and fills tagg_level, tagg and topen in db's main schema from
- * the slices db sees (the run's own, or the run attached to a scratch
- * database), inside the caller's transaction. */
-int timeline_agg_build_slices(sqlite3 *db, struct err *e);
+struct timeline_agg_build;
+
+/* A builder of tagg_level, tagg and topen, created (replacing any) in db's
+ * main schema inside the caller's transaction, fed the slices in id order
+ * (each track's contiguous and in time order) by timeline_agg_build_push:
+ * timeline_build_trace's one scan of the slice table, which feeds the
+ * level of detail too (timeline_lod.h; the import's sorted stream could
+ * push the same rows once the writer has numbered them and set the ranks'
+ * t0/t1, which the builder reads per track). OUT *out: owned by caller
+ * (timeline_agg_build_free), even on failure. */
+int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struct err *e);
+
+/* The next slice in id order. */
+int timeline_agg_build_push(struct timeline_agg_build *b, const struct timeline_slice *s, struct err *e);
+
+/* Writes the last track's rows; call once after the last push. */
+int timeline_agg_build_end(struct timeline_agg_build *b, struct err *e);
+
+/* Frees b (NULL is fine). */
+void timeline_agg_build_free(struct timeline_agg_build *b);
 
 /* Those three tables copied from the scratch database attached to db as
  * RUNDB_ASIDE, replacing any there, inside the caller's transaction. */

@@ -12,10 +12,11 @@
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
 #include "derive/timeline_query.h"
+#include "derive/timeline_rows.h"
 #include "store/rundb.h"
 
 /* The slices' tables, in main (a scratch database's when built aside):
- * what timeline_agg_build_slices fills and timeline_agg_adopt_slices copies. */
+ * what timeline_agg_build_begin creates and timeline_agg_adopt_slices copies. */
 static const char slices_schema_sql[] =
     "DROP TABLE IF EXISTS main.tagg; DROP TABLE IF EXISTS main.tagg_level; DROP TABLE IF EXISTS main.topen;"
     "CREATE TABLE main.tagg_level(track INTEGER PRIMARY KEY, level INTEGER);"
@@ -85,21 +86,19 @@ static int sval_cmp(const void *x, const void *y)
     return a->k.name < b->k.name ? -1 : a->k.name > b->k.name;
 }
 
-static int flush_track(sqlite3 *db, sqlite3_stmt *ins, int64_t track, struct hmap *m, struct err *e)
+#define TAGG_SQL "INSERT INTO tagg(track, bucket, name, n, total, self) VALUES"
+#define TAGG_ROW "(?,?,?,?,?,?)"
+
+static int flush_track(struct timeline_rows *ins, int64_t track, struct hmap *m, struct err *e)
 {
     size_t n = 0, pos = 0;
     struct sval *rows = xmalloc((m->n ? m->n : 1) * sizeof *rows), *v;
     while ((v = hmap_next(m, &pos, NULL, NULL))) rows[n++] = *v;
     xqsort(rows, n, sizeof *rows, sval_cmp);
     for (size_t i = 0; i < n && !e->code; i++) {
-        sqlite3_bind_int64(ins, 1, track);
-        sqlite3_bind_int64(ins, 2, rows[i].k.bucket);
-        sqlite3_bind_int64(ins, 3, (int64_t)rows[i].k.name);
-        sqlite3_bind_int64(ins, 4, rows[i].n);
-        sqlite3_bind_int64(ins, 5, rows[i].total);
-        sqlite3_bind_int64(ins, 6, rows[i].self);
-        if (sqlite3_step(ins) != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (insert)");
-        sqlite3_reset(ins);
+        union timeline_rows_val r[6] = { { .i = track },      { .i = rows[i].k.bucket }, { .i = (int64_t)rows[i].k.name },
+                                         { .i = rows[i].n }, { .i = rows[i].total },    { .i = rows[i].self } };
+        timeline_rows_add(ins, r, 0, e);
     }
     free(rows);
     hmap_free(m, NULL);
@@ -156,79 +155,105 @@ static void levels_set(struct levels *lv, int depth, int64_t id, int64_t end)
     lv->end[depth] = end;
 }
 
-/* One pass over the slices in id order (each track in time order), the
- * parent's name from a stack of the open slices, as the window scan of the
- * area selection keeps it. */
-static int build_slices(sqlite3 *db, struct err *e)
-{
-    sqlite3_stmt *lv = NULL, *st = NULL, *ins = NULL, *setl = NULL, *iop = NULL;
-    struct levels open = { 0 };
+/* The slices' builder: the parent's name from a stack of the open slices,
+ * as the window scan of the area selection keeps it. */
+struct timeline_agg_build {
+    sqlite3 *db;
+    sqlite3_stmt *lv, *setl, *iop;
+    struct timeline_rows ins;
+    struct levels open;
     struct hmap m;
-    struct open_slice *stk = NULL;
-    size_t sp = 0, cap = 0;
-    int64_t cur = -1;
-    int L = 0, rc;
+    struct open_slice *stk;
+    size_t sp, cap;
+    int64_t cur;
+    int L;
+};
 
-    hmap_init(&m, sizeof(struct sval), 1024);
-    if (rundb_prepare(db, "SELECT r.t0, r.t1 FROM track t JOIN rank r ON r.rank = t.rank WHERE t.id = ?", &lv, e) < 0 ||
-        rundb_prepare(db, "SELECT id, track, ts, dur, coalesce(parent, 0), name, depth FROM slice ORDER BY id", &st,
-                      e) < 0 ||
-        rundb_prepare(db, "INSERT INTO topen(track, bucket, id) VALUES (?, ?, ?)", &iop, e) < 0 ||
-        rundb_prepare(db, "INSERT INTO tagg(track, bucket, name, n, total, self) VALUES (?, ?, ?, ?, ?, ?)", &ins,
-                      e) < 0 ||
-        rundb_prepare(db, "INSERT INTO tagg_level(track, level) VALUES (?, ?)", &setl, e) < 0)
-        goto out;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), track = sqlite3_column_int64(st, 1);
-        int64_t ts = sqlite3_column_int64(st, 2), dur = sqlite3_column_int64(st, 3);
-        int64_t parent = sqlite3_column_int64(st, 4);
-        uint32_t name = (uint32_t)sqlite3_column_int64(st, 5);
-        if (track != cur) {
-            if (cur >= 0 && (emit_open(db, iop, cur, L, &open, INT64_MAX, e) != 0 ||
-                             flush_track(db, ins, cur, &m, e) != 0))
-                goto out;
-            cur = track;
-            sp = 0;
-            open.n = 0;
-            sqlite3_bind_int64(lv, 1, track);
-            L = sqlite3_step(lv) == SQLITE_ROW && sqlite3_column_type(lv, 0) != SQLITE_NULL
-                    ? level_for(sqlite3_column_int64(lv, 0), sqlite3_column_int64(lv, 1))
-                    : level_for(ts, ts + dur);
-            sqlite3_reset(lv);
-            sqlite3_bind_int64(setl, 1, track);
-            sqlite3_bind_int(setl, 2, L);
-            if (sqlite3_step(setl) != SQLITE_DONE) {
-                rundb_db_error(db, e, "timeline aggregates (level)");
-                goto out;
-            }
-            sqlite3_reset(setl);
-            open.next = timeline_bucket_of(ts, L) + 1;
-        }
-        if (emit_open(db, iop, track, L, &open, ts, e) != 0) goto out;
-        levels_set(&open, sqlite3_column_int(st, 6), id, ts + dur);
-        while (sp && stk[sp - 1].id != parent) sp--;
-        sval_at(&m, timeline_bucket_of(ts, L), name)->n++;
-        if (dur > 0) {
-            spread(&m, L, ts, ts + dur, name, 1, 1);
-            if (sp) spread(&m, L, ts, ts + dur, stk[sp - 1].name, 0, -1);
-        }
-        if (sp == cap) stk = xrealloc(stk, (cap = cap ? cap * 2 : 64) * sizeof *stk);
-        stk[sp++] = (struct open_slice){ id, name };
+int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struct err *e)
+{
+    struct timeline_agg_build *b = xcalloc(1, sizeof *b);
+
+    err_clear(e);
+    *out = b;
+    b->db = db;
+    b->cur = -1;
+    hmap_init(&b->m, sizeof(struct sval), 1024);
+    if (sqlite3_exec(db, slices_schema_sql, NULL, NULL, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "timeline aggregates (tables)");
+    if (rundb_prepare(db, "SELECT r.t0, r.t1 FROM track t JOIN rank r ON r.rank = t.rank WHERE t.id = ?", &b->lv, e) <
+            0 ||
+        rundb_prepare(db, "INSERT INTO topen(track, bucket, id) VALUES (?, ?, ?)", &b->iop, e) < 0 ||
+        timeline_rows_open(&b->ins, db, TAGG_SQL TAGG_ROW, TAGG_SQL TIMELINE_ROWS32(TAGG_ROW), 6, 0,
+                           "timeline aggregates (insert)", e) < 0 ||
+        rundb_prepare(db, "INSERT INTO tagg_level(track, level) VALUES (?, ?)", &b->setl, e) < 0)
+        return e->code;
+    return 0;
+}
+
+/* A new track: its bucket level from its rank's span. */
+static int start_track(struct timeline_agg_build *b, const struct timeline_slice *s, struct err *e)
+{
+    if (b->cur >= 0 && (emit_open(b->db, b->iop, b->cur, b->L, &b->open, INT64_MAX, e) != 0 ||
+                        flush_track(&b->ins, b->cur, &b->m, e) != 0))
+        return e->code;
+    b->cur = s->track;
+    b->sp = 0;
+    b->open.n = 0;
+    sqlite3_bind_int64(b->lv, 1, s->track);
+    b->L = sqlite3_step(b->lv) == SQLITE_ROW && sqlite3_column_type(b->lv, 0) != SQLITE_NULL
+               ? level_for(sqlite3_column_int64(b->lv, 0), sqlite3_column_int64(b->lv, 1))
+               : level_for(s->ts, s->ts + s->dur);
+    sqlite3_reset(b->lv);
+    sqlite3_bind_int64(b->setl, 1, s->track);
+    sqlite3_bind_int(b->setl, 2, b->L);
+    int rc = sqlite3_step(b->setl);
+    sqlite3_reset(b->setl);
+    if (rc != SQLITE_DONE) return rundb_db_error(b->db, e, "timeline aggregates (level)");
+    b->open.next = timeline_bucket_of(s->ts, b->L) + 1;
+    return 0;
+}
+
+int timeline_agg_build_push(struct timeline_agg_build *b, const struct timeline_slice *s, struct err *e)
+{
+    int64_t ts = s->ts, dur = s->dur;
+    int L;
+
+    if (s->track != b->cur && start_track(b, s, e) != 0) return e->code;
+    L = b->L;
+    if (emit_open(b->db, b->iop, s->track, L, &b->open, ts, e) != 0) return e->code;
+    levels_set(&b->open, s->depth, s->id, ts + dur);
+    while (b->sp && b->stk[b->sp - 1].id != s->parent) b->sp--;
+    sval_at(&b->m, timeline_bucket_of(ts, L), s->name)->n++;
+    if (dur > 0) {
+        spread(&b->m, L, ts, ts + dur, s->name, 1, 1);
+        if (b->sp) spread(&b->m, L, ts, ts + dur, b->stk[b->sp - 1].name, 0, -1);
     }
-    if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (slices)");
-    else if (cur >= 0 && emit_open(db, iop, cur, L, &open, INT64_MAX, e) == 0)
-        flush_track(db, ins, cur, &m, e);
-out:
-    hmap_free(&m, NULL);
-    free(stk);
-    free(open.id);
-    free(open.end);
-    sqlite3_finalize(iop);
-    sqlite3_finalize(lv);
-    sqlite3_finalize(st);
-    sqlite3_finalize(ins);
-    sqlite3_finalize(setl);
-    return e->code;
+    if (b->sp == b->cap) b->stk = xrealloc(b->stk, (b->cap = b->cap ? b->cap * 2 : 64) * sizeof *b->stk);
+    b->stk[b->sp++] = (struct open_slice){ s->id, s->name };
+    return 0;
+}
+
+int timeline_agg_build_end(struct timeline_agg_build *b, struct err *e)
+{
+    if (b->cur >= 0 && (emit_open(b->db, b->iop, b->cur, b->L, &b->open, INT64_MAX, e) != 0 ||
+                        flush_track(&b->ins, b->cur, &b->m, e) != 0))
+        return e->code;
+    b->cur = -1;
+    return timeline_rows_flush(&b->ins, e);
+}
+
+void timeline_agg_build_free(struct timeline_agg_build *b)
+{
+    if (!b) return;
+    hmap_free(&b->m, NULL);
+    free(b->stk);
+    free(b->open.id);
+    free(b->open.end);
+    sqlite3_finalize(b->iop);
+    sqlite3_finalize(b->lv);
+    sqlite3_finalize(b->setl);
+    timeline_rows_close(&b->ins);
+    free(b);
 }
 
 /* ====================================================================== */
@@ -340,18 +365,6 @@ out:
     sqlite3_finalize(ins);
     sqlite3_finalize(setl);
     return e->code;
-}
-
-int timeline_agg_build_slices(sqlite3 *db, struct err *e)
-{
-    double t0 = log_now_s();
-
-    err_clear(e);
-    if (sqlite3_exec(db, slices_schema_sql, NULL, NULL, NULL) != SQLITE_OK)
-        return rundb_db_error(db, e, "timeline aggregates (tables)");
-    if (build_slices(db, e) != 0) return e->code;
-    LOG_DEBUG("window aggregates of the slices built: %.2f s", log_now_s() - t0);
-    return 0;
 }
 
 int timeline_agg_adopt_slices(sqlite3 *db, struct err *e)

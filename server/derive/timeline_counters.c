@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "derive/gpuscan.h"
+#include "derive/timeline_rows.h"
 #include "store/rundb.h"
 
 #include "derive/timeline.h"
@@ -25,25 +26,56 @@ struct cagg {
     double min, max, last;
 };
 
-static int cemit(sqlite3 *db, sqlite3_stmt *ins, int64_t series, int level, const struct cagg *a, struct err *e)
+#define CLOD_SQL "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES"
+#define CLOD_ROW "(?,?,?,?,?,?,?,?,?)"
+#define CLOD_REAL ((1u << 5) | (1u << 6) | (1u << 7)) /* min, max, last */
+
+/* A sample held until its series' levels are known. */
+struct sample {
+    int64_t ts;
+    double v;
+};
+
+/* What one series' build keeps between series: the samples it holds (up to
+ * hold of them) and the clod writer. */
+struct cbuild {
+    struct timeline_rows clod;
+    struct timeline_rows_held held; /* struct sample */
+};
+
+static int cemit(struct cbuild *cb, int64_t series, int level, const struct cagg *a, struct err *e)
 {
-    sqlite3_bind_int64(ins, 1, series);
-    sqlite3_bind_int(ins, 2, level);
-    sqlite3_bind_int64(ins, 3, a->bucket);
-    sqlite3_bind_int64(ins, 4, a->n);
-    sqlite3_bind_int64(ins, 5, a->fts);
-    sqlite3_bind_double(ins, 6, a->min);
-    sqlite3_bind_double(ins, 7, a->max);
-    sqlite3_bind_double(ins, 8, a->last);
-    sqlite3_bind_int64(ins, 9, a->lts);
-    int rc = sqlite3_step(ins);
-    sqlite3_reset(ins);
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (clod insert)");
+    union timeline_rows_val v[9] = { { .i = series }, { .i = level },  { .i = a->bucket },
+                                     { .i = a->n },   { .i = a->fts }, { .d = a->min },
+                                     { .d = a->max }, { .d = a->last }, { .i = a->lts } };
+    return timeline_rows_add(&cb->clod, v, 0, e);
 }
 
-/* Two passes over one series' samples (st yields ts, value in time order):
- * counts per level, then rows for level 0 and the kept levels. */
-static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_t series, struct err *e)
+/* One sample into the open bucket a of level L. */
+static int clod_sample(struct cbuild *cb, int64_t series, int L, struct cagg *a, int64_t ts, double v, struct err *e)
+{
+    int64_t b = timeline_bucket_of(ts, L);
+    if (a->n && a->bucket != b) {
+        if (cemit(cb, series, L, a, e) != 0) return e->code;
+        a->n = 0;
+    }
+    if (!a->n) {
+        a->bucket = b;
+        a->fts = ts;
+        a->min = a->max = v;
+    }
+    if (v < a->min) a->min = v;
+    if (v > a->max) a->max = v;
+    a->last = v;
+    a->lts = ts;
+    a->n++;
+    return 0;
+}
+
+/* One series' samples (st yields ts, value in time order): counts the rows
+ * of every level while holding the samples, then writes the kept levels
+ * from them; a series of more than hold samples is read again instead. */
+static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_t series, struct err *e)
 {
     int64_t rows[TIMELINE_NLEV], lastb[TIMELINE_NLEV];
     int kept[TIMELINE_NLEV], nkept = 0, rc;
@@ -51,15 +83,19 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_
 
     memset(rows, 0, sizeof rows);
     for (int L = 0; L < TIMELINE_NLEV; L++) lastb[L] = INT64_MIN;
+    timeline_rows_held_reset(&cb->held);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(st, 0);
+        /* a bucket at L is the same as the last sample's at every coarser
+         * level too (each is the finer one shifted right) */
         for (int L = 0; L < TIMELINE_NLEV; L++) {
             int64_t b = timeline_bucket_of(ts, L);
-            if (b != lastb[L]) {
-                rows[L]++;
-                lastb[L] = b;
-            }
+            if (b == lastb[L]) break;
+            rows[L]++;
+            lastb[L] = b;
         }
+        struct sample *smp = timeline_rows_held_add(&cb->held);
+        if (smp) *smp = (struct sample){ ts, sqlite3_column_double(st, 1) };
     }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
@@ -73,35 +109,28 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, sqlite3_stmt *ins, int64_
     }
     if (!nkept) return 0;
     memset(open, 0, sizeof open);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(st, 0);
-        double v = sqlite3_column_double(st, 1);
+    if (!cb->held.spilled) {
+        /* level by level: each level's rows come in key order, appended to
+         * the b-tree rather than searched for */
+        const struct sample *smp = cb->held.v;
         for (int k = 0; k < nkept; k++) {
-            struct cagg *a = &open[k];
-            int64_t b = timeline_bucket_of(ts, kept[k]);
-            if (a->n && a->bucket != b) {
-                if (cemit(db, ins, series, kept[k], a, e) != 0) {
-                    sqlite3_reset(st);
-                    return e->code;
-                }
-                a->n = 0;
-            }
-            if (!a->n) {
-                a->bucket = b;
-                a->fts = ts;
-                a->min = a->max = v;
-            }
-            if (v < a->min) a->min = v;
-            if (v > a->max) a->max = v;
-            a->last = v;
-            a->lts = ts;
-            a->n++;
+            for (size_t i = 0; i < cb->held.n; i++)
+                if (clod_sample(cb, series, kept[k], &open[k], smp[i].ts, smp[i].v, e) != 0) return e->code;
+            if (open[k].n && cemit(cb, series, kept[k], &open[k], e) != 0) return e->code;
         }
+        return 0;
     }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int k = 0; k < nkept; k++)
+            if (clod_sample(cb, series, kept[k], &open[k], sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+                            e) != 0) {
+                sqlite3_reset(st);
+                return e->code;
+            }
     sqlite3_reset(st);
     if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
     for (int k = 0; k < nkept; k++)
-        if (open[k].n && cemit(db, ins, series, kept[k], &open[k], e) != 0) return e->code;
+        if (open[k].n && cemit(cb, series, kept[k], &open[k], e) != 0) return e->code;
     return 0;
 }
 
@@ -151,13 +180,15 @@ static int64_t heap_pop(struct endheap *h)
     return top;
 }
 
+#define BUSY_SQL "INSERT INTO gpubusy(rank, dev, ts, value) VALUES"
+#define BUSY_ROW "(?,?,?,?)"
+
 /* The samples of one (rank, dev): the value at pt waits until time moves
  * on (changes at one instant collapse into one sample), and is written only
  * when it differs from the last one written. */
 struct busyw {
-    sqlite3 *db;
-    sqlite3_stmt *ins;
-    int64_t pt, pv, lastv, nrows;
+    struct timeline_rows *ins;
+    int64_t rank, dev, pt, pv, lastv, nrows;
     int pending;
 };
 
@@ -166,11 +197,8 @@ static int busy_flush(struct busyw *w, struct err *e)
     if (!w->pending) return 0;
     w->pending = 0;
     if (w->pv == w->lastv) return 0;
-    sqlite3_bind_int64(w->ins, 3, w->pt);
-    sqlite3_bind_int64(w->ins, 4, w->pv);
-    int rc = sqlite3_step(w->ins);
-    sqlite3_reset(w->ins);
-    if (rc != SQLITE_DONE) return rundb_db_error(w->db, e, "timeline (gpubusy insert)");
+    union timeline_rows_val v[4] = { { .i = w->rank }, { .i = w->dev }, { .i = w->pt }, { .i = w->pv } };
+    if (timeline_rows_add(w->ins, v, 0, e) != 0) return e->code;
     w->lastv = w->pv;
     w->nrows++;
     return 0;
@@ -196,7 +224,8 @@ static int busy_set(struct busyw *w, int64_t t, int64_t v, struct err *e)
 static int build_gpubusy(sqlite3 *db, struct err *e)
 {
     double t0s = log_now_s();
-    sqlite3_stmt *devs = NULL, *ins = NULL, *t0q = NULL, *ser = NULL;
+    sqlite3_stmt *devs = NULL, *t0q = NULL, *ser = NULL;
+    struct timeline_rows ins = { 0 };
     struct endheap h = { NULL, 0, 0 };
     struct gpuscan_lanes *L = NULL;
     struct busyw w;
@@ -208,7 +237,8 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
                       " GROUP BY rank, device UNION SELECT rank, 0 FROM track WHERE kind = 1 AND nslices > 0"
                       " GROUP BY rank HAVING max(device IS NOT NULL) = 0 ORDER BY 1, 2",
                       &devs, e) < 0 ||
-        rundb_prepare(db, "INSERT INTO gpubusy(rank, dev, ts, value) VALUES(?,?,?,?)", &ins, e) < 0 ||
+        timeline_rows_open(&ins, db, BUSY_SQL BUSY_ROW, BUSY_SQL TIMELINE_ROWS32(BUSY_ROW), 4, 0,
+                           "timeline (gpubusy insert)", e) < 0 ||
         rundb_prepare(db, "SELECT t0 FROM rank WHERE rank = ? AND t0 IS NOT NULL", &t0q, e) < 0 ||
         rundb_prepare(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?, 3, 1, ?, ?, 'ops')", &ser,
                       e) < 0)
@@ -223,11 +253,10 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
         if (sqlite3_step(t0q) == SQLITE_ROW) t0 = sqlite3_column_int64(t0q, 0);
         sqlite3_reset(t0q);
         memset(&w, 0, sizeof w);
-        w.db = db;
-        w.ins = ins;
+        w.ins = &ins;
+        w.rank = rank;
+        w.dev = dev;
         w.lastv = -1; /* the first sample is always written */
-        sqlite3_bind_int(ins, 1, rank);
-        sqlite3_bind_int(ins, 2, dev);
         h.n = 0;
         if (gpuscan_lanes_open(db, rank, dev, INT64_MIN, INT64_MAX, &L, e) != 0) goto out;
         while ((rc = gpuscan_lanes_next(L, &op, e)) > 0) {
@@ -268,12 +297,13 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
         rundb_db_error(db, e, "timeline (GPU devices)");
         goto out;
     }
+    if (timeline_rows_flush(&ins, e) != 0) goto out;
     LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, log_now_s() - t0s);
 out:
     gpuscan_lanes_close(L);
     free(h.v);
     sqlite3_finalize(devs);
-    sqlite3_finalize(ins);
+    timeline_rows_close(&ins);
     sqlite3_finalize(t0q);
     sqlite3_finalize(ser);
     return e->code;
@@ -376,9 +406,10 @@ out:
     return e->code;
 }
 
-int timeline_counters_build(sqlite3 *db, int analyses, struct err *e)
+int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *e)
 {
-    sqlite3_stmt *list = NULL, *ins = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
+    sqlite3_stmt *list = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
+    struct cbuild cb = { .held = { .hold = hold, .size = sizeof(struct sample) } };
     int rc, has_an = 0;
 
     if (!analyses && register_trace_series(db, e) != 0) return e->code;
@@ -391,9 +422,8 @@ int timeline_counters_build(sqlite3 *db, int analyses, struct err *e)
         goto out;
     if (rundb_prepare(db, "SELECT id, rank, src, key1, key2 FROM cseries WHERE (src = 4) = ? ORDER BY id", &list, e) <
             0 ||
-        rundb_prepare(db,
-                      "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES(?,?,?,?,?,?,?,?,?)",
-                      &ins, e) < 0 ||
+        timeline_rows_open(&cb.clod, db, CLOD_SQL CLOD_ROW, CLOD_SQL TIMELINE_ROWS32(CLOD_ROW), 9, CLOD_REAL,
+                           "timeline (clod insert)", e) < 0 ||
         rundb_prepare(db, "SELECT ts, value FROM counter WHERE rank = ? AND name = ? ORDER BY ts, id", &cs, e) < 0 ||
         rundb_prepare(db,
                       "SELECT ts, total_alloc FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
@@ -414,12 +444,14 @@ int timeline_counters_build(sqlite3 *db, int analyses, struct err *e)
         sqlite3_bind_int(q, 1, sqlite3_column_int(list, 1));
         sqlite3_bind_int64(q, 2, sqlite3_column_int64(list, 3));
         if (src) sqlite3_bind_int64(q, 3, sqlite3_column_int64(list, 4));
-        if (build_series(db, q, ins, id, e) != 0) goto out;
+        if (build_series(db, q, &cb, id, e) != 0) goto out;
     }
     if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (series)");
+    else timeline_rows_flush(&cb.clod, e);
 out:
+    timeline_rows_close(&cb.clod);
+    timeline_rows_held_free(&cb.held);
     sqlite3_finalize(list);
-    sqlite3_finalize(ins);
     sqlite3_finalize(cs);
     sqlite3_finalize(gb);
     sqlite3_finalize(ms[0]);

@@ -1,11 +1,12 @@
 /* timeline_counters_test — the counter series of the build: the GPU busy
  * series holds the hand-computed transitions and keeps a short idle gap as
  * min 0 at a coarse zoom; the analyses' series (anseries/ansample) become
- * src 4 lanes whose pyramid matches their samples. */
+ * src 4 lanes whose pyramid matches their samples, held or read twice. */
 #include <math.h>
 
 #include "timeline_fixture.h"
 #include "derive/timeline_agg.h"
+#include "derive/timeline_counters.h"
 
 /* GPU op on pid 0, stream tid: ts/dur in ns */
 static void gpu_op(const char *cat_, const char *name, int tid, int64_t ts, int64_t dur)
@@ -294,6 +295,19 @@ static void test_anseries(void)
     check_clod(db, cq, queue, &nrows);
     CHECK(nrows > 100);
     check_clod(db, cc, copy, &nrows);
+
+    /* a series longer than the build holds (100 samples here) is read
+     * again: the same rows */
+    int64_t nclod = q1(db, "SELECT count(*) FROM clod WHERE ?", 1);
+    REQUIRE(sqlite3_exec(db, "BEGIN; DELETE FROM cseries; DELETE FROM gpubusy; DELETE FROM clod", NULL, NULL, NULL) ==
+            SQLITE_OK);
+    CHECK_EQ_INT(timeline_counters_build(db, 0, 100, &e), 0);
+    CHECK_EQ_INT(timeline_counters_build(db, 1, 100, &e), 0);
+    REQUIRE(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM clod WHERE ?", 1), nclod);
+    CHECK_EQ_INT(q1(db, "SELECT id FROM cseries WHERE src = 4 AND key1 = ?", queue), cq);
+    check_clod(db, cq, queue, &nrows);
+    CHECK(nrows > 100);
 
     /* views at any zoom keep the true min and max (the 1024 limit shows) */
     static const int cw[] = { 1, 10, 640, 8192 };

@@ -1,7 +1,9 @@
 /* timeline_fixture.h — shared by the timeline*_test.c files: a scratch
  * data folder and catalog (fixture_begin/fixture_end), a trace written as
  * text (out, slice, nest, with a fixed random sequence) and imported
- * through ingest_run into an open run database (import). */
+ * through ingest_run into an open run database (import), a query's
+ * integer (one) and the rows two databases do not share (differ,
+ * differ_all). */
 #ifndef TB_TIMELINE_FIXTURE_H
 #define TB_TIMELINE_FIXTURE_H
 
@@ -103,6 +105,42 @@ static inline sqlite3 *import(void)
     }
     free(path);
     return db;
+}
+
+/* The integer the query sql answers first; -1 on error. */
+static inline int64_t one(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return -1;
+    int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Rows of table t in main and not in the attached database b, or the
+ * reverse (rev); -1 on error. */
+static inline int64_t differ(sqlite3 *db, const char *t, int rev)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, rev ? "SELECT count(*) FROM (SELECT * FROM b.%s EXCEPT SELECT * FROM main.%s)"
+                                  : "SELECT count(*) FROM (SELECT * FROM main.%s EXCEPT SELECT * FROM b.%s)",
+             t, t);
+    return one(db, sql);
+}
+
+/* The rows of the n tables that db and the database at path do not share,
+ * both ways; -1 on error. */
+static inline int64_t differ_all(sqlite3 *db, const char *path, const char *const *tables, size_t n)
+{
+    char *att = xasprintf("ATTACH '%s' AS b", path);
+    int64_t sum = sqlite3_exec(db, att, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    free(att);
+    for (size_t i = 0; i < n && sum >= 0; i++) {
+        int64_t x = differ(db, tables[i], 0), y = differ(db, tables[i], 1);
+        sum = x < 0 || y < 0 ? -1 : sum + x + y;
+    }
+    sqlite3_exec(db, "DETACH b", NULL, NULL, NULL);
+    return sum;
 }
 
 static inline int fixture_begin(void)

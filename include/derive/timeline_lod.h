@@ -1,0 +1,62 @@
+/*
+ * timeline_lod.h — the builder of the slices' level of detail (the lod and
+ * lod_level tables of timeline.h), fed one slice at a time: timeline.c's
+ * single scan of the slice table pushes every row, in id order, to this
+ * builder and to the window aggregates' (timeline_agg.h), so the table is
+ * read once for both.
+ *
+ * Feeding it from elsewhere: the builder needs only the track table's
+ * (id, max_depth, nslices), read at timeline_lod_begin, and slices pushed
+ * in id order, each track's in time order and contiguous (as the writer
+ * numbers them). The import's sorted stream meets that once the writer has
+ * assigned ids and counted the tracks, so a later change can push from it
+ * (with the tables created in the same transaction) instead of the scan;
+ * only a track longer than the hold needs the slice table written by its
+ * end, to be read again.
+ *
+ * Per track the builder counts the rows every level would have while the
+ * slices arrive and holds them (24 bytes each, up to `hold` of them); at
+ * the track's end it picks the kept levels and writes them one at a time
+ * from what it holds, each level's rows sorted in lod's key order (at most
+ * a quarter of the slices: SQLite appends them instead of searching the
+ * b-tree for each). A track of more than `hold` slices (by the track
+ * table's count, or found on the way; or whose ids are not contiguous) is
+ * read again from the slice table by id range, its rows written as they
+ * come, and what it held is freed: memory stays bounded by about 40 bytes
+ * per held slice (a level has at most hold / 4 rows) plus tracks x levels x
+ * depths, whatever the trace.
+ *
+ * Memory: the builder is owned by the caller (timeline_lod_free); it
+ * writes through db inside the caller's transaction, on the caller's
+ * thread only.
+ */
+#ifndef TB_TIMELINE_LOD_H
+#define TB_TIMELINE_LOD_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "base/err.h"
+#include "derive/timeline.h"
+
+/* The slices held per track before falling back to a second read: 512 k
+ * (12 MB), more than any track of a 280 MB trace. */
+#define TIMELINE_LOD_HOLD ((size_t)1 << 19)
+
+struct timeline_lod;
+
+/* A builder writing into the empty lod and lod_level tables of db's main
+ * schema, holding up to hold slices per track. OUT *out: owned by caller
+ * (timeline_lod_free), even on failure. */
+int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, struct err *e);
+
+/* The next slice in id order. */
+int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, struct err *e);
+
+/* Writes the last track's rows; call once after the last push. */
+int timeline_lod_end(struct timeline_lod *b, struct err *e);
+
+/* Frees b (NULL is fine). */
+void timeline_lod_free(struct timeline_lod *b);
+
+#endif
