@@ -34,7 +34,9 @@
  * index each other (-1: no partner; the first partner wins when a
  * correlation id repeats). Memory: the context holds the rank's GPU ops and
  * launch calls (40- and 48-byte records: 128 MB for the 1.45 M of each of a
- * 10 M event trace) and is freed before the next rank; an analysis keeps
+ * 10 M event trace), its host threads' operator, annotation and launch
+ * slices while they number at most AN_ACT_ROWS (24 bytes each, 48 MiB at
+ * most), and is freed before the next rank; an analysis keeps
  * at most a few bytes per op or launch of scratch (a sort key, an index),
  * never a copy of the records; everything else streams. Samples and
  * segments are written in batches. JSON built by an analysis belongs to
@@ -158,6 +160,15 @@ struct an_ctx {
     double gpu_mem_gbps;         /* device memory bandwidth peak of the GPU, 0 unknown */
     double link_gbps;            /* host link (PCIe/NVLink-C2C) peak per direction, 0 unknown */
     char gpu_name[128];
+    /* the host threads' SCAN_HOST_ACTS slices, read with the launch calls
+     * (an_hosts_open); none past AN_ACT_ROWS */
+    struct scan_brief *acts;
+    size_t nacts;
+    struct an_acts_of {
+        uint32_t track;
+        size_t first, n; /* acts[first .. first + n) */
+    } *act_tracks;
+    size_t nact_tracks;
     /* private to analyses.c */
     sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
     struct an_wbuf *wbuf;  /* samples and segments not yet written */
@@ -206,6 +217,14 @@ int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct
 /* A critical-path segment of step idx. */
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
                struct err *e);
+
+/* Host slices held per rank for the host cursors (24 bytes each). */
+#define AN_ACT_ROWS ((size_t)1 << 21)
+
+/* Host cursors (gpuscan.h) over the rank's threads that read the slices
+ * the context holds (c->acts) rather than run.db. Returns a set owned by
+ * caller (gpuscan_hosts_close), borrowing c's names and rows; never NULL. */
+struct gpuscan_hosts *an_hosts_open(struct an_ctx *c);
 
 /* The text of str id (borrowed from a per-ctx buffer ring of 4; "" none). */
 const char *an_name(struct an_ctx *c, uint32_t id);

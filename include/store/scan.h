@@ -53,6 +53,18 @@ struct scan_slice {
 
 struct scan_slices;
 
+/* The kinds whose slices say what a host thread is doing (derive/gpuscan.h
+ * classes them by name): operators, annotations, launch calls. */
+#define SCAN_HOST_ACTS (SCAN_KIND(TB_K_CPU_OP) | SCAN_KIND(TB_K_USER_ANNOTATION) | SCAN_LAUNCHES)
+
+/* A slice as a host cursor reads it (24 bytes: held by the hundred
+ * thousand). */
+struct scan_brief {
+    int64_t ts, dur;
+    uint32_t name;
+    uint8_t kind; /* enum tb_kind */
+};
+
 /* Opens a cursor over the slices of rank (< 0: every rank) on the tracks
  * of sel whose kind is in kinds (a SCAN_KIND set). An error preparing the
  * statements is returned as rundb_prepare's.
@@ -93,10 +105,20 @@ int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err
  * pass over its slices, so that scan_launch_of answers from memory (the
  * same answers) and scan_launch_rows lists them: for callers that look up
  * about one launch per GPU op, or walk every launch call. 72 bytes a call;
- * a rank with more than max keeps the point lookups. Returns 1 when
- * preloaded (now or before), 0 when there were too many, < 0 on an error. */
+ * a rank with more than max keeps the point lookups. The same pass keeps,
+ * when there are at most amax (0: none wanted), the SCAN_HOST_ACTS slices
+ * of every track (scan_launch_acts): a host cursor's rows, read once
+ * instead of once per cursor. Returns 1 when the launches are preloaded
+ * (now or before), 0 when there were too many, < 0 on an error. */
 #define SCAN_LAUNCH_PRELOAD_MAX ((size_t)1 << 19)
-int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e);
+int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct err *e);
+
+/* The SCAN_HOST_ACTS slices the preload kept of the rank's i-th track (in
+ * track id order): 1 (OUT *track, *rows, *n: its id and its rows in id
+ * order, borrowed until scan_launch_close), 0 when i is past the last
+ * track or none were kept. */
+int scan_launch_acts(const struct scan_launch *l, size_t i, int64_t *track, const struct scan_brief **rows,
+                     size_t *n);
 
 /* The preloaded launch calls of the rank (every track, corr 0 included),
  * in track then id order, as scan_slices_next gives them: 1 (*rows

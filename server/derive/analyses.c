@@ -431,10 +431,34 @@ static int annot_of(struct an_ctx *c, const struct hframe *f)
     return 0;
 }
 
+/* Keeps row as one of the host slices for an_hosts_open, of the thread
+ * last added to c->act_tracks (none past AN_ACT_ROWS: the cursors then
+ * read run.db). */
+static void keep_act(struct an_ctx *c, const struct scan_slice *row, size_t *cap, int *over)
+{
+    if (*over) return;
+    if (c->nacts == AN_ACT_ROWS) {
+        *over = 1;
+        return;
+    }
+    if (c->nacts == *cap) c->acts = xrealloc(c->acts, (*cap = *cap ? *cap * 2 : 4096) * sizeof *c->acts);
+    c->acts[c->nacts++] = (struct scan_brief){ row->ts, row->dur, row->name, (uint8_t)row->kind };
+    c->act_tracks[c->nact_tracks - 1].n++;
+}
+
+struct gpuscan_hosts *an_hosts_open(struct an_ctx *c)
+{
+    struct gpuscan_hosts *H = gpuscan_hosts_open(c->db, c->names);
+    for (size_t i = 0; i < c->nact_tracks; i++)
+        gpuscan_hosts_hold(H, c->act_tracks[i].track, c->acts + c->act_tracks[i].first, c->act_tracks[i].n);
+    return H;
+}
+
 /* Walks each host thread of the rank once, in id order (= time order per
  * track), keeping the stack of open slices, and records every runtime or
  * driver call that carries a correlation id with what was open around it.
- * *out receives the calls in (ts, id) order with their correlation ids. */
+ * *out receives the calls in (ts, id) order with their correlation ids.
+ * The same walk keeps the slices the host cursors read (keep_act). */
 static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, struct err *e)
 {
     struct scan_slices *cur;
@@ -446,7 +470,8 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
     if ((rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, SCAN_KINDS_ALL, &cur, e))) return rc;
     struct hframe *stk = NULL;
     struct lrec *v = NULL;
-    size_t ns = 0, scap = 0, cap = 0, n = 0;
+    size_t ns = 0, scap = 0, cap = 0, n = 0, acap = 0;
+    int aover = 0;
     while ((rc = scan_slices_track(cur, &track64, e)) == 1) {
         if (track64 < 0 || track64 >= (1 << 30)) {
             rc = err_set(e, ERR_TOO_LARGE, "analyses: track id %lld does not fit 30 bits", (long long)track64);
@@ -454,7 +479,11 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
         }
         uint32_t track = (uint32_t)track64;
         ns = 0;
+        /* a thread without such slices is held too: its cursor has no rows */
+        c->act_tracks = xrealloc(c->act_tracks, (c->nact_tracks + 1) * sizeof *c->act_tracks);
+        c->act_tracks[c->nact_tracks++] = (struct an_acts_of){ track, c->nacts, 0 };
         while ((rc = scan_slices_step(cur, &row, e)) == 1) {
+            if (SCAN_KIND(row.kind) & SCAN_HOST_ACTS) keep_act(c, &row, &acap, &aover);
             /* a top-level slice has parent 0, which no slice id is */
             int64_t id = row.id, ts = row.ts, dur = row.dur, parent = row.parent, corr = row.corr;
             uint32_t name = row.name;
@@ -494,6 +523,13 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
     }
     free(stk);
     scan_slices_close(cur);
+    if (aover) { /* too many to hold: the cursors read run.db */
+        free(c->acts);
+        free(c->act_tracks);
+        c->acts = NULL;
+        c->act_tracks = NULL;
+        c->nacts = c->nact_tracks = 0;
+    }
     if (rc < 0) {
         free(v);
         return rc;
@@ -587,6 +623,11 @@ static void ctx_free(struct an_ctx *c)
     free(c->stream_ofs);
     free(c->ncache_id);
     free(c->ncache_bits);
+    free(c->acts);
+    free(c->act_tracks);
+    c->acts = NULL;
+    c->act_tracks = NULL;
+    c->nacts = c->nact_tracks = 0;
     c->ncache_id = NULL;
     c->ncache_bits = NULL;
     c->ncache_cap = c->ncache_n = 0;

@@ -153,6 +153,10 @@ struct scan_launch {
     struct corrix *by_corr; /* key: corr, idx: row of mem */
     size_t nby;
     int preloaded;
+    /* the SCAN_HOST_ACTS slices, in track then id order; tracks[i]'s are
+     * acts[aofs[i] .. aofs[i + 1]) (aofs NULL: none kept) */
+    struct scan_brief *acts;
+    size_t nacts, *aofs;
 };
 
 void scan_launch_close(struct scan_launch *l)
@@ -162,6 +166,8 @@ void scan_launch_close(struct scan_launch *l)
     free(l->tracks);
     free(l->mem);
     free(l->by_corr);
+    free(l->acts);
+    free(l->aofs);
     free(l);
 }
 
@@ -173,21 +179,55 @@ static int launch_before(const struct scan_slice *a, const struct scan_slice *b)
     return a->id < b->id;
 }
 
-int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e)
+static const struct launch_track *launch_track_of(const struct scan_launch *l, int64_t track);
+
+/* Keeps row as a SCAN_HOST_ACTS slice of its track (at most amax in all:
+ * past it none are kept). */
+static void keep_act(struct scan_launch *l, const struct scan_slice *r, size_t amax, size_t *cap, int *over)
+{
+    if (*over) return;
+    if (l->nacts == amax) {
+        *over = 1;
+        return;
+    }
+    if (l->nacts == *cap) l->acts = xrealloc(l->acts, (*cap = *cap ? *cap * 2 : 4096) * sizeof *l->acts);
+    l->acts[l->nacts++] = (struct scan_brief){ r->ts, r->dur, r->name, (uint8_t)r->kind };
+    const struct launch_track *t = launch_track_of(l, r->track);
+    if (t) l->aofs[t - l->tracks + 1]++;
+}
+
+int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct err *e)
 {
     struct scan_slices *c;
     struct scan_slice r;
-    size_t cap = 0;
+    size_t cap = 0, acap = 0;
+    int over = 0, aover = amax == 0;
     if (l->preloaded) return 1;
-    int rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES, &c, e);
+    /* one pass for both: the host slices are most of a rank's rows, and
+     * SQLite visits every row of a track whatever the kinds kept */
+    int rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES | (amax ? SCAN_HOST_ACTS : 0), &c, e);
     if (rc) return rc;
+    if (!aover) l->aofs = xcalloc(l->ntracks + 1, sizeof *l->aofs);
     while ((rc = scan_slices_next(c, &r, e)) == 1) {
-        if (l->nmem == max) break;
+        if (SCAN_KIND(r.kind) & SCAN_HOST_ACTS) keep_act(l, &r, amax, &acap, &aover);
+        if (!(SCAN_KIND(r.kind) & SCAN_LAUNCHES) || over) continue;
+        if (l->nmem == max) {
+            over = 1;
+            continue;
+        }
         if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
         l->mem[l->nmem++] = r;
     }
     scan_slices_close(c);
-    if (rc != 0) { /* an error, or too many to hold: the point lookups stay */
+    if (rc < 0 || aover) { /* an error, or too many to hold: the cursors read run.db */
+        free(l->acts);
+        free(l->aofs);
+        l->acts = NULL;
+        l->aofs = NULL;
+        l->nacts = 0;
+    }
+    for (size_t i = 0; l->aofs && i < l->ntracks; i++) l->aofs[i + 1] += l->aofs[i];
+    if (rc < 0 || over) { /* an error, or too many to hold: the point lookups stay */
         free(l->mem);
         l->mem = NULL;
         l->nmem = 0;
@@ -198,6 +238,16 @@ int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e)
         if (l->mem[i].corr) l->by_corr[l->nby++] = (struct corrix){ l->mem[i].corr, (uint32_t)i };
     corrix_sort(l->by_corr, l->nby);
     l->preloaded = 1;
+    return 1;
+}
+
+int scan_launch_acts(const struct scan_launch *l, size_t i, int64_t *track, const struct scan_brief **rows,
+                     size_t *n)
+{
+    if (!l->aofs || i >= l->ntracks) return 0;
+    *track = l->tracks[i].id;
+    *rows = l->acts + l->aofs[i];
+    *n = l->aofs[i + 1] - l->aofs[i];
     return 1;
 }
 
