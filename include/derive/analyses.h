@@ -34,9 +34,8 @@
  * index each other (-1: no partner; the first partner wins when a
  * correlation id repeats). Memory: the context holds the rank's GPU ops and
  * launch calls (40- and 48-byte records: 128 MB for the 1.45 M of each of a
- * 10 M event trace), its host threads' operator, annotation and launch
- * slices while they number at most AN_ACT_ROWS (24 bytes each, 48 MiB at
- * most), and is freed before the next rank; an analysis keeps
+ * 10 M event trace), its host threads' slices while they number at most
+ * AN_HOST_ROWS (40 bytes each), and is freed before the next rank; an analysis keeps
  * at most a few bytes per op or launch of scratch (a sort key, an index),
  * never a copy of the records; everything else streams. Samples and
  * segments are written in batches. JSON built by an analysis belongs to
@@ -126,6 +125,15 @@ struct an_launch {
     int32_t gpu;       /* index into ops of the first op it launched, -1 none */
 };
 
+/* A host slice as the context holds it (40 bytes): what a host cursor
+ * reads (scan_brief first, so the cursors read these in place), and its
+ * id, parent and correlation id for the critical path. */
+struct an_hrow {
+    struct scan_brief b;
+    int64_t corr;
+    uint32_t id, parent; /* parent 0: top level */
+};
+
 struct an_step {
     int idx;
     char name[64];
@@ -160,15 +168,16 @@ struct an_ctx {
     double gpu_mem_gbps;         /* device memory bandwidth peak of the GPU, 0 unknown */
     double link_gbps;            /* host link (PCIe/NVLink-C2C) peak per direction, 0 unknown */
     char gpu_name[128];
-    /* the host threads' SCAN_HOST_ACTS slices, read with the launch calls
-     * (an_hosts_open); none past AN_ACT_ROWS */
-    struct scan_brief *acts;
-    size_t nacts;
-    struct an_acts_of {
+    /* the host threads' slices, read with the launch calls for the host
+     * cursors (an_hosts_open) and the critical path; none past
+     * AN_HOST_ROWS. Threads in track id order, each's rows in id order. */
+    struct an_hrow *hrows;
+    size_t nhrows;
+    struct an_hthread {
         uint32_t track;
-        size_t first, n; /* acts[first .. first + n) */
-    } *act_tracks;
-    size_t nact_tracks;
+        size_t first, n; /* hrows[first .. first + n) */
+    } *hthreads;
+    size_t nhthreads;
     /* private to analyses.c */
     sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
     struct an_wbuf *wbuf;  /* samples and segments not yet written */
@@ -218,13 +227,17 @@ int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
                struct err *e);
 
-/* Host slices held per rank for the host cursors (24 bytes each). */
-#define AN_ACT_ROWS ((size_t)1 << 21)
+/* Host slices held per rank (struct an_hrow: 40 MiB at most). */
+#define AN_HOST_ROWS ((size_t)1 << 20)
 
 /* Host cursors (gpuscan.h) over the rank's threads that read the slices
- * the context holds (c->acts) rather than run.db. Returns a set owned by
+ * the context holds (c->hrows) rather than run.db. Returns a set owned by
  * caller (gpuscan_hosts_close), borrowing c's names and rows; never NULL. */
 struct gpuscan_hosts *an_hosts_open(struct an_ctx *c);
+
+/* The held slices of host thread track (c->hthreads), NULL when the
+ * context holds none of it. */
+const struct an_hthread *an_hthread_of(const struct an_ctx *c, uint32_t track);
 
 /* The text of str id (borrowed from a per-ctx buffer ring of 4; "" none). */
 const char *an_name(struct an_ctx *c, uint32_t id);

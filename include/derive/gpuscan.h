@@ -130,11 +130,13 @@ struct gpuscan_hosts *gpuscan_hosts_open(sqlite3 *db, struct gpuscan_names *nm);
 int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_host **out, struct err *e);
 
 /* Hands H the rows of thread track that a caller has already read: its
- * SCAN_HOST_ACTS slices (store/scan.h) in id order, exactly what its
- * cursor would read from run.db, which it then reads from them instead.
- * rows are borrowed: they must outlive H. Before gpuscan_hosts_get of that
- * track. */
-void gpuscan_hosts_hold(struct gpuscan_hosts *H, int64_t track, const struct scan_brief *rows, size_t n);
+ * slices in id order, all of them or only the SCAN_HOST_ACTS ones
+ * (store/scan.h: the cursor reads no others), which the cursor then reads
+ * instead of run.db. n rows, stride bytes apart (a scan_brief may head a
+ * larger record); borrowed: they must outlive H. Before gpuscan_hosts_get
+ * of that track. */
+void gpuscan_hosts_hold(struct gpuscan_hosts *H, int64_t track, const struct scan_brief *rows, size_t n,
+                        size_t stride);
 
 /* Frees H and its cursors (NULL: nothing). */
 void gpuscan_hosts_close(struct gpuscan_hosts *H);

@@ -431,34 +431,52 @@ static int annot_of(struct an_ctx *c, const struct hframe *f)
     return 0;
 }
 
-/* Keeps row as one of the host slices for an_hosts_open, of the thread
- * last added to c->act_tracks (none past AN_ACT_ROWS: the cursors then
- * read run.db). */
-static void keep_act(struct an_ctx *c, const struct scan_slice *row, size_t *cap, int *over)
+/* Keeps row as one of the host slices of the thread last added to
+ * c->hthreads (none past AN_HOST_ROWS, or for ids past 32 bits: the
+ * cursors and the critical path then read run.db). */
+static void keep_hrow(struct an_ctx *c, const struct scan_slice *row, size_t *cap, int *over)
 {
     if (*over) return;
-    if (c->nacts == AN_ACT_ROWS) {
+    if (c->nhrows == AN_HOST_ROWS || row->id > (int64_t)UINT32_MAX || row->parent > (int64_t)UINT32_MAX) {
         *over = 1;
         return;
     }
-    if (c->nacts == *cap) c->acts = xrealloc(c->acts, (*cap = *cap ? *cap * 2 : 4096) * sizeof *c->acts);
-    c->acts[c->nacts++] = (struct scan_brief){ row->ts, row->dur, row->name, (uint8_t)row->kind };
-    c->act_tracks[c->nact_tracks - 1].n++;
+    if (c->nhrows == *cap) c->hrows = xrealloc(c->hrows, (*cap = *cap ? *cap * 2 : 4096) * sizeof *c->hrows);
+    struct an_hrow *h = &c->hrows[c->nhrows++];
+    memset(h, 0, sizeof *h);
+    h->b = (struct scan_brief){ row->ts, row->dur, row->name, (uint8_t)row->kind };
+    h->corr = row->corr;
+    h->id = (uint32_t)row->id;
+    h->parent = (uint32_t)row->parent;
+    c->hthreads[c->nhthreads - 1].n++;
 }
 
 struct gpuscan_hosts *an_hosts_open(struct an_ctx *c)
 {
     struct gpuscan_hosts *H = gpuscan_hosts_open(c->db, c->names);
-    for (size_t i = 0; i < c->nact_tracks; i++)
-        gpuscan_hosts_hold(H, c->act_tracks[i].track, c->acts + c->act_tracks[i].first, c->act_tracks[i].n);
+    for (size_t i = 0; i < c->nhthreads; i++)
+        gpuscan_hosts_hold(H, c->hthreads[i].track, &c->hrows[c->hthreads[i].first].b, c->hthreads[i].n,
+                           sizeof *c->hrows);
     return H;
+}
+
+const struct an_hthread *an_hthread_of(const struct an_ctx *c, uint32_t track)
+{
+    size_t lo = 0, hi = c->nhthreads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->hthreads[mid].track < track) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < c->nhthreads && c->hthreads[lo].track == track ? &c->hthreads[lo] : NULL;
 }
 
 /* Walks each host thread of the rank once, in id order (= time order per
  * track), keeping the stack of open slices, and records every runtime or
  * driver call that carries a correlation id with what was open around it.
  * *out receives the calls in (ts, id) order with their correlation ids.
- * The same walk keeps the slices the host cursors read (keep_act). */
+ * The same walk keeps the slices for the host cursors and the critical
+ * path (keep_hrow). */
 static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, struct err *e)
 {
     struct scan_slices *cur;
@@ -470,8 +488,8 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
     if ((rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, SCAN_KINDS_ALL, &cur, e))) return rc;
     struct hframe *stk = NULL;
     struct lrec *v = NULL;
-    size_t ns = 0, scap = 0, cap = 0, n = 0, acap = 0;
-    int aover = 0;
+    size_t ns = 0, scap = 0, cap = 0, n = 0, hcap = 0;
+    int hover = 0;
     while ((rc = scan_slices_track(cur, &track64, e)) == 1) {
         if (track64 < 0 || track64 >= (1 << 30)) {
             rc = err_set(e, ERR_TOO_LARGE, "analyses: track id %lld does not fit 30 bits", (long long)track64);
@@ -479,11 +497,10 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
         }
         uint32_t track = (uint32_t)track64;
         ns = 0;
-        /* a thread without such slices is held too: its cursor has no rows */
-        c->act_tracks = xrealloc(c->act_tracks, (c->nact_tracks + 1) * sizeof *c->act_tracks);
-        c->act_tracks[c->nact_tracks++] = (struct an_acts_of){ track, c->nacts, 0 };
+        c->hthreads = xrealloc(c->hthreads, (c->nhthreads + 1) * sizeof *c->hthreads);
+        c->hthreads[c->nhthreads++] = (struct an_hthread){ track, c->nhrows, 0 };
         while ((rc = scan_slices_step(cur, &row, e)) == 1) {
-            if (SCAN_KIND(row.kind) & SCAN_HOST_ACTS) keep_act(c, &row, &acap, &aover);
+            keep_hrow(c, &row, &hcap, &hover);
             /* a top-level slice has parent 0, which no slice id is */
             int64_t id = row.id, ts = row.ts, dur = row.dur, parent = row.parent, corr = row.corr;
             uint32_t name = row.name;
@@ -523,12 +540,12 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
     }
     free(stk);
     scan_slices_close(cur);
-    if (aover) { /* too many to hold: the cursors read run.db */
-        free(c->acts);
-        free(c->act_tracks);
-        c->acts = NULL;
-        c->act_tracks = NULL;
-        c->nacts = c->nact_tracks = 0;
+    if (hover) { /* too many to hold: the cursors and the critical path read run.db */
+        free(c->hrows);
+        free(c->hthreads);
+        c->hrows = NULL;
+        c->hthreads = NULL;
+        c->nhrows = c->nhthreads = 0;
     }
     if (rc < 0) {
         free(v);
@@ -623,11 +640,11 @@ static void ctx_free(struct an_ctx *c)
     free(c->stream_ofs);
     free(c->ncache_id);
     free(c->ncache_bits);
-    free(c->acts);
-    free(c->act_tracks);
-    c->acts = NULL;
-    c->act_tracks = NULL;
-    c->nacts = c->nact_tracks = 0;
+    free(c->hrows);
+    free(c->hthreads);
+    c->hrows = NULL;
+    c->hthreads = NULL;
+    c->nhrows = c->nhthreads = 0;
     c->ncache_id = NULL;
     c->ncache_bits = NULL;
     c->ncache_cap = c->ncache_n = 0;

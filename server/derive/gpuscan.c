@@ -124,8 +124,8 @@ void gpuscan_names_close(struct gpuscan_names *nm)
 struct gpuscan_host {
     int64_t track;
     struct scan_range *st;     /* the thread's slices in (ts, -dur) order, or ... */
-    const struct scan_brief *mem; /* ... these, held by the caller (st NULL) */
-    size_t nmem, at;
+    const char *mem;           /* ... these scan_briefs, held by the caller (st NULL) */
+    size_t nmem, at, stride;
     struct gpuscan_names *nm;  /* borrowed from the set */
     int has;                   /* a fetched row waits to be pushed */
     int64_t ts, end;           /* ... its span */
@@ -143,7 +143,7 @@ struct gpuscan_hosts {
     struct held {
         int64_t track;
         const struct scan_brief *rows;
-        size_t n;
+        size_t n, stride;
     } *held;                 /* gpuscan_hosts_hold's */
     size_t nheld;
 };
@@ -152,8 +152,11 @@ struct gpuscan_hosts {
 static int host_row(struct gpuscan_host *h, struct scan_slice *row, struct err *e)
 {
     if (h->st) return scan_range_next(h->st, row, e);
-    if (h->at == h->nmem) return 0;
-    const struct scan_brief *b = &h->mem[h->at++];
+    const struct scan_brief *b;
+    do { /* the kinds the statement would have read */
+        if (h->at == h->nmem) return 0;
+        b = (const struct scan_brief *)(const void *)(h->mem + h->at++ * h->stride);
+    } while (!(SCAN_KIND(b->kind) & SCAN_HOST_ACTS));
     row->ts = b->ts;
     row->dur = b->dur;
     row->name = b->name;
@@ -214,8 +217,9 @@ int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_hos
     int rc = 0, held = 0;
     for (size_t i = 0; i < H->nheld && !held; i++)
         if (H->held[i].track == track) {
-            h->mem = H->held[i].rows;
+            h->mem = (const char *)H->held[i].rows;
             h->nmem = H->held[i].n;
+            h->stride = H->held[i].stride;
             held = 1;
         }
     if (!held) {
@@ -237,10 +241,11 @@ int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_hos
     return rc;
 }
 
-void gpuscan_hosts_hold(struct gpuscan_hosts *H, int64_t track, const struct scan_brief *rows, size_t n)
+void gpuscan_hosts_hold(struct gpuscan_hosts *H, int64_t track, const struct scan_brief *rows, size_t n,
+                        size_t stride)
 {
     H->held = xrealloc(H->held, (H->nheld + 1) * sizeof *H->held);
-    H->held[H->nheld++] = (struct held){ track, rows, n };
+    H->held[H->nheld++] = (struct held){ track, rows, n, stride };
 }
 
 void gpuscan_hosts_close(struct gpuscan_hosts *H)

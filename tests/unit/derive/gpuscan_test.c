@@ -303,7 +303,7 @@ static void host_sweep(int held)
         REQUIRE(scan_launch_open(db, 0, &l, &e) == 0);
         CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, 1000, &e), 1);
         for (size_t i = 0; scan_launch_acts(l, i, &tr, &rows, &n); i++) {
-            gpuscan_hosts_hold(H, tr, rows, n);
+            gpuscan_hosts_hold(H, tr, rows, n, sizeof *rows);
             if (tr == track) nheld = n;
         }
         CHECK_EQ_INT(nheld, 12); /* the thread's operators, annotations and launch calls */
@@ -422,7 +422,7 @@ static void test_host_held_empty(void)
     struct gpuscan_names *nm;
     REQUIRE(gpuscan_names_open(db, &nm, &e) == 0);
     struct gpuscan_hosts *H = gpuscan_hosts_open(db, nm);
-    gpuscan_hosts_hold(H, track, NULL, 0);
+    gpuscan_hosts_hold(H, track, NULL, 0, sizeof(struct scan_brief));
     struct gpuscan_host *h = NULL;
     CHECK_EQ_INT(gpuscan_hosts_get(H, track, &h, &e), 0);
     if (h) {
