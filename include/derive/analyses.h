@@ -168,6 +168,7 @@ struct an_ctx {
     double gpu_mem_gbps;         /* device memory bandwidth peak of the GPU, 0 unknown */
     double link_gbps;            /* host link (PCIe/NVLink-C2C) peak per direction, 0 unknown */
     char gpu_name[128];
+    size_t host_rows_max;        /* hrows held at most (AN_HOST_ROWS) */
     /* the host threads' slices, read with the launch calls for the host
      * cursors (an_hosts_open) and the critical path; none past
      * AN_HOST_ROWS. Threads in track id order, each's rows in id order. */
@@ -197,6 +198,12 @@ ANALYSES_LIST(AN_DECL)
  * (emptied first, so a rerun after a rank renumbering is clean).
  * db: read-write handle on a run whose analysis tables exist. */
 int analyses_run(sqlite3 *db, struct err *e);
+
+/* analyses_run holding at most host_rows host slices a rank in memory
+ * (analyses_run: AN_HOST_ROWS); past them, or with 0, the host cursors and
+ * the critical path read run.db. The same tables either way: the tests
+ * compare the two. */
+int analyses_run_held(sqlite3 *db, size_t host_rows, struct err *e);
 
 /* The ranks of a multi-rank run in parallel (ingest_derive.c), as
  * summary_run_rank and summary_adopt (summary.h): analyses_run_rank

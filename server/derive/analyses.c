@@ -432,12 +432,12 @@ static int annot_of(struct an_ctx *c, const struct hframe *f)
 }
 
 /* Keeps row as one of the host slices of the thread last added to
- * c->hthreads (none past AN_HOST_ROWS, or for ids past 32 bits: the
+ * c->hthreads (none past c->host_rows_max, or for ids past 32 bits: the
  * cursors and the critical path then read run.db). */
 static void keep_hrow(struct an_ctx *c, const struct scan_slice *row, size_t *cap, int *over)
 {
     if (*over) return;
-    if (c->nhrows == AN_HOST_ROWS || row->id > (int64_t)UINT32_MAX || row->parent > (int64_t)UINT32_MAX) {
+    if (c->nhrows == c->host_rows_max || row->id > (int64_t)UINT32_MAX || row->parent > (int64_t)UINT32_MAX) {
         *over = 1;
         return;
     }
@@ -739,11 +739,12 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
 
 /* analyses_run over every rank (rank < 0) or one, on a scratch database
  * (scratch: no drops, no index). */
-static int run_ranks(sqlite3 *db, int rank, int scratch, struct err *e)
+static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struct err *e)
 {
     struct an_ctx c;
     memset(&c, 0, sizeof c);
     c.db = db;
+    c.host_rows_max = host_rows;
     c.wbuf = xcalloc(1, sizeof *c.wbuf);
     sqlite3_stmt *ranks = NULL, *ins_doc = NULL;
     int rc = 0;
@@ -793,12 +794,17 @@ out:
 
 int analyses_run(sqlite3 *db, struct err *e)
 {
-    return run_ranks(db, -1, 0, e);
+    return run_ranks(db, -1, 0, AN_HOST_ROWS, e);
+}
+
+int analyses_run_held(sqlite3 *db, size_t host_rows, struct err *e)
+{
+    return run_ranks(db, -1, 0, host_rows, e);
 }
 
 int analyses_run_rank(sqlite3 *db, int rank, struct err *e)
 {
-    return run_ranks(db, rank, 1, e);
+    return run_ranks(db, rank, 1, AN_HOST_ROWS, e);
 }
 
 /* The scratch's documents copied into the run's, their queue series ids
