@@ -499,6 +499,11 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
         ns = 0;
         c->hthreads = xrealloc(c->hthreads, (c->nhthreads + 1) * sizeof *c->hthreads);
         c->hthreads[c->nhthreads++] = (struct an_hthread){ track, c->nhrows, 0 };
+        int64_t first, last; /* room for the thread's rows at once: no copies as they grow */
+        scan_slices_range(cur, &first, &last);
+        size_t want = c->nhrows + (size_t)(last >= first ? last - first + 1 : 0);
+        if (!hover && want > hcap && want <= c->host_rows_max)
+            c->hrows = xrealloc(c->hrows, (hcap = want) * sizeof *c->hrows);
         while ((rc = scan_slices_step(cur, &row, e)) == 1) {
             keep_hrow(c, &row, &hcap, &hover);
             /* a top-level slice has parent 0, which no slice id is */

@@ -85,6 +85,9 @@ static const char *name_of(struct gpuscan_names *nm, uint32_t id)
 
 int gpuscan_names_act(struct gpuscan_names *nm, uint32_t id, int kind)
 {
+    /* gpuscan_act_of's answer for these kinds whatever the name: no lookup
+     * (the critical path asks for every Python frame) and no cache entry */
+    if (kind < 0 || kind >= TB_K_COUNT || !(SCAN_KIND(kind) & SCAN_HOST_ACTS)) return -1;
     size_t k = ((size_t)id * 2654435761u + (size_t)kind) % NCACHE;
     if (nm->id[k] == id && nm->kind[k] == kind && id) return nm->act[k];
     const char *s = name_of(nm, id);

@@ -43,9 +43,13 @@ int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds
                             "SELECT id, first_slice, last_slice FROM track WHERE (?1 < 0 OR rank = ?1)"
                             " AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3) AND nslices > 0 ORDER BY id",
                             &c->tracks, e)) ||
+        /* every kind: no test of each row's kind (the host tracks' walk
+         * reads some 700 k rows of tiled33 so) */
         (rc = rundb_prepare(db,
-                            "SELECT " SLICE_COLS " FROM slice s"
-                            " WHERE id BETWEEN ?1 AND ?2 AND (?3 >> kind) & 1",
+                            (kinds & SCAN_KINDS_ALL) == SCAN_KINDS_ALL
+                                ? "SELECT " SLICE_COLS " FROM slice s WHERE id BETWEEN ?1 AND ?2"
+                                : "SELECT " SLICE_COLS " FROM slice s"
+                                  " WHERE id BETWEEN ?1 AND ?2 AND (?3 >> kind) & 1",
                             &c->slices, e))) {
         scan_slices_close(c);
         return rc;
@@ -54,7 +58,7 @@ int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds
     sqlite3_bind_int(c->tracks, 2, sel == SCAN_TRACKS_GPU ? TB_TRACK_GPU : -1);
     sqlite3_bind_int(c->tracks, 3, sel == SCAN_TRACKS_HOST ? TB_TRACK_GPU : -1);
     c->kinds = kinds & SCAN_KINDS_ALL;
-    sqlite3_bind_int64(c->slices, 3, (sqlite3_int64)c->kinds);
+    if (c->kinds != SCAN_KINDS_ALL) sqlite3_bind_int64(c->slices, 3, (sqlite3_int64)c->kinds);
     *out = c;
     return 0;
 }
