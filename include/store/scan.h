@@ -9,8 +9,9 @@
  * track.first_slice/last_slice bound each track's ids. Kinds (enum tb_kind)
  * and track kinds (enum tb_track_kind) are bound as SQL parameters, never
  * written in the statement text. Beside the cursors: the launch call of a
- * GPU op by correlation id (scan_launch_of), a table's presence, and
- * scan_step for the statements derive still prepares itself.
+ * GPU op by correlation id (scan_launch_of; its preload also keeps the
+ * host slices a host cursor reads, scan_launch_acts), a table's presence,
+ * and scan_step for the statements derive still prepares itself.
  *
  * Every step returns 1 for a row, 0 at the end and < 0 (an enum err_code,
  * with e filled by rundb_db_error: ERR_DAMAGED for a garbled run.db) on an

@@ -58,7 +58,9 @@
  * Memory: per rank the op links (one int32 per op: its predecessor on its
  * stream; the stream groups are the context's) and the stream-sync
  * table; per step the host slices of the threads the walk visits (loaded on
- * first visit, by id range of the track) and at most CP_MAX_SEGS segments.
+ * first visit from the rows the context holds, an_hthread_of, or past
+ * AN_HOST_ROWS by id range of the track from run.db: the same rows) and at
+ * most CP_MAX_SEGS segments.
  */
 #include <assert.h>
 #include <stdio.h>
