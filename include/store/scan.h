@@ -107,9 +107,9 @@ int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err
  * same answers) and scan_launch_rows lists them: for callers that look up
  * about one launch per GPU op, or walk every launch call. 72 bytes a call;
  * a rank with more than max keeps the point lookups. The same pass keeps,
- * when there are at most amax (0: none wanted), the SCAN_HOST_ACTS slices
- * of every track (scan_launch_acts): a host cursor's rows, read once
- * instead of once per cursor. Returns 1 when the launches are preloaded
+ * when the rank holds at most amax slices of any kind (0: none wanted),
+ * the SCAN_HOST_ACTS slices of every track (scan_launch_acts): a host
+ * cursor's rows, read once instead of once per cursor. Returns 1 when the launches are preloaded
  * (now or before), 0 when there were too many, < 0 on an error. */
 #define SCAN_LAUNCH_PRELOAD_MAX ((size_t)1 << 19)
 int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct err *e);
@@ -142,6 +142,11 @@ void scan_launch_close(struct scan_launch *l);
  * queries bounded by slice id. 1 when the rank has slices, 0 when it has
  * none (*first > *last then), < 0 on an error. */
 int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struct err *e);
+
+/* OUT *n: how many slices the tracks of rank (< 0: every rank) that sel
+ * selects hold (their nslices), for a caller sizing what it holds before a
+ * pass. Returns 0 or < 0 on an error. */
+int scan_slices_count(sqlite3 *db, int rank, enum scan_tracks sel, int64_t *n, struct err *e);
 
 /* OUT *first, *last: the slice id range of track (by track id): 1, 0 when
  * it has no slices, < 0 on an error. */

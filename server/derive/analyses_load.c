@@ -267,11 +267,16 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
     int rc;
     *out = NULL;
     *nout = 0;
-    if ((rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, SCAN_KINDS_ALL, &cur, e))) return rc;
+    int64_t total;
+    /* past the limit none are held: known before the walk, so it never
+     * holds the limit's rows only to drop them */
+    if ((rc = scan_slices_count(c->db, c->rank, SCAN_TRACKS_HOST, &total, e)) ||
+        (rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, SCAN_KINDS_ALL, &cur, e)))
+        return rc;
     struct hframe *stk = NULL;
     struct lrec *v = NULL;
     size_t ns = 0, scap = 0, cap = 0, n = 0, hcap = 0;
-    int hover = 0;
+    int hover = total > (int64_t)c->host_rows_max;
     while ((rc = scan_slices_track(cur, &track64, e)) == 1) {
         if (track64 < 0 || track64 >= (1 << 30)) {
             rc = err_set(e, ERR_TOO_LARGE, "analyses: track id %lld does not fit 30 bits", (long long)track64);

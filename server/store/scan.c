@@ -206,11 +206,18 @@ int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct e
     struct scan_slice r;
     size_t cap = 0, acap = 0;
     int over = 0, aover = amax == 0;
+    int64_t total = 0;
     if (l->preloaded) return 1;
+    /* past amax none are kept: known before the pass, so it never holds
+     * amax rows only to drop them */
+    int rc = aover ? 0 : scan_slices_count(l->db, l->rank, SCAN_TRACKS_ALL, &total, e);
+    if (rc) return rc;
+    if (total > (int64_t)amax) aover = 1;
     /* one pass for both: the host slices are most of a rank's rows, and
      * SQLite visits every row of a track whatever the kinds kept */
-    int rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES | (amax ? SCAN_HOST_ACTS : 0), &c, e);
-    if (rc) return rc;
+    if ((rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES | (aover ? 0 : SCAN_HOST_ACTS), &c,
+                               e)))
+        return rc;
     if (!aover) l->aofs = xcalloc(l->ntracks + 1, sizeof *l->aofs);
     while ((rc = scan_slices_next(c, &r, e)) == 1) {
         if (SCAN_KIND(r.kind) & SCAN_HOST_ACTS) keep_act(l, &r, amax, &acap, &aover);
@@ -394,6 +401,22 @@ int scan_collect(sqlite3_stmt *st, const char *what, size_t sz, void (*fill)(sql
     }
     *out = v;
     *n = k;
+    return rc < 0 ? rc : 0;
+}
+
+int scan_slices_count(sqlite3 *db, int rank, enum scan_tracks sel, int64_t *n, struct err *e)
+{
+    sqlite3_stmt *st;
+    const int64_t args[] = { rank, sel == SCAN_TRACKS_GPU ? TB_TRACK_GPU : -1,
+                             sel == SCAN_TRACKS_HOST ? TB_TRACK_GPU : -1 };
+    int rc = scan_prepare_args(db,
+                               "SELECT coalesce(sum(nslices), 0) FROM track WHERE (?1 < 0 OR rank = ?1)"
+                               " AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3)",
+                               args, 3, &st, e);
+    if (rc) return rc;
+    rc = scan_step(st, e, "run database (tracks)");
+    *n = rc == 1 ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
     return rc < 0 ? rc : 0;
 }
 

@@ -332,6 +332,29 @@ static void test_launch_acts(sqlite3 *db)
         scan_launch_close(l);
     }
     CHECK_EQ_INT(held_tracks, q1(db, "SELECT count(*) FROM track WHERE rank IN (0, 1)"));
+    /* what the preload sizes itself by: the slices of the rank's tracks */
+    int64_t n1 = -1, nh = -1, ng = -1, nall = -1;
+    CHECK_EQ_INT(scan_slices_count(db, 1, SCAN_TRACKS_ALL, &n1, &e), 0);
+    CHECK_EQ_INT(n1, q1(db, "SELECT count(*) FROM slice s JOIN track t ON t.id = s.track WHERE t.rank = 1"));
+    CHECK_EQ_INT(scan_slices_count(db, 1, SCAN_TRACKS_HOST, &nh, &e), 0);
+    CHECK_EQ_INT(scan_slices_count(db, 1, SCAN_TRACKS_GPU, &ng, &e), 0);
+    CHECK_EQ_INT(ng, q1(db, "SELECT count(*) FROM slice s JOIN track t ON t.id = s.track WHERE t.rank = 1"
+                            " AND t.kind = 1"));
+    CHECK(nh > 0 && ng > 0);
+    CHECK_EQ_INT(nh + ng, n1);
+    CHECK_EQ_INT(scan_slices_count(db, -1, SCAN_TRACKS_ALL, &nall, &e), 0);
+    CHECK_EQ_INT(nall, q1(db, "SELECT count(*) FROM slice"));
+    CHECK_EQ_INT(scan_slices_count(db, 7, SCAN_TRACKS_ALL, &nall, &e), 0); /* no such rank */
+    CHECK_EQ_INT(nall, 0);
+    /* a rank holding more slices than amax keeps none, before any is read */
+    REQUIRE(scan_launch_open(db, 1, &l, &e) == 0);
+    CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, (size_t)n1 - 1, &e), 1);
+    CHECK_EQ_INT(scan_launch_acts(l, 0, &track, &rows, &n), 0);
+    scan_launch_close(l);
+    REQUIRE(scan_launch_open(db, 1, &l, &e) == 0);
+    CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, (size_t)n1, &e), 1);
+    CHECK_EQ_INT(scan_launch_acts(l, 0, &track, &rows, &n), 1);
+    scan_launch_close(l);
     CHECK(total > 2);
     scan_range_close(rg);
 }
