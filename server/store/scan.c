@@ -185,9 +185,10 @@ static int launch_before(const struct scan_slice *a, const struct scan_slice *b)
 
 static const struct launch_track *launch_track_of(const struct scan_launch *l, int64_t track);
 
-/* Keeps row as a SCAN_HOST_ACTS slice of its track (at most amax in all:
- * past it none are kept). */
-static void keep_act(struct scan_launch *l, const struct scan_slice *r, size_t amax, size_t *cap, int *over)
+/* Keeps b as a SCAN_HOST_ACTS slice of the rank's track t (NULL: another
+ * rank's), at most amax in all: past it none are kept. */
+static void keep_act(struct scan_launch *l, const struct scan_brief *b, const struct launch_track *t, size_t amax,
+                     size_t *cap, int *over)
 {
     if (*over) return;
     if (l->nacts == amax) {
@@ -195,8 +196,7 @@ static void keep_act(struct scan_launch *l, const struct scan_slice *r, size_t a
         return;
     }
     if (l->nacts == *cap) l->acts = xrealloc(l->acts, (*cap = *cap ? *cap * 2 : 4096) * sizeof *l->acts);
-    l->acts[l->nacts++] = (struct scan_brief){ r->ts, r->dur, r->name, (uint8_t)r->kind };
-    const struct launch_track *t = launch_track_of(l, r->track);
+    l->acts[l->nacts++] = *b;
     if (t) l->aofs[t - l->tracks + 1]++;
 }
 
@@ -219,15 +219,31 @@ int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct e
                                e)))
         return rc;
     if (!aover) l->aofs = xcalloc(l->ntracks + 1, sizeof *l->aofs);
-    while ((rc = scan_slices_next(c, &r, e)) == 1) {
-        if (SCAN_KIND(r.kind) & SCAN_HOST_ACTS) keep_act(l, &r, amax, &acap, &aover);
-        if (!(SCAN_KIND(r.kind) & SCAN_LAUNCHES) || over) continue;
-        if (l->nmem == max) {
-            over = 1;
-            continue;
+    int64_t track;
+    while ((rc = scan_slices_track(c, &track, e)) == 1) {
+        const struct launch_track *t = launch_track_of(l, track);
+        /* the columns a row's kind needs: an operator or annotation (most
+         * rows kept) is read as the 4 a host cursor reads */
+        while ((rc = scan_step(c->slices, e, "run database (slices)")) == 1) {
+            unsigned kind = SCAN_KIND(sqlite3_column_int(c->slices, 6));
+            if (!(kind & SCAN_LAUNCHES)) {
+                const struct scan_brief b = { sqlite3_column_int64(c->slices, 2), sqlite3_column_int64(c->slices, 3),
+                                              (uint32_t)sqlite3_column_int64(c->slices, 5),
+                                              (uint8_t)sqlite3_column_int(c->slices, 6) };
+                keep_act(l, &b, t, amax, &acap, &aover);
+                continue;
+            }
+            slice_row(c->slices, &r);
+            keep_act(l, &(const struct scan_brief){ r.ts, r.dur, r.name, (uint8_t)r.kind }, t, amax, &acap, &aover);
+            if (over) continue;
+            if (l->nmem == max) {
+                over = 1;
+                continue;
+            }
+            if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
+            l->mem[l->nmem++] = r;
         }
-        if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
-        l->mem[l->nmem++] = r;
+        if (rc < 0) break;
     }
     scan_slices_close(c);
     if (rc < 0 || aover) { /* an error, or too many to hold: the cursors read run.db */
