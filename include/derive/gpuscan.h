@@ -24,8 +24,9 @@
  * end of the previous one). Memory is bounded by the trace's shape, not its
  * size: one stack of open slices per host thread (its nesting depth) and
  * one fetched row per GPU stream; rows are streamed from prepared
- * statements, never loaded here (held rows are the caller's, bounded by it). A slice overlapping its parent's end (clock
- * rounding) is cut at that end, so each stack stays ordered by end.
+ * statements, never loaded here (held rows are the caller's, bounded by
+ * it). A slice overlapping its parent's end (clock rounding) is cut at
+ * that end, so each stack stays ordered by end.
  *
  * Memory: every *_open returns an object owned by the caller, freed by the
  * matching *_close (which accepts NULL). A gpuscan_hosts borrows its

@@ -520,7 +520,8 @@ struct gpuscan_hosts *rules_hosts_open(sqlite3 *db, const struct scan_launch *la
     const struct scan_brief *rows;
     size_t n;
     int64_t track;
-    for (size_t i = 0; scan_launch_acts(launch, i, &track, &rows, &n); i++) gpuscan_hosts_hold(H, track, rows, n, sizeof *rows);
+    for (size_t i = 0; scan_launch_acts(launch, i, &track, &rows, &n); i++)
+        gpuscan_hosts_hold(H, track, rows, n, sizeof *rows);
     return H;
 }
 

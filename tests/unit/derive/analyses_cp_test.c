@@ -299,7 +299,8 @@ static char *tables_text(const char *dbpath)
     char *out = NULL;
     if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return NULL;
     if (sqlite3_prepare_v2(db,
-                           "SELECT (SELECT group_concat(doc, '|') FROM (SELECT doc FROM analyses ORDER BY rank)) || '#' ||"
+                           "SELECT (SELECT group_concat(doc, '|') FROM (SELECT doc FROM analyses ORDER BY rank))"
+                           " || '#' ||"
                            " (SELECT group_concat(rank || ',' || step || ',' || ts || ',' || dur || ',' || cat || ','"
                            " || track || ',' || slice, ';') FROM (SELECT * FROM critpath ORDER BY rowid))",
                            -1, &st, NULL) == SQLITE_OK &&

@@ -215,7 +215,8 @@ static void launch_both(sqlite3 *db, int rank, int64_t corr, int want, int64_t t
     REQUIRE(scan_launch_open(db, rank, &l[0], &e) == 0 && scan_launch_open(db, rank, &l[1], &e) == 0 &&
             scan_launch_open(db, rank, &l[2], &e) == 0);
     CHECK_EQ_INT(scan_launch_preload(l[1], SCAN_LAUNCH_PRELOAD_MAX, 0, &e), 1);
-    CHECK_EQ_INT(scan_launch_preload(l[2], 1, SCAN_LAUNCH_PRELOAD_MAX, &e), 0); /* too many to hold: looked up one by one */
+    /* too many to hold: looked up one by one */
+    CHECK_EQ_INT(scan_launch_preload(l[2], 1, SCAN_LAUNCH_PRELOAD_MAX, &e), 0);
     for (int k = 0; k < 3; k++) {
         CHECK_EQ_INT(scan_launch_of(l[k], corr, &s[k], &e), want);
         if (want == 1) {
@@ -304,7 +305,8 @@ static void test_launch_acts(sqlite3 *db)
         CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, 100000, &e), 1);
         for (size_t i = 0; scan_launch_acts(l, i, &track, &rows, &n); i++) {
             char sql[128];
-            snprintf(sql, sizeof sql, "SELECT count(*) FROM track WHERE id = %lld AND rank = %d", (long long)track, rank);
+            snprintf(sql, sizeof sql, "SELECT count(*) FROM track WHERE id = %lld AND rank = %d", (long long)track,
+                     rank);
             CHECK_EQ_INT(q1(db, sql), 1);
             held_tracks++;
             size_t k = 0;
