@@ -34,7 +34,8 @@
  * index each other (-1: no partner; the first partner wins when a
  * correlation id repeats). Memory: the context holds the rank's GPU ops and
  * launch calls (40- and 48-byte records: 128 MB for the 1.45 M of each of a
- * 10 M event trace) and is freed before the next rank; an analysis keeps
+ * 10 M event trace), its host threads' slices while they number at most
+ * AN_HOST_ROWS (40 bytes each), and is freed before the next rank; an analysis keeps
  * at most a few bytes per op or launch of scratch (a sort key, an index),
  * never a copy of the records; everything else streams. Samples and
  * segments are written in batches. JSON built by an analysis belongs to
@@ -124,6 +125,15 @@ struct an_launch {
     int32_t gpu;       /* index into ops of the first op it launched, -1 none */
 };
 
+/* A host slice as the context holds it (40 bytes): what a host cursor
+ * reads (scan_brief first, so the cursors read these in place), and its
+ * id, parent and correlation id for the critical path. */
+struct an_hrow {
+    struct scan_brief b;
+    int64_t corr;
+    uint32_t id, parent; /* parent 0: top level */
+};
+
 struct an_step {
     int idx;
     char name[64];
@@ -158,6 +168,17 @@ struct an_ctx {
     double gpu_mem_gbps;         /* device memory bandwidth peak of the GPU, 0 unknown */
     double link_gbps;            /* host link (PCIe/NVLink-C2C) peak per direction, 0 unknown */
     char gpu_name[128];
+    size_t host_rows_max;        /* hrows held at most (AN_HOST_ROWS) */
+    /* the host threads' slices, read with the launch calls for the host
+     * cursors (an_hosts_open) and the critical path; none past
+     * AN_HOST_ROWS. Threads in track id order, each's rows in id order. */
+    struct an_hrow *hrows;
+    size_t nhrows;
+    struct an_hthread {
+        uint32_t track;
+        size_t first, n; /* hrows[first .. first + n) */
+    } *hthreads;
+    size_t nhthreads;
     /* private to analyses.c */
     sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
     struct an_wbuf *wbuf;  /* samples and segments not yet written */
@@ -177,6 +198,12 @@ ANALYSES_LIST(AN_DECL)
  * (emptied first, so a rerun after a rank renumbering is clean).
  * db: read-write handle on a run whose analysis tables exist. */
 int analyses_run(sqlite3 *db, struct err *e);
+
+/* analyses_run holding at most host_rows host slices a rank in memory
+ * (analyses_run: AN_HOST_ROWS); past them, or with 0, the host cursors and
+ * the critical path read run.db. The same tables either way: the tests
+ * compare the two. */
+int analyses_run_held(sqlite3 *db, size_t host_rows, struct err *e);
 
 /* The ranks of a multi-rank run in parallel (ingest_derive.c), as
  * summary_run_rank and summary_adopt (summary.h): analyses_run_rank
@@ -206,6 +233,18 @@ int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct
 /* A critical-path segment of step idx. */
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
                struct err *e);
+
+/* Host slices held per rank (struct an_hrow: 40 MiB at most). */
+#define AN_HOST_ROWS ((size_t)1 << 20)
+
+/* Host cursors (gpuscan.h) over the rank's threads that read the slices
+ * the context holds (c->hrows) rather than run.db. Returns a set owned by
+ * caller (gpuscan_hosts_close), borrowing c's names and rows; never NULL. */
+struct gpuscan_hosts *an_hosts_open(struct an_ctx *c);
+
+/* The held slices of host thread track (c->hthreads), NULL when the
+ * context holds none of it. */
+const struct an_hthread *an_hthread_of(const struct an_ctx *c, uint32_t track);
 
 /* The text of str id (borrowed from a per-ctx buffer ring of 4; "" none). */
 const char *an_name(struct an_ctx *c, uint32_t id);

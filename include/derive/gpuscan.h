@@ -12,7 +12,10 @@
  *    name cache (struct gpuscan_names: str id -> activity, and its text);
  *  - host cursors (struct gpuscan_host, one per thread, made on demand by
  *    struct gpuscan_hosts): the stack of host slices open at the cursor's
- *    time, swept stretch by stretch with the activity of each stretch;
+ *    time, swept stretch by stretch with the activity of each stretch; a
+ *    thread's rows come from run.db, or from memory when the caller read
+ *    them already (gpuscan_hosts_hold: one read of the host slices serves
+ *    every analysis or rule that sweeps them);
  *  - the GPU ops (kernels, copies, memsets) of one device's streams merged
  *    in start order over a window (struct gpuscan_lanes).
  *
@@ -21,8 +24,9 @@
  * end of the previous one). Memory is bounded by the trace's shape, not its
  * size: one stack of open slices per host thread (its nesting depth) and
  * one fetched row per GPU stream; rows are streamed from prepared
- * statements, never loaded. A slice overlapping its parent's end (clock
- * rounding) is cut at that end, so each stack stays ordered by end.
+ * statements, never loaded here (held rows are the caller's, bounded by
+ * it). A slice overlapping its parent's end (clock rounding) is cut at
+ * that end, so each stack stays ordered by end.
  *
  * Memory: every *_open returns an object owned by the caller, freed by the
  * matching *_close (which accepts NULL). A gpuscan_hosts borrows its
@@ -41,6 +45,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "store/scan.h"
 
 /* ---------------------------------------------------------------------- */
 /* Host activity of a slice                                                 */
@@ -124,6 +129,15 @@ struct gpuscan_hosts *gpuscan_hosts_open(sqlite3 *db, struct gpuscan_names *nm);
  * on first use; a track without slices gives an empty cursor.
  * OUT *out: borrowed from H (valid until gpuscan_hosts_close). */
 int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_host **out, struct err *e);
+
+/* Hands H the rows of thread track that a caller has already read: its
+ * slices in id order, all of them or only the SCAN_HOST_ACTS ones
+ * (store/scan.h: the cursor reads no others), which the cursor then reads
+ * instead of run.db. n rows, stride bytes apart (a scan_brief may head a
+ * larger record); borrowed: they must outlive H. Before gpuscan_hosts_get
+ * of that track. */
+void gpuscan_hosts_hold(struct gpuscan_hosts *H, int64_t track, const struct scan_brief *rows, size_t n,
+                        size_t stride);
 
 /* Frees H and its cursors (NULL: nothing). */
 void gpuscan_hosts_close(struct gpuscan_hosts *H);

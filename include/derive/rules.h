@@ -47,6 +47,7 @@
 
 #include "base/config.h"
 #include "base/err.h"
+#include "derive/gpuscan.h"
 #include "derive/ivlist.h"
 
 struct scan_launch;
@@ -166,6 +167,7 @@ struct rules_ctx {
     size_t nranks;
     json_t *findings; /* array, filled by rules_add */
     size_t launch_rows; /* launch calls held by the ranks' launch readers */
+    size_t act_rows;    /* host slices held with them (scan_launch_acts) */
 };
 
 /* The part of a step's critical path (analyses.h, critical_path) that
@@ -183,12 +185,23 @@ enum rules_side {
  * (72 bytes each): past it a rank's launches are looked up one by one. */
 #define RULES_LAUNCH_ROWS ((size_t)1 << 20)
 
+/* Host slices (SCAN_HOST_ACTS, 24 bytes each) held by one run's rules, all
+ * ranks together: past it a rank's host cursors read run.db. */
+#define RULES_ACT_ROWS ((size_t)1 << 21)
+
 /* The launch calls of rank r (store/scan.h), read in one pass the first
  * time a rule asks and shared by the rules that look them up or walk them
  * (kernel_launch_bound, gpu_idle_gaps, excessive_host_sync); preloaded
  * (scan_launch_rows) while the run's total stays within RULES_LAUNCH_ROWS.
+ * The same pass keeps the rank's host slices for rules_hosts_open while
+ * the run's total stays within RULES_ACT_ROWS.
  * OUT *out: borrowed until rules_run returns. Returns 0 or < 0 (e filled). */
 int rules_launches(struct rules_ctx *c, const struct rules_rank *r, struct scan_launch **out, struct err *e);
+
+/* Host cursors over db (derive/gpuscan.h) that read the threads' slices
+ * held by launch (rules_launches) rather than run.db. nm is borrowed.
+ * Returns a set owned by caller (gpuscan_hosts_close); never NULL. */
+struct gpuscan_hosts *rules_hosts_open(sqlite3 *db, const struct scan_launch *launch, struct gpuscan_names *nm);
 
 struct rules_def {
     const char *id;

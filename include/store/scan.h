@@ -9,8 +9,9 @@
  * track.first_slice/last_slice bound each track's ids. Kinds (enum tb_kind)
  * and track kinds (enum tb_track_kind) are bound as SQL parameters, never
  * written in the statement text. Beside the cursors: the launch call of a
- * GPU op by correlation id (scan_launch_of), a table's presence, and
- * scan_step for the statements derive still prepares itself.
+ * GPU op by correlation id (scan_launch_of; its preload also keeps the
+ * host slices a host cursor reads, scan_launch_acts), a table's presence,
+ * and scan_step for the statements derive still prepares itself.
  *
  * Every step returns 1 for a row, 0 at the end and < 0 (an enum err_code,
  * with e filled by rundb_db_error: ERR_DAMAGED for a garbled run.db) on an
@@ -53,6 +54,18 @@ struct scan_slice {
 
 struct scan_slices;
 
+/* The kinds whose slices say what a host thread is doing (derive/gpuscan.h
+ * classes them by name): operators, annotations, launch calls. */
+#define SCAN_HOST_ACTS (SCAN_KIND(TB_K_CPU_OP) | SCAN_KIND(TB_K_USER_ANNOTATION) | SCAN_LAUNCHES)
+
+/* A slice as a host cursor reads it (24 bytes: held by the hundred
+ * thousand). */
+struct scan_brief {
+    int64_t ts, dur;
+    uint32_t name;
+    uint8_t kind; /* enum tb_kind */
+};
+
 /* Opens a cursor over the slices of rank (< 0: every rank) on the tracks
  * of sel whose kind is in kinds (a SCAN_KIND set). An error preparing the
  * statements is returned as rundb_prepare's.
@@ -93,10 +106,20 @@ int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err
  * pass over its slices, so that scan_launch_of answers from memory (the
  * same answers) and scan_launch_rows lists them: for callers that look up
  * about one launch per GPU op, or walk every launch call. 72 bytes a call;
- * a rank with more than max keeps the point lookups. Returns 1 when
- * preloaded (now or before), 0 when there were too many, < 0 on an error. */
+ * a rank with more than max keeps the point lookups. The same pass keeps,
+ * when the rank holds at most amax slices of any kind (0: none wanted),
+ * the SCAN_HOST_ACTS slices of every track (scan_launch_acts): a host
+ * cursor's rows, read once instead of once per cursor. Returns 1 when the launches are preloaded
+ * (now or before), 0 when there were too many, < 0 on an error. */
 #define SCAN_LAUNCH_PRELOAD_MAX ((size_t)1 << 19)
-int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e);
+int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct err *e);
+
+/* The SCAN_HOST_ACTS slices the preload kept of the rank's i-th track (in
+ * track id order): 1 (OUT *track, *rows, *n: its id and its rows in id
+ * order, borrowed until scan_launch_close), 0 when i is past the last
+ * track or none were kept. */
+int scan_launch_acts(const struct scan_launch *l, size_t i, int64_t *track, const struct scan_brief **rows,
+                     size_t *n);
 
 /* The preloaded launch calls of the rank (every track, corr 0 included),
  * in track then id order, as scan_slices_next gives them: 1 (*rows
@@ -119,6 +142,11 @@ void scan_launch_close(struct scan_launch *l);
  * queries bounded by slice id. 1 when the rank has slices, 0 when it has
  * none (*first > *last then), < 0 on an error. */
 int scan_slice_range(sqlite3 *db, int rank, int64_t *first, int64_t *last, struct err *e);
+
+/* OUT *n: how many slices the tracks of rank (< 0: every rank) that sel
+ * selects hold (their nslices), for a caller sizing what it holds before a
+ * pass. Returns 0 or < 0 on an error. */
+int scan_slices_count(sqlite3 *db, int rank, enum scan_tracks sel, int64_t *n, struct err *e);
 
 /* OUT *first, *last: the slice id range of track (by track id): 1, 0 when
  * it has no slices, < 0 on an error. */

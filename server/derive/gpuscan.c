@@ -85,6 +85,9 @@ static const char *name_of(struct gpuscan_names *nm, uint32_t id)
 
 int gpuscan_names_act(struct gpuscan_names *nm, uint32_t id, int kind)
 {
+    /* gpuscan_act_of's answer for these kinds whatever the name: no lookup
+     * (the critical path asks for every Python frame) and no cache entry */
+    if (kind < 0 || kind >= TB_K_COUNT || !(SCAN_KIND(kind) & SCAN_HOST_ACTS)) return -1;
     size_t k = ((size_t)id * 2654435761u + (size_t)kind) % NCACHE;
     if (nm->id[k] == id && nm->kind[k] == kind && id) return nm->act[k];
     const char *s = name_of(nm, id);
@@ -123,7 +126,9 @@ void gpuscan_names_close(struct gpuscan_names *nm)
 
 struct gpuscan_host {
     int64_t track;
-    struct scan_range *st;     /* the thread's slices in (ts, -dur) order */
+    struct scan_range *st;     /* the thread's slices in (ts, -dur) order, or ... */
+    const char *mem;           /* ... these scan_briefs, held by the caller (st NULL) */
+    size_t nmem, at, stride;
     struct gpuscan_names *nm;  /* borrowed from the set */
     int has;                   /* a fetched row waits to be pushed */
     int64_t ts, end;           /* ... its span */
@@ -138,7 +143,29 @@ struct gpuscan_hosts {
     struct gpuscan_names *nm;
     struct gpuscan_host **v; /* each allocated once: pointers stay valid */
     size_t n;
+    struct held {
+        int64_t track;
+        const struct scan_brief *rows;
+        size_t n, stride;
+    } *held;                 /* gpuscan_hosts_hold's */
+    size_t nheld;
 };
+
+/* The next row of h's thread from where it comes: 1, 0 at the end, < 0. */
+static int host_row(struct gpuscan_host *h, struct scan_slice *row, struct err *e)
+{
+    if (h->st) return scan_range_next(h->st, row, e);
+    const struct scan_brief *b;
+    do { /* the kinds the statement would have read */
+        if (h->at == h->nmem) return 0;
+        b = (const struct scan_brief *)(const void *)(h->mem + h->at++ * h->stride);
+    } while (!(SCAN_KIND(b->kind) & SCAN_HOST_ACTS));
+    row->ts = b->ts;
+    row->dur = b->dur;
+    row->name = b->name;
+    row->kind = (enum tb_kind)b->kind;
+    return 1;
+}
 
 /* Fetches the next slice that says something about host activity. */
 static int host_fetch(struct gpuscan_host *h, struct err *e)
@@ -146,7 +173,7 @@ static int host_fetch(struct gpuscan_host *h, struct err *e)
     struct scan_slice row;
     int rc;
     h->has = 0;
-    while ((rc = scan_range_next(h->st, &row, e)) == 1) {
+    while ((rc = host_row(h, &row, e)) == 1) {
         int a = gpuscan_names_act(h->nm, row.name, (int)row.kind);
         if (gpuscan_names_error(h->nm, e) < 0) return e->code;
         if (a < 0) continue;
@@ -187,31 +214,47 @@ int gpuscan_hosts_get(struct gpuscan_hosts *H, int64_t track, struct gpuscan_hos
             *out = H->v[i];
             return 0;
         }
-    int64_t first = 0, last = -1;
-    int rc = scan_track_range(H->db, track, &first, &last, e);
-    if (rc < 0) return rc;
     struct gpuscan_host *h = xcalloc(1, sizeof *h);
     h->track = track;
     h->nm = H->nm;
-    /* the kinds gpuscan_act_of may class (the names say which of them
-     * tell the host's activity): Python frames, the bulk of a with_stack
-     * trace, never come out of SQLite */
-    if ((rc = scan_range_open(H->db, SCAN_KIND(TB_K_CPU_OP) | SCAN_KIND(TB_K_USER_ANNOTATION) | SCAN_LAUNCHES,
-                              &h->st, e))) {
-        free(h);
-        return rc;
+    int rc = 0, held = 0;
+    for (size_t i = 0; i < H->nheld && !held; i++)
+        if (H->held[i].track == track) {
+            h->mem = (const char *)H->held[i].rows;
+            h->nmem = H->held[i].n;
+            h->stride = H->held[i].stride;
+            held = 1;
+        }
+    if (!held) {
+        int64_t first = 0, last = -1;
+        /* the kinds gpuscan_act_of may class (the names say which of them
+         * tell the host's activity): Python frames, the bulk of a
+         * with_stack trace, never come out of SQLite */
+        if ((rc = scan_track_range(H->db, track, &first, &last, e)) < 0 ||
+            (rc = scan_range_open(H->db, SCAN_HOST_ACTS, &h->st, e))) {
+            free(h);
+            return rc;
+        }
+        scan_range_set(h->st, first, last);
     }
     H->v = xrealloc(H->v, (H->n + 1) * sizeof *H->v);
     H->v[H->n++] = h;
-    scan_range_set(h->st, first, last);
     rc = host_fetch(h, e);
     if (rc == 0) *out = h;
     return rc;
 }
 
+void gpuscan_hosts_hold(struct gpuscan_hosts *H, int64_t track, const struct scan_brief *rows, size_t n,
+                        size_t stride)
+{
+    H->held = xrealloc(H->held, (H->nheld + 1) * sizeof *H->held);
+    H->held[H->nheld++] = (struct held){ track, rows, n, stride };
+}
+
 void gpuscan_hosts_close(struct gpuscan_hosts *H)
 {
     if (!H) return;
+    free(H->held);
     for (size_t i = 0; i < H->n; i++) {
         scan_range_close(H->v[i]->st);
         free(H->v[i]->f);

@@ -501,13 +501,28 @@ int rules_launches(struct rules_ctx *c, const struct rules_rank *r, struct scan_
         if ((rc = scan_launch_open(c->db, r->rank, &mine->launch, e)) != 0) return rc;
         size_t room = c->launch_rows < RULES_LAUNCH_ROWS ? RULES_LAUNCH_ROWS - c->launch_rows : 0;
         if (room > SCAN_LAUNCH_PRELOAD_MAX) room = SCAN_LAUNCH_PRELOAD_MAX;
-        if ((rc = scan_launch_preload(mine->launch, room, e)) < 0) return rc;
+        size_t aroom = c->act_rows < RULES_ACT_ROWS ? RULES_ACT_ROWS - c->act_rows : 0;
+        if ((rc = scan_launch_preload(mine->launch, room, aroom, e)) < 0) return rc;
         const struct scan_slice *rows;
+        const struct scan_brief *acts;
         size_t n;
+        int64_t track;
         if (scan_launch_rows(mine->launch, &rows, &n)) c->launch_rows += n;
+        for (size_t i = 0; scan_launch_acts(mine->launch, i, &track, &acts, &n); i++) c->act_rows += n;
     }
     *out = mine->launch;
     return 0;
+}
+
+struct gpuscan_hosts *rules_hosts_open(sqlite3 *db, const struct scan_launch *launch, struct gpuscan_names *nm)
+{
+    struct gpuscan_hosts *H = gpuscan_hosts_open(db, nm);
+    const struct scan_brief *rows;
+    size_t n;
+    int64_t track;
+    for (size_t i = 0; scan_launch_acts(launch, i, &track, &rows, &n); i++)
+        gpuscan_hosts_hold(H, track, rows, n, sizeof *rows);
+    return H;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -589,7 +604,7 @@ double rules_param(const struct rules_ctx *ctx, const char *key)
 
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
 {
-    struct rules_ctx ctx = { db, cfg, NULL, 0, json_array(), 0 };
+    struct rules_ctx ctx = { db, cfg, NULL, 0, json_array(), 0, 0 };
     struct facts_rank *fr = NULL;
     size_t nfr = 0;
     int rc = 0;

@@ -43,9 +43,13 @@ int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds
                             "SELECT id, first_slice, last_slice FROM track WHERE (?1 < 0 OR rank = ?1)"
                             " AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3) AND nslices > 0 ORDER BY id",
                             &c->tracks, e)) ||
+        /* every kind: no test of each row's kind (the host tracks' walk
+         * reads some 700 k rows of tiled33 so) */
         (rc = rundb_prepare(db,
-                            "SELECT " SLICE_COLS " FROM slice s"
-                            " WHERE id BETWEEN ?1 AND ?2 AND (?3 >> kind) & 1",
+                            (kinds & SCAN_KINDS_ALL) == SCAN_KINDS_ALL
+                                ? "SELECT " SLICE_COLS " FROM slice s WHERE id BETWEEN ?1 AND ?2"
+                                : "SELECT " SLICE_COLS " FROM slice s"
+                                  " WHERE id BETWEEN ?1 AND ?2 AND (?3 >> kind) & 1",
                             &c->slices, e))) {
         scan_slices_close(c);
         return rc;
@@ -54,7 +58,7 @@ int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds
     sqlite3_bind_int(c->tracks, 2, sel == SCAN_TRACKS_GPU ? TB_TRACK_GPU : -1);
     sqlite3_bind_int(c->tracks, 3, sel == SCAN_TRACKS_HOST ? TB_TRACK_GPU : -1);
     c->kinds = kinds & SCAN_KINDS_ALL;
-    sqlite3_bind_int64(c->slices, 3, (sqlite3_int64)c->kinds);
+    if (c->kinds != SCAN_KINDS_ALL) sqlite3_bind_int64(c->slices, 3, (sqlite3_int64)c->kinds);
     *out = c;
     return 0;
 }
@@ -153,6 +157,10 @@ struct scan_launch {
     struct corrix *by_corr; /* key: corr, idx: row of mem */
     size_t nby;
     int preloaded;
+    /* the SCAN_HOST_ACTS slices, in track then id order; tracks[i]'s are
+     * acts[aofs[i] .. aofs[i + 1]) (aofs NULL: none kept) */
+    struct scan_brief *acts;
+    size_t nacts, *aofs;
 };
 
 void scan_launch_close(struct scan_launch *l)
@@ -162,6 +170,8 @@ void scan_launch_close(struct scan_launch *l)
     free(l->tracks);
     free(l->mem);
     free(l->by_corr);
+    free(l->acts);
+    free(l->aofs);
     free(l);
 }
 
@@ -173,21 +183,78 @@ static int launch_before(const struct scan_slice *a, const struct scan_slice *b)
     return a->id < b->id;
 }
 
-int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e)
+static const struct launch_track *launch_track_of(const struct scan_launch *l, int64_t track);
+
+/* Keeps b as a SCAN_HOST_ACTS slice of the rank's track t (NULL: another
+ * rank's), at most amax in all: past it none are kept. */
+static void keep_act(struct scan_launch *l, const struct scan_brief *b, const struct launch_track *t, size_t amax,
+                     size_t *cap, int *over)
+{
+    if (*over) return;
+    if (l->nacts == amax) {
+        *over = 1;
+        return;
+    }
+    if (l->nacts == *cap) l->acts = xrealloc(l->acts, (*cap = *cap ? *cap * 2 : 4096) * sizeof *l->acts);
+    l->acts[l->nacts++] = *b;
+    if (t) l->aofs[t - l->tracks + 1]++;
+}
+
+int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct err *e)
 {
     struct scan_slices *c;
     struct scan_slice r;
-    size_t cap = 0;
+    size_t cap = 0, acap = 0;
+    int over = 0, aover = amax == 0;
+    int64_t total = 0;
     if (l->preloaded) return 1;
-    int rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES, &c, e);
+    /* past amax none are kept: known before the pass, so it never holds
+     * amax rows only to drop them */
+    int rc = aover ? 0 : scan_slices_count(l->db, l->rank, SCAN_TRACKS_ALL, &total, e);
     if (rc) return rc;
-    while ((rc = scan_slices_next(c, &r, e)) == 1) {
-        if (l->nmem == max) break;
-        if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
-        l->mem[l->nmem++] = r;
+    if (total > (int64_t)amax) aover = 1;
+    /* one pass for both: the host slices are most of a rank's rows, and
+     * SQLite visits every row of a track whatever the kinds kept */
+    if ((rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES | (aover ? 0 : SCAN_HOST_ACTS), &c,
+                               e)))
+        return rc;
+    if (!aover) l->aofs = xcalloc(l->ntracks + 1, sizeof *l->aofs);
+    int64_t track;
+    while ((rc = scan_slices_track(c, &track, e)) == 1) {
+        const struct launch_track *t = launch_track_of(l, track);
+        /* the columns a row's kind needs: an operator or annotation (most
+         * rows kept) is read as the 4 a host cursor reads */
+        while ((rc = scan_step(c->slices, e, "run database (slices)")) == 1) {
+            unsigned kind = SCAN_KIND(sqlite3_column_int(c->slices, 6));
+            if (!(kind & SCAN_LAUNCHES)) {
+                const struct scan_brief b = { sqlite3_column_int64(c->slices, 2), sqlite3_column_int64(c->slices, 3),
+                                              (uint32_t)sqlite3_column_int64(c->slices, 5),
+                                              (uint8_t)sqlite3_column_int(c->slices, 6) };
+                keep_act(l, &b, t, amax, &acap, &aover);
+                continue;
+            }
+            slice_row(c->slices, &r);
+            keep_act(l, &(const struct scan_brief){ r.ts, r.dur, r.name, (uint8_t)r.kind }, t, amax, &acap, &aover);
+            if (over) continue;
+            if (l->nmem == max) {
+                over = 1;
+                continue;
+            }
+            if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
+            l->mem[l->nmem++] = r;
+        }
+        if (rc < 0) break;
     }
     scan_slices_close(c);
-    if (rc != 0) { /* an error, or too many to hold: the point lookups stay */
+    if (rc < 0 || aover) { /* an error, or too many to hold: the cursors read run.db */
+        free(l->acts);
+        free(l->aofs);
+        l->acts = NULL;
+        l->aofs = NULL;
+        l->nacts = 0;
+    }
+    for (size_t i = 0; l->aofs && i < l->ntracks; i++) l->aofs[i + 1] += l->aofs[i];
+    if (rc < 0 || over) { /* an error, or too many to hold: the point lookups stay */
         free(l->mem);
         l->mem = NULL;
         l->nmem = 0;
@@ -198,6 +265,16 @@ int scan_launch_preload(struct scan_launch *l, size_t max, struct err *e)
         if (l->mem[i].corr) l->by_corr[l->nby++] = (struct corrix){ l->mem[i].corr, (uint32_t)i };
     corrix_sort(l->by_corr, l->nby);
     l->preloaded = 1;
+    return 1;
+}
+
+int scan_launch_acts(const struct scan_launch *l, size_t i, int64_t *track, const struct scan_brief **rows,
+                     size_t *n)
+{
+    if (!l->aofs || i >= l->ntracks) return 0;
+    *track = l->tracks[i].id;
+    *rows = l->acts + l->aofs[i];
+    *n = l->aofs[i + 1] - l->aofs[i];
     return 1;
 }
 
@@ -340,6 +417,22 @@ int scan_collect(sqlite3_stmt *st, const char *what, size_t sz, void (*fill)(sql
     }
     *out = v;
     *n = k;
+    return rc < 0 ? rc : 0;
+}
+
+int scan_slices_count(sqlite3 *db, int rank, enum scan_tracks sel, int64_t *n, struct err *e)
+{
+    sqlite3_stmt *st;
+    const int64_t args[] = { rank, sel == SCAN_TRACKS_GPU ? TB_TRACK_GPU : -1,
+                             sel == SCAN_TRACKS_HOST ? TB_TRACK_GPU : -1 };
+    int rc = scan_prepare_args(db,
+                               "SELECT coalesce(sum(nslices), 0) FROM track WHERE (?1 < 0 OR rank = ?1)"
+                               " AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3)",
+                               args, 3, &st, e);
+    if (rc) return rc;
+    rc = scan_step(st, e, "run database (tracks)");
+    *n = rc == 1 ? sqlite3_column_int64(st, 0) : 0;
+    sqlite3_finalize(st);
     return rc < 0 ? rc : 0;
 }
 

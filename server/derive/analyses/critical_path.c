@@ -58,7 +58,9 @@
  * Memory: per rank the op links (one int32 per op: its predecessor on its
  * stream; the stream groups are the context's) and the stream-sync
  * table; per step the host slices of the threads the walk visits (loaded on
- * first visit, by id range of the track) and at most CP_MAX_SEGS segments.
+ * first visit from the rows the context holds, an_hthread_of, or past
+ * AN_HOST_ROWS by id range of the track from run.db: the same rows) and at
+ * most CP_MAX_SEGS segments.
  */
 #include <assert.h>
 #include <stdio.h>
@@ -317,6 +319,70 @@ static void build_lift(struct cp_thread *h)
     }
 }
 
+/* A held host slice (an_hrow) as run.db would give it (track not read: 0). */
+static void hrow_slice(const struct an_hrow *r, struct scan_slice *row)
+{
+    *row = (struct scan_slice){ r->id, 0, r->b.ts, r->b.dur, r->parent, r->corr, r->b.name, (enum tb_kind)r->b.kind };
+}
+
+/* The index in r[0..n) (ascending ids) of slice id, -1 none. */
+static ptrdiff_t hrow_at(const struct an_hrow *r, size_t n, int64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && r[lo].id == id ? (ptrdiff_t)lo : -1;
+}
+
+/* After the open chain (h->s[0 .. h->n), innermost first): reversed, each
+ * the parent of the next. */
+static void chain_order(struct cp_thread *h)
+{
+    for (size_t i = 0; i < h->n / 2; i++) {
+        struct cp_slice t = h->s[i];
+        h->s[i] = h->s[h->n - 1 - i];
+        h->s[h->n - 1 - i] = t;
+    }
+    for (size_t i = 1; i < h->n; i++) h->s[i].parent = (int32_t)(i - 1);
+}
+
+/* thread_load from the slices the context holds (t): the same rows, read
+ * as thread_load reads them from run.db, by the same ids. */
+static void thread_load_held(struct cp_walk *w, struct cp_thread *h, const struct an_hthread *t)
+{
+    const struct an_step *s = w->step;
+    const struct an_hrow *r = w->c->hrows + t->first;
+    struct scan_slice row;
+    int64_t pid;
+    if (!t->n) return;
+    size_t lo = 0, hi = t->n; /* the first starting at or after the step */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r[mid].b.ts < s->ts) lo = mid + 1;
+        else hi = mid;
+    }
+    int64_t first = lo < t->n ? r[lo].id : (int64_t)r[t->n - 1].id + 1;
+    ptrdiff_t k = hrow_at(r, t->n, first - 1);
+    for (int depth = 0; k >= 0 && depth < CP_MAX_DEPTH; depth++) {
+        hrow_slice(&r[k], &row);
+        if (row.kind != TB_K_TRACE) push_row(w, h, &row, &pid);
+        if (!row.parent) break;
+        k = hrow_at(r, t->n, row.parent);
+    }
+    chain_order(h);
+    for (size_t i = lo; i < t->n; i++) {
+        if (r[i].b.kind == TB_K_TRACE) continue;
+        if (r[i].b.ts >= s->end) break;
+        hrow_slice(&r[i], &row);
+        push_row(w, h, &row, &pid);
+        struct cp_slice *x = &h->s[h->n - 1];
+        x->parent = pid ? index_of(h, pid) : -1;
+    }
+}
+
 /* Loads h's slices that overlap the current step: those starting in it (the
  * clustered ids of a track are in start order, so a binary search over ids
  * finds the first) and the ones open at its start (the parent chain of the
@@ -329,6 +395,13 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
     h->n = 0;
     h->before = -1;
     h->loaded_step = w->stepno;
+    const struct an_hthread *t = an_hthread_of(w->c, h->track);
+    if (t) { /* held by the context: no read */
+        thread_load_held(w, h, t);
+        build_lift(h);
+        h->before = (int32_t)h->n - 1;
+        return 0;
+    }
     if (!h->known) {
         if ((rc = slice_read_ids_track(w->ids, h->track, &h->first, &h->last, e)) < 0) return rc;
         h->known = 1;
@@ -351,12 +424,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
         if (!pid) break;
         id = pid;
     }
-    for (size_t i = 0; i < h->n / 2; i++) {
-        struct cp_slice t = h->s[i];
-        h->s[i] = h->s[h->n - 1 - i];
-        h->s[h->n - 1 - i] = t;
-    }
-    for (size_t i = 1; i < h->n; i++) h->s[i].parent = (int32_t)(i - 1);
+    chain_order(h);
     slice_read_ids_begin(w->ids, first, h->last);
     while ((rc = slice_read_ids_next(w->ids, &row, e)) == 1) {
         if (row.ts >= s->end) break;

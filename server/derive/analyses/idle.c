@@ -145,7 +145,7 @@ static void on_stretch(void *arg, int act, const struct gpuscan_frame *stack, in
 static int sweep_hosts(struct an_ctx *c, struct hreqs *q, struct tally *T, struct err *e)
 {
     xqsort(q->v, q->n, sizeof *q->v, cmp_hreq);
-    struct gpuscan_hosts *H = gpuscan_hosts_open(c->db, c->names);
+    struct gpuscan_hosts *H = an_hosts_open(c);
     int rc = 0;
     for (size_t i = 0, j; i < q->n && rc == 0; i = j) {
         for (j = i; j < q->n && q->v[j].thread == q->v[i].thread; j++) {}

@@ -253,7 +253,7 @@ static int on_gap(struct scanner *S, struct scan *s, int64_t a, int64_t b, int64
 static int scan_rank(sqlite3 *db, struct scan_launch *launch, const struct rules_rank *r, int64_t gap_ns,
                      struct gpuscan_names *nm, struct scan *s, struct err *e)
 {
-    struct scanner S = { db, r, gap_ns, launch, gpuscan_hosts_open(db, nm), 0, e };
+    struct scanner S = { db, r, gap_ns, launch, rules_hosts_open(db, launch, nm), 0, e };
     struct gpuscan_lanes *L = NULL;
     struct gpuscan_op op;
     int64_t w0 = r->steps[0].ts, w1 = r->steps[r->nsteps - 1].ts + r->steps[r->nsteps - 1].dur;

@@ -280,7 +280,9 @@ static char *host_trace(void)
     return b.s;
 }
 
-static void test_host_sweep(void)
+/* The sweeps of host_trace's thread, its rows read from run.db or (held)
+ * held in memory as the rules' launch preload keeps them: alike. */
+static void host_sweep(int held)
 {
     char *events = host_trace();
     sqlite3 *db = import_ro(events);
@@ -293,6 +295,19 @@ static void test_host_sweep(void)
     struct gpuscan_names *nm;
     REQUIRE(gpuscan_names_open(db, &nm, &e) == 0);
     struct gpuscan_hosts *H = gpuscan_hosts_open(db, nm);
+    struct scan_launch *l = NULL;
+    if (held) {
+        const struct scan_brief *rows;
+        size_t n, nheld = 0;
+        int64_t tr;
+        REQUIRE(scan_launch_open(db, 0, &l, &e) == 0);
+        CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, 1000, &e), 1);
+        for (size_t i = 0; scan_launch_acts(l, i, &tr, &rows, &n); i++) {
+            gpuscan_hosts_hold(H, tr, rows, n, sizeof *rows);
+            if (tr == track) nheld = n;
+        }
+        CHECK_EQ_INT(nheld, 12); /* the thread's operators, annotations and launch calls */
+    }
     struct gpuscan_host *h = NULL, *h2 = NULL;
     CHECK_EQ_INT(gpuscan_hosts_get(H, track, &h, &e), 0);
     CHECK_EQ_INT(gpuscan_hosts_get(H, track, &h2, &e), 0);
@@ -379,12 +394,24 @@ static void test_host_sweep(void)
     }
 out:
     gpuscan_hosts_close(H);
+    scan_launch_close(l);
     gpuscan_names_close(nm);
     sqlite3_close(db);
 }
 
+static void test_host_sweep(void)
+{
+    host_sweep(0);
+}
+
+static void test_host_sweep_held(void)
+{
+    host_sweep(1);
+}
+
 /* A fresh cursor seeked straight into a nest: the stack is the slices open
- * then; the name cache answers like the str table. */
+ * then; the name cache answers like the str table; a held cursor reads
+ * only what it holds. */
 static void test_seek_and_names(void)
 {
     char *events = host_trace();
@@ -425,6 +452,19 @@ static void test_seek_and_names(void)
     char small[8];
     CHECK_EQ_STR(gpuscan_names_text(nm, id, small, sizeof small), "cudaDev");
     CHECK_EQ_STR(gpuscan_names_text(nm, 0x7fffffff, small, sizeof small), "");
+    gpuscan_hosts_close(H);
+    /* a held thread's cursor reads the rows it was given, not run.db: none
+     * given, nothing open where the trace has a whole nest */
+    H = gpuscan_hosts_open(db, nm);
+    gpuscan_hosts_hold(H, track, NULL, 0, sizeof(struct scan_brief));
+    h = NULL;
+    CHECK_EQ_INT(gpuscan_hosts_get(H, track, &h, &e), 0);
+    if (h) {
+        struct rec r = { 0 };
+        CHECK_EQ_INT(gpuscan_host_sweep(h, t0, t0 + 100 * us, on_stretch, &r, &e), 0);
+        CHECK_EQ_INT(r.n, 1);
+        CHECK_EQ_INT(r.total[GPUSCAN_NONE], 100 * us);
+    }
     gpuscan_hosts_close(H);
     gpuscan_names_close(nm);
     sqlite3_close(db);
@@ -476,6 +516,7 @@ int main(void)
     RUN(test_act_of);
     RUN(test_lanes_merge);
     RUN(test_host_sweep);
+    RUN(test_host_sweep_held);
     RUN(test_seek_and_names);
     RUN(test_names_error);
     fixture_done();

@@ -214,8 +214,9 @@ static void launch_both(sqlite3 *db, int rank, int64_t corr, int want, int64_t t
     struct err e;
     REQUIRE(scan_launch_open(db, rank, &l[0], &e) == 0 && scan_launch_open(db, rank, &l[1], &e) == 0 &&
             scan_launch_open(db, rank, &l[2], &e) == 0);
-    CHECK_EQ_INT(scan_launch_preload(l[1], SCAN_LAUNCH_PRELOAD_MAX, &e), 1);
-    CHECK_EQ_INT(scan_launch_preload(l[2], 1, &e), 0); /* too many to hold: looked up one by one */
+    CHECK_EQ_INT(scan_launch_preload(l[1], SCAN_LAUNCH_PRELOAD_MAX, 0, &e), 1);
+    /* too many to hold: looked up one by one */
+    CHECK_EQ_INT(scan_launch_preload(l[2], 1, SCAN_LAUNCH_PRELOAD_MAX, &e), 0);
     for (int k = 0; k < 3; k++) {
         CHECK_EQ_INT(scan_launch_of(l[k], corr, &s[k], &e), want);
         if (want == 1) {
@@ -270,7 +271,7 @@ static void test_launch_ties(const char *path)
     const struct scan_slice *rows;
     size_t n;
     CHECK_EQ_INT(scan_launch_rows(l, &rows, &n), 0); /* not preloaded */
-    CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, &e), 1);
+    CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, 0, &e), 1);
     CHECK_EQ_INT(scan_launch_of(l, 78, &s, &e), 1);
     CHECK_EQ_INT(s.id, id[1][0] < id[1][1] ? id[1][0] : id[1][1]);
     /* the rank's launch calls as its cursor gives them, on its host track */
@@ -285,6 +286,81 @@ static void test_launch_ties(const char *path)
     sqlite3_close(db);
 }
 
+/* The host slices a launch preload keeps (scan_launch_acts): per track of
+ * the rank, the SCAN_HOST_ACTS rows a range cursor over the track reads,
+ * in the same order; none past amax, the launches preloaded all the same. */
+static void test_launch_acts(sqlite3 *db)
+{
+    struct err e;
+    struct scan_launch *l;
+    struct scan_range *rg;
+    const struct scan_brief *rows;
+    struct scan_slice row;
+    size_t n, total = 0, held_tracks = 0;
+    int64_t track, first, last;
+    REQUIRE(scan_range_open(db, SCAN_HOST_ACTS, &rg, &e) == 0);
+    for (int rank = 0; rank < 2; rank++) {
+        REQUIRE(scan_launch_open(db, rank, &l, &e) == 0);
+        CHECK_EQ_INT(scan_launch_acts(l, 0, &track, &rows, &n), 0); /* not preloaded */
+        CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, 100000, &e), 1);
+        for (size_t i = 0; scan_launch_acts(l, i, &track, &rows, &n); i++) {
+            char sql[128];
+            snprintf(sql, sizeof sql, "SELECT count(*) FROM track WHERE id = %lld AND rank = %d", (long long)track,
+                     rank);
+            CHECK_EQ_INT(q1(db, sql), 1);
+            held_tracks++;
+            size_t k = 0;
+            if (scan_track_range(db, track, &first, &last, &e) == 1) {
+                scan_range_set(rg, first, last);
+                for (; scan_range_next(rg, &row, &e) == 1; k++) {
+                    if (k >= n) continue;
+                    CHECK_EQ_INT(rows[k].ts, row.ts);
+                    CHECK_EQ_INT(rows[k].dur, row.dur);
+                    CHECK_EQ_INT(rows[k].name, row.name);
+                    CHECK_EQ_INT(rows[k].kind, row.kind);
+                }
+            }
+            CHECK_EQ_INT(k, n);
+            total += n;
+        }
+        scan_launch_close(l);
+        /* past amax: none kept */
+        REQUIRE(scan_launch_open(db, rank, &l, &e) == 0);
+        CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, 1, &e), 1);
+        CHECK_EQ_INT(scan_launch_acts(l, 0, &track, &rows, &n), 0);
+        const struct scan_slice *lr;
+        CHECK_EQ_INT(scan_launch_rows(l, &lr, &n), 1);
+        CHECK(n > 0);
+        scan_launch_close(l);
+    }
+    CHECK_EQ_INT(held_tracks, q1(db, "SELECT count(*) FROM track WHERE rank IN (0, 1)"));
+    /* what the preload sizes itself by: the slices of the rank's tracks */
+    int64_t n1 = -1, nh = -1, ng = -1, nall = -1;
+    CHECK_EQ_INT(scan_slices_count(db, 1, SCAN_TRACKS_ALL, &n1, &e), 0);
+    CHECK_EQ_INT(n1, q1(db, "SELECT count(*) FROM slice s JOIN track t ON t.id = s.track WHERE t.rank = 1"));
+    CHECK_EQ_INT(scan_slices_count(db, 1, SCAN_TRACKS_HOST, &nh, &e), 0);
+    CHECK_EQ_INT(scan_slices_count(db, 1, SCAN_TRACKS_GPU, &ng, &e), 0);
+    CHECK_EQ_INT(ng, q1(db, "SELECT count(*) FROM slice s JOIN track t ON t.id = s.track WHERE t.rank = 1"
+                            " AND t.kind = 1"));
+    CHECK(nh > 0 && ng > 0);
+    CHECK_EQ_INT(nh + ng, n1);
+    CHECK_EQ_INT(scan_slices_count(db, -1, SCAN_TRACKS_ALL, &nall, &e), 0);
+    CHECK_EQ_INT(nall, q1(db, "SELECT count(*) FROM slice"));
+    CHECK_EQ_INT(scan_slices_count(db, 7, SCAN_TRACKS_ALL, &nall, &e), 0); /* no such rank */
+    CHECK_EQ_INT(nall, 0);
+    /* a rank holding more slices than amax keeps none, before any is read */
+    REQUIRE(scan_launch_open(db, 1, &l, &e) == 0);
+    CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, (size_t)n1 - 1, &e), 1);
+    CHECK_EQ_INT(scan_launch_acts(l, 0, &track, &rows, &n), 0);
+    scan_launch_close(l);
+    REQUIRE(scan_launch_open(db, 1, &l, &e) == 0);
+    CHECK_EQ_INT(scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, (size_t)n1, &e), 1);
+    CHECK_EQ_INT(scan_launch_acts(l, 0, &track, &rows, &n), 1);
+    scan_launch_close(l);
+    CHECK(total > 2);
+    scan_range_close(rg);
+}
+
 static void test_scan(void)
 {
     char *path = fixture_path("run.db"), *p2 = fixture_path("dropped.db"), *p3 = fixture_path("r1");
@@ -296,6 +372,7 @@ static void test_scan(void)
     REQUIRE(db != NULL);
     test_cursors(db);
     test_readers(db);
+    test_launch_acts(db);
     sqlite3_close(db);
     test_launch_ties(path);
     test_dropped_table(p2);

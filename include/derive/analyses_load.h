@@ -1,0 +1,34 @@
+/*
+ * analyses_load.h — one rank's context for the GPU analyses (struct an_ctx,
+ * derive/analyses.h), loaded through the store's readers (analyses_read.h
+ * for steps and GPU ops, scan.h for the host threads): the GPU streams and
+ * ops in (ts, id) order grouped by stream, the launch calls with the
+ * operator and annotation open around each, paired with their ops by
+ * correlation id, and the host threads' slices read by the same walk.
+ *
+ * Invariants: those of an_ctx (analyses.h). The host slices are held
+ * (c->hrows, c->hthreads; an_hosts_open and an_hthread_of, declared in
+ * analyses.h, are defined here) only while a rank has at most
+ * c->host_rows_max of them with ids in 32 bits; otherwise none are, and
+ * the host cursors and the critical path read run.db: the same rows.
+ *
+ * Memory: what it loads belongs to c until analyses_load_free; one thread
+ * at a time on c->db.
+ */
+#ifndef TB_ANALYSES_LOAD_H
+#define TB_ANALYSES_LOAD_H
+
+#include "base/err.h"
+#include "derive/analyses.h"
+
+/* Loads rank c->rank into c (c->db, c->names and c->host_rows_max set;
+ * its arrays empty): steps, launch calls, GPU ops, the main launching
+ * thread, the GPU's peaks and the steps' window. Logs the time of the
+ * launch calls and of the steps and GPU ops. Returns 0 or < 0 (e filled). */
+int analyses_load_rank(struct an_ctx *c, struct err *e);
+
+/* Frees what analyses_load_rank put in c and empties it (the name class
+ * cache too); c->db, c->names and the statements stay. */
+void analyses_load_free(struct an_ctx *c);
+
+#endif
