@@ -113,8 +113,10 @@ int rundb_attach_aside(sqlite3 *db, const char *scratch_path, struct err *e);
 int rundb_detach_aside(sqlite3 *db, struct err *e);
 
 /* The ranks of the run in rank order, with the GPU ops of each (its slices
- * on GPU tracks): what deriving a rank holds in memory grows with them.
- * OUT *ranks, *ops: n entries each, owned by caller (free). */
-int rundb_rank_gpu_ops(sqlite3 *db, int **ranks, int64_t **ops, int *n, struct err *e);
+ * on GPU tracks) and its host slices (those on other tracks): what deriving
+ * a rank holds in memory grows with them.
+ * OUT *ranks, *gpu_ops, *host_slices: n entries each, owned by caller
+ * (free). */
+int rundb_rank_sizes(sqlite3 *db, int **ranks, int64_t **gpu_ops, int64_t **host_slices, int *n, struct err *e);
 
 #endif

@@ -23,12 +23,15 @@ const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "an
 
 /* What the ranks derived at once may hold: RANK_BYTES (a scratch
  * connection's page caches) plus OP_BYTES per GPU op (the records of the
- * summary and the GPU analyses). Measured on 4 ranks of tiled33 (52 k GPU
- * ops each): the derive's RSS grew 19 MB with a second rank thread. A rank
- * alone always runs. */
+ * summary and the GPU analyses) plus, in the GPU analyses, HOST_BYTES per
+ * host slice up to AN_HOST_ROWS (the host slices they hold). Measured on 4
+ * ranks of tiled33 (52 k GPU ops each): the derive's RSS grew 19 MB with a
+ * second rank thread before the host slices were held. A rank alone always
+ * runs. */
 #define DERIVE_MEMORY ((int64_t)256 << 20)
 #define RANK_BYTES ((int64_t)4 << 20)
 #define OP_BYTES 320
+#define HOST_BYTES 40
 #define MAX_THREADS 8
 
 /* ====================================================================== */
@@ -218,6 +221,20 @@ struct rank_list {
     int n, threads;
 };
 
+/* rl's ranks and the memory each costs: with its host slices (held by the
+ * GPU analyses) when host is set, else the summary's share. */
+static int rank_costs(sqlite3 *db, struct rank_list *rl, int host, struct err *e)
+{
+    int64_t *hs = NULL;
+    int rc = rundb_rank_sizes(db, &rl->ranks, &rl->cost, &hs, &rl->n, e);
+    for (int i = 0; rc == 0 && i < rl->n; i++) {
+        int64_t held = hs[i] < (int64_t)AN_HOST_ROWS ? hs[i] : (int64_t)AN_HOST_ROWS;
+        rl->cost[i] = RANK_BYTES + rl->cost[i] * OP_BYTES + (host ? held * HOST_BYTES : 0);
+    }
+    free(hs);
+    return rc;
+}
+
 /* One pass over every rank: whole on db (one rank or one thread), else run
  * for each rank in parallel through scratch files and adopt. */
 static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *rl,
@@ -336,9 +353,9 @@ static void early_summary(struct ingest_derive_early *x, int threads)
         return;
     }
     sqlite3_busy_timeout(db, 5000);
-    int rc = rundb_rank_gpu_ops(db, &x->rl.ranks, &x->rl.cost, &x->rl.n, &e);
+    int rc = rank_costs(db, &x->rl, 0, &e);
     sqlite3_close(db);
-    for (int i = 0; rc == 0 && i < x->rl.n; i++) total += x->rl.cost[i] = RANK_BYTES + x->rl.cost[i] * OP_BYTES;
+    for (int i = 0; rc == 0 && i < x->rl.n; i++) total += x->rl.cost[i];
     if (rc != 0 || x->rl.n < 1 || x->rl.n > MAX_THREADS || total > EARLY_MEMORY) return;
     struct rank_pass *p = &x->sum;
     p->run_path = x->run_path;
@@ -460,8 +477,7 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     struct side own, ru, *tl = early ? &early->s : &own;
     memset(&own, 0, sizeof own);
     memset(&ru, 0, sizeof ru);
-    int rc = rundb_rank_gpu_ops(db, &rl.ranks, &rl.cost, &rl.n, e);
-    for (int i = 0; rc == 0 && i < rl.n; i++) rl.cost[i] = RANK_BYTES + rl.cost[i] * OP_BYTES;
+    int rc = rank_costs(db, &rl, 1, e);
     t[0] = log_now_s();
     if (rc == 0) rc = stage_start(db, &m, "summary", e);
     if (rc == 0) rc = stage_start(db, &m, "timeline", e);

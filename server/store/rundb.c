@@ -454,16 +454,17 @@ int rundb_detach_aside(sqlite3 *db, struct err *e)
                                                                                    : rundb_db_error(db, e, "detach");
 }
 
-int rundb_rank_gpu_ops(sqlite3 *db, int **ranks, int64_t **ops, int *n, struct err *e)
+int rundb_rank_sizes(sqlite3 *db, int **ranks, int64_t **gpu_ops, int64_t **host_slices, int *n, struct err *e)
 {
     sqlite3_stmt *st = NULL;
     int cap = 0, rc, src;
     *ranks = NULL;
-    *ops = NULL;
+    *gpu_ops = *host_slices = NULL;
     *n = 0;
     rc = rundb_prepare(db,
                        "SELECT r.rank, (SELECT coalesce(sum(t.nslices), 0) FROM track t"
-                       " WHERE t.rank = r.rank AND t.kind = ?1) FROM rank r ORDER BY r.rank",
+                       " WHERE t.rank = r.rank AND t.kind = ?1), (SELECT coalesce(sum(t.nslices), 0) FROM track t"
+                       " WHERE t.rank = r.rank AND t.kind != ?1) FROM rank r ORDER BY r.rank",
                        &st, e);
     if (rc) return rc;
     sqlite3_bind_int(st, 1, TB_TRACK_GPU);
@@ -471,19 +472,22 @@ int rundb_rank_gpu_ops(sqlite3 *db, int **ranks, int64_t **ops, int *n, struct e
         if (*n == cap) {
             cap = cap ? 2 * cap : 16;
             *ranks = xrealloc(*ranks, sizeof **ranks * (size_t)cap);
-            *ops = xrealloc(*ops, sizeof **ops * (size_t)cap);
+            *gpu_ops = xrealloc(*gpu_ops, sizeof **gpu_ops * (size_t)cap);
+            *host_slices = xrealloc(*host_slices, sizeof **host_slices * (size_t)cap);
         }
         (*ranks)[*n] = sqlite3_column_int(st, 0);
-        (*ops)[*n] = sqlite3_column_int64(st, 1);
+        (*gpu_ops)[*n] = sqlite3_column_int64(st, 1);
+        (*host_slices)[*n] = sqlite3_column_int64(st, 2);
         (*n)++;
     }
     if (src != SQLITE_DONE) rc = rundb_db_error(db, e, "run database (ranks)");
     sqlite3_finalize(st);
     if (rc) {
         free(*ranks);
-        free(*ops);
+        free(*gpu_ops);
+        free(*host_slices);
         *ranks = NULL;
-        *ops = NULL;
+        *gpu_ops = *host_slices = NULL;
         *n = 0;
     }
     return rc;

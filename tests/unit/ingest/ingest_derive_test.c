@@ -211,6 +211,37 @@ static void test_early_timeline(void)
     free(db1);
 }
 
+/* The sizes a rank's memory cost is made of: its GPU ops and host slices,
+ * as the slices on its tracks count them. */
+static void test_rank_sizes(void)
+{
+    REQUIRE(run_db != NULL);
+    struct err e;
+    sqlite3 *db;
+    REQUIRE(sqlite3_open_v2(run_db, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    int *ranks = NULL, n = 0;
+    int64_t *gpu = NULL, *host = NULL;
+    CHECK_EQ_INT(rundb_rank_sizes(db, &ranks, &gpu, &host, &n, &e), 0);
+    CHECK_EQ_INT(n, 4);
+    for (int i = 0; i < n; i++) {
+        char *sql = sqlite3_mprintf("SELECT count(*) FROM slice s JOIN track t ON t.id = s.track"
+                                    " WHERE t.rank = %d AND t.kind = %d",
+                                    ranks[i], TB_TRACK_GPU);
+        CHECK_EQ_INT(gpu[i], count(db, sql));
+        sqlite3_free(sql);
+        sql = sqlite3_mprintf("SELECT count(*) FROM slice s JOIN track t ON t.id = s.track"
+                              " WHERE t.rank = %d AND t.kind != %d",
+                              ranks[i], TB_TRACK_GPU);
+        CHECK_EQ_INT(host[i], count(db, sql));
+        CHECK(host[i] > 0 && gpu[i] > 0);
+        sqlite3_free(sql);
+    }
+    free(ranks);
+    free(gpu);
+    free(host);
+    sqlite3_close(db);
+}
+
 /* A rank failing fails the derive the same way on threads, leaving no
  * scratch file and no thread; a renumbered copy derives again. */
 static void test_failure(void)
@@ -244,6 +275,7 @@ int main(void)
     snprintf(cfg.data_dir, sizeof cfg.data_dir, "%s", root);
     RUN(test_import_parallel);
     RUN(test_same_as_serial);
+    RUN(test_rank_sizes);
     RUN(test_early_timeline);
     RUN(test_failure);
     free(run_db);
