@@ -14,6 +14,7 @@
 #include "base/xmalloc.h"
 #include "derive/ivlist.h"
 #include "derive/kclass.h"
+#include "derive/summary_memory.h"
 #include "store/model.h"
 #include "store/rundb.h"
 #include "store/scan.h"
@@ -30,6 +31,15 @@ struct kargs {
     int collective;  /* a "Collective name" arg: NCCL metadata on the kernel */
     char *limiter;   /* occupancy.limitingFactors, owned, or NULL */
 };
+
+/* A member name equals lit: the length first, jtok_str_eq only for names
+ * with escapes (370 k operators' args of ~10 members each are read per
+ * import; two calls and a strlen per member showed in the profile). */
+static int key_is(const struct jtok_val *k, const char *lit, size_t n)
+{
+    return k->escaped ? jtok_str_eq(k, lit) : k->n == n && memcmp(k->p, lit, n) == 0;
+}
+#define KEY_IS(k, lit) key_is(k, lit, sizeof lit - 1)
 
 static double span_num(const struct jtok_val *v)
 {
@@ -49,15 +59,15 @@ static void kargs_scan(const char *args, size_t n, struct kargs *k)
     if (cur == end) return;
     cur++;
     while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
-        if (jtok_str_eq(&key, "blocks per SM")) k->bps = span_num(&val);
-        else if (jtok_str_eq(&key, "est. achieved occupancy %")) k->occ = span_num(&val);
-        else if (jtok_str_eq(&key, "device") && val.type == JT_NUMBER) k->device = atoi(val.p);
-        else if (jtok_str_eq(&key, "Collective name")) k->collective = 1;
-        else if (jtok_str_eq(&key, "occupancy") && val.type == JT_OBJECT && !k->limiter) {
+        if (KEY_IS(&key, "blocks per SM")) k->bps = span_num(&val);
+        else if (KEY_IS(&key, "est. achieved occupancy %")) k->occ = span_num(&val);
+        else if (KEY_IS(&key, "device") && val.type == JT_NUMBER) k->device = atoi(val.p);
+        else if (KEY_IS(&key, "Collective name")) k->collective = 1;
+        else if (KEY_IS(&key, "occupancy") && val.type == JT_OBJECT && !k->limiter) {
             const char *oc = val.p + 1, *oe = val.p + val.n;
             struct jtok_val ok, ov;
             while (jtok_span_next_member(&oc, oe, &ok, &ov, &e) == 1) {
-                if (jtok_str_eq(&ok, "limitingFactors") && ov.type == JT_STRING && ov.n) {
+                if (KEY_IS(&ok, "limitingFactors") && ov.type == JT_STRING && ov.n) {
                     char *t = xmalloc(ov.n + 1);
                     size_t m = ov.escaped ? jtok_unescape(ov.p, ov.n, t) : (memcpy(t, ov.p, ov.n), ov.n);
                     t[m] = 0;
@@ -80,7 +90,7 @@ static char *op_shapes(const char *args, size_t n)
     if (cur == end) return NULL;
     cur++;
     while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
-        if ((jtok_str_eq(&key, "Input Dims") || jtok_str_eq(&key, "Input dims")) && val.type == JT_ARRAY) {
+        if (val.type == JT_ARRAY && (KEY_IS(&key, "Input Dims") || KEY_IS(&key, "Input dims"))) {
             /* drop whitespace outside strings so equal shapes group together */
             char *out = xmalloc(val.n + 1);
             size_t m = 0;
@@ -167,7 +177,7 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
         if (ts + dur > c->all_max) c->all_max = ts + dur;
         if (kind == TB_K_GPU_ANNOTATION) {
             /* gloo/nccl ranges the profiler draws on GPU lanes */
-            if (summary_rank_name(&c->names, name)->flags & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, ts + dur);
+            if (summary_rank_flags(&c->names, name) & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, ts + dur);
             continue;
         }
         if (kind != TB_K_KERNEL && kind != TB_K_MEMCPY && kind != TB_K_MEMSET) continue;
@@ -198,7 +208,7 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
             } else {
                 ka.collective = 0;
             }
-            g->flags = summary_rank_name(&c->names, name)->flags & (NF_TC | NF_COMM_KERNEL);
+            g->flags = summary_rank_flags(&c->names, name) & (NF_TC | NF_COMM_KERNEL);
             if (ka.collective) g->flags |= NF_COMM_KERNEL;
         }
         c->ng++;
@@ -231,9 +241,9 @@ struct walk {
     struct frame *f;
     int n, cap;
     int top_op; /* index of the innermost operator frame, -1 none */
-    sqlite3_stmt *mem;
-    int mem_has;
-    int64_t mem_id, mem_ts;
+    uint32_t track;
+    size_t ev;             /* this thread's next memory event in c->mev, c->nmev none */
+    struct hmap first_ev;  /* track -> index in c->mev of its first event */
     struct hmap chain;     /* (parent node, name) -> node id (index in node, from 1) */
     struct hmap canon;     /* stack text -> its index in texts */
     struct pynode *node;   /* [0] unused: node 0 is "no Python frame" */
@@ -252,7 +262,7 @@ static void finish_frame(struct rankctx *c, struct walk *w, int i)
         int64_t tc_total = f->tc_self + f->tc_children;
         /* an API call or NVTX range (Nsight) says nothing of matmul work */
         int elig = f->kind == TB_K_CPU_OP &&
-                   (f->tc_elig || (summary_rank_name(&c->names, f->name)->flags & NF_TC_ELIGIBLE) || f->tc_self > 0);
+                   (f->tc_elig || (summary_rank_flags(&c->names, f->name) & NF_TC_ELIGIBLE) || f->tc_self > 0);
         /* name, stack text (interned: its index), shape */
         uint32_t stack = w->node[f->pystack].canon;
         size_t sl = f->shape ? strlen(f->shape) : 0, klen = 8 + sl;
@@ -299,35 +309,21 @@ static void pop_frame(struct rankctx *c, struct walk *w)
 
 /* Memory events of this thread before `until` go to the innermost operator
  * running at their time. */
-static int flush_mem(struct rankctx *c, struct walk *w, int64_t until)
+static void flush_mem(struct rankctx *c, struct walk *w, int64_t until)
 {
-    while (w->mem_has && w->mem_ts < until) {
+    while (w->ev < c->nmev && c->mev[w->ev].ts < until) {
+        struct memev *m = &c->mev[w->ev];
         uint32_t op = 0;
         for (int i = w->top_op; i >= 0; i = w->f[i].op_parent) {
-            if (w->f[i].ts <= w->mem_ts && w->mem_ts < w->f[i].end) {
+            if (w->f[i].ts <= m->ts && m->ts < w->f[i].end) {
                 op = w->f[i].name;
                 break;
             }
         }
-        if (op) {
-            if (c->nmo == c->mocap) {
-                c->mocap = c->mocap ? c->mocap * 2 : 1024;
-                c->mo = xrealloc(c->mo, c->mocap * sizeof *c->mo);
-            }
-            c->mo[c->nmo].mem_id = w->mem_id;
-            c->mo[c->nmo].op = op;
-            c->nmo++;
-        }
-        int rc = sqlite3_step(w->mem);
-        if (rc == SQLITE_ROW) {
-            w->mem_id = sqlite3_column_int64(w->mem, 0);
-            w->mem_ts = sqlite3_column_int64(w->mem, 1);
-        } else {
-            w->mem_has = 0;
-            if (rc != SQLITE_DONE) return -1;
-        }
+        m->who = MEV_WALKED | op;
+        do w->ev++;
+        while (w->ev < c->nmev && c->mev[w->ev].who != w->track);
     }
-    return 0;
 }
 
 /* Up to this many innermost Python frames make an operator's call stack. */
@@ -407,16 +403,9 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
     int rc;
     w->n = 0;
     w->top_op = -1;
-    sqlite3_bind_int(w->mem, 1, c->rank);
-    sqlite3_bind_int64(w->mem, 2, track);
-    rc = sqlite3_step(w->mem);
-    w->mem_has = rc == SQLITE_ROW;
-    if (w->mem_has) {
-        w->mem_id = sqlite3_column_int64(w->mem, 0);
-        w->mem_ts = sqlite3_column_int64(w->mem, 1);
-    } else if (rc != SQLITE_DONE) {
-        return rundb_db_error(c->db, e, "analysis (memory events)");
-    }
+    w->track = track;
+    const size_t *ev0 = hmap_get(&w->first_ev, hmap_hash_u64(track), &track, sizeof track);
+    w->ev = ev0 ? *ev0 : c->nmev;
 
     sqlite3_bind_int64(st, 1, first);
     sqlite3_bind_int64(st, 2, last);
@@ -428,17 +417,12 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         int64_t corr = sqlite3_column_int64(st, 6);
         int64_t end = ts + dur;
 
-        /* memory events first: a frame about to be popped may hold them */
-        if (flush_mem(c, w, ts) != 0) {
-            rc = SQLITE_ERROR;
-            break;
-        }
+        flush_mem(c, w, ts); /* first: a frame about to be popped may hold them */
         while (w->n && w->f[w->n - 1].id != parent) pop_frame(c, w);
         if (ts < c->all_min) c->all_min = ts;
         if (end > c->all_max) c->all_max = end;
 
-        const struct name *nm = summary_rank_name(&c->names, name);
-        uint8_t nf = nm->flags;
+        uint8_t nf = summary_rank_flags(&c->names, name);
         int is_op = 0;
         int64_t dev = 0, tc = 0; /* what an API call launched */
         switch (kind) {
@@ -514,17 +498,16 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         f->tc_self = is_op ? tc : 0;
         f->pystack = w->n ? w->f[w->n - 1].pystack : 0;
         if (kind == TB_K_PYTHON) f->pystack = python_push(c, w, f->pystack, name);
-        if (is_op) {
+        if (is_op && kind == TB_K_CPU_OP) {
             const char *args = (const char *)sqlite3_column_text(st, 7);
             if (args) f->shape = op_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
-            w->top_op = w->n;
         }
+        if (is_op) w->top_op = w->n;
         w->n++;
     }
     sqlite3_reset(st);
-    if (rc == SQLITE_DONE && flush_mem(c, w, INT64_MAX) != 0) rc = SQLITE_ERROR;
+    if (rc == SQLITE_DONE) flush_mem(c, w, INT64_MAX);
     while (w->n) pop_frame(c, w);
-    sqlite3_reset(w->mem);
     if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (CPU slices)");
     return 0;
 }
@@ -534,23 +517,28 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
     static const char tracks_sql[] =
         "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0 ORDER BY id";
     static const char slice_sql[] =
-        "SELECT id, ts, dur, parent, name, kind, corr, CASE WHEN kind = 1 THEN args END"
-        " FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
-    static const char mem_sql[] =
-        "SELECT id, ts FROM mem WHERE rank = ? AND track = ? AND bytes > 0 ORDER BY ts, id";
+        "SELECT id, ts, dur, parent, name, kind, corr, args FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
     sqlite3_stmt *tr = NULL, *st = NULL;
     struct walk w;
     int rc = 0;
     memset(&w, 0, sizeof w);
     hmap_init(&w.chain, sizeof(uint32_t), 256);
     hmap_init(&w.canon, sizeof(uint32_t), 256);
+    hmap_init(&w.first_ev, sizeof(size_t), 16);
     w.node = xcalloc(w.nodecap = 256, sizeof *w.node);
     w.nnode = 1;
     w.texts = xcalloc(w.textcap = 256, sizeof *w.texts);
     w.ntext = 1;
+    if ((rc = summary_memory_events(c, e)) != 0) goto out;
+    for (size_t i = 0; i < c->nmev; i++) {
+        uint32_t t = c->mev[i].who;
+        int fresh;
+        if (i && c->mev[i - 1].who == t) continue;
+        size_t *at = hmap_put(&w.first_ev, hmap_hash_u64(t), &t, sizeof t, &fresh);
+        if (fresh) *at = i;
+    }
     if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, mem_sql, -1, &w.mem, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK) {
         rc = rundb_db_error(c->db, e, "analysis (CPU slices)");
         goto out;
     }
@@ -570,7 +558,7 @@ out:
     free(w.node);
     hmap_free(&w.chain, NULL);
     hmap_free(&w.canon, NULL);
-    sqlite3_finalize(w.mem);
+    hmap_free(&w.first_ev, NULL);
     sqlite3_finalize(tr);
     sqlite3_finalize(st);
     return rc;
