@@ -32,6 +32,92 @@ struct kargs {
     char *limiter;   /* occupancy.limitingFactors, owned, or NULL */
 };
 
+/* Args are read with jtok's span grammar, written out here so that a
+ * member costs a few compares and no calls: the operators' input shapes
+ * are pulled from every cpu_op's args on each import (370 k of them, 80 MB,
+ * on a 100-step trace). aw_member accepts and refuses what
+ * jtok_span_next_member does (summary_walk_test holds the cases). */
+static const char *aw_ws(const char *c, const char *end)
+{
+    while (c < end && (*c == ' ' || *c == '\n' || *c == '\r' || *c == '\t')) c++;
+    return c;
+}
+
+/* The byte after the closing quote of the string whose body starts at c,
+ * or NULL when it never closes; *esc = 1 when the body holds a backslash. */
+static const char *aw_string(const char *c, const char *end, int *esc)
+{
+    while (c < end) {
+        if (*c == '"') return c + 1;
+        if (*c == '\\') {
+            *esc = 1;
+            c += 2;
+        } else {
+            c++;
+        }
+    }
+    return NULL;
+}
+
+/* The byte after the object or array opening at c, or NULL when it never
+ * closes. Brackets are counted, not matched, as jtok does. */
+static const char *aw_nested(const char *c, const char *end)
+{
+    int depth = 0, esc;
+    while (c < end) {
+        char ch = *c++;
+        if (ch == '"') {
+            if (!(c = aw_string(c, end, &esc))) return NULL;
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if ((ch == '}' || ch == ']') && --depth == 0) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/* jtok_span_next_member, inline: 1 with key and val filled, 0 at the
+ * closing '}', -1 where jtok would fail. */
+static int aw_member(const char **cur, const char *end, struct jtok_val *key, struct jtok_val *val)
+{
+    const char *c = aw_ws(*cur, end), *v;
+    if (c < end && *c == '{') c = aw_ws(c + 1, end);
+    if (c < end && *c == ',') c = aw_ws(c + 1, end);
+    if (c < end && *c == '}') {
+        *cur = c + 1;
+        return 0;
+    }
+    if (c >= end || *c != '"') return -1;
+    *key = (struct jtok_val){ JT_STRING, c + 1, 0, 0 };
+    if (!(c = aw_string(c + 1, end, &key->escaped))) return -1;
+    key->n = (size_t)(c - 1 - key->p);
+    c = aw_ws(c, end);
+    if (c >= end || *c != ':') return -1;
+    v = c = aw_ws(c + 1, end);
+    if (c >= end) return -1;
+    if (*c == '"') {
+        *val = (struct jtok_val){ JT_STRING, c + 1, 0, 0 };
+        if (!(c = aw_string(c + 1, end, &val->escaped))) return -1;
+        val->n = (size_t)(c - 1 - val->p);
+    } else if (*c == '{' || *c == '[') {
+        if (!(c = aw_nested(c, end))) return -1;
+        *val = (struct jtok_val){ *v == '{' ? JT_OBJECT : JT_ARRAY, v, (size_t)(c - v), 0 };
+    } else if ((*c >= '0' && *c <= '9') || (*c == '-' && !((size_t)(end - c) >= 9 && !memcmp(c, "-Infinity", 9)))) {
+        for (c++; c < end && ((unsigned)(*c - '0') < 10 || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' || *c == '-');
+             c++)
+            ;
+        *val = (struct jtok_val){ JT_NUMBER, v, (size_t)(c - v), 0 };
+    } else { /* true, false, null, NaN, Infinity, -Infinity */
+        struct err e;
+        if (jtok_span_value(&c, end, val, &e) != 0) return -1;
+    }
+    c = aw_ws(c, end);
+    if (c >= end || (*c != ',' && *c != '}')) return -1;
+    *cur = c;
+    return 1;
+}
+
 /* A member name equals lit: the length first, jtok_str_eq only for names
  * with escapes (370 k operators' args of ~10 members each are read per
  * import; two calls and a strlen per member showed in the profile). */
@@ -50,7 +136,6 @@ static void kargs_scan(const char *args, size_t n, struct kargs *k)
 {
     const char *cur = args, *end = args + n;
     struct jtok_val key, val;
-    struct err e;
     k->bps = k->occ = -1.0;
     k->device = -1;
     k->collective = 0;
@@ -58,7 +143,7 @@ static void kargs_scan(const char *args, size_t n, struct kargs *k)
     while (cur < end && *cur != '{') cur++;
     if (cur == end) return;
     cur++;
-    while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
+    while (aw_member(&cur, end, &key, &val) == 1) {
         if (KEY_IS(&key, "blocks per SM")) k->bps = span_num(&val);
         else if (KEY_IS(&key, "est. achieved occupancy %")) k->occ = span_num(&val);
         else if (KEY_IS(&key, "device") && val.type == JT_NUMBER) k->device = atoi(val.p);
@@ -66,7 +151,7 @@ static void kargs_scan(const char *args, size_t n, struct kargs *k)
         else if (KEY_IS(&key, "occupancy") && val.type == JT_OBJECT && !k->limiter) {
             const char *oc = val.p + 1, *oe = val.p + val.n;
             struct jtok_val ok, ov;
-            while (jtok_span_next_member(&oc, oe, &ok, &ov, &e) == 1) {
+            while (aw_member(&oc, oe, &ok, &ov) == 1) {
                 if (KEY_IS(&ok, "limitingFactors") && ov.type == JT_STRING && ov.n) {
                     char *t = xmalloc(ov.n + 1);
                     size_t m = ov.escaped ? jtok_unescape(ov.p, ov.n, t) : (memcpy(t, ov.p, ov.n), ov.n);
@@ -79,17 +164,14 @@ static void kargs_scan(const char *args, size_t n, struct kargs *k)
     }
 }
 
-/* The input shapes of an operator as compact JSON ("[[4,8],[8]]"), or
- * NULL when the args have none. Owned by caller. */
-static char *op_shapes(const char *args, size_t n)
+char *summary_walk_shapes(const char *args, size_t n)
 {
     const char *cur = args, *end = args + n;
     struct jtok_val key, val;
-    struct err e;
     while (cur < end && *cur != '{') cur++;
     if (cur == end) return NULL;
     cur++;
-    while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
+    while (aw_member(&cur, end, &key, &val) == 1) {
         if (val.type == JT_ARRAY && (KEY_IS(&key, "Input Dims") || KEY_IS(&key, "Input dims"))) {
             /* drop whitespace outside strings so equal shapes group together */
             char *out = xmalloc(val.n + 1);
@@ -500,7 +582,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         if (kind == TB_K_PYTHON) f->pystack = python_push(c, w, f->pystack, name);
         if (is_op && kind == TB_K_CPU_OP) {
             const char *args = (const char *)sqlite3_column_text(st, 7);
-            if (args) f->shape = op_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
+            if (args) f->shape = summary_walk_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
         }
         if (is_op) w->top_op = w->n;
         w->n++;
