@@ -66,22 +66,67 @@ out:
     return rc;
 }
 
-static int put_alloc(sqlite3_stmt *ins, int rank, int dt, int di, int64_t addr, int64_t bytes, int64_t ats,
-                     int has_ats, int64_t fts, int has_fts, uint32_t op)
+/* mem_alloc rows go MA_BATCH to a statement (61 k rows on tiled33: a
+ * step and a reset per row were half the pass); rows keep their order, so
+ * their ids are those row-by-row inserts gave. The statement is a literal:
+ * only its placeholders repeat. */
+#define MA_BATCH 32
+#define MA_ROW "(?,?,?,?,?,?,?,?)"
+#define MA_ROWS4 MA_ROW "," MA_ROW "," MA_ROW "," MA_ROW
+#define MA_ROWS16 MA_ROWS4 "," MA_ROWS4 "," MA_ROWS4 "," MA_ROWS4
+#define MA_INSERT "INSERT INTO mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op) VALUES"
+
+struct awrite {
+    sqlite3_stmt *one, *many; /* 1 and MA_BATCH rows */
+    int rank;
+    size_t n;
+    struct {
+        int64_t addr, bytes, ats, fts;
+        int dt, di, has_ats, has_fts;
+        uint32_t op;
+    } row[MA_BATCH];
+};
+
+/* Writes the buffered rows: all at once when MA_BATCH, else one by one. */
+static int alloc_flush(struct awrite *w)
 {
-    sqlite3_bind_int(ins, 1, rank);
-    sqlite3_bind_int(ins, 2, dt);
-    sqlite3_bind_int(ins, 3, di);
-    sqlite3_bind_int64(ins, 4, addr);
-    sqlite3_bind_int64(ins, 5, bytes);
-    if (has_ats) sqlite3_bind_int64(ins, 6, ats);
-    else sqlite3_bind_null(ins, 6);
-    if (has_fts) sqlite3_bind_int64(ins, 7, fts);
-    else sqlite3_bind_null(ins, 7);
-    sqlite3_bind_int64(ins, 8, op);
-    int rc = sqlite3_step(ins);
-    sqlite3_reset(ins);
-    return rc == SQLITE_DONE ? 0 : -1;
+    int full = w->n == MA_BATCH;
+    sqlite3_stmt *st = full ? w->many : w->one;
+    for (size_t i = 0; i < w->n; i++) {
+        int k = full ? 8 * (int)i : 0;
+        sqlite3_bind_int(st, k + 1, w->rank);
+        sqlite3_bind_int(st, k + 2, w->row[i].dt);
+        sqlite3_bind_int(st, k + 3, w->row[i].di);
+        sqlite3_bind_int64(st, k + 4, w->row[i].addr);
+        sqlite3_bind_int64(st, k + 5, w->row[i].bytes);
+        if (w->row[i].has_ats) sqlite3_bind_int64(st, k + 6, w->row[i].ats);
+        else sqlite3_bind_null(st, k + 6);
+        if (w->row[i].has_fts) sqlite3_bind_int64(st, k + 7, w->row[i].fts);
+        else sqlite3_bind_null(st, k + 7);
+        sqlite3_bind_int64(st, k + 8, w->row[i].op);
+        if (!full || i + 1 == w->n) {
+            int rc = sqlite3_step(st);
+            sqlite3_reset(st);
+            if (rc != SQLITE_DONE) return -1;
+        }
+    }
+    w->n = 0;
+    return 0;
+}
+
+static int put_alloc(struct awrite *w, int dt, int di, int64_t addr, int64_t bytes, int64_t ats, int has_ats,
+                     int64_t fts, int has_fts, uint32_t op)
+{
+    w->row[w->n].dt = dt;
+    w->row[w->n].di = di;
+    w->row[w->n].addr = addr;
+    w->row[w->n].bytes = bytes;
+    w->row[w->n].ats = ats;
+    w->row[w->n].has_ats = has_ats;
+    w->row[w->n].fts = fts;
+    w->row[w->n].has_fts = has_fts;
+    w->row[w->n++].op = op;
+    return w->n == MA_BATCH ? alloc_flush(w) : 0;
 }
 
 /* Per GPU device and step: allocated memory at the step's end and its
@@ -147,7 +192,8 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
 {
     struct stepmem *sm = NULL;
     size_t nsm = 0, cur_step = 0;
-    sqlite3_stmt *st = NULL, *ins = NULL;
+    sqlite3_stmt *st = NULL;
+    struct awrite *aw = xcalloc(1, sizeof *aw);
     struct hmap pm; /* struct pkey -> struct pending */
     hmap_init(&pm, sizeof(struct pending), 1024);
     json_t *peaks = json_object();
@@ -159,14 +205,13 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
                            "SELECT id, ts, dev_type, dev_id, addr, bytes, total_alloc, total_reserved FROM mem"
                            " WHERE rank = ? ORDER BY ts, id",
                            -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db,
-                           "INSERT INTO mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op)"
-                           " VALUES(?,?,?,?,?,?,?,?)",
-                           -1, &ins, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, MA_INSERT MA_ROW, -1, &aw->one, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, MA_INSERT MA_ROWS16 "," MA_ROWS16, -1, &aw->many, NULL) != SQLITE_OK) {
         rc = rundb_db_error(c->db, e, "analysis (memory)");
         goto out;
     }
     sqlite3_bind_int(st, 1, c->rank);
+    aw->rank = c->rank;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
@@ -193,7 +238,7 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
             struct pending *p = hmap_put(&pm, pkey_hash(&pk), &pk, sizeof pk, NULL);
             if (p->ts || p->bytes) {
                 /* allocated twice without a free in between: close the old one unseen */
-                if (put_alloc(ins, c->rank, dt, di, addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
+                if (put_alloc(aw, dt, di, addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
             }
             p->ts = ts;
             p->bytes = bytes;
@@ -206,11 +251,11 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
             struct pkey pk = { dt, di, addr };
             struct pending *p = hmap_get(&pm, pkey_hash(&pk), &pk, sizeof pk);
             if (p) {
-                if (put_alloc(ins, c->rank, dt, di, addr, p->bytes, p->ts, 1, ts, 1, p->op)) goto dberr;
+                if (put_alloc(aw, dt, di, addr, p->bytes, p->ts, 1, ts, 1, p->op)) goto dberr;
                 hmap_del(&pm, pkey_hash(&pk), &pk, sizeof pk);
             } else {
                 double_free++;
-                if (put_alloc(ins, c->rank, dt, di, addr, bytes, 0, 0, ts, 1, 0)) goto dberr;
+                if (put_alloc(aw, dt, di, addr, bytes, 0, 0, ts, 1, 0)) goto dberr;
             }
         }
     }
@@ -220,8 +265,9 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
     const struct pending *p;
     while ((p = hmap_next(&pm, &pos, &kp, NULL))) {
         const struct pkey *k = kp;
-        if (put_alloc(ins, c->rank, k->dt, k->di, k->addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
+        if (put_alloc(aw, k->dt, k->di, k->addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
     }
+    if (alloc_flush(aw)) goto dberr;
     for (; cur_step < nsteps; cur_step++)
         for (size_t k = 0; k < nsm; k++) sm[k].end[cur_step] = sm[k].last;
     if (nsm) {
@@ -261,7 +307,9 @@ out:
     json_decref(peaks);
     hmap_free(&pm, NULL);
     sqlite3_finalize(st);
-    sqlite3_finalize(ins);
+    sqlite3_finalize(aw->one);
+    sqlite3_finalize(aw->many);
+    free(aw);
     return rc;
 }
 
