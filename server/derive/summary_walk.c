@@ -438,7 +438,8 @@ static uint32_t pynode_get(struct rankctx *c, struct walk *w, uint32_t below, ui
 {
     uint32_t key[2] = { below, name };
     int fresh;
-    uint32_t *id = hmap_put(&w->chain, hmap_hash_bytes(key, sizeof key), key, sizeof key, &fresh);
+    /* one 64-bit hash for the pair (the map is only looked up, never walked) */
+    uint32_t *id = hmap_put(&w->chain, hmap_hash_u64((uint64_t)below << 32 | name), key, sizeof key, &fresh);
     if (!fresh) return *id;
     if (w->nnode == w->nodecap) {
         w->nodecap = w->nodecap ? w->nodecap * 2 : 256;
@@ -496,7 +497,6 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         int64_t parent = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
         uint32_t name = (uint32_t)sqlite3_column_int64(st, 4);
         int kind = sqlite3_column_int(st, 5);
-        int64_t corr = sqlite3_column_int64(st, 6);
         int64_t end = ts + dur;
 
         flush_mem(c, w, ts); /* first: a frame about to be popped may hold them */
@@ -512,6 +512,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         case TB_K_DRIVER: {
             ivlist_add(&c->cat[C_RUNTIME], ts, end);
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
+            int64_t corr = sqlite3_column_int64(st, 6); /* read here: 1 row in 10 is a launch */
             for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].key == corr; k++) {
                 struct gop *g = &c->g[c->by_corr[k].idx];
                 g->launch_ts = ts;
