@@ -76,15 +76,18 @@ out:
 #define MA_ROWS16 MA_ROWS4 "," MA_ROWS4 "," MA_ROWS4 "," MA_ROWS4
 #define MA_INSERT "INSERT INTO mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op) VALUES"
 
+/* A mem_alloc row; no alloc_ts or free_ts: NULL (has_ats, has_fts 0). */
+struct arow {
+    int64_t addr, bytes, ats, fts;
+    int dt, di, has_ats, has_fts;
+    uint32_t op;
+};
+
 struct awrite {
     sqlite3_stmt *one, *many; /* 1 and MA_BATCH rows */
     int rank;
     size_t n;
-    struct {
-        int64_t addr, bytes, ats, fts;
-        int dt, di, has_ats, has_fts;
-        uint32_t op;
-    } row[MA_BATCH];
+    struct arow row[MA_BATCH];
 };
 
 /* Writes the buffered rows: all at once when MA_BATCH, else one by one. */
@@ -114,18 +117,9 @@ static int alloc_flush(struct awrite *w)
     return 0;
 }
 
-static int put_alloc(struct awrite *w, int dt, int di, int64_t addr, int64_t bytes, int64_t ats, int has_ats,
-                     int64_t fts, int has_fts, uint32_t op)
+static int put_alloc(struct awrite *w, struct arow r)
 {
-    w->row[w->n].dt = dt;
-    w->row[w->n].di = di;
-    w->row[w->n].addr = addr;
-    w->row[w->n].bytes = bytes;
-    w->row[w->n].ats = ats;
-    w->row[w->n].has_ats = has_ats;
-    w->row[w->n].fts = fts;
-    w->row[w->n].has_fts = has_fts;
-    w->row[w->n++].op = op;
+    w->row[w->n++] = r;
     return w->n == MA_BATCH ? alloc_flush(w) : 0;
 }
 
@@ -238,7 +232,9 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
             struct pending *p = hmap_put(&pm, pkey_hash(&pk), &pk, sizeof pk, NULL);
             if (p->ts || p->bytes) {
                 /* allocated twice without a free in between: close the old one unseen */
-                if (put_alloc(aw, dt, di, addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
+                struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
+                                  .op = p->op };
+                if (put_alloc(aw, r)) goto dberr;
             }
             p->ts = ts;
             p->bytes = bytes;
@@ -251,11 +247,14 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
             struct pkey pk = { dt, di, addr };
             struct pending *p = hmap_get(&pm, pkey_hash(&pk), &pk, sizeof pk);
             if (p) {
-                if (put_alloc(aw, dt, di, addr, p->bytes, p->ts, 1, ts, 1, p->op)) goto dberr;
+                struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
+                                  .fts = ts, .has_fts = 1, .op = p->op };
+                if (put_alloc(aw, r)) goto dberr;
                 hmap_del(&pm, pkey_hash(&pk), &pk, sizeof pk);
             } else {
                 double_free++;
-                if (put_alloc(aw, dt, di, addr, bytes, 0, 0, ts, 1, 0)) goto dberr;
+                struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = bytes, .fts = ts, .has_fts = 1 };
+                if (put_alloc(aw, r)) goto dberr;
             }
         }
     }
@@ -265,7 +264,9 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
     const struct pending *p;
     while ((p = hmap_next(&pm, &pos, &kp, NULL))) {
         const struct pkey *k = kp;
-        if (put_alloc(aw, k->dt, k->di, k->addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
+        struct arow r = { .dt = k->dt, .di = k->di, .addr = k->addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
+                          .op = p->op };
+        if (put_alloc(aw, r)) goto dberr;
     }
     if (alloc_flush(aw)) goto dberr;
     for (; cur_step < nsteps; cur_step++)

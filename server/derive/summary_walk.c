@@ -104,7 +104,7 @@ static int aw_member(const char **cur, const char *end, struct jtok_val *key, st
         if (!(c = aw_nested(c, end))) return -1;
         *val = (struct jtok_val){ *v == '{' ? JT_OBJECT : JT_ARRAY, v, (size_t)(c - v), 0 };
     } else if ((*c >= '0' && *c <= '9') || (*c == '-' && !((size_t)(end - c) >= 9 && !memcmp(c, "-Infinity", 9)))) {
-        for (c++; c < end && ((unsigned)(*c - '0') < 10 || *c == '.' || *c == 'e' || *c == 'E' || *c == '+' || *c == '-');
+        for (c++; c < end && ((unsigned)(*c - '0') < 10 || *c == '.' || (*c | 0x20) == 'e' || *c == '+' || *c == '-');
              c++)
             ;
         *val = (struct jtok_val){ JT_NUMBER, v, (size_t)(c - v), 0 };
