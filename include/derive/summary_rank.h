@@ -124,8 +124,9 @@ struct frame {
  * once for all threads (each thread's walk had scanned all the rank's
  * events), then read again in that order by the memory pass. `who` is the
  * thread's track until the walk has passed the event, then MEV_WALKED |
- * the innermost operator's name (0: none): 16 bytes an event, no more than
- * the (id, operator) pairs that stood here. */
+ * the innermost operator's name (0: none; str ids stay below 2^31, as
+ * tracks do): 16 bytes an event, no more than the (id, operator) pairs
+ * that stood here. */
 struct memev {
     int64_t ts;
     uint32_t id, who;
