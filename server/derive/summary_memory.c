@@ -43,9 +43,9 @@ int summary_memory_events(struct rankctx *c, struct err *e)
     sqlite3_stmt *st = NULL;
     size_t cap = 0;
     int rc = 0, src;
-    if ((rc = rundb_prepare(c->db, "SELECT id, ts, track FROM mem WHERE rank = ? AND bytes > 0 ORDER BY ts, id", &st,
-                            e)) < 0)
-        return rc;
+    if (sqlite3_prepare_v2(c->db, "SELECT id, ts, track FROM mem WHERE rank = ? AND bytes > 0 ORDER BY ts, id", -1,
+                           &st, NULL) != SQLITE_OK)
+        return rundb_db_error(c->db, e, "analysis (memory events)");
     sqlite3_bind_int(st, 1, c->rank);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), track = sqlite3_column_int64(st, 2);
