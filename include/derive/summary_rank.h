@@ -55,9 +55,16 @@ struct name {
     char *s;
 };
 
+/* Zeroed before use (the driver's memset): the flag cache's empty slots
+ * then read as id 0, whose flags are 0. */
+#define NAMES_FLAG_CACHE 1024
 struct names {
     struct hmap map; /* id -> struct name */
     sqlite3_stmt *get;
+    /* the flags of the ids met last, by id modulo the size: the walk asks
+     * for one per slice (731 k on a 100-step trace), most for a few names */
+    uint32_t flag_id[NAMES_FLAG_CACHE];
+    uint8_t flag[NAMES_FLAG_CACHE];
 };
 
 /* ====================================================================== */
@@ -113,10 +120,18 @@ struct frame {
     uint32_t pystack; /* the Python frames open here (struct walk's stack ids), 0 none */
 };
 
-struct memop {
-    int64_t mem_id;
-    uint32_t op;
+/* An allocation event (bytes > 0) of the rank, in (ts, id) order: read
+ * once for all threads (each thread's walk had scanned all the rank's
+ * events), then read again in that order by the memory pass. `who` is the
+ * thread's track until the walk has passed the event, then MEV_WALKED |
+ * the innermost operator's name (0: none; str ids stay below 2^31, as
+ * tracks do): 16 bytes an event, no more than the (id, operator) pairs
+ * that stood here. */
+struct memev {
+    int64_t ts;
+    uint32_t id, who;
 };
+#define MEV_WALKED 0x80000000u
 
 struct rankctx {
     sqlite3 *db;
@@ -130,8 +145,8 @@ struct rankctx {
     size_t nhs, hscap;
     struct ivlist cat[C_N];
     struct hmap ops, kernels; /* key text -> struct opagg, struct kagg */
-    struct memop *mo;
-    size_t nmo, mocap;
+    struct memev *mev;
+    size_t nmev;
     int64_t cpu_min, cpu_max, all_min, all_max;
     int has_python;
     int api_ops;  /* Nsight export: its CUDA API calls and NVTX ranges are the operators */
@@ -150,6 +165,9 @@ struct step {
  * through nm->get on first use; id 0 is "". Borrowed until the next call
  * (the text itself lives until summary_rank_names_free). */
 const struct name *summary_rank_name(struct names *nm, uint32_t id);
+
+/* summary_rank_name(nm, id)->flags, mostly without its hash lookup. */
+uint8_t summary_rank_flags(struct names *nm, uint32_t id);
 
 /* Frees the cache and finalizes nm->get. */
 void summary_rank_names_free(struct names *nm);

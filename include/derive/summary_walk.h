@@ -22,4 +22,10 @@ int summary_walk_gpu(struct rankctx *c, struct err *e);
 /* Pass 2: the CPU threads (needs pass 1). */
 int summary_walk_cpu(struct rankctx *c, struct err *e);
 
+/* An operator's input shapes from its args text (n bytes): the first
+ * "Input Dims" (or "Input dims") array member as compact JSON
+ * ("[[4,8],[8]]", whitespace outside strings dropped), NULL when there is
+ * none, it is empty, or the args stop parsing before it. Owned by caller. */
+char *summary_walk_shapes(const char *args, size_t n);
+
 #endif

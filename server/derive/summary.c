@@ -127,7 +127,7 @@ out:
     free(c.g);
     free(c.by_corr);
     free(c.hs);
-    free(c.mo);
+    free(c.mev);
     for (int k = 0; k < C_N; k++) ivlist_free(&c.cat[k]);
     hmap_free(&c.ops, summary_rank_free_opagg);
     hmap_free(&c.kernels, summary_rank_free_kagg);

@@ -38,39 +38,89 @@ static uint64_t pkey_hash(const struct pkey *k)
                                    ((uint64_t)(uint32_t)k->dt << 56));
 }
 
-static int cmp_memop(const void *x, const void *y)
+int summary_memory_events(struct rankctx *c, struct err *e)
 {
-    const struct memop *p = x, *q = y;
-    return (p->mem_id > q->mem_id) - (p->mem_id < q->mem_id);
-}
-
-static uint32_t memop_find(const struct rankctx *c, int64_t id)
-{
-    size_t lo = 0, hi = c->nmo;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (c->mo[mid].mem_id < id) lo = mid + 1;
-        else hi = mid;
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    int rc = 0, src;
+    if (sqlite3_prepare_v2(c->db, "SELECT id, ts, track FROM mem WHERE rank = ? AND bytes > 0 ORDER BY ts, id", -1,
+                           &st, NULL) != SQLITE_OK)
+        return rundb_db_error(c->db, e, "analysis (memory events)");
+    sqlite3_bind_int(st, 1, c->rank);
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0), track = sqlite3_column_int64(st, 2);
+        if (id < 0 || id > UINT32_MAX || track < 0 || track >= MEV_WALKED) {
+            rc = err_set(e, ERR_INVALID, "analysis (memory events): id %lld or track %lld beyond 32 bits",
+                         (long long)id, (long long)track);
+            goto out;
+        }
+        if (c->nmev == cap) {
+            cap = cap ? cap * 2 : 1024;
+            c->mev = xrealloc(c->mev, cap * sizeof *c->mev);
+        }
+        c->mev[c->nmev++] = (struct memev){ sqlite3_column_int64(st, 1), (uint32_t)id, (uint32_t)track };
     }
-    return lo < c->nmo && c->mo[lo].mem_id == id ? c->mo[lo].op : 0;
+    if (src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (memory events)");
+out:
+    sqlite3_finalize(st);
+    return rc;
 }
 
-static int put_alloc(sqlite3_stmt *ins, int rank, int dt, int di, int64_t addr, int64_t bytes, int64_t ats,
-                     int has_ats, int64_t fts, int has_fts, uint32_t op)
+/* mem_alloc rows go MA_BATCH to a statement (61 k rows on tiled33: a
+ * step and a reset per row were half the pass); rows keep their order, so
+ * their ids are those row-by-row inserts gave. The statement is a literal:
+ * only its placeholders repeat. */
+#define MA_BATCH 32
+#define MA_ROW "(?,?,?,?,?,?,?,?)"
+#define MA_ROWS4 MA_ROW "," MA_ROW "," MA_ROW "," MA_ROW
+#define MA_ROWS16 MA_ROWS4 "," MA_ROWS4 "," MA_ROWS4 "," MA_ROWS4
+#define MA_INSERT "INSERT INTO mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op) VALUES"
+
+/* A mem_alloc row; no alloc_ts or free_ts: NULL (has_ats, has_fts 0). */
+struct arow {
+    int64_t addr, bytes, ats, fts;
+    int dt, di, has_ats, has_fts;
+    uint32_t op;
+};
+
+struct awrite {
+    sqlite3_stmt *one, *many; /* 1 and MA_BATCH rows */
+    int rank;
+    size_t n;
+    struct arow row[MA_BATCH];
+};
+
+/* Writes the buffered rows: all at once when MA_BATCH, else one by one. */
+static int alloc_flush(struct awrite *w)
 {
-    sqlite3_bind_int(ins, 1, rank);
-    sqlite3_bind_int(ins, 2, dt);
-    sqlite3_bind_int(ins, 3, di);
-    sqlite3_bind_int64(ins, 4, addr);
-    sqlite3_bind_int64(ins, 5, bytes);
-    if (has_ats) sqlite3_bind_int64(ins, 6, ats);
-    else sqlite3_bind_null(ins, 6);
-    if (has_fts) sqlite3_bind_int64(ins, 7, fts);
-    else sqlite3_bind_null(ins, 7);
-    sqlite3_bind_int64(ins, 8, op);
-    int rc = sqlite3_step(ins);
-    sqlite3_reset(ins);
-    return rc == SQLITE_DONE ? 0 : -1;
+    int full = w->n == MA_BATCH;
+    sqlite3_stmt *st = full ? w->many : w->one;
+    for (size_t i = 0; i < w->n; i++) {
+        int k = full ? 8 * (int)i : 0;
+        sqlite3_bind_int(st, k + 1, w->rank);
+        sqlite3_bind_int(st, k + 2, w->row[i].dt);
+        sqlite3_bind_int(st, k + 3, w->row[i].di);
+        sqlite3_bind_int64(st, k + 4, w->row[i].addr);
+        sqlite3_bind_int64(st, k + 5, w->row[i].bytes);
+        if (w->row[i].has_ats) sqlite3_bind_int64(st, k + 6, w->row[i].ats);
+        else sqlite3_bind_null(st, k + 6);
+        if (w->row[i].has_fts) sqlite3_bind_int64(st, k + 7, w->row[i].fts);
+        else sqlite3_bind_null(st, k + 7);
+        sqlite3_bind_int64(st, k + 8, w->row[i].op);
+        if (!full || i + 1 == w->n) {
+            int rc = sqlite3_step(st);
+            sqlite3_reset(st);
+            if (rc != SQLITE_DONE) return -1;
+        }
+    }
+    w->n = 0;
+    return 0;
+}
+
+static int put_alloc(struct awrite *w, struct arow r)
+{
+    w->row[w->n++] = r;
+    return w->n == MA_BATCH ? alloc_flush(w) : 0;
 }
 
 /* Per GPU device and step: allocated memory at the step's end and its
@@ -97,29 +147,65 @@ static void stepmem_note(struct stepmem **sm, size_t *nsm, size_t nsteps, int de
     (*sm)[i].last = total;
 }
 
+/* The peak of one "peak_memory" key: "cpu" or a device number (of any
+ * other type), kept in C while the events stream by (a JSON lookup
+ * and a printed key per event showed in the profile) and written in the
+ * order the keys were first met. */
+struct peak {
+    int cpu, dev;
+    int64_t bytes, ts, reserved;
+};
+
+struct peaks {
+    struct peak *p;
+    size_t n, last;
+};
+
+static void peak_note(struct peaks *pk, int dt, int di, int64_t ts, int64_t total, int64_t reserved)
+{
+    int cpu = dt == 0, dev = cpu ? 0 : di;
+    size_t i = pk->last;
+    if (i >= pk->n || pk->p[i].cpu != cpu || pk->p[i].dev != dev) {
+        for (i = 0; i < pk->n && (pk->p[i].cpu != cpu || pk->p[i].dev != dev); i++)
+            ;
+        if (i == pk->n) {
+            pk->p = xrealloc(pk->p, (pk->n + 1) * sizeof *pk->p);
+            pk->p[pk->n++] = (struct peak){ cpu, dev, -1, 0, 0 };
+        }
+        pk->last = i;
+    }
+    struct peak *p = &pk->p[i];
+    if (total > p->bytes) {
+        p->bytes = total;
+        p->ts = ts;
+    }
+    if (reserved > p->reserved) p->reserved = reserved;
+}
+
 int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nsteps, json_t *summary, struct err *e)
 {
     struct stepmem *sm = NULL;
     size_t nsm = 0, cur_step = 0;
-    sqlite3_stmt *st = NULL, *ins = NULL;
+    sqlite3_stmt *st = NULL;
+    struct awrite *aw = xcalloc(1, sizeof *aw);
     struct hmap pm; /* struct pkey -> struct pending */
     hmap_init(&pm, sizeof(struct pending), 1024);
     json_t *peaks = json_object();
+    struct peaks pk_all = { NULL, 0, 0 };
     int rc = 0;
     uint64_t double_free = 0;
-    if (c->nmo) xqsort(c->mo, c->nmo, sizeof *c->mo, cmp_memop); /* xqsort(NULL, 0) is undefined */
+    size_t next_ev = 0; /* c->mev is in this statement's order: the allocations' operators come in turn */
     if (sqlite3_prepare_v2(c->db,
                            "SELECT id, ts, dev_type, dev_id, addr, bytes, total_alloc, total_reserved FROM mem"
                            " WHERE rank = ? ORDER BY ts, id",
                            -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db,
-                           "INSERT INTO mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op)"
-                           " VALUES(?,?,?,?,?,?,?,?)",
-                           -1, &ins, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, MA_INSERT MA_ROW, -1, &aw->one, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, MA_INSERT MA_ROWS16 "," MA_ROWS16, -1, &aw->many, NULL) != SQLITE_OK) {
         rc = rundb_db_error(c->db, e, "analysis (memory)");
         goto out;
     }
     sqlite3_bind_int(st, 1, c->rank);
+    aw->rank = c->rank;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
@@ -128,9 +214,6 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
         /* NULL totals (the trace did not say) must not read as 0 bytes */
         int64_t total = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6);
         int64_t reserved = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7);
-        char key[32];
-        if (dt == 0) snprintf(key, sizeof key, "cpu");
-        else snprintf(key, sizeof key, "%d", di);
         if (dt == 1 && total >= 0 && nsteps) {
             /* close the steps this sample lies after: their end value is
              * the last sample before it */
@@ -143,39 +226,35 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
                 for (size_t k = 0; k < nsm; k++)
                     if (sm[k].dev == di && total > sm[k].peak[cur_step]) sm[k].peak[cur_step] = total;
         }
-        if (total >= 0) {
-            json_t *p = json_object_get(peaks, key);
-            if (!p) {
-                p = json_pack("{s:I,s:I,s:I}", "bytes", (json_int_t)-1, "ts", (json_int_t)0, "reserved",
-                              (json_int_t)0);
-                json_object_set_new(peaks, key, p);
-            }
-            if (total > json_integer_value(json_object_get(p, "bytes"))) {
-                json_object_set_new(p, "bytes", json_integer(total));
-                json_object_set_new(p, "ts", json_integer(ts));
-            }
-            if (reserved > json_integer_value(json_object_get(p, "reserved")))
-                json_object_set_new(p, "reserved", json_integer(reserved));
-        }
+        if (total >= 0) peak_note(&pk_all, dt, di, ts, total, reserved);
         if (bytes > 0) {
             struct pkey pk = { dt, di, addr };
             struct pending *p = hmap_put(&pm, pkey_hash(&pk), &pk, sizeof pk, NULL);
             if (p->ts || p->bytes) {
                 /* allocated twice without a free in between: close the old one unseen */
-                if (put_alloc(ins, c->rank, dt, di, addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
+                struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
+                                  .op = p->op };
+                if (put_alloc(aw, r)) goto dberr;
             }
             p->ts = ts;
             p->bytes = bytes;
-            p->op = memop_find(c, id);
+            p->op = 0;
+            if (next_ev < c->nmev && c->mev[next_ev].id == id) {
+                uint32_t who = c->mev[next_ev++].who;
+                if (who & MEV_WALKED) p->op = who & ~MEV_WALKED;
+            }
         } else if (bytes < 0) {
             struct pkey pk = { dt, di, addr };
             struct pending *p = hmap_get(&pm, pkey_hash(&pk), &pk, sizeof pk);
             if (p) {
-                if (put_alloc(ins, c->rank, dt, di, addr, p->bytes, p->ts, 1, ts, 1, p->op)) goto dberr;
+                struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
+                                  .fts = ts, .has_fts = 1, .op = p->op };
+                if (put_alloc(aw, r)) goto dberr;
                 hmap_del(&pm, pkey_hash(&pk), &pk, sizeof pk);
             } else {
                 double_free++;
-                if (put_alloc(ins, c->rank, dt, di, addr, bytes, 0, 0, ts, 1, 0)) goto dberr;
+                struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = bytes, .fts = ts, .has_fts = 1 };
+                if (put_alloc(aw, r)) goto dberr;
             }
         }
     }
@@ -185,8 +264,11 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
     const struct pending *p;
     while ((p = hmap_next(&pm, &pos, &kp, NULL))) {
         const struct pkey *k = kp;
-        if (put_alloc(ins, c->rank, k->dt, k->di, k->addr, p->bytes, p->ts, 1, 0, 0, p->op)) goto dberr;
+        struct arow r = { .dt = k->dt, .di = k->di, .addr = k->addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
+                          .op = p->op };
+        if (put_alloc(aw, r)) goto dberr;
     }
+    if (alloc_flush(aw)) goto dberr;
     for (; cur_step < nsteps; cur_step++)
         for (size_t k = 0; k < nsm; k++) sm[k].end[cur_step] = sm[k].last;
     if (nsm) {
@@ -202,6 +284,14 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
         }
         json_object_set_new(summary, "step_memory", smj);
     }
+    for (size_t i = 0; i < pk_all.n; i++) {
+        char key[16];
+        if (pk_all.p[i].cpu) snprintf(key, sizeof key, "cpu");
+        else snprintf(key, sizeof key, "%d", pk_all.p[i].dev);
+        json_object_set_new(peaks, key,
+                            json_pack("{s:I,s:I,s:I}", "bytes", (json_int_t)pk_all.p[i].bytes, "ts",
+                                      (json_int_t)pk_all.p[i].ts, "reserved", (json_int_t)pk_all.p[i].reserved));
+    }
     json_object_set(summary, "peak_memory", peaks);
     if (double_free)
         json_object_set_new(summary, "frees_without_allocation", json_integer((json_int_t)double_free));
@@ -214,10 +304,13 @@ out:
         free(sm[k].peak);
     }
     free(sm);
+    free(pk_all.p);
     json_decref(peaks);
     hmap_free(&pm, NULL);
     sqlite3_finalize(st);
-    sqlite3_finalize(ins);
+    sqlite3_finalize(aw->one);
+    sqlite3_finalize(aw->many);
+    free(aw);
     return rc;
 }
 

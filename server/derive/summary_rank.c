@@ -47,6 +47,16 @@ static void free_name(void *v)
     free(((struct name *)v)->s);
 }
 
+uint8_t summary_rank_flags(struct names *nm, uint32_t id)
+{
+    size_t k = id % NAMES_FLAG_CACHE;
+    if (nm->flag_id[k] != id) {
+        nm->flag[k] = summary_rank_name(nm, id)->flags;
+        nm->flag_id[k] = id;
+    }
+    return nm->flag[k];
+}
+
 void summary_rank_names_free(struct names *nm)
 {
     hmap_free(&nm->map, free_name);

@@ -14,6 +14,7 @@
 #include "base/xmalloc.h"
 #include "derive/ivlist.h"
 #include "derive/kclass.h"
+#include "derive/summary_memory.h"
 #include "store/model.h"
 #include "store/rundb.h"
 #include "store/scan.h"
@@ -31,6 +32,101 @@ struct kargs {
     char *limiter;   /* occupancy.limitingFactors, owned, or NULL */
 };
 
+/* Args are read with jtok's span grammar, written out here so that a
+ * member costs a few compares and no calls: the operators' input shapes
+ * are pulled from every cpu_op's args on each import (370 k of them, 80 MB,
+ * on a 100-step trace). aw_member accepts and refuses what
+ * jtok_span_next_member does (summary_walk_test holds the cases). */
+static const char *aw_ws(const char *c, const char *end)
+{
+    while (c < end && (*c == ' ' || *c == '\n' || *c == '\r' || *c == '\t')) c++;
+    return c;
+}
+
+/* The byte after the closing quote of the string whose body starts at c,
+ * or NULL when it never closes; *esc = 1 when the body holds a backslash. */
+static const char *aw_string(const char *c, const char *end, int *esc)
+{
+    while (c < end) {
+        if (*c == '"') return c + 1;
+        if (*c == '\\') {
+            *esc = 1;
+            c += 2;
+        } else {
+            c++;
+        }
+    }
+    return NULL;
+}
+
+/* The byte after the object or array opening at c, or NULL when it never
+ * closes. Brackets are counted, not matched, as jtok does. */
+static const char *aw_nested(const char *c, const char *end)
+{
+    int depth = 0, esc;
+    while (c < end) {
+        char ch = *c++;
+        if (ch == '"') {
+            if (!(c = aw_string(c, end, &esc))) return NULL;
+        } else if (ch == '{' || ch == '[') {
+            depth++;
+        } else if ((ch == '}' || ch == ']') && --depth == 0) {
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/* jtok_span_next_member, inline: 1 with key and val filled, 0 at the
+ * closing '}', -1 where jtok would fail. */
+static int aw_member(const char **cur, const char *end, struct jtok_val *key, struct jtok_val *val)
+{
+    const char *c = aw_ws(*cur, end), *v;
+    if (c < end && *c == '{') c = aw_ws(c + 1, end);
+    if (c < end && *c == ',') c = aw_ws(c + 1, end);
+    if (c < end && *c == '}') {
+        *cur = c + 1;
+        return 0;
+    }
+    if (c >= end || *c != '"') return -1;
+    *key = (struct jtok_val){ JT_STRING, c + 1, 0, 0 };
+    if (!(c = aw_string(c + 1, end, &key->escaped))) return -1;
+    key->n = (size_t)(c - 1 - key->p);
+    c = aw_ws(c, end);
+    if (c >= end || *c != ':') return -1;
+    v = c = aw_ws(c + 1, end);
+    if (c >= end) return -1;
+    if (*c == '"') {
+        *val = (struct jtok_val){ JT_STRING, c + 1, 0, 0 };
+        if (!(c = aw_string(c + 1, end, &val->escaped))) return -1;
+        val->n = (size_t)(c - 1 - val->p);
+    } else if (*c == '{' || *c == '[') {
+        if (!(c = aw_nested(c, end))) return -1;
+        *val = (struct jtok_val){ *v == '{' ? JT_OBJECT : JT_ARRAY, v, (size_t)(c - v), 0 };
+    } else if ((*c >= '0' && *c <= '9') || (*c == '-' && !((size_t)(end - c) >= 9 && !memcmp(c, "-Infinity", 9)))) {
+        for (c++; c < end && ((unsigned)(*c - '0') < 10 || *c == '.' || (*c | 0x20) == 'e' || *c == '+' || *c == '-');
+             c++)
+            ;
+        *val = (struct jtok_val){ JT_NUMBER, v, (size_t)(c - v), 0 };
+    } else { /* true, false, null, NaN, Infinity, -Infinity */
+        struct err e;
+        if (jtok_span_value(&c, end, val, &e) != 0) return -1;
+    }
+    c = aw_ws(c, end);
+    if (c >= end || (*c != ',' && *c != '}')) return -1;
+    *cur = c;
+    return 1;
+}
+
+/* A member name equals lit: the length first, jtok_str_eq only for names
+ * with escapes (370 k operators' args of ~10 members each are read per
+ * import; two calls and a strlen per member showed in the profile). */
+static int key_is(const struct jtok_val *k, const char *lit, size_t n)
+{
+    return k->escaped ? jtok_str_eq(k, lit) : k->n == n && memcmp(k->p, lit, n) == 0;
+}
+#define KEY_IS(k, lit) key_is(k, lit, sizeof lit - 1)
+
 static double span_num(const struct jtok_val *v)
 {
     return v->type == JT_NUMBER ? strtod(v->p, NULL) : -1.0;
@@ -40,7 +136,6 @@ static void kargs_scan(const char *args, size_t n, struct kargs *k)
 {
     const char *cur = args, *end = args + n;
     struct jtok_val key, val;
-    struct err e;
     k->bps = k->occ = -1.0;
     k->device = -1;
     k->collective = 0;
@@ -48,16 +143,16 @@ static void kargs_scan(const char *args, size_t n, struct kargs *k)
     while (cur < end && *cur != '{') cur++;
     if (cur == end) return;
     cur++;
-    while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
-        if (jtok_str_eq(&key, "blocks per SM")) k->bps = span_num(&val);
-        else if (jtok_str_eq(&key, "est. achieved occupancy %")) k->occ = span_num(&val);
-        else if (jtok_str_eq(&key, "device") && val.type == JT_NUMBER) k->device = atoi(val.p);
-        else if (jtok_str_eq(&key, "Collective name")) k->collective = 1;
-        else if (jtok_str_eq(&key, "occupancy") && val.type == JT_OBJECT && !k->limiter) {
+    while (aw_member(&cur, end, &key, &val) == 1) {
+        if (KEY_IS(&key, "blocks per SM")) k->bps = span_num(&val);
+        else if (KEY_IS(&key, "est. achieved occupancy %")) k->occ = span_num(&val);
+        else if (KEY_IS(&key, "device") && val.type == JT_NUMBER) k->device = atoi(val.p);
+        else if (KEY_IS(&key, "Collective name")) k->collective = 1;
+        else if (KEY_IS(&key, "occupancy") && val.type == JT_OBJECT && !k->limiter) {
             const char *oc = val.p + 1, *oe = val.p + val.n;
             struct jtok_val ok, ov;
-            while (jtok_span_next_member(&oc, oe, &ok, &ov, &e) == 1) {
-                if (jtok_str_eq(&ok, "limitingFactors") && ov.type == JT_STRING && ov.n) {
+            while (aw_member(&oc, oe, &ok, &ov) == 1) {
+                if (KEY_IS(&ok, "limitingFactors") && ov.type == JT_STRING && ov.n) {
                     char *t = xmalloc(ov.n + 1);
                     size_t m = ov.escaped ? jtok_unescape(ov.p, ov.n, t) : (memcpy(t, ov.p, ov.n), ov.n);
                     t[m] = 0;
@@ -69,18 +164,15 @@ static void kargs_scan(const char *args, size_t n, struct kargs *k)
     }
 }
 
-/* The input shapes of an operator as compact JSON ("[[4,8],[8]]"), or
- * NULL when the args have none. Owned by caller. */
-static char *op_shapes(const char *args, size_t n)
+char *summary_walk_shapes(const char *args, size_t n)
 {
     const char *cur = args, *end = args + n;
     struct jtok_val key, val;
-    struct err e;
     while (cur < end && *cur != '{') cur++;
     if (cur == end) return NULL;
     cur++;
-    while (jtok_span_next_member(&cur, end, &key, &val, &e) == 1) {
-        if ((jtok_str_eq(&key, "Input Dims") || jtok_str_eq(&key, "Input dims")) && val.type == JT_ARRAY) {
+    while (aw_member(&cur, end, &key, &val) == 1) {
+        if (val.type == JT_ARRAY && (KEY_IS(&key, "Input Dims") || KEY_IS(&key, "Input dims"))) {
             /* drop whitespace outside strings so equal shapes group together */
             char *out = xmalloc(val.n + 1);
             size_t m = 0;
@@ -167,7 +259,7 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
         if (ts + dur > c->all_max) c->all_max = ts + dur;
         if (kind == TB_K_GPU_ANNOTATION) {
             /* gloo/nccl ranges the profiler draws on GPU lanes */
-            if (summary_rank_name(&c->names, name)->flags & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, ts + dur);
+            if (summary_rank_flags(&c->names, name) & NF_COMM_OP) ivlist_add(&c->cat[C_COMM], ts, ts + dur);
             continue;
         }
         if (kind != TB_K_KERNEL && kind != TB_K_MEMCPY && kind != TB_K_MEMSET) continue;
@@ -198,7 +290,7 @@ static int load_gpu_track(struct rankctx *c, sqlite3_stmt *st, int64_t first, in
             } else {
                 ka.collective = 0;
             }
-            g->flags = summary_rank_name(&c->names, name)->flags & (NF_TC | NF_COMM_KERNEL);
+            g->flags = summary_rank_flags(&c->names, name) & (NF_TC | NF_COMM_KERNEL);
             if (ka.collective) g->flags |= NF_COMM_KERNEL;
         }
         c->ng++;
@@ -231,9 +323,9 @@ struct walk {
     struct frame *f;
     int n, cap;
     int top_op; /* index of the innermost operator frame, -1 none */
-    sqlite3_stmt *mem;
-    int mem_has;
-    int64_t mem_id, mem_ts;
+    uint32_t track;
+    size_t ev;             /* this thread's next memory event in c->mev, c->nmev none */
+    struct hmap first_ev;  /* track -> index in c->mev of its first event */
     struct hmap chain;     /* (parent node, name) -> node id (index in node, from 1) */
     struct hmap canon;     /* stack text -> its index in texts */
     struct pynode *node;   /* [0] unused: node 0 is "no Python frame" */
@@ -252,7 +344,7 @@ static void finish_frame(struct rankctx *c, struct walk *w, int i)
         int64_t tc_total = f->tc_self + f->tc_children;
         /* an API call or NVTX range (Nsight) says nothing of matmul work */
         int elig = f->kind == TB_K_CPU_OP &&
-                   (f->tc_elig || (summary_rank_name(&c->names, f->name)->flags & NF_TC_ELIGIBLE) || f->tc_self > 0);
+                   (f->tc_elig || (summary_rank_flags(&c->names, f->name) & NF_TC_ELIGIBLE) || f->tc_self > 0);
         /* name, stack text (interned: its index), shape */
         uint32_t stack = w->node[f->pystack].canon;
         size_t sl = f->shape ? strlen(f->shape) : 0, klen = 8 + sl;
@@ -299,35 +391,21 @@ static void pop_frame(struct rankctx *c, struct walk *w)
 
 /* Memory events of this thread before `until` go to the innermost operator
  * running at their time. */
-static int flush_mem(struct rankctx *c, struct walk *w, int64_t until)
+static void flush_mem(struct rankctx *c, struct walk *w, int64_t until)
 {
-    while (w->mem_has && w->mem_ts < until) {
+    while (w->ev < c->nmev && c->mev[w->ev].ts < until) {
+        struct memev *m = &c->mev[w->ev];
         uint32_t op = 0;
         for (int i = w->top_op; i >= 0; i = w->f[i].op_parent) {
-            if (w->f[i].ts <= w->mem_ts && w->mem_ts < w->f[i].end) {
+            if (w->f[i].ts <= m->ts && m->ts < w->f[i].end) {
                 op = w->f[i].name;
                 break;
             }
         }
-        if (op) {
-            if (c->nmo == c->mocap) {
-                c->mocap = c->mocap ? c->mocap * 2 : 1024;
-                c->mo = xrealloc(c->mo, c->mocap * sizeof *c->mo);
-            }
-            c->mo[c->nmo].mem_id = w->mem_id;
-            c->mo[c->nmo].op = op;
-            c->nmo++;
-        }
-        int rc = sqlite3_step(w->mem);
-        if (rc == SQLITE_ROW) {
-            w->mem_id = sqlite3_column_int64(w->mem, 0);
-            w->mem_ts = sqlite3_column_int64(w->mem, 1);
-        } else {
-            w->mem_has = 0;
-            if (rc != SQLITE_DONE) return -1;
-        }
+        m->who = MEV_WALKED | op;
+        do w->ev++;
+        while (w->ev < c->nmev && c->mev[w->ev].who != w->track);
     }
-    return 0;
 }
 
 /* Up to this many innermost Python frames make an operator's call stack. */
@@ -360,7 +438,8 @@ static uint32_t pynode_get(struct rankctx *c, struct walk *w, uint32_t below, ui
 {
     uint32_t key[2] = { below, name };
     int fresh;
-    uint32_t *id = hmap_put(&w->chain, hmap_hash_bytes(key, sizeof key), key, sizeof key, &fresh);
+    /* one 64-bit hash for the pair (the map is only looked up, never walked) */
+    uint32_t *id = hmap_put(&w->chain, hmap_hash_u64((uint64_t)below << 32 | name), key, sizeof key, &fresh);
     if (!fresh) return *id;
     if (w->nnode == w->nodecap) {
         w->nodecap = w->nodecap ? w->nodecap * 2 : 256;
@@ -407,16 +486,9 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
     int rc;
     w->n = 0;
     w->top_op = -1;
-    sqlite3_bind_int(w->mem, 1, c->rank);
-    sqlite3_bind_int64(w->mem, 2, track);
-    rc = sqlite3_step(w->mem);
-    w->mem_has = rc == SQLITE_ROW;
-    if (w->mem_has) {
-        w->mem_id = sqlite3_column_int64(w->mem, 0);
-        w->mem_ts = sqlite3_column_int64(w->mem, 1);
-    } else if (rc != SQLITE_DONE) {
-        return rundb_db_error(c->db, e, "analysis (memory events)");
-    }
+    w->track = track;
+    const size_t *ev0 = hmap_get(&w->first_ev, hmap_hash_u64(track), &track, sizeof track);
+    w->ev = ev0 ? *ev0 : c->nmev;
 
     sqlite3_bind_int64(st, 1, first);
     sqlite3_bind_int64(st, 2, last);
@@ -425,20 +497,14 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         int64_t parent = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
         uint32_t name = (uint32_t)sqlite3_column_int64(st, 4);
         int kind = sqlite3_column_int(st, 5);
-        int64_t corr = sqlite3_column_int64(st, 6);
         int64_t end = ts + dur;
 
-        /* memory events first: a frame about to be popped may hold them */
-        if (flush_mem(c, w, ts) != 0) {
-            rc = SQLITE_ERROR;
-            break;
-        }
+        flush_mem(c, w, ts); /* first: a frame about to be popped may hold them */
         while (w->n && w->f[w->n - 1].id != parent) pop_frame(c, w);
         if (ts < c->all_min) c->all_min = ts;
         if (end > c->all_max) c->all_max = end;
 
-        const struct name *nm = summary_rank_name(&c->names, name);
-        uint8_t nf = nm->flags;
+        uint8_t nf = summary_rank_flags(&c->names, name);
         int is_op = 0;
         int64_t dev = 0, tc = 0; /* what an API call launched */
         switch (kind) {
@@ -446,6 +512,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         case TB_K_DRIVER: {
             ivlist_add(&c->cat[C_RUNTIME], ts, end);
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
+            int64_t corr = sqlite3_column_int64(st, 6); /* read here: 1 row in 10 is a launch */
             for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].key == corr; k++) {
                 struct gop *g = &c->g[c->by_corr[k].idx];
                 g->launch_ts = ts;
@@ -514,17 +581,16 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         f->tc_self = is_op ? tc : 0;
         f->pystack = w->n ? w->f[w->n - 1].pystack : 0;
         if (kind == TB_K_PYTHON) f->pystack = python_push(c, w, f->pystack, name);
-        if (is_op) {
+        if (is_op && kind == TB_K_CPU_OP) {
             const char *args = (const char *)sqlite3_column_text(st, 7);
-            if (args) f->shape = op_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
-            w->top_op = w->n;
+            if (args) f->shape = summary_walk_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
         }
+        if (is_op) w->top_op = w->n;
         w->n++;
     }
     sqlite3_reset(st);
-    if (rc == SQLITE_DONE && flush_mem(c, w, INT64_MAX) != 0) rc = SQLITE_ERROR;
+    if (rc == SQLITE_DONE) flush_mem(c, w, INT64_MAX);
     while (w->n) pop_frame(c, w);
-    sqlite3_reset(w->mem);
     if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (CPU slices)");
     return 0;
 }
@@ -534,23 +600,28 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
     static const char tracks_sql[] =
         "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0 ORDER BY id";
     static const char slice_sql[] =
-        "SELECT id, ts, dur, parent, name, kind, corr, CASE WHEN kind = 1 THEN args END"
-        " FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
-    static const char mem_sql[] =
-        "SELECT id, ts FROM mem WHERE rank = ? AND track = ? AND bytes > 0 ORDER BY ts, id";
+        "SELECT id, ts, dur, parent, name, kind, corr, args FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
     sqlite3_stmt *tr = NULL, *st = NULL;
     struct walk w;
     int rc = 0;
     memset(&w, 0, sizeof w);
     hmap_init(&w.chain, sizeof(uint32_t), 256);
     hmap_init(&w.canon, sizeof(uint32_t), 256);
+    hmap_init(&w.first_ev, sizeof(size_t), 16);
     w.node = xcalloc(w.nodecap = 256, sizeof *w.node);
     w.nnode = 1;
     w.texts = xcalloc(w.textcap = 256, sizeof *w.texts);
     w.ntext = 1;
+    if ((rc = summary_memory_events(c, e)) != 0) goto out;
+    for (size_t i = 0; i < c->nmev; i++) {
+        uint32_t t = c->mev[i].who;
+        int fresh;
+        if (i && c->mev[i - 1].who == t) continue;
+        size_t *at = hmap_put(&w.first_ev, hmap_hash_u64(t), &t, sizeof t, &fresh);
+        if (fresh) *at = i;
+    }
     if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, mem_sql, -1, &w.mem, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK) {
         rc = rundb_db_error(c->db, e, "analysis (CPU slices)");
         goto out;
     }
@@ -570,7 +641,7 @@ out:
     free(w.node);
     hmap_free(&w.chain, NULL);
     hmap_free(&w.canon, NULL);
-    sqlite3_finalize(w.mem);
+    hmap_free(&w.first_ev, NULL);
     sqlite3_finalize(tr);
     sqlite3_finalize(st);
     return rc;

@@ -36,6 +36,40 @@ static void test_names(void)
     sqlite3_close(db);
 }
 
+/* The flag cache in front of the map: ids sharing a slot (1 and 1 +
+ * NAMES_FLAG_CACHE) each get their own flags, id 0 reads 0, and a cached
+ * id is not looked up again. */
+static void test_flag_cache(void)
+{
+    sqlite3 *db;
+    REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);
+    char *sql = sqlite3_mprintf("CREATE TABLE str(id INTEGER PRIMARY KEY, s TEXT);"
+                                "INSERT INTO str VALUES(1, 'ProfilerStep#3'), (%d, 'ncclKernel_AllReduce'),"
+                                "(2, 'aten::mm');",
+                                1 + NAMES_FLAG_CACHE);
+    REQUIRE(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_free(sql);
+    struct names nm;
+    memset(&nm, 0, sizeof nm);
+    hmap_init(&nm.map, sizeof(struct name), 4);
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT s FROM str WHERE id = ?", -1, &nm.get, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(summary_rank_flags(&nm, 0), 0);
+    CHECK_EQ_INT(nm.map.n, 0); /* id 0 is never looked up */
+    uint8_t step = summary_rank_flags(&nm, 1), nccl = summary_rank_flags(&nm, 1 + NAMES_FLAG_CACHE);
+    CHECK(step & NF_STEP);
+    CHECK(!(step & NF_COMM_KERNEL));
+    CHECK(nccl & NF_COMM_KERNEL);
+    CHECK(!(nccl & NF_STEP));
+    CHECK_EQ_INT(summary_rank_flags(&nm, 1), step); /* evicted by the other id, read again */
+    CHECK_EQ_INT(summary_rank_flags(&nm, 2), summary_rank_name(&nm, 2)->flags);
+    CHECK_EQ_INT(nm.map.n, 3);
+    sqlite3_finalize(nm.get);
+    nm.get = NULL; /* a cached id needs no statement */
+    CHECK_EQ_INT(summary_rank_flags(&nm, 2), summary_rank_name(&nm, 2)->flags);
+    summary_rank_names_free(&nm);
+    sqlite3_close(db);
+}
+
 static void test_correlation_index(void)
 {
     struct rankctx c;
@@ -72,6 +106,7 @@ static void test_correlation_index(void)
 int main(void)
 {
     RUN(test_names);
+    RUN(test_flag_cache);
     RUN(test_correlation_index);
     return harness_done("summary_rank");
 }

@@ -5,6 +5,8 @@
  * summary_golden_test.c. */
 #include "summary_fixture.h"
 
+#include "derive/summary_walk.h"
+
 /* linear [0,50) > addmm [10,40) > launch [15,20) -> kernel of 30; a second
  * addmm with other shapes launches nothing. */
 static void test_operator_and_kernel_tables(void)
@@ -72,11 +74,67 @@ static void test_python_stacks(void)
     sqlite3_close(db);
 }
 
+/* Shapes (args text, expected; NULL: none). The reader follows jtok's span
+ * grammar: only a top-level member counts, brackets and quotes inside
+ * strings are text, escaped names are decoded, and args that stop parsing
+ * before the member have none. */
+static void test_shapes(void)
+{
+    static const char *const cases[][2] = {
+        { "{\"Input Dims\": [[4, 8], [8]]}", "[[4,8],[8]]" },
+        { "{\"Input dims\":[[2]]}", "[[2]]" },
+        { " \n{ \"a\" : 1 , \"Input Dims\"\t:\n[[3]] }", "[[3]]" },
+        { "{{\"Input Dims\":[[3]]}", "[[3]]" }, /* jtok takes a second '{' */
+        { "{,\"Input Dims\":[[3]]}", "[[3]]" },
+        { "{\"Input\\u0020Dims\":[[5]]}", "[[5]]" },
+        { "{\"Input Dims\":\"[[1]]\",\"Input Dims\":[[6]]}", "[[6]]" }, /* the first array */
+        { "{\"Input Dims\":[[1]],\"Input Dims\":[[6]]}", "[[1]]" },
+        { "{\"a\":{\"Input Dims\":[[9]]},\"b\":[[\"Input Dims\"]]}", NULL },
+        { "{\"s\":\"\\\"Input Dims\\\":[[7]]\"}", NULL },
+        { "{\"Concrete Inputs\":[\"]\",\"[1, 2]\",\"\\\"]\"],\"Input Dims\":[[5, 6]]}", "[[5,6]]" },
+        { "{\"a\":\"x\\\\\",\"Input Dims\":[[2]]}", "[[2]]" },
+        { "{\"a\":-1.5e3,\"b\":-Infinity,\"c\":NaN,\"d\":true,\"e\":null,\"f\":false,\"g\":Infinity,"
+          "\"Input Dims\":[[1]]}",
+          "[[1]]" },
+        { "{\"Input Dims\":[[\"a b\", \"c\\\"] d\"]]}", "[[\"a b\",\"c\\\"] d\"]]" },
+        { "{\"Input Dims\":[]}", NULL },
+        { "{\"Input Dims\":[ ]}", NULL },
+        { "{\"a\":1 \"Input Dims\":[[1]]}", NULL },
+        { "{\"a\":tru,\"Input Dims\":[[1]]}", NULL },
+        { "{\"a\":-,\"Input Dims\":[[1]]}", "[[1]]" }, /* jtok reads "-" as a number */
+        { "{\"a\":[1,\"Input Dims\":[[1]]}", NULL },
+        { "{\"a\":\"x,\"Input Dims\":[[1]]}", NULL },
+        { "{\"Input Dims\":[[1,2]", NULL },
+        { "{\"Input Dims\":[[1]]", NULL },    /* a member ends at ',' or '}' */
+        { "{\"a\":1}\"Input Dims\":[[1]]}", NULL },
+        { "[[1]]", NULL },
+        { "", NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = summary_walk_shapes(cases[i][0], strlen(cases[i][0]));
+        if (cases[i][1]) {
+            CHECK(got != NULL);
+            if (got) CHECK_EQ_STR(got, cases[i][1]);
+        } else {
+            CHECK(got == NULL);
+        }
+        if ((got == NULL) != (cases[i][1] == NULL) || (got && strcmp(got, cases[i][1])))
+            fprintf(stderr, "case %zu: %s -> %s\n", i, cases[i][0], got ? got : "NULL");
+        free(got);
+    }
+    /* the length bounds the text: a member past n is not seen */
+    const char *t = "{\"a\":1,\"Input Dims\":[[1]]}";
+    char *got = summary_walk_shapes(t, 7);
+    CHECK(got == NULL);
+    free(got);
+}
+
 int main(void)
 {
     if (fixture_begin() != 0) return 1;
     RUN(test_operator_and_kernel_tables);
     RUN(test_python_stacks);
+    RUN(test_shapes);
     fixture_end();
     return harness_done("summary_walk");
 }
