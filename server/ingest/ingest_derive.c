@@ -2,6 +2,7 @@
 #include "ingest/ingest_derive.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -34,6 +35,19 @@ const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "an
 #define HOST_BYTES 40
 #define MAX_THREADS 8
 
+/* The niceness of the threads begun before the indexes: the job's thread
+ * builds the indexes meanwhile and the run opens when they are done, so
+ * they take the cores it leaves. Idle 2-core machine, tiled33, 3 runs each:
+ * visible after 1.88-1.93 s against 2.13-2.14 s at the same priority, and
+ * done after 2.78-2.86 s against 2.98-2.99 s (they still take both cores
+ * while the job's thread waits). Per thread (Linux); a failure is ignored. */
+#define EARLY_NICE 10
+
+static void nice_thread(int nice)
+{
+    if (nice) setpriority(PRIO_PROCESS, (id_t)gettid(), nice);
+}
+
 /* ====================================================================== */
 /* Ranks in parallel                                                      */
 /* ====================================================================== */
@@ -62,6 +76,7 @@ struct rank_pass {
     const int64_t *cost;
     char **scratch;
     sqlite3 **dbs; /* NULL, or each rank's scratch opened ahead (NULL once its job has it) */
+    int nice;      /* the workers' niceness (EARLY_NICE for a pass begun early) */
     int *state, *rc;
     struct err *err;
     int n, next;
@@ -128,6 +143,7 @@ static void work(struct rank_pass *p, int until)
 static void *pass_worker(void *arg)
 {
     struct rank_pass *p = arg;
+    nice_thread(p->nice);
     pthread_mutex_lock(&p->mu);
     work(p, -1);
     pthread_mutex_unlock(&p->mu);
@@ -265,6 +281,7 @@ struct side {
     const char *run_path;
     const struct config_rules *rules;
     sem_t *opened; /* posted once the thread has its files open, or failed to (NULL: not told) */
+    int nice;
     atomic_int cancel;
     pthread_t th;
     int started, rc;
@@ -275,6 +292,7 @@ static void *side_main(void *arg)
 {
     struct side *s = arg;
     sqlite3 *db = NULL;
+    nice_thread(s->nice);
     int rc = rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
     if (s->opened) sem_post(s->opened);
     if (rc == 0) rc = s->rules ? rules_run(db, s->rules, &s->e) : timeline_build_trace(db, &s->e);
@@ -377,6 +395,7 @@ static void early_summary(struct ingest_derive_early *x, int threads)
             return;
         }
     }
+    p->nice = EARLY_NICE;
     rank_pass_begin(p, threads);
     x->sum_begun = 1;
 }
@@ -391,6 +410,7 @@ struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int t
     if (sem_init(&x->opened, 0, 0) == 0) {
         x->has_sem = 1;
         x->s.opened = &x->opened;
+        x->s.nice = EARLY_NICE;
         side_start(&x->s, x->run_path, "aside", NULL);
         if (x->s.started)
             while (sem_wait(&x->opened) != 0) continue; /* EINTR */
