@@ -27,7 +27,12 @@ const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "an
  * summary and the GPU analyses) plus, in the GPU analyses, HOST_BYTES per
  * host slice up to AN_HOST_ROWS (the host slices they hold). Measured on 4
  * ranks of tiled33 (52 k GPU ops each): the derive's RSS grew 19 MB with a
- * second rank thread before the host slices were held. A rank alone always
+ * second rank thread before the host slices were held, ~50 MB since. The
+ * rest of the import (the timeline's and the rules' threads, up to ~50 MB
+ * of held rows each, and the job's connection) is outside this budget. On
+ * the 16-core box 4 such ranks peaked at 240-247 MiB, during the index
+ * build with the work begun beside it, not here: 160 MiB here changed
+ * nothing but the time (13.1-13.7 -> 15.8-17.6 s). A rank alone always
  * runs. */
 #define DERIVE_MEMORY ((int64_t)256 << 20)
 #define RANK_BYTES ((int64_t)4 << 20)
@@ -77,6 +82,7 @@ struct rank_pass {
     char **scratch;
     sqlite3 **dbs; /* NULL, or each rank's scratch opened ahead (NULL once its job has it) */
     int nice;      /* the workers' niceness (EARLY_NICE for a pass begun early) */
+    int64_t budget; /* the cost of the ranks in flight at most (a rank alone always runs) */
     int *state, *rc;
     struct err *err;
     int n, next;
@@ -93,7 +99,7 @@ static int take(struct rank_pass *p)
 {
     if (atomic_load(&p->cancel) || p->next >= p->n) return -1;
     int i = p->next;
-    if (p->in_use > 0 && p->in_use + p->cost[i] > DERIVE_MEMORY) return -1;
+    if (p->in_use > 0 && p->in_use + p->cost[i] > p->budget) return -1;
     p->next++;
     p->in_use += p->cost[i];
     p->state[i] = JOB_RUNNING;
@@ -209,6 +215,10 @@ static void rank_pass_end(struct rank_pass *p)
 static int rank_pass_finish(sqlite3 *db, const char *db_path, struct rank_pass *p, struct err *e)
 {
     int rc = 0;
+    pthread_mutex_lock(&p->mu); /* a pass begun early: the index build's memory is free now */
+    p->budget = DERIVE_MEMORY;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->n && rc == 0; i++) {
         rc = pass_wait(p, i, e);
         char *scratch = xasprintf("%s.r%d", db_path, i);
@@ -266,6 +276,7 @@ static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *r
     p.ranks = rl->ranks;
     p.cost = rl->cost;
     p.n = rl->n;
+    p.budget = DERIVE_MEMORY;
     return rank_pass_run(db, &p, rl->threads, e);
 }
 
@@ -353,10 +364,12 @@ struct ingest_derive_early {
     int sum_begun;
 };
 
-/* What the summary begun early may cost, all ranks together: it runs
- * beside the index build (whose sorter and page cache peak then) and the
- * timeline. */
-#define EARLY_MEMORY ((int64_t)96 << 20)
+/* What the summaries begun early may cost in flight: they run beside the
+ * index build (whose sorter and page cache peak then) and the timeline. A
+ * rank costing more is not begun early. On the 16-core box, 4 ranks of
+ * tiled33 (~21 MB each by this count) at once with 96 MB took the import's
+ * peak RSS from 147 to 241 MiB. */
+#define EARLY_MEMORY ((int64_t)48 << 20)
 
 /* The summary's rank pass begun on x's run, every scratch opened here (the
  * run's folder is renamed under the workers); nothing begun when the ranks
@@ -365,7 +378,7 @@ static void early_summary(struct ingest_derive_early *x, int threads)
 {
     sqlite3 *db = NULL;
     struct err e;
-    int64_t total = 0;
+    int64_t most = 0;
     if (sqlite3_open_v2(x->run_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         return;
@@ -373,8 +386,8 @@ static void early_summary(struct ingest_derive_early *x, int threads)
     sqlite3_busy_timeout(db, 5000);
     int rc = rank_costs(db, &x->rl, 0, &e);
     sqlite3_close(db);
-    for (int i = 0; rc == 0 && i < x->rl.n; i++) total += x->rl.cost[i];
-    if (rc != 0 || x->rl.n < 1 || x->rl.n > MAX_THREADS || total > EARLY_MEMORY) return;
+    for (int i = 0; rc == 0 && i < x->rl.n; i++) most = x->rl.cost[i] > most ? x->rl.cost[i] : most;
+    if (rc != 0 || x->rl.n < 1 || x->rl.n > MAX_THREADS || most > EARLY_MEMORY) return;
     struct rank_pass *p = &x->sum;
     p->run_path = x->run_path;
     p->run = summary_run_rank;
@@ -396,6 +409,7 @@ static void early_summary(struct ingest_derive_early *x, int threads)
         }
     }
     p->nice = EARLY_NICE;
+    p->budget = EARLY_MEMORY;
     rank_pass_begin(p, threads);
     x->sum_begun = 1;
 }
