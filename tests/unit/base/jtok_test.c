@@ -721,9 +721,90 @@ static void test_to_i64(void)
     CHECK_EQ_INT(jtok_to_double(&bad, &d), ERR_INVALID);
 }
 
+/* A random value the scanner must delimit exactly: nested arrays and
+ * objects, strings (some longer than 16 bytes, holding brackets, commas and
+ * escaped quotes and backslashes, at every alignment), numbers, literals.
+ * Appends to d at *n; depth bounds the nesting. */
+static void gen_value(char *d, size_t *n, unsigned *seed, int depth)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    unsigned r = (*seed >> 8) % 10;
+    if (depth > 0 && r < 3) {
+        int obj = r == 0;
+        d[(*n)++] = obj ? '{' : '[';
+        *seed = *seed * 1103515245u + 12345u;
+        int k = (int)((*seed >> 8) % 5);
+        for (int i = 0; i < k; i++) {
+            if (i) d[(*n)++] = ',';
+            if (obj) {
+                *n += (size_t)sprintf(d + *n, "\"k%d\": ", i);
+            }
+            gen_value(d, n, seed, depth - 1);
+        }
+        d[(*n)++] = obj ? '}' : ']';
+    } else if (r < 7) {
+        static const char *const bits[] = { "a", "]", "}", "[", "{", ",", "\\\"", "\\\\", "xyzxyzxyzxyzxyzxyz", " " };
+        d[(*n)++] = '"';
+        *seed = *seed * 1103515245u + 12345u;
+        int k = (int)((*seed >> 8) % 12);
+        for (int i = 0; i < k; i++) {
+            *seed = *seed * 1103515245u + 12345u;
+            const char *b = bits[(*seed >> 8) % 10];
+            memcpy(d + *n, b, strlen(b));
+            *n += strlen(b);
+        }
+        d[(*n)++] = '"';
+    } else {
+        *n += (size_t)sprintf(d + *n, r == 9 ? "true" : "%u", *seed % 100000);
+    }
+}
+
+/* Generated values, each read whole (the scanner's 16-byte steps, and the
+ * byte steps of a window's end, given random and 1-byte pieces): every
+ * extent is exactly the value written. */
+static void test_extent_generated(void)
+{
+    unsigned seed = 7;
+    char *d = xmalloc(1u << 16);
+    for (int round = 0; round < 400; round++) {
+        size_t n = 0, ends[8];
+        int nv = 0;
+        d[n++] = '[';
+        for (int i = 0; i < 8; i++) {
+            if (i) d[n++] = ',';
+            size_t at = n;
+            gen_value(d, &n, &seed, 4);
+            ends[nv++] = n - at;
+        }
+        d[n++] = ']';
+        for (int mode = 0; mode < 2; mode++) {
+            struct feed f;
+            struct jtok t;
+            struct err e;
+            const char *p;
+            size_t vn;
+            int tr, ok = 1;
+            feed_init(&f, d, n);
+            f.chunk = mode == 0 ? 1 : 0;
+            f.seed = (unsigned)round;
+            jtok_init(&t, feed_fill, &f, 4u << 20);
+            ok &= jtok_expect(&t, '[', "'['", &e) == 0;
+            for (int i = 0; ok && i < nv; i++) {
+                if (i) ok &= jtok_expect(&t, ',', "','", &e) == 0;
+                ok &= jtok_value_extent(&t, &p, &vn, &tr, &e) == 0 && vn == ends[i];
+            }
+            ok &= jtok_expect(&t, ']', "']'", &e) == 0;
+            CHECK(ok);
+            jtok_free(&t);
+        }
+    }
+    free(d);
+}
+
 int main(void)
 {
     RUN(test_split_every_offset);
+    RUN(test_extent_generated);
     RUN(test_split_one_byte_and_random);
     RUN(test_value_larger_than_window);
     RUN(test_too_large);
