@@ -55,6 +55,15 @@ static void feed_init(struct feed *f, const char *d, size_t n)
     f->chunk = n ? n : 1;
 }
 
+/* t reading d through f in 1-byte pieces (mode 0) or random ones (1). */
+static void feed_open(struct feed *f, struct jtok *t, const char *d, size_t n, int mode, unsigned seed)
+{
+    feed_init(f, d, n);
+    f->chunk = mode == 0 ? 1 : 0;
+    f->seed = seed;
+    jtok_init(t, feed_fill, f, 4u << 20);
+}
+
 /* ====================================================================== */
 /* a walker: the reader calls the importer makes, written as a transcript */
 
@@ -192,10 +201,7 @@ static void test_value_larger_than_window(void)
         size_t vn;
         int tr;
 
-        feed_init(&f, d, n);
-        f.chunk = mode == 0 ? 1 : 0;
-        f.seed = 42;
-        jtok_init(&t, feed_fill, &f, 4u << 20);
+        feed_open(&f, &t, d, n, mode, 42);
         CHECK_EQ_INT(jtok_expect(&t, '[', "'['", &e), 0);
         CHECK_EQ_INT(jtok_value_extent(&t, &p, &vn, &tr, &e), 0);
         CHECK_EQ_INT(vn, big + 4);
@@ -784,10 +790,7 @@ static void test_extent_generated(void)
             const char *p;
             size_t vn;
             int tr, ok = 1;
-            feed_init(&f, d, n);
-            f.chunk = mode == 0 ? 1 : 0;
-            f.seed = (unsigned)round;
-            jtok_init(&t, feed_fill, &f, 4u << 20);
+            feed_open(&f, &t, d, n, mode, (unsigned)round);
             ok &= jtok_expect(&t, '[', "'['", &e) == 0;
             for (int i = 0; ok && i < nv; i++) {
                 if (i) ok &= jtok_expect(&t, ',', "','", &e) == 0;

@@ -7,12 +7,12 @@ static void test_many_slices_spill(void)
 {
     /* more rows than the 1 MiB sort budget holds: the sorter spills and the
      * merge must still give ordered ids and correct depths */
-    struct rundb_writer *w;
     struct err e;
+    uint32_t t, n;
+    struct rundb_writer *w;
+    fixture_writer("big.db", 3, &w, &t, &n);
+    REQUIRE(w != NULL);
     char *path = fixture_path("big.db");
-    REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
-    REQUIRE(rundb_begin_rank(w, 3, "r3.json", 1, &e) == 0);
-    uint32_t t = rundb_track(w, "1", 1, "1", 1), n = rundb_intern(w, "op", 2);
     for (int i = 20000; i-- > 0;) {
         add(w, t, n, (int64_t)i * 100 + 10, 50); /* child */
         add(w, t, n, (int64_t)i * 100, 90);      /* parent */

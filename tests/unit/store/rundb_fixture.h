@@ -56,6 +56,24 @@ static inline void add(struct rundb_writer *w, uint32_t track, uint32_t name, in
     add_kind(w, track, name, TB_K_CPU_OP, ts, dur, 0);
 }
 
+/* A new writer at fixture_path(name) with rank open, and one track and
+ * name to add slices with. OUT *w: NULL when a step failed (the test
+ * fails here). */
+static inline void fixture_writer(const char *name, int rank, struct rundb_writer **w, uint32_t *track,
+                                  uint32_t *str)
+{
+    struct err e;
+    char *path = fixture_path(name);
+    *w = NULL;
+    *track = *str = 0;
+    int rc = rundb_create(path, 1 << 20, fixture_root, w, &e);
+    free(path);
+    REQUIRE(rc == 0);
+    REQUIRE(rundb_begin_rank(*w, rank, "rank.json", 1, &e) == 0);
+    *track = rundb_track(*w, "1", 1, "1", 1);
+    *str = rundb_intern(*w, "op", 2);
+}
+
 static inline int fixture_run(const char *path, int nranks)
 {
     struct rundb_writer *w;

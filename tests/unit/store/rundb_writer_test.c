@@ -80,12 +80,12 @@ static void test_writer(void)
  * writer closes; a second commit of rows is refused. */
 static void test_commit_rows(void)
 {
-    struct rundb_writer *w;
     struct err e;
+    uint32_t t, n;
+    struct rundb_writer *w;
+    fixture_writer("rows.db", 0, &w, &t, &n);
+    REQUIRE(w != NULL);
     char *path = fixture_path("rows.db");
-    REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
-    REQUIRE(rundb_begin_rank(w, 0, "rank0.json", 1, &e) == 0);
-    uint32_t t = rundb_track(w, "1", 1, "1", 1), n = rundb_intern(w, "op", 2);
     add(w, t, n, 100, 10);
     add(w, t, n, 200, 10);
     CHECK(rundb_commit_rows(w, &e) != 0); /* a rank still open */
