@@ -440,7 +440,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     rank_map = xmalloc(sizeof *rank_map * (size_t)req->nfiles);
     int renumbered;
     if ((rc = prepare(db_path, rank_map, req->nfiles, &renumbered, e)) != 0) goto out;
-    if (renumbered) { /* the early timeline read the ranks' old numbers */
+    if (renumbered) { /* the work begun early read the ranks' old numbers */
         ingest_derive_early_free(early);
         early = NULL;
     }
