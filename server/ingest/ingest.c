@@ -328,7 +328,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
 {
     char id[CATALOG_ID_LEN + 1];
     char *tmp_root = xasprintf("%s/tmp", cfg->data_dir);
-    char *tmp_dir = NULL, *db_path = NULL, *src_dir = NULL, *final_dir = NULL;
+    char *tmp_dir = NULL, *db_path = NULL, *src_dir = NULL, *final_dir = NULL, *final_db = NULL;
     struct rundb_writer *w = NULL;
     struct rank_order *order = NULL;
     struct rank_job *jobs = NULL;
@@ -490,11 +490,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     }
     free(tmp_dir);
     tmp_dir = NULL; /* from here on the folder is the run's */
-    {
-        char *final_db = xasprintf("%s/run.db", final_dir);
-        ingest_derive_early_moved(early, final_db);
-        free(final_db);
-    }
+    final_db = xasprintf("%s/run.db", final_dir);
+    ingest_derive_early_moved(early, final_db);
     {
         char *runs_dir = xasprintf("%s/runs", cfg->data_dir);
         struct err ignore;
@@ -555,18 +552,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         if (mu) pthread_mutex_unlock(mu);
     }
     on_phase(&link, "analyze");
-    {
-        char *final_db = xasprintf("%s/run.db", final_dir);
-        rc = derive_published(final_db, cfg, early, &link, e);
-        early = NULL;
-        free(final_db);
-    }
+    rc = derive_published(final_db, cfg, early, &link, e);
+    early = NULL;
     /* the key figures read the derived tables: filed before the run is ready */
-    if (rc == 0) {
-        char *final_db = xasprintf("%s/run.db", final_dir);
-        rc = ingest_catalog_facts(final_db, &figures, &trace, e);
-        free(final_db);
-    }
+    if (rc == 0) rc = ingest_catalog_facts(final_db, &figures, &trace, e);
     if (rc == 0) rc = catalog_set_facts(cat, id, figures, trace, NULL, e);
     if (rc == 0) rc = catalog_set_status(cat, id, CATALOG_READY, e);
     if (rc) {
@@ -619,6 +608,7 @@ out:
     free(db_path);
     free(src_dir);
     free(final_dir);
+    free(final_db);
     return rc;
 }
 

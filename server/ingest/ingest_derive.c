@@ -2,13 +2,13 @@
 #include "ingest/ingest_derive.h"
 
 #include <pthread.h>
-#include <sys/resource.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -30,10 +30,10 @@ const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "an
  * second rank thread before the host slices were held, ~50 MB since. The
  * rest of the import (the timeline's and the rules' threads, up to ~50 MB
  * of held rows each, and the job's connection) is outside this budget. On
- * the 16-core box 4 such ranks peaked at 240-247 MiB, during the index
- * build with the work begun beside it, not here: 160 MiB here changed
- * nothing but the time (13.1-13.7 -> 15.8-17.6 s). A rank alone always
- * runs. */
+ * the 16-core box 4 such ranks peaked at 240-247 MiB whatever this was:
+ * 160 MiB changed nothing but the time (13.1-13.7 -> 15.8-17.6 s), so the
+ * peak is not what this counts (see docs/performance.md). A rank alone
+ * always runs. */
 #define DERIVE_MEMORY ((int64_t)256 << 20)
 #define RANK_BYTES ((int64_t)4 << 20)
 #define OP_BYTES 320
@@ -64,6 +64,13 @@ static int detach_after(sqlite3 *db, int rc, struct err *e)
     struct err ignore;
     if (rundb_detach_aside(db, rc ? &ignore : e) != 0 && rc == 0) rc = e->code;
     return rc;
+}
+
+/* The scratch database of rank pass job i beside run_path (owned by
+ * caller). */
+static char *rank_scratch(const char *run_path, int i)
+{
+    return xasprintf("%s.r%d", run_path, i);
 }
 
 /* One pass (the summary or the GPU analyses) over the ranks: job i derives
@@ -178,7 +185,7 @@ static void rank_pass_begin(struct rank_pass *p, int want)
     p->rc = xcalloc((size_t)p->n, sizeof *p->rc);
     p->err = xcalloc((size_t)p->n, sizeof *p->err);
     p->scratch = xcalloc((size_t)p->n, sizeof *p->scratch);
-    for (int i = 0; i < p->n; i++) p->scratch[i] = xasprintf("%s.r%d", p->run_path, i);
+    for (int i = 0; i < p->n; i++) p->scratch[i] = rank_scratch(p->run_path, i);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     for (int i = 0; i < want; i++)
@@ -209,10 +216,10 @@ static void rank_pass_end(struct rank_pass *p)
 }
 
 /* Adopts p's ranks into db in rank order as they finish (deriving those
- * no worker has taken on this thread), then ends p. The scratch files live
- * beside db_path, which may differ from the path p began with (the run's
- * folder renamed meanwhile). */
-static int rank_pass_finish(sqlite3 *db, const char *db_path, struct rank_pass *p, struct err *e)
+ * no worker has taken on this thread), then ends p. The scratch files are
+ * p->scratch (renamed by ingest_derive_early_moved when the run's folder
+ * moved after the pass began). */
+static int rank_pass_finish(sqlite3 *db, struct rank_pass *p, struct err *e)
 {
     int rc = 0;
     pthread_mutex_lock(&p->mu); /* a pass begun early: the index build's memory is free now */
@@ -221,11 +228,9 @@ static int rank_pass_finish(sqlite3 *db, const char *db_path, struct rank_pass *
     pthread_mutex_unlock(&p->mu);
     for (int i = 0; i < p->n && rc == 0; i++) {
         rc = pass_wait(p, i, e);
-        char *scratch = xasprintf("%s.r%d", db_path, i);
-        if (rc == 0 && (rc = rundb_attach_aside(db, scratch, e)) == 0)
+        if (rc == 0 && (rc = rundb_attach_aside(db, p->scratch[i], e)) == 0)
             rc = detach_after(db, p->adopt(db, i == 0, i == p->n - 1, e), e);
-        unlink(scratch);
-        free(scratch);
+        unlink(p->scratch[i]);
     }
     rank_pass_end(p);
     return rc;
@@ -236,7 +241,7 @@ static int rank_pass_finish(sqlite3 *db, const char *db_path, struct rank_pass *
 static int rank_pass_run(sqlite3 *db, struct rank_pass *p, int threads, struct err *e)
 {
     rank_pass_begin(p, threads - 1 < p->n - 1 ? threads - 1 : p->n - 1); /* the job's thread derives too */
-    return rank_pass_finish(db, p->run_path, p, e);
+    return rank_pass_finish(db, p, e);
 }
 
 /* The ranks of the run and what each costs in memory; in turn on db when
@@ -298,6 +303,9 @@ struct side {
     int started, rc;
     struct err e;
 };
+
+/* The timeline's scratch: run.db.aside. */
+#define TIMELINE_SUFFIX "aside"
 
 static void *side_main(void *arg)
 {
@@ -366,9 +374,10 @@ struct ingest_derive_early {
 
 /* What the summaries begun early may cost in flight: they run beside the
  * index build (whose sorter and page cache peak then) and the timeline. A
- * rank costing more is not begun early. On the 16-core box, 4 ranks of
- * tiled33 (~21 MB each by this count) at once with 96 MB took the import's
- * peak RSS from 147 to 241 MiB. */
+ * rank costing more is not begun early. On the 16-core box 4 ranks of
+ * tiled33 (~21 MB each by this count) peaked at 234-241 MiB with 96 MiB
+ * here and 244-247 MiB with 48: the peak is elsewhere, this only keeps the
+ * early work from adding to it. */
 #define EARLY_MEMORY ((int64_t)48 << 20)
 
 /* The summary's rank pass begun on x's run, every scratch opened here (the
@@ -379,11 +388,7 @@ static void early_summary(struct ingest_derive_early *x, int threads)
     sqlite3 *db = NULL;
     struct err e;
     int64_t most = 0;
-    if (sqlite3_open_v2(x->run_path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return;
-    }
-    sqlite3_busy_timeout(db, 5000);
+    if (rundb_open_snapshot(x->run_path, "SELECT count(*) FROM rank", &db, NULL, &e) != 0) return;
     int rc = rank_costs(db, &x->rl, 0, &e);
     sqlite3_close(db);
     for (int i = 0; rc == 0 && i < x->rl.n; i++) most = x->rl.cost[i] > most ? x->rl.cost[i] : most;
@@ -397,7 +402,7 @@ static void early_summary(struct ingest_derive_early *x, int threads)
     p->n = x->rl.n;
     p->dbs = xcalloc((size_t)p->n, sizeof *p->dbs);
     for (int i = 0; i < p->n; i++) {
-        char *scratch = xasprintf("%s.r%d", x->run_path, i);
+        char *scratch = rank_scratch(x->run_path, i);
         rc = rundb_open_aside(x->run_path, scratch, &p->cancel, &p->dbs[i], &e);
         free(scratch);
         if (rc != 0) {
@@ -425,7 +430,7 @@ struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int t
         x->has_sem = 1;
         x->s.opened = &x->opened;
         x->s.nice = EARLY_NICE;
-        side_start(&x->s, x->run_path, "aside", NULL);
+        side_start(&x->s, x->run_path, TIMELINE_SUFFIX, NULL);
         if (x->s.started)
             while (sem_wait(&x->opened) != 0) continue; /* EINTR */
     }
@@ -441,11 +446,11 @@ void ingest_derive_early_moved(struct ingest_derive_early *x, const char *db_pat
 {
     if (!x) return;
     free(x->s.scratch);
-    x->s.scratch = xasprintf("%s.aside", db_path);
+    x->s.scratch = xasprintf("%s.%s", db_path, TIMELINE_SUFFIX);
     /* the workers use the scratch opened ahead, never these names */
     for (int i = 0; x->sum_begun && i < x->sum.n; i++) {
         free(x->sum.scratch[i]);
-        x->sum.scratch[i] = xasprintf("%s.r%d", db_path, i);
+        x->sum.scratch[i] = rank_scratch(db_path, i);
     }
 }
 
@@ -515,10 +520,10 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     t[0] = log_now_s();
     if (rc == 0) rc = stage_start(db, &m, "summary", e);
     if (rc == 0) rc = stage_start(db, &m, "timeline", e);
-    if (rc == 0 && !early) side_start(tl, db_path, "aside", NULL);
+    if (rc == 0 && !early) side_start(tl, db_path, TIMELINE_SUFFIX, NULL);
     if (rc == 0 && early && early->sum_begun) {
         early->sum_begun = 0;
-        rc = rank_pass_finish(db, db_path, &early->sum, e);
+        rc = rank_pass_finish(db, &early->sum, e);
     } else if (rc == 0) {
         rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
     }
