@@ -731,16 +731,22 @@ void rundb_abort(struct rundb_writer *w)
     if (w) free_writer(w);
 }
 
+/* Runs sql (COMMIT or BEGIN) at the end of the load; a failure reads
+ * "cannot finish the run database" with SQLite's message. */
+static int finish_exec(struct rundb_writer *w, const char *sql, struct err *e)
+{
+    return sqlite3_exec(w->db, sql, NULL, NULL, NULL) == SQLITE_OK
+               ? 0
+               : rundb_db_error(w->db, e, "cannot finish the run database");
+}
+
 /* The rows loaded so far committed and the file switched to WAL, so that
  * other connections read them while this one goes on in a new
  * transaction. */
 static int commit_rows(struct rundb_writer *w, struct err *e)
 {
     char *msg = NULL;
-    if (sqlite3_exec(w->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        sqlite3_free(msg);
-        return rundb_db_error(w->db, e, "cannot finish the run database");
-    }
+    if (finish_exec(w, "COMMIT", e) != 0) return e->code;
     /* Readers get WAL so a later writer (indexes, analyses) never blocks
      * them. */
     if (sqlite3_exec(w->db, "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL;", NULL, NULL, &msg) != SQLITE_OK) {
@@ -753,14 +759,10 @@ static int commit_rows(struct rundb_writer *w, struct err *e)
 
 int rundb_commit_rows(struct rundb_writer *w, struct err *e)
 {
-    char *msg = NULL;
     if (w->in_rank) return err_set(e, ERR_INTERNAL, "rundb_commit_rows with an unfinished rank");
     if (w->rows_committed) return err_set(e, ERR_INTERNAL, "rundb_commit_rows called twice");
-    if (rundb_writer_barrier(w, e) != 0 || commit_rows(w, e) != 0) return e->code;
-    if (sqlite3_exec(w->db, "BEGIN", NULL, NULL, &msg) != SQLITE_OK) {
-        sqlite3_free(msg);
-        return rundb_db_error(w->db, e, "cannot finish the run database");
-    }
+    if (rundb_writer_barrier(w, e) != 0 || commit_rows(w, e) != 0 || finish_exec(w, "BEGIN", e) != 0)
+        return e->code;
     w->rows_committed = 1;
     return 0;
 }
@@ -790,15 +792,8 @@ int rundb_close_writer(struct rundb_writer *w, struct err *e)
         rc = e->code;
         goto out;
     }
-    if (w->rows_committed) {
-        if (sqlite3_exec(w->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-            sqlite3_free(msg);
-            rc = rundb_db_error(w->db, e, "cannot finish the run database");
-            goto out;
-        }
-    } else if ((rc = commit_rows(w, e)) != 0) {
-        goto out;
-    }
+    /* rows committed before: only the indexes' transaction is left */
+    if ((rc = w->rows_committed ? finish_exec(w, "COMMIT", e) : commit_rows(w, e)) != 0) goto out;
     /* the mark of a complete file: written last */
     if (sqlite3_exec(w->db, "PRAGMA user_version=1;", NULL, NULL, &msg) != SQLITE_OK) {
         rc = err_set(e, ERR_DB, "cannot finish the run database: %s", msg ? msg : "?");

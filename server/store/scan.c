@@ -16,6 +16,18 @@ struct scan_slices {
     int done;     /* the track statement reached its end */
 };
 
+/* The tracks of rank (< 0: every rank) that sel selects, as ?1..?3 of a
+ * statement on track: ?2 the one track kind wanted (< 0: any), ?3 the one
+ * refused (< 0: none). scan_slices_open and scan_slices_count share it. */
+#define TRACK_SEL "(?1 < 0 OR rank = ?1) AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3)"
+
+static void track_sel_args(int rank, enum scan_tracks sel, int64_t args[3])
+{
+    args[0] = rank;
+    args[1] = sel == SCAN_TRACKS_GPU ? TB_TRACK_GPU : -1;
+    args[2] = sel == SCAN_TRACKS_HOST ? TB_TRACK_GPU : -1;
+}
+
 int scan_step(sqlite3_stmt *st, struct err *e, const char *what)
 {
     int rc = sqlite3_step(st);
@@ -36,13 +48,14 @@ int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds
                      struct err *e)
 {
     struct scan_slices *c = xcalloc(1, sizeof *c);
+    int64_t sel_args[3];
     int rc;
     *out = NULL;
-    /* ?2: the one track kind wanted (< 0: any); ?3: the one refused (< 0: none) */
-    if ((rc = rundb_prepare(db,
-                            "SELECT id, first_slice, last_slice FROM track WHERE (?1 < 0 OR rank = ?1)"
-                            " AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3) AND nslices > 0 ORDER BY id",
-                            &c->tracks, e)) ||
+    track_sel_args(rank, sel, sel_args);
+    if ((rc = scan_prepare_args(db,
+                                "SELECT id, first_slice, last_slice FROM track WHERE " TRACK_SEL
+                                " AND nslices > 0 ORDER BY id",
+                                sel_args, 3, &c->tracks, e)) ||
         /* every kind: no test of each row's kind (the host tracks' walk
          * reads some 700 k rows of tiled33 so) */
         (rc = rundb_prepare(db,
@@ -54,9 +67,6 @@ int scan_slices_open(sqlite3 *db, int rank, enum scan_tracks sel, unsigned kinds
         scan_slices_close(c);
         return rc;
     }
-    sqlite3_bind_int(c->tracks, 1, rank);
-    sqlite3_bind_int(c->tracks, 2, sel == SCAN_TRACKS_GPU ? TB_TRACK_GPU : -1);
-    sqlite3_bind_int(c->tracks, 3, sel == SCAN_TRACKS_HOST ? TB_TRACK_GPU : -1);
     c->kinds = kinds & SCAN_KINDS_ALL;
     if (c->kinds != SCAN_KINDS_ALL) sqlite3_bind_int64(c->slices, 3, (sqlite3_int64)c->kinds);
     *out = c;
@@ -423,12 +433,9 @@ int scan_collect(sqlite3_stmt *st, const char *what, size_t sz, void (*fill)(sql
 int scan_slices_count(sqlite3 *db, int rank, enum scan_tracks sel, int64_t *n, struct err *e)
 {
     sqlite3_stmt *st;
-    const int64_t args[] = { rank, sel == SCAN_TRACKS_GPU ? TB_TRACK_GPU : -1,
-                             sel == SCAN_TRACKS_HOST ? TB_TRACK_GPU : -1 };
-    int rc = scan_prepare_args(db,
-                               "SELECT coalesce(sum(nslices), 0) FROM track WHERE (?1 < 0 OR rank = ?1)"
-                               " AND (?2 < 0 OR kind = ?2) AND (?3 < 0 OR kind != ?3)",
-                               args, 3, &st, e);
+    int64_t args[3];
+    track_sel_args(rank, sel, args);
+    int rc = scan_prepare_args(db, "SELECT coalesce(sum(nslices), 0) FROM track WHERE " TRACK_SEL, args, 3, &st, e);
     if (rc) return rc;
     rc = scan_step(st, e, "run database (tracks)");
     *n = rc == 1 ? sqlite3_column_int64(st, 0) : 0;

@@ -361,6 +361,26 @@ static void test_launch_acts(sqlite3 *db)
     scan_range_close(rg);
 }
 
+/* scan_slices_count and scan_slices_open select the same tracks: for every
+ * rank (and all) and selector, the count is the rows the cursor yields
+ * over every kind. */
+static void test_count_matches_cursor(sqlite3 *db)
+{
+    static const enum scan_tracks sels[] = { SCAN_TRACKS_ALL, SCAN_TRACKS_HOST, SCAN_TRACKS_GPU };
+    struct err e;
+    struct scan_slices *c;
+    struct scan_slice row;
+    for (int rank = -1; rank < 3; rank++)
+        for (size_t k = 0; k < sizeof sels / sizeof *sels; k++) {
+            int64_t n = -1, rows = 0;
+            CHECK_EQ_INT(scan_slices_count(db, rank, sels[k], &n, &e), 0);
+            REQUIRE(scan_slices_open(db, rank, sels[k], SCAN_KINDS_ALL, &c, &e) == 0);
+            while (scan_slices_next(c, &row, &e) == 1) rows++;
+            scan_slices_close(c);
+            CHECK_EQ_INT(n, rows);
+        }
+}
+
 static void test_scan(void)
 {
     char *path = fixture_path("run.db"), *p2 = fixture_path("dropped.db"), *p3 = fixture_path("r1");
@@ -373,6 +393,7 @@ static void test_scan(void)
     test_cursors(db);
     test_readers(db);
     test_launch_acts(db);
+    test_count_matches_cursor(db);
     sqlite3_close(db);
     test_launch_ties(path);
     test_dropped_table(p2);
