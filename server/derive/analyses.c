@@ -41,6 +41,10 @@ static const char schema_sql[] =
     "CREATE TABLE critpath(rank INTEGER, step INTEGER, ts INTEGER, dur INTEGER, cat INTEGER, track INTEGER,"
     " slice INTEGER);";
 
+/* Built once the run's segments are all in (analyses_run, the last
+ * analyses_adopt): analyses_critpath (GET /critpath) reads by it. */
+static const char index_sql[] = "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)";
+
 /* ====================================================================== */
 /* Output helpers for the analyses                                        */
 /* ====================================================================== */
@@ -339,7 +343,7 @@ static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struc
     }
     if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
     if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
-    if (rc == 0 && !scratch && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
+    if (rc == 0 && !scratch && sqlite3_exec(db, index_sql, NULL, NULL, NULL))
         rc = rundb_db_error(db, e, "analyses (index)");
 out:
     analyses_load_free(&c);
@@ -430,7 +434,7 @@ static int adopt_rows(sqlite3 *db, int first, int last, struct err *e)
         sqlite3_finalize(st);
         if (i == 0 && rc == 0) rc = adopt_docs(db, base, e);
     }
-    if (rc == 0 && last && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
+    if (rc == 0 && last && sqlite3_exec(db, index_sql, NULL, NULL, NULL))
         rc = rundb_db_error(db, e, "analyses (index)");
     return rc;
 }
