@@ -49,9 +49,14 @@ int summary_memory_events(struct rankctx *c, struct err *e)
     sqlite3_bind_int(st, 1, c->rank);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), track = sqlite3_column_int64(st, 2);
-        if (id < 0 || id > UINT32_MAX || track < 0 || track >= MEV_WALKED) {
-            rc = err_set(e, ERR_INVALID, "analysis (memory events): id %lld or track %lld beyond 32 bits",
-                         (long long)id, (long long)track);
+        /* the one that does not fit is named: an id takes 32 bits, a track 31 (MEV_WALKED) */
+        if (id < 0 || id > UINT32_MAX) {
+            rc = err_set(e, ERR_INVALID, "analysis (memory events): event id %lld does not fit 32 bits", (long long)id);
+            goto out;
+        }
+        if (track < 0 || track >= MEV_WALKED) {
+            rc = err_set(e, ERR_INVALID, "analysis (memory events): track id %lld does not fit 31 bits",
+                         (long long)track);
             goto out;
         }
         if (c->nmev == cap) {
