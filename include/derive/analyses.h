@@ -180,7 +180,7 @@ struct an_ctx {
     } *hthreads;
     size_t nhthreads;
     /* private to analyses.c */
-    sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
+    sqlite3_stmt *ins_series, *ins_seg;
     struct an_wbuf *wbuf;  /* samples and segments not yet written */
     uint32_t *ncache_id;   /* name id -> class bits (an_name_class), open addressing */
     uint8_t *ncache_bits;
