@@ -95,7 +95,7 @@ enum an_series_kind { AN_SERIES_QUEUE = 1, AN_SERIES_COPY = 2 };
 
 /* The records below are compact (40 and 48 bytes, from 64 and 72): a 10 M
  * event trace holds 1.45 M of each, and the context is the GPU analyses'
- * peak. Slice ids fit 32 bits (load_rank refuses a run where they do not);
+ * peak. Slice ids fit 32 bits (analyses_load_rank refuses a run where they do not);
  * an op's stream and device are its stream's (c->streams[o->sx]); the size
  * of a copy or memset is an_op_bytes(); correlation ids are only needed to
  * pair ops with launches, done while loading. */
@@ -120,7 +120,7 @@ struct an_launch {
     uint32_t op;       /* innermost operator (cpu_op) name, 0 none */
     uint32_t top_op;   /* outermost operator name, 0 none */
     uint32_t annot;    /* innermost user annotation / nn.Module frame, 0 none */
-    unsigned thread : 30;   /* the host track (track id; load_rank refuses 2^30 and up) */
+    unsigned thread : 30;   /* the host track (track id; analyses_load_rank refuses 2^30 and up) */
     unsigned annot_src : 2; /* 1: user_annotation (record_function), 2: nn.Module frame */
     int32_t gpu;       /* index into ops of the first op it launched, -1 none */
 };
@@ -180,7 +180,7 @@ struct an_ctx {
     } *hthreads;
     size_t nhthreads;
     /* private to analyses.c */
-    sqlite3_stmt *ins_series, *ins_sample, *ins_seg;
+    sqlite3_stmt *ins_series, *ins_seg;
     struct an_wbuf *wbuf;  /* samples and segments not yet written */
     uint32_t *ncache_id;   /* name id -> class bits (an_name_class), open addressing */
     uint8_t *ncache_bits;

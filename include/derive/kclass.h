@@ -23,10 +23,12 @@ int kclass_tensor_core(const char *name);
 int kclass_comm_kernel(const char *name);
 
 /* 1 when a host span is a communication op: its name starts with one of
- * kclass_comm_op_prefixes (NULL-terminated: "nccl:", "gloo:", ...), which
- * a reader can look up by name prefix instead of testing every span. */
+ * kclass_comm_op_prefixes (KCLASS_COMM_OP_PREFIXES of them, then NULL:
+ * "nccl:", "gloo:", ...), which a reader can look up by name prefix
+ * instead of testing every span. */
 int kclass_comm_op(const char *name);
-extern const char *const kclass_comm_op_prefixes[];
+#define KCLASS_COMM_OP_PREFIXES 7
+extern const char *const kclass_comm_op_prefixes[KCLASS_COMM_OP_PREFIXES + 1];
 
 /* 1 when the operator could run on tensor cores (matmul, linear, conv,
  * bmm, attention ... and their backward ops), as autocast's lists. */

@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
+#include "derive/timeline_rows.h"
 #include "store/model.h"
 #include "store/scan.h"
 #include "store/rundb.h"
@@ -40,6 +41,10 @@ static const char schema_sql[] =
     "CREATE TABLE ansample(series INTEGER, ts INTEGER, value REAL, PRIMARY KEY(series, ts)) WITHOUT ROWID;"
     "CREATE TABLE critpath(rank INTEGER, step INTEGER, ts INTEGER, dur INTEGER, cat INTEGER, track INTEGER,"
     " slice INTEGER);";
+
+/* Built once the run's segments are all in (analyses_run, the last
+ * analyses_adopt): analyses_critpath (GET /critpath) reads by it. */
+static const char index_sql[] = "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)";
 
 /* ====================================================================== */
 /* Output helpers for the analyses                                        */
@@ -147,26 +152,22 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
  * critical path alone stores ~5 k segments a step (556 k for tiled33), and
  * one row per sqlite3_step cost more than the walk. Rows keep their order,
  * so rowids and the sample that wins at one ts are the same as row by row.
- * The statements are literals: only their placeholders repeat. */
-#define AN_BATCH 32
-#define AN_ROWS4(r) r "," r "," r "," r
-#define AN_ROWS32(r) AN_ROWS4(AN_ROWS4(r)) "," AN_ROWS4(AN_ROWS4(r))
+ * The statements are literals: only their placeholders repeat. Samples go
+ * through the batched writer (timeline_rows.h); segments have their own,
+ * which binds only the values that changed. */
+#define AN_BATCH TIMELINE_ROWS_BATCH
 #define AN_SAMPLE_SQL "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES"
 #define AN_SEG_SQL "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES"
 
 struct an_wbuf {
-    struct {
-        int64_t series, ts;
-        double value;
-    } smp[AN_BATCH];
-    size_t nsmp;
+    struct timeline_rows smp; /* series, ts, value (a double) */
     struct {
         int64_t ts, dur, slice;
         int step, cat;
         uint32_t track;
     } seg[AN_BATCH];
     size_t nseg;
-    sqlite3_stmt *smp_n, *seg_n; /* AN_BATCH rows each */
+    sqlite3_stmt *seg_n; /* AN_BATCH rows */
     /* what seg_n's parameters hold (bindings outlive a reset): a value
      * already there is not bound again; rank, step, category and track
      * mostly repeat, and binding was a quarter of the critical path's CPU */
@@ -181,26 +182,6 @@ static void bind_seg(struct an_wbuf *b, int k, int64_t v)
     sqlite3_bind_int64(b->seg_n, k + 1, v);
     b->seg_val[k] = v;
     b->seg_set[k] = 1;
-}
-
-/* Writes the buffered samples: AN_BATCH at once when full, else one by one. */
-static int flush_samples(struct an_ctx *c, struct err *e)
-{
-    struct an_wbuf *b = c->wbuf;
-    int full = b->nsmp == AN_BATCH;
-    sqlite3_stmt *st = full ? b->smp_n : c->ins_sample;
-    if (full) sqlite3_reset(st); /* binding needs a reset statement */
-    for (size_t i = 0; i < b->nsmp; i++) {
-        int k = full ? 3 * (int)i : 0;
-        if (!full) sqlite3_reset(st);
-        sqlite3_bind_int64(st, k + 1, b->smp[i].series);
-        sqlite3_bind_int64(st, k + 2, b->smp[i].ts);
-        sqlite3_bind_double(st, k + 3, b->smp[i].value);
-        if (!full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
-    }
-    if (full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (sample insert)");
-    b->nsmp = 0;
-    return 0;
 }
 
 static int flush_segments(struct an_ctx *c, struct err *e)
@@ -239,11 +220,8 @@ static int flush_segments(struct an_ctx *c, struct err *e)
 
 int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e)
 {
-    struct an_wbuf *b = c->wbuf;
-    b->smp[b->nsmp].series = series;
-    b->smp[b->nsmp].ts = ts;
-    b->smp[b->nsmp++].value = value;
-    return b->nsmp == AN_BATCH ? flush_samples(c, e) : 0;
+    const union timeline_rows_val v[3] = { { .i = series }, { .i = ts }, { .d = value } };
+    return timeline_rows_add(&c->wbuf->smp, v, 0, e);
 }
 
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
@@ -289,7 +267,7 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
         json_object_set_new(doc, registry[i].name, o);
         LOG_LAP(c->rank, registry[i].name, &t);
     }
-    if (rc == 0) rc = flush_samples(c, e);
+    if (rc == 0) rc = timeline_rows_flush(&c->wbuf->smp, e);
     if (rc == 0) rc = flush_segments(c, e);
     if (rc == 0) {
         char *text = json_dumps(doc, JSON_COMPACT);
@@ -322,11 +300,10 @@ static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struc
     }
     if ((rc = rundb_prepare(db, "INSERT INTO anseries(rank, kind, key, name, unit) VALUES(?,?,?,?,?)", &c.ins_series,
                             e)) ||
-        (rc =
-             rundb_prepare(db, AN_SAMPLE_SQL "(?,?,?)", &c.ins_sample, e)) ||
+        (rc = timeline_rows_open(&c.wbuf->smp, db, AN_SAMPLE_SQL "(?,?,?)", AN_SAMPLE_SQL TIMELINE_ROWS32("(?,?,?)"),
+                                 3, 1u << 2, "analyses (sample insert)", e)) ||
         (rc = rundb_prepare(db, AN_SEG_SQL "(?,?,?,?,?,?,?)", &c.ins_seg, e)) ||
-        (rc = rundb_prepare(db, AN_SAMPLE_SQL AN_ROWS32("(?,?,?)"), &c.wbuf->smp_n, e)) ||
-        (rc = rundb_prepare(db, AN_SEG_SQL AN_ROWS32("(?,?,?,?,?,?,?)"), &c.wbuf->seg_n, e)) ||
+        (rc = rundb_prepare(db, AN_SEG_SQL TIMELINE_ROWS32("(?,?,?,?,?,?,?)"), &c.wbuf->seg_n, e)) ||
         (rc = rundb_prepare(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
         (rc = rundb_prepare(db, "SELECT rank FROM rank WHERE ?1 < 0 OR rank = ?1 ORDER BY rank", &ranks, e)))
         goto out;
@@ -339,7 +316,7 @@ static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struc
     }
     if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
     if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
-    if (rc == 0 && !scratch && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
+    if (rc == 0 && !scratch && sqlite3_exec(db, index_sql, NULL, NULL, NULL))
         rc = rundb_db_error(db, e, "analyses (index)");
 out:
     analyses_load_free(&c);
@@ -347,9 +324,8 @@ out:
     sqlite3_finalize(ranks);
     sqlite3_finalize(ins_doc);
     sqlite3_finalize(c.ins_series);
-    sqlite3_finalize(c.ins_sample);
     sqlite3_finalize(c.ins_seg);
-    sqlite3_finalize(c.wbuf->smp_n);
+    timeline_rows_close(&c.wbuf->smp);
     sqlite3_finalize(c.wbuf->seg_n);
     free(c.wbuf);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
@@ -430,7 +406,7 @@ static int adopt_rows(sqlite3 *db, int first, int last, struct err *e)
         sqlite3_finalize(st);
         if (i == 0 && rc == 0) rc = adopt_docs(db, base, e);
     }
-    if (rc == 0 && last && sqlite3_exec(db, "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)", NULL, NULL, NULL))
+    if (rc == 0 && last && sqlite3_exec(db, index_sql, NULL, NULL, NULL))
         rc = rundb_db_error(db, e, "analyses (index)");
     return rc;
 }

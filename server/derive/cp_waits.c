@@ -43,17 +43,21 @@ static int cmp_coll(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
+/* Every prefix is looked up: one past the reader's limit would be left out
+ * unseen. */
+_Static_assert(KCLASS_COMM_OP_PREFIXES <= FACTS_MAX_PATTERNS, "the collectives' prefixes fit one name lookup");
+
 static int load_colls(struct an_ctx *c, struct cp_waits *wt, struct err *e)
 {
-    char pats[FACTS_MAX_PATTERNS][16];
-    const char *pp[FACTS_MAX_PATTERNS];
+    char pats[KCLASS_COMM_OP_PREFIXES][16];
+    const char *pp[KCLASS_COMM_OP_PREFIXES];
     struct scan_slice *rows = NULL;
-    size_t np = 0, n = 0;
-    for (const char *const *p = kclass_comm_op_prefixes; *p && np < FACTS_MAX_PATTERNS; p++, np++) {
-        snprintf(pats[np], sizeof pats[np], "%s%%", *p);
-        pp[np] = pats[np];
+    size_t n = 0;
+    for (size_t k = 0; k < KCLASS_COMM_OP_PREFIXES; k++) {
+        snprintf(pats[k], sizeof pats[k], "%s%%", kclass_comm_op_prefixes[k]);
+        pp[k] = pats[k];
     }
-    int rc = slice_read_named_spans(c->db, c->rank, pp, np, &rows, &n, e);
+    int rc = slice_read_named_spans(c->db, c->rank, pp, KCLASS_COMM_OP_PREFIXES, &rows, &n, e);
     wt->colls = xmalloc((n ? n : 1) * sizeof *wt->colls);
     wt->colls_last = xmalloc((n ? n : 1) * sizeof *wt->colls_last);
     for (size_t i = 0; i < n; i++) /* LIKE ignores case */

@@ -529,6 +529,15 @@ struct gpuscan_hosts *rules_hosts_open(sqlite3 *db, const struct scan_launch *la
 /* Engine                                                                   */
 /* ---------------------------------------------------------------------- */
 
+/* The rule that gave finding f (its "id"), NULL when none does. */
+static const struct rules_def *rule_of(json_t *f)
+{
+    const char *id = json_string_value(json_object_get(f, "id"));
+    for (size_t k = 0; id && k < NRULES; k++)
+        if (strcmp(registry[k]->id, id) == 0) return registry[k];
+    return NULL;
+}
+
 /* A finding about the whole job rather than one rank's code: the run-level
  * ones (rank null: shared_gpu, ddp_backend) and those of a rule declared
  * run_level (a straggler, which every rank waits for). They come first, on
@@ -536,10 +545,8 @@ struct gpuscan_hosts *rules_hosts_open(sqlite3 *db, const struct scan_launch *la
 static int run_level(json_t *f)
 {
     if (!json_is_integer(json_object_get(f, "rank"))) return 1;
-    const char *id = json_string_value(json_object_get(f, "id"));
-    for (size_t k = 0; id && k < NRULES; k++)
-        if (strcmp(registry[k]->id, id) == 0) return registry[k]->run_level;
-    return 0;
+    const struct rules_def *d = rule_of(f);
+    return d ? d->run_level : 0;
 }
 
 static int cmp_finding(const void *a, const void *b)
@@ -676,9 +683,8 @@ int rules_cap(sqlite3 *db, struct err *e)
     int rc = findings_read(db, -1, &findings, e), capped = 0;
     if (rc == 0) rc = rules_cap_paths(db, &paths, &npaths, e);
     json_array_foreach(rc == 0 ? findings : NULL, i, f) {
-        const char *id = json_string_value(json_object_get(f, "id"));
-        for (size_t k = 0; id && k < NRULES; k++)
-            if (strcmp(registry[k]->id, id) == 0) capped += rules_cap_finding(f, registry[k]->side, paths, npaths);
+        const struct rules_def *d = rule_of(f);
+        if (d) capped += rules_cap_finding(f, d->side, paths, npaths);
     }
     if (rc == 0 && capped) {
         rules_cap_causes(findings);

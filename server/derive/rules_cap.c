@@ -43,12 +43,12 @@ static int path_of(json_t *cp, struct rules_cap_path *p)
     for (size_t i = 0; i < n; i++) dur[i] = json_integer_value(json_object_get(json_array_get(steps, i), "dur"));
     size_t first = (size_t)rules_warmup_first(dur, n);
     free(dur);
-    char key[48];
+    char key[AN_CP_NCAT][48]; /* "cpu_ns" ...: the members of a step's by */
+    for (int k = 0; k < AN_CP_NCAT; k++) snprintf(key[k], sizeof key[k], "%s_ns", an_cp_names[k]);
     for (size_t i = first; i < n; i++) {
         json_t *by = json_object_get(json_array_get(steps, i), "by");
         for (int k = 0; k < AN_CP_NCAT; k++) {
-            snprintf(key, sizeof key, "%s_ns", an_cp_names[k]);
-            double v = (double)json_integer_value(json_object_get(by, key));
+            double v = (double)json_integer_value(json_object_get(by, key[k]));
             for (int s = 0; s < RULES_NSIDES; s++)
                 if (on_side(k, (enum rules_side)s)) p->side[s] += v;
             if (k == AN_CP_KERNEL_GAP) p->gap_ns += v;

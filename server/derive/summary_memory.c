@@ -14,6 +14,7 @@
 #include "base/xmalloc.h"
 #include "derive/ivlist.h"
 #include "derive/kclass.h"
+#include "derive/timeline_rows.h"
 #include "store/model.h"
 #include "store/rundb.h"
 
@@ -49,9 +50,14 @@ int summary_memory_events(struct rankctx *c, struct err *e)
     sqlite3_bind_int(st, 1, c->rank);
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), track = sqlite3_column_int64(st, 2);
-        if (id < 0 || id > UINT32_MAX || track < 0 || track >= MEV_WALKED) {
-            rc = err_set(e, ERR_INVALID, "analysis (memory events): id %lld or track %lld beyond 32 bits",
-                         (long long)id, (long long)track);
+        /* the one that does not fit is named: an id takes 32 bits, a track 31 (MEV_WALKED) */
+        if (id < 0 || id > UINT32_MAX) {
+            rc = err_set(e, ERR_INVALID, "analysis (memory events): event id %lld does not fit 32 bits", (long long)id);
+            goto out;
+        }
+        if (track < 0 || track >= MEV_WALKED) {
+            rc = err_set(e, ERR_INVALID, "analysis (memory events): track id %lld does not fit 31 bits",
+                         (long long)track);
             goto out;
         }
         if (c->nmev == cap) {
@@ -66,14 +72,11 @@ out:
     return rc;
 }
 
-/* mem_alloc rows go MA_BATCH to a statement (61 k rows on tiled33: a
- * step and a reset per row were half the pass); rows keep their order, so
- * their ids are those row-by-row inserts gave. The statement is a literal:
- * only its placeholders repeat. */
-#define MA_BATCH 32
+/* mem_alloc rows go TIMELINE_ROWS_BATCH to a statement through the
+ * timeline's batched writer (61 k rows on tiled33: a step and a reset per
+ * row were half the pass); rows keep their order, so their ids are those
+ * row-by-row inserts gave. */
 #define MA_ROW "(?,?,?,?,?,?,?,?)"
-#define MA_ROWS4 MA_ROW "," MA_ROW "," MA_ROW "," MA_ROW
-#define MA_ROWS16 MA_ROWS4 "," MA_ROWS4 "," MA_ROWS4 "," MA_ROWS4
 #define MA_INSERT "INSERT INTO mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op) VALUES"
 
 /* A mem_alloc row; no alloc_ts or free_ts: NULL (has_ats, has_fts 0). */
@@ -83,44 +86,14 @@ struct arow {
     uint32_t op;
 };
 
-struct awrite {
-    sqlite3_stmt *one, *many; /* 1 and MA_BATCH rows */
-    int rank;
-    size_t n;
-    struct arow row[MA_BATCH];
-};
-
-/* Writes the buffered rows: all at once when MA_BATCH, else one by one. */
-static int alloc_flush(struct awrite *w)
+/* Adds row r of rank to w. Returns 0 or < 0 (e filled). */
+static int put_alloc(struct timeline_rows *w, int rank, struct arow r, struct err *e)
 {
-    int full = w->n == MA_BATCH;
-    sqlite3_stmt *st = full ? w->many : w->one;
-    for (size_t i = 0; i < w->n; i++) {
-        int k = full ? 8 * (int)i : 0;
-        sqlite3_bind_int(st, k + 1, w->rank);
-        sqlite3_bind_int(st, k + 2, w->row[i].dt);
-        sqlite3_bind_int(st, k + 3, w->row[i].di);
-        sqlite3_bind_int64(st, k + 4, w->row[i].addr);
-        sqlite3_bind_int64(st, k + 5, w->row[i].bytes);
-        if (w->row[i].has_ats) sqlite3_bind_int64(st, k + 6, w->row[i].ats);
-        else sqlite3_bind_null(st, k + 6);
-        if (w->row[i].has_fts) sqlite3_bind_int64(st, k + 7, w->row[i].fts);
-        else sqlite3_bind_null(st, k + 7);
-        sqlite3_bind_int64(st, k + 8, w->row[i].op);
-        if (!full || i + 1 == w->n) {
-            int rc = sqlite3_step(st);
-            sqlite3_reset(st);
-            if (rc != SQLITE_DONE) return -1;
-        }
-    }
-    w->n = 0;
-    return 0;
-}
-
-static int put_alloc(struct awrite *w, struct arow r)
-{
-    w->row[w->n++] = r;
-    return w->n == MA_BATCH ? alloc_flush(w) : 0;
+    const union timeline_rows_val v[8] = {
+        { .i = rank }, { .i = r.dt }, { .i = r.di }, { .i = r.addr }, { .i = r.bytes }, { .i = r.ats }, { .i = r.fts },
+        { .i = r.op },
+    };
+    return timeline_rows_add(w, v, (r.has_ats ? 0 : 1u << 5) | (r.has_fts ? 0 : 1u << 6), e);
 }
 
 /* Per GPU device and step: allocated memory at the step's end and its
@@ -187,7 +160,7 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
     struct stepmem *sm = NULL;
     size_t nsm = 0, cur_step = 0;
     sqlite3_stmt *st = NULL;
-    struct awrite *aw = xcalloc(1, sizeof *aw);
+    struct timeline_rows *aw = xcalloc(1, sizeof *aw); /* 2.7 KB: not on the stack */
     struct hmap pm; /* struct pkey -> struct pending */
     hmap_init(&pm, sizeof(struct pending), 1024);
     json_t *peaks = json_object();
@@ -198,14 +171,14 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
     if (sqlite3_prepare_v2(c->db,
                            "SELECT id, ts, dev_type, dev_id, addr, bytes, total_alloc, total_reserved FROM mem"
                            " WHERE rank = ? ORDER BY ts, id",
-                           -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, MA_INSERT MA_ROW, -1, &aw->one, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, MA_INSERT MA_ROWS16 "," MA_ROWS16, -1, &aw->many, NULL) != SQLITE_OK) {
+                           -1, &st, NULL) != SQLITE_OK) {
         rc = rundb_db_error(c->db, e, "analysis (memory)");
         goto out;
     }
+    if ((rc = timeline_rows_open(aw, c->db, MA_INSERT MA_ROW, MA_INSERT TIMELINE_ROWS32(MA_ROW), 8, 0,
+                                 "analysis (memory)", e)) < 0)
+        goto out;
     sqlite3_bind_int(st, 1, c->rank);
-    aw->rank = c->rank;
     int src;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1);
@@ -234,7 +207,7 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
                 /* allocated twice without a free in between: close the old one unseen */
                 struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
                                   .op = p->op };
-                if (put_alloc(aw, r)) goto dberr;
+                if (put_alloc(aw, c->rank, r, e)) goto fail;
             }
             p->ts = ts;
             p->bytes = bytes;
@@ -249,12 +222,12 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
             if (p) {
                 struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
                                   .fts = ts, .has_fts = 1, .op = p->op };
-                if (put_alloc(aw, r)) goto dberr;
+                if (put_alloc(aw, c->rank, r, e)) goto fail;
                 hmap_del(&pm, pkey_hash(&pk), &pk, sizeof pk);
             } else {
                 double_free++;
                 struct arow r = { .dt = dt, .di = di, .addr = addr, .bytes = bytes, .fts = ts, .has_fts = 1 };
-                if (put_alloc(aw, r)) goto dberr;
+                if (put_alloc(aw, c->rank, r, e)) goto fail;
             }
         }
     }
@@ -266,9 +239,9 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
         const struct pkey *k = kp;
         struct arow r = { .dt = k->dt, .di = k->di, .addr = k->addr, .bytes = p->bytes, .ats = p->ts, .has_ats = 1,
                           .op = p->op };
-        if (put_alloc(aw, r)) goto dberr;
+        if (put_alloc(aw, c->rank, r, e)) goto fail;
     }
-    if (alloc_flush(aw)) goto dberr;
+    if (timeline_rows_flush(aw, e)) goto fail;
     for (; cur_step < nsteps; cur_step++)
         for (size_t k = 0; k < nsm; k++) sm[k].end[cur_step] = sm[k].last;
     if (nsm) {
@@ -298,6 +271,9 @@ int summary_memory_pair(struct rankctx *c, const struct step *steps, size_t nste
     goto out;
 dberr:
     rc = rundb_db_error(c->db, e, "analysis (memory)");
+    goto out;
+fail: /* the writer's error, e filled */
+    rc = e->code;
 out:
     for (size_t k = 0; k < nsm; k++) {
         free(sm[k].end);
@@ -308,8 +284,7 @@ out:
     json_decref(peaks);
     hmap_free(&pm, NULL);
     sqlite3_finalize(st);
-    sqlite3_finalize(aw->one);
-    sqlite3_finalize(aw->many);
+    timeline_rows_close(aw);
     free(aw);
     return rc;
 }

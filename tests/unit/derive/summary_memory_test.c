@@ -90,6 +90,18 @@ static void test_memory_events_by_thread(void)
         CHECK_EQ_INT(q1(db, sql), 1);
     }
     free(c.mev);
+
+    /* a track past 31 bits (MEV_WALKED marks a walked event) is refused,
+     * and the message names it (run.db is read-only here: a temporary
+     * copy of mem stands in for it) */
+    REQUIRE(sqlite3_exec(db, "CREATE TEMP TABLE mem AS SELECT * FROM main.mem;"
+                             "UPDATE temp.mem SET track = 2147483648 WHERE addr = 4000",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    memset(&c, 0, sizeof c);
+    c.db = db;
+    CHECK(summary_memory_events(&c, &e) == ERR_INVALID);
+    CHECK(strstr(e.msg, "track id 2147483648 does not fit 31 bits") != NULL);
+    free(c.mev);
     sqlite3_close(db);
 }
 
