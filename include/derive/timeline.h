@@ -85,7 +85,8 @@ struct timeline_slice {
 
 /* Creates and fills the LOD tables for every rank of db, an open read-write handle on a finished run
  * database: timeline_build_trace then timeline_build_analyses. Memory is bounded by tracks x levels x
- * depths, not slices. */
+ * depths plus the slices of one track (at most TIMELINE_LOD_HOLD) or the samples of one series (at most
+ * TIMELINE_COUNTERS_HOLD), not by the trace's slices. */
 int timeline_build(sqlite3 *db, struct err *e);
 
 /* Every LOD table, in db's main schema, with the slices' levels and the trace's own counter series

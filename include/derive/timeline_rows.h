@@ -53,9 +53,10 @@ struct timeline_rows {
 };
 
 /* Prepares sql_one (one row) and sql_many (TIMELINE_ROWS_BATCH rows) for
- * ncol columns (<= TIMELINE_ROWS_MAXCOL); real: the columns (bit c for
- * column c, from 0) that hold doubles. what: static text for errors. On
- * failure w holds nothing (timeline_rows_close is still safe). */
+ * ncol columns (1 to TIMELINE_ROWS_MAXCOL, and ncol placeholders a row in
+ * both: asserted); real: the columns (bit c for column c, from 0) that hold
+ * doubles. what: static text for errors. On failure w holds nothing
+ * (timeline_rows_close is still safe). */
 int timeline_rows_open(struct timeline_rows *w, sqlite3 *db, const char *sql_one, const char *sql_many, int ncol,
                        unsigned real, const char *what, struct err *e);
 

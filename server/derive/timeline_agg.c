@@ -190,12 +190,20 @@ int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struc
     return 0;
 }
 
+/* The current track's rows (the slices still open, then its sums), if any. */
+static int end_track(struct timeline_agg_build *b, struct err *e)
+{
+    if (b->cur < 0) return 0;
+    if (emit_open(b->db, b->iop, b->cur, b->L, &b->open, INT64_MAX, e) != 0 ||
+        flush_track(&b->ins, b->cur, &b->m, e) != 0)
+        return e->code;
+    return 0;
+}
+
 /* A new track: its bucket level from its rank's span. */
 static int start_track(struct timeline_agg_build *b, const struct timeline_slice *s, struct err *e)
 {
-    if (b->cur >= 0 && (emit_open(b->db, b->iop, b->cur, b->L, &b->open, INT64_MAX, e) != 0 ||
-                        flush_track(&b->ins, b->cur, &b->m, e) != 0))
-        return e->code;
+    if (end_track(b, e) != 0) return e->code;
     b->cur = s->track;
     b->sp = 0;
     b->open.n = 0;
@@ -235,9 +243,7 @@ int timeline_agg_build_push(struct timeline_agg_build *b, const struct timeline_
 
 int timeline_agg_build_end(struct timeline_agg_build *b, struct err *e)
 {
-    if (b->cur >= 0 && (emit_open(b->db, b->iop, b->cur, b->L, &b->open, INT64_MAX, e) != 0 ||
-                        flush_track(&b->ins, b->cur, &b->m, e) != 0))
-        return e->code;
+    if (end_track(b, e) != 0) return e->code;
     b->cur = -1;
     return timeline_rows_flush(&b->ins, e);
 }

@@ -319,12 +319,14 @@ int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, st
     int64_t *ld = b->lastb + (size_t)s->depth * TIMELINE_NLEV, ts = s->ts;
     int L = 2;
     for (; L < TIMELINE_NLEV && s->dur >= ((int64_t)1 << L); L++) b->rows[L]++;
+    /* the first level whose bucket is the last small slice's ends the
+     * count: a depth's slices come in time order, so every coarser bucket
+     * is the last one's too (as a counter sample's in timeline_counters.c) */
     for (; L < TIMELINE_NLEV; L++) {
         int64_t bk = timeline_bucket_of(ts, L);
-        if (bk != ld[L]) {
-            b->rows[L]++;
-            ld[L] = bk;
-        }
+        if (bk == ld[L]) break;
+        b->rows[L]++;
+        ld[L] = bk;
     }
     return 0;
 }

@@ -2,6 +2,7 @@
  * include/derive/timeline_rows.h). */
 #include "derive/timeline_rows.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,10 +17,15 @@ int timeline_rows_open(struct timeline_rows *w, sqlite3 *db, const char *sql_one
     w->what = what;
     w->ncol = ncol;
     w->real = real;
+    assert(ncol > 0 && ncol <= TIMELINE_ROWS_MAXCOL);
     if (rundb_prepare(db, sql_one, &w->one, e) < 0 || rundb_prepare(db, sql_many, &w->many, e) < 0) {
         timeline_rows_close(w);
         return e->code;
     }
+    /* a statement whose placeholders are not ncol a row would take the
+     * values of the wrong columns (SQLite ignores a bind past the last) */
+    assert(sqlite3_bind_parameter_count(w->one) == ncol);
+    assert(sqlite3_bind_parameter_count(w->many) == ncol * TIMELINE_ROWS_BATCH);
     return 0;
 }
 

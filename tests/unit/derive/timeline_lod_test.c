@@ -2,7 +2,8 @@
  * at every kept level each slice counts once (the n of a depth add up to
  * its slices, a long slice stands alone), and a track longer than the
  * builder holds or whose ids skip (read again from the slice table) gives
- * the very rows of one held whole. */
+ * the very rows of one held whole; the kept levels are those the rows per
+ * level, counted in SQL, call for. */
 #include "timeline_fixture.h"
 #include "derive/timeline_lod.h"
 
@@ -30,6 +31,33 @@ static int rebuild(sqlite3 *db, size_t hold, struct err *e)
     timeline_lod_free(b);
     sqlite3_exec(db, rc == 0 ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
     return rc;
+}
+
+/* The levels choose_levels keeps for track t, from rows per level counted
+ * in SQL (a long slice a row, else one per depth and bucket), written into
+ * kept; returns how many. */
+static int levels_by_sql(sqlite3 *db, int64_t t, int *kept)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT coalesce(max_depth, 0) + 1 FROM track WHERE id = %lld", (long long)t);
+    int64_t ndepth = one(db, sql);
+    snprintf(sql, sizeof sql, "SELECT coalesce(nslices, 0) FROM track WHERE id = %lld", (long long)t);
+    int64_t prev = one(db, sql) / 2;
+    int nk = 0, lastk = 0;
+    for (int L = 2; L < TIMELINE_NLEV; L++) {
+        snprintf(sql, sizeof sql,
+                 "SELECT (SELECT count(*) FROM slice WHERE track = %lld AND depth BETWEEN 0 AND %lld AND dur >= (1 << %d))"
+                 " + (SELECT count(*) FROM (SELECT DISTINCT depth, ts >> %d FROM slice WHERE track = %lld"
+                 " AND depth BETWEEN 0 AND %lld AND dur < (1 << %d)))",
+                 (long long)t, (long long)ndepth - 1, L, L, (long long)t, (long long)ndepth - 1, L);
+        int64_t rows = one(db, sql);
+        if (rows * 2 > prev || L < lastk + 2) continue;
+        kept[nk++] = L;
+        prev = rows;
+        lastk = L;
+        if (rows <= ndepth) break;
+    }
+    return nk;
 }
 
 static void test_lod(void)
@@ -72,6 +100,27 @@ static void test_lod(void)
     CHECK(one(da, "SELECT count(*) FROM lod d JOIN slice s ON s.id = d.fid WHERE s.dur >= (1 << d.level)") > 0);
     /* merged rows span their slices: the first start, the latest end */
     CHECK_EQ_INT(one(da, "SELECT count(*) FROM lod WHERE n > 1 AND (te < ts + ldur OR ldur <= 0 AND te < ts)"), 0);
+
+    /* each track keeps the levels its rows per level call for, counted
+     * here in SQL instead of slice by slice */
+    sqlite3_stmt *tq;
+    REQUIRE(sqlite3_prepare_v2(da, "SELECT DISTINCT track FROM slice ORDER BY 1", -1, &tq, NULL) == SQLITE_OK);
+    int ntracks = 0;
+    while (sqlite3_step(tq) == SQLITE_ROW) {
+        int64_t t = sqlite3_column_int64(tq, 0);
+        int want[TIMELINE_NLEV], nw = levels_by_sql(da, t, want);
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM lod_level WHERE track = %lld", (long long)t);
+        CHECK_EQ_INT(one(da, sql), nw);
+        for (int k = 0; k < nw; k++) {
+            snprintf(sql, sizeof sql, "SELECT level FROM lod_level WHERE track = %lld ORDER BY level LIMIT 1 OFFSET %d",
+                     (long long)t, k);
+            CHECK_EQ_INT(one(da, sql), want[k]);
+        }
+        ntracks += nw > 0;
+    }
+    sqlite3_finalize(tq);
+    CHECK_EQ_INT(ntracks, 2);
 
     /* read again from the table (hold 2) equals held whole, and so does the
      * build at ingest (one scan for the LOD and the aggregates) */

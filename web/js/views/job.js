@@ -191,11 +191,11 @@ function createJobPage(root, id) {
     }
 
     /**
-     * The server's estimate of the time left, or a dash while it has none.
+     * The server's estimate of the time left, or a dash while it has none
+     * (a done job never gets here: poll leaves the page instead).
      * @param {Job} job
      */
     function eta(job) {
-        if (job.state === 'done') return 'none';
         return typeof job.eta_s === 'number' ? `about ${seconds(Math.max(1, job.eta_s))}` : '—';
     }
 
