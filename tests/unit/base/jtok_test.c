@@ -804,6 +804,32 @@ static void test_extent_generated(void)
     free(d);
 }
 
+/* A nested value's span at every length around the 16-byte windows: the
+ * bytes that matter (quotes, escapes, brackets inside strings) placed at
+ * each offset, and every proper prefix an error, never a shorter value. */
+static void test_span_nested(void)
+{
+    static const char *pieces[] = { "\"a}]\\\"{[\"", "[1,{\"b\":\"\\\\\"}]", "\"\\\\\\\\\"", "{}", "\"x\\u007d\"" };
+    char buf[256];
+    for (int pad = 0; pad < 40; pad++) {
+        for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+            int n = snprintf(buf, sizeof buf, "{\"k\":\"%.*s\",\"v\":[%s,%s]}", pad,
+                             "0123456789012345678901234567890123456789", pieces[k], pieces[(k + 1) % 5]);
+            const char *cur = buf;
+            struct jtok_val v;
+            struct err e;
+            CHECK_EQ_INT(jtok_span_value(&cur, buf + n, &v, &e), 0);
+            CHECK_EQ_INT(v.type, JT_OBJECT);
+            CHECK_EQ_INT((long long)v.n, n);
+            CHECK(cur == buf + n);
+            for (int cut = 1; cut < n; cut++) {
+                cur = buf;
+                CHECK_EQ_INT(jtok_span_value(&cur, buf + cut, &v, &e), ERR_INVALID);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     RUN(test_split_every_offset);
@@ -818,6 +844,7 @@ int main(void)
     RUN(test_expect_message);
     RUN(test_span_members);
     RUN(test_span_errors);
+    RUN(test_span_nested);
     RUN(test_backslash_runs);
     RUN(test_deep_nesting);
     RUN(test_nan_infinity);
