@@ -1,6 +1,7 @@
 /* utf8.c — see include/base/utf8.h. */
 #include "base/utf8.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "base/xmalloc.h"
@@ -50,13 +51,27 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
     return 0;
 }
 
+/* Bytes from i on that are plain ASCII, eight at a time (args and names
+ * are almost all ASCII). */
+static size_t ascii_run(const char *s, size_t i, size_t n)
+{
+    uint64_t x;
+    while (i + 8 <= n) {
+        memcpy(&x, s + i, 8);
+        if (x & 0x8080808080808080ULL) break;
+        i += 8;
+    }
+    while (i < n && (unsigned char)s[i] < 0x80) i++;
+    return i;
+}
+
 int utf8_valid(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
     while (i < n) {
         if (u[i] < 0x80) {
-            i++;
+            i = ascii_run(s, i, n);
             continue;
         }
         size_t k = utf8_seq(u + i, n - i);
@@ -72,8 +87,9 @@ size_t utf8_copy(const char *s, size_t n, char *out)
     size_t i = 0;
     while (i < n) {
         if (u[i] < 0x80) {
-            out[i] = s[i];
-            i++;
+            size_t j = ascii_run(s, i, n);
+            memmove(out + i, s + i, j - i); /* the store copies in place */
+            i = j;
             continue;
         }
         size_t k = utf8_seq(u + i, n - i);

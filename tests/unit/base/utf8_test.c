@@ -49,6 +49,23 @@ static void test_utf8(void)
         CHECK(memcmp(got, want, wn) == 0);
         free(got);
     }
+    /* each case inside ASCII runs of every length around the eight-byte
+     * steps: the same verdict and the same repair in place */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t pre = 0; pre < 18; pre++) {
+            char in[64], want[64];
+            size_t n = 0;
+            for (size_t k = 0; k < pre; k++) in[n++] = (char)('a' + k);
+            memcpy(in + n, cases[i].in, cases[i].n);
+            memcpy(want, in, n);
+            memcpy(want + n, cases[i].repaired, cases[i].n);
+            n += cases[i].n;
+            for (size_t k = 0; k < 11; k++) in[n] = want[n] = (char)('A' + k), n++;
+            CHECK_EQ_INT(utf8_valid(in, n), cases[i].valid);
+            utf8_copy(in, n, in);
+            CHECK(memcmp(in, want, n) == 0);
+        }
+    }
     char *dup = utf8_dup("raw\xff.json");
     CHECK_EQ_STR(dup, "raw\xef\xbf\xbd.json");
     free(dup);
