@@ -39,8 +39,10 @@ static uint64_t hash_bytes(const char *s, size_t n, uint64_t seed)
         h = (h ^ x) * 0xff51afd7ed558ccdULL;
         h ^= h >> 32;
     }
+    /* the last bytes by shifts: a memcpy of a variable size here is a call
+     * and a stalled load */
     x = 0;
-    memcpy(&x, s + i, n - i);
+    for (unsigned k = 0; i + k < n; k++) x |= (uint64_t)(unsigned char)s[i + k] << (8 * k);
     h = (h ^ x) * 0xc4ceb9fe1a85ec53ULL;
     h ^= h >> 29;
     return h ? h : 1;
