@@ -830,6 +830,37 @@ static void test_span_nested(void)
     }
 }
 
+/* Whitespace runs of every length around the 16-byte step between every
+ * token, ending in each kind of blank, in an exact-size buffer. */
+static void test_span_whitespace(void)
+{
+    static const char blanks[] = " \n\t\r";
+    for (int run = 0; run < 40; run++) {
+        for (int last = 0; last < 4; last++) {
+            char ws[48], buf[512];
+            for (int i = 0; i < run; i++) ws[i] = blanks[(i + last + 1) % 4];
+            if (run) ws[run - 1] = blanks[last];
+            ws[run] = 0;
+            int n = snprintf(buf, sizeof buf, "{%s\"a\"%s:%s[1,%s2]%s,%s\"b\"%s:%strue%s}", ws, ws, ws, ws, ws, ws,
+                             ws, ws, ws);
+            char *copy = xmalloc((size_t)n);
+            memcpy(copy, buf, (size_t)n);
+            const char *cur = copy, *end = copy + n;
+            struct jtok_val k, v;
+            struct err e;
+            CHECK_EQ_INT(jtok_span_next_member(&cur, end, &k, &v, &e), 1);
+            CHECK(jtok_str_eq(&k, "a"));
+            CHECK(v.type == JT_ARRAY && v.p[v.n - 1] == ']');
+            CHECK_EQ_INT(jtok_span_next_member(&cur, end, &k, &v, &e), 1);
+            CHECK(jtok_str_eq(&k, "b"));
+            CHECK_EQ_INT(v.type, JT_TRUE);
+            CHECK_EQ_INT(jtok_span_next_member(&cur, end, &k, &v, &e), 0);
+            CHECK(cur == end);
+            free(copy);
+        }
+    }
+}
+
 int main(void)
 {
     RUN(test_split_every_offset);
@@ -845,6 +876,7 @@ int main(void)
     RUN(test_span_members);
     RUN(test_span_errors);
     RUN(test_span_nested);
+    RUN(test_span_whitespace);
     RUN(test_backslash_runs);
     RUN(test_deep_nesting);
     RUN(test_nan_infinity);
