@@ -272,6 +272,24 @@ static int span_string(const char **cur, const char *end, struct jtok_val *v, st
     const char *c = *cur + 1, *start = c;
     int esc = 0;
 
+#ifdef __SSE2__
+    /* Most strings hold no escape: their end is the first quote, found with
+     * the first backslash in one pass; a backslash first takes the loop. */
+    while (end - c >= 16) {
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)c);
+        unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8('"')));
+        unsigned bs = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8('\\')));
+        if (q | bs) {
+            if (bs && (!q || __builtin_ctz(bs) < __builtin_ctz(q))) break;
+            const char *qp = c + __builtin_ctz(q);
+            *v = (struct jtok_val){ JT_STRING, start, (size_t)(qp - start), 0 };
+            *cur = qp + 1;
+            return 0;
+        }
+        c += 16;
+    }
+    /* no quote before c */
+#endif
     for (;;) {
         const char *q = memchr(c, '"', (size_t)(end - c));
         if (!q) return err_set(e, ERR_INVALID, "invalid JSON: unterminated string");

@@ -861,6 +861,43 @@ static void test_span_whitespace(void)
     }
 }
 
+/* Strings of every length around the 16-byte step, plain or with an
+ * escaped quote or backslash at each offset: the same extent and flag. */
+static void test_span_string_lengths(void)
+{
+    for (int len = 0; len < 40; len++) {
+        for (int at = -1; at < len; at++) {
+            for (int kind = 0; kind < 2; kind++) {
+                char buf[64];
+                int n = 0;
+                buf[n++] = '"';
+                for (int i = 0; i < len; i++) {
+                    if (i == at) {
+                        buf[n++] = '\\';
+                        buf[n++] = kind ? '"' : '\\';
+                    } else {
+                        buf[n++] = (char)('a' + i % 26);
+                    }
+                }
+                buf[n++] = '"';
+                char *copy = xmalloc((size_t)n);
+                memcpy(copy, buf, (size_t)n);
+                const char *cur = copy;
+                struct jtok_val v;
+                struct err e;
+                CHECK_EQ_INT(jtok_span_value(&cur, copy + n, &v, &e), 0);
+                CHECK_EQ_INT(v.type, JT_STRING);
+                CHECK_EQ_INT((long long)v.n, n - 2);
+                CHECK_EQ_INT(v.escaped, at >= 0);
+                CHECK(cur == copy + n);
+                cur = copy;
+                CHECK_EQ_INT(jtok_span_value(&cur, copy + n - 1, &v, &e), ERR_INVALID);
+                free(copy);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     RUN(test_split_every_offset);
@@ -877,6 +914,7 @@ int main(void)
     RUN(test_span_errors);
     RUN(test_span_nested);
     RUN(test_span_whitespace);
+    RUN(test_span_string_lengths);
     RUN(test_backslash_runs);
     RUN(test_deep_nesting);
     RUN(test_nan_infinity);
