@@ -130,6 +130,10 @@ struct bg_chunk {
     size_t len, cap;
 };
 
+/* Slice rows inserted per statement by the writer thread: a statement's
+ * step, reset and program start cost as much as a row's own work. */
+#define RUNDB_SLICE_BATCH 16
+
 struct rundb_writer {
     sqlite3 *db;
     /* background writer: the parsing thread fills cur_buf with ops and
@@ -149,6 +153,9 @@ struct rundb_writer {
     int spool_fd;             /* >= 0: a spool (rundb_spool.h), ops go here; else -1 */
     sqlite3_stmt *ins_str, *ins_slice, *ins_flow, *ins_instant, *ins_counter, *ins_mem, *ins_track, *ins_rank,
         *ins_note;
+    sqlite3_stmt *ins_slices; /* RUNDB_SLICE_BATCH rows a statement */
+    const char *slices_held[RUNDB_SLICE_BATCH]; /* OP_ROWs of the current chunk not yet inserted */
+    int nslices_held;
     struct strmap strs;
     uint32_t next_str;
     struct track *tracks;
@@ -186,8 +193,14 @@ char *rundb_writer_emit(struct rundb_writer *w, enum op_type type, size_t len);
  * is kept as the writer's error, seen by the next add. */
 void rundb_spool_put(struct rundb_writer *w);
 
-/* Inserts one OP_ROW on the writer thread (rundb_drain.c). */
+/* Inserts one OP_ROW on the writer thread (rundb_drain.c), RUNDB_SLICE_BATCH
+ * at a time: d is held (its args are bound in place) until the batch is
+ * full or rundb_drain_flush, which the writer thread calls at the end of
+ * every chunk, before the chunk is reused. */
 int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e);
+
+/* Inserts the rows held by rundb_drain_insert one statement each. */
+int rundb_drain_flush(struct rundb_writer *w, struct err *e);
 
 /* Waits until the background thread has applied everything emitted so far
  * and returns its first error, if any; afterwards the caller may use w->db

@@ -66,27 +66,47 @@ struct open_slice {
     int64_t end, id;
 };
 
-int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e)
+/* Binds row d's 12 columns at slot k of st (k rows before it). */
+static void bind_row(sqlite3_stmt *st, int k, const char *d)
 {
     struct op_row r;
     memcpy(&r, d, sizeof r);
-    sqlite3_stmt *st = w->ins_slice;
-    sqlite3_bind_int64(st, 1, r.id);
-    sqlite3_bind_int64(st, 2, r.track);
-    sqlite3_bind_int64(st, 3, r.ts);
-    sqlite3_bind_int64(st, 4, r.dur);
-    sqlite3_bind_int(st, 5, (int)r.depth);
-    if (r.parent) sqlite3_bind_int64(st, 6, r.parent);
-    else sqlite3_bind_null(st, 6);
-    sqlite3_bind_int64(st, 7, r.name);
-    if (r.cat) sqlite3_bind_int64(st, 8, r.cat);
-    else sqlite3_bind_null(st, 8);
-    sqlite3_bind_int(st, 9, (int)r.kind);
-    sqlite3_bind_int64(st, 10, r.corr);
-    sqlite3_bind_int64(st, 11, r.ext);
-    if (r.args_len) sqlite3_bind_text(st, 12, d + sizeof r, (int)r.args_len, SQLITE_STATIC);
-    else sqlite3_bind_null(st, 12);
-    return rundb_writer_step_done(w, st, e, "slice insert");
+    int c = 12 * k;
+    sqlite3_bind_int64(st, c + 1, r.id);
+    sqlite3_bind_int64(st, c + 2, r.track);
+    sqlite3_bind_int64(st, c + 3, r.ts);
+    sqlite3_bind_int64(st, c + 4, r.dur);
+    sqlite3_bind_int(st, c + 5, (int)r.depth);
+    if (r.parent) sqlite3_bind_int64(st, c + 6, r.parent);
+    else sqlite3_bind_null(st, c + 6);
+    sqlite3_bind_int64(st, c + 7, r.name);
+    if (r.cat) sqlite3_bind_int64(st, c + 8, r.cat);
+    else sqlite3_bind_null(st, c + 8);
+    sqlite3_bind_int(st, c + 9, (int)r.kind);
+    sqlite3_bind_int64(st, c + 10, r.corr);
+    sqlite3_bind_int64(st, c + 11, r.ext);
+    if (r.args_len) sqlite3_bind_text(st, c + 12, d + sizeof r, (int)r.args_len, SQLITE_STATIC);
+    else sqlite3_bind_null(st, c + 12);
+}
+
+int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e)
+{
+    w->slices_held[w->nslices_held++] = d;
+    if (w->nslices_held < RUNDB_SLICE_BATCH) return 0;
+    for (int k = 0; k < RUNDB_SLICE_BATCH; k++) bind_row(w->ins_slices, k, w->slices_held[k]);
+    w->nslices_held = 0;
+    return rundb_writer_step_done(w, w->ins_slices, e, "slice insert");
+}
+
+int rundb_drain_flush(struct rundb_writer *w, struct err *e)
+{
+    int n = w->nslices_held, rc = 0;
+    w->nslices_held = 0;
+    for (int k = 0; k < n && rc == 0; k++) {
+        bind_row(w->ins_slice, 0, w->slices_held[k]);
+        rc = rundb_writer_step_done(w, w->ins_slice, e, "slice insert");
+    }
+    return rc;
 }
 
 /* The sorted slices become rows: the merge, depth and parent here, the

@@ -21,6 +21,10 @@
 #include "store/sorter.h"
 
 
+#define SLICE_ROW "(?,?,?,?,?,?,?,?,?,?,?,?)"
+#define SLICE_ROWS4 SLICE_ROW "," SLICE_ROW "," SLICE_ROW "," SLICE_ROW
+#define SLICE_ROWS16 SLICE_ROWS4 "," SLICE_ROWS4 "," SLICE_ROWS4 "," SLICE_ROWS4
+
 static void bg_push(struct rundb_writer *w);
 static void *bg_main(void *arg);
 static int bg_failed(struct rundb_writer *w, struct err *e);
@@ -327,6 +331,8 @@ int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, st
              "INSERT INTO slice(id,track,ts,dur,depth,parent,name,cat,kind,corr,ext,args)"
              " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
              e) ||
+        prep(w, &w->ins_slices,
+             "INSERT INTO slice(id,track,ts,dur,depth,parent,name,cat,kind,corr,ext,args) VALUES" SLICE_ROWS16, e) ||
         prep(w, &w->ins_flow, "INSERT INTO flow(rank,cat,name,fid,ph,bp,track,ts) VALUES(?,?,?,?,?,?,?,?)", e) ||
         prep(w, &w->ins_instant, "INSERT INTO instant(track,ts,name,cat,scope,args) VALUES(?,?,?,?,?,?)", e) ||
         prep(w, &w->ins_counter, "INSERT INTO counter(rank,track,name,ts,value) VALUES(?,?,?,?,?)", e) ||
@@ -586,6 +592,9 @@ static void *bg_main(void *arg)
             if (apply_op(w, h, (const char *)(h + 1), &e) != 0) failed = 1;
             off += sizeof *h + OP_ALIGN(h->len);
         }
+        /* the held rows point into c, reused once it is back in the pool */
+        if (!failed && rundb_drain_flush(w, &e) != 0) failed = 1;
+        w->nslices_held = 0;
 
         pthread_mutex_lock(&w->bg_mu);
         if (failed && e.code && !w->bg_err.code) {
@@ -706,8 +715,8 @@ static void free_writer(struct rundb_writer *w)
     }
     free(w->cur_buf);
     json_decref(w->rank_header);
-    sqlite3_stmt *sts[] = { w->ins_str,     w->ins_slice, w->ins_flow,  w->ins_instant, w->ins_counter,
-                            w->ins_mem,     w->ins_track, w->ins_rank,  w->ins_note };
+    sqlite3_stmt *sts[] = { w->ins_str,   w->ins_slice, w->ins_slices, w->ins_flow, w->ins_instant,
+                            w->ins_counter, w->ins_mem, w->ins_track,  w->ins_rank, w->ins_note };
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) sqlite3_finalize(sts[i]);
     if (w->db) sqlite3_close(w->db);
     free(w->strs.hash);
