@@ -69,11 +69,44 @@ static void test_misnested(void)
     free(path);
 }
 
+/* Rows with args of every size over several of the writer's chunks, a
+ * count no batch divides: each row keeps its own args and columns (the
+ * writer inserts rows in batches held until their chunk is done). */
+static void test_rows_across_chunks(void)
+{
+    struct err e;
+    uint32_t t, n;
+    struct rundb_writer *w;
+    fixture_writer("chunks.db", 0, &w, &t, &n);
+    REQUIRE(w != NULL);
+    char *path = fixture_path("chunks.db"), *args = xmalloc(3100);
+    const int rows = 3001;
+    for (int i = 0; i < rows; i++) {
+        int len = snprintf(args, 3100, "{\"i\":%d,\"pad\":\"%0*d\"}", i, (i * 37) % 3000, 0);
+        struct tb_slice s = { t, n, 0, TB_K_CPU_OP, (int64_t)i * 10, 5, i % 7, i % 3, args, (size_t)len };
+        CHECK_EQ_INT(rundb_add_slice(w, &s, &e), 0);
+    }
+    free(args);
+    REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
+    REQUIRE(rundb_close_writer(w, &e) == 0);
+    sqlite3 *db;
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice"), rows);
+    CHECK_EQ_INT(q1(db, "SELECT sum(length(args)) > 4 * 1048576 FROM slice"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE json_extract(args, '$.i') != ts / 10"
+                        " OR length(json_extract(args, '$.pad')) != max((ts / 10 * 37) % 3000, 1)"
+                        " OR corr != (ts / 10) % 7 OR ext != (ts / 10) % 3 OR dur != 5 OR id != ts / 10 + 1"),
+                 0);
+    sqlite3_close(db);
+    free(path);
+}
+
 int main(void)
 {
     if (fixture_dir() != 0) return 1;
     RUN(test_many_slices_spill);
     RUN(test_misnested);
+    RUN(test_rows_across_chunks);
     fixture_cleanup();
     return harness_done("rundb_drain_test");
 }
