@@ -129,12 +129,63 @@ static void test_shapes(void)
     free(got);
 }
 
+/* Values longer than the 16 bytes summary_walk scans at once: quotes,
+ * escapes and brackets at every offset of a block, strings that open in
+ * one block and close in another, a backslash after a run of plain
+ * blocks, and arrays that never close. */
+static void test_shapes_long(void)
+{
+    static const char *const cases[][2] = {
+        { "{\"Input Strides\":[[1024, 1], [512, 1], [256, 1], [128, 1]],\"Input Dims\":[[4, 8], [8]]}",
+          "[[4,8],[8]]" },
+        { "{\"Concrete Inputs\":[\"\", \"[32, 256, 512]\", \"]]]]}}}}\", \"False\"],\"Input Dims\":[[1]]}", "[[1]]" },
+        { "{\"a\":[\"xxxxxxxxxxxx]]]]]]]]]]]]]]]]]]yyy\", [1]],\"Input Dims\":[[2]]}", "[[2]]" },
+        { "{\"a\":[[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], \"x\\\"]]]\", [3]],\"Input Dims\":[[2]]}", "[[2]]" },
+        { "{\"Input Strides\":[[1024, 1], [512, 1], [256, 1], [128, 1],\"Input Dims\":[[1]]}", NULL },
+        { "{\"Input Dims\":[[1024, 1024, 3], [\"a long name [with] {brackets}\"], [16, 16]]}",
+          "[[1024,1024,3],[\"a long name [with] {brackets}\"],[16,16]]" },
+        { "{\"Input Dims\":[[1024, 1024, 3], [1024, 1024, 3], [1024, 1024, 3], [1024, 1024, 3]]",
+          NULL },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = summary_walk_shapes(cases[i][0], strlen(cases[i][0]));
+        if (cases[i][1]) {
+            CHECK(got != NULL);
+            if (got) CHECK_EQ_STR(got, cases[i][1]);
+        } else {
+            CHECK(got == NULL);
+        }
+        free(got);
+    }
+    /* the same member at every alignment: a leading string of 0..47
+     * bytes moves the value's quotes, escapes and brackets through each
+     * position of a block */
+    char args[256], want[128];
+    for (int pad = 0; pad < 48; pad++) {
+        snprintf(args, sizeof args,
+                 "{\"p\":\"%.*s\",\"q\":[\"%.*s]\\\"[ {\", [7, \"}\"], [[8]]],"
+                 "\"Input Dims\":[[\"%.*s]\\\"[ {\", 7], [8]]}",
+                 pad, "................................................", pad % 17, "zzzzzzzzzzzzzzzzz", pad % 19,
+                 "yyyyyyyyyyyyyyyyyyy");
+        snprintf(want, sizeof want, "[[\"%.*s]\\\"[ {\",7],[8]]", pad % 19, "yyyyyyyyyyyyyyyyyyy");
+        char *got = summary_walk_shapes(args, strlen(args));
+        CHECK(got != NULL);
+        if (got) CHECK_EQ_STR(got, want);
+        free(got);
+        /* cut before the end: the array never closes */
+        got = summary_walk_shapes(args, strlen(args) - 3);
+        CHECK(got == NULL);
+        free(got);
+    }
+}
+
 int main(void)
 {
     if (fixture_begin() != 0) return 1;
     RUN(test_operator_and_kernel_tables);
     RUN(test_python_stacks);
     RUN(test_shapes);
+    RUN(test_shapes_long);
     fixture_end();
     return harness_done("summary_walk");
 }
