@@ -536,10 +536,13 @@ static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, 
     return pynode_get(c, w, w->node[parent].depth == STACK_FRAMES ? w->node[parent].drop : parent, name);
 }
 
-static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint32_t track, int64_t first,
+/* st reads the slices of ids first..last; dense: they hold every id of
+ * the range, which are then counted, not read (st has no id column). */
+static int walk_track(struct rankctx *c, sqlite3_stmt *st, int dense, struct walk *w, uint32_t track, int64_t first,
                       int64_t last, struct err *e)
 {
     int rc;
+    int64_t next_id = first;
     w->n = 0;
     w->top_op = -1;
     w->track = track;
@@ -549,10 +552,11 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
     sqlite3_bind_int64(st, 1, first);
     sqlite3_bind_int64(st, 2, last);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
-        int64_t parent = sqlite3_column_int64(st, 3); /* NULL reads 0, which no slice id is */
-        uint32_t name = (uint32_t)sqlite3_column_int64(st, 4);
-        int kind = sqlite3_column_int(st, 5);
+        int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+        int64_t parent = sqlite3_column_int64(st, 2); /* NULL reads 0, which no slice id is */
+        uint32_t name = (uint32_t)sqlite3_column_int64(st, 3);
+        int kind = sqlite3_column_int(st, 4);
+        int64_t id = dense ? next_id++ : sqlite3_column_int64(st, 7);
         int64_t end = ts + dur;
 
         flush_mem(c, w, ts); /* first: a frame about to be popped may hold them */
@@ -568,7 +572,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         case TB_K_DRIVER: {
             ivlist_add(&c->cat[C_RUNTIME], ts, end);
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
-            int64_t corr = sqlite3_column_int64(st, 6); /* read here: 1 row in 10 is a launch */
+            int64_t corr = sqlite3_column_int64(st, 5); /* read here: 1 row in 10 is a launch */
             for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].key == corr; k++) {
                 struct gop *g = &c->g[c->by_corr[k].idx];
                 g->launch_ts = ts;
@@ -638,8 +642,8 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         f->pystack = w->n ? w->f[w->n - 1].pystack : 0;
         if (kind == TB_K_PYTHON) f->pystack = python_push(c, w, f->pystack, name);
         if (is_op && kind == TB_K_CPU_OP) {
-            const char *args = (const char *)sqlite3_column_text(st, 7);
-            if (args) f->shape = summary_walk_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
+            const char *args = (const char *)sqlite3_column_text(st, 6);
+            if (args) f->shape = summary_walk_shapes(args, (size_t)sqlite3_column_bytes(st, 6));
         }
         if (is_op) w->top_op = w->n;
         w->n++;
@@ -648,16 +652,23 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
     if (rc == SQLITE_DONE) flush_mem(c, w, INT64_MAX);
     while (w->n) pop_frame(c, w);
     if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (CPU slices)");
+    if (dense && next_id != last + 1)
+        return err_set(e, ERR_INVALID, "analysis (CPU slices): ids %lld..%lld have a gap", (long long)first,
+                       (long long)last);
     return 0;
 }
 
 int summary_walk_cpu(struct rankctx *c, struct err *e)
 {
-    static const char tracks_sql[] =
-        "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0 ORDER BY id";
+    static const char tracks_sql[] = "SELECT id, first_slice, last_slice, nslices FROM track"
+                                     " WHERE rank = ? AND kind != 1 AND nslices > 0 ORDER BY id";
+    /* a thread whose slices hold every id of its range (ids follow
+     * (track, ts)) has them counted: one column fewer on 730 k rows */
     static const char slice_sql[] =
-        "SELECT id, ts, dur, parent, name, kind, corr, args FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
-    sqlite3_stmt *tr = NULL, *st = NULL;
+        "SELECT ts, dur, parent, name, kind, corr, args, id FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
+    static const char dense_sql[] =
+        "SELECT ts, dur, parent, name, kind, corr, args FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
+    sqlite3_stmt *tr = NULL, *st = NULL, *dense = NULL;
     struct walk w;
     int rc = 0;
     memset(&w, 0, sizeof w);
@@ -677,7 +688,8 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
         if (fresh) *at = i;
     }
     if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, dense_sql, -1, &dense, NULL) != SQLITE_OK) {
         rc = rundb_db_error(c->db, e, "analysis (CPU slices)");
         goto out;
     }
@@ -685,8 +697,9 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
     int src;
     while ((src = sqlite3_step(tr)) == SQLITE_ROW) {
         uint32_t track = (uint32_t)sqlite3_column_int64(tr, 0);
-        if ((rc = walk_track(c, st, &w, track, sqlite3_column_int64(tr, 1), sqlite3_column_int64(tr, 2), e)) != 0)
-            goto out;
+        int64_t first = sqlite3_column_int64(tr, 1), last = sqlite3_column_int64(tr, 2);
+        int is_dense = last - first + 1 == sqlite3_column_int64(tr, 3);
+        if ((rc = walk_track(c, is_dense ? dense : st, is_dense, &w, track, first, last, e)) != 0) goto out;
     }
     if (src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (tracks)");
 out:
@@ -700,6 +713,7 @@ out:
     hmap_free(&w.first_ev, NULL);
     sqlite3_finalize(tr);
     sqlite3_finalize(st);
+    sqlite3_finalize(dense);
     return rc;
 }
 

@@ -37,6 +37,37 @@ static void test_operator_and_kernel_tables(void)
     sqlite3_close(db);
 }
 
+/* A thread whose slices hold every id of its range has them counted, not
+ * read; one with a gap reads them (a slice gone, nslices said so); one
+ * whose count claims no gap where there is one is an error, not ids
+ * counted wrong. */
+static void test_slice_ids(void)
+{
+    sqlite3 *db = import(CPU("user_annotation", "ProfilerStep#1", 0, 200, "") ","
+                         CPU("cpu_op", "aten::linear", 1, 49, "\"Input Dims\":[[4,8],[8,8]]") ","
+                         CPU("cpu_op", "aten::addmm", 10, 30, "\"Input Dims\":[[8],[4,8],[8,8]]"));
+    REQUIRE(db != NULL);
+    struct err e;
+    CHECK_EQ_INT(q1(db, "SELECT host_self FROM op_stat WHERE name = 'aten::linear'"), 19000);
+    char *path = xstrdup(sqlite3_db_filename(db, "main"));
+    sqlite3_close(db);
+    REQUIRE(sqlite3_open(path, &db) == SQLITE_OK);
+    free(path);
+    /* the step goes: linear, at the range's second id, is addmm's parent */
+    REQUIRE(sqlite3_exec(db,
+                         "DELETE FROM slice WHERE id = (SELECT first_slice FROM track WHERE kind != 1 AND nslices > 0);"
+                         "UPDATE track SET nslices = nslices - 1 WHERE kind != 1 AND nslices > 0",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(summary_run(db, &e), 0);
+    CHECK_EQ_INT(q1(db, "SELECT host_self FROM op_stat WHERE name = 'aten::linear'"), 19000);
+    CHECK_EQ_INT(q1(db, "SELECT host_total FROM op_stat WHERE name = 'aten::addmm'"), 30000);
+    REQUIRE(sqlite3_exec(db, "UPDATE track SET nslices = nslices + 1 WHERE kind != 1 AND nslices > 0", NULL, NULL,
+                         NULL) == SQLITE_OK);
+    CHECK(summary_run(db, &e) < 0);
+    CHECK(strstr(e.msg, "gap") != NULL);
+    sqlite3_close(db);
+}
+
 /* Appends a Python frame chain (outermost first) at base µs, each frame
  * 1 µs inside the one around it, with aten::add at its heart. */
 static void chain(char *buf, size_t n, int base, const char *const *names, int k)
@@ -184,6 +215,7 @@ int main(void)
     if (fixture_begin() != 0) return 1;
     RUN(test_operator_and_kernel_tables);
     RUN(test_python_stacks);
+    RUN(test_slice_ids);
     RUN(test_shapes);
     RUN(test_shapes_long);
     fixture_end();
