@@ -121,23 +121,19 @@ struct analyses_read_hosts {
 
 int analyses_read_hosts_open(sqlite3 *db, int rank, struct analyses_read_hosts **out, struct err *e)
 {
-    struct analyses_read_hosts *c = xcalloc(1, sizeof *c);
     const int64_t targs[] = { rank, TB_TRACK_GPU };
+    struct analyses_read_hosts *c = xcalloc(1, sizeof *c);
     int rc = scan_prepare_args(db,
                                "SELECT id, first_slice, last_slice, nslices FROM track"
                                " WHERE rank = ?1 AND kind != ?2 AND nslices > 0 ORDER BY id",
                                targs, 2, &c->tr, e);
-    if (!rc)
-        rc = rundb_prepare(db, "SELECT ts, dur, parent, name, kind, corr, id FROM slice WHERE id BETWEEN ?1 AND ?2",
-                           &c->sl, e);
-    if (!rc)
-        rc = rundb_prepare(db, "SELECT ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ?1 AND ?2",
-                           &c->dense, e);
-    if (rc) {
-        analyses_read_hosts_close(c);
-        c = NULL;
-    }
-    *out = c;
+    /* sl and dense: the same columns, dense without the id */
+    const char *const sql[2] = { "SELECT ts, dur, parent, name, kind, corr, id FROM slice WHERE id BETWEEN ?1 AND ?2",
+                                 "SELECT ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ?1 AND ?2" };
+    sqlite3_stmt **st[2] = { &c->sl, &c->dense };
+    for (int i = 0; i < 2 && !rc; i++) rc = rundb_prepare(db, sql[i], st[i], e);
+    *out = rc ? NULL : c;
+    if (rc) analyses_read_hosts_close(c);
     return rc;
 }
 

@@ -105,6 +105,23 @@ static void test_python_stacks(void)
     sqlite3_close(db);
 }
 
+/* Each case's args give its shape (NULL: none). */
+static void check_shapes(const char *const (*cases)[2], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char *got = summary_walk_shapes(cases[i][0], strlen(cases[i][0]));
+        if (cases[i][1]) {
+            CHECK(got != NULL);
+            if (got) CHECK_EQ_STR(got, cases[i][1]);
+        } else {
+            CHECK(got == NULL);
+        }
+        if ((got == NULL) != (cases[i][1] == NULL) || (got && strcmp(got, cases[i][1])))
+            fprintf(stderr, "case %zu: %s -> %s\n", i, cases[i][0], got ? got : "NULL");
+        free(got);
+    }
+}
+
 /* Shapes (args text, expected; NULL: none). The reader follows jtok's span
  * grammar: only a top-level member counts, brackets and quotes inside
  * strings are text, escaped names are decoded, and args that stop parsing
@@ -141,18 +158,7 @@ static void test_shapes(void)
         { "[[1]]", NULL },
         { "", NULL },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *got = summary_walk_shapes(cases[i][0], strlen(cases[i][0]));
-        if (cases[i][1]) {
-            CHECK(got != NULL);
-            if (got) CHECK_EQ_STR(got, cases[i][1]);
-        } else {
-            CHECK(got == NULL);
-        }
-        if ((got == NULL) != (cases[i][1] == NULL) || (got && strcmp(got, cases[i][1])))
-            fprintf(stderr, "case %zu: %s -> %s\n", i, cases[i][0], got ? got : "NULL");
-        free(got);
-    }
+    check_shapes(cases, sizeof cases / sizeof cases[0]);
     /* the length bounds the text: a member past n is not seen */
     const char *t = "{\"a\":1,\"Input Dims\":[[1]]}";
     char *got = summary_walk_shapes(t, 7);
@@ -178,16 +184,7 @@ static void test_shapes_long(void)
         { "{\"Input Dims\":[[1024, 1024, 3], [1024, 1024, 3], [1024, 1024, 3], [1024, 1024, 3]]",
           NULL },
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *got = summary_walk_shapes(cases[i][0], strlen(cases[i][0]));
-        if (cases[i][1]) {
-            CHECK(got != NULL);
-            if (got) CHECK_EQ_STR(got, cases[i][1]);
-        } else {
-            CHECK(got == NULL);
-        }
-        free(got);
-    }
+    check_shapes(cases, sizeof cases / sizeof cases[0]);
     /* the same member at every alignment: a leading string of 0..47
      * bytes moves the value's quotes, escapes and brackets through each
      * position of a block */
