@@ -216,7 +216,7 @@ static int annot_of(struct an_ctx *c, const struct hframe *f)
 /* Keeps row as one of the host slices of the thread last added to
  * c->hthreads (none past c->host_rows_max, or for ids past 32 bits: the
  * cursors and the critical path then read run.db). */
-static void keep_hrow(struct an_ctx *c, const struct scan_slice *row, size_t *cap, int *over)
+static void keep_hrow(struct an_ctx *c, const struct analyses_read_hslice *row, size_t *cap, int *over)
 {
     if (*over) return;
     if (c->nhrows == c->host_rows_max || row->id > (int64_t)UINT32_MAX || row->parent > (int64_t)UINT32_MAX) {
@@ -261,9 +261,9 @@ const struct an_hthread *an_hthread_of(const struct an_ctx *c, uint32_t track)
  * path (keep_hrow). */
 static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, struct err *e)
 {
-    struct scan_slices *cur;
-    struct scan_slice row;
-    int64_t track64;
+    struct analyses_read_hosts *cur;
+    struct analyses_read_hslice row;
+    int64_t track64, first, last;
     int rc;
     *out = NULL;
     *nout = 0;
@@ -271,13 +271,13 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
     /* past the limit none are held: known before the walk, so it never
      * holds the limit's rows only to drop them */
     if ((rc = scan_slices_count(c->db, c->rank, SCAN_TRACKS_HOST, &total, e)) ||
-        (rc = scan_slices_open(c->db, c->rank, SCAN_TRACKS_HOST, SCAN_KINDS_ALL, &cur, e)))
+        (rc = analyses_read_hosts_open(c->db, c->rank, &cur, e)))
         return rc;
     struct hframe *stk = NULL;
     struct lrec *v = NULL;
     size_t ns = 0, scap = 0, cap = 0, n = 0, hcap = 0;
     int hover = total > (int64_t)c->host_rows_max;
-    while ((rc = scan_slices_track(cur, &track64, e)) == 1) {
+    while ((rc = analyses_read_hosts_next(cur, &track64, &first, &last, e)) == 1) {
         if (track64 < 0 || track64 >= (1 << 30)) {
             rc = err_set(e, ERR_TOO_LARGE, "analyses: track id %lld does not fit 30 bits", (long long)track64);
             break;
@@ -286,17 +286,16 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
         ns = 0;
         c->hthreads = xrealloc(c->hthreads, (c->nhthreads + 1) * sizeof *c->hthreads);
         c->hthreads[c->nhthreads++] = (struct an_hthread){ track, c->nhrows, 0 };
-        int64_t first, last; /* room for the thread's rows at once: no copies as they grow */
-        scan_slices_range(cur, &first, &last);
+        /* room for the thread's rows at once: no copies as they grow */
         size_t want = c->nhrows + (size_t)(last >= first ? last - first + 1 : 0);
         if (!hover && want > hcap && want <= c->host_rows_max)
             c->hrows = xrealloc(c->hrows, (hcap = want) * sizeof *c->hrows);
-        while ((rc = scan_slices_step(cur, &row, e)) == 1) {
+        while ((rc = analyses_read_hslices_next(cur, &row, e)) == 1) {
             keep_hrow(c, &row, &hcap, &hover);
             /* a top-level slice has parent 0, which no slice id is */
             int64_t id = row.id, ts = row.ts, dur = row.dur, parent = row.parent, corr = row.corr;
             uint32_t name = row.name;
-            int kind = (int)row.kind;
+            int kind = row.kind;
             while (ns && stk[ns - 1].id != parent) ns--;
             if ((kind == TB_K_RUNTIME || kind == TB_K_DRIVER) && corr != 0) {
                 if ((rc = id_fits(id, e))) break;
@@ -331,7 +330,7 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
         if (rc < 0) break;
     }
     free(stk);
-    scan_slices_close(cur);
+    analyses_read_hosts_close(cur);
     if (hover) { /* too many to hold: the cursors and the critical path read run.db */
         free(c->hrows);
         free(c->hthreads);

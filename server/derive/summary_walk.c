@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "base/hmap.h"
 #include "base/jtok.h"
@@ -47,6 +50,24 @@ static const char *aw_ws(const char *c, const char *end)
  * or NULL when it never closes; *esc = 1 when the body holds a backslash. */
 static const char *aw_string(const char *c, const char *end, int *esc)
 {
+#ifdef __SSE2__
+    /* 16 bytes at a time to the next quote or backslash: keys and the
+     * strings of "Input type" and "Concrete Inputs" were most of the
+     * pass's own time, one byte at a time */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    while (end - c >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)c);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)));
+        if (!m) {
+            c += 16;
+            continue;
+        }
+        c += __builtin_ctz(m);
+        if (*c == '"') return c + 1;
+        *esc = 1;
+        c += 2;
+    }
+#endif
     while (c < end) {
         if (*c == '"') return c + 1;
         if (*c == '\\') {
@@ -63,11 +84,46 @@ static const char *aw_string(const char *c, const char *end, int *esc)
  * closes. Brackets are counted, not matched, as jtok does. */
 static const char *aw_nested(const char *c, const char *end)
 {
-    int depth = 0, esc;
+    int depth = 0, in_str = 0;
+#ifdef __SSE2__
+    /* 16 bytes at a time while they hold no backslash: then every quote
+     * opens or closes a string, so the bytes inside strings are the
+     * running parity of the quotes (a prefix xor), and the brackets
+     * outside them are taken in order ('[' and '{', ']' and '}' differ
+     * only in bit 0x20). The arrays of "Input Strides" and "Input Dims"
+     * were half the pass's own time one byte at a time. */
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), low = _mm_set1_epi8(0x20),
+                  open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}');
+    while (end - c >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)c), f = _mm_or_si128(v, low);
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(v, bslash))) break; /* the byte loop takes it from here */
+        unsigned q = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote));
+        unsigned op = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(f, open));
+        unsigned cl = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(f, close));
+        unsigned inside = q;
+        inside ^= inside << 1;
+        inside ^= inside << 2;
+        inside ^= inside << 4;
+        inside ^= inside << 8;
+        if (in_str) inside = ~inside;
+        unsigned br = (op | cl) & ~inside & 0xffffu;
+        while (br) {
+            unsigned k = (unsigned)__builtin_ctz(br), bit = 1u << k;
+            br &= br - 1;
+            if (op & bit) depth++;
+            else if (--depth == 0) return c + k + 1;
+        }
+        in_str ^= __builtin_popcount(q) & 1;
+        c += 16;
+    }
+#endif
     while (c < end) {
         char ch = *c++;
-        if (ch == '"') {
-            if (!(c = aw_string(c, end, &esc))) return NULL;
+        if (in_str) {
+            if (ch == '\\') c++;
+            else if (ch == '"') in_str = 0;
+        } else if (ch == '"') {
+            in_str = 1;
         } else if (ch == '{' || ch == '[') {
             depth++;
         } else if ((ch == '}' || ch == ']') && --depth == 0) {
@@ -480,10 +536,13 @@ static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, 
     return pynode_get(c, w, w->node[parent].depth == STACK_FRAMES ? w->node[parent].drop : parent, name);
 }
 
-static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint32_t track, int64_t first,
+/* st reads the slices of ids first..last; dense: they hold every id of
+ * the range, which are then counted, not read (st has no id column). */
+static int walk_track(struct rankctx *c, sqlite3_stmt *st, int dense, struct walk *w, uint32_t track, int64_t first,
                       int64_t last, struct err *e)
 {
     int rc;
+    int64_t next_id = first;
     w->n = 0;
     w->top_op = -1;
     w->track = track;
@@ -493,10 +552,11 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
     sqlite3_bind_int64(st, 1, first);
     sqlite3_bind_int64(st, 2, last);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(st, 0), ts = sqlite3_column_int64(st, 1), dur = sqlite3_column_int64(st, 2);
-        int64_t parent = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 3);
-        uint32_t name = (uint32_t)sqlite3_column_int64(st, 4);
-        int kind = sqlite3_column_int(st, 5);
+        int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
+        int64_t parent = sqlite3_column_int64(st, 2); /* NULL reads 0, which no slice id is */
+        uint32_t name = (uint32_t)sqlite3_column_int64(st, 3);
+        int kind = sqlite3_column_int(st, 4);
+        int64_t id = dense ? next_id++ : sqlite3_column_int64(st, 7);
         int64_t end = ts + dur;
 
         flush_mem(c, w, ts); /* first: a frame about to be popped may hold them */
@@ -512,7 +572,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         case TB_K_DRIVER: {
             ivlist_add(&c->cat[C_RUNTIME], ts, end);
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
-            int64_t corr = sqlite3_column_int64(st, 6); /* read here: 1 row in 10 is a launch */
+            int64_t corr = sqlite3_column_int64(st, 5); /* read here: 1 row in 10 is a launch */
             for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].key == corr; k++) {
                 struct gop *g = &c->g[c->by_corr[k].idx];
                 g->launch_ts = ts;
@@ -582,8 +642,8 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
         f->pystack = w->n ? w->f[w->n - 1].pystack : 0;
         if (kind == TB_K_PYTHON) f->pystack = python_push(c, w, f->pystack, name);
         if (is_op && kind == TB_K_CPU_OP) {
-            const char *args = (const char *)sqlite3_column_text(st, 7);
-            if (args) f->shape = summary_walk_shapes(args, (size_t)sqlite3_column_bytes(st, 7));
+            const char *args = (const char *)sqlite3_column_text(st, 6);
+            if (args) f->shape = summary_walk_shapes(args, (size_t)sqlite3_column_bytes(st, 6));
         }
         if (is_op) w->top_op = w->n;
         w->n++;
@@ -592,16 +652,23 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, struct walk *w, uint3
     if (rc == SQLITE_DONE) flush_mem(c, w, INT64_MAX);
     while (w->n) pop_frame(c, w);
     if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (CPU slices)");
+    if (dense && next_id != last + 1)
+        return err_set(e, ERR_INVALID, "analysis (CPU slices): ids %lld..%lld have a gap", (long long)first,
+                       (long long)last);
     return 0;
 }
 
 int summary_walk_cpu(struct rankctx *c, struct err *e)
 {
-    static const char tracks_sql[] =
-        "SELECT id, first_slice, last_slice FROM track WHERE rank = ? AND kind != 1 AND nslices > 0 ORDER BY id";
+    static const char tracks_sql[] = "SELECT id, first_slice, last_slice, nslices FROM track"
+                                     " WHERE rank = ? AND kind != 1 AND nslices > 0 ORDER BY id";
+    /* a thread whose slices hold every id of its range (ids follow
+     * (track, ts)) has them counted: one column fewer on 730 k rows */
     static const char slice_sql[] =
-        "SELECT id, ts, dur, parent, name, kind, corr, args FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
-    sqlite3_stmt *tr = NULL, *st = NULL;
+        "SELECT ts, dur, parent, name, kind, corr, args, id FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
+    static const char dense_sql[] =
+        "SELECT ts, dur, parent, name, kind, corr, args FROM slice WHERE id BETWEEN ? AND ? ORDER BY id";
+    sqlite3_stmt *tr = NULL, *st = NULL, *dense = NULL;
     struct walk w;
     int rc = 0;
     memset(&w, 0, sizeof w);
@@ -621,7 +688,8 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
         if (fresh) *at = i;
     }
     if (sqlite3_prepare_v2(c->db, tracks_sql, -1, &tr, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(c->db, slice_sql, -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, dense_sql, -1, &dense, NULL) != SQLITE_OK) {
         rc = rundb_db_error(c->db, e, "analysis (CPU slices)");
         goto out;
     }
@@ -629,8 +697,9 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
     int src;
     while ((src = sqlite3_step(tr)) == SQLITE_ROW) {
         uint32_t track = (uint32_t)sqlite3_column_int64(tr, 0);
-        if ((rc = walk_track(c, st, &w, track, sqlite3_column_int64(tr, 1), sqlite3_column_int64(tr, 2), e)) != 0)
-            goto out;
+        int64_t first = sqlite3_column_int64(tr, 1), last = sqlite3_column_int64(tr, 2);
+        int is_dense = last - first + 1 == sqlite3_column_int64(tr, 3);
+        if ((rc = walk_track(c, is_dense ? dense : st, is_dense, &w, track, first, last, e)) != 0) goto out;
     }
     if (src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (tracks)");
 out:
@@ -644,6 +713,7 @@ out:
     hmap_free(&w.first_ev, NULL);
     sqlite3_finalize(tr);
     sqlite3_finalize(st);
+    sqlite3_finalize(dense);
     return rc;
 }
 

@@ -111,6 +111,76 @@ void analyses_read_gpu_close(struct analyses_read_gpu *c)
     free(c);
 }
 
+/* A thread's slices hold the ids first..last with no gap when it has
+ * last - first + 1 of them (ids follow (track, ts)): then the ids are
+ * counted, not read (gaps: sl reads them). */
+struct analyses_read_hosts {
+    sqlite3_stmt *tr, *sl, *dense, *cur;
+    int64_t next_id, last;
+};
+
+int analyses_read_hosts_open(sqlite3 *db, int rank, struct analyses_read_hosts **out, struct err *e)
+{
+    const int64_t targs[] = { rank, TB_TRACK_GPU };
+    struct analyses_read_hosts *c = xcalloc(1, sizeof *c);
+    int rc = scan_prepare_args(db,
+                               "SELECT id, first_slice, last_slice, nslices FROM track"
+                               " WHERE rank = ?1 AND kind != ?2 AND nslices > 0 ORDER BY id",
+                               targs, 2, &c->tr, e);
+    /* sl and dense: the same columns, dense without the id */
+    const char *const sql[2] = { "SELECT ts, dur, parent, name, kind, corr, id FROM slice WHERE id BETWEEN ?1 AND ?2",
+                                 "SELECT ts, dur, parent, name, kind, corr FROM slice WHERE id BETWEEN ?1 AND ?2" };
+    sqlite3_stmt **st[2] = { &c->sl, &c->dense };
+    for (int i = 0; i < 2 && !rc; i++) rc = rundb_prepare(db, sql[i], st[i], e);
+    *out = rc ? NULL : c;
+    if (rc) analyses_read_hosts_close(c);
+    return rc;
+}
+
+int analyses_read_hosts_next(struct analyses_read_hosts *c, int64_t *track, int64_t *first, int64_t *last,
+                             struct err *e)
+{
+    int rc = scan_step(c->tr, e, "analyses (host threads)");
+    if (rc != 1) return rc;
+    *track = sqlite3_column_int64(c->tr, 0);
+    *first = sqlite3_column_int64(c->tr, 1);
+    *last = sqlite3_column_int64(c->tr, 2);
+    c->cur = *last - *first + 1 == sqlite3_column_int64(c->tr, 3) ? c->dense : c->sl;
+    c->next_id = *first;
+    c->last = *last;
+    sqlite3_reset(c->cur);
+    sqlite3_bind_int64(c->cur, 1, *first);
+    sqlite3_bind_int64(c->cur, 2, *last);
+    return 1;
+}
+
+int analyses_read_hslices_next(struct analyses_read_hosts *c, struct analyses_read_hslice *row, struct err *e)
+{
+    sqlite3_stmt *sl = c->cur;
+    int rc = scan_step(sl, e, "analyses (host slices)");
+    if (rc == 0 && sl == c->dense && c->next_id != c->last + 1)
+        return err_set(e, ERR_INVALID, "analyses (host slices): ids %lld..%lld have a gap", (long long)(c->next_id),
+                       (long long)c->last);
+    if (rc != 1) return rc;
+    row->ts = sqlite3_column_int64(sl, 0);
+    row->dur = sqlite3_column_int64(sl, 1);
+    row->parent = sqlite3_column_int64(sl, 2);
+    row->name = (uint32_t)sqlite3_column_int64(sl, 3);
+    row->kind = sqlite3_column_int(sl, 4);
+    row->corr = sqlite3_column_int64(sl, 5);
+    row->id = sl == c->dense ? c->next_id++ : sqlite3_column_int64(sl, 6);
+    return 1;
+}
+
+void analyses_read_hosts_close(struct analyses_read_hosts *c)
+{
+    if (!c) return;
+    sqlite3_finalize(c->tr);
+    sqlite3_finalize(c->sl);
+    sqlite3_finalize(c->dense);
+    free(c);
+}
+
 int analyses_read_gpu_name(sqlite3 *db, int rank, char *buf, size_t n, struct err *e)
 {
     sqlite3_stmt *st;
