@@ -205,6 +205,15 @@ ANALYSES_LIST(AN_DECL)
  * db: read-write handle on a run whose analysis tables exist. */
 int analyses_run(sqlite3 *db, struct err *e);
 
+/* analyses_run committing the series (anseries, ansample) before the last
+ * rank's critical path, then calling series_done(arg) on this thread: the
+ * series are final, and another connection may read them (the timeline's
+ * lanes, ingest_derive.c) while the critical path runs. The analyses
+ * stage is not done before analyses_run_then returns: readers of the run
+ * wait for its mark; a failure after the call leaves the series committed
+ * (a derive that fails fails the import, a rerun drops them). */
+int analyses_run_then(sqlite3 *db, void (*series_done)(void *arg), void *arg, struct err *e);
+
 /* analyses_run holding at most host_rows host slices a rank in memory
  * (analyses_run: AN_HOST_ROWS); past them, or with 0, the host cursors and
  * the critical path read run.db. The same tables either way: the tests
