@@ -339,6 +339,9 @@ static void series_committed(void *arg)
  * thread builds them after the adopt, as before. */
 static int side_lanes(struct side *s, sqlite3 *db)
 {
+    /* the trace's build filled its page cache: not held through the wait,
+     * which spans the GPU analyses' load and their peak */
+    sqlite3_db_release_memory(db);
     pthread_mutex_lock(&s->mu);
     while (s->series == LANES_WAIT) pthread_cond_wait(&s->cv, &s->mu);
     int go = s->series == LANES_COMMITTED;
