@@ -563,7 +563,9 @@ int ingest_derive_threads(int jobs)
  * timeline of the trace from the start and a third the rules once the
  * analysis is in, each into a scratch database copied in at the end
  * (timeline first, then rules: the order of the tables in run.db is a
- * serial derive's). Both are joined on every path, and cancelled when a
+ * serial derive's; the counters' aggregates come with the timeline when
+ * its thread built the analyses' lanes, after the rules when this thread
+ * does). Both are joined on every path, and cancelled when a
  * stage here fails; their errors surface like this thread's. Run at ingest
  * and again after a rank renumbering. */
 int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
