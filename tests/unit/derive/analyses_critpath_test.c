@@ -73,10 +73,8 @@ static char *answers(sqlite3 *db)
 /* The import stores the key and nothing beside it. */
 static void test_layout(void)
 {
-    char *db = NULL;
-    json_t *doc = fixture_analyses(DEV_H100, trace, &db);
-    REQUIRE(doc != NULL);
-    json_decref(doc);
+    char *db = fixture_analyses_db(DEV_H100, trace);
+    REQUIRE(db != NULL);
     CHECK(fixture_query_int(db, "SELECT count(DISTINCT step) FROM critpath") == 3);
     CHECK_EQ_INT(fixture_query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
                                        " AND tbl_name = 'critpath' AND sql IS NOT NULL"),
@@ -98,10 +96,8 @@ static void test_layout(void)
  * in; the old layout, rows in step order, answers the same. */
 static void test_old_layout_alike(void)
 {
-    char *db = NULL;
-    json_t *doc = fixture_analyses(DEV_H100, trace, &db);
-    REQUIRE(doc != NULL);
-    json_decref(doc);
+    char *db = fixture_analyses_db(DEV_H100, trace);
+    REQUIRE(db != NULL);
     sqlite3 *rw;
     REQUIRE(sqlite3_open_v2(db, &rw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
     /* step 2 overlaps step 1 and starts at 200 µs like step 1's second

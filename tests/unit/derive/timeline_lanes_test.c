@@ -38,10 +38,8 @@ static int64_t differ(sqlite3 *db, const char *a, const char *b, const char *t)
 
 static void test_lanes_aside(void)
 {
-    char *db = NULL;
-    json_t *doc = fixture_analyses(DEV_H100, trace, &db);
-    REQUIRE(doc != NULL);
-    json_decref(doc);
+    char *db = fixture_analyses_db(DEV_H100, trace);
+    REQUIRE(db != NULL);
     REQUIRE(fixture_query_int(db, "SELECT count(*) FROM cseries WHERE src = 4") >= 2);
     int64_t cagg = fixture_query_int(db, "SELECT count(*) FROM cagg");
     REQUIRE(cagg > 0);
