@@ -304,26 +304,31 @@ struct side {
     struct err e;
     /* The timeline's: once the trace's tables are built, the thread waits
      * for the analyses' series (side_series) and builds their lanes too
-     * when they were committed before the critical path (LANES_COMMITTED);
-     * lanes is set when it did. Under mu; set up by side_start. */
+     * when they were committed before the critical path (LANES_COMMITTED,
+     * then LANES_BUILDING); lanes is set when it did. Under mu; set up by
+     * side_start. */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int series, lanes, has_gate;
 };
 
-/* What the timeline's thread is told of the analyses' series. */
-enum { LANES_WAIT, LANES_COMMITTED, LANES_NONE };
+/* What the timeline's thread is told of the analyses' series, and what it
+ * took on. */
+enum { LANES_WAIT, LANES_COMMITTED, LANES_BUILDING, LANES_NONE };
 
 /* The timeline's scratch: run.db.aside. */
 #define TIMELINE_SUFFIX "aside"
 
-/* Tells s's thread what became of the analyses' series (the first word
- * counts); no-op on a side without the gate. */
+/* Tells s's thread what became of the analyses' series: the first word
+ * counts, except that LANES_NONE takes back lanes the thread has not begun
+ * (still on the trace's tables when the GPU analyses are done: this thread
+ * builds them after the copy instead of waiting); no-op on a side without
+ * the gate. */
 static void side_series(struct side *s, int state)
 {
     if (!s->has_gate) return;
     pthread_mutex_lock(&s->mu);
-    if (s->series == LANES_WAIT) s->series = state;
+    if (s->series == LANES_WAIT || (state == LANES_NONE && s->series == LANES_COMMITTED)) s->series = state;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
 }
@@ -345,6 +350,7 @@ static int side_lanes(struct side *s, sqlite3 *db)
     pthread_mutex_lock(&s->mu);
     while (s->series == LANES_WAIT) pthread_cond_wait(&s->cv, &s->mu);
     int go = s->series == LANES_COMMITTED;
+    if (go) s->series = LANES_BUILDING;
     pthread_mutex_unlock(&s->mu);
     if (!go || atomic_load(&s->cancel)) return 0;
     double t = log_now_s();
