@@ -17,9 +17,15 @@
  *        track id; AN_SERIES_COPY: key = enum an_copy). A series is a step
  *        function: each sample holds until the next; two samples at one ts
  *        collapse into the later one.
- *   critpath(rank, step, ts, dur, cat, track, slice): the critical path of
- *        each step as segments in time order (cat: enum an_cp_cat; track and
- *        slice: where the segment lies, slice 0 for a gap between slices).
+ *   critpath(rank, step, ts, dur, cat, track, slice) WITHOUT ROWID, key
+ *        (rank, ts, step): the critical path of each step as segments in
+ *        time order (cat: enum an_cp_cat; track and slice: where the segment
+ *        lies, slice 0 for a gap between slices). A step's segments tile it
+ *        (dur > 0), so their ts differ and the key is unique; the key is
+ *        what GET /critpath reads by, and the rows come in its order (ranks
+ *        in turn, steps by start) unless steps overlap, so no index is built
+ *        after them. Runs stored before keep their rowid table and its index
+ *        critpath_rank_ts: the same queries answer the same on both.
  *
  * Each analysis is one file in server/analyses/ defining
  * `int an_<name>(struct an_ctx *c, json_t *out, struct err *e)` plus one
@@ -199,6 +205,15 @@ ANALYSES_LIST(AN_DECL)
  * db: read-write handle on a run whose analysis tables exist. */
 int analyses_run(sqlite3 *db, struct err *e);
 
+/* analyses_run committing the series (anseries, ansample) before the last
+ * rank's critical path, then calling series_done(arg) on this thread: the
+ * series are final, and another connection may read them (the timeline's
+ * lanes, ingest_derive.c) while the critical path runs. The analyses
+ * stage is not done before analyses_run_then returns: readers of the run
+ * wait for its mark; a failure after the call leaves the series committed
+ * (a derive that fails fails the import, a rerun drops them). */
+int analyses_run_then(sqlite3 *db, void (*series_done)(void *arg), void *arg, struct err *e);
+
 /* analyses_run holding at most host_rows host slices a rank in memory
  * (analyses_run: AN_HOST_ROWS); past them, or with 0, the host cursors and
  * the critical path read run.db. The same tables either way: the tests
@@ -210,7 +225,8 @@ int analyses_run_held(sqlite3 *db, size_t host_rows, struct err *e);
  * computes one rank into the tables of db (a scratch database with the run
  * attached; the run's step table must hold the rank), analyses_adopt copies
  * them from the scratch attached as RUNDB_ASIDE (series ids renumbered to
- * follow the run's), first creating the tables, last indexing them. */
+ * follow the run's), first creating the tables (last: unused, kept for the
+ * rank pass's adopt signature). */
 int analyses_run_rank(sqlite3 *db, int rank, struct err *e);
 int analyses_adopt(sqlite3 *db, int first, int last, struct err *e);
 

@@ -96,12 +96,15 @@ int timeline_build(sqlite3 *db, struct err *e);
 int timeline_build_trace(sqlite3 *db, struct err *e);
 
 /* The analyses' counter series (after those of the trace), once analyses_run wrote them, then the
- * counters' window aggregates (timeline_agg.h); one transaction each. */
+ * counters' window aggregates (timeline_agg.h); one transaction each. On run.db, or on the scratch
+ * of timeline_build_trace once the series are committed in the attached run (analyses_run_then):
+ * timeline_adopt then copies them too. */
 int timeline_build_analyses(sqlite3 *db, struct err *e);
 
 /* The tables of timeline_build_trace run aside (on a scratch database of rundb_open_aside, on another
  * thread while the other derived stages write run.db) copied from the scratch database attached to db
- * as RUNDB_ASIDE, replacing any there; one transaction. timeline_build_analyses follows. */
+ * as RUNDB_ASIDE, replacing any there, with the analyses' lanes and the counters' window aggregates
+ * when they were built there; one transaction. Else timeline_build_analyses follows. */
 int timeline_adopt(sqlite3 *db, struct err *e);
 
 /* 1 when db holds the LOD tables, 0 when it predates them, <0 on error. */

@@ -76,6 +76,10 @@ void timeline_agg_build_free(struct timeline_agg_build *b);
  * RUNDB_ASIDE, replacing any there, inside the caller's transaction. */
 int timeline_agg_adopt_slices(sqlite3 *db, struct err *e);
 
+/* cagg_level and cagg copied likewise when the scratch holds them (the
+ * analyses' lanes were built aside, timeline_build_analyses on it). */
+int timeline_agg_adopt_counters(sqlite3 *db, struct err *e);
+
 /* Creates and fills cagg_level and cagg (after every counter series of
  * cseries exists, the analyses' too); one transaction. */
 int timeline_agg_build_counters(sqlite3 *db, struct err *e);

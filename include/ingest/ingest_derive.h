@@ -8,7 +8,11 @@
  * file); a second thread builds the timeline of the trace into the scratch
  * run.db.aside (begun by the import before the indexes, with the summary
  * when it fits: see ingest_derive_early_start) and a third, once the summary is in, the rules into
- * run.db.rules, both copied in at the end. A run of
+ * run.db.rules, both copied in at the end. When the GPU analyses run on
+ * the job's thread (one rank, or one thread) they commit their series
+ * before the last rank's critical path, and the timeline's thread builds
+ * their counter lanes into its scratch meanwhile (analyses_run_then); else
+ * the job's thread builds them after the copy. A run of
  * several ranks derives its summary, then its GPU analyses, rank by rank on
  * several threads at once (the job's thread among them; see
  * ingest_derive_threads), each

@@ -40,11 +40,7 @@ static const char schema_sql[] =
     " unit TEXT);"
     "CREATE TABLE ansample(series INTEGER, ts INTEGER, value REAL, PRIMARY KEY(series, ts)) WITHOUT ROWID;"
     "CREATE TABLE critpath(rank INTEGER, step INTEGER, ts INTEGER, dur INTEGER, cat INTEGER, track INTEGER,"
-    " slice INTEGER);";
-
-/* Built once the run's segments are all in (analyses_run, the last
- * analyses_adopt): analyses_critpath (GET /critpath) reads by it. */
-static const char index_sql[] = "CREATE INDEX critpath_rank_ts ON critpath(rank, ts)";
+    " slice INTEGER, PRIMARY KEY(rank, ts, step)) WITHOUT ROWID;";
 
 /* ====================================================================== */
 /* Output helpers for the analyses                                        */
@@ -154,10 +150,13 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
  * so rowids and the sample that wins at one ts are the same as row by row.
  * The statements are literals: only their placeholders repeat. Samples go
  * through the batched writer (timeline_rows.h); segments have their own,
- * which binds only the values that changed. */
+ * which binds only the values that changed. OR IGNORE: a multi-row INSERT
+ * that may abort on the key (WITHOUT ROWID) writes a statement journal of
+ * every page it touches (3.5x the page writes, ~0.1 s on tiled33); the key
+ * cannot collide (a step's segments tile it, steps differ). */
 #define AN_BATCH TIMELINE_ROWS_BATCH
 #define AN_SAMPLE_SQL "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES"
-#define AN_SEG_SQL "INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES"
+#define AN_SEG_SQL "INSERT OR IGNORE INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES"
 
 struct an_wbuf {
     struct timeline_rows smp; /* series, ts, value (a double) */
@@ -251,7 +250,26 @@ static const struct {
 #undef AN_ENTRY
 };
 
-static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
+/* Told once the series are committed (analyses_run_then): NULL, or called
+ * before the last rank's critical path. */
+struct series_hook {
+    void (*fn)(void *arg);
+    void *arg;
+};
+
+/* The samples so far flushed and the transaction committed (a new one
+ * begun), then h told: nothing after the critical path adds a series or a
+ * sample (critical_path is last in ANALYSES_LIST). */
+static int series_commit(struct an_ctx *c, const struct series_hook *h, struct err *e)
+{
+    int rc = timeline_rows_flush(&c->wbuf->smp, e);
+    if (rc == 0 && sqlite3_exec(c->db, "COMMIT; BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        rc = rundb_db_error(c->db, e, "analyses (series commit)");
+    if (rc == 0) h->fn(h->arg);
+    return rc;
+}
+
+static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, const struct series_hook *h, struct err *e)
 {
     int rc = analyses_load_rank(c, e);
     if (rc) return rc;
@@ -262,6 +280,7 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
                                               c->gpu_mem_gbps, "link_gbps", c->link_gbps));
     double t = log_now_s();
     for (size_t i = 0; i < sizeof registry / sizeof registry[0] && rc == 0; i++) {
+        if (h && strcmp(registry[i].name, "critical_path") == 0 && (rc = series_commit(c, h, e)) != 0) break;
         json_t *o = json_object();
         rc = registry[i].fn(c, o, e);
         json_object_set_new(doc, registry[i].name, o);
@@ -282,8 +301,10 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct err *e)
 }
 
 /* analyses_run over every rank (rank < 0) or one, on a scratch database
- * (scratch: no drops, no index). */
-static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struct err *e)
+ * (scratch: no drops); h (may be NULL) told before the last rank's
+ * critical path. */
+static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, const struct series_hook *h,
+                     struct err *e)
 {
     struct an_ctx c;
     memset(&c, 0, sizeof c);
@@ -291,7 +312,7 @@ static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struc
     c.host_rows_max = host_rows;
     c.wbuf = xcalloc(1, sizeof *c.wbuf);
     sqlite3_stmt *ranks = NULL, *ins_doc = NULL;
-    int rc = 0;
+    int rc = 0, nranks = 0, done = 0;
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (begin)");
     if ((!scratch && sqlite3_exec(db, drop_sql, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
@@ -305,19 +326,19 @@ static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struc
         (rc = rundb_prepare(db, AN_SEG_SQL "(?,?,?,?,?,?,?)", &c.ins_seg, e)) ||
         (rc = rundb_prepare(db, AN_SEG_SQL TIMELINE_ROWS32("(?,?,?,?,?,?,?)"), &c.wbuf->seg_n, e)) ||
         (rc = rundb_prepare(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
-        (rc = rundb_prepare(db, "SELECT rank FROM rank WHERE ?1 < 0 OR rank = ?1 ORDER BY rank", &ranks, e)))
+        (rc = rundb_prepare(db, "SELECT rank, count(*) OVER () FROM rank WHERE ?1 < 0 OR rank = ?1 ORDER BY rank",
+                            &ranks, e)))
         goto out;
     sqlite3_bind_int(ranks, 1, rank);
     if ((rc = gpuscan_names_open(db, &c.names, e))) goto out;
     int src;
     while (rc == 0 && (src = sqlite3_step(ranks)) == SQLITE_ROW) {
         c.rank = sqlite3_column_int(ranks, 0);
-        rc = run_rank(&c, ins_doc, e);
+        nranks = sqlite3_column_int(ranks, 1);
+        rc = run_rank(&c, ins_doc, ++done == nranks ? h : NULL, e);
     }
     if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
     if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
-    if (rc == 0 && !scratch && sqlite3_exec(db, index_sql, NULL, NULL, NULL))
-        rc = rundb_db_error(db, e, "analyses (index)");
 out:
     analyses_load_free(&c);
     gpuscan_names_close(c.names);
@@ -336,17 +357,23 @@ out:
 
 int analyses_run(sqlite3 *db, struct err *e)
 {
-    return run_ranks(db, -1, 0, AN_HOST_ROWS, e);
+    return run_ranks(db, -1, 0, AN_HOST_ROWS, NULL, e);
+}
+
+int analyses_run_then(sqlite3 *db, void (*series_done)(void *arg), void *arg, struct err *e)
+{
+    const struct series_hook h = { series_done, arg };
+    return run_ranks(db, -1, 0, AN_HOST_ROWS, &h, e);
 }
 
 int analyses_run_held(sqlite3 *db, size_t host_rows, struct err *e)
 {
-    return run_ranks(db, -1, 0, host_rows, e);
+    return run_ranks(db, -1, 0, host_rows, NULL, e);
 }
 
 int analyses_run_rank(sqlite3 *db, int rank, struct err *e)
 {
-    return run_ranks(db, rank, 1, AN_HOST_ROWS, e);
+    return run_ranks(db, rank, 1, AN_HOST_ROWS, NULL, e);
 }
 
 /* The scratch's documents copied into the run's, their queue series ids
@@ -381,7 +408,7 @@ static int adopt_docs(sqlite3 *db, int64_t base, struct err *e)
 }
 
 /* The rows of analyses_adopt, inside its transaction. */
-static int adopt_rows(sqlite3 *db, int first, int last, struct err *e)
+static int adopt_rows(sqlite3 *db, int first, struct err *e)
 {
     if (first && (sqlite3_exec(db, drop_sql, NULL, NULL, NULL) != SQLITE_OK ||
                   sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK))
@@ -406,15 +433,14 @@ static int adopt_rows(sqlite3 *db, int first, int last, struct err *e)
         sqlite3_finalize(st);
         if (i == 0 && rc == 0) rc = adopt_docs(db, base, e);
     }
-    if (rc == 0 && last && sqlite3_exec(db, index_sql, NULL, NULL, NULL))
-        rc = rundb_db_error(db, e, "analyses (index)");
     return rc;
 }
 
 int analyses_adopt(sqlite3 *db, int first, int last, struct err *e)
 {
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return rundb_db_error(db, e, "analyses (adopt)");
-    int rc = adopt_rows(db, first, last, e);
+    (void)last; /* the key needs no index built at the end */
+    int rc = adopt_rows(db, first, e);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "analyses (commit)");
     if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

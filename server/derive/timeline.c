@@ -153,7 +153,8 @@ int timeline_adopt(sqlite3 *db, struct err *e)
                          "INSERT INTO main.gpubusy SELECT * FROM " RUNDB_ASIDE ".gpubusy",
                      NULL, NULL, NULL) != SQLITE_OK) {
         rundb_db_error(db, e, "timeline (adopt)");
-    } else if (timeline_agg_adopt_slices(db, e) == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    } else if (timeline_agg_adopt_slices(db, e) == 0 && timeline_agg_adopt_counters(db, e) == 0 &&
+               sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         rundb_db_error(db, e, "timeline (adopt)");
     }
     if (e->code) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);

@@ -24,11 +24,13 @@ static const char slices_schema_sql[] =
     " PRIMARY KEY(track, bucket, name)) WITHOUT ROWID;"
     "CREATE TABLE main.topen(track INTEGER, bucket INTEGER, id INTEGER, PRIMARY KEY(track, bucket, id)) WITHOUT ROWID;";
 
+/* main.: built on a scratch database (the analyses' lanes aside) a bare
+ * name would reach the attached run's table. */
 static const char counters_schema_sql[] =
-    "DROP TABLE IF EXISTS cagg; DROP TABLE IF EXISTS cagg_level;"
-    "CREATE TABLE cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);"
-    "CREATE TABLE cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL, area REAL, covered INTEGER,"
-    " PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
+    "DROP TABLE IF EXISTS main.cagg; DROP TABLE IF EXISTS main.cagg_level;"
+    "CREATE TABLE main.cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);"
+    "CREATE TABLE main.cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL, area REAL,"
+    " covered INTEGER, PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
 
 /* The bucket level for a span: under TIMELINE_AGG_BUCKETS buckets. */
 static int level_for(int64_t t0, int64_t t1)
@@ -382,6 +384,23 @@ int timeline_agg_adopt_slices(sqlite3 *db, struct err *e)
                          "INSERT INTO main.tagg SELECT * FROM " RUNDB_ASIDE ".tagg;"
                          "INSERT INTO main.topen SELECT * FROM " RUNDB_ASIDE ".topen",
                      NULL, NULL, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "timeline aggregates (adopt)");
+    return 0;
+}
+
+int timeline_agg_adopt_counters(sqlite3 *db, struct err *e)
+{
+    sqlite3_stmt *st;
+    err_clear(e);
+    if (rundb_prepare(db, "SELECT count(*) FROM " RUNDB_ASIDE ".sqlite_master WHERE name = 'cagg'", &st, e) < 0)
+        return e->code;
+    int rc = sqlite3_step(st), has = rc == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return rundb_db_error(db, e, "timeline aggregates (adopt)");
+    if (has && (sqlite3_exec(db, counters_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+                sqlite3_exec(db, "INSERT INTO main.cagg_level SELECT * FROM " RUNDB_ASIDE ".cagg_level;"
+                                 "INSERT INTO main.cagg SELECT * FROM " RUNDB_ASIDE ".cagg",
+                             NULL, NULL, NULL) != SQLITE_OK))
         return rundb_db_error(db, e, "timeline aggregates (adopt)");
     return 0;
 }

@@ -309,16 +309,18 @@ out:
     return e->code;
 }
 
-/* 1 when db holds the analyses' series tables (anseries, ansample); a run
- * imported before the analyses existed has neither, and its timeline is
- * rebuilt without their lanes. <0 on error. */
+/* 1 when db holds the analyses' series tables (anseries, ansample), in
+ * any schema (a scratch database sees the run's attached); a run imported
+ * before the analyses existed has neither, and its timeline is rebuilt
+ * without their lanes. <0 on error. */
 static int anseries_present(sqlite3 *db, struct err *e)
 {
     sqlite3_stmt *st;
     int rc;
 
     if (rundb_prepare(db,
-                      "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('anseries', 'ansample')",
+                      "SELECT count(DISTINCT name) FROM pragma_table_list WHERE type = 'table'"
+                      " AND name IN ('anseries', 'ansample')",
                       &st, e) < 0)
         return e->code;
     rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;

@@ -302,10 +302,63 @@ struct side {
     pthread_t th;
     int started, rc;
     struct err e;
+    /* The timeline's: once the trace's tables are built, the thread waits
+     * for the analyses' series (side_series) and builds their lanes too
+     * when they were committed before the critical path (LANES_COMMITTED,
+     * then LANES_BUILDING); lanes is set when it did. Under mu; set up by
+     * side_start. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int series, lanes, has_gate;
 };
+
+/* What the timeline's thread is told of the analyses' series, and what it
+ * took on. */
+enum { LANES_WAIT, LANES_COMMITTED, LANES_BUILDING, LANES_NONE };
 
 /* The timeline's scratch: run.db.aside. */
 #define TIMELINE_SUFFIX "aside"
+
+/* Tells s's thread what became of the analyses' series: the first word
+ * counts, except that LANES_NONE takes back lanes the thread has not begun
+ * (still on the trace's tables when the GPU analyses are done: this thread
+ * builds them after the copy instead of waiting); no-op on a side without
+ * the gate. */
+static void side_series(struct side *s, int state)
+{
+    if (!s->has_gate) return;
+    pthread_mutex_lock(&s->mu);
+    if (s->series == LANES_WAIT || (state == LANES_NONE && s->series == LANES_COMMITTED)) s->series = state;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void series_committed(void *arg)
+{
+    side_series(arg, LANES_COMMITTED);
+}
+
+/* The analyses' lanes built into the timeline's scratch once their series
+ * are committed in run.db (the critical path is computed meanwhile); none
+ * when they are not (ranks derived aside, a failure): then the job's
+ * thread builds them after the adopt, as before. */
+static int side_lanes(struct side *s, sqlite3 *db)
+{
+    /* the trace's build filled its page cache: not held through the wait,
+     * which spans the GPU analyses' load and their peak */
+    sqlite3_db_release_memory(db);
+    pthread_mutex_lock(&s->mu);
+    while (s->series == LANES_WAIT) pthread_cond_wait(&s->cv, &s->mu);
+    int go = s->series == LANES_COMMITTED;
+    if (go) s->series = LANES_BUILDING;
+    pthread_mutex_unlock(&s->mu);
+    if (!go || atomic_load(&s->cancel)) return 0;
+    double t = log_now_s();
+    int rc = timeline_build_analyses(db, &s->e);
+    LOG_DEBUG("analyses' lanes built aside in %.3f s", log_now_s() - t);
+    if (rc == 0) s->lanes = 1;
+    return rc;
+}
 
 static void *side_main(void *arg)
 {
@@ -315,6 +368,7 @@ static void *side_main(void *arg)
     int rc = rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
     if (s->opened) sem_post(s->opened);
     if (rc == 0) rc = s->rules ? rules_run(db, s->rules, &s->e) : timeline_build_trace(db, &s->e);
+    if (rc == 0 && !s->rules) rc = side_lanes(s, db);
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&s->e, ERR_DB, "cannot close the scratch database");
     s->rc = rc;
     return NULL;
@@ -326,6 +380,11 @@ static void side_start(struct side *s, const char *run_path, const char *suffix,
     s->run_path = run_path;
     s->scratch = xasprintf("%s.%s", run_path, suffix);
     s->rules = rules;
+    if (!rules && !s->has_gate) {
+        pthread_mutex_init(&s->mu, NULL);
+        pthread_cond_init(&s->cv, NULL);
+        s->has_gate = 1;
+    }
     s->started = pthread_create(&s->th, NULL, side_main, s) == 0;
 }
 
@@ -335,6 +394,7 @@ static int side_join(struct side *s, int rc, struct err *e)
 {
     if (!s->started) return rc;
     if (rc) atomic_store(&s->cancel, 1);
+    side_series(s, LANES_NONE); /* it may wait for them */
     pthread_join(s->th, NULL);
     s->started = 0;
     if (rc == 0 && s->rc) {
@@ -353,6 +413,11 @@ static int side_adopt(sqlite3 *db, const struct side *s, int (*adopt)(sqlite3 *d
 
 static void side_free(struct side *s)
 {
+    if (s->has_gate) {
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+        s->has_gate = 0;
+    }
     if (!s->scratch) return;
     unlink(s->scratch);
     free(s->scratch);
@@ -504,7 +569,9 @@ int ingest_derive_threads(int jobs)
  * timeline of the trace from the start and a third the rules once the
  * analysis is in, each into a scratch database copied in at the end
  * (timeline first, then rules: the order of the tables in run.db is a
- * serial derive's). Both are joined on every path, and cancelled when a
+ * serial derive's; the counters' aggregates come with the timeline when
+ * its thread built the analyses' lanes, after the rules when this thread
+ * does). Both are joined on every path, and cancelled when a
  * stage here fails; their errors surface like this thread's. Run at ingest
  * and again after a rank renumbering. */
 int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *rules, int threads,
@@ -534,7 +601,13 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0 && !ru.started) rc = rules_run(db, rules, e);
     t[1] = log_now_s();
     if (rc == 0) rc = stage_start(db, &m, "analyses", e);
-    if (rc == 0) rc = each_rank(db, db_path, &rl, analyses_run, analyses_run_rank, analyses_adopt, e);
+    /* on this connection: the series are committed before the critical path,
+     * and the timeline's thread builds their lanes meanwhile */
+    if (rc == 0 && (rl.n < 2 || rl.threads < 2))
+        rc = tl->started ? analyses_run_then(db, series_committed, tl, e) : analyses_run(db, e);
+    else if (rc == 0)
+        rc = each_rank(db, db_path, &rl, analyses_run, analyses_run_rank, analyses_adopt, e);
+    side_series(tl, LANES_NONE);
     if (rc == 0) rc = stage_done(db, &m, "analyses", t[1], e);
     if (rc == 0 && !ru.started) rc = rules_cap(db, e); /* on a thread: rules_adopt caps them */
     t[2] = log_now_s();
@@ -544,7 +617,7 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0) rc = aside ? side_adopt(db, tl, timeline_adopt, e) : timeline_build_trace(db, e);
     if (rc == 0 && ruled) rc = side_adopt(db, &ru, rules_adopt, e);
     if (rc == 0) rc = stage_done(db, &m, "rules", t_rules, e);
-    if (rc == 0) rc = timeline_build_analyses(db, e);
+    if (rc == 0 && !(aside && tl->lanes)) rc = timeline_build_analyses(db, e);
     if (rc == 0) rc = stage_done(db, &m, "timeline", t[0], e);
     t[3] = log_now_s();
     side_free(tl);

@@ -302,7 +302,7 @@ static char *tables_text(const char *dbpath)
                            "SELECT (SELECT group_concat(doc, '|') FROM (SELECT doc FROM analyses ORDER BY rank))"
                            " || '#' ||"
                            " (SELECT group_concat(rank || ',' || step || ',' || ts || ',' || dur || ',' || cat || ','"
-                           " || track || ',' || slice, ';') FROM (SELECT * FROM critpath ORDER BY rowid))",
+                           " || track || ',' || slice, ';') FROM (SELECT * FROM critpath ORDER BY rank, ts, step))",
                            -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
         out = xstrdup((const char *)sqlite3_column_text(st, 0));

@@ -35,6 +35,20 @@ static inline json_t *fixture_analyses(const char *devices, const char *events, 
     return doc;
 }
 
+/* The run.db path of a one-file run whose analyses were stored (owned by
+ * caller), NULL on failure: for tests that read its tables. */
+static inline char *fixture_analyses_db(const char *devices, const char *events)
+{
+    char *db = NULL;
+    json_t *doc = fixture_analyses(devices, events, &db);
+    if (!doc) {
+        free(db);
+        return NULL;
+    }
+    json_decref(doc);
+    return db;
+}
+
 /* The first column of the first row of sql on the run db (-1 on failure). */
 static inline int64_t fixture_query_int(const char *dbpath, const char *sql)
 {

@@ -23,8 +23,9 @@ static struct config cfg;
 static char *run_db; /* the imported 4-rank run */
 
 /* The derived tables a rank pass writes; each compared whole. */
-static const char *const tables[] = { "step",     "gpu",      "op_stat",  "kernel_stat", "mem_alloc",
-                                      "analysis", "analyses", "anseries", "ansample",    "critpath" };
+static const char *const tables[] = { "step",     "gpu",      "op_stat",  "kernel_stat", "mem_alloc", "analysis",
+                                      "analyses", "anseries", "ansample", "critpath",    "cseries",   "clod",
+                                      "cagg",     "cagg_level" };
 
 static int64_t count(sqlite3 *db, const char *sql)
 {
@@ -109,7 +110,9 @@ static int derive_copy(const char *name, int threads, int stale, char **path, st
 
 /* Four ranks on four threads against the same run derived one rank after
  * the other (summary_run and analyses_run on run.db): same rows, same ids;
- * stale scratch files are replaced and none is left. */
+ * stale scratch files are replaced and none is left. The timeline's
+ * counter lanes too: built aside while the critical path runs in the serial
+ * derive, on run.db after the ranks' adoption in the parallel one. */
 static void test_same_as_serial(void)
 {
     REQUIRE(run_db != NULL);
