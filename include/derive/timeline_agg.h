@@ -63,6 +63,13 @@ struct timeline_agg_build;
  * (timeline_agg_build_free), even on failure. */
 int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struct err *e);
 
+/* The same fed from the import's sorted stream (timeline_stream.h), on a
+ * db that need not see the run's tables: each rank's span, before its
+ * slices, from timeline_agg_build_span (has_span 0: the rank row's t0 is
+ * NULL, a track's first slice sets its level). */
+int timeline_agg_build_begin_stream(sqlite3 *db, struct timeline_agg_build **out, struct err *e);
+void timeline_agg_build_span(struct timeline_agg_build *b, int has_span, int64_t t0, int64_t t1);
+
 /* The next slice in id order. */
 int timeline_agg_build_push(struct timeline_agg_build *b, const struct timeline_slice *s, struct err *e);
 

@@ -56,6 +56,17 @@ typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
 struct ingest_derive_early;
 struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads);
 
+/* The timeline's slices built while the rows are written: a stream
+ * (timeline_stream.h) into run.db.aside beside db_path, for the writer's
+ * slice sink; NULL when it cannot start (the early start then scans). */
+struct timeline_stream *ingest_derive_stream_start(const char *db_path);
+
+/* ingest_derive_early_start with the slices' tables already built by ts
+ * (finished without error; NULL: none), which it takes: the timeline's
+ * thread adds what the stream left (timeline_build_trace_rest). */
+struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_path, int threads,
+                                                               struct timeline_stream *ts);
+
 /* The run's folder was renamed: db_path is run.db's new path (the thread's
  * open files follow the rename; the scratch's name is remade). x may be
  * NULL. */

@@ -17,6 +17,8 @@
 #include "derive/rules.h"
 #include "derive/summary.h"
 #include "derive/timeline.h"
+#include "derive/timeline_lod.h"
+#include "derive/timeline_stream.h"
 #include "store/rundb.h"
 #include "store/rundb_stage.h"
 
@@ -296,6 +298,7 @@ struct side {
     char *scratch;
     const char *run_path;
     const struct config_rules *rules;
+    struct timeline_stream *stream; /* the slices' tables built at import (owned), or NULL */
     sem_t *opened; /* posted once the thread has its files open, or failed to (NULL: not told) */
     int nice;
     atomic_int cancel;
@@ -312,9 +315,13 @@ static void *side_main(void *arg)
     struct side *s = arg;
     sqlite3 *db = NULL;
     nice_thread(s->nice);
-    int rc = rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
+    int rc = s->stream ? rundb_reopen_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e)
+                       : rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
     if (s->opened) sem_post(s->opened);
-    if (rc == 0) rc = s->rules ? rules_run(db, s->rules, &s->e) : timeline_build_trace(db, &s->e);
+    size_t nlong = 0;
+    const int64_t *longt = s->stream ? timeline_stream_deferred(s->stream, &nlong) : NULL;
+    if (rc == 0 && s->rules) rc = rules_run(db, s->rules, &s->e);
+    else if (rc == 0) rc = s->stream ? timeline_build_trace_rest(db, longt, nlong, &s->e) : timeline_build_trace(db, &s->e);
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&s->e, ERR_DB, "cannot close the scratch database");
     s->rc = rc;
     return NULL;
@@ -353,6 +360,8 @@ static int side_adopt(sqlite3 *db, const struct side *s, int (*adopt)(sqlite3 *d
 
 static void side_free(struct side *s)
 {
+    timeline_stream_free(s->stream);
+    s->stream = NULL;
     if (!s->scratch) return;
     unlink(s->scratch);
     free(s->scratch);
@@ -419,10 +428,27 @@ static void early_summary(struct ingest_derive_early *x, int threads)
     x->sum_begun = 1;
 }
 
+struct timeline_stream *ingest_derive_stream_start(const char *db_path)
+{
+    struct timeline_stream *ts;
+    struct err e;
+    char *scratch = xasprintf("%s.%s", db_path, TIMELINE_SUFFIX);
+    if (timeline_stream_start(scratch, TIMELINE_LOD_HOLD, &ts, &e) != 0) LOG_DEBUG("timeline not streamed: %s", e.msg);
+    free(scratch);
+    return ts;
+}
+
 struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads)
+{
+    return ingest_derive_early_start_streamed(db_path, threads, NULL);
+}
+
+struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_path, int threads,
+                                                               struct timeline_stream *ts)
 {
     struct ingest_derive_early *x = xcalloc(1, sizeof *x);
     x->run_path = xstrdup(db_path);
+    x->s.stream = ts;
     /* The folder is renamed soon: the thread must hold its files (run.db,
      * its -wal and -shm, the scratch) open by then, which its attach does
      * (it reads run.db's schema). */
