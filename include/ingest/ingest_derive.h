@@ -61,9 +61,10 @@ struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int t
  * slice sink; NULL when it cannot start (the early start then scans). */
 struct timeline_stream *ingest_derive_stream_start(const char *db_path);
 
-/* ingest_derive_early_start with the slices' tables already built by ts
- * (finished without error; NULL: none), which it takes: the timeline's
- * thread adds what the stream left (timeline_build_trace_rest). */
+/* ingest_derive_early_start with the slices' tables built by ts (NULL:
+ * none), which it takes: it begins the summary, then waits for the stream's
+ * end, and the timeline's thread adds what the stream left
+ * (timeline_build_trace_rest), or scans when the stream failed. */
 struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_path, int threads,
                                                                struct timeline_stream *ts);
 

@@ -439,12 +439,6 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     /* the timeline and the summary need the rows, not the indexes: they
      * start on the second core while this one builds them */
     rundb_set_slice_sink(w, NULL);
-    struct err se;
-    if (tls && timeline_stream_finish(tls, &se) != 0) { /* the timeline's thread scans instead */
-        LOG_DEBUG("timeline stream failed: %s", se.msg);
-        timeline_stream_free(tls);
-        tls = NULL;
-    }
     if ((rc = rundb_commit_rows(w, e)) != 0) goto out;
     early = ingest_derive_early_start_streamed(db_path, ingest_derive_threads(cfg->ingest_workers), tls);
     tls = NULL;

@@ -448,7 +448,19 @@ struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_pa
 {
     struct ingest_derive_early *x = xcalloc(1, sizeof *x);
     x->run_path = xstrdup(db_path);
-    x->s.stream = ts;
+    int summary_first = ts != NULL;
+    if (summary_first) {
+        /* the summary first: it bounds the import's wall time, and the
+         * stream's thread may still be writing its last tracks */
+        struct err e;
+        early_summary(x, threads);
+        if (timeline_stream_finish(ts, &e) != 0) { /* the timeline's thread scans instead */
+            LOG_DEBUG("timeline stream failed: %s", e.msg);
+            timeline_stream_free(ts);
+            ts = NULL;
+        }
+        x->s.stream = ts;
+    }
     /* The folder is renamed soon: the thread must hold its files (run.db,
      * its -wal and -shm, the scratch) open by then, which its attach does
      * (it reads run.db's schema). */
@@ -464,7 +476,7 @@ struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_pa
         ingest_derive_early_free(x);
         return NULL;
     }
-    early_summary(x, threads);
+    if (!summary_first) early_summary(x, threads);
     return x;
 }
 
