@@ -402,7 +402,7 @@ int timeline_lod_end(struct timeline_lod *b, struct err *e)
 {
     if (end_track(b, e) != 0 || timeline_rows_flush(&b->ins, e) != 0) return e->code;
     b->t = NULL;
-    LOG_DEBUG("lod: %llu rows for %zu tracks", (unsigned long long)b->nrows, b->nti);
+    LOG_DEBUG("lod: %llu rows", (unsigned long long)b->nrows);
     return 0;
 }
 

@@ -75,15 +75,7 @@ static int stream_build(const char *run, const char *scratch, size_t hold, size_
 static void test_stream_equals_scan(void)
 {
     struct err e;
-    blen = 0;
-    out("[");
-    nest(0, 0, 3000000);
-    for (int i = 0; i < 3000; i++) /* a second thread of short slices, and a long one */
-        slice("cpu_op", i % 3 ? "a" : "b", 1, 2, 10 + (int64_t)i * 700, 1 + (int64_t)rnd(600));
-    slice("cpu_op", "long", 1, 2, 2200000, 700000);
-    for (int i = 0; i < 400; i++) /* a GPU stream: gpubusy and its counters */
-        slice("kernel", "k", 0, 7, 50 + (int64_t)i * 5000, 1000 + (int64_t)rnd(9000));
-    sqlite3 *ro = import();
+    sqlite3 *ro = import_threads(400); /* the kernels: gpubusy and its counters */
     REQUIRE(ro != NULL);
     char *run = xstrdup(sqlite3_db_filename(ro, "main"));
     int64_t tracks = one(ro, "SELECT count(DISTINCT track) FROM slice");
