@@ -43,7 +43,9 @@
  * per slice and a viewport reads about 4 rows (or slices) per pixel and
  * depth. Built from one scan of the slices in id order, which also feeds
  * the window aggregates (timeline_lod.h says how a track's rows are counted,
- * then written); memory is per track levels x depths plus the slices of one
+ * then written), or at import from the writer's merge as it numbers the
+ * slices (timeline_stream.h; the scan then reads only the tracks too long
+ * to hold); memory is per track levels x depths plus the slices of one
  * track, bounded.
  * The search index slice(name, track, ts) and flow(rank, fid) are built by
  * the writer with the other indexes (rundb.c).

@@ -7,7 +7,9 @@
  * Threads: the job's thread writes run.db (SQLite has one writer per
  * file); a second thread builds the timeline of the trace into the scratch
  * run.db.aside (begun by the import before the indexes, with the summary
- * when it fits: see ingest_derive_early_start) and a third, once the summary is in, the rules into
+ * when it fits: see ingest_derive_early_start; at import the slices' part
+ * is built earlier still, from the writer's merge: ingest_derive_stream_start)
+ * and a third, once the summary is in, the rules into
  * run.db.rules, both copied in at the end. A run of
  * several ranks derives its summary, then its GPU analyses, rank by rank on
  * several threads at once (the job's thread among them; see

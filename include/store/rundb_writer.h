@@ -14,7 +14,8 @@
  * chunks to a background thread (rundb_writer.c) that applies them; slices
  * go to the external sorter, and rundb_finish_rank (rundb_drain.c) merges
  * them in clustered order on the caller's thread while the background
- * thread inserts the rows. A spool (rundb_spool.h) is a writer whose ops go
+ * thread inserts the rows; a slice sink (rundb_set_slice_sink) is handed
+ * the same numbered rows there, for a consumer of the sorted stream. A spool (rundb_spool.h) is a writer whose ops go
  * to a file instead, for a rank parsed on another thread. Strings passed to rundb_add_* are borrowed for
  * the call. Errors of the background thread surface at the next add,
  * finish or close.
