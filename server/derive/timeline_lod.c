@@ -127,8 +127,9 @@ static int begin(sqlite3 *db, size_t hold, int stream, struct timeline_lod **out
                            "INSERT INTO lod" LOD_COLS " VALUES" TIMELINE_ROWS32(LOD_ROW), 10, 0,
                            "timeline (lod insert)", e) < 0 ||
         rundb_prepare(db, "INSERT INTO lod_level(track, level) VALUES(?,?)", &b->lvl, e) < 0 ||
-        (!stream && rundb_prepare(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id BETWEEN ? AND ? AND track = ? ORDER BY id",
-                      &b->reread, e) < 0))
+        (!stream &&
+         rundb_prepare(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id BETWEEN ? AND ? AND track = ? ORDER BY id",
+                       &b->reread, e) < 0))
         return e->code;
     return 0;
 }

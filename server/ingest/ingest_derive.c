@@ -321,7 +321,8 @@ static void *side_main(void *arg)
     size_t nlong = 0;
     const int64_t *longt = s->stream ? timeline_stream_deferred(s->stream, &nlong) : NULL;
     if (rc == 0 && s->rules) rc = rules_run(db, s->rules, &s->e);
-    else if (rc == 0) rc = s->stream ? timeline_build_trace_rest(db, longt, nlong, &s->e) : timeline_build_trace(db, &s->e);
+    else if (rc == 0)
+        rc = s->stream ? timeline_build_trace_rest(db, longt, nlong, &s->e) : timeline_build_trace(db, &s->e);
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&s->e, ERR_DB, "cannot close the scratch database");
     s->rc = rc;
     return NULL;

@@ -92,7 +92,8 @@ static void told_slice(void *ctx, const struct rundb_slice_out *s)
 static void told_track(void *ctx, int64_t track, int present, int max_depth, int64_t nslices)
 {
     struct told *t = ctx;
-    if (t->nt < 8) memcpy(t->track[t->nt++], (int64_t[4]){ t->ns, track, present ? max_depth : -1, nslices }, sizeof t->track[0]);
+    if (t->nt < 8)
+        memcpy(t->track[t->nt++], (int64_t[4]){ t->ns, track, present ? max_depth : -1, nslices }, sizeof t->track[0]);
 }
 
 /* Each row of sql (4 integer columns) equals the next of want. */
