@@ -64,11 +64,15 @@ struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int t
 struct timeline_stream *ingest_derive_stream_start(const char *db_path);
 
 /* ingest_derive_early_start with the slices' tables built by ts (NULL:
- * none), which it takes: it begins the summary, then waits for the stream's
- * end, and the timeline's thread adds what the stream left
- * (timeline_build_trace_rest), or scans when the stream failed. */
+ * none), which it takes: the timeline's thread waits for the stream's end,
+ * then adds what it left (timeline_build_trace_rest), or scans when it
+ * failed. With ts, the thread's files are open only once
+ * ingest_derive_early_settle returned: call it before renaming the folder. */
 struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_path, int threads,
                                                                struct timeline_stream *ts);
+
+/* Waits until x's threads hold their files open (x may be NULL). */
+void ingest_derive_early_settle(struct ingest_derive_early *x);
 
 /* The run's folder was renamed: db_path is run.db's new path (the thread's
  * open files follow the rename; the scratch's name is remade). x may be

@@ -494,6 +494,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     if ((rc = fsutil_fsync_path(db_path, e)) != 0) goto out;
 
     final_dir = catalog_run_dir(cat, id);
+    ingest_derive_early_settle(early); /* its threads' files open before the move */
     if (rename(tmp_dir, final_dir) != 0) {
         int en = errno;
         rc = err_set(e, fsutil_errno_code(en), "cannot move the run into place: %s", strerror(en));

@@ -315,6 +315,12 @@ static void *side_main(void *arg)
     struct side *s = arg;
     sqlite3 *db = NULL;
     nice_thread(s->nice);
+    struct err se;
+    if (s->stream && timeline_stream_finish(s->stream, &se) != 0) { /* then scan instead */
+        LOG_DEBUG("timeline stream failed: %s", se.msg);
+        timeline_stream_free(s->stream);
+        s->stream = NULL;
+    }
     int rc = s->stream ? rundb_reopen_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e)
                        : rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
     if (s->opened) sem_post(s->opened);
@@ -376,7 +382,7 @@ struct ingest_derive_early {
     struct side s;
     char *run_path; /* s.run_path and sum.run_path: opened at their start */
     sem_t opened;   /* in here, not on a stack: a sem_post may touch it after the wait returns */
-    int has_sem;
+    int has_sem, unsettled; /* unsettled: opened not waited for yet */
     struct rank_list rl;
     struct rank_pass sum;
     int sum_begun;
@@ -449,36 +455,38 @@ struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_pa
 {
     struct ingest_derive_early *x = xcalloc(1, sizeof *x);
     x->run_path = xstrdup(db_path);
-    int summary_first = ts != NULL;
-    if (summary_first) {
-        /* the summary first: it bounds the import's wall time, and the
-         * stream's thread may still be writing its last tracks */
-        struct err e;
-        early_summary(x, threads);
-        if (timeline_stream_finish(ts, &e) != 0) { /* the timeline's thread scans instead */
-            LOG_DEBUG("timeline stream failed: %s", e.msg);
-            timeline_stream_free(ts);
-            ts = NULL;
-        }
-        x->s.stream = ts;
-    }
+    /* the stream's thread may still write its last tracks: the timeline's
+     * thread waits for it, the summary (which bounds the import's wall
+     * time) and the indexes do not */
+    x->s.stream = ts;
     /* The folder is renamed soon: the thread must hold its files (run.db,
      * its -wal and -shm, the scratch) open by then, which its attach does
-     * (it reads run.db's schema). */
+     * (it reads run.db's schema): waited for here, or, after a stream, in
+     * ingest_derive_early_settle. */
     if (sem_init(&x->opened, 0, 0) == 0) {
         x->has_sem = 1;
         x->s.opened = &x->opened;
         x->s.nice = EARLY_NICE;
         side_start(&x->s, x->run_path, TIMELINE_SUFFIX, NULL);
-        if (x->s.started)
-            while (sem_wait(&x->opened) != 0) continue; /* EINTR */
+        x->unsettled = x->s.started;
+        if (!ts) ingest_derive_early_settle(x);
+    } else {
+        timeline_stream_free(ts);
+        x->s.stream = NULL;
     }
     if (!x->s.started) {
         ingest_derive_early_free(x);
         return NULL;
     }
-    if (!summary_first) early_summary(x, threads);
+    early_summary(x, threads);
     return x;
+}
+
+void ingest_derive_early_settle(struct ingest_derive_early *x)
+{
+    if (!x || !x->unsettled) return;
+    while (sem_wait(&x->opened) != 0) continue; /* EINTR */
+    x->unsettled = 0;
 }
 
 void ingest_derive_early_moved(struct ingest_derive_early *x, const char *db_path)
@@ -553,6 +561,7 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     const struct marker m = { mark, arg };
     struct rank_list rl = { NULL, NULL, 0, threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads };
     struct side own, ru, *tl = early ? &early->s : &own;
+    ingest_derive_early_settle(early);
     memset(&own, 0, sizeof own);
     memset(&ru, 0, sizeof ru);
     int rc = rank_costs(db, &rl, 1, e);
