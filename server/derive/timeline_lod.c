@@ -381,7 +381,9 @@ int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, st
     if (!b->t) return 0;
     int valid = s->depth >= 0 && s->depth < b->t->ndepth;
     if (!b->held.spilled) hold_slice(b, s, valid);
-    if (!valid) return 0;
+    /* a streamed track too long to hold is built again whole from the
+     * slice table (defer_track): counting its rows here would be lost */
+    if (!valid || (b->stream && b->held.spilled)) return 0;
     /* the rows each level would have: a new small bucket, or a long slice */
     grow_lastb(b, (size_t)s->depth + 1);
     int64_t *ld = b->lastb + (size_t)s->depth * TIMELINE_NLEV, ts = s->ts;
