@@ -49,8 +49,9 @@ typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
  * own into run.db.aside beside db_path, and, when the ranks are at most 8
  * and their summaries fit a memory budget, the summary of each rank into
  * run.db.r<i> on up to threads threads. NULL when no thread could start.
- * Every file it writes or reads is open before this returns, so the run's
- * folder may then be renamed. Owned by the caller until handed to
+ * Every file it writes or reads is open before this returns (before
+ * ingest_derive_early_settle returns, for the streamed start below), so
+ * the run's folder may then be renamed. Owned by the caller until handed to
  * ingest_derive, which always takes it; ingest_derive_early_free cancels,
  * joins and removes it on the paths that never derive. Not for runs whose
  * ranks are renumbered after the rows are committed (both read the rank
