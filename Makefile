@@ -43,7 +43,7 @@ SRCS := \
 	server/derive/kclass.c server/derive/ivlist.c server/derive/summary.c server/derive/summary_rank.c server/derive/summary_walk.c \
 	server/derive/summary_steps.c server/derive/summary_metrics.c server/derive/summary_memory.c server/derive/summary_report.c \
 	server/derive/timeline.c server/derive/timeline_counters.c server/derive/timeline_query.c server/derive/timeline_agg.c \
-	server/derive/timeline_flame.c server/derive/timeline_lod.c server/derive/timeline_rows.c \
+	server/derive/timeline_flame.c server/derive/timeline_lod.c server/derive/timeline_rows.c server/derive/timeline_stream.c \
 	server/derive/diff.c server/derive/ranks.c server/derive/ranks_comm.c server/derive/rules.c server/derive/rules_cap.c server/derive/gpuscan.c \
 	$(sort $(wildcard server/derive/rules/*.c)) \
 	server/derive/analyses.c server/derive/analyses_load.c $(sort $(wildcard server/derive/analyses/*.c)) server/derive/cp_waits.c \

@@ -43,7 +43,9 @@
  * per slice and a viewport reads about 4 rows (or slices) per pixel and
  * depth. Built from one scan of the slices in id order, which also feeds
  * the window aggregates (timeline_lod.h says how a track's rows are counted,
- * then written); memory is per track levels x depths plus the slices of one
+ * then written), or at import from the writer's merge as it numbers the
+ * slices (timeline_stream.h; the scan then reads only the tracks too long
+ * to hold); memory is per track levels x depths plus the slices of one
  * track, bounded.
  * The search index slice(name, track, ts) and flow(rank, fid) are built by
  * the writer with the other indexes (rundb.c).
@@ -68,6 +70,7 @@
 #define TB_TIMELINE_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/err.h"
@@ -94,6 +97,12 @@ int timeline_build(sqlite3 *db, struct err *e);
  * tables db sees (the run's own, or the run attached to a
  * scratch database); one transaction. Needs nothing derived. */
 int timeline_build_trace(sqlite3 *db, struct err *e);
+
+/* What timeline_build_trace adds to the slices' tables built from the
+ * import's stream (timeline_stream.h) in db's main schema: the lod of the
+ * n tracks it left out (tracks, ascending) from the slice table, then
+ * cseries, clod and gpubusy created and filled; one transaction. */
+int timeline_build_trace_rest(sqlite3 *db, const int64_t *tracks, size_t n, struct err *e);
 
 /* The analyses' counter series (after those of the trace), once analyses_run wrote them, then the
  * counters' window aggregates (timeline_agg.h); one transaction each. On run.db, or on the scratch

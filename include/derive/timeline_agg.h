@@ -3,9 +3,10 @@
  * the area selection of a whole 10-million-event run answers in a bounded
  * time: per track and per counter series, sums over fixed time buckets
  * (at most TIMELINE_AGG_BUCKETS over the rank's span), built once at
- * ingest: the slices' with the level of detail of the trace
- * (timeline_build_trace feeds timeline_agg_build_push, aside on a scratch
- * database at ingest, then timeline_adopt copies them), the counters' after
+ * ingest: the slices' with the level of detail of the trace (fed to
+ * timeline_agg_build_push by the import's merge, timeline_stream.h, or by
+ * timeline_build_trace's scan; aside on a scratch database at ingest, then
+ * timeline_adopt copies them), the counters' after
  * the analyses' counter series (timeline_build_analyses calls
  * timeline_agg_build_counters, on run.db itself).
  *
@@ -57,11 +58,17 @@ struct timeline_agg_build;
  * main schema inside the caller's transaction, fed the slices in id order
  * (each track's contiguous and in time order) by timeline_agg_build_push:
  * timeline_build_trace's one scan of the slice table, which feeds the
- * level of detail too (timeline_lod.h; the import's sorted stream could
- * push the same rows once the writer has numbered them and set the ranks'
- * t0/t1, which the builder reads per track). OUT *out: owned by caller
+ * level of detail too (timeline_lod.h); the bucket level of a track comes
+ * from its rank's t0/t1, read per track. OUT *out: owned by caller
  * (timeline_agg_build_free), even on failure. */
 int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struct err *e);
+
+/* The same fed from the import's sorted stream (timeline_stream.h), on a
+ * db that need not see the run's tables: each rank's span, before its
+ * slices, from timeline_agg_build_span (has_span 0: the rank row's t0 is
+ * NULL, a track's first slice sets its level). */
+int timeline_agg_build_begin_stream(sqlite3 *db, struct timeline_agg_build **out, struct err *e);
+void timeline_agg_build_span(struct timeline_agg_build *b, int has_span, int64_t t0, int64_t t1);
 
 /* The next slice in id order. */
 int timeline_agg_build_push(struct timeline_agg_build *b, const struct timeline_slice *s, struct err *e);

@@ -5,14 +5,14 @@
  * builder and to the window aggregates' (timeline_agg.h), so the table is
  * read once for both.
  *
- * Feeding it from elsewhere: the builder needs only the track table's
- * (id, max_depth, nslices), read at timeline_lod_begin, and slices pushed
- * in id order, each track's in time order and contiguous (as the writer
- * numbers them). The import's sorted stream meets that once the writer has
- * assigned ids and counted the tracks, so a later change can push from it
- * (with the tables created in the same transaction) instead of the scan;
- * only a track longer than the hold needs the slice table written by its
- * end, to be read again.
+ * Fed from the import's sorted stream instead (timeline_lod_begin_stream,
+ * timeline_stream.h): the builder needs only each track's (max_depth,
+ * nslices), given after its last slice (timeline_lod_track), and slices in
+ * id order, each track's in time order and contiguous (as the writer
+ * numbers them). A track longer than the hold cannot be read again there
+ * (the slice table is not committed yet): it is left out, lod_level
+ * included, and listed (timeline_lod_deferred) for timeline_build_trace_rest
+ * to build from the slice table.
  *
  * Per track the builder counts the rows every level would have while the
  * slices arrive and holds them (24 bytes each, up to `hold` of them); at
@@ -43,12 +43,33 @@
  * (12 MB), more than any track of a 280 MB trace. */
 #define TIMELINE_LOD_HOLD ((size_t)1 << 19)
 
+/* The builder's tables, in main (a scratch database's when built aside). */
+#define TIMELINE_LOD_SCHEMA \
+    "DROP TABLE IF EXISTS main.lod; DROP TABLE IF EXISTS main.lod_level;" \
+    "CREATE TABLE main.lod_level(track INTEGER, level INTEGER, PRIMARY KEY(track, level)) WITHOUT ROWID;" \
+    "CREATE TABLE main.lod(track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER, n INTEGER," \
+    " ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER," \
+    " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID;"
+
 struct timeline_lod;
 
 /* A builder writing into the empty lod and lod_level tables of db's main
  * schema, holding up to hold slices per track. OUT *out: owned by caller
  * (timeline_lod_free), even on failure. */
 int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, struct err *e);
+
+/* The same fed from a stream (see above), on a db that need not see the
+ * run's tables: creates (replacing any) the empty lod and lod_level tables
+ * in db's main schema, inside the caller's transaction. */
+int timeline_lod_begin_stream(sqlite3 *db, size_t hold, struct timeline_lod **out, struct err *e);
+
+/* Streamed: the track whose slices were just pushed has ended; its row's
+ * max_depth and nslices (present 0: it has no row, not drawn). */
+void timeline_lod_track(struct timeline_lod *b, int64_t track, int present, int max_depth, int64_t nslices);
+
+/* Streamed, after timeline_lod_end: the tracks left out, ascending (*n of
+ * them; borrowed from b). */
+const int64_t *timeline_lod_deferred(const struct timeline_lod *b, size_t *n);
 
 /* The next slice in id order. */
 int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, struct err *e);

@@ -7,12 +7,14 @@
  * Threads: the job's thread writes run.db (SQLite has one writer per
  * file); a second thread builds the timeline of the trace into the scratch
  * run.db.aside (begun by the import before the indexes, with the summary
- * when it fits: see ingest_derive_early_start) and a third, once the summary is in, the rules into
- * run.db.rules, both copied in at the end. When the GPU analyses run on
- * the job's thread (one rank, or one thread) they commit their series
- * before the last rank's critical path, and the timeline's thread builds
- * their counter lanes into its scratch meanwhile (analyses_run_then); else
- * the job's thread builds them after the copy. A run of
+ * when it fits: see ingest_derive_early_start; at import the slices' part
+ * is built earlier still, from the writer's merge: ingest_derive_stream_start)
+ * and a third, once the summary is in, the rules into run.db.rules, both
+ * copied in at the end. When the GPU analyses run on the job's thread (one
+ * rank, or one thread) they commit their series before the last rank's
+ * critical path, and the timeline's thread builds their counter lanes into
+ * its scratch meanwhile (analyses_run_then); else the job's thread builds
+ * them after the copy. A run of
  * several ranks derives its summary, then its GPU analyses, rank by rank on
  * several threads at once (the job's thread among them; see
  * ingest_derive_threads), each
@@ -51,14 +53,31 @@ typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
  * own into run.db.aside beside db_path, and, when the ranks are at most 8
  * and their summaries fit a memory budget, the summary of each rank into
  * run.db.r<i> on up to threads threads. NULL when no thread could start.
- * Every file it writes or reads is open before this returns, so the run's
- * folder may then be renamed. Owned by the caller until handed to
+ * Every file it writes or reads is open before this returns (before
+ * ingest_derive_early_settle returns, for the streamed start below), so
+ * the run's folder may then be renamed. Owned by the caller until handed to
  * ingest_derive, which always takes it; ingest_derive_early_free cancels,
  * joins and removes it on the paths that never derive. Not for runs whose
  * ranks are renumbered after the rows are committed (both read the rank
  * numbers). */
 struct ingest_derive_early;
 struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads);
+
+/* The timeline's slices built while the rows are written: a stream
+ * (timeline_stream.h) into run.db.aside beside db_path, for the writer's
+ * slice sink; NULL when it cannot start (the early start then scans). */
+struct timeline_stream *ingest_derive_stream_start(const char *db_path);
+
+/* ingest_derive_early_start with the slices' tables built by ts (NULL:
+ * none), which it takes: the timeline's thread waits for the stream's end,
+ * then adds what it left (timeline_build_trace_rest), or scans when it
+ * failed. With ts, the thread's files are open only once
+ * ingest_derive_early_settle returned: call it before renaming the folder. */
+struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_path, int threads,
+                                                               struct timeline_stream *ts);
+
+/* Waits until x's threads hold their files open (x may be NULL). */
+void ingest_derive_early_settle(struct ingest_derive_early *x);
 
 /* The run's folder was renamed: db_path is run.db's new path (the thread's
  * open files follow the rename; the scratch's name is remade). x may be

@@ -107,6 +107,16 @@ char *rundb_like_pattern(const char *s);
 int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, sqlite3 **out,
                      struct err *e);
 
+/* The same on a scratch database written before (rundb_open_scratch), its
+ * tables kept. */
+int rundb_reopen_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, sqlite3 **out,
+                       struct err *e);
+
+/* A scratch database alone, no run attached (fresh: any old file replaced;
+ * else opened as it is), with rundb_open_aside's settings: for a stage that
+ * writes before the run can be read. OUT *out: owned by caller. */
+int rundb_open_scratch(const char *scratch_path, int fresh, sqlite3 **out, struct err *e);
+
 /* Attaches the scratch database at scratch_path to db as RUNDB_ASIDE, and
  * detaches it. */
 int rundb_attach_aside(sqlite3 *db, const char *scratch_path, struct err *e);

@@ -25,6 +25,7 @@
 #include "base/err.h"
 #include "store/model.h"
 #include "store/rundb.h"
+#include "store/rundb_writer.h"
 
 #define BG_CHUNK ((size_t)1 << 20)
 #define BG_QUEUE 8
@@ -183,6 +184,7 @@ struct rundb_writer {
     size_t payload_cap;
     void (*phase_hook)(void *, const char *);
     void *phase_ctx;
+    struct rundb_slice_sink sink; /* slice NULL: none */
 };
 
 /* Reserves room for one op of len payload bytes in the current chunk

@@ -14,7 +14,8 @@
  * chunks to a background thread (rundb_writer.c) that applies them; slices
  * go to the external sorter, and rundb_finish_rank (rundb_drain.c) merges
  * them in clustered order on the caller's thread while the background
- * thread inserts the rows. A spool (rundb_spool.h) is a writer whose ops go
+ * thread inserts the rows; a slice sink (rundb_set_slice_sink) is handed
+ * the same numbered rows there, for a consumer of the sorted stream. A spool (rundb_spool.h) is a writer whose ops go
  * to a file instead, for a rank parsed on another thread. Strings passed to rundb_add_* are borrowed for
  * the call. Errors of the background thread surface at the next add,
  * finish or close.
@@ -97,6 +98,31 @@ int rundb_close_writer(struct rundb_writer *w, struct err *e);
 
 /* Closes and frees w without finishing (the file is left for the caller to delete). */
 void rundb_abort(struct rundb_writer *w);
+
+/* One slice as rundb_finish_rank numbered it, in the order it writes them
+ * (id order: each track's slices contiguous, in time order); parent 0 for
+ * none. */
+struct rundb_slice_out {
+    int64_t id, track, ts, dur, parent;
+    uint32_t name;
+    int depth;
+};
+
+/* A consumer of the sorted stream, called on the job's thread during
+ * rundb_finish_rank while the writer thread inserts the same rows: rank
+ * first (the rank's span [t0, t1] as the rank row gets it; has_span 0:
+ * NULL there), then each slice, and after a track's last slice track_end
+ * with its row's max_depth and nslices (present 0: the track has no row).
+ * The callbacks must not block for long (the merge waits for them). */
+struct rundb_slice_sink {
+    void (*rank)(void *ctx, int has_span, int64_t t0, int64_t t1);
+    void (*slice)(void *ctx, const struct rundb_slice_out *s);
+    void (*track_end)(void *ctx, int64_t track, int present, int max_depth, int64_t nslices);
+    void *ctx;
+};
+
+/* Feeds sink (copied; NULL: none) every later rank's slices. Optional. */
+void rundb_set_slice_sink(struct rundb_writer *w, const struct rundb_slice_sink *sink);
 
 /* Progress hook for long drains: called with the phase name. Optional. */
 void rundb_set_phase_hook(struct rundb_writer *w, void (*hook)(void *ctx, const char *phase), void *ctx);

@@ -18,20 +18,17 @@
 #include "store/rundb.h"
 
 /* Every LOD table, in main (a scratch database's when built aside): what
- * timeline_build_trace fills and timeline_adopt copies. */
-static const char schema_sql[] =
-    "DROP TABLE IF EXISTS main.lod; DROP TABLE IF EXISTS main.lod_level; DROP TABLE IF EXISTS main.clod;"
-    "DROP TABLE IF EXISTS main.cseries; DROP TABLE IF EXISTS main.gpubusy;"
-    "CREATE TABLE main.lod_level(track INTEGER, level INTEGER, PRIMARY KEY(track, level)) WITHOUT ROWID;"
-    "CREATE TABLE main.lod(track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER, n INTEGER,"
-    " ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER,"
-    " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID;"
-    "CREATE TABLE main.cseries(id INTEGER PRIMARY KEY, rank INTEGER, src INTEGER, key1 INTEGER, key2 INTEGER,"
-    " name TEXT, unit TEXT);"
-    "CREATE TABLE main.clod(series INTEGER, level INTEGER, bucket INTEGER, n INTEGER, fts INTEGER, min REAL,"
-    " max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;"
-    "CREATE TABLE main.gpubusy(rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts))"
-    " WITHOUT ROWID;";
+ * timeline_build_trace fills and timeline_adopt copies; the counters' alone
+ * when the slices' came from the import's stream (timeline_stream.h). */
+#define COUNTERS_SCHEMA \
+    "DROP TABLE IF EXISTS main.clod; DROP TABLE IF EXISTS main.cseries; DROP TABLE IF EXISTS main.gpubusy;" \
+    "CREATE TABLE main.cseries(id INTEGER PRIMARY KEY, rank INTEGER, src INTEGER, key1 INTEGER, key2 INTEGER," \
+    " name TEXT, unit TEXT);" \
+    "CREATE TABLE main.clod(series INTEGER, level INTEGER, bucket INTEGER, n INTEGER, fts INTEGER, min REAL," \
+    " max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;" \
+    "CREATE TABLE main.gpubusy(rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts))" \
+    " WITHOUT ROWID;"
+static const char schema_sql[] = TIMELINE_LOD_SCHEMA COUNTERS_SCHEMA;
 
 /* ceil(t / 2^L). */
 int64_t timeline_bucket_ceil(int64_t t, int level)
@@ -43,6 +40,16 @@ int64_t timeline_bucket_ceil(int64_t t, int level)
 /* ====================================================================== */
 /* Build: slices                                                          */
 /* ====================================================================== */
+
+/* The slice st stands on (columns id, track, ts, dur, parent, name, depth). */
+static struct timeline_slice slice_at(sqlite3_stmt *st)
+{
+    /* a NULL parent reads as 0 */
+    return (struct timeline_slice){ sqlite3_column_int64(st, 0),           sqlite3_column_int64(st, 1),
+                                    sqlite3_column_int64(st, 2),           sqlite3_column_int64(st, 3),
+                                    sqlite3_column_int64(st, 4),           (uint32_t)sqlite3_column_int64(st, 5),
+                                    sqlite3_column_int(st, 6) };
+}
 
 /* One scan of the slices in id order feeds both of their builders: the
  * level of detail and the window aggregates. */
@@ -57,11 +64,7 @@ static int build_slices(sqlite3 *db, struct err *e)
         rundb_prepare(db, "SELECT id, track, ts, dur, parent, name, depth FROM slice ORDER BY id", &st, e) < 0)
         goto out;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        /* a NULL parent reads as 0 */
-        struct timeline_slice s = { sqlite3_column_int64(st, 0),           sqlite3_column_int64(st, 1),
-                                    sqlite3_column_int64(st, 2),           sqlite3_column_int64(st, 3),
-                                    sqlite3_column_int64(st, 4),           (uint32_t)sqlite3_column_int64(st, 5),
-                                    sqlite3_column_int(st, 6) };
+        struct timeline_slice s = slice_at(st);
         if (timeline_lod_push(lod, &s, e) != 0 || timeline_agg_build_push(agg, &s, e) != 0) goto out;
     }
     if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (slice scan)");
@@ -73,9 +76,41 @@ out:
     return e->code;
 }
 
-/* Runs body(db, e) inside one transaction that first runs schema. */
-static int in_txn(sqlite3 *db, const char *schema, int (*body)(sqlite3 *, struct err *), const char *what,
-                  struct err *e)
+/* The level of detail of the tracks the import's stream left out (too long
+ * to hold), from the slice table: each track's slices by id range, through
+ * the builder the scan uses, so their rows are the scan's. */
+static int build_long_tracks(sqlite3 *db, const int64_t *tracks, size_t n, struct err *e)
+{
+    struct timeline_lod *lod = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = SQLITE_DONE;
+
+    if (timeline_lod_begin(db, TIMELINE_LOD_HOLD, &lod, e) < 0 ||
+        rundb_prepare(db,
+                      "SELECT id, track, ts, dur, parent, name, depth FROM slice WHERE id BETWEEN"
+                      " (SELECT first_slice FROM track WHERE id = ?1) AND (SELECT last_slice FROM track WHERE id = ?1)"
+                      " ORDER BY id",
+                      &st, e) < 0)
+        goto out;
+    for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
+        sqlite3_bind_int64(st, 1, tracks[i]);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            struct timeline_slice s = slice_at(st);
+            if (timeline_lod_push(lod, &s, e) != 0) goto out;
+        }
+        sqlite3_reset(st);
+    }
+    if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (long tracks)");
+    else timeline_lod_end(lod, e);
+out:
+    sqlite3_finalize(st);
+    timeline_lod_free(lod);
+    return e->code;
+}
+
+/* Runs body(db, arg, e) inside one transaction that first runs schema. */
+static int in_txn(sqlite3 *db, const char *schema, int (*body)(sqlite3 *, const void *, struct err *),
+                  const void *arg, const char *what, struct err *e)
 {
     err_clear(e);
     if (sqlite3_exec(db, "PRAGMA cache_size=-16384; BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
@@ -84,7 +119,7 @@ static int in_txn(sqlite3 *db, const char *schema, int (*body)(sqlite3 *, struct
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    if (body(db, e) != 0) {
+    if (body(db, arg, e) != 0) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
@@ -104,8 +139,9 @@ static double thread_cpu_s(void)
     return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec / 1e9 : 0;
 }
 
-static int build_trace(sqlite3 *db, struct err *e)
+static int build_trace(sqlite3 *db, const void *arg, struct err *e)
 {
+    (void)arg;
     double t0 = log_now_s(), c0 = thread_cpu_s();
     /* the slices' window aggregates need nothing derived: they go aside too */
     if (build_slices(db, e) != 0) return e->code;
@@ -117,19 +153,45 @@ static int build_trace(sqlite3 *db, struct err *e)
     return 0;
 }
 
-static int build_analyses(sqlite3 *db, struct err *e)
+/* The tracks timeline_build_trace_rest builds. */
+struct long_tracks {
+    const int64_t *id;
+    size_t n;
+};
+
+static int build_rest(sqlite3 *db, const void *arg, struct err *e)
 {
+    const struct long_tracks *lt = arg;
+    double t0 = log_now_s(), c0 = thread_cpu_s();
+    if (lt->n && build_long_tracks(db, lt->id, lt->n, e) != 0) return e->code;
+    double t1 = log_now_s(), c1 = thread_cpu_s();
+    if (timeline_counters_build(db, 0, TIMELINE_COUNTERS_HOLD, e) != 0) return e->code;
+    LOG_DEBUG("level of detail of the trace: slices from the import's stream, %zu long track(s) %.2f s (CPU %.2f s),"
+              " counters %.2f s (CPU %.2f s)",
+              lt->n, t1 - t0, c1 - c0, log_now_s() - t1, thread_cpu_s() - c1);
+    return 0;
+}
+
+static int build_analyses(sqlite3 *db, const void *arg, struct err *e)
+{
+    (void)arg;
     return timeline_counters_build(db, 1, TIMELINE_COUNTERS_HOLD, e);
 }
 
 int timeline_build_trace(sqlite3 *db, struct err *e)
 {
-    return in_txn(db, schema_sql, build_trace, "timeline (tables)", e);
+    return in_txn(db, schema_sql, build_trace, NULL, "timeline (tables)", e);
+}
+
+int timeline_build_trace_rest(sqlite3 *db, const int64_t *tracks, size_t n, struct err *e)
+{
+    struct long_tracks lt = { tracks, n };
+    return in_txn(db, COUNTERS_SCHEMA, build_rest, &lt, "timeline (tables)", e);
 }
 
 int timeline_build_analyses(sqlite3 *db, struct err *e)
 {
-    int rc = in_txn(db, "", build_analyses, "timeline (analyses' series)", e);
+    int rc = in_txn(db, "", build_analyses, NULL, "timeline (analyses' series)", e);
     /* the counters' window aggregates sum every series, the analyses' too */
     return rc ? rc : timeline_agg_build_counters(db, e);
 }

@@ -169,9 +169,13 @@ struct timeline_agg_build {
     size_t sp, cap;
     int64_t cur;
     int L;
+    /* fed from the import's stream: the rank's span comes with it, not
+     * from the rank table (lv NULL) */
+    int stream, has_span;
+    int64_t t0, t1;
 };
 
-int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struct err *e)
+static int begin(sqlite3 *db, int stream, struct timeline_agg_build **out, struct err *e)
 {
     struct timeline_agg_build *b = xcalloc(1, sizeof *b);
 
@@ -179,17 +183,36 @@ int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struc
     *out = b;
     b->db = db;
     b->cur = -1;
+    b->stream = stream;
     hmap_init(&b->m, sizeof(struct sval), 1024);
     if (sqlite3_exec(db, slices_schema_sql, NULL, NULL, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "timeline aggregates (tables)");
-    if (rundb_prepare(db, "SELECT r.t0, r.t1 FROM track t JOIN rank r ON r.rank = t.rank WHERE t.id = ?", &b->lv, e) <
-            0 ||
+    if ((!stream &&
+         rundb_prepare(db, "SELECT r.t0, r.t1 FROM track t JOIN rank r ON r.rank = t.rank WHERE t.id = ?", &b->lv, e) <
+             0) ||
         rundb_prepare(db, "INSERT INTO topen(track, bucket, id) VALUES (?, ?, ?)", &b->iop, e) < 0 ||
         timeline_rows_open(&b->ins, db, TAGG_SQL TAGG_ROW, TAGG_SQL TIMELINE_ROWS32(TAGG_ROW), 6, 0,
                            "timeline aggregates (insert)", e) < 0 ||
         rundb_prepare(db, "INSERT INTO tagg_level(track, level) VALUES (?, ?)", &b->setl, e) < 0)
         return e->code;
     return 0;
+}
+
+int timeline_agg_build_begin(sqlite3 *db, struct timeline_agg_build **out, struct err *e)
+{
+    return begin(db, 0, out, e);
+}
+
+int timeline_agg_build_begin_stream(sqlite3 *db, struct timeline_agg_build **out, struct err *e)
+{
+    return begin(db, 1, out, e);
+}
+
+void timeline_agg_build_span(struct timeline_agg_build *b, int has_span, int64_t t0, int64_t t1)
+{
+    b->has_span = has_span;
+    b->t0 = t0;
+    b->t1 = t1;
 }
 
 /* The current track's rows (the slices still open, then its sums), if any. */
@@ -209,11 +232,15 @@ static int start_track(struct timeline_agg_build *b, const struct timeline_slice
     b->cur = s->track;
     b->sp = 0;
     b->open.n = 0;
-    sqlite3_bind_int64(b->lv, 1, s->track);
-    b->L = sqlite3_step(b->lv) == SQLITE_ROW && sqlite3_column_type(b->lv, 0) != SQLITE_NULL
-               ? level_for(sqlite3_column_int64(b->lv, 0), sqlite3_column_int64(b->lv, 1))
-               : level_for(s->ts, s->ts + s->dur);
-    sqlite3_reset(b->lv);
+    if (b->stream) {
+        b->L = b->has_span ? level_for(b->t0, b->t1) : level_for(s->ts, s->ts + s->dur);
+    } else {
+        sqlite3_bind_int64(b->lv, 1, s->track);
+        b->L = sqlite3_step(b->lv) == SQLITE_ROW && sqlite3_column_type(b->lv, 0) != SQLITE_NULL
+                   ? level_for(sqlite3_column_int64(b->lv, 0), sqlite3_column_int64(b->lv, 1))
+                   : level_for(s->ts, s->ts + s->dur);
+        sqlite3_reset(b->lv);
+    }
     sqlite3_bind_int64(b->setl, 1, s->track);
     sqlite3_bind_int(b->setl, 2, b->L);
     int rc = sqlite3_step(b->setl);

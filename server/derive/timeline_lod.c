@@ -3,6 +3,7 @@
 #define LOG_MODULE "timeline"
 #include "derive/timeline_lod.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,6 +52,14 @@ struct timeline_lod {
     int64_t track, first, last;
     struct tinfo *t;
     int64_t *lastb;    /* [depth * TIMELINE_NLEV + L]: last small bucket seen */
+    size_t nlastb;     /* depths lastb has room for */
+    /* fed from the import's stream (timeline_lod_begin_stream): the
+     * track's row comes after its slices (timeline_lod_track), and a track
+     * too long to hold is left to the scan (deferred) */
+    int stream, st_known;
+    struct tinfo st;
+    int64_t *deferred;
+    size_t ndeferred, defcap;
     int64_t rows[TIMELINE_NLEV];
     /* struct held; spilled: more than hold slices (or ids not contiguous),
      * read again at the end */
@@ -101,7 +110,7 @@ static struct tinfo *find_tinfo(struct timeline_lod *b, int64_t id)
     return lo < b->nti && b->ti[lo].id == id ? &b->ti[lo] : NULL;
 }
 
-int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, struct err *e)
+static int begin(sqlite3 *db, size_t hold, int stream, struct timeline_lod **out, struct err *e)
 {
     struct timeline_lod *b = xcalloc(1, sizeof *b);
 
@@ -110,15 +119,44 @@ int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, stru
     b->db = db;
     b->held = (struct timeline_rows_held){ .hold = hold, .size = sizeof(struct held) };
     b->track = -1;
-    if (load_tracks(b, e) < 0 ||
+    b->stream = stream;
+    if (stream && sqlite3_exec(db, TIMELINE_LOD_SCHEMA, NULL, NULL, NULL) != SQLITE_OK)
+        return rundb_db_error(db, e, "timeline (lod tables)");
+    if ((!stream && load_tracks(b, e) < 0) ||
         timeline_rows_open(&b->ins, db, "INSERT INTO lod" LOD_COLS " VALUES" LOD_ROW,
                            "INSERT INTO lod" LOD_COLS " VALUES" TIMELINE_ROWS32(LOD_ROW), 10, 0,
                            "timeline (lod insert)", e) < 0 ||
         rundb_prepare(db, "INSERT INTO lod_level(track, level) VALUES(?,?)", &b->lvl, e) < 0 ||
-        rundb_prepare(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id BETWEEN ? AND ? AND track = ? ORDER BY id",
-                      &b->reread, e) < 0)
+        (!stream &&
+         rundb_prepare(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id BETWEEN ? AND ? AND track = ? ORDER BY id",
+                       &b->reread, e) < 0))
         return e->code;
     return 0;
+}
+
+int timeline_lod_begin(sqlite3 *db, size_t hold, struct timeline_lod **out, struct err *e)
+{
+    return begin(db, hold, 0, out, e);
+}
+
+int timeline_lod_begin_stream(sqlite3 *db, size_t hold, struct timeline_lod **out, struct err *e)
+{
+    return begin(db, hold, 1, out, e);
+}
+
+void timeline_lod_track(struct timeline_lod *b, int64_t track, int present, int max_depth, int64_t nslices)
+{
+    if (!b->stream || track != b->track || !b->t) return;
+    b->st.ndepth = max_depth + 1;
+    b->st.nslices = nslices;
+    b->st_known = 1;
+    if (!present) b->t = NULL;
+}
+
+const int64_t *timeline_lod_deferred(const struct timeline_lod *b, size_t *n)
+{
+    *n = b->ndeferred;
+    return b->deferred;
 }
 
 static int write_row(struct timeline_lod *b, int level, int depth, const struct agg *a, struct err *e)
@@ -257,9 +295,22 @@ static int write_reread(struct timeline_lod *b, struct err *e)
     return 0;
 }
 
+/* A streamed track the builder cannot write: too long to hold (the slice
+ * table is read again once committed), or its row never came. */
+static void defer_track(struct timeline_lod *b)
+{
+    if (b->ndeferred == b->defcap)
+        b->deferred = xrealloc(b->deferred, (b->defcap = b->defcap ? b->defcap * 2 : 16) * sizeof *b->deferred);
+    b->deferred[b->ndeferred++] = b->track;
+}
+
 static int end_track(struct timeline_lod *b, struct err *e)
 {
     if (!b->t) return 0;
+    if (b->stream && (b->held.spilled || !b->st_known)) {
+        defer_track(b);
+        return 0;
+    }
     choose_levels(b);
     for (int k = 0; k < b->nkept; k++) {
         sqlite3_bind_int64(b->lvl, 1, b->track);
@@ -276,22 +327,38 @@ static int end_track(struct timeline_lod *b, struct err *e)
     return 0;
 }
 
+/* Room in lastb for depths [0, n): the table's count up front, or as a
+ * streamed track's slices reach them. */
+static void grow_lastb(struct timeline_lod *b, size_t n)
+{
+    if (n <= b->nlastb) return;
+    size_t cap = b->nlastb ? b->nlastb : 4;
+    while (cap < n) cap *= 2;
+    b->lastb = xrealloc(b->lastb, cap * TIMELINE_NLEV * sizeof *b->lastb);
+    for (size_t i = b->nlastb * TIMELINE_NLEV; i < cap * TIMELINE_NLEV; i++) b->lastb[i] = INT64_MIN;
+    b->nlastb = cap;
+}
+
 static int start_track(struct timeline_lod *b, int64_t track, int64_t id, struct err *e)
 {
     if (end_track(b, e) != 0) return e->code;
     b->track = track;
     b->first = id;
-    b->t = find_tinfo(b, track);
     timeline_rows_held_reset(&b->held);
     memset(b->rows, 0, sizeof b->rows);
-    free(b->lastb);
-    b->lastb = NULL;
+    b->nlastb = 0;
+    if (b->stream) {
+        /* the depths and the count come with the track's row, after it */
+        b->st = (struct tinfo){ track, INT_MAX, 0 };
+        b->st_known = 0;
+        b->t = &b->st;
+        return 0;
+    }
+    b->t = find_tinfo(b, track);
     if (!b->t) return 0;
     /* a track the track table says is too long is not held at all */
     if (b->t->nslices > (int64_t)b->held.hold) timeline_rows_held_spill(&b->held);
-    size_t n = (size_t)b->t->ndepth * TIMELINE_NLEV;
-    b->lastb = xmalloc(n * sizeof *b->lastb);
-    for (size_t i = 0; i < n; i++) b->lastb[i] = INT64_MIN;
+    grow_lastb(b, (size_t)b->t->ndepth);
     return 0;
 }
 
@@ -314,8 +381,11 @@ int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, st
     if (!b->t) return 0;
     int valid = s->depth >= 0 && s->depth < b->t->ndepth;
     if (!b->held.spilled) hold_slice(b, s, valid);
-    if (!valid) return 0;
+    /* a streamed track too long to hold is built again whole from the
+     * slice table (defer_track): counting its rows here would be lost */
+    if (!valid || (b->stream && b->held.spilled)) return 0;
     /* the rows each level would have: a new small bucket, or a long slice */
+    grow_lastb(b, (size_t)s->depth + 1);
     int64_t *ld = b->lastb + (size_t)s->depth * TIMELINE_NLEV, ts = s->ts;
     int L = 2;
     for (; L < TIMELINE_NLEV && s->dur >= ((int64_t)1 << L); L++) b->rows[L]++;
@@ -335,7 +405,7 @@ int timeline_lod_end(struct timeline_lod *b, struct err *e)
 {
     if (end_track(b, e) != 0 || timeline_rows_flush(&b->ins, e) != 0) return e->code;
     b->t = NULL;
-    LOG_DEBUG("lod: %llu rows for %zu tracks", (unsigned long long)b->nrows, b->nti);
+    LOG_DEBUG("lod: %llu rows", (unsigned long long)b->nrows);
     return 0;
 }
 
@@ -347,6 +417,7 @@ void timeline_lod_free(struct timeline_lod *b)
     sqlite3_finalize(b->reread);
     free(b->ti);
     free(b->lastb);
+    free(b->deferred);
     timeline_rows_held_free(&b->held);
     free(b->open);
     free(b->lrows);

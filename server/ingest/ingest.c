@@ -20,6 +20,7 @@
 #include "ingest/ingest_derive.h"
 #include "ingest/ingest_naming.h"
 #include "derive/summary_report.h"
+#include "derive/timeline_stream.h"
 #include "ingest/importer.h"
 #include "store/catalog_query.h"
 #include "store/rundb.h"
@@ -339,6 +340,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     char hash[SHA256_HEX_LEN + 1] = "", dup[CATALOG_ID_LEN + 1];
     struct hash_job hj = { NULL, 0, "", 0, { 0 }, 0, 0 };
     struct ingest_derive_early *early = NULL;
+    struct timeline_stream *tls = NULL;
     struct progress_link link = { progress, mu, 0, log_now_s(), "parse" };
     int rc = 0;
     uint64_t total = 0, events = 0;
@@ -384,6 +386,13 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     if ((rc = fsutil_mkdirs(src_dir, e)) != 0) goto out;
     if ((rc = rundb_create(db_path, cfg->sort_memory, tmp_dir, &w, e)) != 0) goto out;
     rundb_set_phase_hook(w, on_phase, &link);
+    /* the timeline's slices are built from the merge as it writes them, on
+     * the core the writer's thread leaves */
+    if ((tls = ingest_derive_stream_start(db_path))) {
+        struct rundb_slice_sink sink;
+        timeline_stream_sink(tls, &sink);
+        rundb_set_slice_sink(w, &sink);
+    }
 
     order = xmalloc(sizeof *order * (size_t)req->nfiles);
     assign_ranks(req, order);
@@ -429,8 +438,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     rank_pool_end(&pool);
     /* the timeline and the summary need the rows, not the indexes: they
      * start on the second core while this one builds them */
+    rundb_set_slice_sink(w, NULL);
     if ((rc = rundb_commit_rows(w, e)) != 0) goto out;
-    early = ingest_derive_early_start(db_path, ingest_derive_threads(cfg->ingest_workers));
+    early = ingest_derive_early_start_streamed(db_path, ingest_derive_threads(cfg->ingest_workers), tls);
+    tls = NULL;
     rc = rundb_close_writer(w, e);
     w = NULL;
     if (rc) goto out;
@@ -483,6 +494,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     if ((rc = fsutil_fsync_path(db_path, e)) != 0) goto out;
 
     final_dir = catalog_run_dir(cat, id);
+    ingest_derive_early_settle(early); /* its threads' files open before the move */
     if (rename(tmp_dir, final_dir) != 0) {
         int en = errno;
         rc = err_set(e, fsutil_errno_code(en), "cannot move the run into place: %s", strerror(en));
@@ -577,6 +589,7 @@ out:
         for (int i = 0; i < req->nfiles; i++) free((char *)jobs[i].shown);
     free(jobs);
     if (w) rundb_abort(w);
+    timeline_stream_free(tls);
     if (tmp_dir) {
         struct err ignore;
         fsutil_rmtree(tmp_dir, &ignore);

@@ -17,6 +17,8 @@
 #include "derive/rules.h"
 #include "derive/summary.h"
 #include "derive/timeline.h"
+#include "derive/timeline_lod.h"
+#include "derive/timeline_stream.h"
 #include "store/rundb.h"
 #include "store/rundb_stage.h"
 
@@ -296,6 +298,7 @@ struct side {
     char *scratch;
     const char *run_path;
     const struct config_rules *rules;
+    struct timeline_stream *stream; /* the slices' tables built at import (owned), or NULL */
     sem_t *opened; /* posted once the thread has its files open, or failed to (NULL: not told) */
     int nice;
     atomic_int cancel;
@@ -365,9 +368,20 @@ static void *side_main(void *arg)
     struct side *s = arg;
     sqlite3 *db = NULL;
     nice_thread(s->nice);
-    int rc = rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
+    struct err se;
+    if (s->stream && timeline_stream_finish(s->stream, &se) != 0) { /* then scan instead */
+        LOG_DEBUG("timeline stream failed: %s", se.msg);
+        timeline_stream_free(s->stream);
+        s->stream = NULL;
+    }
+    int rc = s->stream ? rundb_reopen_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e)
+                       : rundb_open_aside(s->run_path, s->scratch, &s->cancel, &db, &s->e);
     if (s->opened) sem_post(s->opened);
-    if (rc == 0) rc = s->rules ? rules_run(db, s->rules, &s->e) : timeline_build_trace(db, &s->e);
+    size_t nlong = 0;
+    const int64_t *longt = s->stream ? timeline_stream_deferred(s->stream, &nlong) : NULL;
+    if (rc == 0 && s->rules) rc = rules_run(db, s->rules, &s->e);
+    else if (rc == 0)
+        rc = s->stream ? timeline_build_trace_rest(db, longt, nlong, &s->e) : timeline_build_trace(db, &s->e);
     if (rc == 0 && !s->rules) rc = side_lanes(s, db);
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&s->e, ERR_DB, "cannot close the scratch database");
     s->rc = rc;
@@ -418,6 +432,8 @@ static void side_free(struct side *s)
         pthread_mutex_destroy(&s->mu);
         s->has_gate = 0;
     }
+    timeline_stream_free(s->stream);
+    s->stream = NULL;
     if (!s->scratch) return;
     unlink(s->scratch);
     free(s->scratch);
@@ -431,7 +447,7 @@ struct ingest_derive_early {
     struct side s;
     char *run_path; /* s.run_path and sum.run_path: opened at their start */
     sem_t opened;   /* in here, not on a stack: a sem_post may touch it after the wait returns */
-    int has_sem;
+    int has_sem, unsettled; /* unsettled: opened not waited for yet */
     struct rank_list rl;
     struct rank_pass sum;
     int sum_begun;
@@ -484,20 +500,44 @@ static void early_summary(struct ingest_derive_early *x, int threads)
     x->sum_begun = 1;
 }
 
+struct timeline_stream *ingest_derive_stream_start(const char *db_path)
+{
+    struct timeline_stream *ts;
+    struct err e;
+    char *scratch = xasprintf("%s.%s", db_path, TIMELINE_SUFFIX);
+    if (timeline_stream_start(scratch, TIMELINE_LOD_HOLD, &ts, &e) != 0) LOG_DEBUG("timeline not streamed: %s", e.msg);
+    free(scratch);
+    return ts;
+}
+
 struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads)
+{
+    return ingest_derive_early_start_streamed(db_path, threads, NULL);
+}
+
+struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_path, int threads,
+                                                               struct timeline_stream *ts)
 {
     struct ingest_derive_early *x = xcalloc(1, sizeof *x);
     x->run_path = xstrdup(db_path);
+    /* the stream's thread may still write its last tracks: the timeline's
+     * thread waits for it, the summary (which bounds the import's wall
+     * time) and the indexes do not */
+    x->s.stream = ts;
     /* The folder is renamed soon: the thread must hold its files (run.db,
      * its -wal and -shm, the scratch) open by then, which its attach does
-     * (it reads run.db's schema). */
+     * (it reads run.db's schema): waited for here, or, after a stream, in
+     * ingest_derive_early_settle. */
     if (sem_init(&x->opened, 0, 0) == 0) {
         x->has_sem = 1;
         x->s.opened = &x->opened;
         x->s.nice = EARLY_NICE;
         side_start(&x->s, x->run_path, TIMELINE_SUFFIX, NULL);
-        if (x->s.started)
-            while (sem_wait(&x->opened) != 0) continue; /* EINTR */
+        x->unsettled = x->s.started;
+        if (!ts) ingest_derive_early_settle(x);
+    } else {
+        timeline_stream_free(ts);
+        x->s.stream = NULL;
     }
     if (!x->s.started) {
         ingest_derive_early_free(x);
@@ -505,6 +545,13 @@ struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int t
     }
     early_summary(x, threads);
     return x;
+}
+
+void ingest_derive_early_settle(struct ingest_derive_early *x)
+{
+    if (!x || !x->unsettled) return;
+    while (sem_wait(&x->opened) != 0) continue; /* EINTR */
+    x->unsettled = 0;
 }
 
 void ingest_derive_early_moved(struct ingest_derive_early *x, const char *db_path)
@@ -581,6 +628,7 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     const struct marker m = { mark, arg };
     struct rank_list rl = { NULL, NULL, 0, threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads };
     struct side own, ru, *tl = early ? &early->s : &own;
+    ingest_derive_early_settle(early);
     memset(&own, 0, sizeof own);
     memset(&ru, 0, sizeof ru);
     int rc = rank_costs(db, &rl, 1, e);

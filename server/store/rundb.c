@@ -414,12 +414,11 @@ static int attach(sqlite3 *db, const char *path, const char *sql, struct err *e)
     return rc;
 }
 
-int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, sqlite3 **out,
-                     struct err *e)
+int rundb_open_scratch(const char *scratch_path, int fresh, sqlite3 **out, struct err *e)
 {
     sqlite3 *db = NULL;
     *out = NULL;
-    unlink(scratch_path);
+    if (fresh) unlink(scratch_path);
     if (sqlite3_open_v2(scratch_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         err_set(e, ERR_DB, "scratch database: %s", db ? sqlite3_errmsg(db) : "out of memory");
@@ -432,6 +431,17 @@ int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int 
         sqlite3_close(db);
         return e->code;
     }
+    *out = db;
+    return 0;
+}
+
+static int open_aside(const char *run_path, const char *scratch_path, int fresh, atomic_int *cancel, sqlite3 **out,
+                      struct err *e)
+{
+    sqlite3 *db;
+    if (rundb_open_scratch(scratch_path, fresh, out, e) != 0) return e->code;
+    db = *out;
+    *out = NULL;
     /* before the attach: reading run.db's schema may meet the writer's lock */
     sqlite3_busy_timeout(db, 5000);
     if (attach(db, run_path, "ATTACH ?1 AS run", e) != 0) {
@@ -441,6 +451,18 @@ int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int 
     if (cancel) sqlite3_progress_handler(db, 1000, aside_cancelled, cancel);
     *out = db;
     return 0;
+}
+
+int rundb_open_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, sqlite3 **out,
+                     struct err *e)
+{
+    return open_aside(run_path, scratch_path, 1, cancel, out, e);
+}
+
+int rundb_reopen_aside(const char *run_path, const char *scratch_path, atomic_int *cancel, sqlite3 **out,
+                       struct err *e)
+{
+    return open_aside(run_path, scratch_path, 0, cancel, out, e);
 }
 
 int rundb_attach_aside(sqlite3 *db, const char *scratch_path, struct err *e)

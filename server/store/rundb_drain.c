@@ -109,6 +109,15 @@ int rundb_drain_flush(struct rundb_writer *w, struct err *e)
     return rc;
 }
 
+/* The sink's news of a track whose slices are all given: its row's
+ * figures are final (write_tracks writes them). */
+static void track_end(struct rundb_writer *w, uint32_t track)
+{
+    if (!w->sink.slice) return;
+    const struct track *t = rundb_writer_track_get(w, track);
+    w->sink.track_end(w->sink.ctx, track, t != NULL, t ? t->max_depth : 0, t ? (int64_t)t->nslices : 0);
+}
+
 /* The sorted slices become rows: the merge, depth and parent here, the
  * inserts on the writer thread (OP_ROW), so both cores work; the caller's
  * barrier waits for the last insert and returns its error. parent is the
@@ -133,6 +142,7 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
     rundb_writer_phase(w, "sort");
     if (sorter_finish(w->sorter, e) != 0) return e->code;
     rundb_writer_phase(w, "write");
+    if (w->sink.slice) w->sink.rank(w->sink.ctx, w->t0 <= w->t1, w->t0, w->t1);
     while ((rc = sorter_next(w->sorter, &k, &pl, &n, e)) == 1) {
         const struct slice_payload *p = pl;
         struct track *t = rundb_writer_track_get(w, k.track);
@@ -141,6 +151,7 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
         int depth;
 
         if (k.track != cur_track) {
+            if (cur_track) track_end(w, cur_track);
             cur_track = k.track;
             sp = 0;
             nesting_reset(&lv);
@@ -163,6 +174,10 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
         char *o = rundb_writer_emit(w, OP_ROW, sizeof r + p->args_len);
         memcpy(o, &r, sizeof r);
         if (p->args_len) memcpy(o + sizeof r, p + 1, p->args_len);
+        if (w->sink.slice) {
+            struct rundb_slice_out so = { id, k.track, k.ts, k.dur, r.parent, p->name, depth };
+            w->sink.slice(w->sink.ctx, &so);
+        }
         stack[sp].end = k.ts + k.dur;
         stack[sp].id = id;
         sp++;
@@ -173,6 +188,7 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
             t->last_slice = id;
         }
     }
+    if (rc == 0 && cur_track) track_end(w, cur_track);
     free(stack);
     nesting_free(&lv);
     if (rc < 0) return rc;

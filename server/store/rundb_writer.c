@@ -365,6 +365,12 @@ int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, st
     return 0;
 }
 
+void rundb_set_slice_sink(struct rundb_writer *w, const struct rundb_slice_sink *sink)
+{
+    if (sink) w->sink = *sink;
+    else memset(&w->sink, 0, sizeof w->sink);
+}
+
 void rundb_set_phase_hook(struct rundb_writer *w, void (*hook)(void *ctx, const char *phase), void *ctx)
 {
     w->phase_hook = hook;

@@ -107,6 +107,20 @@ static inline sqlite3 *import(void)
     return db;
 }
 
+/* A trace imported: a CPU thread of nested slices, a second of short ones
+ * with a long one, and kernels on a GPU stream; the open run db. */
+static inline sqlite3 *import_threads(int kernels)
+{
+    blen = 0;
+    out("[");
+    nest(0, 0, 3000000);
+    for (int i = 0; i < 3000; i++)
+        slice("cpu_op", i % 3 ? "a" : "b", 1, 2, 10 + (int64_t)i * 700, 1 + (int64_t)rnd(600));
+    slice("cpu_op", "long", 1, 2, 2200000, 700000);
+    for (int i = 0; i < kernels; i++) slice("kernel", "k", 0, 7, 50 + (int64_t)i * 5000, 1000 + (int64_t)rnd(9000));
+    return import();
+}
+
 /* The integer the query sql answers first; -1 on error. */
 static inline int64_t one(sqlite3 *db, const char *sql)
 {

@@ -63,13 +63,7 @@ static int levels_by_sql(sqlite3 *db, int64_t t, int *kept)
 static void test_lod(void)
 {
     struct err e;
-    blen = 0;
-    out("[");
-    nest(0, 0, 3000000);
-    for (int i = 0; i < 3000; i++) /* a second thread of short slices, and a long one */
-        slice("cpu_op", i % 3 ? "a" : "b", 1, 2, 10 + (int64_t)i * 700, 1 + (int64_t)rnd(600));
-    slice("cpu_op", "long", 1, 2, 2200000, 700000);
-    sqlite3 *ro = import();
+    sqlite3 *ro = import_threads(0);
     REQUIRE(ro != NULL);
     char *src = xstrdup(sqlite3_db_filename(ro, "main"));
     sqlite3_close(ro);

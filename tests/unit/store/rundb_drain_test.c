@@ -97,6 +97,89 @@ static void test_rows_across_chunks(void)
                         " OR length(json_extract(args, '$.pad')) != max((ts / 10 * 37) % 3000, 1)"
                         " OR corr != (ts / 10) % 7 OR ext != (ts / 10) % 3 OR dur != 5 OR id != ts / 10 + 1"),
                  0);
+
+/* What a slice sink was told (test_sink): each call with the number of
+ * slices told before it. */
+struct told {
+    struct rundb_slice_out s[64];
+    int64_t track[8][4], rank[4][4]; /* (before, a, b, c) */
+    int ns, nt, nr;
+};
+
+static void told_rank(void *ctx, int has, int64_t t0, int64_t t1)
+{
+    struct told *t = ctx;
+    if (t->nr < 4) memcpy(t->rank[t->nr++], (int64_t[4]){ t->ns, has, t0, t1 }, sizeof t->rank[0]);
+}
+
+static void told_slice(void *ctx, const struct rundb_slice_out *s)
+{
+    struct told *t = ctx;
+    if (t->ns < 64) t->s[t->ns++] = *s;
+}
+
+static void told_track(void *ctx, int64_t track, int present, int max_depth, int64_t nslices)
+{
+    struct told *t = ctx;
+    if (t->nt < 8)
+        memcpy(t->track[t->nt++], (int64_t[4]){ t->ns, track, present ? max_depth : -1, nslices }, sizeof t->track[0]);
+}
+
+/* Each row of sql (4 integer columns) equals the next of want. */
+static void rows_equal(sqlite3 *db, const char *sql, int64_t (*want)[4], int n)
+{
+    sqlite3_stmt *st;
+    int i = 0;
+    REQUIRE(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK);
+    for (; sqlite3_step(st) == SQLITE_ROW; i++)
+        for (int c = 0; c < 4 && i < n; c++) CHECK_EQ_INT(want[i][c], sqlite3_column_int64(st, c));
+    sqlite3_finalize(st);
+    CHECK_EQ_INT(i, n);
+}
+
+/* The sink hears, on the job's thread, exactly the rows the drain writes,
+ * in id order: each rank's span first (as the rank row gets it), each
+ * track's end after its last slice with its row's max_depth and nslices. */
+static void test_sink(void)
+{
+    struct rundb_writer *w;
+    struct err e;
+    static struct told got;
+    char *path = fixture_path("sink.db");
+    REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
+    struct rundb_slice_sink sink = { told_rank, told_slice, told_track, &got };
+    rundb_set_slice_sink(w, &sink);
+    for (int r = 0; r < 2; r++) {
+        REQUIRE(rundb_begin_rank(w, r, "r.json", 1, &e) == 0);
+        uint32_t t = rundb_track(w, "1", 1, "1", 1), u = rundb_track(w, "1", 1, "2", 1), n = rundb_intern(w, "op", 2);
+        add(w, u, n, 5000 + r, 10);
+        add(w, t, n, 100, 100);
+        add(w, t, n, 150, 100); /* misnested: depth 1, parent the first */
+        add(w, t, n, 120, 10);
+        REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
+    }
+    rundb_set_slice_sink(w, NULL);
+    REQUIRE(rundb_close_writer(w, &e) == 0);
+    sqlite3 *db;
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    sqlite3_stmt *st;
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT id, track, ts, dur, coalesce(parent, 0), name, depth FROM slice ORDER BY id",
+                               -1, &st, NULL) == SQLITE_OK);
+    int i = 0;
+    for (; sqlite3_step(st) == SQLITE_ROW && i < got.ns; i++) {
+        const struct rundb_slice_out *s = &got.s[i];
+        int64_t v[7] = { s->id, s->track, s->ts, s->dur, s->parent, s->name, s->depth };
+        for (int c = 0; c < 7; c++) CHECK_EQ_INT(v[c], sqlite3_column_int64(st, c));
+    }
+    sqlite3_finalize(st);
+    CHECK_EQ_INT(i, 8);
+    CHECK_EQ_INT(got.ns, 8);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE depth = 1 AND parent IS NOT NULL"), 4);
+    /* ids start at 1: a track's end comes after slice last_slice */
+    rows_equal(db, "SELECT last_slice, id, max_depth, nslices FROM track ORDER BY id", got.track, got.nt);
+    rows_equal(db, "SELECT (SELECT min(first_slice) FROM track t WHERE t.rank = r.rank) - 1, t0 IS NOT NULL, t0, t1"
+                   " FROM rank r ORDER BY rank",
+               got.rank, got.nr);
     sqlite3_close(db);
     free(path);
 }
@@ -107,6 +190,7 @@ int main(void)
     RUN(test_many_slices_spill);
     RUN(test_misnested);
     RUN(test_rows_across_chunks);
+    RUN(test_sink);
     fixture_cleanup();
     return harness_done("rundb_drain_test");
 }

@@ -1,0 +1,154 @@
+/* timeline_stream_test — the slices' level of detail and window aggregates
+ * fed from a stream (timeline_stream.h, as the import's merge feeds it)
+ * equal the scan of the slice table (timeline_build_trace), table for
+ * table: with every track held, and with a hold so small that the long
+ * tracks are left out of the stream and built from the slice table by
+ * timeline_build_trace_rest; a stream stopped half-way ends without
+ * waiting for more. */
+#include "timeline_fixture.h"
+#include "derive/timeline_lod.h"
+#include "derive/timeline_stream.h"
+
+static const char *const tables[] = { "lod", "lod_level", "tagg", "tagg_level", "topen", "cseries", "clod", "gpubusy" };
+#define NTABLES (sizeof tables / sizeof tables[0])
+
+/* Feeds sink the slices of run (open read-only) as the writer's drain
+ * does: each rank's span, then its slices in id order, each track's end
+ * after its last slice with its row's figures. 0, or -1 on a read error. */
+static int feed(sqlite3 *run, const struct rundb_slice_sink *sink)
+{
+    sqlite3_stmt *st;
+    int64_t cur = 0, rank = -1;
+    if (sqlite3_prepare_v2(run,
+                           "SELECT s.id, s.track, s.ts, s.dur, coalesce(s.parent, 0), s.name, s.depth, t.rank,"
+                           " r.t0, r.t1, t.max_depth, t.nslices FROM slice s JOIN track t ON t.id = s.track"
+                           " JOIN rank r ON r.rank = t.rank ORDER BY s.id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc, maxd = 0;
+    int64_t ns = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct rundb_slice_out s = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                     sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+                                     sqlite3_column_int64(st, 4), (uint32_t)sqlite3_column_int64(st, 5),
+                                     sqlite3_column_int(st, 6) };
+        if (s.track != cur && cur) sink->track_end(sink->ctx, cur, 1, maxd, ns);
+        if (sqlite3_column_int64(st, 7) != rank) {
+            rank = sqlite3_column_int64(st, 7);
+            sink->rank(sink->ctx, sqlite3_column_type(st, 8) != SQLITE_NULL, sqlite3_column_int64(st, 8),
+                       sqlite3_column_int64(st, 9));
+        }
+        cur = s.track;
+        maxd = sqlite3_column_int(st, 10);
+        ns = sqlite3_column_int64(st, 11);
+        sink->slice(sink->ctx, &s);
+    }
+    if (cur) sink->track_end(sink->ctx, cur, 1, maxd, ns);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The stream's build of run into scratch, holding hold slices per track,
+ * completed by timeline_build_trace_rest; *deferred: the tracks it left. */
+static int stream_build(const char *run, const char *scratch, size_t hold, size_t *deferred, struct err *e)
+{
+    struct timeline_stream *ts;
+    struct rundb_slice_sink sink;
+    sqlite3 *ro, *sc;
+    if (timeline_stream_start(scratch, hold, &ts, e) != 0) return -1;
+    timeline_stream_sink(ts, &sink);
+    int rc = rundb_open_ro(run, &ro, e);
+    if (rc == 0) {
+        rc = feed(ro, &sink);
+        sqlite3_close(ro);
+    }
+    if (rc == 0) rc = timeline_stream_finish(ts, e);
+    const int64_t *d = rc == 0 ? timeline_stream_deferred(ts, deferred) : NULL;
+    if (rc == 0 && (rc = rundb_reopen_aside(run, scratch, NULL, &sc, e)) == 0) {
+        rc = timeline_build_trace_rest(sc, d, *deferred, e);
+        sqlite3_close(sc);
+    }
+    timeline_stream_free(ts);
+    return rc;
+}
+
+static void test_stream_equals_scan(void)
+{
+    struct err e;
+    sqlite3 *ro = import_threads(400); /* the kernels: gpubusy and its counters */
+    REQUIRE(ro != NULL);
+    char *run = xstrdup(sqlite3_db_filename(ro, "main"));
+    int64_t tracks = one(ro, "SELECT count(DISTINCT track) FROM slice");
+    int64_t longest = one(ro, "SELECT max(nslices) FROM track"), shortest = one(ro, "SELECT min(nslices) FROM track");
+    sqlite3_close(ro);
+    CHECK(tracks >= 3);
+    REQUIRE(longest > shortest);
+
+    char *scan = xasprintf("%s/scan.db", root), *held = xasprintf("%s/held.db", root),
+         *part = xasprintf("%s/part.db", root);
+    sqlite3 *sc;
+    REQUIRE(rundb_open_aside(run, scan, NULL, &sc, &e) == 0);
+    CHECK_EQ_INT(timeline_build_trace(sc, &e), 0);
+    sqlite3_close(sc);
+
+    size_t nd = 99;
+    CHECK_EQ_INT(stream_build(run, held, TIMELINE_LOD_HOLD, &nd, &e), 0);
+    CHECK_EQ_INT((int64_t)nd, 0);
+    /* a hold under the longest track: it is left to the slice table */
+    CHECK_EQ_INT(stream_build(run, part, (size_t)longest - 1, &nd, &e), 0);
+    CHECK(nd >= 1 && (int64_t)nd < tracks);
+
+    REQUIRE(sqlite3_open(scan, &sc) == SQLITE_OK);
+    for (size_t i = 0; i < NTABLES; i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", tables[i]);
+        CHECK(one(sc, sql) > 0);
+    }
+    CHECK_EQ_INT(differ_all(sc, held, tables, NTABLES), 0);
+    CHECK_EQ_INT(differ_all(sc, part, tables, NTABLES), 0);
+    sqlite3_close(sc);
+    free(scan);
+    free(held);
+    free(part);
+    free(run);
+}
+
+/* A stream freed before its end stops its thread (no wait for more), and
+ * one whose scratch cannot be created fails at the finish with a message;
+ * the producer never blocks on a thread that is gone. */
+static void test_stream_stopped(void)
+{
+    struct err e;
+    struct timeline_stream *ts;
+    struct rundb_slice_sink sink;
+    REQUIRE(timeline_stream_start("/nonexistent-dir/x.aside", TIMELINE_LOD_HOLD, &ts, &e) == 0);
+    timeline_stream_sink(ts, &sink);
+    sink.rank(sink.ctx, 1, 0, 1000000);
+    for (int64_t i = 1; i <= 3 * (int64_t)TIMELINE_STREAM_QUEUE; i++) {
+        struct rundb_slice_out s = { i, 1, i * 10, 5, 0, 3, 0 };
+        sink.slice(sink.ctx, &s);
+    }
+    CHECK(timeline_stream_finish(ts, &e) != 0);
+    CHECK(e.msg[0] != 0);
+    timeline_stream_free(ts);
+
+    char *path = xasprintf("%s/stopped.aside", root);
+    REQUIRE(timeline_stream_start(path, TIMELINE_LOD_HOLD, &ts, &e) == 0);
+    timeline_stream_sink(ts, &sink);
+    sink.rank(sink.ctx, 1, 0, 1000000);
+    for (int64_t i = 1; i <= 5000; i++) {
+        struct rundb_slice_out s = { i, 1, i * 10, 5, 0, 3, 0 };
+        sink.slice(sink.ctx, &s);
+    }
+    timeline_stream_free(ts);
+    free(path);
+}
+
+int main(void)
+{
+    if (fixture_begin() != 0) return 1;
+    RUN(test_stream_equals_scan);
+    RUN(test_stream_stopped);
+    fixture_end();
+    return harness_done("timeline_stream");
+}
