@@ -97,6 +97,9 @@ static void test_rows_across_chunks(void)
                         " OR length(json_extract(args, '$.pad')) != max((ts / 10 * 37) % 3000, 1)"
                         " OR corr != (ts / 10) % 7 OR ext != (ts / 10) % 3 OR dur != 5 OR id != ts / 10 + 1"),
                  0);
+    sqlite3_close(db);
+    free(path);
+}
 
 /* What a slice sink was told (test_sink): each call with the number of
  * slices told before it. */
