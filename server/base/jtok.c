@@ -69,10 +69,31 @@ static inline int is_ws(unsigned char c)
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+/* The first byte from c that is not JSON whitespace (end if none): the
+ * window's between values and a span's between tokens. */
+static inline const char *skip_ws(const char *c, const char *end)
+{
+    if (c < end && !is_ws((unsigned char)*c)) return c;
+#ifdef __SSE2__
+    /* pretty-printed traces indent every member: runs of 5 to 13 bytes */
+    while (end - c >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)c);
+        __m128i sp = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
+        __m128i tr = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+        __m128i w = _mm_or_si128(sp, tr);
+        unsigned ws = (unsigned)_mm_movemask_epi8(w);
+        if (ws != 0xFFFFu) return c + __builtin_ctz(~ws);
+        c += 16;
+    }
+#endif
+    while (c < end && is_ws((unsigned char)*c)) c++;
+    return c;
+}
+
 int jtok_peek(struct jtok *t, int *c, struct err *e)
 {
     for (;;) {
-        while (t->pos < t->len && is_ws((unsigned char)t->buf[t->pos])) t->pos++;
+        t->pos = (size_t)(skip_ws(t->buf + t->pos, t->buf + t->len) - t->buf);
         if (t->pos < t->len) {
             *c = (unsigned char)t->buf[t->pos];
             return 0;
@@ -240,25 +261,6 @@ int jtok_value_extent(struct jtok *t, const char **p, size_t *n, int *truncated,
 }
 
 /* --- spans ------------------------------------------------------------- */
-
-static inline const char *skip_ws(const char *c, const char *end)
-{
-    if (c < end && !is_ws((unsigned char)*c)) return c;
-#ifdef __SSE2__
-    /* pretty-printed traces indent every member: runs of 5 to 13 bytes */
-    while (end - c >= 16) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)c);
-        __m128i sp = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
-        __m128i tr = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
-        __m128i w = _mm_or_si128(sp, tr);
-        unsigned ws = (unsigned)_mm_movemask_epi8(w);
-        if (ws != 0xFFFFu) return c + __builtin_ctz(~ws);
-        c += 16;
-    }
-#endif
-    while (c < end && is_ws((unsigned char)*c)) c++;
-    return c;
-}
 
 static int span_err(const char *at, const char *end, const char *what, struct err *e)
 {
