@@ -185,7 +185,8 @@ struct an_ctx {
         size_t first, n; /* hrows[first .. first + n) */
     } *hthreads;
     size_t nhthreads;
-    /* private to analyses.c */
+    /* the writers are analyses.c's; the name-class cache is filled by
+     * an_name_class and emptied per rank by analyses_load_free */
     sqlite3_stmt *ins_series, *ins_seg;
     struct an_wbuf *wbuf;  /* samples and segments not yet written */
     uint32_t *ncache_id;   /* name id -> class bits (an_name_class), open addressing */

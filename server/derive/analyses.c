@@ -11,13 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
 #include "derive/timeline_rows.h"
-#include "store/model.h"
 #include "store/scan.h"
 #include "store/rundb.h"
 
@@ -280,7 +278,7 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, const struct series
                                               c->gpu_mem_gbps, "link_gbps", c->link_gbps));
     double t = log_now_s();
     for (size_t i = 0; i < sizeof registry / sizeof registry[0] && rc == 0; i++) {
-        if (h && strcmp(registry[i].name, "critical_path") == 0 && (rc = series_commit(c, h, e)) != 0) break;
+        if (h && registry[i].fn == an_critical_path && (rc = series_commit(c, h, e)) != 0) break;
         json_t *o = json_object();
         rc = registry[i].fn(c, o, e);
         json_object_set_new(doc, registry[i].name, o);

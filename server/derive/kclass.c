@@ -97,7 +97,8 @@ int kclass_comm_kernel(const char *name)
     return has_any(name, comm);
 }
 
-const char *const kclass_comm_op_prefixes[KCLASS_COMM_OP_PREFIXES + 1] = { "nccl:", "gloo:", "rccl:", "mpi:", "ucc:", "xccl:", "hccl:", NULL };
+/* unbounded: a count other than the header's conflicts with its declaration */
+const char *const kclass_comm_op_prefixes[] = { "nccl:", "gloo:", "rccl:", "mpi:", "ucc:", "xccl:", "hccl:", NULL };
 
 int kclass_comm_op(const char *name)
 {
