@@ -24,6 +24,10 @@ void log_write(enum log_level lvl, const char *module, const char *fmt, ...)
 /* Monotonic seconds, for the stage timings the logs report. */
 double log_now_s(void);
 
+/* The calling thread's CPU seconds: a stage sharing the cores with others
+ * is timed by its own cost too, not only its wall time. */
+double log_thread_cpu_s(void);
+
 #ifndef LOG_MODULE
 #define LOG_MODULE "main"
 #endif

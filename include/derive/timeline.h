@@ -78,8 +78,9 @@
 #define TIMELINE_WIDTH_MAX 8192
 
 /* One slice as the builders of the trace's level of detail take it
- * (timeline_lod.h, timeline_agg.h): timeline_build_trace reads the slice
- * table once, in id order, and pushes each row to both. parent: 0 for none. */
+ * (timeline_lod.h, timeline_agg.h), in id order: from the import's merge
+ * (timeline_stream.h) or from one read of the slice table
+ * (timeline_build_trace). parent: 0 for none. */
 struct timeline_slice {
     int64_t id, track, ts, dur, parent;
     uint32_t name;

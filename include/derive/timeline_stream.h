@@ -46,7 +46,9 @@ void timeline_stream_sink(struct timeline_stream *ts, struct rundb_slice_sink *o
 
 /* After the last rank's drain: waits for the thread, which commits the
  * tables and closes the scratch. 0: lod, lod_level, tagg_level, tagg and
- * topen are complete but for the deferred tracks' lod. */
+ * topen are complete but for the deferred tracks' lod; *e is untouched.
+ * It flushes the sink's last batch, so the sink's last call must have
+ * returned (the writer's rows committed): it may then run on any thread. */
 int timeline_stream_finish(struct timeline_stream *ts, struct err *e);
 
 /* After a successful finish: the tracks whose lod is left to

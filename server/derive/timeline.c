@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/log.h"
 #include "derive/timeline_agg.h"
@@ -89,7 +88,7 @@ static int build_long_tracks(sqlite3 *db, const int64_t *tracks, size_t n, struc
         rundb_prepare(db,
                       "SELECT id, track, ts, dur, parent, name, depth FROM slice WHERE id BETWEEN"
                       " (SELECT first_slice FROM track WHERE id = ?1) AND (SELECT last_slice FROM track WHERE id = ?1)"
-                      " ORDER BY id",
+                      " AND track = ?1 ORDER BY id",
                       &st, e) < 0)
         goto out;
     for (size_t i = 0; i < n && rc == SQLITE_DONE; i++) {
@@ -131,25 +130,17 @@ static int in_txn(sqlite3 *db, const char *schema, int (*body)(sqlite3 *, const 
     return 0;
 }
 
-/* This thread's CPU seconds: the stage shares 2 cores with the other
- * derived stages, so its wall time says little of its own cost. */
-static double thread_cpu_s(void)
-{
-    struct timespec t;
-    return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? (double)t.tv_sec + (double)t.tv_nsec / 1e9 : 0;
-}
-
 static int build_trace(sqlite3 *db, const void *arg, struct err *e)
 {
     (void)arg;
-    double t0 = log_now_s(), c0 = thread_cpu_s();
+    double t0 = log_now_s(), c0 = log_thread_cpu_s();
     /* the slices' window aggregates need nothing derived: they go aside too */
     if (build_slices(db, e) != 0) return e->code;
-    double t1 = log_now_s(), c1 = thread_cpu_s();
+    double t1 = log_now_s(), c1 = log_thread_cpu_s();
     if (timeline_counters_build(db, 0, TIMELINE_COUNTERS_HOLD, e) != 0) return e->code;
     LOG_DEBUG("level of detail of the trace: slices and window aggregates %.2f s (CPU %.2f s), counters %.2f s"
               " (CPU %.2f s)",
-              t1 - t0, c1 - c0, log_now_s() - t1, thread_cpu_s() - c1);
+              t1 - t0, c1 - c0, log_now_s() - t1, log_thread_cpu_s() - c1);
     return 0;
 }
 
@@ -162,13 +153,13 @@ struct long_tracks {
 static int build_rest(sqlite3 *db, const void *arg, struct err *e)
 {
     const struct long_tracks *lt = arg;
-    double t0 = log_now_s(), c0 = thread_cpu_s();
+    double t0 = log_now_s(), c0 = log_thread_cpu_s();
     if (lt->n && build_long_tracks(db, lt->id, lt->n, e) != 0) return e->code;
-    double t1 = log_now_s(), c1 = thread_cpu_s();
+    double t1 = log_now_s(), c1 = log_thread_cpu_s();
     if (timeline_counters_build(db, 0, TIMELINE_COUNTERS_HOLD, e) != 0) return e->code;
     LOG_DEBUG("level of detail of the trace: slices from the import's stream, %zu long track(s) %.2f s (CPU %.2f s),"
               " counters %.2f s (CPU %.2f s)",
-              lt->n, t1 - t0, c1 - c0, log_now_s() - t1, thread_cpu_s() - c1);
+              lt->n, t1 - t0, c1 - c0, log_now_s() - t1, log_thread_cpu_s() - c1);
     return 0;
 }
 

@@ -239,7 +239,9 @@ static int write_held(struct timeline_lod *b, struct err *e)
         b->nlrows = 0;
         for (size_t i = 0; i < b->held.n && rc == 0; i++) {
             const struct held *h = &held[i];
-            if (h->depth >= 0) rc = write_slice(b, k, b->first + (int64_t)i, h->ts, h->dur, h->depth, h->name, e);
+            /* a streamed track's depth bound is known only now: as the re-read does */
+            if (h->depth >= 0 && h->depth < b->t->ndepth)
+                rc = write_slice(b, k, b->first + (int64_t)i, h->ts, h->dur, h->depth, h->name, e);
         }
         if (rc == 0) rc = close_level(b, k, e);
         if (rc == 0) xqsort(b->lrows, b->nlrows, sizeof *b->lrows, lrow_cmp);

@@ -9,7 +9,6 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/log.h"
 #include "base/xmalloc.h"
@@ -164,11 +163,9 @@ out:
 static void *stream_main(void *arg)
 {
     struct timeline_stream *ts = arg;
-    struct timespec c0, c1;
     sqlite3 *db = NULL;
-    double t0 = log_now_s();
+    double t0 = log_now_s(), c0 = log_thread_cpu_s();
 
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     err_clear(&ts->e);
     int rc = rundb_open_scratch(ts->path, 1, &db, &ts->e);
     if (rc == 0) rc = build(ts, db, &ts->e);
@@ -182,10 +179,9 @@ static void *stream_main(void *arg)
         pthread_cond_broadcast(&ts->put);
         pthread_mutex_unlock(&ts->mu);
     }
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
     LOG_DEBUG("level of detail of the trace from the import's stream: slices and window aggregates %.2f s (CPU %.2f s),"
               " %zu long track(s) left to the scan%s%s",
-              log_now_s() - t0, (double)(c1.tv_sec - c0.tv_sec) + (double)(c1.tv_nsec - c0.tv_nsec) / 1e9,
+              log_now_s() - t0, log_thread_cpu_s() - c0,
               ts->ndeferred, rc ? ": " : "", rc ? ts->e.msg : "");
     return NULL;
 }
