@@ -93,7 +93,9 @@ int rundb_finish_rank(struct rundb_writer *w, struct tb_rank_stats *stats, struc
  * one transaction without it). w stays the caller's either way. */
 int rundb_commit_rows(struct rundb_writer *w, struct err *e);
 
-/* Builds indexes, switches to WAL, closes. Frees w in all cases. */
+/* Builds the indexes (in a transaction of their own after
+ * rundb_commit_rows, which switched to WAL; else with the rows, then
+ * switches), closes. Frees w in all cases. */
 int rundb_close_writer(struct rundb_writer *w, struct err *e);
 
 /* Closes and frees w without finishing (the file is left for the caller to delete). */

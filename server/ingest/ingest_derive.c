@@ -39,7 +39,7 @@ const char *const ingest_derive_stages[INGEST_DERIVE_NSTAGES] = { "summary", "an
 #define DERIVE_MEMORY ((int64_t)256 << 20)
 #define RANK_BYTES ((int64_t)4 << 20)
 #define OP_BYTES 320
-#define HOST_BYTES 40
+#define HOST_BYTES ((int64_t)sizeof(struct an_hrow))
 #define MAX_THREADS 8
 
 /* The niceness of the threads begun before the indexes: the job's thread
@@ -488,7 +488,12 @@ static void early_summary(struct ingest_derive_early *x, int threads)
         free(scratch);
         if (rc != 0) {
             LOG_DEBUG("summary not begun early: %s", e.msg);
-            for (int j = 0; j < i; j++) sqlite3_close(p->dbs[j]);
+            for (int j = 0; j <= i; j++) { /* the scratch files made so far: none is left in the run */
+                if (j < i) sqlite3_close(p->dbs[j]);
+                scratch = rank_scratch(x->run_path, j);
+                unlink(scratch);
+                free(scratch);
+            }
             free(p->dbs);
             p->dbs = NULL;
             return;

@@ -24,6 +24,7 @@
 #define SLICE_ROW "(?,?,?,?,?,?,?,?,?,?,?,?)"
 #define SLICE_ROWS4 SLICE_ROW "," SLICE_ROW "," SLICE_ROW "," SLICE_ROW
 #define SLICE_ROWS16 SLICE_ROWS4 "," SLICE_ROWS4 "," SLICE_ROWS4 "," SLICE_ROWS4
+_Static_assert(RUNDB_SLICE_BATCH == 16, "ins_slices' statement has SLICE_ROWS16's 16 rows");
 
 static void bg_push(struct rundb_writer *w);
 static void *bg_main(void *arg);
