@@ -53,28 +53,24 @@ typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
  * own into run.db.aside beside db_path, and, when the ranks are at most 8
  * and their summaries fit a memory budget, the summary of each rank into
  * run.db.r<i> on up to threads threads. NULL when no thread could start.
- * Every file it writes or reads is open before this returns (before
- * ingest_derive_early_settle returns, for the streamed start below), so
+ * With ts (a stream of ingest_derive_stream_start, which it takes; NULL:
+ * none) the slices' tables are the stream's: the timeline's thread waits
+ * for the stream's end, then adds what it left (timeline_build_trace_rest),
+ * or scans when it failed. Every file it writes or reads is open once
+ * ingest_derive_early_settle returns (without ts, before this returns), so
  * the run's folder may then be renamed. Owned by the caller until handed to
  * ingest_derive, which always takes it; ingest_derive_early_free cancels,
  * joins and removes it on the paths that never derive. Not for runs whose
  * ranks are renumbered after the rows are committed (both read the rank
  * numbers). */
 struct ingest_derive_early;
-struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads);
+struct timeline_stream;
+struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads, struct timeline_stream *ts);
 
 /* The timeline's slices built while the rows are written: a stream
  * (timeline_stream.h) into run.db.aside beside db_path, for the writer's
  * slice sink; NULL when it cannot start (the early start then scans). */
 struct timeline_stream *ingest_derive_stream_start(const char *db_path);
-
-/* ingest_derive_early_start with the slices' tables built by ts (NULL:
- * none), which it takes: the timeline's thread waits for the stream's end,
- * then adds what it left (timeline_build_trace_rest), or scans when it
- * failed. With ts, the thread's files are open only once
- * ingest_derive_early_settle returned: call it before renaming the folder. */
-struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_path, int threads,
-                                                               struct timeline_stream *ts);
 
 /* Waits until x's threads hold their files open (x may be NULL). */
 void ingest_derive_early_settle(struct ingest_derive_early *x);

@@ -440,7 +440,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
      * start on the second core while this one builds them */
     rundb_set_slice_sink(w, NULL);
     if ((rc = rundb_commit_rows(w, e)) != 0) goto out;
-    early = ingest_derive_early_start_streamed(db_path, ingest_derive_threads(cfg->ingest_workers), tls);
+    early = ingest_derive_early_start(db_path, ingest_derive_threads(cfg->ingest_workers), tls);
     tls = NULL;
     rc = rundb_close_writer(w, e);
     w = NULL;

@@ -515,13 +515,7 @@ struct timeline_stream *ingest_derive_stream_start(const char *db_path)
     return ts;
 }
 
-struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads)
-{
-    return ingest_derive_early_start_streamed(db_path, threads, NULL);
-}
-
-struct ingest_derive_early *ingest_derive_early_start_streamed(const char *db_path, int threads,
-                                                               struct timeline_stream *ts)
+struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads, struct timeline_stream *ts)
 {
     struct ingest_derive_early *x = xcalloc(1, sizeof *x);
     x->run_path = xstrdup(db_path);
