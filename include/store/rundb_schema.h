@@ -41,7 +41,8 @@
 int rundb_schema_create(sqlite3 *db, struct err *e);
 
 /* After the bulk load, inside its transaction: records the schema version
- * and builds the indexes (cheaper once than row by row). An error is
+ * and builds the indexes (cheaper once than row by row), one statement
+ * each, logging each one's time at debug level. An error is
  * rundb_db_error's "cannot finish the run database". */
 int rundb_schema_finish(sqlite3 *db, struct err *e);
 
