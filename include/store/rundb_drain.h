@@ -157,6 +157,10 @@ struct rundb_writer {
     sqlite3_stmt *ins_slices; /* RUNDB_SLICE_BATCH rows a statement */
     const char *slices_held[RUNDB_SLICE_BATCH]; /* OP_ROWs of the current chunk not yet inserted */
     int nslices_held;
+    /* what ins_slices' integer parameters hold (rundb_drain.c binds a value
+     * only when it changes): set 1 for slices_bound's value, 2 for NULL */
+    int64_t slices_bound[RUNDB_SLICE_BATCH * 12];
+    uint8_t slices_bound_set[RUNDB_SLICE_BATCH * 12];
     struct strmap strs;
     uint32_t next_str;
     struct track *tracks;

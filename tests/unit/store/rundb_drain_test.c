@@ -101,6 +101,62 @@ static void test_rows_across_chunks(void)
     free(path);
 }
 
+/* The batch statement keeps what each of its slots was bound last and binds
+ * only what changed: rows whose columns repeat, change, and go from a
+ * value to NULL and back (parent, category, args) at every slot keep each
+ * their own values, through batches and the one-row statements of a
+ * chunk's end. */
+static void test_rows_rebound(void)
+{
+    struct err e;
+    uint32_t t, n;
+    struct rundb_writer *w;
+    fixture_writer("rebound.db", 0, &w, &t, &n);
+    REQUIRE(w != NULL);
+    char *path = fixture_path("rebound.db");
+    uint32_t c1 = rundb_intern(w, "c1", 2), c2 = rundb_intern(w, "c2", 2), n2 = rundb_intern(w, "other", 5);
+    const int rows = 1001;
+    for (int i = 0; i < rows; i++) {
+        char args[32];
+        int len = snprintf(args, sizeof args, "{\"i\":%d}", i);
+        /* pairs: an outer slice, then one inside it (depth 1, parent the outer) */
+        int64_t ts = (int64_t)(i / 2) * 100 + (i % 2 ? 10 : 0), dur = i % 2 ? 20 : 80;
+        struct tb_slice s = { t,
+                              (i / 5) % 2 ? n2 : n,
+                              i % 7 == 3 ? 0 : i % 32 < 16 ? c1 : c2,
+                              (i / 20) % 2 ? TB_K_PYTHON : TB_K_CPU_OP,
+                              ts,
+                              dur,
+                              i % 9 < 4 ? 0 : i,
+                              i % 11,
+                              i % 3 ? args : NULL,
+                              i % 3 ? (size_t)len : 0 };
+        CHECK_EQ_INT(rundb_add_slice(w, &s, &e), 0);
+    }
+    REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
+    REQUIRE(rundb_close_writer(w, &e) == 0);
+    sqlite3 *db;
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    char sql[1024];
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice"), rows);
+    /* id - 1 is the row's i: the pairs keep their order */
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM slice WHERE"
+             " (parent IS NULL) != ((id - 1) %% 2 = 0) OR coalesce(parent, id - 1) != id - 1"
+             " OR depth != (id - 1) %% 2"
+             " OR (cat IS NULL) != ((id - 1) %% 7 = 3) OR coalesce(cat, 0) != CASE WHEN (id - 1) %% 7 = 3 THEN 0"
+             " WHEN (id - 1) %% 32 < 16 THEN %u ELSE %u END"
+             " OR name != CASE WHEN ((id - 1) / 5) %% 2 THEN %u ELSE %u END"
+             " OR kind != CASE WHEN ((id - 1) / 20) %% 2 THEN %d ELSE %d END"
+             " OR corr != CASE WHEN (id - 1) %% 9 < 4 THEN 0 ELSE id - 1 END OR ext != (id - 1) %% 11"
+             " OR (args IS NULL) != ((id - 1) %% 3 = 0) OR coalesce(json_extract(args, '$.i'), id - 1) != id - 1"
+             " OR dur != CASE WHEN (id - 1) %% 2 THEN 20 ELSE 80 END",
+             c1, c2, n2, n, TB_K_PYTHON, TB_K_CPU_OP);
+    CHECK_EQ_INT(q1(db, sql), 0);
+    sqlite3_close(db);
+    free(path);
+}
+
 /* What a slice sink was told (test_sink): each call with the number of
  * slices told before it. */
 struct told {
@@ -193,6 +249,7 @@ int main(void)
     RUN(test_many_slices_spill);
     RUN(test_misnested);
     RUN(test_rows_across_chunks);
+    RUN(test_rows_rebound);
     RUN(test_sink);
     fixture_cleanup();
     return harness_done("rundb_drain_test");
