@@ -39,6 +39,13 @@ int fsutil_move(const char *src, const char *dst, struct err *e);
 /* fsync a file or directory by path. */
 int fsutil_fsync_path(const char *path, struct err *e);
 
+/* Starts writing path's dirty pages to disk without waiting for them, so
+ * that a later fsutil_fsync_path waits only for what changed since (or is
+ * still in flight). Best effort: returns the time it took in seconds, or
+ * -1 when the file cannot be opened or the system cannot do it (then the
+ * fsync does all the work, as without this call). */
+double fsutil_writeback_start(const char *path);
+
 /* Size of a regular file, or -1. */
 int64_t fsutil_file_size(const char *path);
 

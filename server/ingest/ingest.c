@@ -305,6 +305,32 @@ static int derive_published(const char *db_path, const struct config *cfg, struc
     return rc;
 }
 
+/* The run.db's pages sent to disk beside the index build: the fsync
+ * before the run is published then waits only for the rest (on tiled33,
+ * 230 MB: 70 ms of the commit phase, and queueing them takes 60 ms of a
+ * core, ext4 allocating blocks). */
+struct writeback {
+    char *path;
+    pthread_t th;
+    int started;
+};
+
+static void *writeback_main(void *arg)
+{
+    struct writeback *wb = arg;
+    double took = fsutil_writeback_start(wb->path);
+    if (took >= 0) LOG_DEBUG("run.db's writeback queued in %.3f s", took);
+    return NULL;
+}
+
+static void writeback_join(struct writeback *wb)
+{
+    if (wb->started) pthread_join(wb->th, NULL);
+    wb->started = 0;
+    free(wb->path);
+    wb->path = NULL;
+}
+
 /* The content hash of a job's files, computed beside the parse. */
 struct hash_job {
     const char **paths;
@@ -339,6 +365,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     char *name = NULL, *files_text = NULL, *tags_text = NULL, *meta_text = NULL;
     char hash[SHA256_HEX_LEN + 1] = "", dup[CATALOG_ID_LEN + 1];
     struct hash_job hj = { NULL, 0, "", 0, { 0 }, 0, 0 };
+    struct writeback wb;
+    memset(&wb, 0, sizeof wb);
     struct ingest_derive_early *early = NULL;
     struct timeline_stream *tls = NULL;
     struct progress_link link = { progress, mu, 0, log_now_s(), "parse" };
@@ -440,6 +468,8 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
      * start on the second core while this one builds them */
     rundb_set_slice_sink(w, NULL);
     if ((rc = rundb_commit_rows(w, e)) != 0) goto out;
+    wb.path = xstrdup(db_path);
+    wb.started = pthread_create(&wb.th, NULL, writeback_main, &wb) == 0;
     early = ingest_derive_early_start(db_path, ingest_derive_threads(cfg->ingest_workers), tls);
     tls = NULL;
     rc = rundb_close_writer(w, e);
@@ -491,6 +521,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
         }
     }
     if ((rc = rundb_info(db_path, &info, e)) != 0) goto out;
+    writeback_join(&wb);
     if ((rc = fsutil_fsync_path(db_path, e)) != 0) goto out;
 
     final_dir = catalog_run_dir(cat, id);
@@ -583,6 +614,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
 out:
     ingest_derive_early_free(early); /* before its files go */
     if (hj.started) pthread_join(hj.th, NULL); /* it reads the files removed below */
+    writeback_join(&wb);
     free(hj.paths);
     rank_pool_end(&pool); /* before the writer and the tmp folder go */
     if (jobs)

@@ -112,6 +112,36 @@ static void test_write_all(void)
     }
 }
 
+/* The writeback of a file with dirty pages is queued (a time, not -1) and
+ * leaves its bytes as they were; a missing file is -1, and the fsync
+ * after it still works. */
+static void test_writeback(void)
+{
+    struct err e;
+    char *dir = xasprintf("%s/wb", root), *p = xasprintf("%s/dirty.bin", dir);
+    REQUIRE(fsutil_mkdirs(dir, &e) == 0);
+    static char buf[1 << 20];
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (char)(i * 131 + 7);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(fd >= 0);
+    for (int k = 0; k < 4; k++) CHECK_EQ_INT(fsutil_write_all(fd, buf, sizeof buf, "writing", &e), 0);
+    close(fd);
+    CHECK(fsutil_writeback_start(p) >= 0);
+    CHECK_EQ_INT(fsutil_fsync_path(p, &e), 0);
+    CHECK_EQ_INT(fsutil_file_size(p), 4 << 20);
+    static char back[1 << 20];
+    fd = open(p, O_RDONLY);
+    REQUIRE(fd >= 0);
+    CHECK(pread(fd, back, sizeof back, 3 << 20) == (ssize_t)sizeof back);
+    CHECK(memcmp(back, buf, sizeof buf) == 0);
+    close(fd);
+    char *gone = xasprintf("%s/nothing-here", dir);
+    CHECK(fsutil_writeback_start(gone) == -1);
+    free(gone);
+    free(p);
+    free(dir);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) return 1;
@@ -120,5 +150,6 @@ int main(void)
     RUN(test_copy_move_rmtree);
     RUN(test_errno_codes);
     RUN(test_write_all);
+    RUN(test_writeback);
     return harness_done("fsutil_test");
 }
