@@ -213,7 +213,20 @@ int analyses_run(sqlite3 *db, struct err *e);
  * stage is not done before analyses_run_then returns: readers of the run
  * wait for its mark; a failure after the call leaves the series committed
  * (a derive that fails fails the import, a rerun drops them). */
-int analyses_run_then(sqlite3 *db, void (*series_done)(void *arg), void *arg, struct err *e);
+struct analyses_pre;
+int analyses_run_then(sqlite3 *db, struct analyses_pre *pre, void (*series_done)(void *arg), void *arg,
+                      struct err *e);
+
+/* The launch calls and host slices of rank read ahead of the analyses:
+ * they need no steps, so ingest_derive.c reads them while the summary
+ * that writes the steps is still running. pre (may be NULL) given to
+ * analyses_run_then is used instead of reading them again (the same
+ * figures either way: the tests compare the two). db: a connection on
+ * the run (read only here). OUT *out: owned by caller
+ * (analyses_pre_free, after analyses_run_then). Defined in
+ * analyses_load.c. */
+int analyses_preload(sqlite3 *db, int rank, struct analyses_pre **out, struct err *e);
+void analyses_pre_free(struct analyses_pre *pre);
 
 /* analyses_run holding at most host_rows host slices a rank in memory
  * (analyses_run: AN_HOST_ROWS); past them, or with 0, the host cursors and

@@ -21,11 +21,29 @@
 #include "base/err.h"
 #include "derive/analyses.h"
 
+/* What analyses_preload (analyses.h) read of one rank: its launch calls
+ * with their correlation index (base/corrix.h) and its host slices, as
+ * analyses_load_rank would have put them in an an_ctx. Owned by it until
+ * analyses_load_rank takes them (its fields then emptied). */
+struct analyses_pre {
+    int rank;
+    size_t host_rows_max; /* the limit they were held under */
+    struct an_launch *launches;
+    size_t nlaunches;
+    struct corrix *ix;
+    struct an_hrow *hrows;
+    size_t nhrows;
+    struct an_hthread *hthreads;
+    size_t nhthreads;
+};
+
 /* Loads rank c->rank into c (c->db, c->names and c->host_rows_max set;
  * its arrays empty): steps, launch calls, GPU ops, the main launching
- * thread, the GPU's peaks and the steps' window. Logs the time of the
- * launch calls and of the steps and GPU ops. Returns 0 or < 0 (e filled). */
-int analyses_load_rank(struct an_ctx *c, struct err *e);
+ * thread, the GPU's peaks and the steps' window. The launch calls and
+ * host slices are taken from pre when it holds this rank's under the same
+ * limit (pre may be NULL), else read. Logs the time of the launch calls
+ * and of the steps and GPU ops. Returns 0 or < 0 (e filled). */
+int analyses_load_rank(struct an_ctx *c, struct analyses_pre *pre, struct err *e);
 
 /* Frees what analyses_load_rank put in c and empties it (the name class
  * cache too); c->db, c->names and the statements stay. */

@@ -267,9 +267,10 @@ static int series_commit(struct an_ctx *c, const struct series_hook *h, struct e
     return rc;
 }
 
-static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, const struct series_hook *h, struct err *e)
+static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct analyses_pre *pre, const struct series_hook *h,
+                    struct err *e)
 {
-    int rc = analyses_load_rank(c, e);
+    int rc = analyses_load_rank(c, pre, e);
     if (rc) return rc;
     json_t *doc = json_object();
     json_object_set_new(doc, "window_ns", json_pack("[I,I]", (json_int_t)c->w0, (json_int_t)c->w1));
@@ -300,9 +301,9 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, const struct series
 
 /* analyses_run over every rank (rank < 0) or one, on a scratch database
  * (scratch: no drops); h (may be NULL) told before the last rank's
- * critical path. */
-static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, const struct series_hook *h,
-                     struct err *e)
+ * critical path; pre (may be NULL) read ahead for one of them. */
+static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struct analyses_pre *pre,
+                     const struct series_hook *h, struct err *e)
 {
     struct an_ctx c;
     memset(&c, 0, sizeof c);
@@ -333,7 +334,7 @@ static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, const
     while (rc == 0 && (src = sqlite3_step(ranks)) == SQLITE_ROW) {
         c.rank = sqlite3_column_int(ranks, 0);
         nranks = sqlite3_column_int(ranks, 1);
-        rc = run_rank(&c, ins_doc, ++done == nranks ? h : NULL, e);
+        rc = run_rank(&c, ins_doc, pre, ++done == nranks ? h : NULL, e);
     }
     if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
     if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
@@ -355,23 +356,24 @@ out:
 
 int analyses_run(sqlite3 *db, struct err *e)
 {
-    return run_ranks(db, -1, 0, AN_HOST_ROWS, NULL, e);
+    return run_ranks(db, -1, 0, AN_HOST_ROWS, NULL, NULL, e);
 }
 
-int analyses_run_then(sqlite3 *db, void (*series_done)(void *arg), void *arg, struct err *e)
+int analyses_run_then(sqlite3 *db, struct analyses_pre *pre, void (*series_done)(void *arg), void *arg,
+                      struct err *e)
 {
     const struct series_hook h = { series_done, arg };
-    return run_ranks(db, -1, 0, AN_HOST_ROWS, &h, e);
+    return run_ranks(db, -1, 0, AN_HOST_ROWS, pre, series_done ? &h : NULL, e);
 }
 
 int analyses_run_held(sqlite3 *db, size_t host_rows, struct err *e)
 {
-    return run_ranks(db, -1, 0, host_rows, NULL, e);
+    return run_ranks(db, -1, 0, host_rows, NULL, NULL, e);
 }
 
 int analyses_run_rank(sqlite3 *db, int rank, struct err *e)
 {
-    return run_ranks(db, rank, 1, AN_HOST_ROWS, NULL, e);
+    return run_ranks(db, rank, 1, AN_HOST_ROWS, NULL, NULL, e);
 }
 
 /* The scratch's documents copied into the run's, their queue series ids

@@ -450,13 +450,74 @@ void analyses_load_free(struct an_ctx *c)
     c->nops = c->nlaunches = c->nsteps = c->nstreams = 0;
 }
 
-int analyses_load_rank(struct an_ctx *c, struct err *e)
+int analyses_preload(sqlite3 *db, int rank, struct analyses_pre **out, struct err *e)
+{
+    struct an_ctx c;
+    struct corrix *ix = NULL;
+    double t = log_now_s();
+    memset(&c, 0, sizeof c);
+    c.db = db;
+    c.rank = rank;
+    c.host_rows_max = AN_HOST_ROWS;
+    *out = NULL;
+    int rc = gpuscan_names_open(db, &c.names, e);
+    if (rc == 0) rc = load_launches(&c, &ix, e);
+    if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
+    gpuscan_names_close(c.names);
+    if (rc == 0) {
+        struct analyses_pre *p = xcalloc(1, sizeof *p);
+        *p = (struct analyses_pre){ rank,  c.host_rows_max, c.launches, c.nlaunches, ix,
+                                    c.hrows, c.nhrows,       c.hthreads,  c.nhthreads };
+        c.launches = NULL;
+        c.hrows = NULL;
+        c.hthreads = NULL;
+        ix = NULL;
+        *out = p;
+        LOG_LAP(rank, "launch calls (read ahead)", &t);
+    }
+    free(ix);
+    analyses_load_free(&c);
+    return rc;
+}
+
+void analyses_pre_free(struct analyses_pre *pre)
+{
+    if (!pre) return;
+    free(pre->launches);
+    free(pre->ix);
+    free(pre->hrows);
+    free(pre->hthreads);
+    free(pre);
+}
+
+/* pre's launch calls and host slices moved into c (whose are empty) and
+ * *ix given pre's correlation index; pre emptied. */
+static void take_pre(struct an_ctx *c, struct analyses_pre *pre, struct corrix **ix)
+{
+    c->launches = pre->launches;
+    c->nlaunches = pre->nlaunches;
+    c->hrows = pre->hrows;
+    c->nhrows = pre->nhrows;
+    c->hthreads = pre->hthreads;
+    c->nhthreads = pre->nhthreads;
+    *ix = pre->ix;
+    pre->launches = NULL;
+    pre->hrows = NULL;
+    pre->hthreads = NULL;
+    pre->ix = NULL;
+    pre->nlaunches = pre->nhrows = pre->nhthreads = 0;
+    pre->rank = -1;
+}
+
+int analyses_load_rank(struct an_ctx *c, struct analyses_pre *pre, struct err *e)
 {
     int rc;
     double t = log_now_s();
     struct corrix *ix = NULL;
-    /* the launches first, so that each op finds its launch as it is read */
-    if ((rc = load_steps(c, e)) || (rc = load_launches(c, &ix, e))) return rc;
+    if ((rc = load_steps(c, e))) return rc;
+    /* the launches before the ops, so that each op finds its launch as it is read */
+    if (pre && pre->rank == c->rank && pre->host_rows_max == c->host_rows_max) take_pre(c, pre, &ix);
+    else if ((rc = load_launches(c, &ix, e))) return rc;
     LOG_LAP(c->rank, "launch calls", &t);
     rc = load_gpu(c, ix, c->nlaunches, e);
     free(ix);

@@ -635,9 +635,14 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     if (rc == 0) rc = stage_start(db, &m, "summary", e);
     if (rc == 0) rc = stage_start(db, &m, "timeline", e);
     if (rc == 0 && !early) side_start(tl, db_path, TIMELINE_SUFFIX, NULL);
+    struct analyses_pre *pre = NULL;
     if (rc == 0 && early && early->sum_begun) {
         early->sum_begun = 0;
-        rc = rank_pass_finish(db, &early->sum, e);
+        /* The summary begun early may still run (beside the index build it
+         * got half a core): what the GPU analyses read without its steps,
+         * their launch walk, is read on this thread meanwhile. */
+        if (rl.n == 1) rc = analyses_preload(db, rl.ranks[0], &pre, e);
+        if (rc == 0) rc = rank_pass_finish(db, &early->sum, e);
     } else if (rc == 0) {
         rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
     }
@@ -651,9 +656,11 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
     /* on this connection: the series are committed before the critical path,
      * and the timeline's thread builds their lanes meanwhile */
     if (rc == 0 && (rl.n < 2 || rl.threads < 2))
-        rc = tl->started ? analyses_run_then(db, series_committed, tl, e) : analyses_run(db, e);
+        rc = tl->started ? analyses_run_then(db, pre, series_committed, tl, e)
+                         : analyses_run_then(db, pre, NULL, NULL, e);
     else if (rc == 0)
         rc = each_rank(db, db_path, &rl, analyses_run, analyses_run_rank, analyses_adopt, e);
+    analyses_pre_free(pre);
     side_series(tl, LANES_NONE);
     if (rc == 0) rc = stage_done(db, &m, "analyses", t[1], e);
     if (rc == 0 && !ru.started) rc = rules_cap(db, e); /* on a thread: rules_adopt caps them */

@@ -9,6 +9,7 @@
  * and the stored segments tile the step without gap or overlap. Times in
  * the traces are µs, in the figures ns. */
 #include "analyses_fixture.h"
+#include "derive/analyses_load.h"
 
 /* ---------------------------------------------------------------------- */
 /* Building traces in code                                                  */
@@ -312,7 +313,8 @@ static char *tables_text(const char *dbpath)
 }
 
 /* The host slices held in memory (the launch walk's) or read from run.db
- * (past AN_HOST_ROWS; here 0): the same documents and segments, on traces
+ * (past AN_HOST_ROWS; here 0), and the launch walk read ahead of the
+ * analyses: the same documents and segments, on traces
  * where the host side matters — a helper thread, a host collective on
  * another thread, a blocking copy, and a main thread whose Python frames
  * misnest across the steps under the profiler's own range (kind trace),
@@ -352,12 +354,22 @@ static void test_held_alike(void)
         struct err e;
         REQUIRE(sqlite3_open_v2(dbp, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
         CHECK_EQ_INT(analyses_run_held(db, 0, &e), 0);
-        sqlite3_close(db);
         char *read = tables_text(dbp);
+        /* and with the launch walk read ahead (ingest_derive.c) */
+        struct analyses_pre *pre = NULL;
+        CHECK_EQ_INT(analyses_preload(db, 0, &pre, &e), 0);
+        CHECK(pre && pre->nlaunches > 0);
+        CHECK_EQ_INT(analyses_run_then(db, pre, NULL, NULL, &e), 0);
+        CHECK(pre && pre->nlaunches == 0); /* taken */
+        analyses_pre_free(pre);
+        sqlite3_close(db);
+        char *ahead = tables_text(dbp);
         CHECK(held && read && strstr(held, "critical_path") && strchr(held, ';'));
         if (held && read) CHECK_EQ_STR(read, held);
+        if (held && ahead) CHECK_EQ_STR(ahead, held);
         free(held);
         free(read);
+        free(ahead);
         free(dbp);
     }
 }

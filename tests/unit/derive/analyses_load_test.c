@@ -28,14 +28,20 @@ static char *trace(void)
     return b.s;
 }
 
-/* Loads rank 0 of dbp holding at most host_rows host slices. */
-static int load(sqlite3 *db, size_t host_rows, struct an_ctx *c, struct err *e)
+/* Loads rank 0 of dbp holding at most host_rows host slices, taking
+ * pre's launch calls when it has them (pre may be NULL). */
+static int load_pre(sqlite3 *db, size_t host_rows, struct analyses_pre *pre, struct an_ctx *c, struct err *e)
 {
     memset(c, 0, sizeof *c);
     c->db = db;
     c->host_rows_max = host_rows;
     if (gpuscan_names_open(db, &c->names, e)) return -1;
-    return analyses_load_rank(c, e);
+    return analyses_load_rank(c, pre, e);
+}
+
+static int load(sqlite3 *db, size_t host_rows, struct an_ctx *c, struct err *e)
+{
+    return load_pre(db, host_rows, NULL, c, e);
 }
 
 static void test_load(void)
@@ -92,10 +98,69 @@ static void test_load(void)
     free(dbp);
 }
 
+/* The launch calls read ahead (analyses_preload, before the steps exist in
+ * the ingest) are the ones the load reads, taken whole into the context;
+ * a read-ahead of another rank, or held under another limit, is left and
+ * the load reads its own. */
+static void test_preload(void)
+{
+    char *t = trace();
+    char *dbp = fixture_import(DEV_H100, "", (const char *const *)&t, 1);
+    free(t);
+    REQUIRE(dbp != NULL);
+    sqlite3 *db;
+    struct err e;
+    REQUIRE(rundb_open_ro(dbp, &db, &e) == 0);
+    struct an_ctx read, took;
+    struct analyses_pre *pre = NULL;
+    CHECK_EQ_INT(load(db, AN_HOST_ROWS, &read, &e), 0);
+    CHECK_EQ_INT(analyses_preload(db, 0, &pre, &e), 0);
+    REQUIRE(pre != NULL);
+    CHECK_EQ_INT(pre->nlaunches, 3);
+    CHECK_EQ_INT(pre->nhrows, read.nhrows);
+    const struct an_launch *want = pre->launches;
+    CHECK_EQ_INT(load_pre(db, AN_HOST_ROWS, pre, &took, &e), 0);
+    CHECK(took.launches == want); /* moved, not copied */
+    CHECK(pre->launches == NULL && pre->hrows == NULL && pre->ix == NULL && pre->nlaunches == 0);
+    CHECK_EQ_INT(took.nlaunches, read.nlaunches);
+    CHECK_EQ_INT(took.nops, read.nops);
+    CHECK_EQ_INT(took.nhthreads, read.nhthreads);
+    CHECK_EQ_INT(took.nhrows, read.nhrows);
+    CHECK_EQ_INT(took.main_thread, read.main_thread);
+    if (took.nlaunches == read.nlaunches)
+        CHECK(memcmp(took.launches, read.launches, read.nlaunches * sizeof *read.launches) == 0);
+    if (took.nops == read.nops) CHECK(memcmp(took.ops, read.ops, read.nops * sizeof *read.ops) == 0);
+    if (took.nhrows == read.nhrows) CHECK(memcmp(took.hrows, read.hrows, read.nhrows * sizeof *read.hrows) == 0);
+    analyses_load_free(&took);
+    gpuscan_names_close(took.names);
+    analyses_pre_free(pre);
+    /* another rank's, or under another limit: not taken */
+    for (int k = 0; k < 2; k++) {
+        pre = NULL;
+        CHECK_EQ_INT(analyses_preload(db, 0, &pre, &e), 0);
+        REQUIRE(pre != NULL);
+        if (k == 0) pre->rank = 5;
+        CHECK_EQ_INT(load_pre(db, k == 0 ? AN_HOST_ROWS : 3, pre, &took, &e), 0);
+        CHECK(pre->launches != NULL && pre->nlaunches == 3);
+        CHECK_EQ_INT(took.nlaunches, 3);
+        CHECK(took.launches != pre->launches);
+        CHECK_EQ_INT(took.nhrows, k == 0 ? read.nhrows : 0);
+        analyses_load_free(&took);
+        gpuscan_names_close(took.names);
+        analyses_pre_free(pre);
+    }
+    analyses_load_free(&read);
+    gpuscan_names_close(read.names);
+    analyses_pre_free(NULL);
+    sqlite3_close(db);
+    free(dbp);
+}
+
 int main(void)
 {
     fixture_init();
     RUN(test_load);
+    RUN(test_preload);
     fixture_done();
     return harness_done("analyses_load");
 }
