@@ -206,11 +206,8 @@ ANALYSES_LIST(AN_DECL)
  * db: read-write handle on a run whose analysis tables exist. */
 int analyses_run(sqlite3 *db, struct err *e);
 
-/* analyses_run with each rank's critical path on a thread of its own
- * beside the other analyses (a second connection on db's file reads what
- * it needs; this thread inserts its segments: the same rows), committing
- * the series (anseries, ansample) before the last rank's critical path
- * ends, then calling series_done(arg) (may be NULL) on this thread: the
+/* analyses_run committing the series (anseries, ansample) before the last
+ * rank's critical path, then calling series_done(arg) on this thread: the
  * series are final, and another connection may read them (the timeline's
  * lanes, ingest_derive.c) while the critical path runs. The analyses
  * stage is not done before analyses_run_then returns: readers of the run

@@ -8,7 +8,6 @@
 #include "derive/analyses.h"
 #include "derive/analyses_load.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,19 +156,14 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
 #define AN_SAMPLE_SQL "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES"
 #define AN_SEG_SQL "INSERT OR IGNORE INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES"
 
-struct an_seg {
-    int64_t ts, dur, slice;
-    int step, cat;
-    uint32_t track;
-};
-
-struct cp_queue;
-
 struct an_wbuf {
     struct timeline_rows smp; /* series, ts, value (a double) */
-    struct an_seg seg[AN_BATCH];
+    struct {
+        int64_t ts, dur, slice;
+        int step, cat;
+        uint32_t track;
+    } seg[AN_BATCH];
     size_t nseg;
-    struct cp_queue *q; /* non-NULL: the critical path's own thread, whose segments go there (cp_run) */
     sqlite3_stmt *seg_n; /* AN_BATCH rows */
     /* what seg_n's parameters hold (bindings outlive a reset): a value
      * already there is not bound again; rank, step, category and track
@@ -187,16 +181,9 @@ static void bind_seg(struct an_wbuf *b, int k, int64_t v)
     b->seg_set[k] = 1;
 }
 
-static int queue_push(struct cp_queue *q, const struct an_seg *s, size_t n, struct err *e);
-
 static int flush_segments(struct an_ctx *c, struct err *e)
 {
     struct an_wbuf *b = c->wbuf;
-    if (b->q) {
-        int rc = b->nseg ? queue_push(b->q, b->seg, b->nseg, e) : 0;
-        b->nseg = 0;
-        return rc;
-    }
     int full = b->nseg == AN_BATCH;
     sqlite3_stmt *st = full ? b->seg_n : c->ins_seg;
     if (full) {
@@ -248,172 +235,6 @@ int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uin
 }
 
 /* ====================================================================== */
-/* The critical path on a thread of its own                               */
-/* ====================================================================== */
-
-/* At ingest (analyses_run_then) the critical path, the longest analysis
- * (0.19 s of tiled33's 0.32), runs beside the others: on a copy of the
- * rank's context whose arrays it shares read only (no analysis writes
- * them), with a connection and names of its own (SQLite connections and
- * the name caches are one thread's). Its segments come back to this
- * thread, the one writer of run.db, through a queue of at most CPQ_MAX
- * (the thread waits past them; 40 bytes each), and are inserted here
- * between and after the other analyses. */
-#define CPQ_MAX ((size_t)256 << 10)
-
-struct cp_queue {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    struct an_seg *v; /* pending, in the order made */
-    size_t n, cap;
-    int done;   /* the thread has pushed its last */
-    int cancel; /* this thread gave up: pushes fail */
-};
-
-static int queue_push(struct cp_queue *q, const struct an_seg *s, size_t n, struct err *e)
-{
-    pthread_mutex_lock(&q->mu);
-    while (q->n + n > CPQ_MAX && q->n && !q->cancel) pthread_cond_wait(&q->cv, &q->mu);
-    int cancel = q->cancel;
-    if (!cancel) {
-        if (q->n + n > q->cap) {
-            q->cap = q->n + n > 2 * q->cap ? q->n + n : 2 * q->cap;
-            q->v = xrealloc(q->v, q->cap * sizeof *q->v);
-        }
-        memcpy(q->v + q->n, s, n * sizeof *s);
-        q->n += n;
-        pthread_cond_broadcast(&q->cv);
-    }
-    pthread_mutex_unlock(&q->mu);
-    return cancel ? err_set(e, ERR_INTERNAL, "analyses (critical path): cancelled") : 0;
-}
-
-struct cp_run {
-    struct an_ctx c; /* the rank's, with db, names, caches and wbuf its own */
-    struct an_wbuf wb;
-    struct cp_queue q;
-    struct an_seg *spare; /* the buffer this thread swaps with q's */
-    size_t spare_cap;
-    json_t *out;
-    struct err e;
-    int rc;
-    double took;
-    pthread_t th;
-};
-
-static void *cp_main(void *arg)
-{
-    struct cp_run *r = arg;
-    double t = log_now_s();
-    r->rc = an_critical_path(&r->c, r->out, &r->e);
-    if (r->rc == 0) r->rc = flush_segments(&r->c, &r->e);
-    if (r->rc == 0 && gpuscan_names_error(r->c.names, &r->e) < 0) r->rc = err_prefix(&r->e, "analyses");
-    r->took = log_now_s() - t;
-    pthread_mutex_lock(&r->q.mu);
-    r->q.done = 1;
-    pthread_cond_broadcast(&r->q.cv);
-    pthread_mutex_unlock(&r->q.mu);
-    return NULL;
-}
-
-/* Starts c's critical path on a thread of its own; NULL (nothing started,
- * the caller runs it in turn) when c's database is not a file or a second
- * connection cannot be opened. */
-static struct cp_run *cp_start(struct an_ctx *c)
-{
-    const char *path = sqlite3_db_filename(c->db, "main");
-    sqlite3 *db = NULL;
-    struct err e;
-    if (!path || !path[0] || rundb_open_ro(path, &db, &e) != 0) return NULL;
-    struct cp_run *r = xcalloc(1, sizeof *r);
-    r->c = *c;
-    r->c.db = db;
-    r->c.names = NULL;
-    r->c.ins_series = r->c.ins_seg = NULL;
-    r->c.wbuf = &r->wb;
-    r->c.ncache_id = NULL;
-    r->c.ncache_bits = NULL;
-    r->c.ncache_cap = r->c.ncache_n = 0;
-    r->c.nameslot = 0;
-    r->wb.q = &r->q;
-    r->out = json_object();
-    pthread_mutex_init(&r->q.mu, NULL);
-    pthread_cond_init(&r->q.cv, NULL);
-    if (gpuscan_names_open(db, &r->c.names, &e) == 0 && pthread_create(&r->th, NULL, cp_main, r) == 0) return r;
-    gpuscan_names_close(r->c.names);
-    sqlite3_close(db);
-    json_decref(r->out);
-    pthread_mutex_destroy(&r->q.mu);
-    pthread_cond_destroy(&r->q.cv);
-    free(r);
-    return NULL;
-}
-
-/* The segments r made so far inserted by c's writer; with wait, until r
- * has made its last. */
-static int cp_drain(struct an_ctx *c, struct cp_run *r, int wait, struct err *e)
-{
-    for (;;) {
-        pthread_mutex_lock(&r->q.mu);
-        while (wait && r->q.n == 0 && !r->q.done) pthread_cond_wait(&r->q.cv, &r->q.mu);
-        size_t n = r->q.n;
-        int done = r->q.done;
-        struct an_seg *v = r->q.v;
-        size_t cap = r->q.cap;
-        r->q.v = r->spare; /* swapped: inserted without the lock */
-        r->q.cap = r->spare_cap;
-        r->q.n = 0;
-        r->spare = v;
-        r->spare_cap = cap;
-        pthread_cond_broadcast(&r->q.cv);
-        pthread_mutex_unlock(&r->q.mu);
-        struct an_wbuf *b = c->wbuf;
-        for (size_t i = 0; i < n;) {
-            size_t k = n - i < AN_BATCH ? n - i : AN_BATCH;
-            memcpy(b->seg, v + i, k * sizeof *v);
-            b->nseg = k;
-            i += k;
-            int rc = flush_segments(c, e);
-            if (rc) return rc;
-        }
-        if (!wait || (done && n == 0)) return 0;
-    }
-}
-
-/* Joins r (cancelled first when failed: this thread's error wins) and
- * frees it; its document is handed to *out on success. Returns r's error
- * when this thread had none. */
-static int cp_finish(struct cp_run *r, int failed, json_t **out, struct err *e)
-{
-    if (failed) {
-        pthread_mutex_lock(&r->q.mu);
-        r->q.cancel = 1;
-        pthread_cond_broadcast(&r->q.cv);
-        pthread_mutex_unlock(&r->q.mu);
-        sqlite3_interrupt(r->c.db);
-    }
-    pthread_join(r->th, NULL);
-    int rc = failed ? failed : r->rc;
-    if (!failed && r->rc) *e = r->e;
-    if (rc == 0) {
-        *out = r->out;
-        LOG_DEBUG("rank %d: critical_path took %.3f s (on its own thread)", r->c.rank, r->took);
-    } else {
-        json_decref(r->out);
-    }
-    gpuscan_names_close(r->c.names);
-    sqlite3_close(r->c.db);
-    free(r->c.ncache_id);
-    free(r->c.ncache_bits);
-    free(r->q.v);
-    free(r->spare);
-    pthread_mutex_destroy(&r->q.mu);
-    pthread_cond_destroy(&r->q.cv);
-    free(r);
-    return rc;
-}
-
-/* ====================================================================== */
 /* Driver                                                                 */
 /* ====================================================================== */
 
@@ -446,8 +267,8 @@ static int series_commit(struct an_ctx *c, const struct series_hook *h, struct e
     return rc;
 }
 
-static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct analyses_pre *pre, int cp_aside,
-                    const struct series_hook *h, struct err *e)
+static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct analyses_pre *pre, const struct series_hook *h,
+                    struct err *e)
 {
     int rc = analyses_load_rank(c, pre, e);
     if (rc) return rc;
@@ -456,28 +277,13 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct analyses_pre
     json_object_set_new(doc, "steps", json_integer((json_int_t)c->nsteps));
     json_object_set_new(doc, "gpu", json_pack("{s:s,s:f,s:f}", "name", c->gpu_name, "memory_gbps",
                                               c->gpu_mem_gbps, "link_gbps", c->link_gbps));
-    struct cp_run *cp = cp_aside ? cp_start(c) : NULL;
     double t = log_now_s();
     for (size_t i = 0; i < sizeof registry / sizeof registry[0] && rc == 0; i++) {
         if (h && registry[i].fn == an_critical_path && (rc = series_commit(c, h, e)) != 0) break;
-        if (cp && registry[i].fn == an_critical_path) { /* last: its segments, then its document */
-            json_t *o = NULL;
-            rc = cp_drain(c, cp, 1, e);
-            rc = cp_finish(cp, rc, &o, e);
-            cp = NULL;
-            if (rc == 0) json_object_set_new(doc, registry[i].name, o);
-            LOG_LAP(c->rank, "critical_path's rest", &t);
-            continue;
-        }
         json_t *o = json_object();
         rc = registry[i].fn(c, o, e);
         json_object_set_new(doc, registry[i].name, o);
         LOG_LAP(c->rank, registry[i].name, &t);
-        if (rc == 0 && cp) rc = cp_drain(c, cp, 0, e);
-    }
-    if (cp) { /* failed before its turn */
-        json_t *o = NULL;
-        cp_finish(cp, rc ? rc : ERR_INTERNAL, &o, e);
     }
     if (rc == 0) rc = timeline_rows_flush(&c->wbuf->smp, e);
     if (rc == 0) rc = flush_segments(c, e);
@@ -496,7 +302,7 @@ static int run_rank(struct an_ctx *c, sqlite3_stmt *ins_doc, struct analyses_pre
 /* analyses_run over every rank (rank < 0) or one, on a scratch database
  * (scratch: no drops); h (may be NULL) told before the last rank's
  * critical path; pre (may be NULL) read ahead for one of them. */
-static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struct analyses_pre *pre, int cp_aside,
+static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struct analyses_pre *pre,
                      const struct series_hook *h, struct err *e)
 {
     struct an_ctx c;
@@ -528,7 +334,7 @@ static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struc
     while (rc == 0 && (src = sqlite3_step(ranks)) == SQLITE_ROW) {
         c.rank = sqlite3_column_int(ranks, 0);
         nranks = sqlite3_column_int(ranks, 1);
-        rc = run_rank(&c, ins_doc, pre, cp_aside, ++done == nranks ? h : NULL, e);
+        rc = run_rank(&c, ins_doc, pre, ++done == nranks ? h : NULL, e);
     }
     if (rc == 0 && src != SQLITE_DONE) rc = rundb_db_error(db, e, "analyses (ranks)");
     if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
@@ -550,24 +356,24 @@ out:
 
 int analyses_run(sqlite3 *db, struct err *e)
 {
-    return run_ranks(db, -1, 0, AN_HOST_ROWS, NULL, 0, NULL, e);
+    return run_ranks(db, -1, 0, AN_HOST_ROWS, NULL, NULL, e);
 }
 
 int analyses_run_then(sqlite3 *db, struct analyses_pre *pre, void (*series_done)(void *arg), void *arg,
                       struct err *e)
 {
     const struct series_hook h = { series_done, arg };
-    return run_ranks(db, -1, 0, AN_HOST_ROWS, pre, 1, series_done ? &h : NULL, e);
+    return run_ranks(db, -1, 0, AN_HOST_ROWS, pre, series_done ? &h : NULL, e);
 }
 
 int analyses_run_held(sqlite3 *db, size_t host_rows, struct err *e)
 {
-    return run_ranks(db, -1, 0, host_rows, NULL, 0, NULL, e);
+    return run_ranks(db, -1, 0, host_rows, NULL, NULL, e);
 }
 
 int analyses_run_rank(sqlite3 *db, int rank, struct err *e)
 {
-    return run_ranks(db, rank, 1, AN_HOST_ROWS, NULL, 0, NULL, e);
+    return run_ranks(db, rank, 1, AN_HOST_ROWS, NULL, NULL, e);
 }
 
 /* The scratch's documents copied into the run's, their queue series ids

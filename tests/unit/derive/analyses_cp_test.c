@@ -374,49 +374,6 @@ static void test_held_alike(void)
     }
 }
 
-/* The series committed, then every insert into the critical path's table
- * made to fail (series_done runs on the writer's thread while the critical
- * path's own thread is at work): the segments it hands back cannot be
- * inserted, its thread is cancelled and joined, and the error is the
- * insert's. The rollback (the trigger's too) leaves the run's tables as
- * they were. */
-static void break_critpath(void *arg)
-{
-    CHECK_EQ_INT(sqlite3_exec(arg, "CREATE TEMP TRIGGER no_segments BEFORE INSERT ON main.critpath"
-                                   " BEGIN SELECT RAISE(ABORT, 'no segments here'); END",
-                              NULL, NULL, NULL),
-                 SQLITE_OK);
-}
-
-static void test_aside_fails(void)
-{
-    struct fixture_trace t = { 0 };
-    fixture_step(&t, 1, 0, 40);
-    for (int k = 0; k < 40; k++) {
-        fixture_host(&t, 1, "cuda_runtime", "cudaLaunchKernel", 1 + k, 1, 1 + k);
-        gpu(&t, "kernel", "gemm", 3 + k, 1, 1 + k);
-    }
-    char *dbp = fixture_import(DEV_H100, "", (const char *const *)&t.s, 1);
-    free(t.s);
-    REQUIRE(dbp != NULL);
-    char *before = tables_text(dbp);
-    sqlite3 *db;
-    struct err e;
-    REQUIRE(sqlite3_open_v2(dbp, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
-    err_clear(&e);
-    CHECK(analyses_run_then(db, NULL, break_critpath, db, &e) != 0);
-    CHECK(strstr(e.msg, "critical path insert") != NULL && strstr(e.msg, "no segments here") != NULL);
-    /* the trigger went with the rollback: the next run is as before */
-    CHECK_EQ_INT(analyses_run_then(db, NULL, NULL, NULL, &e), 0);
-    sqlite3_close(db);
-    char *after = tables_text(dbp);
-    CHECK(before && after && strchr(before, ';'));
-    if (before && after) CHECK_EQ_STR(after, before);
-    free(before);
-    free(after);
-    free(dbp);
-}
-
 int main(void)
 {
     fixture_init();
@@ -431,7 +388,6 @@ int main(void)
     RUN(test_two_steps);
     RUN(test_gloo_wait);
     RUN(test_held_alike);
-    RUN(test_aside_fails);
     fixture_done();
     return harness_done("analyses_cp");
 }
