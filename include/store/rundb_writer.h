@@ -103,11 +103,13 @@ void rundb_abort(struct rundb_writer *w);
 
 /* One slice as rundb_finish_rank numbered it, in the order it writes them
  * (id order: each track's slices contiguous, in time order); parent 0 for
- * none. */
+ * none; args (args_len bytes, not NUL-terminated, borrowed for the call)
+ * are the row's args text, args_len 0 for NULL. */
 struct rundb_slice_out {
-    int64_t id, track, ts, dur, parent;
-    uint32_t name;
+    int64_t id, track, ts, dur, parent, corr;
+    uint32_t name, kind, args_len;
     int depth;
+    const char *args;
 };
 
 /* A consumer of the sorted stream, called on the job's thread during

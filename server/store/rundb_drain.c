@@ -196,7 +196,8 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
         memcpy(o, &r, sizeof r);
         if (p->args_len) memcpy(o + sizeof r, p + 1, p->args_len);
         if (w->sink.slice) {
-            struct rundb_slice_out so = { id, k.track, k.ts, k.dur, r.parent, p->name, depth };
+            struct rundb_slice_out so = { id,      k.track,  k.ts,        k.dur, r.parent, p->corr, p->name,
+                                          p->kind, p->args_len, depth, (const char *)(p + 1) };
             w->sink.slice(w->sink.ctx, &so);
         }
         stack[sp].end = k.ts + k.dur;

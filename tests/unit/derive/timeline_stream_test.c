@@ -28,10 +28,13 @@ static int feed(sqlite3 *run, const struct rundb_slice_sink *sink)
     int rc, maxd = 0;
     int64_t ns = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rundb_slice_out s = { sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                                     sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-                                     sqlite3_column_int64(st, 4), (uint32_t)sqlite3_column_int64(st, 5),
-                                     sqlite3_column_int(st, 6) };
+        struct rundb_slice_out s = { .id = sqlite3_column_int64(st, 0),
+                                     .track = sqlite3_column_int64(st, 1),
+                                     .ts = sqlite3_column_int64(st, 2),
+                                     .dur = sqlite3_column_int64(st, 3),
+                                     .parent = sqlite3_column_int64(st, 4),
+                                     .name = (uint32_t)sqlite3_column_int64(st, 5),
+                                     .depth = sqlite3_column_int(st, 6) };
         if (s.track != cur && cur) sink->track_end(sink->ctx, cur, 1, maxd, ns);
         if (sqlite3_column_int64(st, 7) != rank) {
             rank = sqlite3_column_int64(st, 7);
@@ -125,7 +128,7 @@ static void test_stream_stopped(void)
     timeline_stream_sink(ts, &sink);
     sink.rank(sink.ctx, 1, 0, 1000000);
     for (int64_t i = 1; i <= 3 * (int64_t)TIMELINE_STREAM_QUEUE; i++) {
-        struct rundb_slice_out s = { i, 1, i * 10, 5, 0, 3, 0 };
+        struct rundb_slice_out s = { .id = i, .track = 1, .ts = i * 10, .dur = 5, .name = 3 };
         sink.slice(sink.ctx, &s);
     }
     CHECK(timeline_stream_finish(ts, &e) != 0);
@@ -137,7 +140,7 @@ static void test_stream_stopped(void)
     timeline_stream_sink(ts, &sink);
     sink.rank(sink.ctx, 1, 0, 1000000);
     for (int64_t i = 1; i <= 5000; i++) {
-        struct rundb_slice_out s = { i, 1, i * 10, 5, 0, 3, 0 };
+        struct rundb_slice_out s = { .id = i, .track = 1, .ts = i * 10, .dur = 5, .name = 3 };
         sink.slice(sink.ctx, &s);
     }
     timeline_stream_free(ts);

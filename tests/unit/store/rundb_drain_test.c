@@ -161,6 +161,7 @@ static void test_rows_rebound(void)
  * slices told before it. */
 struct told {
     struct rundb_slice_out s[64];
+    char args[64][32]; /* s[i].args copied (borrowed for the call) */
     int64_t track[8][4], rank[4][4]; /* (before, a, b, c) */
     int ns, nt, nr;
 };
@@ -174,7 +175,9 @@ static void told_rank(void *ctx, int has, int64_t t0, int64_t t1)
 static void told_slice(void *ctx, const struct rundb_slice_out *s)
 {
     struct told *t = ctx;
-    if (t->ns < 64) t->s[t->ns++] = *s;
+    if (t->ns >= 64) return;
+    snprintf(t->args[t->ns], sizeof t->args[0], "%.*s", (int)s->args_len, s->args ? s->args : "");
+    t->s[t->ns++] = *s;
 }
 
 static void told_track(void *ctx, int64_t track, int present, int max_depth, int64_t nslices)
@@ -211,7 +214,10 @@ static void test_sink(void)
     for (int r = 0; r < 2; r++) {
         REQUIRE(rundb_begin_rank(w, r, "r.json", 1, &e) == 0);
         uint32_t t = rundb_track(w, "1", 1, "1", 1), u = rundb_track(w, "1", 1, "2", 1), n = rundb_intern(w, "op", 2);
-        add(w, u, n, 5000 + r, 10);
+        /* a launch: its kind, correlation id and args come with it */
+        struct tb_slice l = { .track = u, .name = n, .kind = TB_K_RUNTIME, .ts = 5000 + r, .dur = 10,
+                              .corr = 77 + r, .args = "{\"correlation\":77}", .args_len = 18 };
+        REQUIRE(rundb_add_slice(w, &l, &e) == 0);
         add(w, t, n, 100, 100);
         add(w, t, n, 150, 100); /* misnested: depth 1, parent the first */
         add(w, t, n, 120, 10);
@@ -222,14 +228,20 @@ static void test_sink(void)
     sqlite3 *db;
     REQUIRE(rundb_open_ro(path, &db, &e) == 0);
     sqlite3_stmt *st;
-    REQUIRE(sqlite3_prepare_v2(db, "SELECT id, track, ts, dur, coalesce(parent, 0), name, depth FROM slice ORDER BY id",
+    REQUIRE(sqlite3_prepare_v2(db,
+                               "SELECT id, track, ts, dur, coalesce(parent, 0), name, depth, coalesce(corr, 0), kind,"
+                               " coalesce(args, '') FROM slice ORDER BY id",
                                -1, &st, NULL) == SQLITE_OK);
-    int i = 0;
+    int i = 0, launches = 0;
     for (; sqlite3_step(st) == SQLITE_ROW && i < got.ns; i++) {
         const struct rundb_slice_out *s = &got.s[i];
-        int64_t v[7] = { s->id, s->track, s->ts, s->dur, s->parent, s->name, s->depth };
-        for (int c = 0; c < 7; c++) CHECK_EQ_INT(v[c], sqlite3_column_int64(st, c));
+        int64_t v[9] = { s->id, s->track, s->ts, s->dur, s->parent, s->name, s->depth, s->corr, s->kind };
+        for (int c = 0; c < 9; c++) CHECK_EQ_INT(v[c], sqlite3_column_int64(st, c));
+        CHECK_EQ_STR(got.args[i], (const char *)sqlite3_column_text(st, 9));
+        CHECK_EQ_INT(s->args_len, strlen(got.args[i]));
+        launches += s->kind == TB_K_RUNTIME && s->corr >= 77 && strcmp(got.args[i], "{\"correlation\":77}") == 0;
     }
+    CHECK_EQ_INT(launches, 2);
     sqlite3_finalize(st);
     CHECK_EQ_INT(i, 8);
     CHECK_EQ_INT(got.ns, 8);
