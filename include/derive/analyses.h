@@ -156,6 +156,7 @@ struct an_stream {
 struct an_ctx {
     sqlite3 *db;
     int rank;
+    const struct slice_feed *feed; /* the host slices held at import, or NULL (borrowed; analyses_preload's) */
     struct gpuscan_names *names; /* str id -> text and activity */
     struct an_op *ops;
     size_t nops;
@@ -222,10 +223,13 @@ int analyses_run_then(sqlite3 *db, struct analyses_pre *pre, void (*series_done)
  * that writes the steps is still running. pre (may be NULL) given to
  * analyses_run_then is used instead of reading them again (the same
  * figures either way: the tests compare the two). db: a connection on
- * the run (read only here). OUT *out: owned by caller
- * (analyses_pre_free, after analyses_run_then). Defined in
+ * the run (read only here). The host slices are read from feed where it
+ * holds them (derive/slice_feed.h; borrowed, NULL: none). OUT *out: owned
+ * by caller (analyses_pre_free, after analyses_run_then). Defined in
  * analyses_load.c. */
-int analyses_preload(sqlite3 *db, int rank, struct analyses_pre **out, struct err *e);
+struct slice_feed;
+int analyses_preload(sqlite3 *db, int rank, const struct slice_feed *feed, struct analyses_pre **out,
+                     struct err *e);
 void analyses_pre_free(struct analyses_pre *pre);
 
 /* analyses_run holding at most host_rows host slices a rank in memory

@@ -59,6 +59,11 @@ int summary_run(sqlite3 *db, struct err *e);
 int summary_run_rank(sqlite3 *db, int rank, struct err *e);
 int summary_adopt(sqlite3 *db, int first, int last, struct err *e);
 
+/* summary_run_rank reading the host slices feed holds (derive/slice_feed.h,
+ * borrowed; NULL: none) from memory: the same tables. */
+struct slice_feed;
+int summary_run_rank_fed(sqlite3 *db, int rank, const struct slice_feed *feed, struct err *e);
+
 /* Breakdown category names in priority order, "other" last (static). */
 extern const char *const summary_categories[9];
 

@@ -23,6 +23,8 @@
 #include "derive/ivlist.h"
 #include "store/model.h"
 
+struct slice_feed;
+
 /* The SQL below names kinds by number. */
 _Static_assert(TB_K_CPU_OP == 1 && TB_K_KERNEL == 6 && TB_TRACK_GPU == 1, "kind numbers used in SQL");
 
@@ -116,7 +118,8 @@ struct frame {
     int op_parent; /* index of the nearest operator frame below, -1 none */
     int64_t child_op_dur, rt_dur, dev_self, dev_children, tc_self, tc_children;
     int tc_elig;
-    char *shape;
+    const char *shape; /* shape_own, or borrowed from the rankctx's feed */
+    char *shape_own;
     uint32_t pystack; /* the Python frames open here (struct walk's stack ids), 0 none */
 };
 
@@ -152,6 +155,7 @@ struct rankctx {
     int api_ops;  /* Nsight export: its CUDA API calls and NVTX ranges are the operators */
     size_t nhost; /* host steps after picking one thread and one span per name */
     json_t *notes;
+    const struct slice_feed *feed; /* the host slices held from the import's stream, or NULL (borrowed) */
 };
 
 struct step {

@@ -58,14 +58,19 @@ typedef void (*ingest_derive_mark)(void *arg, const char *stage, int done);
  * for the stream's end, then adds what it left (timeline_build_trace_rest),
  * or scans when it failed. Every file it writes or reads is open once
  * ingest_derive_early_settle returns (without ts, before this returns), so
- * the run's folder may then be renamed. Owned by the caller until handed to
+ * the run's folder may then be renamed. With feed (derive/slice_feed.h,
+ * which it takes, filled by the same drains; NULL: none) the summaries
+ * begun here read the host slices it holds; it is freed once they are
+ * adopted, or at once when none is begun. Owned by the caller until handed to
  * ingest_derive, which always takes it; ingest_derive_early_free cancels,
  * joins and removes it on the paths that never derive. Not for runs whose
  * ranks are renumbered after the rows are committed (both read the rank
  * numbers). */
 struct ingest_derive_early;
 struct timeline_stream;
-struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads, struct timeline_stream *ts);
+struct slice_feed;
+struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads, struct timeline_stream *ts,
+                                                      struct slice_feed *feed);
 
 /* The timeline's slices built while the rows are written: a stream
  * (timeline_stream.h) into run.db.aside beside db_path, for the writer's

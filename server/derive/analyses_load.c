@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
+#include "derive/slice_feed.h"
 #include "store/analyses_read.h"
 #include "store/model.h"
 #include "store/scan.h"
@@ -290,7 +291,19 @@ static int walk_launches(struct an_ctx *c, struct lrec **out, size_t *nout, stru
         size_t want = c->nhrows + (size_t)(last >= first ? last - first + 1 : 0);
         if (!hover && want > hcap && want <= c->host_rows_max)
             c->hrows = xrealloc(c->hrows, (hcap = want) * sizeof *c->hrows);
-        while ((rc = analyses_read_hslices_next(cur, &row, e)) == 1) {
+        /* the thread's slices as the import's stream held them, or read */
+        const struct slice_feed_row *fr = slice_feed_track(c->feed, track64, first, last);
+        for (int64_t next = first;;) {
+            if (!fr) {
+                if ((rc = analyses_read_hslices_next(cur, &row, e)) != 1) break;
+            } else if (next > last) {
+                rc = 0;
+                break;
+            } else {
+                const struct slice_feed_row *r = &fr[next - first];
+                row = (struct analyses_read_hslice){ next, r->ts, r->dur, r->parent, r->corr, r->name, r->kind };
+                next++;
+            }
             keep_hrow(c, &row, &hcap, &hover);
             /* a top-level slice has parent 0, which no slice id is */
             int64_t id = row.id, ts = row.ts, dur = row.dur, parent = row.parent, corr = row.corr;
@@ -450,7 +463,7 @@ void analyses_load_free(struct an_ctx *c)
     c->nops = c->nlaunches = c->nsteps = c->nstreams = 0;
 }
 
-int analyses_preload(sqlite3 *db, int rank, struct analyses_pre **out, struct err *e)
+int analyses_preload(sqlite3 *db, int rank, const struct slice_feed *feed, struct analyses_pre **out, struct err *e)
 {
     struct an_ctx c;
     struct corrix *ix = NULL;
@@ -458,6 +471,7 @@ int analyses_preload(sqlite3 *db, int rank, struct analyses_pre **out, struct er
     memset(&c, 0, sizeof c);
     c.db = db;
     c.rank = rank;
+    c.feed = feed;
     c.host_rows_max = AN_HOST_ROWS;
     *out = NULL;
     int rc = gpuscan_names_open(db, &c.names, e);

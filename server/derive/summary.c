@@ -52,7 +52,8 @@ static const char index_sql[] =
 /* Driver                                                                 */
 /* ====================================================================== */
 
-static int analyse_rank(sqlite3 *db, int rank, const char *header_text, int api_ops, struct err *e)
+static int analyse_rank(sqlite3 *db, int rank, const char *header_text, int api_ops, const struct slice_feed *feed,
+                        struct err *e)
 {
     struct rankctx c;
     struct step *steps = NULL;
@@ -65,6 +66,7 @@ static int analyse_rank(sqlite3 *db, int rank, const char *header_text, int api_
     c.db = db;
     c.rank = rank;
     c.api_ops = api_ops;
+    c.feed = feed;
     c.cpu_min = c.all_min = INT64_MAX;
     c.cpu_max = c.all_max = INT64_MIN;
     c.notes = json_array();
@@ -140,7 +142,7 @@ out:
 
 /* summary_run over every rank (rank < 0), or summary_run_rank (no
  * emptying, no index: a scratch database). */
-static int run_ranks(sqlite3 *db, int rank, struct err *e)
+static int run_ranks(sqlite3 *db, int rank, const struct slice_feed *feed, struct err *e)
 {
     sqlite3_stmt *ranks = NULL;
     int rc = 0;
@@ -162,7 +164,7 @@ static int run_ranks(sqlite3 *db, int rank, struct err *e)
     while ((src = sqlite3_step(ranks)) == SQLITE_ROW) {
         const char *h = (const char *)sqlite3_column_text(ranks, 1);
         char *header = h ? xstrdup(h) : NULL;
-        rc = analyse_rank(db, sqlite3_column_int(ranks, 0), header, sqlite3_column_int(ranks, 2), e);
+        rc = analyse_rank(db, sqlite3_column_int(ranks, 0), header, sqlite3_column_int(ranks, 2), feed, e);
         free(header);
         if (rc) goto out;
     }
@@ -182,12 +184,17 @@ out:
 
 int summary_run(sqlite3 *db, struct err *e)
 {
-    return run_ranks(db, -1, e);
+    return run_ranks(db, -1, NULL, e);
 }
 
 int summary_run_rank(sqlite3 *db, int rank, struct err *e)
 {
-    return run_ranks(db, rank, e);
+    return run_ranks(db, rank, NULL, e);
+}
+
+int summary_run_rank_fed(sqlite3 *db, int rank, const struct slice_feed *feed, struct err *e)
+{
+    return run_ranks(db, rank, feed, e);
 }
 
 int summary_adopt(sqlite3 *db, int first, int last, struct err *e)

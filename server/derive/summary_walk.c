@@ -17,6 +17,7 @@
 #include "base/xmalloc.h"
 #include "derive/ivlist.h"
 #include "derive/kclass.h"
+#include "derive/slice_feed.h"
 #include "derive/summary_memory.h"
 #include "store/model.h"
 #include "store/rundb.h"
@@ -433,8 +434,8 @@ static void finish_frame(struct rankctx *c, struct walk *w, int i)
             p->tc_elig |= elig;
         }
     }
-    free(f->shape);
-    f->shape = NULL;
+    free(f->shape_own);
+    f->shape = f->shape_own = NULL;
 }
 
 static void pop_frame(struct rankctx *c, struct walk *w)
@@ -538,10 +539,12 @@ static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, 
 
 /* st reads the slices of ids first..last; dense: they hold every id of
  * the range, which are then counted, not read (st has no id column). */
-static int walk_track(struct rankctx *c, sqlite3_stmt *st, int dense, struct walk *w, uint32_t track, int64_t first,
-                      int64_t last, struct err *e)
+/* The thread's slices first..last from fr (the import's stream held them,
+ * slice_feed.h) or, fr NULL, read by st. */
+static int walk_track(struct rankctx *c, sqlite3_stmt *st, int dense, const struct slice_feed_row *fr,
+                      struct walk *w, uint32_t track, int64_t first, int64_t last, struct err *e)
 {
-    int rc;
+    int rc = SQLITE_DONE;
     int64_t next_id = first;
     w->n = 0;
     w->top_op = -1;
@@ -549,13 +552,23 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, int dense, struct wal
     const size_t *ev0 = hmap_get(&w->first_ev, hmap_hash_u64(track), &track, sizeof track);
     w->ev = ev0 ? *ev0 : c->nmev;
 
-    sqlite3_bind_int64(st, 1, first);
-    sqlite3_bind_int64(st, 2, last);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(st, 0), dur = sqlite3_column_int64(st, 1);
-        int64_t parent = sqlite3_column_int64(st, 2); /* NULL reads 0, which no slice id is */
-        uint32_t name = (uint32_t)sqlite3_column_int64(st, 3);
-        int kind = sqlite3_column_int(st, 4);
+    if (!fr) {
+        sqlite3_bind_int64(st, 1, first);
+        sqlite3_bind_int64(st, 2, last);
+    }
+    for (;;) {
+        const struct slice_feed_row *r = NULL;
+        if (fr) {
+            if (next_id > last) break;
+            r = &fr[next_id - first];
+        } else if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+            break;
+        }
+        int64_t ts = r ? r->ts : sqlite3_column_int64(st, 0), dur = r ? r->dur : sqlite3_column_int64(st, 1);
+        /* NULL reads 0, which no slice id is */
+        int64_t parent = r ? (int64_t)r->parent : sqlite3_column_int64(st, 2);
+        uint32_t name = r ? r->name : (uint32_t)sqlite3_column_int64(st, 3);
+        int kind = r ? r->kind : sqlite3_column_int(st, 4);
         int64_t id = dense ? next_id++ : sqlite3_column_int64(st, 7);
         int64_t end = ts + dur;
 
@@ -572,7 +585,7 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, int dense, struct wal
         case TB_K_DRIVER: {
             ivlist_add(&c->cat[C_RUNTIME], ts, end);
             uint32_t op = w->top_op >= 0 ? w->f[w->top_op].name : 0;
-            int64_t corr = sqlite3_column_int64(st, 5); /* read here: 1 row in 10 is a launch */
+            int64_t corr = r ? r->corr : sqlite3_column_int64(st, 5); /* read here: 1 row in 10 is a launch */
             for (size_t k = summary_rank_corr_first(c, corr); k < c->nby_corr && c->by_corr[k].key == corr; k++) {
                 struct gop *g = &c->g[c->by_corr[k].idx];
                 g->launch_ts = ts;
@@ -641,14 +654,16 @@ static int walk_track(struct rankctx *c, sqlite3_stmt *st, int dense, struct wal
         f->tc_self = is_op ? tc : 0;
         f->pystack = w->n ? w->f[w->n - 1].pystack : 0;
         if (kind == TB_K_PYTHON) f->pystack = python_push(c, w, f->pystack, name);
-        if (is_op && kind == TB_K_CPU_OP) {
+        if (is_op && kind == TB_K_CPU_OP && r) {
+            f->shape = slice_feed_shape(c->feed, r->shape);
+        } else if (is_op && kind == TB_K_CPU_OP) {
             const char *args = (const char *)sqlite3_column_text(st, 6);
-            if (args) f->shape = summary_walk_shapes(args, (size_t)sqlite3_column_bytes(st, 6));
+            if (args) f->shape = f->shape_own = summary_walk_shapes(args, (size_t)sqlite3_column_bytes(st, 6));
         }
         if (is_op) w->top_op = w->n;
         w->n++;
     }
-    sqlite3_reset(st);
+    if (!fr) sqlite3_reset(st);
     if (rc == SQLITE_DONE) flush_mem(c, w, INT64_MAX);
     while (w->n) pop_frame(c, w);
     if (rc != SQLITE_DONE) return rundb_db_error(c->db, e, "analysis (CPU slices)");
@@ -699,11 +714,12 @@ int summary_walk_cpu(struct rankctx *c, struct err *e)
         uint32_t track = (uint32_t)sqlite3_column_int64(tr, 0);
         int64_t first = sqlite3_column_int64(tr, 1), last = sqlite3_column_int64(tr, 2);
         int is_dense = last - first + 1 == sqlite3_column_int64(tr, 3);
-        if ((rc = walk_track(c, is_dense ? dense : st, is_dense, &w, track, first, last, e)) != 0) goto out;
+        const struct slice_feed_row *fr = is_dense ? slice_feed_track(c->feed, track, first, last) : NULL;
+        if ((rc = walk_track(c, is_dense ? dense : st, is_dense, fr, &w, track, first, last, e)) != 0) goto out;
     }
     if (src != SQLITE_DONE) rc = rundb_db_error(c->db, e, "analysis (tracks)");
 out:
-    for (int i = 0; i < w.n; i++) free(w.f[i].shape);
+    for (int i = 0; i < w.n; i++) free(w.f[i].shape_own);
     free(w.f);
     for (size_t i = 1; i < w.ntext; i++) free(w.texts[i]);
     free(w.texts);

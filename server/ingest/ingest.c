@@ -19,6 +19,7 @@
 #include "base/xmalloc.h"
 #include "ingest/ingest_derive.h"
 #include "ingest/ingest_naming.h"
+#include "derive/slice_feed.h"
 #include "derive/summary_report.h"
 #include "derive/timeline_stream.h"
 #include "ingest/importer.h"
@@ -331,6 +332,38 @@ static void writeback_join(struct writeback *wb)
     wb->path = NULL;
 }
 
+/* The writer's sorted stream handed to two consumers (a, b: either's
+ * callbacks NULL for none): the timeline's stream and the summary's feed. */
+struct tee {
+    struct rundb_slice_sink a, b;
+};
+
+static void tee_rank(void *ctx, int has_span, int64_t t0, int64_t t1)
+{
+    struct tee *t = ctx;
+    if (t->a.rank) t->a.rank(t->a.ctx, has_span, t0, t1);
+    if (t->b.rank) t->b.rank(t->b.ctx, has_span, t0, t1);
+}
+
+static void tee_slice(void *ctx, const struct rundb_slice_out *s)
+{
+    struct tee *t = ctx;
+    if (t->a.slice) t->a.slice(t->a.ctx, s);
+    if (t->b.slice) t->b.slice(t->b.ctx, s);
+}
+
+static void tee_track_end(void *ctx, int64_t track, int present, int max_depth, int64_t nslices)
+{
+    struct tee *t = ctx;
+    if (t->a.track_end) t->a.track_end(t->a.ctx, track, present, max_depth, nslices);
+    if (t->b.track_end) t->b.track_end(t->b.ctx, track, present, max_depth, nslices);
+}
+
+static void sink_tee(struct tee *t, struct rundb_slice_sink *out)
+{
+    *out = (struct rundb_slice_sink){ tee_rank, tee_slice, tee_track_end, t };
+}
+
 /* The content hash of a job's files, computed beside the parse. */
 struct hash_job {
     const char **paths;
@@ -369,6 +402,10 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     memset(&wb, 0, sizeof wb);
     struct ingest_derive_early *early = NULL;
     struct timeline_stream *tls = NULL;
+    struct slice_feed *feed = NULL;
+    struct tee tee;
+    struct rundb_slice_sink tee_sink;
+    memset(&tee, 0, sizeof tee);
     struct progress_link link = { progress, mu, 0, log_now_s(), "parse" };
     int rc = 0;
     uint64_t total = 0, events = 0;
@@ -415,12 +452,13 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     if ((rc = rundb_create(db_path, cfg->sort_memory, tmp_dir, &w, e)) != 0) goto out;
     rundb_set_phase_hook(w, on_phase, &link);
     /* the timeline's slices are built from the merge as it writes them, on
-     * the core the writer's thread leaves */
-    if ((tls = ingest_derive_stream_start(db_path))) {
-        struct rundb_slice_sink sink;
-        timeline_stream_sink(tls, &sink);
-        rundb_set_slice_sink(w, &sink);
-    }
+     * the core the writer's thread leaves; the summary's host slices are
+     * held from it meanwhile */
+    if ((tls = ingest_derive_stream_start(db_path))) timeline_stream_sink(tls, &tee.a);
+    feed = slice_feed_new(SLICE_FEED_MAX_ROWS);
+    slice_feed_sink(feed, &tee.b);
+    sink_tee(&tee, &tee_sink);
+    rundb_set_slice_sink(w, &tee_sink);
 
     order = xmalloc(sizeof *order * (size_t)req->nfiles);
     assign_ranks(req, order);
@@ -470,8 +508,9 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
     if ((rc = rundb_commit_rows(w, e)) != 0) goto out;
     wb.path = xstrdup(db_path);
     wb.started = pthread_create(&wb.th, NULL, writeback_main, &wb) == 0;
-    early = ingest_derive_early_start(db_path, ingest_derive_threads(cfg->ingest_workers), tls);
+    early = ingest_derive_early_start(db_path, ingest_derive_threads(cfg->ingest_workers), tls, feed);
     tls = NULL;
+    feed = NULL;
     rc = rundb_close_writer(w, e);
     w = NULL;
     if (rc) goto out;
@@ -613,6 +652,7 @@ static int ingest_run_locked(struct catalog *cat, const struct config *cfg, cons
              (unsigned long long)total);
 out:
     ingest_derive_early_free(early); /* before its files go */
+    slice_feed_free(feed);
     if (hj.started) pthread_join(hj.th, NULL); /* it reads the files removed below */
     writeback_join(&wb);
     free(hj.paths);

@@ -16,6 +16,7 @@
 #include "derive/analyses.h"
 #include "derive/rules.h"
 #include "derive/summary.h"
+#include "derive/slice_feed.h"
 #include "derive/timeline.h"
 #include "derive/timeline_lod.h"
 #include "derive/timeline_stream.h"
@@ -59,6 +60,19 @@ static void nice_thread(int nice)
 /* Ranks in parallel                                                      */
 /* ====================================================================== */
 
+/* A rank pass's run: the summary (arg: the host slices held, or NULL) and
+ * the GPU analyses. */
+static int summary_rank(sqlite3 *db, int rank, void *arg, struct err *e)
+{
+    return summary_run_rank_fed(db, rank, arg, e);
+}
+
+static int analyses_rank(sqlite3 *db, int rank, void *arg, struct err *e)
+{
+    (void)arg;
+    return analyses_run_rank(db, rank, e);
+}
+
 /* Detaches the scratch a copy ran with: rc is the copy's; a failed detach
  * counts only when the copy succeeded (its error is the one to tell). */
 static int detach_after(sqlite3 *db, int rc, struct err *e)
@@ -84,7 +98,8 @@ enum { JOB_WAITING, JOB_RUNNING, JOB_DONE };
 
 struct rank_pass {
     const char *run_path;
-    int (*run)(sqlite3 *db, int rank, struct err *e);
+    int (*run)(sqlite3 *db, int rank, void *arg, struct err *e);
+    void *arg; /* run's */
     int (*adopt)(sqlite3 *db, int first, int last, struct err *e);
     const int *ranks;
     const int64_t *cost;
@@ -129,7 +144,7 @@ static void run_job(struct rank_pass *p, int i)
     } else {
         rc = rundb_open_aside(p->run_path, p->scratch[i], &p->cancel, &db, &e);
     }
-    if (rc == 0) rc = p->run(db, p->ranks[i], &e);
+    if (rc == 0) rc = p->run(db, p->ranks[i], p->arg, &e);
     if (db && sqlite3_close(db) != SQLITE_OK && rc == 0) rc = err_set(&e, ERR_DB, "cannot close the scratch database");
     LOG_DEBUG("rank %d derived aside in %.3f s", p->ranks[i], log_now_s() - t);
     pthread_mutex_lock(&p->mu);
@@ -271,7 +286,7 @@ static int rank_costs(sqlite3 *db, struct rank_list *rl, int host, struct err *e
 /* One pass over every rank: whole on db (one rank or one thread), else run
  * for each rank in parallel through scratch files and adopt. */
 static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *rl,
-                     int (*whole)(sqlite3 *db, struct err *e), int (*run)(sqlite3 *db, int rank, struct err *e),
+                     int (*whole)(sqlite3 *db, struct err *e), int (*run)(sqlite3 *db, int rank, void *arg, struct err *e),
                      int (*adopt)(sqlite3 *db, int first, int last, struct err *e), struct err *e)
 {
     if (rl->n < 2 || rl->threads < 2) return whole(db, e);
@@ -451,6 +466,7 @@ struct ingest_derive_early {
     struct rank_list rl;
     struct rank_pass sum;
     int sum_begun;
+    struct slice_feed *feed; /* sum's host slices (owned), NULL once they are adopted */
 };
 
 /* What the summaries begun early may cost in flight: they run beside the
@@ -476,7 +492,8 @@ static void early_summary(struct ingest_derive_early *x, int threads)
     if (rc != 0 || x->rl.n < 1 || x->rl.n > MAX_THREADS || most > EARLY_MEMORY) return;
     struct rank_pass *p = &x->sum;
     p->run_path = x->run_path;
-    p->run = summary_run_rank;
+    p->run = summary_rank;
+    p->arg = x->feed;
     p->adopt = summary_adopt;
     p->ranks = x->rl.ranks;
     p->cost = x->rl.cost;
@@ -515,10 +532,12 @@ struct timeline_stream *ingest_derive_stream_start(const char *db_path)
     return ts;
 }
 
-struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads, struct timeline_stream *ts)
+struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int threads, struct timeline_stream *ts,
+                                                      struct slice_feed *feed)
 {
     struct ingest_derive_early *x = xcalloc(1, sizeof *x);
     x->run_path = xstrdup(db_path);
+    x->feed = feed;
     /* the stream's thread may still write its last tracks: the timeline's
      * thread waits for it, the summary (which bounds the import's wall
      * time) and the indexes do not */
@@ -543,6 +562,10 @@ struct ingest_derive_early *ingest_derive_early_start(const char *db_path, int t
         return NULL;
     }
     early_summary(x, threads);
+    if (!x->sum_begun) { /* its rows are for the summary begun here only */
+        slice_feed_free(x->feed);
+        x->feed = NULL;
+    }
     return x;
 }
 
@@ -572,6 +595,7 @@ void ingest_derive_early_free(struct ingest_derive_early *x)
     side_join(&x->s, ERR_INTERNAL, &ignore); /* a no-op after ingest_derive's join */
     side_free(&x->s);
     if (x->sum_begun) rank_pass_end(&x->sum);
+    slice_feed_free(x->feed); /* after the workers that read it */
     if (x->has_sem) sem_destroy(&x->opened);
     free(x->rl.ranks);
     free(x->rl.cost);
@@ -641,10 +665,13 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
         /* The summary begun early may still run (beside the index build it
          * got half a core): what the GPU analyses read without its steps,
          * their launch walk, is read on this thread meanwhile. */
-        if (rl.n == 1) rc = analyses_preload(db, rl.ranks[0], &pre, e);
+        if (rl.n == 1) rc = analyses_preload(db, rl.ranks[0], early->feed, &pre, e);
         if (rc == 0) rc = rank_pass_finish(db, &early->sum, e);
+        else rank_pass_end(&early->sum);
+        slice_feed_free(early->feed); /* its readers are joined: ~40 bytes a slice back */
+        early->feed = NULL;
     } else if (rc == 0) {
-        rc = each_rank(db, db_path, &rl, summary_run, summary_run_rank, summary_adopt, e);
+        rc = each_rank(db, db_path, &rl, summary_run, summary_rank, summary_adopt, e);
     }
     if (rc == 0) rc = stage_done(db, &m, "summary", t[0], e);
     double t_rules = log_now_s();
@@ -659,7 +686,7 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
         rc = tl->started ? analyses_run_then(db, pre, series_committed, tl, e)
                          : analyses_run_then(db, pre, NULL, NULL, e);
     else if (rc == 0)
-        rc = each_rank(db, db_path, &rl, analyses_run, analyses_run_rank, analyses_adopt, e);
+        rc = each_rank(db, db_path, &rl, analyses_run, analyses_rank, analyses_adopt, e);
     analyses_pre_free(pre);
     side_series(tl, LANES_NONE);
     if (rc == 0) rc = stage_done(db, &m, "analyses", t[1], e);

@@ -357,7 +357,7 @@ static void test_held_alike(void)
         char *read = tables_text(dbp);
         /* and with the launch walk read ahead (ingest_derive.c) */
         struct analyses_pre *pre = NULL;
-        CHECK_EQ_INT(analyses_preload(db, 0, &pre, &e), 0);
+        CHECK_EQ_INT(analyses_preload(db, 0, NULL, &pre, &e), 0);
         CHECK(pre && pre->nlaunches > 0);
         CHECK_EQ_INT(analyses_run_then(db, pre, NULL, NULL, &e), 0);
         CHECK(pre && pre->nlaunches == 0); /* taken */

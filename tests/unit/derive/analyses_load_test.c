@@ -114,7 +114,7 @@ static void test_preload(void)
     struct an_ctx read, took;
     struct analyses_pre *pre = NULL;
     CHECK_EQ_INT(load(db, AN_HOST_ROWS, &read, &e), 0);
-    CHECK_EQ_INT(analyses_preload(db, 0, &pre, &e), 0);
+    CHECK_EQ_INT(analyses_preload(db, 0, NULL, &pre, &e), 0);
     REQUIRE(pre != NULL);
     CHECK_EQ_INT(pre->nlaunches, 3);
     CHECK_EQ_INT(pre->nhrows, read.nhrows);
@@ -137,7 +137,7 @@ static void test_preload(void)
     /* another rank's, or under another limit: not taken */
     for (int k = 0; k < 2; k++) {
         pre = NULL;
-        CHECK_EQ_INT(analyses_preload(db, 0, &pre, &e), 0);
+        CHECK_EQ_INT(analyses_preload(db, 0, NULL, &pre, &e), 0);
         REQUIRE(pre != NULL);
         if (k == 0) pre->rank = 5;
         CHECK_EQ_INT(load_pre(db, k == 0 ? AN_HOST_ROWS : 3, pre, &took, &e), 0);

@@ -169,7 +169,7 @@ static void test_early_timeline(void)
     REQUIRE(rundb_copy(run_db, db0, &e) == 0);
     int threads_before = count_entries("/proc/self/task");
 
-    struct ingest_derive_early *x = ingest_derive_early_start(db0, 2, NULL);
+    struct ingest_derive_early *x = ingest_derive_early_start(db0, 2, NULL, NULL);
     REQUIRE(x != NULL);
     REQUIRE(rename(dir0, dir1) == 0);
     ingest_derive_early_moved(x, db1);
@@ -199,7 +199,7 @@ static void test_early_timeline(void)
     CHECK_EQ_INT(count(db, "SELECT count(*) FROM derive_stage WHERE state != 'done'"), 0);
     sqlite3_close(db);
 
-    x = ingest_derive_early_start(db1, 2, NULL);
+    x = ingest_derive_early_start(db1, 2, NULL, NULL);
     REQUIRE(x != NULL);
     ingest_derive_early_free(x);
     CHECK_EQ_INT(scratch_left(db1), 0);
