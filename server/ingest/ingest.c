@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -378,6 +379,9 @@ struct hash_job {
 static void *hash_main(void *arg)
 {
     struct hash_job *h = arg;
+    /* the hash is wanted once the indexes are built: it takes the cycles
+     * the parse and the writer leave (Linux: per thread; ignored on failure) */
+    setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
     h->rc = ingest_hash_files(h->paths, h->n, h->hex, &h->err);
     return NULL;
 }
