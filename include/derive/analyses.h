@@ -268,8 +268,10 @@ int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
                struct err *e);
 
-/* Host slices held per rank (struct an_hrow: 40 MiB at most). */
-#define AN_HOST_ROWS ((size_t)1 << 20)
+/* Host slices held per rank (struct an_hrow: 60 MiB at most): a 458 MB
+ * with_stack trace has 1.2 M of them (past the limit the cursors and the
+ * critical path read run.db: its GPU analyses took twice as long). */
+#define AN_HOST_ROWS ((size_t)1536 << 10)
 
 /* Host cursors (gpuscan.h) over the rank's threads that read the slices
  * the context holds (c->hrows) rather than run.db. Returns a set owned by
