@@ -6,7 +6,8 @@
 # real shape, ../shared/traces/transformer_with_stack tiled 33 times by
 # ../shared/tools/tile_trace.py (~100 steps, 281 MB of JSON with its Python
 # stacks, misnested frames, flows and memory events), imported from .json
-# and from a gzip -6 copy; then a 10-million-event synthetic Kineto trace
+# and from a gzip -6 copy, and tiled 54 times (461 MB: the size of the
+# held-out 458 MB trace); then a 10-million-event synthetic Kineto trace
 # made by BUILD/tools/gentrace (TB_BENCH_EVENTS changes the count; the same
 # file as the timeline benchmark's) and the largest real trace in
 # ../shared/traces (dataloader_workers0). Each is imported into a fresh data
@@ -66,8 +67,9 @@ make_gen() {
     "$GEN" --events "$EVENTS" --seed 1 "$gen.tmp" && mv "$gen.tmp" "$gen" || die "gentrace failed"
 }
 
-# The real-shape trace and its gzip copy.
+# The real-shape trace, its gzip copy and the held-out size.
 tiled="$WORK/tiled33.json"
+tiled54="$WORK/tiled54.json"
 make_tiled() {
     src=$(ls "$SHARED"/traces/transformer_with_stack/*.pt.trace.json* 2> /dev/null | head -1)
     if [ ! -s "$tiled" ]; then
@@ -80,6 +82,14 @@ make_tiled() {
     fi
     if [ ! -s "$tiled.gz" ]; then
         gzip -6 -c "$tiled" > "$tiled.gz.tmp" && mv "$tiled.gz.tmp" "$tiled.gz" || return 1
+    fi
+    # the held-out trace's size (458 MB): its main thread and host slices
+    # pass limits that tiled33's stay under
+    if [ ! -s "$tiled54" ]; then
+        echo "generating $tiled54 ..."
+        python3 "$SHARED/tools/tile_trace.py" --copies 54 "$src" "$WORK/tiled54.tmp.json" &&
+            mv "$WORK/tiled54.tmp.json" "$tiled54" || return 1
+        rm -f "$WORK/facts.json"
     fi
 }
 
@@ -385,6 +395,7 @@ if [ "$PART" != query ]; then
     if make_tiled; then
         bench "tiled33 (real shape)" "$tiled"
         bench "tiled33.json.gz" "$tiled.gz"
+        bench "tiled54 (the held-out trace's size)" "$tiled54"
     else
         echo "tiled33: skipped (needs python3 and $SHARED/traces/transformer_with_stack; set TB_SHARED)"
     fi
