@@ -537,10 +537,10 @@ static uint32_t python_push(struct rankctx *c, struct walk *w, uint32_t parent, 
     return pynode_get(c, w, w->node[parent].depth == STACK_FRAMES ? w->node[parent].drop : parent, name);
 }
 
-/* st reads the slices of ids first..last; dense: they hold every id of
- * the range, which are then counted, not read (st has no id column). */
-/* The thread's slices first..last from fr (the import's stream held them,
- * slice_feed.h) or, fr NULL, read by st. */
+/* The thread's slices of ids first..last: from fr when the import's stream
+ * held them (slice_feed.h; the range is then dense), else read by st.
+ * dense: they hold every id of the range, which are then counted, not
+ * read (st has no id column). */
 static int walk_track(struct rankctx *c, sqlite3_stmt *st, int dense, const struct slice_feed_row *fr,
                       struct walk *w, uint32_t track, int64_t first, int64_t last, struct err *e)
 {
