@@ -15,8 +15,8 @@
 #include "base/xmalloc.h"
 #include "derive/analyses.h"
 #include "derive/rules.h"
-#include "derive/summary.h"
 #include "derive/slice_feed.h"
+#include "derive/summary.h"
 #include "derive/timeline.h"
 #include "derive/timeline_lod.h"
 #include "derive/timeline_stream.h"
@@ -286,7 +286,8 @@ static int rank_costs(sqlite3 *db, struct rank_list *rl, int host, struct err *e
 /* One pass over every rank: whole on db (one rank or one thread), else run
  * for each rank in parallel through scratch files and adopt. */
 static int each_rank(sqlite3 *db, const char *db_path, const struct rank_list *rl,
-                     int (*whole)(sqlite3 *db, struct err *e), int (*run)(sqlite3 *db, int rank, void *arg, struct err *e),
+                     int (*whole)(sqlite3 *db, struct err *e),
+                     int (*run)(sqlite3 *db, int rank, void *arg, struct err *e),
                      int (*adopt)(sqlite3 *db, int first, int last, struct err *e), struct err *e)
 {
     if (rl->n < 2 || rl->threads < 2) return whole(db, e);

@@ -282,7 +282,8 @@ static void test_walks_alike(void)
     sqlite3_finalize(st);
     CHECK(served >= 2);
 
-    char *read = xasprintf("%s/read.db", root), *fed = xasprintf("%s/fed.db", root), *wrong = xasprintf("%s/wrong.db", root);
+    char *read = xasprintf("%s/read.db", root), *fed = xasprintf("%s/fed.db", root);
+    char *wrong = xasprintf("%s/wrong.db", root);
     CHECK_EQ_INT(summarise(run, read, NULL), 0);
     CHECK_EQ_INT(summarise(run, fed, feed), 0);
     CHECK_EQ_INT(summarise(run, wrong, renamed), 0);
