@@ -18,9 +18,11 @@
 #include "harness.h"
 #include "ingest/ingest.h"
 #include "scratch_fixture.h"
+#include "sink_fixture.h"
 #include "store/model.h"
 #include "store/rundb.h"
 
+#include <glob.h>
 #include <unistd.h>
 
 static char root[] = "/tmp/tb_slice_feed_XXXXXX";
@@ -120,41 +122,18 @@ static void test_limit(void)
     slice_feed_free(f);
 }
 
-/* Feeds sink run's slices in id order as the writer's drain does. */
+/* Every operator named after another: the walks' groups move. */
+static void rename_ops(struct rundb_slice_out *s)
+{
+    if (s->kind == TB_K_CPU_OP) s->name = 1;
+}
+
+/* f filled from run's slices as the import's drain fills it. */
 static int fill(sqlite3 *run, struct slice_feed *f, int rename)
 {
     struct rundb_slice_sink k;
-    sqlite3_stmt *st;
-    int64_t cur = 0;
     slice_feed_sink(f, &k);
-    if (sqlite3_prepare_v2(run,
-                           "SELECT id, track, ts, dur, coalesce(parent, 0), coalesce(corr, 0), name, kind, depth, args"
-                           " FROM slice ORDER BY id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    k.rank(k.ctx, 1, 0, 0);
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rundb_slice_out s = { .id = sqlite3_column_int64(st, 0),
-                                     .track = sqlite3_column_int64(st, 1),
-                                     .ts = sqlite3_column_int64(st, 2),
-                                     .dur = sqlite3_column_int64(st, 3),
-                                     .parent = sqlite3_column_int64(st, 4),
-                                     .corr = sqlite3_column_int64(st, 5),
-                                     .name = (uint32_t)sqlite3_column_int64(st, 6),
-                                     .kind = (uint32_t)sqlite3_column_int(st, 7),
-                                     .depth = sqlite3_column_int(st, 8),
-                                     .args = (const char *)sqlite3_column_text(st, 9),
-                                     .args_len = (uint32_t)sqlite3_column_bytes(st, 9) };
-        /* every operator named after another: the walk's groups move */
-        if (rename && s.kind == TB_K_CPU_OP) s.name = 1;
-        if (s.track != cur && cur) k.track_end(k.ctx, cur, 1, 0, 0);
-        cur = s.track;
-        k.slice(k.ctx, &s);
-    }
-    if (cur) k.track_end(k.ctx, cur, 1, 0, 0);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    return sink_feed_run(run, &k, rename ? rename_ops : NULL);
 }
 
 static int64_t one(sqlite3 *db, const char *sql)
@@ -241,18 +220,11 @@ static void test_walks_alike(void)
         free(trace);
         return;
     }
-    char *file = NULL;
-    {
-        char *cmd = xasprintf("ls %s/*.json.gz", trace);
-        FILE *p = popen(cmd, "r");
-        char line[4096];
-        if (p && fgets(line, sizeof line, p)) {
-            line[strcspn(line, "\n")] = 0;
-            file = xstrdup(line);
-        }
-        if (p) pclose(p);
-        free(cmd);
-    }
+    char *file = NULL, *pat = xasprintf("%s/*.json.gz", trace);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) file = xstrdup(g.gl_pathv[0]);
+    globfree(&g);
+    free(pat);
     free(trace);
     REQUIRE(file != NULL);
     struct ingest_file in = { file, file, 0 };

@@ -5,51 +5,13 @@
  * tracks are left out of the stream and built from the slice table by
  * timeline_build_trace_rest; a stream stopped half-way ends without
  * waiting for more. */
+#include "sink_fixture.h"
 #include "timeline_fixture.h"
 #include "derive/timeline_lod.h"
 #include "derive/timeline_stream.h"
 
 static const char *const tables[] = { "lod", "lod_level", "tagg", "tagg_level", "topen", "cseries", "clod", "gpubusy" };
 #define NTABLES (sizeof tables / sizeof tables[0])
-
-/* Feeds sink the slices of run (open read-only) as the writer's drain
- * does: each rank's span, then its slices in id order, each track's end
- * after its last slice with its row's figures. 0, or -1 on a read error. */
-static int feed(sqlite3 *run, const struct rundb_slice_sink *sink)
-{
-    sqlite3_stmt *st;
-    int64_t cur = 0, rank = -1;
-    if (sqlite3_prepare_v2(run,
-                           "SELECT s.id, s.track, s.ts, s.dur, coalesce(s.parent, 0), s.name, s.depth, t.rank,"
-                           " r.t0, r.t1, t.max_depth, t.nslices FROM slice s JOIN track t ON t.id = s.track"
-                           " JOIN rank r ON r.rank = t.rank ORDER BY s.id",
-                           -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    int rc, maxd = 0;
-    int64_t ns = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct rundb_slice_out s = { .id = sqlite3_column_int64(st, 0),
-                                     .track = sqlite3_column_int64(st, 1),
-                                     .ts = sqlite3_column_int64(st, 2),
-                                     .dur = sqlite3_column_int64(st, 3),
-                                     .parent = sqlite3_column_int64(st, 4),
-                                     .name = (uint32_t)sqlite3_column_int64(st, 5),
-                                     .depth = sqlite3_column_int(st, 6) };
-        if (s.track != cur && cur) sink->track_end(sink->ctx, cur, 1, maxd, ns);
-        if (sqlite3_column_int64(st, 7) != rank) {
-            rank = sqlite3_column_int64(st, 7);
-            sink->rank(sink->ctx, sqlite3_column_type(st, 8) != SQLITE_NULL, sqlite3_column_int64(st, 8),
-                       sqlite3_column_int64(st, 9));
-        }
-        cur = s.track;
-        maxd = sqlite3_column_int(st, 10);
-        ns = sqlite3_column_int64(st, 11);
-        sink->slice(sink->ctx, &s);
-    }
-    if (cur) sink->track_end(sink->ctx, cur, 1, maxd, ns);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -1;
-}
 
 /* The stream's build of run into scratch, holding hold slices per track,
  * completed by timeline_build_trace_rest; *deferred: the tracks it left. */
@@ -62,7 +24,7 @@ static int stream_build(const char *run, const char *scratch, size_t hold, size_
     timeline_stream_sink(ts, &sink);
     int rc = rundb_open_ro(run, &ro, e);
     if (rc == 0) {
-        rc = feed(ro, &sink);
+        rc = sink_feed_run(ro, &sink, NULL);
         sqlite3_close(ro);
     }
     if (rc == 0) rc = timeline_stream_finish(ts, e);
