@@ -1,6 +1,6 @@
 /*
- * rundb_schema.h — the tables of one run's database and the indexes built
- * after the bulk load.
+ * rundb_schema.h — the tables of one run's database and their indexes: the
+ * slices' built after the bulk load, the others' kept from the start.
  *
  * Schema (times are integer nanoseconds on the rank's own trace clock, i.e.
  * the file's `ts` x 1000; rank.base_ns aligns ranks; names and categories are
@@ -36,12 +36,13 @@
 /* Stamped into meta(schema_version) when a run is finished. */
 #define RUNDB_SCHEMA_VERSION 1
 
-/* Creates the empty tables on db (a new, empty file). An error is ERR_DB
+/* Creates the empty tables on db (a new, empty file), with the indexes of
+ * the tables filled in file order during the parse. An error is ERR_DB
  * "cannot initialise the run database: ...". */
 int rundb_schema_create(sqlite3 *db, struct err *e);
 
 /* After the bulk load, inside its transaction: records the schema version
- * and builds the indexes (cheaper once than row by row), one statement
+ * and builds the slices' indexes (cheaper once than row by row), one statement
  * each, logging each one's time at debug level. An error is
  * rundb_db_error's "cannot finish the run database". */
 int rundb_schema_finish(sqlite3 *db, struct err *e);
