@@ -17,15 +17,17 @@
  *        track id; AN_SERIES_COPY: key = enum an_copy). A series is a step
  *        function: each sample holds until the next; two samples at one ts
  *        collapse into the later one.
- *   critpath(rank, step, ts, dur, cat, track, slice) WITHOUT ROWID, key
- *        (rank, ts, step): the critical path of each step as segments in
- *        time order (cat: enum an_cp_cat; track and slice: where the segment
- *        lies, slice 0 for a gap between slices). A step's segments tile it
- *        (dur > 0), so their ts differ and the key is unique; the key is
- *        what GET /critpath reads by, and the rows come in its order (ranks
- *        in turn, steps by start) unless steps overlap, so no index is built
- *        after them. Runs stored before keep their rowid table and its index
- *        critpath_rank_ts: the same queries answer the same on both.
+ *   critseg(rank, step, t0, t1, n, segs): the critical path of each step,
+ *        one row a step: its n segments in time order, encoded in the blob
+ *        segs (analyses.c: varints, ts and slice as deltas), [t0, t1) their
+ *        span. A segment is (ts, dur, cat, track, slice) (cat: enum
+ *        an_cp_cat; track and slice: where it lies, slice 0 for a gap
+ *        between slices); a step's segments tile it (dur > 0). ~5 k
+ *        segments a step made rows the import's costliest insert. Runs
+ *        stored before keep critpath(rank, step, ts, dur, cat, track,
+ *        slice), a row per segment (WITHOUT ROWID keyed (rank, ts, step), or
+ *        earlier a rowid table and its index critpath_rank_ts):
+ *        analyses_critpath answers the same from either.
  *
  * Each analysis is one file in server/analyses/ defining
  * `int an_<name>(struct an_ctx *c, json_t *out, struct err *e)` plus one
@@ -43,8 +45,8 @@
  * 10 M event trace), its host threads' slices while they number at most
  * AN_HOST_ROWS (40 bytes each), and is freed before the next rank; an analysis keeps
  * at most a few bytes per op or launch of scratch (a sort key, an index),
- * never a copy of the records; everything else streams. Samples and
- * segments are written in batches. JSON built by an analysis belongs to
+ * never a copy of the records; everything else streams. Samples are
+ * written in batches, segments a step at a time. JSON built by an analysis belongs to
  * `out`.
  */
 #ifndef TB_ANALYSES_H
@@ -255,16 +257,18 @@ int analyses_read(sqlite3 *db, int rank, json_t **out, struct err *e);
 
 /* The critical-path segments of (rank, step) overlapping [t0, t1) as
  * {"step": s, "segments": [[ts, dur, cat, track, slice], ...]} (step < 0:
- * every step). OUT *out: owned by caller. */
+ * every step), the first 200 000 in (ts, step) order. A blob that does
+ * not decode is ERR_DAMAGED. OUT *out: owned by caller. */
 int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, json_t **out, struct err *e);
 
 /* For the analyses: add a counter series; *series receives its id. */
 int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const char *unit, int64_t *series,
               struct err *e);
 /* A sample of a series (the value from ts on). Samples and segments are
- * buffered and written in batches, in order, before the rank's document. */
+ * buffered and written in order before the rank's document. */
 int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e);
-/* A critical-path segment of step idx. */
+/* A critical-path segment of step idx: a step's segments come together,
+ * in time order (one critseg row each). */
 int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uint32_t track, int64_t slice,
                struct err *e);
 

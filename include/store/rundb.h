@@ -67,6 +67,11 @@ int rundb_open_snapshot(const char *path, const char *probe, sqlite3 **out, int 
  * every module reading or writing a run or the catalog. */
 int rundb_db_error(sqlite3 *db, struct err *e, const char *what);
 
+/* ERR_DAMAGED for the run open on db when a value SQLite read back
+ * intact is not what the writer stores (what: which, and how), in
+ * rundb_db_error's words. */
+int rundb_damaged(sqlite3 *db, struct err *e, const char *what);
+
 /* sqlite3_prepare_v2 of the fixed statement sql on db. A failure (a stale
  * schema or a bug: the text is ours) is logged with the statement and
  * returned as rundb_db_error(db, e, "run database (prepare)").

@@ -28,7 +28,7 @@ const char *const an_type_names[AN_NTYPES] = { "compute", "communication", "memo
  * missing from main would drop the scratch's table. */
 static const char drop_sql[] =
     "DROP TABLE IF EXISTS main.analyses; DROP TABLE IF EXISTS main.anseries; DROP TABLE IF EXISTS main.ansample;"
-    "DROP TABLE IF EXISTS main.critpath;";
+    "DROP TABLE IF EXISTS main.critpath; DROP TABLE IF EXISTS main.critseg;";
 
 /* Without the drops: on a scratch database (analyses_run_rank) a DROP would
  * reach the attached run's table of that name. */
@@ -37,8 +37,7 @@ static const char schema_sql[] =
     "CREATE TABLE anseries(id INTEGER PRIMARY KEY, rank INTEGER, kind INTEGER, key INTEGER, name TEXT,"
     " unit TEXT);"
     "CREATE TABLE ansample(series INTEGER, ts INTEGER, value REAL, PRIMARY KEY(series, ts)) WITHOUT ROWID;"
-    "CREATE TABLE critpath(rank INTEGER, step INTEGER, ts INTEGER, dur INTEGER, cat INTEGER, track INTEGER,"
-    " slice INTEGER, PRIMARY KEY(rank, ts, step)) WITHOUT ROWID;";
+    "CREATE TABLE critseg(rank INTEGER, step INTEGER, t0 INTEGER, t1 INTEGER, n INTEGER, segs BLOB);";
 
 /* ====================================================================== */
 /* Output helpers for the analyses                                        */
@@ -142,77 +141,88 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
     return 0;
 }
 
-/* Samples and segments are written AN_BATCH rows per statement: the
- * critical path alone stores ~5 k segments a step (556 k for tiled33), and
- * one row per sqlite3_step cost more than the walk. Rows keep their order,
- * so rowids and the sample that wins at one ts are the same as row by row.
- * The statements are literals: only their placeholders repeat. Samples go
- * through the batched writer (timeline_rows.h); segments have their own,
- * which binds only the values that changed. OR IGNORE: a multi-row INSERT
- * that may abort on the key (WITHOUT ROWID) writes a statement journal of
- * every page it touches (3.5x the page writes, ~0.1 s on tiled33); the key
- * cannot collide (a step's segments tile it, steps differ). */
+/* Samples are written AN_BATCH rows per statement (through the batched
+ * writer, timeline_rows.h): one row per sqlite3_step cost more than the
+ * analyses. Rows keep their order, so rowids and the sample that wins at
+ * one ts are the same as row by row. */
 #define AN_BATCH TIMELINE_ROWS_BATCH
 #define AN_SAMPLE_SQL "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES"
-#define AN_SEG_SQL "INSERT OR IGNORE INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES"
 
+/* A step's critical-path segments are one row of critseg, encoded by
+ * seg_put: ~5 k segments a step (556 k for tiled33) as rows cost 0.2 s of
+ * SQLite's inserts on the import's path, as blobs nothing. */
 struct an_wbuf {
     struct timeline_rows smp; /* series, ts, value (a double) */
-    struct {
-        int64_t ts, dur, slice;
-        int step, cat;
-        uint32_t track;
-    } seg[AN_BATCH];
-    size_t nseg;
-    sqlite3_stmt *seg_n; /* AN_BATCH rows */
-    /* what seg_n's parameters hold (bindings outlive a reset): a value
-     * already there is not bound again; rank, step, category and track
-     * mostly repeat, and binding was a quarter of the critical path's CPU */
-    int64_t seg_val[AN_BATCH * 7];
-    uint8_t seg_set[AN_BATCH * 7];
+    uint8_t *seg;             /* the current step's segments, encoded */
+    size_t seglen, segcap;
+    int64_t nseg, t0, t1, last_ts, last_slice;
+    int step;
 };
 
-/* Binds v to parameter k (from 0) of b->seg_n unless it holds v already. */
-static void bind_seg(struct an_wbuf *b, int k, int64_t v)
+/* The encoding of a segment in critseg.segs: five LEB128 varints, ts and
+ * slice as zigzag deltas from the step's previous segment (from 0 for its
+ * first), then dur, cat and track as they are. Time order makes the ts
+ * deltas small, and a slice's pieces are mostly near each other. */
+static void put_u(struct an_wbuf *b, uint64_t v)
 {
-    if (b->seg_set[k] && b->seg_val[k] == v) return;
-    sqlite3_bind_int64(b->seg_n, k + 1, v);
-    b->seg_val[k] = v;
-    b->seg_set[k] = 1;
+    if (b->segcap - b->seglen < 10) b->seg = xrealloc(b->seg, b->segcap = b->segcap ? b->segcap * 2 : 65536);
+    while (v >= 0x80) {
+        b->seg[b->seglen++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    b->seg[b->seglen++] = (uint8_t)v;
 }
 
+/* a - b as zigzag: small either way; wraps like two's complement, so any
+ * pair of int64 round-trips through get_delta */
+static void put_delta(struct an_wbuf *b, int64_t a, int64_t prev)
+{
+    uint64_t d = (uint64_t)a - (uint64_t)prev;
+    put_u(b, (d << 1) ^ (d >> 63 ? UINT64_MAX : 0));
+}
+
+/* The next varint of [*p, end) into *v: 0 when it runs past end or past
+ * 64 bits (a garbled blob). */
+static int get_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t c = *(*p)++;
+        x |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            *v = x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int get_delta(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *v)
+{
+    uint64_t z;
+    if (!get_u(p, end, &z)) return 0;
+    *v = (int64_t)((uint64_t)prev + ((z >> 1) ^ (z & 1 ? UINT64_MAX : 0)));
+    return 1;
+}
+
+/* The current step's segments as its critseg row. */
 static int flush_segments(struct an_ctx *c, struct err *e)
 {
     struct an_wbuf *b = c->wbuf;
-    int full = b->nseg == AN_BATCH;
-    sqlite3_stmt *st = full ? b->seg_n : c->ins_seg;
-    if (full) {
-        sqlite3_reset(st);
-        for (size_t i = 0; i < b->nseg; i++) {
-            int k = 7 * (int)i;
-            bind_seg(b, k, c->rank);
-            bind_seg(b, k + 1, b->seg[i].step);
-            bind_seg(b, k + 2, b->seg[i].ts);
-            bind_seg(b, k + 3, b->seg[i].dur);
-            bind_seg(b, k + 4, b->seg[i].cat);
-            bind_seg(b, k + 5, b->seg[i].track);
-            bind_seg(b, k + 6, b->seg[i].slice);
-        }
-    }
-    for (size_t i = 0; !full && i < b->nseg; i++) { /* the rest, row by row */
-        sqlite3_reset(st);
-        sqlite3_bind_int(st, 1, c->rank);
-        sqlite3_bind_int(st, 2, b->seg[i].step);
-        sqlite3_bind_int64(st, 3, b->seg[i].ts);
-        sqlite3_bind_int64(st, 4, b->seg[i].dur);
-        sqlite3_bind_int(st, 5, b->seg[i].cat);
-        sqlite3_bind_int64(st, 6, b->seg[i].track);
-        sqlite3_bind_int64(st, 7, b->seg[i].slice);
-        if (sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (critical path insert)");
-    }
-    if (full && sqlite3_step(st) != SQLITE_DONE) return rundb_db_error(c->db, e, "analyses (critical path insert)");
+    if (!b->nseg) return 0;
+    sqlite3_stmt *st = c->ins_seg;
+    sqlite3_reset(st);
+    sqlite3_bind_int(st, 1, c->rank);
+    sqlite3_bind_int(st, 2, b->step);
+    sqlite3_bind_int64(st, 3, b->t0);
+    sqlite3_bind_int64(st, 4, b->t1);
+    sqlite3_bind_int64(st, 5, b->nseg);
+    sqlite3_bind_blob(st, 6, b->seg, (int)b->seglen, SQLITE_STATIC);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "analyses (critical path insert)");
+    sqlite3_bind_null(st, 6); /* the buffer is reused */
     b->nseg = 0;
-    return 0;
+    b->seglen = 0;
+    return rc;
 }
 
 int an_sample(struct an_ctx *c, int64_t series, int64_t ts, double value, struct err *e)
@@ -225,13 +235,25 @@ int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uin
                struct err *e)
 {
     struct an_wbuf *b = c->wbuf;
-    b->seg[b->nseg].ts = ts;
-    b->seg[b->nseg].dur = dur;
-    b->seg[b->nseg].slice = slice;
-    b->seg[b->nseg].step = step;
-    b->seg[b->nseg].cat = cat;
-    b->seg[b->nseg++].track = track;
-    return b->nseg == AN_BATCH ? flush_segments(c, e) : 0;
+    int rc;
+    if (b->nseg && step != b->step && (rc = flush_segments(c, e)) != 0) return rc;
+    if (!b->nseg) {
+        b->step = step;
+        b->t0 = ts;
+        b->t1 = ts + dur;
+        b->last_ts = b->last_slice = 0;
+    }
+    put_delta(b, ts, b->last_ts);
+    put_u(b, (uint64_t)dur);
+    put_u(b, (uint64_t)cat);
+    put_u(b, track);
+    put_delta(b, slice, b->last_slice);
+    b->last_ts = ts;
+    b->last_slice = slice;
+    if (ts < b->t0) b->t0 = ts;
+    if (ts + dur > b->t1) b->t1 = ts + dur;
+    b->nseg++;
+    return 0;
 }
 
 /* ====================================================================== */
@@ -322,8 +344,8 @@ static int run_ranks(sqlite3 *db, int rank, int scratch, size_t host_rows, struc
                             e)) ||
         (rc = timeline_rows_open(&c.wbuf->smp, db, AN_SAMPLE_SQL "(?,?,?)", AN_SAMPLE_SQL TIMELINE_ROWS32("(?,?,?)"),
                                  3, 1u << 2, "analyses (sample insert)", e)) ||
-        (rc = rundb_prepare(db, AN_SEG_SQL "(?,?,?,?,?,?,?)", &c.ins_seg, e)) ||
-        (rc = rundb_prepare(db, AN_SEG_SQL TIMELINE_ROWS32("(?,?,?,?,?,?,?)"), &c.wbuf->seg_n, e)) ||
+        (rc = rundb_prepare(db, "INSERT INTO critseg(rank, step, t0, t1, n, segs) VALUES(?,?,?,?,?,?)", &c.ins_seg,
+                            e)) ||
         (rc = rundb_prepare(db, "INSERT INTO analyses(rank, doc) VALUES(?,?)", &ins_doc, e)) ||
         (rc = rundb_prepare(db, "SELECT rank, count(*) OVER () FROM rank WHERE ?1 < 0 OR rank = ?1 ORDER BY rank",
                             &ranks, e)))
@@ -346,7 +368,7 @@ out:
     sqlite3_finalize(c.ins_series);
     sqlite3_finalize(c.ins_seg);
     timeline_rows_close(&c.wbuf->smp);
-    sqlite3_finalize(c.wbuf->seg_n);
+    free(c.wbuf->seg);
     free(c.wbuf);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "analyses (commit)");
@@ -419,7 +441,7 @@ static int adopt_rows(sqlite3 *db, int first, struct err *e)
         "INSERT INTO main.anseries SELECT id + ?1, rank, kind, key, name, unit FROM " RUNDB_ASIDE ".anseries"
         " ORDER BY id",
         "INSERT INTO main.ansample SELECT series + ?1, ts, value FROM " RUNDB_ASIDE ".ansample",
-        "INSERT INTO main.critpath SELECT * FROM " RUNDB_ASIDE ".critpath",
+        "INSERT INTO main.critseg SELECT * FROM " RUNDB_ASIDE ".critseg",
     };
     int64_t base = 0;
     int rc = 0;
@@ -478,33 +500,130 @@ int analyses_read(sqlite3 *db, int rank, json_t **out, struct err *e)
     return 0;
 }
 
+/* GET /critpath's answer is at most this many segments (the earliest). */
+#define CP_READ_MAX 200000
+#define CP_STR_(x) #x
+#define CP_STR(x) CP_STR_(x)
+
+struct cp_read {
+    int64_t ts, dur, track, slice;
+    int step, cat;
+};
+
+static int cp_read_cmp(const void *a, const void *b)
+{
+    const struct cp_read *x = a, *y = b;
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return (x->step > y->step) - (x->step < y->step);
+}
+
+/* The segments of the critseg rows that st yields (step, t0, n, segs, by
+ * t0) overlapping [t0, t1): the first CP_READ_MAX in (ts, step) order, the
+ * order of the table's key before the blobs. OUT *out, *n: owned by caller. */
+static int critseg_read(sqlite3 *db, sqlite3_stmt *st, int64_t t0, int64_t t1, struct cp_read **out, size_t *n,
+                        struct err *e)
+{
+    struct cp_read *v = NULL;
+    size_t nv = 0, cap = 0;
+    int sorted = 1, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        /* blobs come by start: none of a later one can go before the
+         * CP_READ_MAX first held, once those are in order */
+        if (sorted && nv >= CP_READ_MAX && sqlite3_column_int64(st, 1) > v[CP_READ_MAX - 1].ts) {
+            rc = SQLITE_DONE;
+            break;
+        }
+        const int step = sqlite3_column_int(st, 0);
+        const int64_t nseg = sqlite3_column_int64(st, 2);
+        const uint8_t *p = sqlite3_column_blob(st, 3), *end = p + sqlite3_column_bytes(st, 3);
+        int64_t ts = 0, slice = 0;
+        for (int64_t k = 0; k < nseg; k++) {
+            uint64_t dur, cat, track;
+            if (!get_delta(&p, end, ts, &ts) || !get_u(&p, end, &dur) || !get_u(&p, end, &cat) ||
+                !get_u(&p, end, &track) || !get_delta(&p, end, slice, &slice) || dur > INT64_MAX ||
+                cat >= AN_CP_NCAT) {
+                free(v);
+                return rundb_damaged(db, e, "a critical-path segment cut short or out of range");
+            }
+            int64_t last;
+            if (ts >= t1 || (!__builtin_add_overflow(ts, (int64_t)dur, &last) && last <= t0)) continue;
+            if (nv == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 4096) * sizeof *v);
+            v[nv] = (struct cp_read){ ts, (int64_t)dur, (int64_t)track, slice, step, (int)cat };
+            if (nv && cp_read_cmp(&v[nv - 1], &v[nv]) > 0) sorted = 0;
+            nv++;
+        }
+        if (p != end) {
+            free(v);
+            return rundb_damaged(db, e, "a critical-path step holds more than its segments");
+        }
+        if (!sorted && nv > 2 * CP_READ_MAX) { /* steps that overlap: keep the earliest */
+            qsort(v, nv, sizeof *v, cp_read_cmp);
+            nv = CP_READ_MAX;
+            sorted = 1;
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return rundb_db_error(db, e, "analyses (critical path)");
+    }
+    if (!sorted) qsort(v, nv, sizeof *v, cp_read_cmp);
+    *out = v;
+    *n = nv < CP_READ_MAX ? nv : CP_READ_MAX;
+    return 0;
+}
+
+/* The same from a run stored before the blobs: critpath, a row per
+ * segment (a WITHOUT ROWID table keyed (rank, ts, step), or earlier a
+ * rowid table with its index critpath_rank_ts). */
+static int critpath_rows_read(sqlite3 *db, sqlite3_stmt *st, struct cp_read **out, size_t *n, struct err *e)
+{
+    struct cp_read *v = NULL;
+    size_t nv = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (nv == cap) v = xrealloc(v, (cap = cap ? cap * 2 : 4096) * sizeof *v);
+        v[nv++] = (struct cp_read){ sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                    sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4), 0,
+                                    sqlite3_column_int(st, 2) };
+    }
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return rundb_db_error(db, e, "analyses (critical path)");
+    }
+    *out = v;
+    *n = nv;
+    return 0;
+}
+
 int analyses_critpath(sqlite3 *db, int rank, int step, int64_t t0, int64_t t1, json_t **out, struct err *e)
 {
     *out = NULL;
-    int rc = scan_has_table(db, "critpath", e);
+    int blobs = scan_has_table(db, "critseg", e), rc = blobs;
+    if (rc == 0) rc = scan_has_table(db, "critpath", e);
     if (rc < 0) return rc;
     if (!rc) return err_set(e, ERR_NOT_FOUND, "this run has no critical path (imported before the analyses existed)");
     sqlite3_stmt *st;
     if (rundb_prepare(db,
-                      "SELECT ts, dur, cat, track, slice FROM critpath WHERE rank = ?1 AND (?2 < 0 OR step = ?2)"
-                      " AND ts < ?4 AND ts + dur > ?3 ORDER BY ts LIMIT 200000",
+                      blobs ? "SELECT step, t0, n, segs FROM critseg WHERE rank = ?1 AND (?2 < 0 OR step = ?2)"
+                              " AND t0 < ?4 AND t1 > ?3 ORDER BY t0, step"
+                            : "SELECT ts, dur, cat, track, slice FROM critpath WHERE rank = ?1 AND (?2 < 0 OR step = ?2)"
+                              " AND ts < ?4 AND ts + dur > ?3 ORDER BY ts LIMIT " CP_STR(CP_READ_MAX),
                       &st, e))
         return e->code;
     sqlite3_bind_int(st, 1, rank);
     sqlite3_bind_int(st, 2, step);
     sqlite3_bind_int64(st, 3, t0);
     sqlite3_bind_int64(st, 4, t1);
-    json_t *segs = json_array();
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        json_array_append_new(segs, json_pack("[I,I,i,I,I]", (json_int_t)sqlite3_column_int64(st, 0),
-                                              (json_int_t)sqlite3_column_int64(st, 1), sqlite3_column_int(st, 2),
-                                              (json_int_t)sqlite3_column_int64(st, 3),
-                                              (json_int_t)sqlite3_column_int64(st, 4)));
+    struct cp_read *v = NULL;
+    size_t n = 0;
+    rc = blobs ? critseg_read(db, st, t0, t1, &v, &n, e) : critpath_rows_read(db, st, &v, &n, e);
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        json_decref(segs);
-        return rundb_db_error(db, e, "analyses (critical path)");
-    }
+    if (rc) return rc;
+    json_t *segs = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(segs, json_pack("[I,I,i,I,I]", (json_int_t)v[i].ts, (json_int_t)v[i].dur, v[i].cat,
+                                              (json_int_t)v[i].track, (json_int_t)v[i].slice));
+    free(v);
     json_t *cats = json_array();
     for (int i = 0; i < AN_CP_NCAT; i++) json_array_append_new(cats, json_string(an_cp_names[i]));
     *out = json_pack("{s:i,s:o,s:o}", "step", step, "categories", cats, "segments", segs);

@@ -69,6 +69,11 @@ int rundb_db_error(sqlite3 *db, struct err *e, const char *what)
     return err_set(e, why ? ERR_NOSPACE : ERR_DB, "%s: %s%s", what, sqlite3_errmsg(db), why ? why : "");
 }
 
+int rundb_damaged(sqlite3 *db, struct err *e, const char *what)
+{
+    return damaged(sqlite3_db_filename(db, "main"), e, "%s", what);
+}
+
 int rundb_prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st, struct err *e)
 {
     if (sqlite3_prepare_v2(db, sql, -1, st, NULL) == SQLITE_OK) return 0;

@@ -25,6 +25,33 @@ before(async () => {
 });
 after(async () => { await srv.stop(); srv.cleanup(); });
 
+/** LEB128 bytes of the unsigned BigInt v, as hex. */
+function leb(v) {
+  let out = '';
+  do {
+    let b = Number(v & 0x7fn);
+    v >>= 7n;
+    if (v) b |= 0x80;
+    out += b.toString(16).padStart(2, '0');
+  } while (v);
+  return out;
+}
+
+/** SQL inserting the critseg row of (rank 0, step) holding segs [[ts, dur, cat, track, slice], …], in the
+ * format server/derive/analyses.c writes: per segment the varints of zigzag(ts - previous ts), dur, cat,
+ * track and zigzag(slice - previous slice). */
+function critsegRow(step, segs) {
+  const zz = (d) => (d < 0n ? ((-d) << 1n) - 1n : d << 1n);
+  let hex = '', ts = 0n, slice = 0n;
+  for (const [t, dur, cat, track, sl] of segs.map((g) => g.map(BigInt))) {
+    hex += leb(zz(t - ts)) + leb(dur) + leb(cat) + leb(track) + leb(zz(sl - slice));
+    ts = t;
+    slice = sl;
+  }
+  const t0 = Math.min(...segs.map((g) => g[0])), t1 = Math.max(...segs.map((g) => g[0] + g[1]));
+  return `INSERT INTO critseg(rank, step, t0, t1, n, segs) VALUES (0, ${step}, ${t0}, ${t1}, ${segs.length}, X'${hex}');`;
+}
+
 function checkDoc(doc, rank) {
   assert.ok(Array.isArray(doc.window_ns) && doc.window_ns.length === 2, `rank ${rank}: window_ns`);
   assert.ok(doc.window_ns[0] <= doc.window_ns[1], `rank ${rank}: window in order`);
@@ -73,9 +100,9 @@ test('critpath: rank, step and [start, end) select the stored segments', async (
   if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
   const id = await srv.upload(demoFiles('matmul_amp'), 'amp-cp');
   // segments of our own, so the filter is tested whatever the analysis finds
-  srv.sql(id, 'DELETE FROM critpath; INSERT INTO critpath(rank, step, ts, dur, cat, track, slice) VALUES'
-    + ' (0, 0, 1000, 100, 0, 1, 11), (0, 0, 1100, 50, 2, 2, 12), (0, 0, 1150, 10, 5, 2, 0),'
-    + ' (0, 1, 2000, 300, 4, 1, 13), (0, 1, 2300, 200, 3, 3, 14);');
+  srv.sql(id, 'DELETE FROM critseg; '
+    + critsegRow(0, [[1000, 100, 0, 1, 11], [1100, 50, 2, 2, 12], [1150, 10, 5, 2, 0]])
+    + critsegRow(1, [[2000, 300, 4, 1, 13], [2300, 200, 3, 3, 14]]));
   const all = await srv.json(`/api/runs/${id}/critpath?rank=0`);
   assert.deepEqual(all.segments.map((s) => s[0]), [1000, 1100, 1150, 2000, 2300]);
   const s1 = await srv.json(`/api/runs/${id}/critpath?rank=0&step=1`);
@@ -108,7 +135,7 @@ test('critpath: every bad parameter is a 400 naming it; unknown rank and step 40
 test('a run imported before the analyses answers 409 on both, like the other read APIs', async (t) => {
   if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
   const id = await srv.upload(demoFiles('matmul_amp'), 'old');
-  srv.sql(id, 'DROP TABLE analyses; DROP TABLE anseries; DROP TABLE ansample; DROP TABLE critpath;');
+  srv.sql(id, 'DROP TABLE analyses; DROP TABLE anseries; DROP TABLE ansample; DROP TABLE critseg;');
   await error(`/api/runs/${id}/analyses`, 409, /before the GPU analyses existed/);
   await error(`/api/runs/${id}/analyses?rank=0`, 409, /before the GPU analyses existed/);
   await error(`/api/runs/${id}/critpath?rank=0&step=0`, 409, /before the GPU analyses existed/);

@@ -7,7 +7,8 @@
  *   char *db;
  *   json_t *doc = fixture_analyses(DEV_H100, CPU(...) "," GPU(...), &db);
  *   json_t *idle = json_object_get(doc, "idle");
- *   ... fixture_query_int(db, "SELECT count(*) FROM critpath") ...
+ *   json_t *segs = fixture_segments(db, 0); // step 0's critical path
+ *   ... fixture_query_int(db, "SELECT count(*) FROM critseg") ...
  *   json_decref(doc); free(db);
  */
 #ifndef TB_ANALYSES_FIXTURE_H
@@ -63,6 +64,24 @@ static inline int64_t fixture_query_int(const char *dbpath, const char *sql)
     }
     sqlite3_close(db);
     return v;
+}
+
+/* The critical-path segments of rank 0's step (< 0: every step) as GET
+ * /critpath gives them, [[ts, dur, cat, track, slice], ...] in time order
+ * (owned by caller), NULL on failure. */
+static inline json_t *fixture_segments(const char *dbpath, int step)
+{
+    struct err e;
+    sqlite3 *db;
+    json_t *out = NULL, *segs = NULL;
+    if (rundb_open_ro(dbpath, &db, &e) != 0) return NULL;
+    if (analyses_critpath(db, 0, step, INT64_MIN, INT64_MAX, &out, &e) == 0)
+        segs = json_incref(json_object_get(out, "segments"));
+    else
+        fprintf(stderr, "critpath: %s\n", e.msg);
+    json_decref(out);
+    sqlite3_close(db);
+    return segs;
 }
 
 /* A number at a path of nested object keys ("idle", "totals", "host_wait_ns",

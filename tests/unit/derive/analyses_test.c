@@ -61,12 +61,12 @@ static void test_document(void)
     json_t *it = json_array_get(json_object_get(json_object_get(doc, "annotations"), "items"), 0);
     CHECK_EQ_STR(json_string_value(json_object_get(it, "name")), "fwd");
     CHECK(fixture_query_int(db, "SELECT count(*) FROM anseries WHERE kind = 2") == 1); /* HtoD lane */
-    CHECK(fixture_query_int(db, "SELECT count(*) FROM critpath") > 0);
+    CHECK(fixture_query_int(db, "SELECT sum(n) FROM critseg") > 0);
     json_decref(doc);
 
     /* a rerun (what a rank renumbering does) gives the same tables */
     char *before = text_of(db);
-    int64_t nseg = fixture_query_int(db, "SELECT count(*) FROM critpath");
+    int64_t nseg = fixture_query_int(db, "SELECT sum(n) FROM critseg");
     int64_t nsam = fixture_query_int(db, "SELECT count(*) FROM ansample");
     struct err e;
     sqlite3 *rw;
@@ -76,7 +76,7 @@ static void test_document(void)
     char *after = text_of(db);
     REQUIRE(before && after);
     CHECK_EQ_STR(after, before);
-    CHECK(fixture_query_int(db, "SELECT count(*) FROM critpath") == nseg);
+    CHECK(fixture_query_int(db, "SELECT sum(n) FROM critseg") == nseg);
     CHECK(fixture_query_int(db, "SELECT count(*) FROM ansample") == nsam);
     free(before);
     free(after);
@@ -120,7 +120,7 @@ static void test_old_run(void)
     char *db = NULL;
     sqlite3 *rw = open_stored(&db);
     REQUIRE(rw != NULL);
-    CHECK(sqlite3_exec(rw, "DROP TABLE analyses; DROP TABLE critpath", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(rw, "DROP TABLE analyses; DROP TABLE critseg", NULL, NULL, NULL) == SQLITE_OK);
     struct err e;
     json_t *out = (json_t *)1;
     CHECK_EQ_INT(analyses_read(rw, -1, &out, &e), 0);

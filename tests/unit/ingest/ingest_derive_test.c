@@ -24,7 +24,7 @@ static char *run_db; /* the imported 4-rank run */
 
 /* The derived tables a rank pass writes; each compared whole. */
 static const char *const tables[] = { "step",     "gpu",      "op_stat",  "kernel_stat", "mem_alloc", "analysis",
-                                      "analyses", "anseries", "ansample", "critpath",    "cseries",   "clod",
+                                      "analyses", "anseries", "ansample", "critseg",     "cseries",   "clod",
                                       "cagg",     "cagg_level" };
 
 static int64_t count(sqlite3 *db, const char *sql)
