@@ -168,6 +168,13 @@ struct rules_ctx {
     json_t *findings; /* array, filled by rules_add */
     size_t launch_rows; /* launch calls held by the ranks' launch readers */
     size_t act_rows;    /* host slices held with them (scan_launch_acts) */
+    /* rules_run_held's: the slices held in memory the launch readers'
+     * preloads read (NULL once every rank's is done, or none), and whom
+     * to tell then */
+    const struct scan_held *held;
+    void (*held_done)(void *arg);
+    void *held_arg;
+    size_t npreloaded; /* ranks whose launch reader is preloaded */
 };
 
 /* The part of a step's critical path (analyses.h, critical_path) that
@@ -310,6 +317,14 @@ double rules_param(const struct rules_ctx *ctx, const char *key);
  * it, attached to the run's handle as RUNDB_ASIDE, in one transaction. */
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e);
 int rules_adopt(sqlite3 *db, struct err *e);
+
+/* rules_run reading the launch calls (rules_launches) from held where it
+ * holds a track's slices (derive/slice_feed.h: the import's; the same
+ * findings); held_done(arg) (may be NULL) is called on this thread as soon
+ * as held is read no more, before rules_run_held returns: the import frees
+ * the feed then. held NULL: rules_run. */
+int rules_run_held(sqlite3 *db, const struct config_rules *cfg, const struct scan_held *held,
+                   void (*held_done)(void *arg), void *arg, struct err *e);
 
 /* Caps the stored findings of db by its critical path (analyses_run must
  * have committed; rules_adopt calls it after the copy): each saving is at

@@ -15,6 +15,8 @@
  * its rows and the walk asks for exactly their id range; anything else
  * (a re-derive, a renumbered run) reads the table.
  *
+ * The rules read the launch calls from it too (slice_feed_held).
+ *
  * Threads: filled by the sink's callbacks on the draining thread; read
  * only after the last drain, by any number of threads (the handover must
  * be ordered, as creating the readers' threads after it orders it). The
@@ -27,6 +29,7 @@
 #include <stdint.h>
 
 #include "store/rundb_writer.h"
+#include "store/scan.h"
 
 /* 1.5 M slices (60 MB): a 458 MB with_stack trace fits, the 10 M-event
  * synthetic trace does not (its derive's peak is the import's). */
@@ -53,6 +56,11 @@ void slice_feed_sink(struct slice_feed *f, struct rundb_slice_sink *out);
  * pointer to first's row, last - first + 1 rows), else NULL. f may be NULL. */
 const struct slice_feed_row *slice_feed_track(const struct slice_feed *f, int64_t track, int64_t first,
                                                   int64_t last);
+
+/* The feed as rows held for the launch reader's preload (store/scan.h:
+ * scan_launch_hold), the rules' read of the launch calls; out is valid
+ * until slice_feed_free. f may be NULL (then nothing is held). */
+void slice_feed_held(const struct slice_feed *f, struct scan_held *out);
 
 /* The text of shape (not 0). */
 const char *slice_feed_shape(const struct slice_feed *f, uint32_t shape);

@@ -114,6 +114,23 @@ int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err
 #define SCAN_LAUNCH_PRELOAD_MAX ((size_t)1 << 19)
 int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct err *e);
 
+/* Slices a caller holds in memory (derive/slice_feed.h: the import's sorted
+ * stream), read instead of run.db by scan_launch_preload: track(arg,
+ * track, first, last) returns the caller's rows of a track when it holds
+ * exactly its ids first..last (NULL: read the table), row(rows, i, out)
+ * fills out with the i-th of them (id first + i; out->id and out->track
+ * are set by the caller), as the table would. */
+struct scan_held {
+    const void *(*track)(const void *arg, int64_t track, int64_t first, int64_t last);
+    void (*row)(const void *rows, int64_t i, struct scan_slice *out);
+    const void *arg;
+};
+
+/* The preload of l reads the tracks held holds from it (the same rows, so
+ * the same answers). held is borrowed until scan_launch_preload returns;
+ * NULL: none. */
+void scan_launch_hold(struct scan_launch *l, const struct scan_held *held);
+
 /* The SCAN_HOST_ACTS slices the preload kept of the rank's i-th track (in
  * track id order): 1 (OUT *track, *rows, *n: its id and its rows in id
  * order, borrowed until scan_launch_close), 0 when i is past the last

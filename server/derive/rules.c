@@ -493,6 +493,14 @@ static int load_rank(sqlite3 *db, struct rules_rank *r, const char *format, stru
     return 0;
 }
 
+/* c's held slices are read no more: its owner is told. */
+static void held_release(struct rules_ctx *c)
+{
+    if (!c->held) return;
+    c->held = NULL;
+    if (c->held_done) c->held_done(c->held_arg);
+}
+
 int rules_launches(struct rules_ctx *c, const struct rules_rank *r, struct scan_launch **out, struct err *e)
 {
     struct rules_rank *mine = &c->ranks[r - c->ranks];
@@ -502,7 +510,10 @@ int rules_launches(struct rules_ctx *c, const struct rules_rank *r, struct scan_
         size_t room = c->launch_rows < RULES_LAUNCH_ROWS ? RULES_LAUNCH_ROWS - c->launch_rows : 0;
         if (room > SCAN_LAUNCH_PRELOAD_MAX) room = SCAN_LAUNCH_PRELOAD_MAX;
         size_t aroom = c->act_rows < RULES_ACT_ROWS ? RULES_ACT_ROWS - c->act_rows : 0;
-        if ((rc = scan_launch_preload(mine->launch, room, aroom, e)) < 0) return rc;
+        if (c->held) scan_launch_hold(mine->launch, c->held);
+        rc = scan_launch_preload(mine->launch, room, aroom, e);
+        if (++c->npreloaded == c->nranks) held_release(c);
+        if (rc < 0) return rc;
         const struct scan_slice *rows;
         const struct scan_brief *acts;
         size_t n;
@@ -611,7 +622,14 @@ double rules_param(const struct rules_ctx *ctx, const char *key)
 
 int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
 {
-    struct rules_ctx ctx = { db, cfg, NULL, 0, json_array(), 0, 0 };
+    return rules_run_held(db, cfg, NULL, NULL, NULL, e);
+}
+
+int rules_run_held(sqlite3 *db, const struct config_rules *cfg, const struct scan_held *held,
+                   void (*held_done)(void *arg), void *arg, struct err *e)
+{
+    struct rules_ctx ctx = { .db = db, .cfg = cfg, .findings = json_array(), .held = held, .held_done = held_done,
+                             .held_arg = arg };
     struct facts_rank *fr = NULL;
     size_t nfr = 0;
     int rc = 0;
@@ -663,6 +681,7 @@ int rules_run(sqlite3 *db, const struct config_rules *cfg, struct err *e)
     }
     rc = store(db, ctx.findings, e);
 out:
+    held_release(&ctx); /* no rank's launches were asked for, or a failure */
     facts_ranks_free(fr, nfr);
     ranks_free(ctx.ranks, ctx.nranks);
     json_decref(ctx.findings);

@@ -153,6 +153,27 @@ const struct slice_feed_row *slice_feed_track(const struct slice_feed *f, int64_
     return &f->rows[first - f->first_id];
 }
 
+static const void *held_track(const void *arg, int64_t track, int64_t first, int64_t last)
+{
+    return slice_feed_track(arg, track, first, last);
+}
+
+static void held_row(const void *rows, int64_t i, struct scan_slice *out)
+{
+    const struct slice_feed_row *r = (const struct slice_feed_row *)rows + i;
+    out->ts = r->ts;
+    out->dur = r->dur;
+    out->parent = r->parent;
+    out->corr = r->corr;
+    out->name = r->name;
+    out->kind = (enum tb_kind)r->kind;
+}
+
+void slice_feed_held(const struct slice_feed *f, struct scan_held *out)
+{
+    *out = (struct scan_held){ held_track, held_row, f };
+}
+
 const char *slice_feed_shape(const struct slice_feed *f, uint32_t shape)
 {
     return shape && shape < f->ntexts ? f->texts[shape] : NULL;

@@ -171,6 +171,7 @@ struct scan_launch {
      * acts[aofs[i] .. aofs[i + 1]) (aofs NULL: none kept) */
     struct scan_brief *acts;
     size_t nacts, *aofs;
+    const struct scan_held *held; /* rows the preload reads from memory, NULL: none */
 };
 
 void scan_launch_close(struct scan_launch *l)
@@ -210,28 +211,78 @@ static void keep_act(struct scan_launch *l, const struct scan_brief *b, const st
     if (t) l->aofs[t - l->tracks + 1]++;
 }
 
+void scan_launch_hold(struct scan_launch *l, const struct scan_held *held)
+{
+    l->held = held;
+}
+
+/* What the preload keeps as it goes. */
+struct preload {
+    size_t max, amax, cap, acap;
+    int over, aover;
+};
+
+/* Keeps r (a SCAN_LAUNCHES row) of the rank's track t (NULL: another
+ * rank's) as a launch call and, with the others, as a host act. */
+static void keep_launch(struct scan_launch *l, const struct scan_slice *r, const struct launch_track *t,
+                        struct preload *p)
+{
+    keep_act(l, &(const struct scan_brief){ r->ts, r->dur, r->name, (uint8_t)r->kind }, t, p->amax, &p->acap,
+             &p->aover);
+    if (p->over) return;
+    if (l->nmem == p->max) {
+        p->over = 1;
+        return;
+    }
+    if (l->nmem == p->cap) l->mem = xrealloc(l->mem, (p->cap = p->cap ? p->cap * 2 : 4096) * sizeof *l->mem);
+    l->mem[l->nmem++] = *r;
+}
+
+/* The held rows of track t's ids first..last (rows from l->held) that
+ * kinds selects, kept as the table's would be. */
+static void preload_held(struct scan_launch *l, const void *rows, int64_t track, int64_t first, int64_t last,
+                         unsigned kinds, const struct launch_track *t, struct preload *p)
+{
+    struct scan_slice r;
+    for (int64_t i = 0; i <= last - first; i++) {
+        l->held->row(rows, i, &r);
+        unsigned kind = SCAN_KIND(r.kind);
+        if (!(kind & kinds)) continue;
+        r.id = first + i;
+        r.track = track;
+        if (kind & SCAN_LAUNCHES) keep_launch(l, &r, t, p);
+        else keep_act(l, &(const struct scan_brief){ r.ts, r.dur, r.name, (uint8_t)r.kind }, t, p->amax, &p->acap,
+                      &p->aover);
+    }
+}
+
 int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct err *e)
 {
     struct scan_slices *c;
     struct scan_slice r;
-    size_t cap = 0, acap = 0;
-    int over = 0, aover = amax == 0;
+    struct preload p = { max, amax, 0, 0, 0, amax == 0 };
     int64_t total = 0;
     if (l->preloaded) return 1;
     /* past amax none are kept: known before the pass, so it never holds
      * amax rows only to drop them */
-    int rc = aover ? 0 : scan_slices_count(l->db, l->rank, SCAN_TRACKS_ALL, &total, e);
+    int rc = p.aover ? 0 : scan_slices_count(l->db, l->rank, SCAN_TRACKS_ALL, &total, e);
     if (rc) return rc;
-    if (total > (int64_t)amax) aover = 1;
+    if (total > (int64_t)amax) p.aover = 1;
     /* one pass for both: the host slices are most of a rank's rows, and
      * SQLite visits every row of a track whatever the kinds kept */
-    if ((rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, SCAN_LAUNCHES | (aover ? 0 : SCAN_HOST_ACTS), &c,
-                               e)))
-        return rc;
-    if (!aover) l->aofs = xcalloc(l->ntracks + 1, sizeof *l->aofs);
+    const unsigned kinds = SCAN_LAUNCHES | (p.aover ? 0 : SCAN_HOST_ACTS);
+    if ((rc = scan_slices_open(l->db, l->rank, SCAN_TRACKS_ALL, kinds, &c, e))) return rc;
+    if (!p.aover) l->aofs = xcalloc(l->ntracks + 1, sizeof *l->aofs);
     int64_t track;
     while ((rc = scan_slices_track(c, &track, e)) == 1) {
         const struct launch_track *t = launch_track_of(l, track);
+        int64_t first, last;
+        scan_slices_range(c, &first, &last);
+        const void *rows = l->held ? l->held->track(l->held->arg, track, first, last) : NULL;
+        if (rows) {
+            preload_held(l, rows, track, first, last, kinds, t, &p);
+            continue;
+        }
         /* the columns a row's kind needs: an operator or annotation (most
          * rows kept) is read as the 4 a host cursor reads */
         while ((rc = scan_step(c->slices, e, "run database (slices)")) == 1) {
@@ -240,23 +291,17 @@ int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct e
                 const struct scan_brief b = { sqlite3_column_int64(c->slices, 2), sqlite3_column_int64(c->slices, 3),
                                               (uint32_t)sqlite3_column_int64(c->slices, 5),
                                               (uint8_t)sqlite3_column_int(c->slices, 6) };
-                keep_act(l, &b, t, amax, &acap, &aover);
+                keep_act(l, &b, t, p.amax, &p.acap, &p.aover);
                 continue;
             }
             slice_row(c->slices, &r);
-            keep_act(l, &(const struct scan_brief){ r.ts, r.dur, r.name, (uint8_t)r.kind }, t, amax, &acap, &aover);
-            if (over) continue;
-            if (l->nmem == max) {
-                over = 1;
-                continue;
-            }
-            if (l->nmem == cap) l->mem = xrealloc(l->mem, (cap = cap ? cap * 2 : 4096) * sizeof *l->mem);
-            l->mem[l->nmem++] = r;
+            keep_launch(l, &r, t, &p);
         }
         if (rc < 0) break;
     }
     scan_slices_close(c);
-    if (rc < 0 || aover) { /* an error, or too many to hold: the cursors read run.db */
+    l->held = NULL;
+    if (rc < 0 || p.aover) { /* an error, or too many to hold: the cursors read run.db */
         free(l->acts);
         free(l->aofs);
         l->acts = NULL;
@@ -264,7 +309,7 @@ int scan_launch_preload(struct scan_launch *l, size_t max, size_t amax, struct e
         l->nacts = 0;
     }
     for (size_t i = 0; l->aofs && i < l->ntracks; i++) l->aofs[i + 1] += l->aofs[i];
-    if (rc < 0 || over) { /* an error, or too many to hold: the point lookups stay */
+    if (rc < 0 || p.over) { /* an error, or too many to hold: the point lookups stay */
         free(l->mem);
         l->mem = NULL;
         l->nmem = 0;

@@ -17,7 +17,7 @@ static struct config cfg;
 /* Runs def over db with the one rank r; returns its status, e filled. */
 static int run_rule(const struct rules_def *def, sqlite3 *db, struct rules_rank *r, struct err *e)
 {
-    struct rules_ctx ctx = { db, &cfg.rules, r, 1, json_array(), 0, 0 };
+    struct rules_ctx ctx = { .db = db, .cfg = &cfg.rules, .ranks = r, .nranks = 1, .findings = json_array() };
     err_clear(e);
     int rc = def->run(&ctx, e);
     CHECK_EQ_INT(json_array_size(ctx.findings), 0);

@@ -5,9 +5,10 @@
  *    or more rows than the limit leave nothing served;
  *  - a cpu_op's input shapes are pulled from its args as the walk pulls
  *    them (whitespace dropped, equal shapes one text), no other kind's;
- *  - on a real with_stack trace, the summary and the GPU analyses' launch
- *    walk read from the feed give the same tables and records as read from
- *    run.db, and they do read it (a feed with other names changes them).
+ *  - on a real with_stack trace, the summary, the GPU analyses' launch
+ *    walk and the rules' launch reader (slice_feed_held) read from the
+ *    feed give the same tables and records as read from run.db, and they
+ *    do read it (a feed with other names changes them).
  * The real-trace part skips (with a line saying so) without ../shared. */
 #include "base/xmalloc.h"
 #include "derive/analyses.h"
@@ -211,6 +212,46 @@ static int pre_alike(const struct analyses_pre *a, const struct analyses_pre *b)
     return 1;
 }
 
+/* The rules' launch reader of rank 0 on db preloaded, from feed's rows
+ * where given (NULL: run.db), with room for every row. OUT: owned by
+ * caller (scan_launch_close), NULL on failure. */
+static struct scan_launch *launch_reader(sqlite3 *db, const struct slice_feed *feed)
+{
+    struct err e;
+    struct scan_launch *l = NULL;
+    struct scan_held held;
+    if (scan_launch_open(db, 0, &l, &e) != 0) return NULL;
+    slice_feed_held(feed, &held);
+    if (feed) scan_launch_hold(l, &held);
+    if (scan_launch_preload(l, SCAN_LAUNCH_PRELOAD_MAX, SCAN_LAUNCH_PRELOAD_MAX, &e) != 1) {
+        scan_launch_close(l);
+        return NULL;
+    }
+    return l;
+}
+
+/* a and b hold the same launch calls and host acts, field by field. */
+static int launches_alike(const struct scan_launch *a, const struct scan_launch *b)
+{
+    const struct scan_slice *x, *y;
+    size_t nx, ny;
+    if (!scan_launch_rows(a, &x, &nx) || !scan_launch_rows(b, &y, &ny) || nx != ny) return 0;
+    for (size_t i = 0; i < nx; i++)
+        if (x[i].id != y[i].id || x[i].track != y[i].track || x[i].ts != y[i].ts || x[i].dur != y[i].dur ||
+            x[i].parent != y[i].parent || x[i].corr != y[i].corr || x[i].name != y[i].name || x[i].kind != y[i].kind)
+            return 0;
+    const struct scan_brief *p, *q;
+    int64_t ta, tb;
+    size_t i = 0;
+    for (; scan_launch_acts(a, i, &ta, &p, &nx); i++) {
+        if (!scan_launch_acts(b, i, &tb, &q, &ny) || ta != tb || nx != ny) return 0;
+        for (size_t k = 0; k < nx; k++)
+            if (p[k].ts != q[k].ts || p[k].dur != q[k].dur || p[k].name != q[k].name || p[k].kind != q[k].kind)
+                return 0;
+    }
+    return i > 0 && !scan_launch_acts(b, i, &tb, &q, &ny);
+}
+
 static void test_walks_alike(void)
 {
     struct err e;
@@ -278,6 +319,20 @@ static void test_walks_alike(void)
     analyses_pre_free(a);
     analyses_pre_free(b);
     analyses_pre_free(c);
+
+    /* the rules' launch reader */
+    struct scan_launch *la = launch_reader(ro, NULL), *lb = launch_reader(ro, feed), *lc = launch_reader(ro, renamed);
+    CHECK(la && lb && lc);
+    if (la && lb && lc) {
+        const struct scan_slice *calls;
+        size_t n;
+        CHECK(scan_launch_rows(la, &calls, &n) && n > 1000);
+        CHECK(launches_alike(la, lb));
+        CHECK(!launches_alike(la, lc));
+    }
+    scan_launch_close(la);
+    scan_launch_close(lb);
+    scan_launch_close(lc);
     sqlite3_close(ro);
     slice_feed_free(feed);
     slice_feed_free(renamed);
