@@ -28,10 +28,36 @@ static void test_gpu_metrics(void)
     sqlite3_close(db);
 }
 
+/* A kernel on stream 8 of device 0. */
+#define GPU8(name, ts, dur, args)                                                                      \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":8,\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{\"device\":0,\"stream\":8," args "}}"
+
+/* SM efficiency over [10, 110) with two streams whose kernels start where
+ * others end, at once, past the window's edges, or without blocks per SM:
+ * A [0,30) 0.5 (clipped to 10), B [30,50) 0.25 and D [30,70) 1.0 start as
+ * A ends, C [50,60) has none, E [70,80) 0.5 starts as D ends, F [100,130)
+ * 2.0 is clipped to 110. SM-busy: 0.5*20 + min(1.25,1)*20 + 1*20 + 0.5*10
+ * + min(2,1)*10 = 65 of 100. */
+static void test_sm_efficiency_ties(void)
+{
+    sqlite3 *db = import(CPU("user_annotation", "ProfilerStep#1", 10, 100, "") ","
+                         GPU("kernel", "a", 0, 30, "\"blocks per SM\":0.5") ","
+                         GPU("kernel", "b", 30, 20, "\"blocks per SM\":0.25") ","
+                         GPU("kernel", "c", 50, 10, "\"grid\":[1,1,1]") ","
+                         GPU8("d", 30, 40, "\"blocks per SM\":1.0") ","
+                         GPU8("e", 70, 10, "\"blocks per SM\":0.5") ","
+                         GPU8("f", 100, 30, "\"blocks per SM\":2.0"));
+    REQUIRE(db != NULL);
+    CHECK(fabs(qd(db, "SELECT sm_eff FROM gpu") - 0.65) < 1e-12);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     if (fixture_begin() != 0) return 1;
     RUN(test_gpu_metrics);
+    RUN(test_sm_efficiency_ties);
     fixture_end();
     return harness_done("summary_metrics");
 }
