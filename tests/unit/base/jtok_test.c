@@ -804,6 +804,64 @@ static void test_extent_generated(void)
     free(d);
 }
 
+/* A trace-like event of about len bytes: an object whose strings hold
+ * brackets, commas and (with esc) escaped quotes and backslashes at
+ * random places, nested args, numbers. */
+static void gen_event(char *d, size_t *n, unsigned *seed, size_t len, int esc)
+{
+    static const char *const bits[] = { "ab", "]", "}", "[", "{", ",", "x{y", "::", "aten::mm", " ", "\\\"", "\\\\" };
+    size_t start = *n;
+    *n += (size_t)sprintf(d + *n, "{\"ph\":\"X\",\"args\":{\"a\":[1,[2,{\"b\":3}]],\"s\":\"");
+    while (*n - start < len) {
+        *seed = *seed * 1103515245u + 12345u;
+        const char *b = bits[(*seed >> 8) % (esc ? 12 : 10)];
+        memcpy(d + *n, b, strlen(b));
+        *n += strlen(b);
+        if ((*seed >> 20) % 7 == 0) *n += (size_t)sprintf(d + *n, "\",\"k%u\":\"", (*seed >> 4) % 100);
+    }
+    *n += (size_t)sprintf(d + *n, "\"},\"ts\":%u}", *seed % 100000);
+}
+
+/* Long events, each read whole from a file given in large pieces (the
+ * scanner's 64-byte blocks, which take the quotes of a block at once),
+ * with and without backslashes (a block holding one goes 16 bytes at a
+ * time), at every alignment: every extent is exactly the event written. */
+static void test_extent_blocks(void)
+{
+    unsigned seed = 11;
+    char *d = xmalloc(1u << 20);
+    for (int round = 0; round < 64; round++) {
+        size_t n = 0, ends[40];
+        int nv = 0;
+        d[n++] = '[';
+        for (size_t pad = 0; pad < (size_t)round % 17; pad++) d[n++] = ' ';
+        for (int i = 0; i < 40; i++) {
+            if (i) d[n++] = ',';
+            size_t at = n;
+            gen_event(d, &n, &seed, 20 + (size_t)(i * 37 + round * 13) % 700, round & 1);
+            ends[nv++] = n - at;
+        }
+        d[n++] = ']';
+        struct feed f;
+        struct jtok t;
+        struct err e;
+        const char *p;
+        size_t vn;
+        int tr, ok = 1;
+        feed_init(&f, d, n);
+        jtok_init(&t, feed_fill, &f, 4u << 20);
+        ok &= jtok_expect(&t, '[', "'['", &e) == 0;
+        for (int i = 0; ok && i < nv; i++) {
+            if (i) ok &= jtok_expect(&t, ',', "','", &e) == 0;
+            ok &= jtok_value_extent(&t, &p, &vn, &tr, &e) == 0 && vn == ends[i] && p[0] == '{' && p[vn - 1] == '}';
+        }
+        ok &= jtok_expect(&t, ']', "']'", &e) == 0;
+        CHECK(ok);
+        jtok_free(&t);
+    }
+    free(d);
+}
+
 /* A nested value's span at every length around the 16-byte windows: the
  * bytes that matter (quotes, escapes, brackets inside strings) placed at
  * each offset, and every proper prefix an error, never a shorter value. */
@@ -902,6 +960,7 @@ int main(void)
 {
     RUN(test_split_every_offset);
     RUN(test_extent_generated);
+    RUN(test_extent_blocks);
     RUN(test_split_one_byte_and_random);
     RUN(test_value_larger_than_window);
     RUN(test_too_large);
