@@ -45,7 +45,7 @@ PIPELINE_DRIVER="server/ingest/ingest.c server/ingest/ingest_derive.c"
 # The derive modules named here still prepare statements of their own, and
 # why: summary and timeline (and their split parts) build the derived
 # tables from their own passes; analyses writes its own tables (analyses,
-# anseries, ansample, critpath), reads them back and walks the ranks in
+# anseries, ansample, critseg), reads them back and walks the ranks in
 # its write transaction; what it reads of the rest (steps, GPU streams and
 # ops with the copies' args, the GPU name) is store/analyses_read's.
 # gpuscan (host stacks, GPU streams merged over a window) and

@@ -5,7 +5,7 @@
  * on each (kernels, copies, memsets; the args of copies and memsets, whose
  * byte counts the slice cursor does not read), the slices of its host
  * threads for the launch walk, and the name of its busiest GPU. Kinds and track kinds are bound as parameters, never written in the
- * SQL. The analyses' own tables (analyses, anseries, ansample, critpath)
+ * SQL. The analyses' own tables (analyses, anseries, ansample, critseg)
  * are written and read back by analyses.c itself.
  *
  * Every step returns 1 for a row, 0 at the end and < 0 (an enum err_code,
