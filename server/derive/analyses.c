@@ -149,7 +149,7 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
 #define AN_SAMPLE_SQL "INSERT OR REPLACE INTO ansample(series, ts, value) VALUES"
 
 /* A step's critical-path segments are one row of critseg, encoded by
- * seg_put: ~5 k segments a step (556 k for tiled33) as rows cost 0.2 s of
+ * an_segment: ~5 k segments a step (556 k for tiled33) as rows cost 0.2 s of
  * SQLite's inserts on the import's path, as blobs nothing. */
 struct an_wbuf {
     struct timeline_rows smp; /* series, ts, value (a double) */
@@ -173,8 +173,8 @@ static void put_u(struct an_wbuf *b, uint64_t v)
     b->seg[b->seglen++] = (uint8_t)v;
 }
 
-/* a - b as zigzag: small either way; wraps like two's complement, so any
- * pair of int64 round-trips through get_delta */
+/* a - prev as zigzag: small either way; wraps like two's complement, so
+ * any pair of int64 round-trips through get_delta */
 static void put_delta(struct an_wbuf *b, int64_t a, int64_t prev)
 {
     uint64_t d = (uint64_t)a - (uint64_t)prev;
