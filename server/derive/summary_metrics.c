@@ -11,6 +11,7 @@
 #include "base/hmap.h"
 #include "base/jtok.h"
 #include "base/log.h"
+#include "base/tmheap.h"
 #include "base/xmalloc.h"
 #include "derive/ivlist.h"
 #include "derive/kclass.h"
@@ -35,44 +36,6 @@ static int cmp_span_start(const void *x, const void *y)
     return (p->i > q->i) - (p->i < q->i);
 }
 
-/* A min-heap of the started ops' ends, by (b, i). */
-struct endheap {
-    struct span *v;
-    size_t n, cap;
-};
-
-static int end_before(const struct span *p, const struct span *q)
-{
-    return p->b < q->b || (p->b == q->b && p->i < q->i);
-}
-
-static void end_push(struct endheap *h, struct span s)
-{
-    if (h->n == h->cap) h->v = xrealloc(h->v, (h->cap = h->cap ? h->cap * 2 : 256) * sizeof *h->v);
-    size_t k = h->n++;
-    while (k && end_before(&s, &h->v[(k - 1) / 2])) {
-        h->v[k] = h->v[(k - 1) / 2];
-        k = (k - 1) / 2;
-    }
-    h->v[k] = s;
-}
-
-static struct span end_pop(struct endheap *h)
-{
-    struct span top = h->v[0], last = h->v[--h->n];
-    size_t k = 0;
-    for (;;) {
-        size_t l = 2 * k + 1, m = l;
-        if (l >= h->n) break;
-        if (l + 1 < h->n && end_before(&h->v[l + 1], &h->v[l])) m = l + 1;
-        if (!end_before(&h->v[m], &last)) break;
-        h->v[k] = h->v[m];
-        k = m;
-    }
-    if (h->n) h->v[k] = last;
-    return top;
-}
-
 /* The SM-busy time of device dev's kernels over [w0, w1): each kernel
  * adds its blocks-per-SM (bps, when given) while it runs, the level
  * capped at 1. The level changes at every kernel's start and end, visited
@@ -95,24 +58,32 @@ static double sm_busy(const struct rankctx *c, int32_t dev, int64_t w0, int64_t 
         st[n++] = (struct span){ a, b, (uint32_t)i };
     }
     xqsort(st, n, sizeof *st, cmp_span_start);
-    struct endheap h = { NULL, 0, 0 };
+    struct tmheap h = { NULL, 0, 0 }; /* the running kernels' ends, tagged with their index */
     double sm = 0, level = 0;
     int64_t prev = 0;
     size_t k = 0, seen = 0;
     while (k < n || h.n) {
-        /* an end first when it is earlier, or at the same time of an
-         * earlier op (its edges came before the start's in the old order) */
-        int end = h.n && (k == n || h.v[0].b < st[k].a || (h.v[0].b == st[k].a && h.v[0].i < st[k].i));
-        struct span s = end ? end_pop(&h) : st[k++];
-        int64_t t = end ? s.b : s.a;
-        double v = end ? -(double)c->g[s.i].bps : c->g[s.i].bps;
+        /* a start first when it is earlier, or at the same time of an
+         * earlier op (its edges came before the end's in the old order) */
+        int start = k < n && tmheap_before_top(&h, st[k].a, st[k].i);
+        int64_t t;
+        double v;
+        if (start) {
+            t = st[k].a;
+            v = c->g[st[k].i].bps;
+            tmheap_push(&h, st[k].b, st[k].i);
+            k++;
+        } else {
+            struct tmheap_item x = tmheap_pop(&h);
+            t = x.t;
+            v = -(double)c->g[x.tag].bps;
+        }
         if (seen++ && t > prev) sm += (level < 1.0 ? level : 1.0) * (double)(t - prev);
         level += v;
         if (level < 1e-9) level = 0; /* float residue of +x - x */
         prev = t;
-        if (!end) end_push(&h, s);
     }
-    free(h.v);
+    tmheap_free(&h);
     free(st);
     *nedges = seen;
     return sm;

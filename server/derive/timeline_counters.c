@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "base/tmheap.h"
 #include "base/xmalloc.h"
 #include "derive/gpuscan.h"
 #include "derive/timeline_rows.h"
@@ -144,42 +145,6 @@ static const char *dev_label(int dev_type, int dev_id, char *buf, size_t n)
 
 /* ---- GPU busy: ops running per device, a step function ---------------- */
 
-/* A min-heap of the end times of the ops running. */
-struct endheap {
-    int64_t *v;
-    size_t n, cap;
-};
-
-static void heap_push(struct endheap *h, int64_t x)
-{
-    if (h->n == h->cap) {
-        h->cap = h->cap ? h->cap * 2 : 16;
-        h->v = xrealloc(h->v, h->cap * sizeof *h->v);
-    }
-    size_t i = h->n++;
-    while (i > 0 && h->v[(i - 1) / 2] > x) {
-        h->v[i] = h->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->v[i] = x;
-}
-
-static int64_t heap_pop(struct endheap *h)
-{
-    int64_t top = h->v[0], x = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= h->n) break;
-        if (c + 1 < h->n && h->v[c + 1] < h->v[c]) c++;
-        if (h->v[c] >= x) break;
-        h->v[i] = h->v[c];
-        i = c;
-    }
-    if (h->n) h->v[i] = x;
-    return top;
-}
-
 #define BUSY_SQL "INSERT INTO gpubusy(rank, dev, ts, value) VALUES"
 #define BUSY_ROW "(?,?,?,?)"
 
@@ -226,7 +191,7 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
     double t0s = log_now_s();
     sqlite3_stmt *devs = NULL, *t0q = NULL, *ser = NULL;
     struct timeline_rows ins = { 0 };
-    struct endheap h = { NULL, 0, 0 };
+    struct tmheap h = { NULL, 0, 0 }; /* the running ops' ends */
     struct gpuscan_lanes *L = NULL;
     struct busyw w;
     int64_t nops = 0, nrows = 0;
@@ -263,17 +228,17 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
             if (op.end < op.ts) op.end = op.ts;
             /* idle from the capture's start to the first op */
             if (!any++ && t0 < op.ts && busy_set(&w, t0, 0, e) != 0) goto out;
-            while (h.n && h.v[0] <= op.ts) {
-                int64_t t = heap_pop(&h);
+            while (h.n && h.v[0].t <= op.ts) {
+                int64_t t = tmheap_pop(&h).t;
                 if (busy_set(&w, t, --count, e) != 0) goto out;
             }
-            heap_push(&h, op.end);
+            tmheap_push(&h, op.end, 0);
             if (busy_set(&w, op.ts, ++count, e) != 0) goto out;
             nops++;
         }
         if (rc < 0) goto out;
         while (h.n) {
-            int64_t t = heap_pop(&h);
+            int64_t t = tmheap_pop(&h).t;
             if (busy_set(&w, t, --count, e) != 0) goto out;
         }
         if (busy_flush(&w, e) != 0) goto out;
@@ -301,7 +266,7 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
     LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, log_now_s() - t0s);
 out:
     gpuscan_lanes_close(L);
-    free(h.v);
+    tmheap_free(&h);
     sqlite3_finalize(devs);
     timeline_rows_close(&ins);
     sqlite3_finalize(t0q);

@@ -30,45 +30,9 @@
 
 #include <stdlib.h>
 
+#include "base/tmheap.h"
 #include "base/xmalloc.h"
 
-/* An active op's clipped end, in a min-heap while the sweep is inside it. */
-struct ov_end {
-    int64_t t;
-    int type;
-};
-
-struct ov_heap {
-    struct ov_end *v;
-    size_t n, cap;
-};
-
-static void heap_push(struct ov_heap *h, struct ov_end x)
-{
-    if (h->n == h->cap) h->v = xrealloc(h->v, (h->cap = h->cap ? h->cap * 2 : 64) * sizeof *h->v);
-    size_t i = h->n++;
-    while (i > 0 && h->v[(i - 1) / 2].t > x.t) {
-        h->v[i] = h->v[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h->v[i] = x;
-}
-
-static struct ov_end heap_pop(struct ov_heap *h)
-{
-    struct ov_end top = h->v[0], x = h->v[--h->n];
-    size_t i = 0;
-    for (;;) {
-        size_t k = 2 * i + 1;
-        if (k >= h->n) break;
-        if (k + 1 < h->n && h->v[k + 1].t < h->v[k].t) k++;
-        if (h->v[k].t >= x.t) break;
-        h->v[i] = h->v[k];
-        i = k;
-    }
-    if (h->n) h->v[i] = x;
-    return top;
-}
 
 /* Masks of types (bit = 1 << enum an_type) in output order. */
 static const int combo_masks[7] = { 1, 2, 4, 3, 5, 6, 7 };
@@ -95,7 +59,7 @@ static int next_op(const struct an_ctx *c, int all, int32_t dev, size_t *i, size
  * come in start order, so the starts need no sort and only the ends of the
  * active ops wait in h (scratch, left empty): memory is the concurrency,
  * not the ops. */
-static void sweep(const struct an_ctx *c, int all, int32_t dev, struct ov_heap *h, int64_t ns[8])
+static void sweep(const struct an_ctx *c, int all, int32_t dev, struct tmheap *h, int64_t ns[8])
 {
     for (int m = 0; m < 8; m++) ns[m] = 0;
     /* ops are sorted by start: those starting at or after w1 are out */
@@ -110,10 +74,10 @@ static void sweep(const struct an_ctx *c, int all, int32_t dev, struct ov_heap *
         for (int k = 0; k < AN_NTYPES; k++)
             if (cnt[k] > 0) mask |= 1 << k;
         ns[mask] += t - prev;
-        while (h->n && h->v[0].t == t) cnt[heap_pop(h).type]--;
+        while (h->n && h->v[0].t == t) cnt[tmheap_pop(h).tag]--;
         while (more && a == t) {
             cnt[type]++;
-            heap_push(h, (struct ov_end){ b, type });
+            tmheap_push(h, b, (uint32_t)type);
             i++;
             more = next_op(c, all, dev, &i, i1, &a, &b, &type);
         }
@@ -158,7 +122,7 @@ int an_overlap(struct an_ctx *c, json_t *out, struct err *e)
     (void)e;
     int64_t ns[8];
     int64_t window = c->w1 > c->w0 ? c->w1 - c->w0 : 0;
-    struct ov_heap h = { 0 };
+    struct tmheap h = { NULL, 0, 0 };
     sweep(c, 1, 0, &h, ns);
     fill(out, ns, window);
 
@@ -182,6 +146,6 @@ int an_overlap(struct an_ctx *c, json_t *out, struct err *e)
         json_object_set_new(out, "devices", arr);
     }
     free(devs);
-    free(h.v);
+    tmheap_free(&h);
     return 0;
 }
