@@ -55,11 +55,12 @@ static void feed_init(struct feed *f, const char *d, size_t n)
     f->chunk = n ? n : 1;
 }
 
-/* t reading d through f in 1-byte pieces (mode 0) or random ones (1). */
+/* t reading d through f in 1-byte pieces (mode 0), random ones (1) or
+ * whole (2). */
 static void feed_open(struct feed *f, struct jtok *t, const char *d, size_t n, int mode, unsigned seed)
 {
     feed_init(f, d, n);
-    f->chunk = mode == 0 ? 1 : 0;
+    if (mode < 2) f->chunk = mode == 0 ? 1 : 0;
     f->seed = seed;
     jtok_init(t, feed_fill, f, 4u << 20);
 }
@@ -765,6 +766,29 @@ static void gen_value(char *d, size_t *n, unsigned *seed, int depth)
     }
 }
 
+/* The array d[0..n) read through a feed in mode (feed_open): 1 when its
+ * nv values come out as written, value i at[i] bytes from the start and
+ * len[i] long, and the array then ends. */
+static int extents_match(const char *d, size_t n, const size_t *at, const size_t *len, int nv, int mode,
+                         unsigned seed)
+{
+    struct feed f;
+    struct jtok t;
+    struct err e;
+    const char *p;
+    size_t vn;
+    int tr, ok = 1;
+    feed_open(&f, &t, d, n, mode, seed);
+    ok &= jtok_expect(&t, '[', "'['", &e) == 0;
+    for (int i = 0; ok && i < nv; i++) {
+        if (i) ok &= jtok_expect(&t, ',', "','", &e) == 0;
+        ok &= jtok_value_extent(&t, &p, &vn, &tr, &e) == 0 && vn == len[i] && memcmp(p, d + at[i], vn) == 0;
+    }
+    ok &= jtok_expect(&t, ']', "']'", &e) == 0;
+    jtok_free(&t);
+    return ok;
+}
+
 /* Generated values, each read whole (the scanner's 16-byte steps, and the
  * byte steps of a window's end, given random and 1-byte pieces): every
  * extent is exactly the value written. */
@@ -773,33 +797,18 @@ static void test_extent_generated(void)
     unsigned seed = 7;
     char *d = xmalloc(1u << 16);
     for (int round = 0; round < 400; round++) {
-        size_t n = 0, ends[8];
+        size_t n = 0, at[8], ends[8];
         int nv = 0;
         d[n++] = '[';
         for (int i = 0; i < 8; i++) {
             if (i) d[n++] = ',';
-            size_t at = n;
+            at[nv] = n;
             gen_value(d, &n, &seed, 4);
-            ends[nv++] = n - at;
+            ends[nv] = n - at[nv];
+            nv++;
         }
         d[n++] = ']';
-        for (int mode = 0; mode < 2; mode++) {
-            struct feed f;
-            struct jtok t;
-            struct err e;
-            const char *p;
-            size_t vn;
-            int tr, ok = 1;
-            feed_open(&f, &t, d, n, mode, (unsigned)round);
-            ok &= jtok_expect(&t, '[', "'['", &e) == 0;
-            for (int i = 0; ok && i < nv; i++) {
-                if (i) ok &= jtok_expect(&t, ',', "','", &e) == 0;
-                ok &= jtok_value_extent(&t, &p, &vn, &tr, &e) == 0 && vn == ends[i];
-            }
-            ok &= jtok_expect(&t, ']', "']'", &e) == 0;
-            CHECK(ok);
-            jtok_free(&t);
-        }
+        for (int mode = 0; mode < 2; mode++) CHECK(extents_match(d, n, at, ends, nv, mode, (unsigned)round));
     }
     free(d);
 }
@@ -831,33 +840,21 @@ static void test_extent_blocks(void)
     unsigned seed = 11;
     char *d = xmalloc(1u << 20);
     for (int round = 0; round < 64; round++) {
-        size_t n = 0, ends[40];
-        int nv = 0;
+        size_t n = 0, at[40], ends[40];
+        int nv = 0, objects = 1;
         d[n++] = '[';
         for (size_t pad = 0; pad < (size_t)round % 17; pad++) d[n++] = ' ';
         for (int i = 0; i < 40; i++) {
             if (i) d[n++] = ',';
-            size_t at = n;
+            at[nv] = n;
             gen_event(d, &n, &seed, 20 + (size_t)(i * 37 + round * 13) % 700, round & 1);
-            ends[nv++] = n - at;
+            ends[nv] = n - at[nv];
+            objects &= d[at[nv]] == '{' && d[n - 1] == '}';
+            nv++;
         }
         d[n++] = ']';
-        struct feed f;
-        struct jtok t;
-        struct err e;
-        const char *p;
-        size_t vn;
-        int tr, ok = 1;
-        feed_init(&f, d, n);
-        jtok_init(&t, feed_fill, &f, 4u << 20);
-        ok &= jtok_expect(&t, '[', "'['", &e) == 0;
-        for (int i = 0; ok && i < nv; i++) {
-            if (i) ok &= jtok_expect(&t, ',', "','", &e) == 0;
-            ok &= jtok_value_extent(&t, &p, &vn, &tr, &e) == 0 && vn == ends[i] && p[0] == '{' && p[vn - 1] == '}';
-        }
-        ok &= jtok_expect(&t, ']', "']'", &e) == 0;
-        CHECK(ok);
-        jtok_free(&t);
+        CHECK(objects);
+        CHECK(extents_match(d, n, at, ends, nv, 2, 0));
     }
     free(d);
 }
