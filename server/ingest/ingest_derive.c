@@ -390,6 +390,18 @@ static void feed_read(void *arg)
     s->feed = NULL;
 }
 
+/* The rules on db (s's scratch, or the run itself when no thread could
+ * start), reading the launch calls from s's feed, which is freed as soon
+ * as they are read. */
+static int side_rules(struct side *s, sqlite3 *db, struct err *e)
+{
+    struct scan_held held;
+    slice_feed_held(s->feed, &held);
+    int rc = rules_run_held(db, s->rules, s->feed ? &held : NULL, feed_read, s, e);
+    feed_read(s); /* none was given */
+    return rc;
+}
+
 static void *side_main(void *arg)
 {
     struct side *s = arg;
@@ -406,9 +418,7 @@ static void *side_main(void *arg)
     if (s->opened) sem_post(s->opened);
     size_t nlong = 0;
     const int64_t *longt = s->stream ? timeline_stream_deferred(s->stream, &nlong) : NULL;
-    struct scan_held held;
-    slice_feed_held(s->feed, &held);
-    if (rc == 0 && s->rules) rc = rules_run_held(db, s->rules, s->feed ? &held : NULL, feed_read, s, &s->e);
+    if (rc == 0 && s->rules) rc = side_rules(s, db, &s->e);
     else if (rc == 0)
         rc = s->stream ? timeline_build_trace_rest(db, longt, nlong, &s->e) : timeline_build_trace(db, &s->e);
     feed_read(s); /* on a failure to open */
@@ -702,13 +712,7 @@ int ingest_derive(sqlite3 *db, const char *db_path, const struct config_rules *r
         feed = NULL;
         side_start(&ru, db_path, "rules", rules);
     }
-    if (rc == 0 && !ru.started) {
-        struct scan_held held;
-        slice_feed_held(ru.feed, &held);
-        rc = rules_run_held(db, rules, ru.feed ? &held : NULL, NULL, NULL, e);
-        slice_feed_free(ru.feed);
-        ru.feed = NULL;
-    }
+    if (rc == 0 && !ru.started) rc = side_rules(&ru, db, e);
     slice_feed_free(feed); /* a failure before the rules */
     t[1] = log_now_s();
     if (rc == 0) rc = stage_start(db, &m, "analyses", e);
