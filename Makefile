@@ -34,7 +34,7 @@ BUILD   ?= build
 # Reading order (see README "Source map").
 SRCS := \
 	server/base/err.c server/base/xmalloc.c server/base/log.c server/base/fsutil.c server/base/config.c \
-	server/base/sbuf.c server/base/hmap.c server/base/utf8.c server/base/jtok.c server/base/workpool.c server/base/sha256.c server/base/corrix.c server/base/tmheap.c \
+	server/base/sbuf.c server/base/hmap.c server/base/utf8.c server/base/jtok.c server/base/workpool.c server/base/sha256.c server/base/corrix.c server/base/tmheap.c server/base/varint.c \
 	server/ingest/instream.c server/ingest/mpart.c server/ingest/logparse.c \
 	server/ingest/importer.c server/ingest/import_chrome.c server/ingest/import_chrome_xla.c server/ingest/import_nsys.c server/ingest/import_nsys_rows.c \
 	server/store/model.c server/store/sorter.c server/store/budget.c server/store/rundb_schema.c server/store/rundb_writer.c server/store/rundb_drain.c server/store/nesting.c server/store/rundb_spool.c \

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/varint.h"
 #include "base/xmalloc.h"
 #include "derive/kclass.h"
 #include "derive/timeline_rows.h"
@@ -165,43 +166,22 @@ struct an_wbuf {
  * deltas small, and a slice's pieces are mostly near each other. */
 static void put_u(struct an_wbuf *b, uint64_t v)
 {
-    if (b->segcap - b->seglen < 10) b->seg = xrealloc(b->seg, b->segcap = b->segcap ? b->segcap * 2 : 65536);
-    while (v >= 0x80) {
-        b->seg[b->seglen++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b->seg[b->seglen++] = (uint8_t)v;
+    if (b->segcap - b->seglen < VARINT_MAX) b->seg = xrealloc(b->seg, b->segcap = b->segcap ? b->segcap * 2 : 65536);
+    b->seglen += varint_put(b->seg + b->seglen, v);
 }
 
 /* a - prev as zigzag: small either way; wraps like two's complement, so
  * any pair of int64 round-trips through get_delta */
 static void put_delta(struct an_wbuf *b, int64_t a, int64_t prev)
 {
-    uint64_t d = (uint64_t)a - (uint64_t)prev;
-    put_u(b, (d << 1) ^ (d >> 63 ? UINT64_MAX : 0));
-}
-
-/* The next varint of [*p, end) into *v: 0 when it runs past end or past
- * 64 bits (a garbled blob). */
-static int get_u(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
-        uint8_t c = *(*p)++;
-        x |= (uint64_t)(c & 0x7f) << shift;
-        if (!(c & 0x80)) {
-            *v = x;
-            return 1;
-        }
-    }
-    return 0;
+    put_u(b, varint_zigzag((int64_t)((uint64_t)a - (uint64_t)prev)));
 }
 
 static int get_delta(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *v)
 {
     uint64_t z;
-    if (!get_u(p, end, &z)) return 0;
-    *v = (int64_t)((uint64_t)prev + ((z >> 1) ^ (z & 1 ? UINT64_MAX : 0)));
+    if (!varint_get(p, end, &z)) return 0;
+    *v = (int64_t)((uint64_t)prev + (uint64_t)varint_unzigzag(z));
     return 1;
 }
 
@@ -539,8 +519,8 @@ static int critseg_read(sqlite3 *db, sqlite3_stmt *st, int64_t t0, int64_t t1, s
         int64_t ts = 0, slice = 0;
         for (int64_t k = 0; k < nseg; k++) {
             uint64_t dur, cat, track;
-            if (!get_delta(&p, end, ts, &ts) || !get_u(&p, end, &dur) || !get_u(&p, end, &cat) ||
-                !get_u(&p, end, &track) || !get_delta(&p, end, slice, &slice) || dur > INT64_MAX ||
+            if (!get_delta(&p, end, ts, &ts) || !varint_get(&p, end, &dur) || !varint_get(&p, end, &cat) ||
+                !varint_get(&p, end, &track) || !get_delta(&p, end, slice, &slice) || dur > INT64_MAX ||
                 cat >= AN_CP_NCAT) {
                 free(v);
                 return rundb_damaged(db, e, "a critical-path segment cut short or out of range");
