@@ -198,7 +198,8 @@ int scan_name(struct scan_names *c, uint32_t id, const char **s, struct err *e);
 void scan_names_close(struct scan_names *c);
 
 /* Whether run.db has the table name (a derived table that runs imported
- * before it existed lack): 1 yes, 0 no, < 0 on an error. */
+ * before it existed lack), in any schema of db (run.db may be attached to
+ * a scratch): 1 yes, 0 no, < 0 on an error. */
 int scan_has_table(sqlite3 *db, const char *name, struct err *e);
 
 /* For the store's other readers (scan_span.c): the columns of a slice row

@@ -423,7 +423,10 @@ int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, 
 int scan_has_table(sqlite3 *db, const char *name, struct err *e)
 {
     sqlite3_stmt *st;
-    int rc = rundb_prepare(db, "SELECT EXISTS(SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)", &st, e);
+    /* every schema: a connection aside has run.db attached beside its
+     * scratch, where sqlite_master is the scratch's */
+    int rc = rundb_prepare(db, "SELECT EXISTS(SELECT 1 FROM pragma_table_list WHERE type = 'table' AND name = ?)", &st,
+                           e);
     if (rc) return rc;
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     rc = scan_step(st, e, "run database (schema)");
