@@ -38,7 +38,7 @@ SRCS := \
 	server/ingest/instream.c server/ingest/mpart.c server/ingest/logparse.c \
 	server/ingest/importer.c server/ingest/import_chrome.c server/ingest/import_chrome_xla.c server/ingest/import_nsys.c server/ingest/import_nsys_rows.c \
 	server/store/model.c server/store/sorter.c server/store/budget.c server/store/rundb_schema.c server/store/rundb_writer.c server/store/rundb_drain.c server/store/nesting.c server/store/rundb_spool.c \
-	server/store/rundb.c server/store/rundb_renumber.c server/store/scan.c server/store/scan_span.c server/store/facts.c server/store/stats_read.c server/store/rank_read.c server/store/comm_read.c server/store/diff_read.c server/store/analyses_read.c server/store/slice_read.c server/store/findings.c server/store/catalog.c server/store/catalog_query.c server/store/logstore.c \
+	server/store/rundb.c server/store/rundb_renumber.c server/store/scan.c server/store/scan_span.c server/store/nameids.c server/store/facts.c server/store/stats_read.c server/store/rank_read.c server/store/comm_read.c server/store/diff_read.c server/store/analyses_read.c server/store/slice_read.c server/store/findings.c server/store/catalog.c server/store/catalog_query.c server/store/logstore.c \
 	server/store/rundb_stage.c \
 	server/derive/kclass.c server/derive/ivlist.c server/derive/summary.c server/derive/summary_rank.c server/derive/summary_walk.c server/derive/slice_feed.c \
 	server/derive/summary_steps.c server/derive/summary_metrics.c server/derive/summary_memory.c server/derive/summary_report.c \

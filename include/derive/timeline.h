@@ -47,8 +47,9 @@
  * slices (timeline_stream.h; the scan then reads only the tracks too long
  * to hold); memory is per track levels x depths plus the slices of one
  * track, bounded.
- * The search index slice(name, track, ts) and flow(rank, fid) are built by
- * the writer with the other indexes (rundb.c).
+ * The search reads each name's slices from name_ids (store/nameids.h),
+ * written as the writer numbers the slices; flow(rank, fid) is an index
+ * the writer keeps from the start (rundb_schema.c).
  *
  * Query invariants (timeline_query): per (track, depth) at most `width`
  * items, ordered by time, each a real slice (n = 1, id > 0) or a merge of

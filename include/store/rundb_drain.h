@@ -24,6 +24,7 @@
 
 #include "base/err.h"
 #include "store/model.h"
+#include "store/nameids.h"
 #include "store/rundb.h"
 #include "store/rundb_writer.h"
 
@@ -91,7 +92,7 @@ struct slice_payload {
 
 /* Rows travel to the background writer as ops in 1 MiB chunks: the parsing
  * thread never waits for SQLite, and SQLite never waits for parsing. */
-enum op_type { OP_STR = 1, OP_SLICE, OP_FLOW, OP_INSTANT, OP_COUNTER, OP_MEM, OP_ROW };
+enum op_type { OP_STR = 1, OP_SLICE, OP_FLOW, OP_INSTANT, OP_COUNTER, OP_MEM, OP_ROW, OP_NAMEIDS };
 
 struct op_hdr {
     uint32_t type, len; /* len: payload bytes after the header */
@@ -129,6 +130,12 @@ struct op_row {
     uint32_t track, name, cat, kind, depth, args_len;
 };
 
+/* A chunk of a name's slice ids (store/nameids.h), the gaps following. */
+struct op_nameids {
+    int64_t first, last, n;
+    uint32_t name, len;
+};
+
 #define OP_ALIGN(n) (((n) + 7) & ~(size_t)7)
 
 struct bg_chunk {
@@ -160,6 +167,8 @@ struct rundb_writer {
     sqlite3_stmt *ins_str, *ins_slice, *ins_flow, *ins_instant, *ins_counter, *ins_mem, *ins_track, *ins_rank,
         *ins_note;
     sqlite3_stmt *ins_slices; /* RUNDB_SLICE_BATCH rows a statement */
+    sqlite3_stmt *ins_nameids;
+    struct nameids_build *names; /* the drained slices' ids by name, until their chunks are flushed */
     const char *slices_held[RUNDB_SLICE_BATCH]; /* OP_ROWs of the current chunk not yet inserted */
     int nslices_held;
     /* what ins_slices' integer parameters hold (rundb_drain.c binds a value
@@ -212,6 +221,11 @@ int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e);
 
 /* Inserts the rows held by rundb_drain_insert one statement each. */
 int rundb_drain_flush(struct rundb_writer *w, struct err *e);
+
+/* Hands the name_ids chunks still held (every rank drained) to the writer
+ * thread: before the rows are committed, so that a run open early finds
+ * its slices by name. */
+int rundb_drain_names_flush(struct rundb_writer *w, struct err *e);
 
 /* Waits until the background thread has applied everything emitted so far
  * and returns its first error, if any; afterwards the caller may use w->db

@@ -76,16 +76,16 @@ int slice_read_spans_next(struct slice_read_spans *c, int64_t *ts, int64_t *dur,
 void slice_read_spans_close(struct slice_read_spans *c);
 
 /* The operator and annotation spans of rank named gloo:* or nccl:* (GLOB,
- * barriers aside), summed by name, most time first (ties in SQLite's
- * order): name, total = ns, count = spans. OUT *out: owned by caller
+ * barriers aside), summed by name, most time first (ties by str id): id,
+ * name, total = ns, count = spans. OUT *out: owned by caller
  * (stats_read_groups_free). */
 int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, size_t *n, struct err *e);
 
 /* The operator and annotation spans on rank's host tracks whose name is
  * LIKE any of pats[0..npats) (facts_names_open: at most
  * FACTS_MAX_PATTERNS), name by name, each in (track, ts) order, through
- * slice_name's index. OUT *out, *n: owned by caller (free), NULL and 0 on
- * an error. */
+ * name_ids (store/nameids.h). OUT *out, *n: owned by caller (free), NULL
+ * and 0 on an error. */
 int slice_read_named_spans(sqlite3 *db, int rank, const char *const *pats, size_t npats, struct scan_slice **out,
                            size_t *n, struct err *e);
 

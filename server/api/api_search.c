@@ -23,6 +23,7 @@
 #include "http/qparam.h"
 #include "store/catalog.h"
 #include "store/model.h"
+#include "store/nameids.h"
 #include "store/rundb.h"
 #include "api/api_slice.h"
 
@@ -56,7 +57,8 @@ struct search {
     size_t limit;
     struct hit *hits;
     size_t nhits;
-    sqlite3_stmt *seek, *scan, *cnt;
+    sqlite3_stmt *ts, *scan;
+    struct nameids *byname;
     int64_t total;
 };
 
@@ -71,29 +73,37 @@ static void add_hit(struct search *s, int64_t ts, int64_t id)
     s->hits[s->nhits++] = (struct hit){ ts, id };
 }
 
-/* The first `need` hits of track after (cts, cid), name by name through the
- * slice(name, track, ts) index (rowid last: (ts, id) order). */
+/* The first `need` hits of track after (cts, cid), name by name through
+ * name_ids: a name's ids in the track's id range of the window ascend in
+ * (ts, id) order. */
 static int page_seek(struct search *s, int64_t track, int64_t cts, int64_t cid, size_t need, struct err *e)
 {
     size_t first = s->nhits;
-    int rc = SQLITE_DONE;
-    for (size_t i = 0; i < s->nids && rc == SQLITE_DONE; i++) {
-        sqlite3_reset(s->seek);
-        sqlite3_bind_int64(s->seek, 1, s->ids[i]);
-        sqlite3_bind_int64(s->seek, 2, track);
-        sqlite3_bind_int64(s->seek, 3, cts);
-        sqlite3_bind_int64(s->seek, 4, cid);
-        sqlite3_bind_int64(s->seek, 5, s->end);
-        sqlite3_bind_int64(s->seek, 6, (int64_t)need);
-        while ((rc = sqlite3_step(s->seek)) == SQLITE_ROW)
-            add_hit(s, sqlite3_column_int64(s->seek, 0), sqlite3_column_int64(s->seek, 1));
+    int64_t lo, hi, id;
+    int rc = 0;
+    if (timeline_slice_range(s->r->db, track, cts, s->end, &lo, &hi, e) < 0) return e->code;
+    for (size_t i = 0; i < s->nids && rc >= 0; i++) {
+        size_t got = 0;
+        nameids_begin(s->byname, s->ids[i], lo, hi - 1);
+        while (got < need && (rc = nameids_next(s->byname, &id, e)) == 1) {
+            sqlite3_reset(s->ts);
+            sqlite3_bind_int64(s->ts, 1, id);
+            if ((rc = sqlite3_step(s->ts)) != SQLITE_ROW) {
+                rc = rundb_db_error(s->r->db, e, "run database (search)");
+                break;
+            }
+            int64_t ts = sqlite3_column_int64(s->ts, 0);
+            if (ts == cts && id <= cid) continue;
+            add_hit(s, ts, id);
+            got++;
+        }
         /* keep the first `need` of this track so far */
         if (s->nhits - first > need * 4) {
             xqsort(s->hits + first, s->nhits - first, sizeof *s->hits, hit_cmp);
             s->nhits = first + need;
         }
     }
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(s->r->db, e, "run database (search)");
+    return rc < 0 ? rc : 0;
 }
 
 /* The first `limit` hits of one track after the cursor: read in time order
@@ -147,11 +157,10 @@ static int count_scan(struct search *s, int64_t track, int64_t lo_t, int64_t hi_
 }
 
 /* Matches of track in the window: the whole stored buckets, the edges read;
- * name by name through the index on a run without the buckets. */
+ * name by name through name_ids on a run without the buckets. */
 static int count_track(struct search *s, int64_t track, struct err *e)
 {
     int64_t a, b;
-    int rc = SQLITE_DONE;
 
     if (timeline_agg_slices(s->r->db, track, s->start, s->end, &a, &b, count_stored, s, e) < 0) return e->code;
     if (a < b) {
@@ -160,18 +169,13 @@ static int count_track(struct search *s, int64_t track, struct err *e)
     }
     if (s->nids > FEW_NAMES && count_scan(s, track, s->start, s->end, e) == 0) return 0;
     if (e->code) return e->code;
-    for (size_t i = 0; i < s->nids && rc == SQLITE_DONE; i++) {
-        sqlite3_reset(s->cnt);
-        sqlite3_bind_int64(s->cnt, 1, s->ids[i]);
-        sqlite3_bind_int64(s->cnt, 2, track);
-        sqlite3_bind_int64(s->cnt, 3, s->start);
-        sqlite3_bind_int64(s->cnt, 4, s->end);
-        if ((rc = sqlite3_step(s->cnt)) == SQLITE_ROW) {
-            s->total += sqlite3_column_int64(s->cnt, 0);
-            rc = SQLITE_DONE;
-        }
+    if (timeline_slice_range(s->r->db, track, s->start, s->end, &a, &b, e) < 0) return e->code;
+    for (size_t i = 0; i < s->nids; i++) {
+        int64_t n;
+        if (nameids_count(s->byname, s->ids[i], a, b - 1, &n, e) < 0) return e->code;
+        s->total += n;
     }
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(s->r->db, e, "run database (search count)");
+    return 0;
 }
 
 /* ?after=TS:ID (µs as in a hit, its id): hits strictly after it in (ts, id)
@@ -230,13 +234,9 @@ int api_timeline_search(struct http_req *req)
     }
     pat = rundb_like_pattern(q);
     if (rundb_prepare(r.db, "SELECT id FROM str WHERE s LIKE ? ESCAPE '\\'", &names, &e) < 0 ||
-        rundb_prepare(r.db,
-                      "SELECT ts, id FROM slice WHERE name = ?1 AND track = ?2 AND ts >= ?3 AND (ts > ?3 OR id > ?4)"
-                      " AND ts < ?5 ORDER BY ts, id LIMIT ?6",
-                      &s.seek, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT ts FROM slice WHERE id = ?", &s.ts, &e) < 0 ||
         rundb_prepare(r.db, "SELECT id, ts, name FROM slice WHERE id >= ? AND id < ?", &s.scan, &e) < 0 ||
-        rundb_prepare(r.db, "SELECT count(*) FROM slice WHERE name = ? AND track = ? AND ts >= ? AND ts < ?", &s.cnt,
-                      &e) < 0 ||
+        nameids_open(r.db, &s.byname, &e) < 0 ||
         rundb_prepare(r.db, "SELECT " API_SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
         rundb_prepare(r.db, "SELECT s FROM str WHERE id = ?", &strq, &e) < 0)
         goto fail;
@@ -280,9 +280,9 @@ int api_timeline_search(struct http_req *req)
     }
 fail:
     sqlite3_finalize(names);
-    sqlite3_finalize(s.seek);
+    sqlite3_finalize(s.ts);
     sqlite3_finalize(s.scan);
-    sqlite3_finalize(s.cnt);
+    nameids_close(s.byname);
     sqlite3_finalize(one);
     sqlite3_finalize(strq);
     hmap_free(&s.names, NULL);

@@ -130,6 +130,23 @@ int rundb_drain_flush(struct rundb_writer *w, struct err *e)
     return rc;
 }
 
+/* A full name_ids chunk on its way to the writer thread. */
+static int emit_names(void *ctx, const struct nameids_chunk *c, struct err *e)
+{
+    struct rundb_writer *w = ctx;
+    (void)e;
+    struct op_nameids o = { c->first, c->last, c->n, c->name, (uint32_t)c->len };
+    char *d = rundb_writer_emit(w, OP_NAMEIDS, sizeof o + c->len);
+    memcpy(d, &o, sizeof o);
+    if (c->len) memcpy(d + sizeof o, c->ids, c->len);
+    return 0;
+}
+
+int rundb_drain_names_flush(struct rundb_writer *w, struct err *e)
+{
+    return w->names ? nameids_build_flush(w->names, e) : 0;
+}
+
 /* The sink's news of a track whose slices are all given: its row's
  * figures are final (write_tracks writes them). */
 static void track_end(struct rundb_writer *w, uint32_t track)
@@ -163,6 +180,7 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
     rundb_writer_phase(w, "sort");
     if (sorter_finish(w->sorter, e) != 0) return e->code;
     rundb_writer_phase(w, "write");
+    if (!w->names) w->names = nameids_build_new(emit_names, w);
     if (w->sink.slice) w->sink.rank(w->sink.ctx, w->t0 <= w->t1, w->t0, w->t1);
     while ((rc = sorter_next(w->sorter, &k, &pl, &n, e)) == 1) {
         const struct slice_payload *p = pl;
@@ -190,6 +208,7 @@ static int drain_slices(struct rundb_writer *w, struct err *e)
             stack = xrealloc(stack, sizeof *stack * scap);
         }
         if (w->bg_err_seen) break; /* the barrier after the drain reports it */
+        if ((rc = nameids_build_add(w->names, p->name, id, e)) < 0) break;
         struct op_row r = { id, k.ts, k.dur, sp ? stack[sp - 1].id : 0, p->corr, p->ext, k.track, p->name, p->cat,
                             p->kind, (uint32_t)depth, p->args_len };
         char *o = rundb_writer_emit(w, OP_ROW, sizeof r + p->args_len);

@@ -24,7 +24,10 @@ static const char schema_sql[] =
     " value REAL);"
     "CREATE TABLE mem(id INTEGER PRIMARY KEY, rank INTEGER, track INTEGER, ts INTEGER, dev_type INTEGER,"
     " dev_id INTEGER, addr INTEGER, bytes INTEGER, total_alloc INTEGER, total_reserved INTEGER);"
-    "CREATE TABLE note(rank INTEGER, level TEXT, reason TEXT, count INTEGER, example TEXT);";
+    "CREATE TABLE note(rank INTEGER, level TEXT, reason TEXT, count INTEGER, example TEXT);"
+    /* each name's slice ids, in chunks (store/nameids.h) */
+    "CREATE TABLE name_ids(name INTEGER, first INTEGER, last INTEGER, n INTEGER, ids BLOB,"
+    " PRIMARY KEY(name, first)) WITHOUT ROWID;";
 
 /* The slices' indexes are built after the bulk load: building an index once
  * is far cheaper than maintaining it row by row, and the slices' rows are
@@ -34,10 +37,10 @@ static const char index_sql[] =
     /* No (track, ts) index on slice: ids already follow (track, ts), and
      * track.first_slice/last_slice bound each track's id range, so a time
      * range is found by binary search on id (rundb_slice_at). */
-    "CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0;"
-    /* timeline search: name ids first, then each (name, track) in time order
-     * from the index alone; and a flow's other end for slice details */
-    "CREATE INDEX slice_name ON slice(name, track, ts);";
+    "CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0;";
+/* No index on slice(name) either: name_ids holds each name's ids, written
+ * as the slices are numbered (store/nameids.h). Runs stored before have
+ * slice_name(name, track, ts), which the readers use. */
 
 /* The other tables' indexes exist from the start: their rows are inserted
  * in file order during the parse, when the writer's thread has time to

@@ -334,6 +334,7 @@ int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, st
              e) ||
         prep(w, &w->ins_slices,
              "INSERT INTO slice(id,track,ts,dur,depth,parent,name,cat,kind,corr,ext,args) VALUES" SLICE_ROWS16, e) ||
+        prep(w, &w->ins_nameids, "INSERT INTO name_ids(name, first, last, n, ids) VALUES(?,?,?,?,?)", e) ||
         prep(w, &w->ins_flow, "INSERT INTO flow(rank,cat,name,fid,ph,bp,track,ts) VALUES(?,?,?,?,?,?,?,?)", e) ||
         prep(w, &w->ins_instant, "INSERT INTO instant(track,ts,name,cat,scope,args) VALUES(?,?,?,?,?,?)", e) ||
         prep(w, &w->ins_counter, "INSERT INTO counter(rank,track,name,ts,value) VALUES(?,?,?,?,?)", e) ||
@@ -569,6 +570,17 @@ static int apply_op(struct rundb_writer *w, const struct op_hdr *h, const char *
     }
     case OP_ROW:
         return rundb_drain_insert(w, d, e);
+    case OP_NAMEIDS: {
+        struct op_nameids o;
+        memcpy(&o, d, sizeof o);
+        sqlite3_stmt *st = w->ins_nameids;
+        sqlite3_bind_int64(st, 1, o.name);
+        sqlite3_bind_int64(st, 2, o.first);
+        sqlite3_bind_int64(st, 3, o.last);
+        sqlite3_bind_int64(st, 4, o.n);
+        sqlite3_bind_blob(st, 5, d + sizeof o, (int)o.len, SQLITE_STATIC);
+        return rundb_writer_step_done(w, st, e, "name_ids insert");
+    }
     }
     return err_set(e, ERR_INTERNAL, "unknown writer op %u", h->type);
 }
@@ -722,8 +734,8 @@ static void free_writer(struct rundb_writer *w)
     }
     free(w->cur_buf);
     json_decref(w->rank_header);
-    sqlite3_stmt *sts[] = { w->ins_str,   w->ins_slice, w->ins_slices, w->ins_flow, w->ins_instant,
-                            w->ins_counter, w->ins_mem, w->ins_track,  w->ins_rank, w->ins_note };
+    sqlite3_stmt *sts[] = { w->ins_str,     w->ins_slice, w->ins_slices, w->ins_nameids, w->ins_flow, w->ins_instant,
+                            w->ins_counter, w->ins_mem,   w->ins_track,  w->ins_rank,     w->ins_note };
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) sqlite3_finalize(sts[i]);
     if (w->db) sqlite3_close(w->db);
     free(w->strs.hash);
@@ -749,6 +761,7 @@ static void free_writer(struct rundb_writer *w)
     }
     free(w->notes);
     sorter_free(w->sorter);
+    nameids_build_free(w->names);
     free(w->payload_buf);
     free(w);
 }
@@ -788,7 +801,8 @@ int rundb_commit_rows(struct rundb_writer *w, struct err *e)
 {
     if (w->in_rank) return err_set(e, ERR_INTERNAL, "rundb_commit_rows with an unfinished rank");
     if (w->rows_committed) return err_set(e, ERR_INTERNAL, "rundb_commit_rows called twice");
-    if (rundb_writer_barrier(w, e) != 0 || commit_rows(w, e) != 0 || finish_exec(w, "BEGIN", e) != 0)
+    if (rundb_drain_names_flush(w, e) != 0 || rundb_writer_barrier(w, e) != 0 || commit_rows(w, e) != 0 ||
+        finish_exec(w, "BEGIN", e) != 0)
         return e->code;
     w->rows_committed = 1;
     return 0;
@@ -803,7 +817,7 @@ int rundb_close_writer(struct rundb_writer *w, struct err *e)
         rc = err_set(e, ERR_INTERNAL, "rundb_close_writer with an unfinished rank");
         goto out;
     }
-    if (rundb_writer_barrier(w, e) != 0) {
+    if (rundb_drain_names_flush(w, e) != 0 || rundb_writer_barrier(w, e) != 0) {
         rc = e->code;
         goto out;
     }

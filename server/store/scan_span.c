@@ -4,10 +4,14 @@
 
 #include "base/xmalloc.h"
 #include "store/model.h"
+#include "store/nameids.h"
 #include "store/rundb.h"
 
 struct scan_span {
-    sqlite3_stmt *named, *inside, *ops, *str;
+    sqlite3_stmt *names, *one, *inside, *ops, *str;
+    struct nameids *ids;
+    int64_t lo, hi;   /* the rank's slice ids */
+    int in_name;      /* ids is walking a name of names */
     int rank;
     int64_t inside_end; /* end of the span being walked */
     int64_t inside_track;
@@ -16,7 +20,9 @@ struct scan_span {
 void scan_span_close(struct scan_span *c)
 {
     if (!c) return;
-    sqlite3_finalize(c->named);
+    sqlite3_finalize(c->names);
+    sqlite3_finalize(c->one);
+    nameids_close(c->ids);
     sqlite3_finalize(c->inside);
     sqlite3_finalize(c->ops);
     sqlite3_finalize(c->str);
@@ -29,16 +35,14 @@ int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
     int rc;
     *out = NULL;
     c->rank = rank;
-    /* names first (str is small beside slice), then slice_name's index;
-     * the prefix is matched with a range on s so no LIKE escaping applies:
-     * s >= prefix AND s < prefix || x'F4908080' (past every UTF-8 suffix).
-     * The names as an IN list: written as a join, the planner walked all of
-     * slice_name and looked each name up (40 ms for 1 M slices) */
-    if ((rc = rundb_prepare(db,
-                            "SELECT " SCAN_SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
-                            " WHERE s.name IN (SELECT n.id FROM str n WHERE n.s >= ?1 AND n.s < ?1 || char(1114111))"
-                            " AND (?2 < 0 OR t.rank = ?2) ORDER BY s.name, s.track, s.ts",
-                            &c->named, e)) ||
+    /* the names from str (small beside slice), the prefix matched with a
+     * range on s so that no LIKE escaping applies: s >= prefix AND s <
+     * prefix || U+10FFFF (past every UTF-8 suffix); then each name's ids
+     * from name_ids, in the rank's id range, and each row by id */
+    if ((rc = rundb_prepare(db, "SELECT id FROM str WHERE s >= ?1 AND s < ?1 || char(1114111) ORDER BY id", &c->names,
+                            e)) ||
+        (rc = rundb_prepare(db, "SELECT " SCAN_SLICE_COLS " FROM slice s WHERE s.id = ?1", &c->one, e)) ||
+        (rc = nameids_open(db, &c->ids, e)) || (rc = scan_rank_ids(db, rank, &c->lo, &c->hi, e)) ||
         (rc = rundb_prepare(db, "SELECT " SCAN_SLICE_COLS " FROM slice s WHERE s.id > ?1 ORDER BY s.id", &c->inside,
                             e)) ||
         (rc = rundb_prepare(db,
@@ -50,7 +54,6 @@ int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
         scan_span_close(c);
         return rc;
     }
-    sqlite3_bind_int(c->named, 2, rank);
     sqlite3_bind_int(c->ops, 2, TB_TRACK_GPU);
     sqlite3_bind_int(c->ops, 3, rank);
     sqlite3_bind_int(c->ops, 4, TB_K_KERNEL);
@@ -63,16 +66,33 @@ int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
 int scan_span_named_begin(struct scan_span *c, const char *prefix, struct err *e)
 {
     if (strlen(prefix) > 200) return err_set(e, ERR_INVALID, "name prefix too long");
-    sqlite3_reset(c->named);
-    sqlite3_bind_text(c->named, 1, prefix, -1, SQLITE_TRANSIENT);
+    sqlite3_reset(c->names);
+    sqlite3_bind_text(c->names, 1, prefix, -1, SQLITE_TRANSIENT);
+    c->in_name = 0;
     return 0;
 }
 
 int scan_span_named_next(struct scan_span *c, struct scan_slice *row, struct err *e)
 {
-    int rc = scan_step(c->named, e, "run database (named slices)");
-    if (rc == 1) scan_slice_row(c->named, row);
-    return rc;
+    int64_t id;
+    int rc;
+    for (;;) {
+        if (!c->in_name) {
+            if ((rc = scan_step(c->names, e, "run database (names)")) != 1) return rc;
+            nameids_begin(c->ids, (uint32_t)sqlite3_column_int64(c->names, 0), c->lo, c->hi);
+            c->in_name = 1;
+        }
+        if ((rc = nameids_next(c->ids, &id, e)) < 0) return rc;
+        if (rc == 0) {
+            c->in_name = 0;
+            continue;
+        }
+        sqlite3_reset(c->one);
+        sqlite3_bind_int64(c->one, 1, id);
+        if ((rc = scan_step(c->one, e, "run database (named slices)")) == 1) scan_slice_row(c->one, row);
+        else if (rc == 0) rc = rundb_damaged(sqlite3_db_handle(c->one), e, "name_ids names a slice that is not stored");
+        return rc;
+    }
 }
 
 int scan_span_inside_begin(struct scan_span *c, const struct scan_slice *span, struct err *e)

@@ -4,6 +4,7 @@
 
 #include "base/xmalloc.h"
 #include "store/facts.h"
+#include "store/nameids.h"
 #include "store/rundb.h"
 #include "store/scan.h"
 
@@ -170,77 +171,158 @@ void slice_read_spans_close(struct slice_read_spans *c)
     free(c);
 }
 
-static void coll_fill(sqlite3_stmt *st, void *elem)
+/* Most time first; equal times in name order, as the names were read. */
+static int coll_cmp(const void *x, const void *y)
 {
-    struct stats_read_group *g = elem;
-    const char *s = (const char *)sqlite3_column_text(st, 0);
-    g->name = s ? xstrdup(s) : NULL;
-    g->count = sqlite3_column_int64(st, 1);
-    g->total = sqlite3_column_double(st, 2);
+    const struct stats_read_group *a = x, *b = y;
+    if (a->total != b->total) return a->total > b->total ? -1 : 1;
+    return (a->id > b->id) - (a->id < b->id);
 }
 
-static void coll_drop(void *elem)
+/* The slices of names[0..nnames) in rank's id range whose row st (bound
+ * ?1 = the id) yields: fn(ctx, name, st) for each, name by name, each in id
+ * ((track, ts)) order. Returns 0 or < 0. */
+static int each_named(sqlite3 *db, int rank, const uint32_t *names, size_t nnames, sqlite3_stmt *st,
+                      int (*fn)(void *ctx, uint32_t name, sqlite3_stmt *st), void *ctx, struct err *e)
 {
-    free(((struct stats_read_group *)elem)->name);
+    struct nameids *ids;
+    int64_t lo, hi, id;
+    int rc = scan_rank_ids(db, rank, &lo, &hi, e);
+    if (rc || (rc = nameids_open(db, &ids, e))) return rc;
+    for (size_t i = 0; i < nnames && rc >= 0; i++) {
+        nameids_begin(ids, names[i], lo, hi);
+        while ((rc = nameids_next(ids, &id, e)) == 1) {
+            sqlite3_reset(st);
+            sqlite3_bind_int64(st, 1, id);
+            if ((rc = scan_step(st, e, "run database (slices by name)")) == 1) rc = fn(ctx, names[i], st);
+            if (rc < 0) break;
+        }
+    }
+    nameids_close(ids);
+    return rc < 0 ? rc : 0;
+}
+
+/* The str ids st yields in its first column. OUT *out: owned by caller. */
+static int read_ids(sqlite3_stmt *st, uint32_t **out, size_t *n, struct err *e)
+{
+    size_t cap = 0;
+    int rc;
+    *out = NULL;
+    *n = 0;
+    while ((rc = scan_step(st, e, "run database (names)")) == 1) {
+        if (*n == cap) *out = xrealloc(*out, (cap = cap ? cap * 2 : 16) * sizeof **out);
+        (*out)[(*n)++] = (uint32_t)sqlite3_column_int64(st, 0);
+    }
+    return rc;
+}
+
+struct colls {
+    struct stats_read_group *v;
+    size_t n, cap;
+    sqlite3_stmt *text;
+    struct err *e;
+};
+
+static int coll_add(void *ctx, uint32_t name, sqlite3_stmt *st)
+{
+    struct colls *c = ctx;
+    if (!c->n || c->v[c->n - 1].id != name) {
+        if (c->n == c->cap) c->v = xrealloc(c->v, (c->cap = c->cap ? c->cap * 2 : 16) * sizeof *c->v);
+        struct stats_read_group *g = &c->v[c->n++];
+        *g = (struct stats_read_group){ .id = name };
+        sqlite3_reset(c->text);
+        sqlite3_bind_int64(c->text, 1, name);
+        int rc = scan_step(c->text, c->e, "run database (names)");
+        if (rc < 0) return rc;
+        const char *s = rc == 1 ? (const char *)sqlite3_column_text(c->text, 0) : NULL;
+        g->name = s ? xstrdup(s) : NULL;
+    }
+    c->v[c->n - 1].count++;
+    c->v[c->n - 1].total += (double)sqlite3_column_int64(st, 0);
+    return 0;
 }
 
 int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, size_t *n, struct err *e)
 {
-    sqlite3_stmt *st;
-    const int64_t args[] = { rank, TB_K_CPU_OP, TB_K_USER_ANNOTATION };
+    const int64_t kinds[] = { 0, TB_K_CPU_OP, TB_K_USER_ANNOTATION };
+    sqlite3_stmt *names = NULL, *st = NULL;
+    struct colls c = { .e = e };
+    uint32_t *ids = NULL;
+    size_t nids = 0;
     *out = NULL;
     *n = 0;
-    int rc = scan_prepare_args(db,
-                                "SELECT (SELECT s FROM str WHERE id = sl.name), count(*), sum(sl.dur) FROM slice sl"
-                                " WHERE sl.id BETWEEN (SELECT min(first_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                                " AND (SELECT max(last_slice) FROM track WHERE rank = ?1 AND nslices > 0)"
-                                " AND sl.kind IN (?2, ?3) AND sl.name IN (SELECT id FROM str"
-                                "  WHERE (s GLOB 'gloo:*' OR s GLOB 'nccl:*') AND s NOT GLOB '*barrier*')"
-                                " GROUP BY sl.name ORDER BY sum(sl.dur) DESC",
-                                args, 3, &st, e);
-    if (rc) return rc;
-    return scan_collect(st, "ddp_backend (collectives)", sizeof **out, coll_fill, coll_drop, (void **)out, n, e);
+    int rc = rundb_prepare(db,
+                           "SELECT id FROM str WHERE (s GLOB 'gloo:*' OR s GLOB 'nccl:*') AND s NOT GLOB '*barrier*'"
+                           " ORDER BY id",
+                           &names, e);
+    if (!rc) rc = scan_prepare_args(db, "SELECT dur FROM slice WHERE id = ?1 AND kind IN (?2, ?3)", kinds, 3, &st, e);
+    if (!rc) rc = rundb_prepare(db, "SELECT s FROM str WHERE id = ?1", &c.text, e);
+    if (!rc) rc = read_ids(names, &ids, &nids, e);
+    if (!rc) rc = each_named(db, rank, ids, nids, st, coll_add, &c, e);
+    free(ids);
+    sqlite3_finalize(names);
+    sqlite3_finalize(st);
+    sqlite3_finalize(c.text);
+    if (rc < 0) {
+        stats_read_groups_free(c.v, c.n);
+        return rc;
+    }
+    if (c.n) qsort(c.v, c.n, sizeof *c.v, coll_cmp);
+    *out = c.v;
+    *n = c.n;
+    return 0;
+}
+
+struct spans {
+    struct scan_slice *v;
+    size_t n, cap;
+};
+
+static int span_add(void *ctx, uint32_t name, sqlite3_stmt *st)
+{
+    struct spans *c = ctx;
+    (void)name;
+    if (c->n == c->cap) c->v = xrealloc(c->v, (c->cap = c->cap ? c->cap * 2 : 64) * sizeof *c->v);
+    scan_slice_row(st, &c->v[c->n++]);
+    return 0;
 }
 
 int slice_read_named_spans(sqlite3 *db, int rank, const char *const *pats, size_t npats, struct scan_slice **out,
                            size_t *n, struct err *e)
 {
-    const int64_t args[] = { 0, rank, TB_TRACK_GPU, TB_K_CPU_OP, TB_K_USER_ANNOTATION };
+    const int64_t args[] = { 0, TB_TRACK_GPU, TB_K_CPU_OP, TB_K_USER_ANNOTATION };
     struct facts_names *names;
+    struct spans c = { 0 };
     sqlite3_stmt *st;
-    uint32_t id;
-    size_t cap = 0;
     *out = NULL;
     *n = 0;
-    /* the names first (the small str table), then slice_name's index on
-     * (name, track, ts) for each */
+    /* the names first (the small str table), then each name's ids */
     int rc = scan_prepare_args(db,
                                "SELECT " SCAN_SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
-                               " WHERE s.name = ?1 AND t.rank = ?2 AND t.kind != ?3 AND s.kind IN (?4, ?5)"
-                               " ORDER BY s.track, s.ts",
-                               args, 5, &st, e);
+                               " WHERE s.id = ?1 AND t.kind != ?2 AND s.kind IN (?3, ?4)",
+                               args, 4, &st, e);
     if (rc) return rc;
     if ((rc = facts_names_open(db, FACTS_LIKE, pats, npats, &names, e))) {
         sqlite3_finalize(st);
         return rc;
     }
+    uint32_t *ids = NULL, id;
+    size_t nids = 0, cap = 0;
     while ((rc = facts_names_next(names, &id, NULL, e)) == 1) {
-        sqlite3_reset(st);
-        sqlite3_bind_int64(st, 1, id);
-        while ((rc = scan_step(st, e, "host spans by name")) == 1) {
-            if (*n == cap) *out = xrealloc(*out, (cap = cap ? cap * 2 : 64) * sizeof **out);
-            scan_slice_row(st, &(*out)[(*n)++]);
-        }
-        if (rc < 0) break;
+        if (nids == cap) ids = xrealloc(ids, (cap = cap ? cap * 2 : 16) * sizeof *ids);
+        ids[nids++] = id;
     }
     facts_names_close(names);
+    if (rc == 0) rc = each_named(db, rank, ids, nids, st, span_add, &c, e);
+    free(ids);
     sqlite3_finalize(st);
     if (rc < 0) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
+        free(c.v);
+        return rc;
     }
-    return rc < 0 ? rc : 0;
+    *out = c.v;
+    *n = c.n;
+    return 0;
 }
 
 /* The statements of a slice_read_ids: a track's range, the probe, the
