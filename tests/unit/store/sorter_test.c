@@ -1,4 +1,5 @@
-/* sorter_test.c — the external merge sort: random variable-size records
+/* sorter_test.c — the external merge sort: random variable-size records,
+ * threads interleaved and each mostly in time order (as in a trace),
  * under a 1 MiB budget (many spilled runs), ties on ts and dur, records
  * larger than the run buffer, the in-memory path and empty input. Every
  * output is checked against qsort of the same keys, payload bytes included. */
@@ -154,6 +155,33 @@ static void test_random_spilled(void)
     free(items);
 }
 
+/* The shape of a real trace: threads interleaved, each mostly in time
+ * order (nested slices: a parent before its children, same start longer
+ * first) with a few events out of place, in memory and spilled; then the
+ * same over track ids too far apart to count, and in reverse order. */
+static void test_threads_in_order(void)
+{
+    size_t n = 40000;
+    struct item *items = xmalloc(sizeof *items * n);
+    int64_t clock[6] = { 0 };
+    for (int pass = 0; pass < 4; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t t = (uint32_t)(next_rand() % 6);
+            clock[t] += (int64_t)(next_rand() % 3); /* ties as nested starts */
+            items[i].k.track = pass == 2 ? 1 + t * 1000003u : 1 + t;
+            items[i].k.ts = clock[t];
+            items[i].k.dur = (int64_t)(next_rand() % 50);
+            if (next_rand() % 997 == 0) items[i].k.ts -= (int64_t)(next_rand() % 5000); /* out of place */
+            if (pass == 3) items[i].k.ts = -clock[t];                                   /* reversed */
+            items[i].k.seq = i;
+            items[i].n = (uint32_t)(next_rand() % 40);
+        }
+        CHECK_EQ_INT(sort_and_check(items, n, 64u << 20), 0);
+        CHECK(sort_and_check(items, n, 1u << 20) > 0);
+    }
+    free(items);
+}
+
 /* Equal start: longer first; equal start and length: insertion order. */
 static void test_ties(void)
 {
@@ -284,6 +312,7 @@ int main(void)
         return 1;
     }
     RUN(test_random_spilled);
+    RUN(test_threads_in_order);
     RUN(test_ties);
     RUN(test_ties_across_runs);
     RUN(test_big_records);
