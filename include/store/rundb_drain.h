@@ -147,6 +147,17 @@ struct bg_chunk {
  * step, reset and program start cost as much as a row's own work. */
 #define RUNDB_SLICE_BATCH 16
 
+/* Rows of one table held on the writer thread until RUNDB_SLICE_BATCH of
+ * them go in as one statement (many); what is left at the end of a chunk
+ * goes one row a statement (one). held points into the chunk. */
+struct rundb_batch {
+    sqlite3_stmt *one, *many;
+    const char *held[RUNDB_SLICE_BATCH];
+    int n;
+    void (*bind)(sqlite3_stmt *st, int k, const char *d); /* row d at slot k */
+    const char *what;                                     /* for an error */
+};
+
 struct rundb_writer {
     sqlite3 *db;
     /* background writer: the parsing thread fills cur_buf with ops and
@@ -164,8 +175,8 @@ struct rundb_writer {
     char *cur_buf;
     size_t cur_len, cur_cap;
     int spool_fd;             /* >= 0: a spool (rundb_spool.h), ops go here; else -1 */
-    sqlite3_stmt *ins_str, *ins_slice, *ins_flow, *ins_instant, *ins_counter, *ins_mem, *ins_track, *ins_rank,
-        *ins_note;
+    sqlite3_stmt *ins_str, *ins_slice, *ins_instant, *ins_counter, *ins_track, *ins_rank, *ins_note;
+    struct rundb_batch flows, mems;
     sqlite3_stmt *ins_slices; /* RUNDB_SLICE_BATCH rows a statement */
     sqlite3_stmt *ins_nameids;
     struct nameids_build *names; /* the drained slices' ids by name, until their chunks are flushed */

@@ -1,6 +1,8 @@
 /* rundb_writer_test — the run database writer: interning, track identity,
  * depth and parent from unordered input, clustered ids, notes, header facts
- * and the info reader over what it wrote. */
+ * and the info reader over what it wrote; flows and memory events, which go
+ * in 16 rows a statement, each row as given and in order whatever batch or
+ * chunk it fell in. */
 #include "rundb_fixture.h"
 
 static void test_writer(void)
@@ -107,11 +109,79 @@ static void test_commit_rows(void)
     free(path);
 }
 
+/* 40 000 flows and 20 000 memory events between slices: several chunks of
+ * ops, batches cut at each chunk's end. Every row read back in order. */
+static void test_flows_mems(void)
+{
+    struct rundb_writer *w;
+    struct err e;
+    uint32_t t, n;
+    fixture_writer("flows.db", 3, &w, &t, &n);
+    REQUIRE(w != NULL);
+    char *path = fixture_path("flows.db");
+    uint32_t cat = rundb_intern(w, "ac2g", 4);
+    int failed = 0;
+    for (int i = 0; i < 40000; i++) {
+        char fid[24];
+        int len = snprintf(fid, sizeof fid, "%d", i * 7);
+        struct tb_flow f = { t, cat, n, fid, (size_t)len, "stf"[i % 3], i % 2 ? 'e' : 0, 1000 + i };
+        failed += rundb_add_flow(w, &f, &e) != 0;
+        if (i < 20000) {
+            struct tb_mem m = { t, 2000 + i, 1, i % 4, 4096 + i, i % 5 ? 512 : -512, i % 7 ? i : -1, i % 3 ? 2 * i : -1 };
+            failed += rundb_add_mem(w, &m, &e) != 0;
+        }
+        if (i % 100 == 0) add(w, t, n, i, 1);
+    }
+    CHECK_EQ_INT(failed, 0);
+    REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
+    REQUIRE(rundb_close_writer(w, &e) == 0);
+    sqlite3 *db;
+    REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    sqlite3_stmt *st;
+    int bad = 0, rows = 0;
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT id, rank, cat, name, fid, ph, bp, track, ts FROM flow ORDER BY id", -1, &st,
+                               NULL) == SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int i = rows++;
+        char fid[24], ph[2] = { "stf"[i % 3], 0 };
+        snprintf(fid, sizeof fid, "%d", i * 7);
+        const char *bp = (const char *)sqlite3_column_text(st, 6);
+        bad += sqlite3_column_int64(st, 0) != i + 1 || sqlite3_column_int(st, 1) != 3 ||
+               sqlite3_column_int64(st, 2) != cat || sqlite3_column_int64(st, 3) != n ||
+               strcmp((const char *)sqlite3_column_text(st, 4), fid) != 0 ||
+               strcmp((const char *)sqlite3_column_text(st, 5), ph) != 0 || (i % 2 ? !bp || strcmp(bp, "e") : bp != NULL) ||
+               sqlite3_column_int64(st, 7) != t || sqlite3_column_int64(st, 8) != 1000 + i;
+    }
+    sqlite3_finalize(st);
+    CHECK_EQ_INT(rows, 40000);
+    CHECK_EQ_INT(bad, 0);
+    rows = bad = 0;
+    REQUIRE(sqlite3_prepare_v2(db,
+                               "SELECT id, rank, track, ts, dev_type, dev_id, addr, bytes, total_alloc, total_reserved"
+                               " FROM mem ORDER BY id",
+                               -1, &st, NULL) == SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int i = rows++;
+        bad += sqlite3_column_int64(st, 0) != i + 1 || sqlite3_column_int(st, 1) != 3 ||
+               sqlite3_column_int64(st, 2) != t || sqlite3_column_int64(st, 3) != 2000 + i ||
+               sqlite3_column_int(st, 4) != 1 || sqlite3_column_int(st, 5) != i % 4 ||
+               sqlite3_column_int64(st, 6) != 4096 + i || sqlite3_column_int64(st, 7) != (i % 5 ? 512 : -512) ||
+               (i % 7 ? sqlite3_column_int64(st, 8) != i : sqlite3_column_type(st, 8) != SQLITE_NULL) ||
+               (i % 3 ? sqlite3_column_int64(st, 9) != 2 * i : sqlite3_column_type(st, 9) != SQLITE_NULL);
+    }
+    sqlite3_finalize(st);
+    CHECK_EQ_INT(rows, 20000);
+    CHECK_EQ_INT(bad, 0);
+    sqlite3_close(db);
+    free(path);
+}
+
 int main(void)
 {
     if (fixture_dir() != 0) return 1;
     RUN(test_writer);
     RUN(test_commit_rows);
+    RUN(test_flows_mems);
     fixture_cleanup();
     return harness_done("rundb_writer_test");
 }
