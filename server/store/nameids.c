@@ -106,6 +106,7 @@ struct nameids {
      * the last id given (or first, still to give when at_first) */
     const uint8_t *p, *end;
     int64_t cur, last, left;
+    int64_t prev_last; /* the last id of the chunk before: chunks may not overlap */
     int at_first, done;
 };
 
@@ -158,6 +159,7 @@ void nameids_begin(struct nameids *c, uint32_t name, int64_t lo, int64_t hi)
     c->lo = lo;
     c->hi = hi;
     c->left = 0;
+    c->prev_last = INT64_MIN;
     c->done = lo > hi;
 }
 
@@ -172,8 +174,9 @@ static int load_chunk(struct nameids *c, struct err *e)
     c->p = sqlite3_column_blob(st, 3);
     c->end = c->p ? c->p + sqlite3_column_bytes(st, 3) : NULL;
     c->at_first = 1;
-    if (c->left < 1 || c->last < c->cur || (c->left == 1) != (c->last == c->cur))
+    if (c->left < 1 || c->last < c->cur || (c->left == 1) != (c->last == c->cur) || c->cur <= c->prev_last)
         return rundb_damaged(c->db, e, "a chunk of name_ids with inconsistent bounds");
+    c->prev_last = c->last;
     return 0;
 }
 
@@ -243,12 +246,14 @@ int nameids_count(struct nameids *c, uint32_t name, int64_t lo, int64_t hi, int6
     nameids_begin(c, name, lo, hi);
     while ((rc = scan_step(c->chunks, e, "run database (slices by name)")) == 1) {
         if ((rc = load_chunk(c, e)) < 0) break;
+        if (c->last < lo) continue; /* the chunk before lo, all before it */
         if (c->cur >= lo && c->last <= hi) { /* whole: no need to decode */
             *n += c->left;
             continue;
         }
-        int64_t id;
-        while (c->left && (rc = chunk_next(c, &id, e)) == 0)
+        /* decoded as far as a walk would go */
+        int64_t id = lo;
+        while (c->left && id <= hi && (rc = chunk_next(c, &id, e)) == 0)
             if (id >= lo && id <= hi) ++*n;
         if (rc < 0) break;
     }

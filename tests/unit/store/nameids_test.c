@@ -8,8 +8,8 @@
  *  - a run stored before name_ids (slice_name instead): the same answers;
  *  - a connection aside (run.db attached beside a scratch) reads name_ids,
  *    not the slices;
- *  - garbled chunks (cut short, a zero gap, a wrong last id, no ids) are
- *    ERR_DAMAGED, for a walk and for a count. */
+ *  - garbled chunks (cut short, a zero gap, a wrong last id, no ids, two
+ *    that overlap) are ERR_DAMAGED, for a walk and for a count. */
 #include "store/nameids.h"
 
 #include <stdlib.h>
@@ -299,6 +299,33 @@ static void test_damaged(void)
         sqlite3_finalize(s.ins);
         sqlite3_close(db);
     }
+    /* two chunks that overlap (40, 43, 50 and 48, 50): ids would go back */
+    struct sink s = { 0 };
+    struct err e;
+    sqlite3 *db = schema_db(&s);
+    REQUIRE(db != NULL);
+    const uint8_t g1[] = { 3, 7 }, g2[] = { 2 };
+    const int64_t rows[2][3] = { { 40, 50, 3 }, { 48, 50, 2 } };
+    const uint8_t *gaps[2] = { g1, g2 };
+    for (int r = 0; r < 2; r++) {
+        sqlite3_reset(s.ins);
+        sqlite3_bind_int64(s.ins, 1, 7);
+        for (int k = 0; k < 3; k++) sqlite3_bind_int64(s.ins, 2 + k, rows[r][k]);
+        sqlite3_bind_blob(s.ins, 5, gaps[r], r ? 1 : 2, SQLITE_STATIC);
+        CHECK_EQ_INT(sqlite3_step(s.ins), SQLITE_DONE);
+    }
+    struct nameids *c;
+    REQUIRE(nameids_open(db, &c, &e) == 0);
+    int64_t id, n;
+    int rc, got = 0;
+    nameids_begin(c, 7, 45, 100);
+    while ((rc = nameids_next(c, &id, &e)) == 1) got++;
+    CHECK_EQ_INT(rc, ERR_DAMAGED);
+    CHECK_EQ_INT(got, 1); /* 50, then the chunk starting at 48 */
+    CHECK_EQ_INT(nameids_count(c, 7, 45, 100, &n, &e), ERR_DAMAGED);
+    nameids_close(c);
+    sqlite3_finalize(s.ins);
+    sqlite3_close(db);
 }
 
 int main(void)
