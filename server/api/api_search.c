@@ -57,7 +57,7 @@ struct search {
     size_t limit;
     struct hit *hits;
     size_t nhits;
-    sqlite3_stmt *ts, *scan;
+    sqlite3_stmt *ts, *first, *scan;
     struct nameids *byname;
     int64_t total;
 };
@@ -73,36 +73,58 @@ static void add_hit(struct search *s, int64_t ts, int64_t id)
     s->hits[s->nhits++] = (struct hit){ ts, id };
 }
 
-/* The first `need` hits of track after (cts, cid), name by name through
- * name_ids: a name's ids in the track's id range of the window ascend in
- * (ts, id) order. */
+static int cmp_id(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The first `need` hits of track after (cts, cid), through name_ids. In
+ * one track id order is (ts, id) order, so the hits are the `need` least
+ * ids of the names in the track's id range past the cursor: merged as ids,
+ * and only those read from the slices for their ts. */
 static int page_seek(struct search *s, int64_t track, int64_t cts, int64_t cid, size_t need, struct err *e)
 {
-    size_t first = s->nhits;
-    int64_t lo, hi, id;
-    int rc = 0;
+    int64_t lo, hi, id, *cand = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
     if (timeline_slice_range(s->r->db, track, cts, s->end, &lo, &hi, e) < 0) return e->code;
+    if (lo >= hi) return 0;
+    /* past the cursor: a few slices at ts == cts may not be */
+    sqlite3_reset(s->first);
+    sqlite3_bind_int64(s->first, 1, lo);
+    sqlite3_bind_int64(s->first, 2, hi);
+    sqlite3_bind_int64(s->first, 3, cts);
+    sqlite3_bind_int64(s->first, 4, cid);
+    if ((rc = sqlite3_step(s->first)) != SQLITE_ROW)
+        return rc == SQLITE_DONE ? 0 : rundb_db_error(s->r->db, e, "run database (search)");
+    lo = sqlite3_column_int64(s->first, 0);
+    hi--; /* inclusive from here */
+    rc = 0;
     for (size_t i = 0; i < s->nids && rc >= 0; i++) {
         size_t got = 0;
-        nameids_begin(s->byname, s->ids[i], lo, hi - 1);
+        nameids_begin(s->byname, s->ids[i], lo, hi);
         while (got < need && (rc = nameids_next(s->byname, &id, e)) == 1) {
-            sqlite3_reset(s->ts);
-            sqlite3_bind_int64(s->ts, 1, id);
-            if ((rc = sqlite3_step(s->ts)) != SQLITE_ROW) {
-                rc = rundb_db_error(s->r->db, e, "run database (search)");
-                break;
-            }
-            int64_t ts = sqlite3_column_int64(s->ts, 0);
-            if (ts == cts && id <= cid) continue;
-            add_hit(s, ts, id);
+            if (n == cap) cand = xrealloc(cand, (cap = cap ? cap * 2 : 256) * sizeof *cand);
+            cand[n++] = id;
             got++;
         }
-        /* keep the first `need` of this track so far */
-        if (s->nhits - first > need * 4) {
-            xqsort(s->hits + first, s->nhits - first, sizeof *s->hits, hit_cmp);
-            s->nhits = first + need;
+        /* keep the least `need`: later names need go no further */
+        if (n > need * 4) {
+            xqsort(cand, n, sizeof *cand, cmp_id);
+            n = need;
+            hi = cand[need - 1];
         }
     }
+    if (n > 1) xqsort(cand, n, sizeof *cand, cmp_id);
+    if (n > need) n = need;
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        sqlite3_reset(s->ts);
+        sqlite3_bind_int64(s->ts, 1, cand[i]);
+        if (sqlite3_step(s->ts) == SQLITE_ROW) add_hit(s, sqlite3_column_int64(s->ts, 0), cand[i]);
+        else rc = rundb_db_error(s->r->db, e, "run database (search)");
+    }
+    free(cand);
     return rc < 0 ? rc : 0;
 }
 
@@ -235,6 +257,8 @@ int api_timeline_search(struct http_req *req)
     pat = rundb_like_pattern(q);
     if (rundb_prepare(r.db, "SELECT id FROM str WHERE s LIKE ? ESCAPE '\\'", &names, &e) < 0 ||
         rundb_prepare(r.db, "SELECT ts FROM slice WHERE id = ?", &s.ts, &e) < 0 ||
+        rundb_prepare(r.db, "SELECT id FROM slice WHERE id >= ?1 AND id < ?2 AND (ts > ?3 OR id > ?4) ORDER BY id LIMIT 1",
+                      &s.first, &e) < 0 ||
         rundb_prepare(r.db, "SELECT id, ts, name FROM slice WHERE id >= ? AND id < ?", &s.scan, &e) < 0 ||
         nameids_open(r.db, &s.byname, &e) < 0 ||
         rundb_prepare(r.db, "SELECT " API_SLICE_COLS " FROM slice WHERE id = ?", &one, &e) < 0 ||
@@ -281,6 +305,7 @@ int api_timeline_search(struct http_req *req)
 fail:
     sqlite3_finalize(names);
     sqlite3_finalize(s.ts);
+    sqlite3_finalize(s.first);
     sqlite3_finalize(s.scan);
     nameids_close(s.byname);
     sqlite3_finalize(one);
