@@ -20,8 +20,9 @@
  * track, ts) instead; the reader answers from it with the same results.
  *
  * Memory: the builder holds at most one partial chunk a name, and flushes
- * them all when together they pass NAMEIDS_HELD_MAX; chunks it hands to
- * emit are borrowed for the call. A reader borrows its connection (one
+ * them all when together they pass NAMEIDS_HELD_MAX; besides, 40 bytes a
+ * name id up to the largest seen (the writer's string table holds more per
+ * name). Chunks it hands to emit are borrowed for the call. A reader borrows its connection (one
  * thread at a time) and owns its statements (nameids_close).
  */
 #ifndef TB_NAMEIDS_H
