@@ -267,7 +267,7 @@ int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, 
         stats_read_groups_free(c.v, c.n);
         return rc;
     }
-    if (c.n) qsort(c.v, c.n, sizeof *c.v, coll_cmp);
+    xqsort(c.v, c.n, sizeof *c.v, coll_cmp);
     *out = c.v;
     *n = c.n;
     return 0;

@@ -6,13 +6,14 @@
  * (collectives left out) of an id range in time order; host collective
  * spans summed by name, barriers aside, and listed by name pattern; walks
  * by id inside a track (its
- * range, a probe, one slice, a range leaving one kind out); a run without
- * its slice table is an error. */
+ * range, a probe, one slice, a range leaving one kind out); each with and
+ * without name_ids; a run without its slice table is an error. */
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
+#include "store/nameids.h"
 #include "store/slice_read.h"
 
 /* NULL when the tables cannot be made (the failure is counted). */
@@ -189,15 +190,55 @@ static void test_ids(sqlite3 *db)
     slice_read_ids_close(r);
 }
 
+static int emit(void *ctx, const struct nameids_chunk *c, struct err *e)
+{
+    sqlite3_stmt *ins = ctx;
+    (void)e;
+    sqlite3_reset(ins);
+    sqlite3_bind_int64(ins, 1, c->name);
+    sqlite3_bind_int64(ins, 2, c->first);
+    sqlite3_bind_int64(ins, 3, c->last);
+    sqlite3_bind_int64(ins, 4, c->n);
+    sqlite3_bind_blob(ins, 5, c->ids, (int)c->len, SQLITE_TRANSIENT);
+    return sqlite3_step(ins) == SQLITE_DONE ? 0 : ERR_DB;
+}
+
+/* db's slices by name in name_ids, as the writer keeps them. */
+static void add_name_ids(sqlite3 *db)
+{
+    sqlite3_stmt *ins, *st;
+    struct err e;
+    REQUIRE(sqlite3_exec(db,
+                         "CREATE TABLE name_ids(name INTEGER, first INTEGER, last INTEGER, n INTEGER, ids BLOB,"
+                         " PRIMARY KEY(name, first)) WITHOUT ROWID",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    REQUIRE(sqlite3_prepare_v2(db, "INSERT INTO name_ids VALUES(?,?,?,?,?)", -1, &ins, NULL) == SQLITE_OK);
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT name, id FROM slice ORDER BY id", -1, &st, NULL) == SQLITE_OK);
+    struct nameids_build *b = nameids_build_new(emit, ins);
+    int failed = 0;
+    while (sqlite3_step(st) == SQLITE_ROW)
+        failed += nameids_build_add(b, (uint32_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &e) != 0;
+    failed += nameids_build_flush(b, &e) != 0;
+    nameids_build_free(b);
+    CHECK_EQ_INT(failed, 0);
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+}
+
+/* Twice: a run stored before name_ids (the slices by name are scanned),
+ * then one with it. */
 static void test_all(void)
 {
-    sqlite3 *db = make_db();
-    REQUIRE(db != NULL);
-    test_lookups(db);
-    test_copies(db);
-    test_spans(db);
-    test_ids(db);
-    sqlite3_close(db);
+    for (int with_ids = 0; with_ids < 2; with_ids++) {
+        sqlite3 *db = make_db();
+        REQUIRE(db != NULL);
+        if (with_ids) add_name_ids(db);
+        test_lookups(db);
+        test_copies(db);
+        test_spans(db);
+        test_ids(db);
+        sqlite3_close(db);
+    }
 }
 
 static void test_errors(void)
