@@ -1,5 +1,6 @@
 /* scan_span_test — what ran inside a span: slices by name prefix (only the
- * rank asked for), the slices nested in one on its own track (stopping at
+ * rank asked for; through name_ids, and through slice_name as in a run
+ * stored before it), the slices nested in one on its own track (stopping at
  * its end, never crossing into the next track), the GPU ops of a launch by
  * correlation id (GPU tracks only, corr 0 never), names by id; and a run
  * without its slice table fails to open with the SQLite message. */
@@ -75,6 +76,13 @@ static void test_span(void)
     sqlite3 *db;
     REQUIRE(fixture_run(path, 2) == 0);
     REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    test_walks(db);
+    sqlite3_close(db);
+
+    /* as a run stored before name_ids: slice_name instead */
+    REQUIRE(sqlite3_open(path, &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "DROP TABLE name_ids; CREATE INDEX slice_name ON slice(name, track, ts)", NULL, NULL,
+                         NULL) == SQLITE_OK);
     test_walks(db);
     sqlite3_close(db);
 
