@@ -275,6 +275,28 @@ test('search: every match, page after page, in (ts, id) order', async () => {
   assert.match(bad.error.message, /after/);
 });
 
+test('search: a run stored before name_ids (an index slice_name instead) answers the same', async (t) => {
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const ev = [];
+  for (let tid = 1; tid <= 3; tid++)
+    for (let i = 0; i < 12; i++) ev.push({ ph: 'X', cat: 'cpu_op', name: `old_${i % 3}`, pid: 1, tid, ts: 100, dur: 50 - i });
+  for (let i = 0; i < 300; i++) ev.push({ ph: 'X', cat: 'cpu_op', name: `old_op_${i % 80}`, pid: 1, tid: 4, ts: 1000 + i * 10, dur: 5 });
+  const id = await srv.uploadBody(Buffer.from(JSON.stringify({ traceEvents: ev })), 'before.json', 'before');
+  const cases = [['old_', 1], ['old_', 7], ['old_op_1', 3], ['OLD_OP', 50], ['old_2', 1000]];
+  const answers = async () => {
+    const out = [];
+    for (const [q, limit] of cases) {
+      out.push(await allHits(id, q, limit));
+      out.push(await srv.json(`/api/runs/${id}/timeline/search?q=${q}&limit=${limit}&start=1100&end=2500`));
+    }
+    return out;
+  };
+  const now = await answers();
+  assert.ok(now[0].total > 0 && now[6].total > 0);
+  srv.sql(id, 'DROP TABLE name_ids; CREATE INDEX slice_name ON slice(name, track, ts);');
+  assert.deepEqual(await answers(), now);
+});
+
 test('aggregate: time by name over a window, counters', async () => {
   const a = await srv.json(`/api/runs/${evil}/timeline/aggregate?start=0&end=1000`);
   const by = Object.fromEntries(a.rows.map((r) => [r.name, r]));
