@@ -69,14 +69,18 @@ static struct sval *sval_at(struct hmap *m, int64_t bucket, uint32_t name)
 }
 
 /* Adds sign × the time of [lo, hi) in each bucket to total (with_total) and
- * to self. */
-static void spread(struct hmap *m, int L, int64_t lo, int64_t hi, uint32_t name, int with_total, int64_t sign)
+ * to self, and count to the first bucket's n: a slice's own count and
+ * time start in the same bucket, found once (a lookup fewer a slice). */
+static void spread(struct hmap *m, int L, int64_t lo, int64_t hi, uint32_t name, int with_total, int64_t sign,
+                   int64_t count)
 {
     for (int64_t b = timeline_bucket_of(lo, L); lo < hi; b++) {
         int64_t be = bucket_start(b + 1, L), part = (hi < be ? hi : be) - lo;
         struct sval *v = sval_at(m, b, name);
         if (with_total) v->total += sign * part;
         v->self += sign * part;
+        v->n += count;
+        count = 0;
         lo = be;
     }
 }
@@ -260,10 +264,11 @@ int timeline_agg_build_push(struct timeline_agg_build *b, const struct timeline_
     if (emit_open(b->db, b->iop, s->track, L, &b->open, ts, e) != 0) return e->code;
     levels_set(&b->open, s->depth, s->id, ts + dur);
     while (b->sp && b->stk[b->sp - 1].id != s->parent) b->sp--;
-    sval_at(&b->m, timeline_bucket_of(ts, L), s->name)->n++;
     if (dur > 0) {
-        spread(&b->m, L, ts, ts + dur, s->name, 1, 1);
-        if (b->sp) spread(&b->m, L, ts, ts + dur, b->stk[b->sp - 1].name, 0, -1);
+        spread(&b->m, L, ts, ts + dur, s->name, 1, 1, 1);
+        if (b->sp) spread(&b->m, L, ts, ts + dur, b->stk[b->sp - 1].name, 0, -1, 0);
+    } else {
+        sval_at(&b->m, timeline_bucket_of(ts, L), s->name)->n++;
     }
     if (b->sp == b->cap) b->stk = xrealloc(b->stk, (b->cap = b->cap ? b->cap * 2 : 64) * sizeof *b->stk);
     b->stk[b->sp++] = (struct open_slice){ s->id, s->name };
