@@ -197,11 +197,6 @@ int scan_names_open(sqlite3 *db, struct scan_names **out, struct err *e);
 int scan_name(struct scan_names *c, uint32_t id, const char **s, struct err *e);
 void scan_names_close(struct scan_names *c);
 
-/* The id range [*lo, *hi] of rank's slices (< 0: every rank's); empty
- * (*lo > *hi) when it has none. Ranks are drained one after the other, so
- * each rank's slices are one range. Returns 0 or < 0 on error. */
-int scan_rank_ids(sqlite3 *db, int rank, int64_t *lo, int64_t *hi, struct err *e);
-
 /* Whether run.db has the table name (a derived table that runs imported
  * before it existed lack), in any schema of db (run.db may be attached to
  * a scratch): 1 yes, 0 no, < 0 on an error. */

@@ -420,24 +420,6 @@ int scan_launch_of(struct scan_launch *l, int64_t corr, struct scan_slice *row, 
     return rc < 0 ? rc : found;
 }
 
-int scan_rank_ids(sqlite3 *db, int rank, int64_t *lo, int64_t *hi, struct err *e)
-{
-    sqlite3_stmt *st;
-    int rc = scan_prepare_rank(db,
-                               "SELECT min(first_slice), max(last_slice) FROM track WHERE (?1 < 0 OR rank = ?1)"
-                               " AND nslices > 0",
-                               rank, &st, e);
-    if (rc) return rc;
-    *lo = 1;
-    *hi = 0;
-    if ((rc = scan_step(st, e, "run database (tracks)")) == 1 && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-        *lo = sqlite3_column_int64(st, 0);
-        *hi = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    return rc < 0 ? rc : 0;
-}
-
 int scan_has_table(sqlite3 *db, const char *name, struct err *e)
 {
     sqlite3_stmt *st;

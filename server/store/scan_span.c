@@ -42,7 +42,7 @@ int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
     if ((rc = rundb_prepare(db, "SELECT id FROM str WHERE s >= ?1 AND s < ?1 || char(1114111) ORDER BY id", &c->names,
                             e)) ||
         (rc = rundb_prepare(db, "SELECT " SCAN_SLICE_COLS " FROM slice s WHERE s.id = ?1", &c->one, e)) ||
-        (rc = nameids_open(db, &c->ids, e)) || (rc = scan_rank_ids(db, rank, &c->lo, &c->hi, e)) ||
+        (rc = nameids_open(db, &c->ids, e)) || (rc = scan_slice_range(db, rank, &c->lo, &c->hi, e)) < 0 ||
         (rc = rundb_prepare(db, "SELECT " SCAN_SLICE_COLS " FROM slice s WHERE s.id > ?1 ORDER BY s.id", &c->inside,
                             e)) ||
         (rc = rundb_prepare(db,

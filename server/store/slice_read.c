@@ -187,8 +187,8 @@ static int each_named(sqlite3 *db, int rank, const uint32_t *names, size_t nname
 {
     struct nameids *ids;
     int64_t lo, hi, id;
-    int rc = scan_rank_ids(db, rank, &lo, &hi, e);
-    if (rc || (rc = nameids_open(db, &ids, e))) return rc;
+    int rc = scan_slice_range(db, rank, &lo, &hi, e);
+    if (rc < 0 || (rc = nameids_open(db, &ids, e))) return rc;
     for (size_t i = 0; i < nnames && rc >= 0; i++) {
         nameids_begin(ids, names[i], lo, hi);
         while ((rc = nameids_next(ids, &id, e)) == 1) {
