@@ -143,19 +143,25 @@ struct bg_chunk {
     size_t len, cap;
 };
 
-/* Slice rows inserted per statement by the writer thread: a statement's
- * step, reset and program start cost as much as a row's own work. */
-#define RUNDB_SLICE_BATCH 16
+/* Rows inserted per statement by the writer thread: a statement's step,
+ * reset and program start cost as much as a row's own work. */
+#define RUNDB_BATCH_ROWS 16
+#define RUNDB_BATCH_COLS 12 /* the widest row, a slice's */
 
-/* Rows of one table held on the writer thread until RUNDB_SLICE_BATCH of
- * them go in as one statement (many); what is left at the end of a chunk
- * goes one row a statement (one). held points into the chunk. */
+/* Rows of one table (slices, flows, memory events) held on the writer
+ * thread until RUNDB_BATCH_ROWS of them go in as one statement (many);
+ * what is left at the end of a chunk goes one row a statement (one). held
+ * points into the chunk, which is reused after it. */
 struct rundb_batch {
     sqlite3_stmt *one, *many;
-    const char *held[RUNDB_SLICE_BATCH];
+    const char *held[RUNDB_BATCH_ROWS];
     int n;
-    void (*bind)(sqlite3_stmt *st, int k, const char *d); /* row d at slot k */
-    const char *what;                                     /* for an error */
+    void (*bind)(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d); /* row d at slot k */
+    const char *what;                                                          /* for an error */
+    /* what many's integer parameters hold (rundb_batch_int): set 1 for
+     * bound's value, 2 for NULL, 0 unknown */
+    int64_t bound[RUNDB_BATCH_ROWS * RUNDB_BATCH_COLS];
+    uint8_t set[RUNDB_BATCH_ROWS * RUNDB_BATCH_COLS];
 };
 
 struct rundb_writer {
@@ -175,17 +181,10 @@ struct rundb_writer {
     char *cur_buf;
     size_t cur_len, cur_cap;
     int spool_fd;             /* >= 0: a spool (rundb_spool.h), ops go here; else -1 */
-    sqlite3_stmt *ins_str, *ins_slice, *ins_instant, *ins_counter, *ins_track, *ins_rank, *ins_note;
-    struct rundb_batch flows, mems;
-    sqlite3_stmt *ins_slices; /* RUNDB_SLICE_BATCH rows a statement */
+    sqlite3_stmt *ins_str, *ins_instant, *ins_counter, *ins_track, *ins_rank, *ins_note;
+    struct rundb_batch slices, flows, mems; /* slices: the drain's OP_ROWs */
     sqlite3_stmt *ins_nameids;
     struct nameids_build *names; /* the drained slices' ids by name, until their chunks are flushed */
-    const char *slices_held[RUNDB_SLICE_BATCH]; /* OP_ROWs of the current chunk not yet inserted */
-    int nslices_held;
-    /* what ins_slices' integer parameters hold (rundb_drain.c binds a value
-     * only when it changes): set 1 for slices_bound's value, 2 for NULL */
-    int64_t slices_bound[RUNDB_SLICE_BATCH * 12];
-    uint8_t slices_bound_set[RUNDB_SLICE_BATCH * 12];
     struct strmap strs;
     uint32_t next_str;
     struct track *tracks;
@@ -224,14 +223,16 @@ char *rundb_writer_emit(struct rundb_writer *w, enum op_type type, size_t len);
  * is kept as the writer's error, seen by the next add. */
 void rundb_spool_put(struct rundb_writer *w);
 
-/* Inserts one OP_ROW on the writer thread (rundb_drain.c), RUNDB_SLICE_BATCH
- * at a time: d is held (its args are bound in place) until the batch is
- * full or rundb_drain_flush, which the writer thread calls at the end of
- * every chunk, before the chunk is reused. */
-int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e);
+/* Binds integer v (null: SQL NULL) to parameter p (from 1) of st, b's one
+ * or many statement; skipped on many when it holds that already: bindings
+ * outlive a reset, and a slot's track, kind, category or rank mostly
+ * repeat from one statement to the next (binding every value was a tenth
+ * of a slice insert's cost). Defined in rundb_writer.c. */
+void rundb_batch_int(struct rundb_batch *b, sqlite3_stmt *st, int p, int64_t v, int null);
 
-/* Inserts the rows held by rundb_drain_insert one statement each. */
-int rundb_drain_flush(struct rundb_writer *w, struct err *e);
+/* Binds OP_ROW d's 12 columns at slot k of st (rundb_drain.c): the bind of
+ * w->slices. */
+void rundb_drain_bind_row(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d);
 
 /* Hands the name_ids chunks still held (every rank drained) to the writer
  * thread: before the rows are committed, so that a run open early finds

@@ -66,68 +66,16 @@ struct open_slice {
     int64_t end, id;
 };
 
-/* Binds v (null: SQL NULL) to parameter p (from 1) of w->ins_slices unless
- * it holds that already: bindings outlive a reset, and a slot's track,
- * kind, category and depth mostly repeat from one statement to the next
- * (binding every value was a tenth of an insert's cost). */
-static void bind_batch(struct rundb_writer *w, int p, int64_t v, int null)
-{
-    uint8_t want = null ? 2 : 1;
-    if (w->slices_bound_set[p - 1] == want && (null || w->slices_bound[p - 1] == v)) return;
-    if (null) sqlite3_bind_null(w->ins_slices, p);
-    else sqlite3_bind_int64(w->ins_slices, p, v);
-    w->slices_bound[p - 1] = v;
-    w->slices_bound_set[p - 1] = want;
-}
-
-/* Binds row d's 12 columns at slot k of st (k rows before it); st is
- * w->ins_slices (values it holds kept) or the one-row w->ins_slice. */
-static void bind_row(struct rundb_writer *w, sqlite3_stmt *st, int k, const char *d)
+void rundb_drain_bind_row(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d)
 {
     struct op_row r;
     memcpy(&r, d, sizeof r);
     int c = 12 * k;
-    if (st == w->ins_slices) {
-        const int64_t v[11] = { r.id, r.track, r.ts, r.dur, r.depth, r.parent, r.name, r.cat, r.kind, r.corr, r.ext };
-        for (int i = 0; i < 11; i++) bind_batch(w, c + i + 1, v[i], (i == 5 && !r.parent) || (i == 7 && !r.cat));
-    } else {
-        sqlite3_bind_int64(st, c + 1, r.id);
-        sqlite3_bind_int64(st, c + 2, r.track);
-        sqlite3_bind_int64(st, c + 3, r.ts);
-        sqlite3_bind_int64(st, c + 4, r.dur);
-        sqlite3_bind_int(st, c + 5, (int)r.depth);
-        if (r.parent) sqlite3_bind_int64(st, c + 6, r.parent);
-        else sqlite3_bind_null(st, c + 6);
-        sqlite3_bind_int64(st, c + 7, r.name);
-        if (r.cat) sqlite3_bind_int64(st, c + 8, r.cat);
-        else sqlite3_bind_null(st, c + 8);
-        sqlite3_bind_int(st, c + 9, (int)r.kind);
-        sqlite3_bind_int64(st, c + 10, r.corr);
-        sqlite3_bind_int64(st, c + 11, r.ext);
-    }
+    const int64_t v[11] = { r.id, r.track, r.ts, r.dur, r.depth, r.parent, r.name, r.cat, r.kind, r.corr, r.ext };
+    for (int i = 0; i < 11; i++) rundb_batch_int(b, st, c + i + 1, v[i], (i == 5 && !r.parent) || (i == 7 && !r.cat));
     /* always: the text lives in the chunk, which is reused */
     if (r.args_len) sqlite3_bind_text(st, c + 12, d + sizeof r, (int)r.args_len, SQLITE_STATIC);
     else sqlite3_bind_null(st, c + 12);
-}
-
-int rundb_drain_insert(struct rundb_writer *w, const char *d, struct err *e)
-{
-    w->slices_held[w->nslices_held++] = d;
-    if (w->nslices_held < RUNDB_SLICE_BATCH) return 0;
-    for (int k = 0; k < RUNDB_SLICE_BATCH; k++) bind_row(w, w->ins_slices, k, w->slices_held[k]);
-    w->nslices_held = 0;
-    return rundb_writer_step_done(w, w->ins_slices, e, "slice insert");
-}
-
-int rundb_drain_flush(struct rundb_writer *w, struct err *e)
-{
-    int n = w->nslices_held, rc = 0;
-    w->nslices_held = 0;
-    for (int k = 0; k < n && rc == 0; k++) {
-        bind_row(w, w->ins_slice, 0, w->slices_held[k]);
-        rc = rundb_writer_step_done(w, w->ins_slice, e, "slice insert");
-    }
-    return rc;
 }
 
 /* A full name_ids chunk on its way to the writer thread. */

@@ -21,19 +21,20 @@
 #include "store/sorter.h"
 
 
+/* The batched tables' inserts: the values of one row, and of a batch's
+ * RUNDB_BATCH_ROWS rows. */
+#define SLICE_INSERT "INSERT INTO slice(id,track,ts,dur,depth,parent,name,cat,kind,corr,ext,args) VALUES"
 #define SLICE_ROW "(?,?,?,?,?,?,?,?,?,?,?,?)"
-#define SLICE_ROWS4 SLICE_ROW "," SLICE_ROW "," SLICE_ROW "," SLICE_ROW
-#define SLICE_ROWS16 SLICE_ROWS4 "," SLICE_ROWS4 "," SLICE_ROWS4 "," SLICE_ROWS4
-_Static_assert(RUNDB_SLICE_BATCH == 16, "ins_slices' statement has SLICE_ROWS16's 16 rows");
+#define FLOW_INSERT "INSERT INTO flow(rank,cat,name,fid,ph,bp,track,ts) VALUES"
 #define FLOW_ROW "(?,?,?,?,?,?,?,?)"
-#define FLOW_ROWS4 FLOW_ROW "," FLOW_ROW "," FLOW_ROW "," FLOW_ROW
-#define FLOW_ROWS16 FLOW_ROWS4 "," FLOW_ROWS4 "," FLOW_ROWS4 "," FLOW_ROWS4
+#define MEM_INSERT "INSERT INTO mem(rank,track,ts,dev_type,dev_id,addr,bytes,total_alloc,total_reserved) VALUES"
 #define MEM_ROW "(?,?,?,?,?,?,?,?,?)"
-#define MEM_ROWS4 MEM_ROW "," MEM_ROW "," MEM_ROW "," MEM_ROW
-#define MEM_ROWS16 MEM_ROWS4 "," MEM_ROWS4 "," MEM_ROWS4 "," MEM_ROWS4
+#define ROWS4(r) r "," r "," r "," r
+#define ROWS16(r) ROWS4(r) "," ROWS4(r) "," ROWS4(r) "," ROWS4(r)
+_Static_assert(RUNDB_BATCH_ROWS == 16, "the batches' statements have ROWS16's 16 rows");
 
-static void bind_flow(sqlite3_stmt *st, int k, const char *d);
-static void bind_mem(sqlite3_stmt *st, int k, const char *d);
+static void bind_flow(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d);
+static void bind_mem(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d);
 static void bg_push(struct rundb_writer *w);
 static void *bg_main(void *arg);
 static int bg_failed(struct rundb_writer *w, struct err *e);
@@ -303,6 +304,7 @@ int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, st
 
     w->spool_fd = -1;
     w->sort_memory = sort_memory ? (size_t)sort_memory : (64u << 20);
+    w->slices = (struct rundb_batch){ .bind = rundb_drain_bind_row, .what = "slice insert" };
     w->flows = (struct rundb_batch){ .bind = bind_flow, .what = "flow insert" };
     w->mems = (struct rundb_batch){ .bind = bind_mem, .what = "memory event insert" };
     snprintf(w->tmp_dir, sizeof w->tmp_dir, "%s", tmp_dir ? tmp_dir : "/tmp");
@@ -338,22 +340,12 @@ int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, st
         return e->code;
     }
     if (prep(w, &w->ins_str, "INSERT INTO str(id, s) VALUES(?,?)", e) ||
-        prep(w, &w->ins_slice,
-             "INSERT INTO slice(id,track,ts,dur,depth,parent,name,cat,kind,corr,ext,args)"
-             " VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-             e) ||
-        prep(w, &w->ins_slices,
-             "INSERT INTO slice(id,track,ts,dur,depth,parent,name,cat,kind,corr,ext,args) VALUES" SLICE_ROWS16, e) ||
+        prep(w, &w->slices.one, SLICE_INSERT SLICE_ROW, e) || prep(w, &w->slices.many, SLICE_INSERT ROWS16(SLICE_ROW), e) ||
         prep(w, &w->ins_nameids, "INSERT INTO name_ids(name, first, last, n, ids) VALUES(?,?,?,?,?)", e) ||
-        prep(w, &w->flows.one, "INSERT INTO flow(rank,cat,name,fid,ph,bp,track,ts) VALUES" FLOW_ROW, e) ||
-        prep(w, &w->flows.many, "INSERT INTO flow(rank,cat,name,fid,ph,bp,track,ts) VALUES" FLOW_ROWS16, e) ||
+        prep(w, &w->flows.one, FLOW_INSERT FLOW_ROW, e) || prep(w, &w->flows.many, FLOW_INSERT ROWS16(FLOW_ROW), e) ||
         prep(w, &w->ins_instant, "INSERT INTO instant(track,ts,name,cat,scope,args) VALUES(?,?,?,?,?,?)", e) ||
         prep(w, &w->ins_counter, "INSERT INTO counter(rank,track,name,ts,value) VALUES(?,?,?,?,?)", e) ||
-        prep(w, &w->mems.one,
-             "INSERT INTO mem(rank,track,ts,dev_type,dev_id,addr,bytes,total_alloc,total_reserved) VALUES" MEM_ROW, e) ||
-        prep(w, &w->mems.many,
-             "INSERT INTO mem(rank,track,ts,dev_type,dev_id,addr,bytes,total_alloc,total_reserved) VALUES" MEM_ROWS16,
-             e) ||
+        prep(w, &w->mems.one, MEM_INSERT MEM_ROW, e) || prep(w, &w->mems.many, MEM_INSERT ROWS16(MEM_ROW), e) ||
         prep(w, &w->ins_track,
              "INSERT INTO track(id,rank,kind,pid,tid,name,pname,device,stream,sort,max_depth,nslices,"
              "first_slice,last_slice) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -501,52 +493,57 @@ int rundb_add_mem(struct rundb_writer *w, const struct tb_mem *m, struct err *e)
 
 /* --- the writer thread's side ------------------------------------------ */
 
+void rundb_batch_int(struct rundb_batch *b, sqlite3_stmt *st, int p, int64_t v, int null)
+{
+    if (st == b->many) {
+        uint8_t want = null ? 2 : 1;
+        if (b->set[p - 1] == want && (null || b->bound[p - 1] == v)) return;
+        b->bound[p - 1] = v;
+        b->set[p - 1] = want;
+    }
+    if (null) sqlite3_bind_null(st, p);
+    else sqlite3_bind_int64(st, p, v);
+}
+
 /* Flow row d at slot k of st (8 columns a row). ph and bp are read from
  * the op in the chunk, which outlives the statement's step. */
-static void bind_flow(sqlite3_stmt *st, int k, const char *d)
+static void bind_flow(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d)
 {
     struct op_flow o;
     memcpy(&o, d, sizeof o);
     int c = 8 * k;
-    sqlite3_bind_int(st, c + 1, o.rank);
-    sqlite3_bind_int64(st, c + 2, o.cat);
-    sqlite3_bind_int64(st, c + 3, o.name);
+    rundb_batch_int(b, st, c + 1, o.rank, 0);
+    rundb_batch_int(b, st, c + 2, o.cat, 0);
+    rundb_batch_int(b, st, c + 3, o.name, 0);
     sqlite3_bind_text(st, c + 4, d + sizeof o, (int)o.fid_len, SQLITE_STATIC);
     sqlite3_bind_text(st, c + 5, d + offsetof(struct op_flow, ph), 1, SQLITE_STATIC);
     if (o.bp) sqlite3_bind_text(st, c + 6, d + offsetof(struct op_flow, bp), 1, SQLITE_STATIC);
     else sqlite3_bind_null(st, c + 6);
-    sqlite3_bind_int64(st, c + 7, o.track);
-    sqlite3_bind_int64(st, c + 8, o.ts);
+    rundb_batch_int(b, st, c + 7, o.track, 0);
+    rundb_batch_int(b, st, c + 8, o.ts, 0);
 }
 
 /* Memory event d at slot k of st (9 columns a row). */
-static void bind_mem(sqlite3_stmt *st, int k, const char *d)
+static void bind_mem(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d)
 {
     struct op_mem o;
     memcpy(&o, d, sizeof o);
     int c = 9 * k;
-    sqlite3_bind_int(st, c + 1, o.rank);
-    sqlite3_bind_int64(st, c + 2, o.m.track);
-    sqlite3_bind_int64(st, c + 3, o.m.ts);
-    sqlite3_bind_int(st, c + 4, o.m.dev_type);
-    sqlite3_bind_int(st, c + 5, o.m.dev_id);
-    sqlite3_bind_int64(st, c + 6, o.m.addr);
-    sqlite3_bind_int64(st, c + 7, o.m.bytes);
-    if (o.m.total_alloc >= 0) sqlite3_bind_int64(st, c + 8, o.m.total_alloc);
-    else sqlite3_bind_null(st, c + 8);
-    if (o.m.total_reserved >= 0) sqlite3_bind_int64(st, c + 9, o.m.total_reserved);
-    else sqlite3_bind_null(st, c + 9);
+    const int64_t v[9] = { o.rank,  o.m.track, o.m.ts, o.m.dev_type, o.m.dev_id, o.m.addr, o.m.bytes,
+                           o.m.total_alloc, o.m.total_reserved };
+    for (int i = 0; i < 9; i++) rundb_batch_int(b, st, c + i + 1, v[i], i >= 7 && v[i] < 0);
 }
 
-/* Holds op d of the current chunk; a full batch goes in as one statement,
- * as the slices do (tiled33's 182 k flows: 0.39 -> 0.29 s of the writer's
- * thread, its 120 k memory events 0.25 -> 0.16 s, during the parse, when
- * the writer shares the two cores with the parse and the hash). */
+/* Holds op d of the current chunk; a full batch goes in as one statement
+ * (flows and memory events went one a statement before the slices' batch
+ * served them: tiled33's 182 k flows 0.39 -> 0.29 s of the writer's thread,
+ * its 120 k memory events 0.25 -> 0.16 s, during the parse, when the writer
+ * shares the two cores with the parse and the hash). */
 static int batch_add(struct rundb_writer *w, struct rundb_batch *b, const char *d, struct err *e)
 {
     b->held[b->n++] = d;
-    if (b->n < RUNDB_SLICE_BATCH) return 0;
-    for (int k = 0; k < RUNDB_SLICE_BATCH; k++) b->bind(b->many, k, b->held[k]);
+    if (b->n < RUNDB_BATCH_ROWS) return 0;
+    for (int k = 0; k < RUNDB_BATCH_ROWS; k++) b->bind(b, b->many, k, b->held[k]);
     b->n = 0;
     return rundb_writer_step_done(w, b->many, e, b->what);
 }
@@ -557,7 +554,7 @@ static int batch_flush(struct rundb_writer *w, struct rundb_batch *b, struct err
     int n = b->n, rc = 0;
     b->n = 0;
     for (int k = 0; k < n && rc == 0; k++) {
-        b->bind(b->one, 0, b->held[k]);
+        b->bind(b, b->one, 0, b->held[k]);
         rc = rundb_writer_step_done(w, b->one, e, b->what);
     }
     return rc;
@@ -610,7 +607,7 @@ static int apply_op(struct rundb_writer *w, const struct op_hdr *h, const char *
     case OP_MEM:
         return batch_add(w, &w->mems, d, e);
     case OP_ROW:
-        return rundb_drain_insert(w, d, e);
+        return batch_add(w, &w->slices, d, e);
     case OP_NAMEIDS: {
         struct op_nameids o;
         memcpy(&o, d, sizeof o);
@@ -653,11 +650,10 @@ static void *bg_main(void *arg)
             off += sizeof *h + OP_ALIGN(h->len);
         }
         /* the held rows point into c, reused once it is back in the pool */
-        if (!failed && (rundb_drain_flush(w, &e) != 0 || batch_flush(w, &w->flows, &e) != 0 ||
+        if (!failed && (batch_flush(w, &w->slices, &e) != 0 || batch_flush(w, &w->flows, &e) != 0 ||
                         batch_flush(w, &w->mems, &e) != 0))
             failed = 1;
-        w->nslices_held = 0;
-        w->flows.n = w->mems.n = 0;
+        w->slices.n = w->flows.n = w->mems.n = 0;
 
         pthread_mutex_lock(&w->bg_mu);
         if (failed && e.code && !w->bg_err.code) {
@@ -778,7 +774,7 @@ static void free_writer(struct rundb_writer *w)
     }
     free(w->cur_buf);
     json_decref(w->rank_header);
-    sqlite3_stmt *sts[] = { w->ins_str,   w->ins_slice,   w->ins_slices,  w->ins_nameids, w->flows.one,
+    sqlite3_stmt *sts[] = { w->ins_str,    w->slices.one, w->slices.many, w->ins_nameids, w->flows.one,
                             w->flows.many, w->ins_instant, w->ins_counter, w->mems.one,    w->mems.many,
                             w->ins_track,  w->ins_rank,    w->ins_note };
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) sqlite3_finalize(sts[i]);
