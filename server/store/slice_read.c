@@ -219,7 +219,7 @@ static int read_ids(sqlite3_stmt *st, uint32_t **out, size_t *n, struct err *e)
 struct colls {
     struct stats_read_group *v;
     size_t n, cap;
-    sqlite3_stmt *text;
+    struct scan_names *text;
     struct err *e;
 };
 
@@ -230,11 +230,9 @@ static int coll_add(void *ctx, uint32_t name, sqlite3_stmt *st)
         if (c->n == c->cap) c->v = xrealloc(c->v, (c->cap = c->cap ? c->cap * 2 : 16) * sizeof *c->v);
         struct stats_read_group *g = &c->v[c->n++];
         *g = (struct stats_read_group){ .id = name };
-        sqlite3_reset(c->text);
-        sqlite3_bind_int64(c->text, 1, name);
-        int rc = scan_step(c->text, c->e, "run database (names)");
+        const char *s;
+        int rc = scan_name(c->text, name, &s, c->e);
         if (rc < 0) return rc;
-        const char *s = rc == 1 ? (const char *)sqlite3_column_text(c->text, 0) : NULL;
         g->name = s ? xstrdup(s) : NULL;
     }
     c->v[c->n - 1].count++;
@@ -256,13 +254,13 @@ int slice_read_host_colls(sqlite3 *db, int rank, struct stats_read_group **out, 
                            " ORDER BY id",
                            &names, e);
     if (!rc) rc = scan_prepare_args(db, "SELECT dur FROM slice WHERE id = ?1 AND kind IN (?2, ?3)", kinds, 3, &st, e);
-    if (!rc) rc = rundb_prepare(db, "SELECT s FROM str WHERE id = ?1", &c.text, e);
+    if (!rc) rc = scan_names_open(db, &c.text, e);
     if (!rc) rc = read_ids(names, &ids, &nids, e);
     if (!rc) rc = each_named(db, rank, ids, nids, st, coll_add, &c, e);
     free(ids);
     sqlite3_finalize(names);
     sqlite3_finalize(st);
-    sqlite3_finalize(c.text);
+    scan_names_close(c.text);
     if (rc < 0) {
         stats_read_groups_free(c.v, c.n);
         return rc;
