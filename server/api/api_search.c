@@ -116,7 +116,7 @@ static int page_seek(struct search *s, int64_t track, int64_t cts, int64_t cid, 
             hi = cand[need - 1];
         }
     }
-    if (n > 1) xqsort(cand, n, sizeof *cand, cmp_id);
+    xqsort(cand, n, sizeof *cand, cmp_id);
     if (n > need) n = need;
     for (size_t i = 0; i < n && rc >= 0; i++) {
         sqlite3_reset(s->ts);
