@@ -69,7 +69,12 @@ static void grow(struct hmap *m)
     size_t ncap = m->cap ? m->cap * 2 : m->min_cap;
     unsigned char *old = m->slots;
     size_t ocap = m->cap;
-    m->slots = xcalloc(ncap, m->stride);
+    /* malloc + memset, not calloc: a large calloc is fresh zero pages that
+     * the rehash below reads before writing, mapping the shared zero page
+     * first; each page then takes a second fault, a copy and a TLB
+     * shootdown across the cores when written. Writing first faults once. */
+    m->slots = xmalloc(ncap * m->stride);
+    memset(m->slots, 0, ncap * m->stride);
     m->cap = ncap;
     m->n = m->used = 0;
     for (size_t i = 0; i < ocap; i++) {
