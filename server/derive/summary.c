@@ -200,7 +200,9 @@ int summary_run_rank_fed(sqlite3 *db, int rank, const struct slice_feed *feed, s
 int summary_adopt(sqlite3 *db, int first, int last, struct err *e)
 {
     err_clear(e);
-    /* mem_alloc's ids are given here, in rank order, as summary_run gives them */
+    /* mem_alloc's ids are given here, in rank order, as summary_run gives
+     * them: the first rank's as they are (1..n in the emptied table, so
+     * SQLite copies the records whole), the next ones' after them */
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
         (first && (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
                    sqlite3_exec(db, clear_sql, NULL, NULL, NULL) != SQLITE_OK)) ||
@@ -208,10 +210,13 @@ int summary_adopt(sqlite3 *db, int first, int last, struct err *e)
                          "INSERT INTO main.gpu SELECT * FROM " RUNDB_ASIDE ".gpu;"
                          "INSERT INTO main.op_stat SELECT * FROM " RUNDB_ASIDE ".op_stat;"
                          "INSERT INTO main.kernel_stat SELECT * FROM " RUNDB_ASIDE ".kernel_stat;"
-                         "INSERT INTO main.mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op)"
-                         " SELECT rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op FROM " RUNDB_ASIDE
-                         ".mem_alloc ORDER BY id;"
                          "INSERT INTO main.analysis SELECT * FROM " RUNDB_ASIDE ".analysis",
+                     NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     first ? "INSERT INTO main.mem_alloc SELECT * FROM " RUNDB_ASIDE ".mem_alloc"
+                           : "INSERT INTO main.mem_alloc(rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op)"
+                             " SELECT rank, dev_type, dev_id, addr, bytes, alloc_ts, free_ts, op FROM " RUNDB_ASIDE
+                             ".mem_alloc ORDER BY id",
                      NULL, NULL, NULL) != SQLITE_OK ||
         (last && sqlite3_exec(db, index_sql, NULL, NULL, NULL) != SQLITE_OK) ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
