@@ -4,8 +4,10 @@
  *
  * Owns five tables of run.db (times integer ns, like slice.ts):
  *   lod_level(track, level)   the levels kept for each track
- *   lod(track, level, bucket, depth, fid, n, ts, te, ldur, name)
- *        WITHOUT ROWID, key (track, level, bucket, depth, fid). At level L a
+ *   lod rows (track, level, bucket, depth, fid, n, ts, te, ldur, name),
+ *        key (track, level, bucket, depth, fid), stored packed in chunks
+ *        of whole buckets in table lodpack (timeline_lod.h; a run stored
+ *        before it holds them as rows of a table lod). At level L a
  *        bucket is [b·2^L, (b+1)·2^L) ns. A row stands for the slices of one
  *        (track, depth) that start in bucket b: either all of those shorter
  *        than 2^L ns (n of them; ts = first start, te = latest end, ldur

@@ -35,6 +35,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 #include "derive/timeline.h"
@@ -45,13 +46,52 @@
  * import's last stage, 1.1 s of CPU after the indexes). */
 #define TIMELINE_LOD_HOLD ((size_t)1536 << 10)
 
-/* The builder's tables, in main (a scratch database's when built aside). */
+/* The builder's tables, in main (a scratch database's when built aside).
+ * lodpack holds lod's rows (one per depth and bucket of a kept level, or
+ * per long slice: see timeline.h) packed in chunks, each the rows of whole
+ * buckets [bucket, last] of one track and level, n of them, in key order
+ * (bucket, depth, fid), at least TIMELINE_LOD_CHUNK_ROWS but in the last
+ * chunk: ~250 k rows of a 280 MB trace are ~2 k chunks, each an INSERT and
+ * a copy at the adopt instead of 128 (the rows were a tenth of the
+ * import's CPU). A run stored before has the rows unpacked, in table lod
+ * (same columns as timeline_lod_row, plus track and level): its readers
+ * read that. */
 #define TIMELINE_LOD_SCHEMA \
-    "DROP TABLE IF EXISTS main.lod; DROP TABLE IF EXISTS main.lod_level;" \
+    "DROP TABLE IF EXISTS main.lodpack; DROP TABLE IF EXISTS main.lod_level; DROP TABLE IF EXISTS main.lod;" \
     "CREATE TABLE main.lod_level(track INTEGER, level INTEGER, PRIMARY KEY(track, level)) WITHOUT ROWID;" \
-    "CREATE TABLE main.lod(track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER, n INTEGER," \
-    " ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER," \
-    " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID;"
+    "CREATE TABLE main.lodpack(track INTEGER, level INTEGER, bucket INTEGER, last INTEGER, n INTEGER, rows BLOB," \
+    " PRIMARY KEY(track, level, bucket)) WITHOUT ROWID;"
+
+#define TIMELINE_LOD_CHUNK_ROWS 128
+
+/* One row of lod: the n slices of one depth starting in bucket (ts the
+ * first's start, te the latest end, ldur and name the longest's, fid the
+ * first's id), or one long slice (n 1). */
+struct timeline_lod_row {
+    int64_t bucket, fid, n, ts, te, ldur;
+    int depth;
+    uint32_t name;
+};
+
+/* A chunk's rows, decoded one at a time: each is its gaps from the row
+ * before (the chunk's first bucket and the fid 0 before the first), as
+ * LEB128 varints (base/varint.h): the bucket's, the depth, the fid's
+ * (zigzag), n, ts past the bucket's start (below 2^level), te - ts and ldur
+ * (zigzag both) and the name. */
+struct timeline_lod_chunk {
+    const uint8_t *p, *end;
+    int level;
+    int64_t bucket, fid, left;
+};
+
+/* Starts reading the chunk of level's rows (n of them, first bucket
+ * `bucket`) in blob[0..size), borrowed until the last next. */
+void timeline_lod_chunk_begin(struct timeline_lod_chunk *c, int level, int64_t bucket, int64_t n, const void *blob,
+                              size_t size);
+
+/* The next row into *r: 1, 0 after the n-th, -1 when the blob is damaged
+ * (it ends early, or a value is out of range). */
+int timeline_lod_chunk_next(struct timeline_lod_chunk *c, struct timeline_lod_row *r);
 
 struct timeline_lod;
 

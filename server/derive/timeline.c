@@ -200,7 +200,7 @@ int timeline_adopt(sqlite3 *db, struct err *e)
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, "INSERT INTO main.lod_level SELECT * FROM " RUNDB_ASIDE ".lod_level;"
-                         "INSERT INTO main.lod SELECT * FROM " RUNDB_ASIDE ".lod;"
+                         "INSERT INTO main.lodpack SELECT * FROM " RUNDB_ASIDE ".lodpack;"
                          "INSERT INTO main.cseries SELECT * FROM " RUNDB_ASIDE ".cseries;"
                          "INSERT INTO main.clod SELECT * FROM " RUNDB_ASIDE ".clod;"
                          "INSERT INTO main.gpubusy SELECT * FROM " RUNDB_ASIDE ".gpubusy",
@@ -219,8 +219,11 @@ int timeline_present(sqlite3 *db, struct err *e)
     sqlite3_stmt *st;
     int rc;
 
-    if (rundb_prepare(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('lod', 'clod')", &st,
-                      e) < 0)
+    /* lod: the rows unpacked, as a run stored before lodpack has them */
+    if (rundb_prepare(db,
+                      "SELECT count(DISTINCT name = 'clod') FROM sqlite_master WHERE type = 'table'"
+                      " AND name IN ('lodpack', 'lod', 'clod')",
+                      &st, e) < 0)
         return e->code;
     rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
     sqlite3_finalize(st);

@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "base/log.h"
+#include "base/varint.h"
 #include "base/xmalloc.h"
 #include "derive/timeline_rows.h"
 #include "store/rundb.h"
 
-#define LOD_COLS "(track, level, bucket, depth, fid, n, ts, te, ldur, name)"
-#define LOD_ROW "(?,?,?,?,?,?,?,?,?,?)"
+/* A chunk's bytes at most per row: eight varints. */
+#define ROW_MAX (8 * VARINT_MAX)
 
 struct agg {
     int64_t bucket, fid, n, ts, end, ldur;
@@ -42,9 +43,21 @@ struct held {
     int32_t depth;
 };
 
+/* The chunk being packed: rows of one track and level, in key order. */
+struct pack {
+    sqlite3_stmt *ins;                        /* INSERT INTO lodpack */
+    int64_t track, bucket, last, fid, n;      /* bucket: the first row's; last, fid: the last row's */
+    int level;
+    uint8_t *buf;
+    size_t len, cap;
+};
+
 struct timeline_lod {
     sqlite3 *db;
-    struct timeline_rows ins;
+    struct pack pk;
+    /* a re-read track's rows come in slice order: sorted in a temp table
+     * (its disk, not RAM: such a track has millions of rows) */
+    sqlite3_stmt *sort_ins, *sort_out, *sort_clear;
     sqlite3_stmt *lvl, *reread;
     struct tinfo *ti;
     size_t nti;
@@ -123,14 +136,21 @@ static int begin(sqlite3 *db, size_t hold, int stream, struct timeline_lod **out
     if (stream && sqlite3_exec(db, TIMELINE_LOD_SCHEMA, NULL, NULL, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "timeline (lod tables)");
     if ((!stream && load_tracks(b, e) < 0) ||
-        timeline_rows_open(&b->ins, db, "INSERT INTO lod" LOD_COLS " VALUES" LOD_ROW,
-                           "INSERT INTO lod" LOD_COLS " VALUES" TIMELINE_ROWS32(LOD_ROW), 10, 0,
-                           "timeline (lod insert)", e) < 0 ||
+        rundb_prepare(db, "INSERT INTO lodpack(track, level, bucket, last, n, rows) VALUES(?,?,?,?,?,?)", &b->pk.ins,
+                      e) < 0 ||
         rundb_prepare(db, "INSERT INTO lod_level(track, level) VALUES(?,?)", &b->lvl, e) < 0 ||
         (!stream &&
-         rundb_prepare(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id BETWEEN ? AND ? AND track = ? ORDER BY id",
-                       &b->reread, e) < 0))
-        return e->code;
+         (rundb_prepare(db, "SELECT id, ts, dur, depth, name FROM slice WHERE id BETWEEN ? AND ? AND track = ? ORDER BY id",
+                        &b->reread, e) < 0 ||
+          sqlite3_exec(db,
+                       "CREATE TEMP TABLE IF NOT EXISTS lodsort(level INTEGER, bucket INTEGER, depth INTEGER,"
+                       " fid INTEGER, n INTEGER, ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER,"
+                       " PRIMARY KEY(level, bucket, depth, fid)) WITHOUT ROWID; DELETE FROM temp.lodsort",
+                       NULL, NULL, NULL) != SQLITE_OK ||
+          rundb_prepare(db, "INSERT INTO temp.lodsort VALUES(?,?,?,?,?,?,?,?,?)", &b->sort_ins, e) < 0 ||
+          rundb_prepare(db, "SELECT * FROM temp.lodsort ORDER BY level, bucket, depth, fid", &b->sort_out, e) < 0 ||
+          rundb_prepare(db, "DELETE FROM temp.lodsort", &b->sort_clear, e) < 0)))
+        return e->code ? e->code : rundb_db_error(db, e, "timeline (lod sort table)");
     return 0;
 }
 
@@ -159,20 +179,118 @@ const int64_t *timeline_lod_deferred(const struct timeline_lod *b, size_t *n)
     return b->deferred;
 }
 
+/* Writes the open chunk (if any) as a lodpack row. */
+static int pack_flush(struct timeline_lod *b, struct err *e)
+{
+    struct pack *p = &b->pk;
+    if (!p->n) return 0;
+    sqlite3_bind_int64(p->ins, 1, p->track);
+    sqlite3_bind_int(p->ins, 2, p->level);
+    sqlite3_bind_int64(p->ins, 3, p->bucket);
+    sqlite3_bind_int64(p->ins, 4, p->last);
+    sqlite3_bind_int64(p->ins, 5, p->n);
+    sqlite3_bind_blob(p->ins, 6, p->buf, (int)p->len, SQLITE_STATIC);
+    int rc = sqlite3_step(p->ins);
+    sqlite3_reset(p->ins);
+    p->n = 0;
+    p->len = 0;
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(b->db, e, "timeline (lod insert)");
+}
+
+/* Appends a row of the track's level: rows come in key order (bucket,
+ * depth, fid) within a level; a chunk ends between buckets, never inside
+ * one, so that each chunk's first bucket is its key. */
 static int write_row(struct timeline_lod *b, int level, int depth, const struct agg *a, struct err *e)
 {
-    union timeline_rows_val v[10] = { { .i = b->track }, { .i = level }, { .i = a->bucket }, { .i = depth },
-                                      { .i = a->fid },   { .i = a->n },   { .i = a->ts },     { .i = a->end },
-                                      { .i = a->ldur },  { .i = a->name } };
+    struct pack *p = &b->pk;
+    if (p->n && (p->track != b->track || p->level != level ||
+                 (p->n >= TIMELINE_LOD_CHUNK_ROWS && a->bucket != p->last))) {
+        if (pack_flush(b, e) != 0) return e->code;
+    }
+    if (!p->n) {
+        p->track = b->track;
+        p->level = level;
+        p->bucket = p->last = a->bucket;
+        p->fid = 0;
+    } else if (a->bucket < p->last) {
+        return err_set(e, ERR_INTERNAL, "timeline (lod): rows out of order in track %lld",
+                       (long long)b->track);
+    }
+    if (p->cap - p->len < ROW_MAX) {
+        p->cap = p->cap ? p->cap * 2 : 4096;
+        p->buf = xrealloc(p->buf, p->cap);
+    }
+    uint8_t *o = p->buf + p->len;
+    int64_t start = a->bucket * ((int64_t)1 << level);
+    o += varint_put(o, (uint64_t)(a->bucket - p->last));
+    o += varint_put(o, (uint64_t)depth);
+    o += varint_put(o, varint_zigzag(a->fid - p->fid));
+    o += varint_put(o, (uint64_t)a->n);
+    o += varint_put(o, (uint64_t)(a->ts - start)); /* in the bucket: [0, 2^level) */
+    o += varint_put(o, varint_zigzag(a->end - a->ts));
+    o += varint_put(o, varint_zigzag(a->ldur));
+    o += varint_put(o, a->name);
+    p->len = (size_t)(o - p->buf);
+    p->last = a->bucket;
+    p->fid = a->fid;
+    p->n++;
     b->nrows++;
-    return timeline_rows_add(&b->ins, v, 0, e);
+    return 0;
+}
+
+void timeline_lod_chunk_begin(struct timeline_lod_chunk *c, int level, int64_t bucket, int64_t n, const void *blob,
+                              size_t size)
+{
+    c->p = blob;
+    c->end = c->p + size;
+    c->level = level;
+    c->bucket = bucket;
+    c->fid = 0;
+    /* a level no bucket width fits is a damaged row: nothing is read */
+    c->left = level >= 0 && level < 62 && n >= 0 ? n : -1;
+}
+
+int timeline_lod_chunk_next(struct timeline_lod_chunk *c, struct timeline_lod_row *r)
+{
+    uint64_t v[8];
+    if (c->left < 0) return -1;
+    if (c->left == 0) return c->p == c->end ? 0 : -1;
+    for (int i = 0; i < 8; i++)
+        if (!varint_get(&c->p, c->end, &v[i])) {
+            c->left = -1; /* damaged for good: the next call must not read on from mid-row */
+            return -1;
+        }
+    int64_t start, fd = varint_unzigzag(v[2]), dte = varint_unzigzag(v[5]);
+    if (v[0] > INT64_MAX || v[1] > INT_MAX || v[3] > INT64_MAX || v[4] >> c->level || v[7] > UINT32_MAX ||
+        __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket) ||
+        __builtin_add_overflow(c->fid, fd, &r->fid) ||
+        __builtin_mul_overflow(r->bucket, (int64_t)1 << c->level, &start) ||
+        __builtin_add_overflow(start, (int64_t)v[4], &r->ts) || __builtin_add_overflow(r->ts, dte, &r->te)) {
+        c->left = -1;
+        return -1;
+    }
+    r->depth = (int)v[1];
+    r->n = (int64_t)v[3];
+    r->ldur = varint_unzigzag(v[6]);
+    r->name = (uint32_t)v[7];
+    c->bucket = r->bucket;
+    c->fid = r->fid;
+    c->left--;
+    return 1;
 }
 
 /* A finished row: collected while one level is written from the held
  * slices, else written at once. */
 static int emit_row(struct timeline_lod *b, int level, int depth, const struct agg *a, struct err *e)
 {
-    if (!b->collect) return write_row(b, level, depth, a, e);
+    if (!b->collect) {
+        sqlite3_stmt *st = b->sort_ins;
+        const int64_t v[9] = { level, a->bucket, depth, a->fid, a->n, a->ts, a->end, a->ldur, a->name };
+        for (int i = 0; i < 9; i++) sqlite3_bind_int64(st, i + 1, v[i]);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        return rc == SQLITE_DONE ? 0 : rundb_db_error(b->db, e, "timeline (lod sort)");
+    }
     if (b->nlrows == b->lrowcap) {
         b->lrowcap = b->lrowcap ? b->lrowcap * 2 : 1024;
         b->lrows = xrealloc(b->lrows, b->lrowcap * sizeof *b->lrows);
@@ -294,7 +412,22 @@ static int write_reread(struct timeline_lod *b, struct err *e)
     if (rc != SQLITE_DONE) return rundb_db_error(b->db, e, "timeline (lod scan)");
     for (int k = 0; k < b->nkept; k++)
         if (close_level(b, k, e) != 0) return e->code;
-    return 0;
+    /* the rows back in key order, packed */
+    st = b->sort_out;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct agg a = { sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
+                         sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
+                         (uint32_t)sqlite3_column_int64(st, 8) };
+        if (write_row(b, sqlite3_column_int(st, 0), sqlite3_column_int(st, 2), &a, e) != 0) {
+            sqlite3_reset(st);
+            return e->code;
+        }
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) return rundb_db_error(b->db, e, "timeline (lod sort)");
+    rc = sqlite3_step(b->sort_clear);
+    sqlite3_reset(b->sort_clear);
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(b->db, e, "timeline (lod sort)");
 }
 
 /* A streamed track the builder cannot write: too long to hold (the slice
@@ -405,7 +538,7 @@ int timeline_lod_push(struct timeline_lod *b, const struct timeline_slice *s, st
 
 int timeline_lod_end(struct timeline_lod *b, struct err *e)
 {
-    if (end_track(b, e) != 0 || timeline_rows_flush(&b->ins, e) != 0) return e->code;
+    if (end_track(b, e) != 0 || pack_flush(b, e) != 0) return e->code;
     b->t = NULL;
     LOG_DEBUG("lod: %llu rows", (unsigned long long)b->nrows);
     return 0;
@@ -414,7 +547,11 @@ int timeline_lod_end(struct timeline_lod *b, struct err *e)
 void timeline_lod_free(struct timeline_lod *b)
 {
     if (!b) return;
-    timeline_rows_close(&b->ins);
+    sqlite3_finalize(b->pk.ins);
+    free(b->pk.buf);
+    sqlite3_finalize(b->sort_ins);
+    sqlite3_finalize(b->sort_out);
+    sqlite3_finalize(b->sort_clear);
     sqlite3_finalize(b->lvl);
     sqlite3_finalize(b->reread);
     free(b->ti);

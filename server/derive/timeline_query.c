@@ -14,9 +14,11 @@
 #include "base/xmalloc.h"
 #include "derive/gpuscan.h"
 #include "store/rundb.h"
+#include "store/scan.h"
 
 #include "derive/timeline.h"
 #include "derive/timeline_agg.h"
+#include "derive/timeline_lod.h"
 
 /* ====================================================================== */
 /* Query                                                                  */
@@ -196,7 +198,31 @@ static int item_cmp(const void *x, const void *y)
 
 struct qstmts {
     sqlite3_stmt *tsq, *raw, *one, *lvl, *lod;
+    int packed; /* lod is lodpack's chunks, else the rows of a run stored before it */
 };
+
+/* The lod rows of track at level in buckets [b0, b1) and depths dlo..dhi,
+ * from the chunks that hold them, in key order. */
+static int feed_packed(sqlite3 *db, struct qstmts *s, struct qstate *q, int level, int64_t b0, int64_t b1, int dlo,
+                       int dhi, uint64_t *nread, struct err *e)
+{
+    int rc;
+    while ((rc = sqlite3_step(s->lod)) == SQLITE_ROW) {
+        struct timeline_lod_chunk c;
+        struct timeline_lod_row r;
+        int got;
+        timeline_lod_chunk_begin(&c, level, sqlite3_column_int64(s->lod, 0), sqlite3_column_int64(s->lod, 1),
+                                 sqlite3_column_blob(s->lod, 2), (size_t)sqlite3_column_bytes(s->lod, 2));
+        while ((got = timeline_lod_chunk_next(&c, &r)) == 1) {
+            if (r.bucket >= b1) break;
+            if (r.bucket < b0 || r.depth < dlo || r.depth > dhi) continue;
+            feed(q, r.depth, r.ts, r.te, r.n, r.ldur, r.name, r.fid);
+            (*nread)++;
+        }
+        if (got < 0) return rundb_damaged(db, e, "timeline (lod chunk)");
+    }
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline (lod)");
+}
 
 /* Feeds depths dlo..dhi of track between slice ids lo_s and lo_e: the
  * whole buckets of the coarsest kept level no wider than bw ns from the
@@ -226,16 +252,22 @@ static int feed_part(sqlite3 *db, struct qstmts *s, struct qstate *q, int64_t tr
     sqlite3_bind_int(s->lod, 2, level);
     sqlite3_bind_int64(s->lod, 3, b0);
     sqlite3_bind_int64(s->lod, 4, b1);
-    sqlite3_bind_int(s->lod, 5, dlo);
-    sqlite3_bind_int(s->lod, 6, dhi);
-    while ((rc = sqlite3_step(s->lod)) == SQLITE_ROW) {
-        feed(q, sqlite3_column_int(s->lod, 0), sqlite3_column_int64(s->lod, 3), sqlite3_column_int64(s->lod, 4),
-             sqlite3_column_int64(s->lod, 2), sqlite3_column_int64(s->lod, 5), (uint32_t)sqlite3_column_int64(s->lod, 6),
-             sqlite3_column_int64(s->lod, 1));
-        (*nread)++;
+    if (s->packed) {
+        rc = feed_packed(db, s, q, level, b0, b1, dlo, dhi, nread, e);
+        sqlite3_reset(s->lod);
+        if (rc) return rc;
+    } else {
+        sqlite3_bind_int(s->lod, 5, dlo);
+        sqlite3_bind_int(s->lod, 6, dhi);
+        while ((rc = sqlite3_step(s->lod)) == SQLITE_ROW) {
+            feed(q, sqlite3_column_int(s->lod, 0), sqlite3_column_int64(s->lod, 3), sqlite3_column_int64(s->lod, 4),
+                 sqlite3_column_int64(s->lod, 2), sqlite3_column_int64(s->lod, 5),
+                 (uint32_t)sqlite3_column_int64(s->lod, 6), sqlite3_column_int64(s->lod, 1));
+            (*nread)++;
+        }
+        sqlite3_reset(s->lod);
+        if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (lod)");
     }
-    sqlite3_reset(s->lod);
-    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (lod)");
     return feed_raw(db, s->raw, q, lo_b, lo_e, dlo, dhi, nread, e);
 }
 
@@ -504,9 +536,16 @@ int timeline_query_lanes(sqlite3 *db, int64_t start, int64_t end, int width, con
         rundb_prepare(db, "SELECT ts, dur, depth, parent, name FROM slice WHERE id = ?", &s.one, e) < 0 ||
         rundb_prepare(db, "SELECT level FROM lod_level WHERE track = ? AND level <= ? ORDER BY level DESC LIMIT 1",
                       &s.lvl, e) < 0 ||
+        (s.packed = scan_has_table(db, "lodpack", e)) < 0 ||
         rundb_prepare(db,
-                      "SELECT depth, fid, n, ts, te, ldur, name FROM lod WHERE track = ? AND level = ? AND bucket >= ?"
-                      " AND bucket < ? AND depth >= ? AND depth <= ? ORDER BY bucket, depth, fid",
+                      s.packed
+                          /* the chunk holding b0 (the last to start at or before it) and those after,
+                           * up to b1 */
+                          ? "SELECT bucket, n, rows FROM lodpack WHERE track = ?1 AND level = ?2 AND bucket < ?4"
+                            " AND last >= ?3 AND bucket >= coalesce((SELECT max(bucket) FROM lodpack"
+                            " WHERE track = ?1 AND level = ?2 AND bucket <= ?3), ?3) ORDER BY bucket"
+                          : "SELECT depth, fid, n, ts, te, ldur, name FROM lod WHERE track = ? AND level = ?"
+                            " AND bucket >= ? AND bucket < ? AND depth >= ? AND depth <= ? ORDER BY bucket, depth, fid",
                       &s.lod, e) < 0)
         goto out;
     for (size_t i = 0; i < ntracks; i++) {

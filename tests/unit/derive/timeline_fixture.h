@@ -2,8 +2,8 @@
  * data folder and catalog (fixture_begin/fixture_end), a trace written as
  * text (out, slice, nest, with a fixed random sequence) and imported
  * through ingest_run into an open run database (import), a query's
- * integer (one) and the rows two databases do not share (differ,
- * differ_all). */
+ * integer (one), the rows two databases do not share (differ,
+ * differ_all), and lodpack's chunks as rows (unpack_lod). */
 #ifndef TB_TIMELINE_FIXTURE_H
 #define TB_TIMELINE_FIXTURE_H
 
@@ -13,6 +13,7 @@
 #include "harness.h"
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
+#include "derive/timeline_lod.h"
 #include "derive/timeline_query.h"
 #include "ingest/ingest.h"
 #include "store/rundb.h"
@@ -166,6 +167,49 @@ static inline void fixture_end(void)
 {
     scratch_end(root, cat);
     free(buf);
+}
+
+/* lodpack's rows, unpacked by the reader's decoder into table lod of
+ * schema (created, replacing one there) with the columns of lod as a run
+ * stored before lodpack has them, so that checks are written over rows:
+ * "temp" shadows lodpack's run for the checks, "main" with lodpack dropped
+ * makes the run one stored before. Returns the rows, or -1. */
+static inline int64_t unpack_lod(sqlite3 *db, const char *schema)
+{
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    char sql[512];
+    int64_t n = 0;
+    snprintf(sql, sizeof sql,
+             "DROP TABLE IF EXISTS %s.lod; CREATE TABLE %s.lod(track INTEGER, level INTEGER, bucket INTEGER,"
+             " depth INTEGER, fid INTEGER, n INTEGER, ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER,"
+             " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID",
+             schema, schema);
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
+    snprintf(sql, sizeof sql, "INSERT INTO %s.lod VALUES(?,?,?,?,?,?,?,?,?,?)", schema);
+    if (sqlite3_prepare_v2(db, "SELECT track, level, bucket, n, rows FROM main.lodpack ORDER BY 1, 2, 3", -1, &rd,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
+        n = -1;
+    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
+        struct timeline_lod_chunk c;
+        struct timeline_lod_row r;
+        int got, level = sqlite3_column_int(rd, 1);
+        timeline_lod_chunk_begin(&c, level, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
+                                 sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
+        while ((got = timeline_lod_chunk_next(&c, &r)) == 1) {
+            const int64_t v[10] = { sqlite3_column_int64(rd, 0), level, r.bucket, r.depth, r.fid, r.n, r.ts, r.te,
+                                    r.ldur, r.name };
+            for (int i = 0; i < 10; i++) sqlite3_bind_int64(ins, i + 1, v[i]);
+            if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
+            sqlite3_reset(ins);
+            if (got < 0) break;
+            n++;
+        }
+        if (got < 0) n = -1;
+    }
+    sqlite3_finalize(rd);
+    sqlite3_finalize(ins);
+    return n;
 }
 
 #endif

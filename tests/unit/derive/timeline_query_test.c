@@ -142,6 +142,58 @@ static void check_view(sqlite3 *db, int64_t start, int64_t end, int width, int f
     check_lanes(db, start, end, width, full, 0, INT_MAX, INT_MAX);
 }
 
+/* 1 when a and b hold the same items, lane by lane, read the same rows. */
+static int same_depth(const struct timeline_depth *a, const struct timeline_depth *b)
+{
+    return a->depth == b->depth && a->nitems == b->nitems &&
+           (!a->nitems || memcmp(a->items, b->items, a->nitems * sizeof *a->items) == 0);
+}
+
+static int same_view(const struct timeline_view *a, const struct timeline_view *b)
+{
+    if (a->rows_read != b->rows_read || a->ntracks != b->ntracks) return 0;
+    for (size_t t = 0; t < a->ntracks; t++) {
+        const struct timeline_track *x = &a->tracks[t], *y = &b->tracks[t];
+        if (x->id != y->id || x->ndepths != y->ndepths || !same_depth(&x->deep, &y->deep)) return 0;
+        for (int d = 0; d < x->ndepths; d++)
+            if (!same_depth(&x->depths[d], &y->depths[d])) return 0;
+    }
+    return 1;
+}
+
+/* A run stored before lodpack, its level of detail in rows (table lod),
+ * answers every view as the chunks do: a copy of db turned into one. */
+static void check_old_layout(sqlite3 *db)
+{
+    struct err e;
+    char *old = xasprintf("%s/old-layout.db", root);
+    sqlite3 *od;
+    REQUIRE(fsutil_copy(sqlite3_db_filename(db, "main"), old, &e) == 0);
+    REQUIRE(sqlite3_open(old, &od) == SQLITE_OK);
+    CHECK(unpack_lod(od, "main") > 0);
+    REQUIRE(sqlite3_exec(od, "DROP TABLE lodpack", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(timeline_present(od, &e), 1);
+    int same = 0, n = 0;
+    for (int i = 0; i < 60; i++) {
+        int64_t span = 1 + (int64_t)rnd((uint64_t)(t_hi - t_lo) >> (rnd(20)));
+        int64_t s = t_lo - 1000 + (int64_t)rnd((uint64_t)(t_hi - t_lo + 2000));
+        int dmin = (int)rnd(3), dmax = i % 3 == 0 ? INT_MAX : dmin + (int)rnd(4), width = 1 + (int)rnd(4000);
+        int fine = (int)rnd(5);
+        struct timeline_treq req[16];
+        for (size_t t = 0; t < ntracks; t++) req[t] = (struct timeline_treq){ tracks[t], dmin, dmax };
+        struct timeline_view *a = NULL, *b = NULL;
+        REQUIRE(timeline_query_lanes(db, s, s + span, width, req, ntracks, NULL, 0, fine, &a, &e) == 0);
+        REQUIRE(timeline_query_lanes(od, s, s + span, width, req, ntracks, NULL, 0, fine, &b, &e) == 0);
+        same += same_view(a, b);
+        n++;
+        timeline_view_free(a);
+        timeline_view_free(b);
+    }
+    CHECK_EQ_INT(same, n);
+    sqlite3_close(od);
+    free(old);
+}
+
 static void test_lod_invariants(void)
 {
     blen = 0;
@@ -170,7 +222,7 @@ static void test_lod_invariants(void)
 
     /* levels exist and the table holds at most about a row per slice */
     sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, "SELECT (SELECT count(*) FROM lod), (SELECT count(*) FROM lod_level)", -1, &st, NULL);
+    sqlite3_prepare_v2(db, "SELECT (SELECT sum(n) FROM lodpack), (SELECT count(*) FROM lod_level)", -1, &st, NULL);
     REQUIRE(sqlite3_step(st) == SQLITE_ROW);
     CHECK(sqlite3_column_int64(st, 1) >= 4);
     CHECK(sqlite3_column_int64(st, 0) <= (int64_t)nrefs * 3 / 2);
@@ -257,6 +309,7 @@ static void test_lod_invariants(void)
         if (refs[i].track == tracks[0] && refs[i].ts >= 1000000 && refs[i].ts < 2000000) want++;
     REQUIRE(timeline_slice_range(db, tracks[0], 1000000, 2000000, &lo, &hi, &e) == 0);
     CHECK_EQ_INT(hi - lo, want);
+    check_old_layout(db);
     sqlite3_close(db);
 }
 

@@ -152,7 +152,7 @@ static void test_same_as_serial(void)
 }
 
 /* The timeline's tables, each compared whole with the serial derive's. */
-static const char *const timeline_tables[] = { "lod", "lod_level", "clod", "tagg", "topen", "gpubusy" };
+static const char *const timeline_tables[] = { "lodpack", "lod_level", "clod", "tagg", "topen", "gpubusy" };
 
 /* The timeline and the summaries of the four ranks begun early, as an
  * import does (before the indexes, then the run's folder renamed under
@@ -195,7 +195,7 @@ static void test_early_timeline(void)
         CHECK_EQ_INT(diff, 0);
         sqlite3_free(sql);
     }
-    CHECK(count(db, "SELECT count(*) FROM main.lod") > 0);
+    CHECK(count(db, "SELECT count(*) FROM main.lodpack") > 0);
     CHECK_EQ_INT(count(db, "SELECT count(*) FROM derive_stage WHERE state != 'done'"), 0);
     sqlite3_close(db);
 
