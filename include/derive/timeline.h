@@ -15,7 +15,9 @@
  *        (n = 1, fid = its id), so a long slice is never hidden in a merge.
  *        fid is the first slice id of the row (ids follow time).
  *   cseries(id, rank, src, key1, key2, name, unit) and
- *   clod(series, level, bucket, n, fts, min, max, last, lts) WITHOUT ROWID:
+ *   clod rows (series, level, bucket, n, fts, min, max, last, lts), key
+ *        (series, level, bucket), stored packed in table clodpack
+ *        (timeline_counters.h; a run stored before holds table clod):
  *        counter series (table counter: src 0, key1 = name id; table mem:
  *        src 1 = total allocated, 2 = total reserved, key1/key2 = device
  *        type/id; table gpubusy: src 3, key1 = 1 (GPU), key2 = device,

@@ -15,8 +15,44 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
+
+/* clod's rows (timeline.h) are stored packed, as lod's are (timeline_lod.h):
+ * table clodpack(series, level, bucket, last, n, rows) WITHOUT ROWID, key
+ * (series, level, bucket), each row TIMELINE_CLOD_CHUNK_ROWS buckets of one
+ * series and level (fewer in the last), bucket the first and last the
+ * last of them; ~130 k rows of a 280 MB trace are ~1 k. A run stored before
+ * has them unpacked in table clod. */
+#define TIMELINE_CLOD_CHUNK_ROWS 128
+
+/* One bucket of a counter series at a level: n samples, the first at fts,
+ * the last at lts with value last, min and max of all. */
+struct timeline_clod_row {
+    int64_t bucket, n, fts, lts;
+    double min, max, last;
+};
+
+/* A chunk's rows, decoded one at a time: each is the gap from the bucket
+ * before (from the chunk's first bucket for the first), n, fts past the
+ * bucket's start (below 2^level) and lts - fts, as LEB128 varints
+ * (base/varint.h), then min, max and last as 8-byte IEEE doubles, low byte
+ * first. */
+struct timeline_clod_chunk {
+    const uint8_t *p, *end;
+    int level;
+    int64_t bucket, left;
+};
+
+/* Starts reading the chunk of level's rows (n of them, first bucket
+ * `bucket`) in blob[0..size), borrowed until the last next. */
+void timeline_clod_chunk_begin(struct timeline_clod_chunk *c, int level, int64_t bucket, int64_t n, const void *blob,
+                               size_t size);
+
+/* The next row into *r: 1, 0 after the n-th, -1 when the blob is damaged
+ * (and from then on). */
+int timeline_clod_chunk_next(struct timeline_clod_chunk *c, struct timeline_clod_row *r);
 
 /* Samples held per series before falling back to a second read: 256 k
  * (4 MB), twice the longest series of a 280 MB trace. */

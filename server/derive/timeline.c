@@ -20,11 +20,12 @@
  * timeline_build_trace fills and timeline_adopt copies; the counters' alone
  * when the slices' came from the import's stream (timeline_stream.h). */
 #define COUNTERS_SCHEMA \
-    "DROP TABLE IF EXISTS main.clod; DROP TABLE IF EXISTS main.cseries; DROP TABLE IF EXISTS main.gpubusy;" \
+    "DROP TABLE IF EXISTS main.clod; DROP TABLE IF EXISTS main.clodpack; DROP TABLE IF EXISTS main.cseries;" \
+    "DROP TABLE IF EXISTS main.gpubusy;" \
     "CREATE TABLE main.cseries(id INTEGER PRIMARY KEY, rank INTEGER, src INTEGER, key1 INTEGER, key2 INTEGER," \
     " name TEXT, unit TEXT);" \
-    "CREATE TABLE main.clod(series INTEGER, level INTEGER, bucket INTEGER, n INTEGER, fts INTEGER, min REAL," \
-    " max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;" \
+    "CREATE TABLE main.clodpack(series INTEGER, level INTEGER, bucket INTEGER, last INTEGER, n INTEGER," \
+    " rows BLOB, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;" \
     "CREATE TABLE main.gpubusy(rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts))" \
     " WITHOUT ROWID;"
 static const char schema_sql[] = TIMELINE_LOD_SCHEMA COUNTERS_SCHEMA;
@@ -202,7 +203,7 @@ int timeline_adopt(sqlite3 *db, struct err *e)
         sqlite3_exec(db, "INSERT INTO main.lod_level SELECT * FROM " RUNDB_ASIDE ".lod_level;"
                          "INSERT INTO main.lodpack SELECT * FROM " RUNDB_ASIDE ".lodpack;"
                          "INSERT INTO main.cseries SELECT * FROM " RUNDB_ASIDE ".cseries;"
-                         "INSERT INTO main.clod SELECT * FROM " RUNDB_ASIDE ".clod;"
+                         "INSERT INTO main.clodpack SELECT * FROM " RUNDB_ASIDE ".clodpack;"
                          "INSERT INTO main.gpubusy SELECT * FROM " RUNDB_ASIDE ".gpubusy",
                      NULL, NULL, NULL) != SQLITE_OK) {
         rundb_db_error(db, e, "timeline (adopt)");
@@ -219,10 +220,10 @@ int timeline_present(sqlite3 *db, struct err *e)
     sqlite3_stmt *st;
     int rc;
 
-    /* lod: the rows unpacked, as a run stored before lodpack has them */
+    /* lod, clod: the rows unpacked, as a run stored before the packs has them */
     if (rundb_prepare(db,
-                      "SELECT count(DISTINCT name = 'clod') FROM sqlite_master WHERE type = 'table'"
-                      " AND name IN ('lodpack', 'lod', 'clod')",
+                      "SELECT count(DISTINCT name IN ('clodpack', 'clod')) FROM sqlite_master WHERE type = 'table'"
+                      " AND name IN ('lodpack', 'lod', 'clodpack', 'clod')",
                       &st, e) < 0)
         return e->code;
     rc = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;

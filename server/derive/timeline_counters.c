@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "base/tmheap.h"
+#include "base/varint.h"
 #include "base/xmalloc.h"
 #include "derive/gpuscan.h"
 #include "derive/timeline_rows.h"
@@ -27,29 +28,133 @@ struct cagg {
     double min, max, last;
 };
 
-#define CLOD_SQL "INSERT INTO clod(series, level, bucket, n, fts, min, max, last, lts) VALUES"
-#define CLOD_ROW "(?,?,?,?,?,?,?,?,?)"
-#define CLOD_REAL ((1u << 5) | (1u << 6) | (1u << 7)) /* min, max, last */
-
 /* A sample held until its series' levels are known. */
 struct sample {
     int64_t ts;
     double v;
 };
 
+/* The open chunk of one level of the series being built. */
+struct cpack {
+    int64_t bucket, last, n; /* bucket: the first row's; last: the last row's */
+    uint8_t *buf;
+    size_t len, cap;
+};
+
 /* What one series' build keeps between series: the samples it holds (up to
- * hold of them) and the clod writer. */
+ * hold of them) and the clodpack writer, a chunk open per level (a series
+ * read again feeds every kept level at once). */
 struct cbuild {
-    struct timeline_rows clod;
+    sqlite3 *db;
+    sqlite3_stmt *ins;
+    struct cpack pk[TIMELINE_NLEV];
     struct timeline_rows_held held; /* struct sample */
 };
 
+#define ROW_MAX (4 * VARINT_MAX + 24)
+
+static int cflush(struct cbuild *cb, int64_t series, int level, struct err *e)
+{
+    struct cpack *p = &cb->pk[level];
+    if (!p->n) return 0;
+    sqlite3_bind_int64(cb->ins, 1, series);
+    sqlite3_bind_int(cb->ins, 2, level);
+    sqlite3_bind_int64(cb->ins, 3, p->bucket);
+    sqlite3_bind_int64(cb->ins, 4, p->last);
+    sqlite3_bind_int64(cb->ins, 5, p->n);
+    sqlite3_bind_blob(cb->ins, 6, p->buf, (int)p->len, SQLITE_STATIC);
+    int rc = sqlite3_step(cb->ins);
+    sqlite3_reset(cb->ins);
+    p->n = 0;
+    p->len = 0;
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(cb->db, e, "timeline (clod insert)");
+}
+
+/* The series' last chunks, at its end. */
+static int cflush_all(struct cbuild *cb, int64_t series, struct err *e)
+{
+    for (int L = 0; L < TIMELINE_NLEV; L++)
+        if (cflush(cb, series, L, e) != 0) return e->code;
+    return 0;
+}
+
+static uint8_t *put_double(uint8_t *o, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    for (int i = 0; i < 8; i++) *o++ = (uint8_t)(u >> (8 * i));
+    return o;
+}
+
+/* A finished bucket of level, appended to its chunk (the buckets of a
+ * level come in order). */
 static int cemit(struct cbuild *cb, int64_t series, int level, const struct cagg *a, struct err *e)
 {
-    union timeline_rows_val v[9] = { { .i = series }, { .i = level },  { .i = a->bucket },
-                                     { .i = a->n },   { .i = a->fts }, { .d = a->min },
-                                     { .d = a->max }, { .d = a->last }, { .i = a->lts } };
-    return timeline_rows_add(&cb->clod, v, 0, e);
+    struct cpack *p = &cb->pk[level];
+    if (p->n >= TIMELINE_CLOD_CHUNK_ROWS && cflush(cb, series, level, e) != 0) return e->code;
+    if (!p->n) p->bucket = p->last = a->bucket;
+    if (p->cap - p->len < ROW_MAX) {
+        p->cap = p->cap ? p->cap * 2 : 4096;
+        p->buf = xrealloc(p->buf, p->cap);
+    }
+    uint8_t *o = p->buf + p->len;
+    o += varint_put(o, (uint64_t)(a->bucket - p->last));
+    o += varint_put(o, (uint64_t)a->n);
+    o += varint_put(o, (uint64_t)(a->fts - a->bucket * ((int64_t)1 << level))); /* in the bucket */
+    o += varint_put(o, varint_zigzag(a->lts - a->fts));
+    o = put_double(o, a->min);
+    o = put_double(o, a->max);
+    o = put_double(o, a->last);
+    p->len = (size_t)(o - p->buf);
+    p->last = a->bucket;
+    p->n++;
+    return 0;
+}
+
+void timeline_clod_chunk_begin(struct timeline_clod_chunk *c, int level, int64_t bucket, int64_t n, const void *blob,
+                               size_t size)
+{
+    c->p = blob;
+    c->end = c->p + size;
+    c->level = level;
+    c->bucket = bucket;
+    c->left = level >= 0 && level < 62 && n >= 0 ? n : -1;
+}
+
+static double get_double(const uint8_t *p)
+{
+    uint64_t u = 0;
+    double d;
+    for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+int timeline_clod_chunk_next(struct timeline_clod_chunk *c, struct timeline_clod_row *r)
+{
+    uint64_t v[4];
+    int64_t start;
+    if (c->left < 0) return -1;
+    if (c->left == 0) return c->p == c->end ? 0 : -1;
+    for (int i = 0; i < 4; i++)
+        if (!varint_get(&c->p, c->end, &v[i])) goto bad;
+    if (c->end - c->p < 24 || v[0] > INT64_MAX || v[1] > INT64_MAX || v[2] >> c->level ||
+        __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket) ||
+        __builtin_mul_overflow(r->bucket, (int64_t)1 << c->level, &start) ||
+        __builtin_add_overflow(start, (int64_t)v[2], &r->fts) ||
+        __builtin_add_overflow(r->fts, varint_unzigzag(v[3]), &r->lts))
+        goto bad;
+    r->n = (int64_t)v[1];
+    r->min = get_double(c->p);
+    r->max = get_double(c->p + 8);
+    r->last = get_double(c->p + 16);
+    c->p += 24;
+    c->bucket = r->bucket;
+    c->left--;
+    return 1;
+bad:
+    c->left = -1; /* damaged for good: the next call must not read on from mid-row */
+    return -1;
 }
 
 /* One sample into the open bucket a of level L. */
@@ -376,7 +481,7 @@ out:
 int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *e)
 {
     sqlite3_stmt *list = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
-    struct cbuild cb = { .held = { .hold = hold, .size = sizeof(struct sample) } };
+    struct cbuild cb = { .db = db, .held = { .hold = hold, .size = sizeof(struct sample) } };
     int rc, has_an = 0;
 
     if (!analyses && register_trace_series(db, e) != 0) return e->code;
@@ -389,8 +494,8 @@ int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *
         goto out;
     if (rundb_prepare(db, "SELECT id, rank, src, key1, key2 FROM cseries WHERE (src = 4) = ? ORDER BY id", &list, e) <
             0 ||
-        timeline_rows_open(&cb.clod, db, CLOD_SQL CLOD_ROW, CLOD_SQL TIMELINE_ROWS32(CLOD_ROW), 9, CLOD_REAL,
-                           "timeline (clod insert)", e) < 0 ||
+        rundb_prepare(db, "INSERT INTO clodpack(series, level, bucket, last, n, rows) VALUES(?,?,?,?,?,?)", &cb.ins,
+                      e) < 0 ||
         rundb_prepare(db, "SELECT ts, value FROM counter WHERE rank = ? AND name = ? ORDER BY ts, id", &cs, e) < 0 ||
         rundb_prepare(db,
                       "SELECT ts, total_alloc FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
@@ -411,12 +516,12 @@ int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *
         sqlite3_bind_int(q, 1, sqlite3_column_int(list, 1));
         sqlite3_bind_int64(q, 2, sqlite3_column_int64(list, 3));
         if (src) sqlite3_bind_int64(q, 3, sqlite3_column_int64(list, 4));
-        if (build_series(db, q, &cb, id, e) != 0) goto out;
+        if (build_series(db, q, &cb, id, e) != 0 || cflush_all(&cb, id, e) != 0) goto out;
     }
     if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (series)");
-    else timeline_rows_flush(&cb.clod, e);
 out:
-    timeline_rows_close(&cb.clod);
+    sqlite3_finalize(cb.ins);
+    for (int L = 0; L < TIMELINE_NLEV; L++) free(cb.pk[L].buf);
     timeline_rows_held_free(&cb.held);
     sqlite3_finalize(list);
     sqlite3_finalize(cs);

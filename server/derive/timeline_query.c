@@ -18,6 +18,7 @@
 
 #include "derive/timeline.h"
 #include "derive/timeline_agg.h"
+#include "derive/timeline_counters.h"
 #include "derive/timeline_lod.h"
 
 /* ====================================================================== */
@@ -425,13 +426,22 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
     out->id = series;
     rc = timeline_series_open(db, series, &raw, &before, e);
     if (rc) return rc < 0 ? rc : 0;
-    if (rundb_prepare(db, "SELECT level FROM clod WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1", &lv,
-                      e) < 0 ||
-        rundb_prepare(
-            db,
-            "SELECT fts, min, max, last FROM clod WHERE series = ? AND level = ? AND bucket >= ? AND bucket < ?"
-            " ORDER BY bucket",
-            &rows, e) < 0)
+    /* clod: the rows unpacked, as a run stored before clodpack has them */
+    int packed = scan_has_table(db, "clodpack", e);
+    if (packed < 0 ||
+        rundb_prepare(db,
+                      packed ? "SELECT level FROM clodpack WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1"
+                             : "SELECT level FROM clod WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1",
+                      &lv, e) < 0 ||
+        rundb_prepare(db,
+                      packed
+                          /* the chunk holding b0 (the last to start at or before it) and those after, up to b1 */
+                          ? "SELECT bucket, n, rows FROM clodpack WHERE series = ?1 AND level = ?2 AND bucket < ?4"
+                            " AND last >= ?3 AND bucket >= coalesce((SELECT max(bucket) FROM clodpack"
+                            " WHERE series = ?1 AND level = ?2 AND bucket <= ?3), ?3) ORDER BY bucket"
+                          : "SELECT fts, min, max, last FROM clod WHERE series = ? AND level = ? AND bucket >= ?"
+                            " AND bucket < ? ORDER BY bucket",
+                      &rows, e) < 0)
         goto out;
     sqlite3_bind_int64(lv, 1, series);
     sqlite3_bind_int(lv, 2, bw >= 1 ? (int)floor(log2(bw)) : 0);
@@ -470,6 +480,23 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
             sqlite3_bind_int64(raw, 5, parts[i].hi);
         }
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            if (parts[i].lvl && packed) {
+                struct timeline_clod_chunk c;
+                struct timeline_clod_row r;
+                int got;
+                timeline_clod_chunk_begin(&c, parts[i].lvl, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                          sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
+                while ((got = timeline_clod_chunk_next(&c, &r)) == 1 && r.bucket < parts[i].hi) {
+                    if (r.bucket < parts[i].lo) continue;
+                    (*nread)++;
+                    cpoint(q, out, &lastcol, r.fts, r.min, r.max, r.last);
+                }
+                if (got < 0) {
+                    rundb_damaged(db, e, "timeline (clod chunk)");
+                    goto out;
+                }
+                continue;
+            }
             (*nread)++;
             if (parts[i].lvl)
                 cpoint(q, out, &lastcol, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),

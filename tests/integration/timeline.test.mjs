@@ -371,7 +371,7 @@ test('a run imported before the timeline tables answers 409', async (t) => {
   const id = await srv.uploadBody(evilTrace(), 'old.pt.trace.json', 'old');
   const db = join(srv.dataDir, 'runs', id, 'run.db');
   assert.ok(existsSync(db));
-  srv.sql(id, 'DROP TABLE lodpack; DROP TABLE lod_level; DROP TABLE clod; DROP TABLE cseries;');
+  srv.sql(id, 'DROP TABLE lodpack; DROP TABLE lod_level; DROP TABLE clodpack; DROP TABLE cseries;');
   for (const path of ['timeline', 'timeline/tracks', 'timeline/slice?track=1&ts=0&dur=1000', 'timeline/search?q=a',
     'timeline/aggregate?start=0&end=1']) {
     const j = await srv.json(`/api/runs/${id}/${path}`, 409);

@@ -3,7 +3,8 @@
  * text (out, slice, nest, with a fixed random sequence) and imported
  * through ingest_run into an open run database (import), a query's
  * integer (one), the rows two databases do not share (differ,
- * differ_all), and lodpack's chunks as rows (unpack_lod). */
+ * differ_all), and lodpack's and clodpack's chunks as rows (unpack_lod,
+ * unpack_clod). */
 #ifndef TB_TIMELINE_FIXTURE_H
 #define TB_TIMELINE_FIXTURE_H
 
@@ -13,6 +14,7 @@
 #include "harness.h"
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
+#include "derive/timeline_counters.h"
 #include "derive/timeline_lod.h"
 #include "derive/timeline_query.h"
 #include "ingest/ingest.h"
@@ -200,6 +202,51 @@ static inline int64_t unpack_lod(sqlite3 *db, const char *schema)
             const int64_t v[10] = { sqlite3_column_int64(rd, 0), level, r.bucket, r.depth, r.fid, r.n, r.ts, r.te,
                                     r.ldur, r.name };
             for (int i = 0; i < 10; i++) sqlite3_bind_int64(ins, i + 1, v[i]);
+            if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
+            sqlite3_reset(ins);
+            if (got < 0) break;
+            n++;
+        }
+        if (got < 0) n = -1;
+    }
+    sqlite3_finalize(rd);
+    sqlite3_finalize(ins);
+    return n;
+}
+
+/* The same for clodpack, into table clod of schema. */
+static inline int64_t unpack_clod(sqlite3 *db, const char *schema)
+{
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    char sql[512];
+    int64_t n = 0;
+    snprintf(sql, sizeof sql,
+             "DROP TABLE IF EXISTS %s.clod; CREATE TABLE %s.clod(series INTEGER, level INTEGER, bucket INTEGER,"
+             " n INTEGER, fts INTEGER, min REAL, max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket))"
+             " WITHOUT ROWID",
+             schema, schema);
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
+    snprintf(sql, sizeof sql, "INSERT INTO %s.clod VALUES(?,?,?,?,?,?,?,?,?)", schema);
+    if (sqlite3_prepare_v2(db, "SELECT series, level, bucket, n, rows FROM main.clodpack ORDER BY 1, 2, 3", -1, &rd,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
+        n = -1;
+    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
+        struct timeline_clod_chunk c;
+        struct timeline_clod_row r;
+        int got, level = sqlite3_column_int(rd, 1);
+        timeline_clod_chunk_begin(&c, level, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
+                                  sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
+        while ((got = timeline_clod_chunk_next(&c, &r)) == 1) {
+            sqlite3_bind_int64(ins, 1, sqlite3_column_int64(rd, 0));
+            sqlite3_bind_int(ins, 2, level);
+            sqlite3_bind_int64(ins, 3, r.bucket);
+            sqlite3_bind_int64(ins, 4, r.n);
+            sqlite3_bind_int64(ins, 5, r.fts);
+            sqlite3_bind_double(ins, 6, r.min);
+            sqlite3_bind_double(ins, 7, r.max);
+            sqlite3_bind_double(ins, 8, r.last);
+            sqlite3_bind_int64(ins, 9, r.lts);
             if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
             sqlite3_reset(ins);
             if (got < 0) break;

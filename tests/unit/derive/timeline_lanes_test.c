@@ -17,7 +17,7 @@ static const char trace[] =
     CPU("cuda_runtime", "cudaMemcpyAsync", 160, 20, "\"correlation\":8") ","
     GPU("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 200, 50, "\"correlation\":8,\"bytes\":1000000");
 
-static const char *const tables[] = { "cseries", "clod", "cagg", "cagg_level" };
+static const char *const tables[] = { "cseries", "clodpack", "cagg", "cagg_level" };
 
 /* Rows of table t in one schema and not the other, both ways (-1: failed). */
 static int64_t differ(sqlite3 *db, const char *a, const char *b, const char *t)

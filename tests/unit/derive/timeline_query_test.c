@@ -171,7 +171,8 @@ static void check_old_layout(sqlite3 *db)
     REQUIRE(fsutil_copy(sqlite3_db_filename(db, "main"), old, &e) == 0);
     REQUIRE(sqlite3_open(old, &od) == SQLITE_OK);
     CHECK(unpack_lod(od, "main") > 0);
-    REQUIRE(sqlite3_exec(od, "DROP TABLE lodpack", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(unpack_clod(od, "main") > 0);
+    REQUIRE(sqlite3_exec(od, "DROP TABLE lodpack; DROP TABLE clodpack", NULL, NULL, NULL) == SQLITE_OK);
     CHECK_EQ_INT(timeline_present(od, &e), 1);
     int same = 0, n = 0;
     for (int i = 0; i < 60; i++) {
@@ -185,6 +186,33 @@ static void check_old_layout(sqlite3 *db)
         REQUIRE(timeline_query_lanes(db, s, s + span, width, req, ntracks, NULL, 0, fine, &a, &e) == 0);
         REQUIRE(timeline_query_lanes(od, s, s + span, width, req, ntracks, NULL, 0, fine, &b, &e) == 0);
         same += same_view(a, b);
+        n++;
+        timeline_view_free(a);
+        timeline_view_free(b);
+    }
+    CHECK_EQ_INT(same, n);
+    /* the counter lanes too: every series at widths from one pixel to full zoom */
+    int64_t series[16];
+    size_t nser = 0;
+    sqlite3_stmt *st;
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT id FROM cseries ORDER BY id LIMIT 16", -1, &st, NULL) == SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) series[nser++] = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    CHECK(nser >= 2);
+    same = n = 0;
+    for (int i = 0; i < 40; i++) {
+        int64_t span = 1 + (int64_t)rnd((uint64_t)(t_hi - t_lo) >> (rnd(20)));
+        int64_t s = t_lo - 1000 + (int64_t)rnd((uint64_t)(t_hi - t_lo + 2000));
+        int width = 1 + (int)rnd(8000);
+        struct timeline_view *a = NULL, *b = NULL;
+        REQUIRE(timeline_query(db, s, s + span, width, NULL, 0, series, nser, &a, &e) == 0);
+        REQUIRE(timeline_query(od, s, s + span, width, NULL, 0, series, nser, &b, &e) == 0);
+        int eq = a->rows_read == b->rows_read && a->ncounters == b->ncounters;
+        for (size_t c = 0; eq && c < a->ncounters; c++)
+            eq = a->counters[c].npoints == b->counters[c].npoints &&
+                 (!a->counters[c].npoints || memcmp(a->counters[c].points, b->counters[c].points,
+                                                    a->counters[c].npoints * sizeof *a->counters[c].points) == 0);
+        same += eq;
         n++;
         timeline_view_free(a);
         timeline_view_free(b);

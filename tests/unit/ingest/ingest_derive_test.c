@@ -24,7 +24,7 @@ static char *run_db; /* the imported 4-rank run */
 
 /* The derived tables a rank pass writes; each compared whole. */
 static const char *const tables[] = { "step",     "gpu",      "op_stat",  "kernel_stat", "mem_alloc", "analysis",
-                                      "analyses", "anseries", "ansample", "critseg",     "cseries",   "clod",
+                                      "analyses", "anseries", "ansample", "critseg",     "cseries",   "clodpack",
                                       "cagg",     "cagg_level" };
 
 static int64_t count(sqlite3 *db, const char *sql)
@@ -152,7 +152,7 @@ static void test_same_as_serial(void)
 }
 
 /* The timeline's tables, each compared whole with the serial derive's. */
-static const char *const timeline_tables[] = { "lodpack", "lod_level", "clod", "tagg", "topen", "gpubusy" };
+static const char *const timeline_tables[] = { "lodpack", "lod_level", "clodpack", "tagg", "topen", "gpubusy" };
 
 /* The timeline and the summaries of the four ranks begun early, as an
  * import does (before the indexes, then the run's folder renamed under
