@@ -27,7 +27,9 @@
  *        and only when the run has those tables) with per-bucket first ts,
  *        min, max, last value and its ts; levels >= 2 only: the samples are
  *        read from their own tables.
- *   gpubusy(rank, dev, ts, value) WITHOUT ROWID, key (rank, dev, ts): the
+ *   gpubusy samples (rank, dev, ts, value), key (rank, dev, ts), stored
+ *        packed in table gpubusypack (timeline_counters.h; a run stored
+ *        before holds table gpubusy): the
  *        "GPU busy (GPU N)" series, a step function of the number of GPU
  *        ops (kernels, memcpys, memsets of all the device's streams; GPU
  *        annotations excluded) running at each moment, counted, not
@@ -107,7 +109,7 @@ int timeline_build_trace(sqlite3 *db, struct err *e);
 /* What timeline_build_trace adds to the slices' tables built from the
  * import's stream (timeline_stream.h) in db's main schema: the lod of the
  * n tracks it left out (tracks, ascending) from the slice table, then
- * cseries, clod and gpubusy created and filled; one transaction. */
+ * cseries, clodpack and gpubusypack created and filled; one transaction. */
 int timeline_build_trace_rest(sqlite3 *db, const int64_t *tracks, size_t n, struct err *e);
 
 /* The analyses' counter series (after those of the trace), once analyses_run wrote them, then the

@@ -94,11 +94,30 @@ int timeline_query_lanes(sqlite3 *db, int64_t start, int64_t end, int width, con
 
 void timeline_view_free(struct timeline_view *v);
 
-/* The samples of counter series (cseries.id) as two statements, prepared
- * and bound but for the time range: *raw yields (ts, value) with ?4 <= ts <
- * ?5 in time order, *before the last sample with ts < ?4. Returns 1 (both
- * NULL) when there is no such series. OUT: owned by caller (finalize). */
-int timeline_series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e);
+/* The samples of a counter series (cseries.id), read by time whatever
+ * table holds them (timeline.h; gpubusy's packed in chunks, or as rows in
+ * a run stored before): timeline_series_range then timeline_series_next
+ * until 0 for those in a range, timeline_series_before for the one in
+ * force at a time; any number of each, in any order. One thread. */
+struct timeline_series;
+
+/* Opens series on db: 0, or 1 (*out NULL) when there is no such series.
+ * OUT *out: owned by caller (timeline_series_close). */
+int timeline_series_open(sqlite3 *db, int64_t series, struct timeline_series **out, struct err *e);
+
+/* Starts reading the samples with lo <= ts < hi, in time order. */
+int timeline_series_range(struct timeline_series *s, int64_t lo, int64_t hi, struct err *e);
+
+/* The next sample of the range: 1 with *ts and *v, 0 past the last, < 0 on
+ * an error (a damaged chunk: ERR_DAMAGED). */
+int timeline_series_next(struct timeline_series *s, int64_t *ts, double *v, struct err *e);
+
+/* The last sample with ts < t: 1 with *ts and *v, 0 when none, < 0 on an
+ * error. Ends any range being read. */
+int timeline_series_before(struct timeline_series *s, int64_t t, int64_t *ts, double *v, struct err *e);
+
+/* NULL is fine. */
+void timeline_series_close(struct timeline_series *s);
 
 /* The id range [*lo, *hi) of the slices of track whose ts lies in
  * [t_lo, t_hi) (binary search on id; ids follow (track, ts)). */

@@ -21,13 +21,13 @@
  * when the slices' came from the import's stream (timeline_stream.h). */
 #define COUNTERS_SCHEMA \
     "DROP TABLE IF EXISTS main.clod; DROP TABLE IF EXISTS main.clodpack; DROP TABLE IF EXISTS main.cseries;" \
-    "DROP TABLE IF EXISTS main.gpubusy;" \
+    "DROP TABLE IF EXISTS main.gpubusy; DROP TABLE IF EXISTS main.gpubusypack;" \
     "CREATE TABLE main.cseries(id INTEGER PRIMARY KEY, rank INTEGER, src INTEGER, key1 INTEGER, key2 INTEGER," \
     " name TEXT, unit TEXT);" \
     "CREATE TABLE main.clodpack(series INTEGER, level INTEGER, bucket INTEGER, last INTEGER, n INTEGER," \
     " rows BLOB, PRIMARY KEY(series, level, bucket)) WITHOUT ROWID;" \
-    "CREATE TABLE main.gpubusy(rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts))" \
-    " WITHOUT ROWID;"
+    "CREATE TABLE main.gpubusypack(rank INTEGER, dev INTEGER, ts INTEGER, last INTEGER, n INTEGER, rows BLOB," \
+    " PRIMARY KEY(rank, dev, ts)) WITHOUT ROWID;"
 static const char schema_sql[] = TIMELINE_LOD_SCHEMA COUNTERS_SCHEMA;
 
 /* ceil(t / 2^L). */
@@ -204,7 +204,7 @@ int timeline_adopt(sqlite3 *db, struct err *e)
                          "INSERT INTO main.lodpack SELECT * FROM " RUNDB_ASIDE ".lodpack;"
                          "INSERT INTO main.cseries SELECT * FROM " RUNDB_ASIDE ".cseries;"
                          "INSERT INTO main.clodpack SELECT * FROM " RUNDB_ASIDE ".clodpack;"
-                         "INSERT INTO main.gpubusy SELECT * FROM " RUNDB_ASIDE ".gpubusy",
+                         "INSERT INTO main.gpubusypack SELECT * FROM " RUNDB_ASIDE ".gpubusypack",
                      NULL, NULL, NULL) != SQLITE_OK) {
         rundb_db_error(db, e, "timeline (adopt)");
     } else if (timeline_agg_adopt_slices(db, e) == 0 && timeline_agg_adopt_counters(db, e) == 0 &&

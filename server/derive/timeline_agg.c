@@ -309,23 +309,20 @@ struct cbucket {
 static int build_series(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *setl, int64_t series, int64_t rank_t1,
                         struct err *e)
 {
-    sqlite3_stmt *raw, *before;
-    int rc = timeline_series_open(db, series, &raw, &before, e);
-    int64_t first, last;
+    struct timeline_series *ser;
+    int rc = timeline_series_open(db, series, &ser, e);
+    int64_t first, last, t;
+    double x;
 
     if (rc) return rc < 0 ? rc : 0;
-    sqlite3_bind_int64(before, 4, INT64_MAX);
-    sqlite3_bind_int64(raw, 4, INT64_MIN);
-    sqlite3_bind_int64(raw, 5, INT64_MAX);
-    rc = sqlite3_step(before);
-    if (rc != SQLITE_ROW) {
-        sqlite3_finalize(raw);
-        sqlite3_finalize(before);
-        return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, "timeline aggregates (series)");
+    rc = timeline_series_before(ser, INT64_MAX, &last, &x, e);
+    if (rc != 1) {
+        timeline_series_close(ser);
+        return rc < 0 ? rc : 0;
     }
-    last = sqlite3_column_int64(before, 0);
-    rc = sqlite3_step(raw);
-    first = rc == SQLITE_ROW ? sqlite3_column_int64(raw, 0) : last;
+    timeline_series_range(ser, INT64_MIN, INT64_MAX, e);
+    rc = timeline_series_next(ser, &t, &x, e);
+    first = rc == 1 ? t : last;
     int64_t end = last > rank_t1 ? last : rank_t1;
     int L = level_for(first, end);
     int64_t b0 = timeline_bucket_of(first, L), b1 = timeline_bucket_of(end, L);
@@ -335,9 +332,7 @@ static int build_series(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *setl, int6
     double v = 0;
     int has = 0;
 
-    for (; rc == SQLITE_ROW; rc = sqlite3_step(raw)) {
-        int64_t t = sqlite3_column_int64(raw, 0);
-        double x = sqlite3_column_double(raw, 1);
+    for (; rc == 1; rc = timeline_series_next(ser, &t, &x, e)) {
         for (int64_t lo = cur_t, b = timeline_bucket_of(lo, L); has && lo < t; b++) {
             int64_t be = bucket_start(b + 1, L), part = (t < be ? t : be) - lo;
             bk[b - b0].area += v * (double)part;
@@ -352,7 +347,7 @@ static int build_series(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *setl, int6
         v = x;
         has = 1;
     }
-    if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (samples)");
+    /* rc < 0: e holds the samples' error */
     for (int64_t lo = cur_t, b = timeline_bucket_of(lo, L), hi = bucket_start(b1 + 1, L); has && lo < hi; b++) {
         int64_t be = bucket_start(b + 1, L), part = (hi < be ? hi : be) - lo;
         bk[b - b0].area += v * (double)part;
@@ -381,8 +376,7 @@ static int build_series(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *setl, int6
         sqlite3_reset(ins);
     }
     free(bk);
-    sqlite3_finalize(raw);
-    sqlite3_finalize(before);
+    timeline_series_close(ser);
     return e->code;
 }
 
@@ -529,36 +523,31 @@ static void cstats_sample(struct timeline_cstats *o, double x)
 
 /* The samples of [lo, hi) into o, the value in force at lo first (counted
  * as a sample when count_before). */
-static int raw_part(sqlite3 *db, sqlite3_stmt *raw, sqlite3_stmt *before, int64_t lo, int64_t hi, int count_before,
-                    struct timeline_cstats *o, struct err *e)
+static int raw_part(struct timeline_series *ser, int64_t lo, int64_t hi, int count_before, struct timeline_cstats *o,
+                    struct err *e)
 {
-    int64_t cur_t = lo;
-    double v = 0;
+    int64_t cur_t = lo, t;
+    double v = 0, x;
     int has = 0, rc;
 
-    sqlite3_reset(before);
-    sqlite3_bind_int64(before, 4, lo);
-    if ((rc = sqlite3_step(before)) == SQLITE_ROW) {
-        v = sqlite3_column_double(before, 1);
+    if ((rc = timeline_series_before(ser, lo, &t, &x, e)) < 0) return rc;
+    if (rc == 1) {
+        v = x;
         has = 1;
         if (count_before) cstats_sample(o, v);
     }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter samples)");
-    sqlite3_reset(raw);
-    sqlite3_bind_int64(raw, 4, lo);
-    sqlite3_bind_int64(raw, 5, hi);
-    while ((rc = sqlite3_step(raw)) == SQLITE_ROW) {
-        int64_t t = sqlite3_column_int64(raw, 0);
+    timeline_series_range(ser, lo, hi, e);
+    while ((rc = timeline_series_next(ser, &t, &x, e)) == 1) {
         if (has) {
             o->area += v * (double)(t - cur_t);
             o->covered += t - cur_t;
         }
-        v = sqlite3_column_double(raw, 1);
+        v = x;
         cur_t = t;
         has = 1;
         cstats_sample(o, v);
     }
-    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter samples)");
+    if (rc < 0) return rc;
     if (has) {
         o->area += v * (double)(hi - cur_t);
         o->covered += hi - cur_t;
@@ -569,13 +558,14 @@ static int raw_part(sqlite3 *db, sqlite3_stmt *raw, sqlite3_stmt *before, int64_
 int timeline_agg_counter(sqlite3 *db, int64_t series, int64_t start, int64_t end, struct timeline_cstats *out,
                          struct err *e)
 {
-    sqlite3_stmt *raw = NULL, *before = NULL, *rows = NULL;
+    sqlite3_stmt *rows = NULL;
+    struct timeline_series *ser = NULL;
     int64_t last = 0, a = end, b = end;
     int L, rc;
 
     err_clear(e);
     memset(out, 0, sizeof *out);
-    rc = timeline_series_open(db, series, &raw, &before, e);
+    rc = timeline_series_open(db, series, &ser, e);
     if (rc) return rc < 0 ? rc : 0;
     L = stored_level(db, "SELECT level, last FROM cagg_level WHERE series = ?", series, &last, e);
     if (e->code) goto out;
@@ -589,7 +579,7 @@ int timeline_agg_counter(sqlite3 *db, int64_t series, int64_t start, int64_t end
     }
     /* the left edge (and the value in force at start), the whole buckets,
      * the right edge from the value in force at its start */
-    if (raw_part(db, raw, before, start, a, 1, out, e) < 0) goto out;
+    if (raw_part(ser, start, a, 1, out, e) < 0) goto out;
     if (a < b) {
         if (rundb_prepare(db,
                           "SELECT n, min, max, area, covered FROM cagg WHERE series = ? AND bucket >= ? AND bucket < ?",
@@ -613,11 +603,10 @@ int timeline_agg_counter(sqlite3 *db, int64_t series, int64_t start, int64_t end
             rundb_db_error(db, e, "timeline aggregates (series rows)");
             goto out;
         }
-        if (raw_part(db, raw, before, b, end, 0, out, e) < 0) goto out;
+        if (raw_part(ser, b, end, 0, out, e) < 0) goto out;
     }
 out:
-    sqlite3_finalize(raw);
-    sqlite3_finalize(before);
+    timeline_series_close(ser);
     sqlite3_finalize(rows);
     return e->code;
 }

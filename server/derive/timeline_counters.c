@@ -14,6 +14,7 @@
 #include "base/varint.h"
 #include "base/xmalloc.h"
 #include "derive/gpuscan.h"
+#include "derive/timeline_query.h"
 #include "derive/timeline_rows.h"
 #include "store/rundb.h"
 
@@ -181,17 +182,18 @@ static int clod_sample(struct cbuild *cb, int64_t series, int L, struct cagg *a,
 /* One series' samples (st yields ts, value in time order): counts the rows
  * of every level while holding the samples, then writes the kept levels
  * from them; a series of more than hold samples is read again instead. */
-static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_t series, struct err *e)
+static int build_series(struct timeline_series *st, struct cbuild *cb, int64_t series, struct err *e)
 {
-    int64_t rows[TIMELINE_NLEV], lastb[TIMELINE_NLEV];
+    int64_t rows[TIMELINE_NLEV], lastb[TIMELINE_NLEV], ts;
     int kept[TIMELINE_NLEV], nkept = 0, rc;
     struct cagg open[TIMELINE_NLEV];
+    double v;
 
     memset(rows, 0, sizeof rows);
     for (int L = 0; L < TIMELINE_NLEV; L++) lastb[L] = INT64_MIN;
     timeline_rows_held_reset(&cb->held);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(st, 0);
+    timeline_series_range(st, INT64_MIN, INT64_MAX, e);
+    while ((rc = timeline_series_next(st, &ts, &v, e)) == 1) {
         /* a bucket at L is the same as the last sample's at every coarser
          * level too (each is the finer one shifted right) */
         for (int L = 0; L < TIMELINE_NLEV; L++) {
@@ -201,10 +203,9 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_
             lastb[L] = b;
         }
         struct sample *smp = timeline_rows_held_add(&cb->held);
-        if (smp) *smp = (struct sample){ ts, sqlite3_column_double(st, 1) };
+        if (smp) *smp = (struct sample){ ts, v };
     }
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
+    if (rc < 0) return rc;
     /* the samples themselves stay in their table (level 0 is read there) */
     for (int L = 2, last = 0, prev = 0; L < TIMELINE_NLEV; L++) {
         int64_t pr = prev ? rows[prev] : rows[0] / 2;
@@ -226,15 +227,11 @@ static int build_series(sqlite3 *db, sqlite3_stmt *st, struct cbuild *cb, int64_
         }
         return 0;
     }
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    timeline_series_range(st, INT64_MIN, INT64_MAX, e);
+    while ((rc = timeline_series_next(st, &ts, &v, e)) == 1)
         for (int k = 0; k < nkept; k++)
-            if (clod_sample(cb, series, kept[k], &open[k], sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
-                            e) != 0) {
-                sqlite3_reset(st);
-                return e->code;
-            }
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (counter scan)");
+            if (clod_sample(cb, series, kept[k], &open[k], ts, v, e) != 0) return e->code;
+    if (rc < 0) return rc;
     for (int k = 0; k < nkept; k++)
         if (open[k].n && cemit(cb, series, kept[k], &open[k], e) != 0) return e->code;
     return 0;
@@ -250,28 +247,78 @@ static const char *dev_label(int dev_type, int dev_id, char *buf, size_t n)
 
 /* ---- GPU busy: ops running per device, a step function ---------------- */
 
-#define BUSY_SQL "INSERT INTO gpubusy(rank, dev, ts, value) VALUES"
-#define BUSY_ROW "(?,?,?,?)"
-
 /* The samples of one (rank, dev): the value at pt waits until time moves
  * on (changes at one instant collapse into one sample), and is written only
- * when it differs from the last one written. */
+ * when it differs from the last one written, into the open chunk (cts..clast,
+ * cn samples) of gpubusypack. */
 struct busyw {
-    struct timeline_rows *ins;
+    sqlite3 *db;
+    sqlite3_stmt *ins;
     int64_t rank, dev, pt, pv, lastv, nrows;
     int pending;
+    int64_t cts, clast, cn;
+    uint8_t *buf; /* kept from device to device */
+    size_t len, cap;
 };
+
+static int busy_chunk_flush(struct busyw *w, struct err *e)
+{
+    if (!w->cn) return 0;
+    sqlite3_bind_int64(w->ins, 1, w->rank);
+    sqlite3_bind_int64(w->ins, 2, w->dev);
+    sqlite3_bind_int64(w->ins, 3, w->cts);
+    sqlite3_bind_int64(w->ins, 4, w->clast);
+    sqlite3_bind_int64(w->ins, 5, w->cn);
+    sqlite3_bind_blob(w->ins, 6, w->buf, (int)w->len, SQLITE_STATIC);
+    int rc = sqlite3_step(w->ins);
+    sqlite3_reset(w->ins);
+    w->cn = 0;
+    w->len = 0;
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(w->db, e, "timeline (gpubusy insert)");
+}
 
 static int busy_flush(struct busyw *w, struct err *e)
 {
     if (!w->pending) return 0;
     w->pending = 0;
     if (w->pv == w->lastv) return 0;
-    union timeline_rows_val v[4] = { { .i = w->rank }, { .i = w->dev }, { .i = w->pt }, { .i = w->pv } };
-    if (timeline_rows_add(w->ins, v, 0, e) != 0) return e->code;
+    if (w->cn == TIMELINE_BUSY_CHUNK_ROWS && busy_chunk_flush(w, e) != 0) return e->code;
+    if (!w->cn) w->cts = w->clast = w->pt;
+    if (w->cap - w->len < 2 * VARINT_MAX) {
+        w->cap = w->cap ? w->cap * 2 : 4096;
+        w->buf = xrealloc(w->buf, w->cap);
+    }
+    w->len += varint_put(w->buf + w->len, (uint64_t)(w->pt - w->clast)); /* times only grow */
+    w->len += varint_put(w->buf + w->len, varint_zigzag(w->pv));
+    w->clast = w->pt;
+    w->cn++;
     w->lastv = w->pv;
     w->nrows++;
     return 0;
+}
+
+void timeline_busy_chunk_begin(struct timeline_busy_chunk *c, int64_t ts, int64_t n, const void *blob, size_t size)
+{
+    c->p = blob;
+    c->end = c->p + size;
+    c->ts = ts;
+    c->left = n >= 0 ? n : -1;
+}
+
+int timeline_busy_chunk_next(struct timeline_busy_chunk *c, int64_t *ts, int64_t *v)
+{
+    uint64_t gap, z;
+    if (c->left < 0) return -1;
+    if (c->left == 0) return c->p == c->end ? 0 : -1;
+    if (!varint_get(&c->p, c->end, &gap) || !varint_get(&c->p, c->end, &z) || gap > INT64_MAX ||
+        __builtin_add_overflow(c->ts, (int64_t)gap, &c->ts)) {
+        c->left = -1; /* damaged for good: the next call must not read on from mid-sample */
+        return -1;
+    }
+    *ts = c->ts;
+    *v = varint_unzigzag(z);
+    c->left--;
+    return 1;
 }
 
 static int busy_set(struct busyw *w, int64_t t, int64_t v, struct err *e)
@@ -295,10 +342,9 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
 {
     double t0s = log_now_s();
     sqlite3_stmt *devs = NULL, *t0q = NULL, *ser = NULL;
-    struct timeline_rows ins = { 0 };
     struct tmheap h = { NULL, 0, 0 }; /* the running ops' ends */
     struct gpuscan_lanes *L = NULL;
-    struct busyw w;
+    struct busyw w = { .db = db };
     int64_t nops = 0, nrows = 0;
     int rc;
 
@@ -307,8 +353,8 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
                       " GROUP BY rank, device UNION SELECT rank, 0 FROM track WHERE kind = 1 AND nslices > 0"
                       " GROUP BY rank HAVING max(device IS NOT NULL) = 0 ORDER BY 1, 2",
                       &devs, e) < 0 ||
-        timeline_rows_open(&ins, db, BUSY_SQL BUSY_ROW, BUSY_SQL TIMELINE_ROWS32(BUSY_ROW), 4, 0,
-                           "timeline (gpubusy insert)", e) < 0 ||
+        rundb_prepare(db, "INSERT INTO gpubusypack(rank, dev, ts, last, n, rows) VALUES(?,?,?,?,?,?)", &w.ins, e) <
+            0 ||
         rundb_prepare(db, "SELECT t0 FROM rank WHERE rank = ? AND t0 IS NOT NULL", &t0q, e) < 0 ||
         rundb_prepare(db, "INSERT INTO cseries(rank, src, key1, key2, name, unit) VALUES(?, 3, 1, ?, ?, 'ops')", &ser,
                       e) < 0)
@@ -322,10 +368,10 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
         sqlite3_bind_int(t0q, 1, rank);
         if (sqlite3_step(t0q) == SQLITE_ROW) t0 = sqlite3_column_int64(t0q, 0);
         sqlite3_reset(t0q);
-        memset(&w, 0, sizeof w);
-        w.ins = &ins;
         w.rank = rank;
         w.dev = dev;
+        w.pt = w.pv = w.nrows = w.cn = 0;
+        w.pending = 0;
         w.lastv = -1; /* the first sample is always written */
         h.n = 0;
         if (gpuscan_lanes_open(db, rank, dev, INT64_MIN, INT64_MAX, &L, e) != 0) goto out;
@@ -346,7 +392,7 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
             int64_t t = tmheap_pop(&h).t;
             if (busy_set(&w, t, --count, e) != 0) goto out;
         }
-        if (busy_flush(&w, e) != 0) goto out;
+        if (busy_flush(&w, e) != 0 || busy_chunk_flush(&w, e) != 0) goto out;
         gpuscan_lanes_close(L);
         L = NULL;
         nrows += w.nrows;
@@ -367,13 +413,13 @@ static int build_gpubusy(sqlite3 *db, struct err *e)
         rundb_db_error(db, e, "timeline (GPU devices)");
         goto out;
     }
-    if (timeline_rows_flush(&ins, e) != 0) goto out;
     LOG_DEBUG("gpu busy: %lld ops, %lld samples, %.2f s", (long long)nops, (long long)nrows, log_now_s() - t0s);
 out:
     gpuscan_lanes_close(L);
     tmheap_free(&h);
     sqlite3_finalize(devs);
-    timeline_rows_close(&ins);
+    sqlite3_finalize(w.ins);
+    free(w.buf);
     sqlite3_finalize(t0q);
     sqlite3_finalize(ser);
     return e->code;
@@ -480,55 +526,34 @@ out:
 
 int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *e)
 {
-    sqlite3_stmt *list = NULL, *cs = NULL, *gb = NULL, *ms[2] = { NULL, NULL }, *an = NULL;
+    sqlite3_stmt *list = NULL;
     struct cbuild cb = { .db = db, .held = { .hold = hold, .size = sizeof(struct sample) } };
+    struct timeline_series *ser = NULL;
     int rc, has_an = 0;
 
     if (!analyses && register_trace_series(db, e) != 0) return e->code;
     /* the analyses' series last: they derive from the trace, its own counters come first */
     if (analyses && ((has_an = anseries_present(db, e)) < 0 || (has_an && register_anseries(db, e) != 0))) goto out;
     if (analyses && !has_an) return 0;
-    if (has_an &&
-        rundb_prepare(db, "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 ORDER BY ts", &an,
-                      e) < 0)
-        goto out;
-    if (rundb_prepare(db, "SELECT id, rank, src, key1, key2 FROM cseries WHERE (src = 4) = ? ORDER BY id", &list, e) <
-            0 ||
+    if (rundb_prepare(db, "SELECT id FROM cseries WHERE (src = 4) = ? ORDER BY id", &list, e) < 0 ||
         rundb_prepare(db, "INSERT INTO clodpack(series, level, bucket, last, n, rows) VALUES(?,?,?,?,?,?)", &cb.ins,
-                      e) < 0 ||
-        rundb_prepare(db, "SELECT ts, value FROM counter WHERE rank = ? AND name = ? ORDER BY ts, id", &cs, e) < 0 ||
-        rundb_prepare(db,
-                      "SELECT ts, total_alloc FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
-                      " AND total_alloc IS NOT NULL ORDER BY ts, id",
-                      &ms[0], e) < 0 ||
-        rundb_prepare(db,
-                      "SELECT ts, total_reserved FROM mem WHERE rank = ? AND dev_type = ? AND dev_id = ?"
-                      " AND total_reserved IS NOT NULL ORDER BY ts, id",
-                      &ms[1], e) < 0 ||
-        rundb_prepare(db, "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 ORDER BY ts", &gb,
                       e) < 0)
         goto out;
     sqlite3_bind_int(list, 1, analyses != 0);
     while ((rc = sqlite3_step(list)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(list, 0);
-        int src = sqlite3_column_int(list, 2);
-        sqlite3_stmt *q = src == 0 ? cs : src == 3 ? gb : src == 4 ? an : ms[src - 1];
-        sqlite3_bind_int(q, 1, sqlite3_column_int(list, 1));
-        sqlite3_bind_int64(q, 2, sqlite3_column_int64(list, 3));
-        if (src) sqlite3_bind_int64(q, 3, sqlite3_column_int64(list, 4));
-        if (build_series(db, q, &cb, id, e) != 0 || cflush_all(&cb, id, e) != 0) goto out;
+        /* its samples, whatever table holds them (timeline_query.h) */
+        if ((rc = timeline_series_open(db, id, &ser, e)) < 0) goto out;
+        if (rc == 0 && (build_series(ser, &cb, id, e) != 0 || cflush_all(&cb, id, e) != 0)) goto out;
+        timeline_series_close(ser);
+        ser = NULL;
     }
     if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline (series)");
 out:
+    timeline_series_close(ser);
     sqlite3_finalize(cb.ins);
     for (int L = 0; L < TIMELINE_NLEV; L++) free(cb.pk[L].buf);
     timeline_rows_held_free(&cb.held);
     sqlite3_finalize(list);
-    sqlite3_finalize(cs);
-    sqlite3_finalize(gb);
-    sqlite3_finalize(ms[0]);
-    sqlite3_finalize(ms[1]);
-    sqlite3_finalize(an);
     return e->code;
 }
-

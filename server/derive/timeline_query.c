@@ -344,9 +344,13 @@ static int query_track(sqlite3 *db, struct qstmts *s, struct qstate *q, const st
 
 /* Raw samples of a series (src 0: counter, 1/2: mem totals, 3: GPU busy,
  * 4: an analyses series): ?1 rank, ?2 key1, ?3 key2, ?4 ?5 the time range;
- * "before": the last one < ?4. */
+ * "before": the last one < ?4. GPU busy's packed chunks (src 3 in a run
+ * with gpubusypack) instead: the chunk holding ?4 (the last to start at or
+ * before it) and those after up to ?5, and the last chunk starting before
+ * ?4 (its samples before ?4 are read through). */
 #define NSRC 5
-static const char *const raw_sql[NSRC][2] = {
+#define BUSY_PACKED NSRC
+static const char *const raw_sql[NSRC + 1][2] = {
     { "SELECT ts, value FROM counter WHERE rank = ?1 AND name = ?2 AND ?3 = ?3 AND ts >= ?4 AND ts < ?5"
       " ORDER BY ts, id",
       "SELECT ts, value FROM counter WHERE rank = ?1 AND name = ?2 AND ?3 = ?3 AND ts < ?4"
@@ -363,15 +367,30 @@ static const char *const raw_sql[NSRC][2] = {
       "SELECT ts, value FROM gpubusy WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
     { "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 AND ts >= ?4 AND ts < ?5 ORDER BY ts",
       "SELECT ts, value FROM ansample WHERE series = ?2 AND ?1 = ?1 AND ?3 = ?3 AND ts < ?4 ORDER BY ts DESC LIMIT 1" },
+    { "SELECT ts, n, rows FROM gpubusypack WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts < ?5 AND last >= ?4"
+      " AND ts >= coalesce((SELECT max(ts) FROM gpubusypack WHERE rank = ?1 AND dev = ?3 AND ts <= ?4), ?4)"
+      " ORDER BY ts",
+      "SELECT ts, n, rows FROM gpubusypack WHERE rank = ?1 AND ?2 = ?2 AND dev = ?3 AND ts < ?4"
+      " ORDER BY ts DESC LIMIT 1" },
 };
 
-int timeline_series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite3_stmt **before, struct err *e)
+struct timeline_series {
+    sqlite3 *db;
+    sqlite3_stmt *raw, *before;
+    int packed;
+    int64_t lo, hi;
+    /* packed: the chunk of the range being read (open 0: the next row's) */
+    struct timeline_busy_chunk c;
+    int open, done;
+};
+
+int timeline_series_open(sqlite3 *db, int64_t series, struct timeline_series **out, struct err *e)
 {
     sqlite3_stmt *st;
     int rc, src = -1;
     int64_t rank = 0, k1 = 0, k2 = 0;
 
-    *raw = *before = NULL;
+    *out = NULL;
     if (rundb_prepare(db, "SELECT src, rank, key1, key2 FROM cseries WHERE id = ?", &st, e) < 0) return e->code;
     sqlite3_bind_int64(st, 1, series);
     rc = sqlite3_step(st);
@@ -384,18 +403,128 @@ int timeline_series_open(sqlite3 *db, int64_t series, sqlite3_stmt **raw, sqlite
     sqlite3_finalize(st);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline (series)");
     if (src < 0 || src >= NSRC) return 1;
-    if (rundb_prepare(db, raw_sql[src][0], raw, e) < 0 || rundb_prepare(db, raw_sql[src][1], before, e) < 0) {
-        sqlite3_finalize(*raw);
-        *raw = NULL;
-        return e->code;
-    }
+    struct timeline_series *s = xcalloc(1, sizeof *s);
+    s->db = db;
+    s->done = 1;
+    /* gpubusy: the samples as rows, in a run stored before gpubusypack */
+    if (src == 3 && (s->packed = scan_has_table(db, "gpubusypack", e)) < 0) goto fail;
+    if (s->packed) src = BUSY_PACKED;
+    if (rundb_prepare(db, raw_sql[src][0], &s->raw, e) < 0 || rundb_prepare(db, raw_sql[src][1], &s->before, e) < 0)
+        goto fail;
     for (int i = 0; i < 2; i++) {
-        sqlite3_stmt *x = i ? *before : *raw;
+        sqlite3_stmt *x = i ? s->before : s->raw;
         sqlite3_bind_int64(x, 1, rank);
         sqlite3_bind_int64(x, 2, k1);
         sqlite3_bind_int64(x, 3, k2);
     }
+    *out = s;
     return 0;
+fail:
+    timeline_series_close(s);
+    return e->code;
+}
+
+void timeline_series_close(struct timeline_series *s)
+{
+    if (!s) return;
+    sqlite3_finalize(s->raw);
+    sqlite3_finalize(s->before);
+    free(s);
+}
+
+int timeline_series_range(struct timeline_series *s, int64_t lo, int64_t hi, struct err *e)
+{
+    (void)e;
+    sqlite3_reset(s->raw);
+    sqlite3_bind_int64(s->raw, 4, lo);
+    sqlite3_bind_int64(s->raw, 5, hi);
+    s->lo = lo;
+    s->hi = hi;
+    s->open = 0;
+    s->done = 0;
+    return 0;
+}
+
+/* The packed chunk's current row as its samples' reader. */
+static void chunk_of(struct timeline_busy_chunk *c, sqlite3_stmt *st)
+{
+    timeline_busy_chunk_begin(c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_blob(st, 2),
+                              (size_t)sqlite3_column_bytes(st, 2));
+}
+
+int timeline_series_next(struct timeline_series *s, int64_t *ts, double *v, struct err *e)
+{
+    int rc;
+    if (s->done) return 0;
+    if (!s->packed) {
+        rc = sqlite3_step(s->raw);
+        if (rc == SQLITE_ROW) {
+            *ts = sqlite3_column_int64(s->raw, 0);
+            *v = sqlite3_column_double(s->raw, 1);
+            return 1;
+        }
+        s->done = 1;
+        return rc == SQLITE_DONE ? 0 : rundb_db_error(s->db, e, "timeline (counter samples)");
+    }
+    for (;;) {
+        if (!s->open) {
+            rc = sqlite3_step(s->raw);
+            if (rc != SQLITE_ROW) {
+                s->done = 1;
+                return rc == SQLITE_DONE ? 0 : rundb_db_error(s->db, e, "timeline (counter samples)");
+            }
+            chunk_of(&s->c, s->raw);
+            s->open = 1;
+        }
+        int64_t t, x;
+        int got = timeline_busy_chunk_next(&s->c, &t, &x);
+        if (got < 0) {
+            s->done = 1;
+            return rundb_damaged(s->db, e, "timeline (GPU busy chunk)");
+        }
+        if (got == 0) {
+            s->open = 0;
+            continue;
+        }
+        if (t < s->lo) continue;
+        if (t >= s->hi) {
+            s->done = 1;
+            return 0;
+        }
+        *ts = t;
+        *v = (double)x;
+        return 1;
+    }
+}
+
+int timeline_series_before(struct timeline_series *s, int64_t t, int64_t *ts, double *v, struct err *e)
+{
+    int rc, found = 0;
+    sqlite3_reset(s->before);
+    sqlite3_bind_int64(s->before, 4, t);
+    rc = sqlite3_step(s->before);
+    if (rc == SQLITE_ROW && !s->packed) {
+        *ts = sqlite3_column_int64(s->before, 0);
+        *v = sqlite3_column_double(s->before, 1);
+        found = 1;
+    } else if (rc == SQLITE_ROW) {
+        struct timeline_busy_chunk c;
+        int64_t ct, cx;
+        int got;
+        chunk_of(&c, s->before);
+        while ((got = timeline_busy_chunk_next(&c, &ct, &cx)) == 1 && ct < t) {
+            *ts = ct;
+            *v = (double)cx;
+            found = 1;
+        }
+        if (got < 0) {
+            sqlite3_reset(s->before);
+            return rundb_damaged(s->db, e, "timeline (GPU busy chunk)");
+        }
+    }
+    sqlite3_reset(s->before);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rundb_db_error(s->db, e, "timeline (counter samples)");
+    return found;
 }
 
 /* Adds a sample or bucket to the counter's points, one per pixel. */
@@ -418,13 +547,14 @@ static void cpoint(struct qstate *q, struct timeline_counter *out, int64_t *last
 static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct timeline_counter *out,
                          uint64_t *nread, struct err *e)
 {
-    sqlite3_stmt *lv = NULL, *raw = NULL, *before = NULL, *rows = NULL;
+    sqlite3_stmt *lv = NULL, *rows = NULL;
+    struct timeline_series *ser = NULL;
     double bw = (double)(q->end - q->start) / q->width;
     int level = 0, rc;
     int64_t lastcol = -1;
 
     out->id = series;
-    rc = timeline_series_open(db, series, &raw, &before, e);
+    rc = timeline_series_open(db, series, &ser, e);
     if (rc) return rc < 0 ? rc : 0;
     /* clod: the rows unpacked, as a run stored before clodpack has them */
     int packed = scan_has_table(db, "clodpack", e);
@@ -446,10 +576,11 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
     sqlite3_bind_int64(lv, 1, series);
     sqlite3_bind_int(lv, 2, bw >= 1 ? (int)floor(log2(bw)) : 0);
     if (sqlite3_step(lv) == SQLITE_ROW) level = sqlite3_column_int(lv, 0);
-    sqlite3_bind_int64(before, 4, q->start);
-    if (sqlite3_step(before) == SQLITE_ROW) {
-        double v = sqlite3_column_double(before, 1);
-        cpoint(q, out, &lastcol, q->start, v, v, v);
+    int64_t sts;
+    double sv;
+    if ((rc = timeline_series_before(ser, q->start, &sts, &sv, e)) < 0) goto out;
+    if (rc == 1) {
+        cpoint(q, out, &lastcol, q->start, sv, sv, sv);
         (*nread)++;
     }
     /* edges from the samples, the inside from `level` */
@@ -468,19 +599,23 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
         parts[np].lvl = 0, parts[np].lo = b1 * w, parts[np].hi = q->end, np++;
     }
     for (int i = 0; i < np; i++) {
-        sqlite3_stmt *st = parts[i].lvl ? rows : raw;
-        sqlite3_reset(st);
-        if (parts[i].lvl) {
-            sqlite3_bind_int64(rows, 1, series);
-            sqlite3_bind_int(rows, 2, parts[i].lvl);
-            sqlite3_bind_int64(rows, 3, parts[i].lo);
-            sqlite3_bind_int64(rows, 4, parts[i].hi);
-        } else {
-            sqlite3_bind_int64(raw, 4, parts[i].lo);
-            sqlite3_bind_int64(raw, 5, parts[i].hi);
+        if (!parts[i].lvl) {
+            timeline_series_range(ser, parts[i].lo, parts[i].hi, e);
+            while ((rc = timeline_series_next(ser, &sts, &sv, e)) == 1) {
+                (*nread)++;
+                cpoint(q, out, &lastcol, sts, sv, sv, sv);
+            }
+            if (rc < 0) goto out;
+            continue;
         }
+        sqlite3_stmt *st = rows;
+        sqlite3_reset(st);
+        sqlite3_bind_int64(rows, 1, series);
+        sqlite3_bind_int(rows, 2, parts[i].lvl);
+        sqlite3_bind_int64(rows, 3, parts[i].lo);
+        sqlite3_bind_int64(rows, 4, parts[i].hi);
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-            if (parts[i].lvl && packed) {
+            if (packed) {
                 struct timeline_clod_chunk c;
                 struct timeline_clod_row r;
                 int got;
@@ -498,13 +633,8 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
                 continue;
             }
             (*nread)++;
-            if (parts[i].lvl)
-                cpoint(q, out, &lastcol, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
-                       sqlite3_column_double(st, 2), sqlite3_column_double(st, 3));
-            else {
-                double v = sqlite3_column_double(st, 1);
-                cpoint(q, out, &lastcol, sqlite3_column_int64(st, 0), v, v, v);
-            }
+            cpoint(q, out, &lastcol, sqlite3_column_int64(st, 0), sqlite3_column_double(st, 1),
+                   sqlite3_column_double(st, 2), sqlite3_column_double(st, 3));
         }
         if (rc != SQLITE_DONE) {
             rundb_db_error(db, e, "timeline (counter rows)");
@@ -513,8 +643,7 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
     }
 out:
     sqlite3_finalize(lv);
-    sqlite3_finalize(raw);
-    sqlite3_finalize(before);
+    timeline_series_close(ser);
     sqlite3_finalize(rows);
     return e->code;
 }

@@ -66,6 +66,7 @@ static void test_gpu_busy(void)
         { 800000, 0 },   { 900000, 1 },   { 950000, 2 },    { 1000000, 1 },
     };
     size_t nwant = sizeof want / sizeof want[0], i = 0, zeros = 0, ndense = 0;
+    REQUIRE(unpack_busy(db, "temp") > 0); /* the samples, read below as SQL */
     REQUIRE(sqlite3_prepare_v2(db,
                                "SELECT b.ts - r.t0, b.value FROM gpubusy b JOIN rank r ON r.rank = b.rank"
                                " WHERE b.dev = 0 ORDER BY b.ts",
@@ -302,7 +303,7 @@ static void test_anseries(void)
     int64_t nclod = q1(db, "SELECT sum(n) FROM clodpack WHERE ?", 1);
     REQUIRE(sqlite3_exec(db,
                          "CREATE TEMP TABLE held AS SELECT * FROM clodpack;"
-                         "BEGIN; DELETE FROM cseries; DELETE FROM gpubusy; DELETE FROM clodpack",
+                         "BEGIN; DELETE FROM cseries; DELETE FROM gpubusypack; DELETE FROM clodpack",
                          NULL, NULL, NULL) ==
             SQLITE_OK);
     CHECK_EQ_INT(timeline_counters_build(db, 0, 100, &e), 0);

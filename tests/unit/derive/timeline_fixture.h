@@ -3,8 +3,8 @@
  * text (out, slice, nest, with a fixed random sequence) and imported
  * through ingest_run into an open run database (import), a query's
  * integer (one), the rows two databases do not share (differ,
- * differ_all), and lodpack's and clodpack's chunks as rows (unpack_lod,
- * unpack_clod). */
+ * differ_all), and the chunks of lodpack, clodpack and gpubusypack as
+ * rows (unpack_lod, unpack_clod, unpack_busy). */
 #ifndef TB_TIMELINE_FIXTURE_H
 #define TB_TIMELINE_FIXTURE_H
 
@@ -247,6 +247,43 @@ static inline int64_t unpack_clod(sqlite3 *db, const char *schema)
             sqlite3_bind_double(ins, 7, r.max);
             sqlite3_bind_double(ins, 8, r.last);
             sqlite3_bind_int64(ins, 9, r.lts);
+            if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
+            sqlite3_reset(ins);
+            if (got < 0) break;
+            n++;
+        }
+        if (got < 0) n = -1;
+    }
+    sqlite3_finalize(rd);
+    sqlite3_finalize(ins);
+    return n;
+}
+
+/* The same for gpubusypack, into table gpubusy of schema. */
+static inline int64_t unpack_busy(sqlite3 *db, const char *schema)
+{
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    char sql[512];
+    int64_t n = 0;
+    snprintf(sql, sizeof sql,
+             "DROP TABLE IF EXISTS %s.gpubusy; CREATE TABLE %s.gpubusy(rank INTEGER, dev INTEGER, ts INTEGER,"
+             " value INTEGER, PRIMARY KEY(rank, dev, ts)) WITHOUT ROWID",
+             schema, schema);
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
+    snprintf(sql, sizeof sql, "INSERT INTO %s.gpubusy VALUES(?,?,?,?)", schema);
+    if (sqlite3_prepare_v2(db, "SELECT rank, dev, ts, n, rows FROM main.gpubusypack ORDER BY 1, 2, 3", -1, &rd,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
+        n = -1;
+    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
+        struct timeline_busy_chunk c;
+        int64_t ts, v;
+        int got;
+        timeline_busy_chunk_begin(&c, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
+                                  sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
+        while ((got = timeline_busy_chunk_next(&c, &ts, &v)) == 1) {
+            const int64_t row[4] = { sqlite3_column_int64(rd, 0), sqlite3_column_int64(rd, 1), ts, v };
+            for (int i = 0; i < 4; i++) sqlite3_bind_int64(ins, i + 1, row[i]);
             if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
             sqlite3_reset(ins);
             if (got < 0) break;

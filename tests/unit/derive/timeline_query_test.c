@@ -12,6 +12,7 @@
 #include <limits.h>
 
 #include "timeline_fixture.h"
+#include "derive/timeline_agg.h"
 
 /* ---- the direct reading ---------------------------------------------------- */
 
@@ -172,7 +173,9 @@ static void check_old_layout(sqlite3 *db)
     REQUIRE(sqlite3_open(old, &od) == SQLITE_OK);
     CHECK(unpack_lod(od, "main") > 0);
     CHECK(unpack_clod(od, "main") > 0);
-    REQUIRE(sqlite3_exec(od, "DROP TABLE lodpack; DROP TABLE clodpack", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(unpack_busy(od, "main") > 0);
+    REQUIRE(sqlite3_exec(od, "DROP TABLE lodpack; DROP TABLE clodpack; DROP TABLE gpubusypack", NULL, NULL, NULL) ==
+            SQLITE_OK);
     CHECK_EQ_INT(timeline_present(od, &e), 1);
     int same = 0, n = 0;
     for (int i = 0; i < 60; i++) {
@@ -200,9 +203,19 @@ static void check_old_layout(sqlite3 *db)
     sqlite3_finalize(st);
     CHECK(nser >= 2);
     same = n = 0;
-    for (int i = 0; i < 40; i++) {
+    /* windows from random times, and from the GPU busy samples' own times
+     * (a sample at a window's start is in it, and not before it) */
+    int64_t at[64];
+    size_t nat = 0;
+    REQUIRE(sqlite3_prepare_v2(od, "SELECT ts FROM gpubusy ORDER BY ts", -1, &st, NULL) == SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW && nat < 64)
+        if (rnd(8) == 0) at[nat++] = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    CHECK(nat >= 8);
+    for (size_t i = 0; i < 40 + 2 * nat; i++) {
         int64_t span = 1 + (int64_t)rnd((uint64_t)(t_hi - t_lo) >> (rnd(20)));
         int64_t s = t_lo - 1000 + (int64_t)rnd((uint64_t)(t_hi - t_lo + 2000));
+        if (i >= 40) s = at[(i - 40) / 2] - ((i - 40) % 2 ? span : 0); /* starting or ending at a sample */
         int width = 1 + (int)rnd(8000);
         struct timeline_view *a = NULL, *b = NULL;
         REQUIRE(timeline_query(db, s, s + span, width, NULL, 0, series, nser, &a, &e) == 0);
@@ -212,6 +225,13 @@ static void check_old_layout(sqlite3 *db)
             eq = a->counters[c].npoints == b->counters[c].npoints &&
                  (!a->counters[c].npoints || memcmp(a->counters[c].points, b->counters[c].points,
                                                     a->counters[c].npoints * sizeof *a->counters[c].points) == 0);
+        /* and the area selection's figures of each series (its edges read the samples) */
+        for (size_t c = 0; eq && c < nser; c++) {
+            struct timeline_cstats x, y;
+            REQUIRE(timeline_agg_counter(db, series[c], s, s + span, &x, &e) == 0);
+            REQUIRE(timeline_agg_counter(od, series[c], s, s + span, &y, &e) == 0);
+            eq = memcmp(&x, &y, sizeof x) == 0;
+        }
         same += eq;
         n++;
         timeline_view_free(a);
