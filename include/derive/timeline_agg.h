@@ -12,7 +12,9 @@
  *
  * Owns five tables of run.db (times integer ns, like slice.ts):
  *   tagg_level(track, level) and
- *   tagg(track, bucket, name, n, total, self) WITHOUT ROWID: for bucket b =
+ *   tagg rows (track, bucket, name, n, total, self), key (track, bucket,
+ *        name), stored packed in table taggpack (below; a run stored
+ *        before holds table tagg): for bucket b =
  *        [b·2^level, (b+1)·2^level), per slice name: n = slices starting
  *        in it; total = the time slices of that name are open within it
  *        (each slice's time cut to the bucket); self = total minus the
@@ -52,9 +54,37 @@
 
 #define TIMELINE_AGG_BUCKETS 256
 
+/* taggpack(track, bucket, last, n, rows) WITHOUT ROWID, key (track, bucket):
+ * a track's tagg rows in chunks of whole buckets [bucket, last], n rows in
+ * key order, at least TIMELINE_AGG_CHUNK_ROWS but in the track's last:
+ * 52 k rows of a 280 MB trace are ~400 chunks, an INSERT and a copy each
+ * at ingest instead of 128. */
+#define TIMELINE_AGG_CHUNK_ROWS 128
+
+struct timeline_agg_row {
+    int64_t bucket, n, total, self;
+    uint32_t name;
+};
+
+/* A chunk's rows, decoded one at a time: each is the gap from the bucket
+ * before (from the chunk's first bucket for the first), the name, then n,
+ * total and self (zigzag), as LEB128 varints (base/varint.h). */
+struct timeline_agg_chunk {
+    const uint8_t *p, *end;
+    int64_t bucket, left;
+};
+
+/* Starts reading the chunk of n rows from bucket `bucket` in
+ * blob[0..size), borrowed until the last next. */
+void timeline_agg_chunk_begin(struct timeline_agg_chunk *c, int64_t bucket, int64_t n, const void *blob, size_t size);
+
+/* The next row into *r: 1, 0 after the n-th, -1 when the blob is damaged
+ * (and from then on). */
+int timeline_agg_chunk_next(struct timeline_agg_chunk *c, struct timeline_agg_row *r);
+
 struct timeline_agg_build;
 
-/* A builder of tagg_level, tagg and topen, created (replacing any) in db's
+/* A builder of tagg_level, taggpack and topen, created (replacing any) in db's
  * main schema inside the caller's transaction, fed the slices in id order
  * (each track's contiguous and in time order) by timeline_agg_build_push:
  * timeline_build_trace's one scan of the slice table, which feeds the

@@ -9,19 +9,22 @@
 
 #include "base/hmap.h"
 #include "base/log.h"
+#include "base/varint.h"
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
 #include "derive/timeline_query.h"
 #include "derive/timeline_rows.h"
+#include "store/scan.h"
 #include "store/rundb.h"
 
 /* The slices' tables, in main (a scratch database's when built aside):
  * what timeline_agg_build_begin creates and timeline_agg_adopt_slices copies. */
 static const char slices_schema_sql[] =
-    "DROP TABLE IF EXISTS main.tagg; DROP TABLE IF EXISTS main.tagg_level; DROP TABLE IF EXISTS main.topen;"
+    "DROP TABLE IF EXISTS main.tagg; DROP TABLE IF EXISTS main.taggpack; DROP TABLE IF EXISTS main.tagg_level;"
+    "DROP TABLE IF EXISTS main.topen;"
     "CREATE TABLE main.tagg_level(track INTEGER PRIMARY KEY, level INTEGER);"
-    "CREATE TABLE main.tagg(track INTEGER, bucket INTEGER, name INTEGER, n INTEGER, total INTEGER, self INTEGER,"
-    " PRIMARY KEY(track, bucket, name)) WITHOUT ROWID;"
+    "CREATE TABLE main.taggpack(track INTEGER, bucket INTEGER, last INTEGER, n INTEGER, rows BLOB,"
+    " PRIMARY KEY(track, bucket)) WITHOUT ROWID;"
     "CREATE TABLE main.topen(track INTEGER, bucket INTEGER, id INTEGER, PRIMARY KEY(track, bucket, id)) WITHOUT ROWID;";
 
 /* main.: built on a scratch database (the analyses' lanes aside) a bare
@@ -92,24 +95,76 @@ static int sval_cmp(const void *x, const void *y)
     return a->k.name < b->k.name ? -1 : a->k.name > b->k.name;
 }
 
-#define TAGG_SQL "INSERT INTO tagg(track, bucket, name, n, total, self) VALUES"
-#define TAGG_ROW "(?,?,?,?,?,?)"
-
-static int flush_track(struct timeline_rows *ins, int64_t track, struct hmap *m, struct err *e)
+/* Writes a track's sums, in key order (bucket, name), as chunks of whole
+ * buckets of at least TIMELINE_AGG_CHUNK_ROWS rows: each row its gap from
+ * the bucket before (from the chunk's first for the first), its name, n,
+ * then total and self (zigzag), LEB128 varints. */
+static int flush_track(sqlite3 *db, sqlite3_stmt *ins, int64_t track, struct hmap *m, struct err *e)
 {
-    size_t n = 0, pos = 0;
+    size_t n = 0, pos = 0, len = 0, cap = 0;
     struct sval *rows = xmalloc((m->n ? m->n : 1) * sizeof *rows), *v;
+    uint8_t *buf = NULL;
+    int64_t first = 0, last = 0, nrows = 0;
     while ((v = hmap_next(m, &pos, NULL, NULL))) rows[n++] = *v;
     xqsort(rows, n, sizeof *rows, sval_cmp);
-    for (size_t i = 0; i < n && !e->code; i++) {
-        union timeline_rows_val r[6] = { { .i = track },      { .i = rows[i].k.bucket }, { .i = (int64_t)rows[i].k.name },
-                                         { .i = rows[i].n }, { .i = rows[i].total },    { .i = rows[i].self } };
-        timeline_rows_add(ins, r, 0, e);
+    for (size_t i = 0; i <= n && !e->code; i++) {
+        /* a chunk ends between buckets once it holds enough, and at the end */
+        if (nrows && (i == n || (nrows >= TIMELINE_AGG_CHUNK_ROWS && rows[i].k.bucket != last))) {
+            sqlite3_bind_int64(ins, 1, track);
+            sqlite3_bind_int64(ins, 2, first);
+            sqlite3_bind_int64(ins, 3, last);
+            sqlite3_bind_int64(ins, 4, nrows);
+            sqlite3_bind_blob(ins, 5, buf, (int)len, SQLITE_STATIC);
+            int rc = sqlite3_step(ins);
+            sqlite3_reset(ins);
+            if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (insert)");
+            nrows = 0;
+            len = 0;
+        }
+        if (i == n || e->code) break;
+        if (!nrows) first = last = rows[i].k.bucket;
+        if (cap - len < 5 * VARINT_MAX) buf = xrealloc(buf, cap = cap ? cap * 2 : 4096);
+        len += varint_put(buf + len, (uint64_t)(rows[i].k.bucket - last));
+        len += varint_put(buf + len, rows[i].k.name);
+        len += varint_put(buf + len, varint_zigzag(rows[i].n));
+        len += varint_put(buf + len, varint_zigzag(rows[i].total));
+        len += varint_put(buf + len, varint_zigzag(rows[i].self));
+        last = rows[i].k.bucket;
+        nrows++;
     }
+    free(buf);
     free(rows);
     hmap_free(m, NULL);
     hmap_init(m, sizeof(struct sval), 1024);
     return e->code;
+}
+
+void timeline_agg_chunk_begin(struct timeline_agg_chunk *c, int64_t bucket, int64_t n, const void *blob, size_t size)
+{
+    c->p = blob;
+    c->end = c->p + size;
+    c->bucket = bucket;
+    c->left = n >= 0 ? n : -1;
+}
+
+int timeline_agg_chunk_next(struct timeline_agg_chunk *c, struct timeline_agg_row *r)
+{
+    uint64_t v[5];
+    if (c->left < 0) return -1;
+    if (c->left == 0) return c->p == c->end ? 0 : -1;
+    for (int i = 0; i < 5; i++)
+        if (!varint_get(&c->p, c->end, &v[i])) goto bad;
+    if (v[0] > INT64_MAX || v[1] > UINT32_MAX || __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket)) goto bad;
+    r->name = (uint32_t)v[1];
+    r->n = varint_unzigzag(v[2]);
+    r->total = varint_unzigzag(v[3]);
+    r->self = varint_unzigzag(v[4]);
+    c->bucket = r->bucket;
+    c->left--;
+    return 1;
+bad:
+    c->left = -1; /* damaged for good: the next call must not read on from mid-row */
+    return -1;
 }
 
 struct open_slice {
@@ -166,7 +221,7 @@ static void levels_set(struct levels *lv, int depth, int64_t id, int64_t end)
 struct timeline_agg_build {
     sqlite3 *db;
     sqlite3_stmt *lv, *setl, *iop;
-    struct timeline_rows ins;
+    sqlite3_stmt *ins; /* INSERT INTO taggpack */
     struct levels open;
     struct hmap m;
     struct open_slice *stk;
@@ -195,8 +250,8 @@ static int begin(sqlite3 *db, int stream, struct timeline_agg_build **out, struc
          rundb_prepare(db, "SELECT r.t0, r.t1 FROM track t JOIN rank r ON r.rank = t.rank WHERE t.id = ?", &b->lv, e) <
              0) ||
         rundb_prepare(db, "INSERT INTO topen(track, bucket, id) VALUES (?, ?, ?)", &b->iop, e) < 0 ||
-        timeline_rows_open(&b->ins, db, TAGG_SQL TAGG_ROW, TAGG_SQL TIMELINE_ROWS32(TAGG_ROW), 6, 0,
-                           "timeline aggregates (insert)", e) < 0 ||
+        rundb_prepare(db, "INSERT INTO taggpack(track, bucket, last, n, rows) VALUES (?, ?, ?, ?, ?)", &b->ins, e) <
+            0 ||
         rundb_prepare(db, "INSERT INTO tagg_level(track, level) VALUES (?, ?)", &b->setl, e) < 0)
         return e->code;
     return 0;
@@ -224,7 +279,7 @@ static int end_track(struct timeline_agg_build *b, struct err *e)
 {
     if (b->cur < 0) return 0;
     if (emit_open(b->db, b->iop, b->cur, b->L, &b->open, INT64_MAX, e) != 0 ||
-        flush_track(&b->ins, b->cur, &b->m, e) != 0)
+        flush_track(b->db, b->ins, b->cur, &b->m, e) != 0)
         return e->code;
     return 0;
 }
@@ -279,7 +334,7 @@ int timeline_agg_build_end(struct timeline_agg_build *b, struct err *e)
 {
     if (end_track(b, e) != 0) return e->code;
     b->cur = -1;
-    return timeline_rows_flush(&b->ins, e);
+    return 0;
 }
 
 void timeline_agg_build_free(struct timeline_agg_build *b)
@@ -292,7 +347,7 @@ void timeline_agg_build_free(struct timeline_agg_build *b)
     sqlite3_finalize(b->iop);
     sqlite3_finalize(b->lv);
     sqlite3_finalize(b->setl);
-    timeline_rows_close(&b->ins);
+    sqlite3_finalize(b->ins);
     free(b);
 }
 
@@ -407,7 +462,7 @@ int timeline_agg_adopt_slices(sqlite3 *db, struct err *e)
     /* identical tables: SQLite copies the records without re-encoding them */
     if (sqlite3_exec(db, slices_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, "INSERT INTO main.tagg_level SELECT * FROM " RUNDB_ASIDE ".tagg_level;"
-                         "INSERT INTO main.tagg SELECT * FROM " RUNDB_ASIDE ".tagg;"
+                         "INSERT INTO main.taggpack SELECT * FROM " RUNDB_ASIDE ".taggpack;"
                          "INSERT INTO main.topen SELECT * FROM " RUNDB_ASIDE ".topen",
                      NULL, NULL, NULL) != SQLITE_OK)
         return rundb_db_error(db, e, "timeline aggregates (adopt)");
@@ -492,15 +547,39 @@ int timeline_agg_slices(sqlite3 *db, int64_t track, int64_t start, int64_t end, 
     if (L < 0) return 0;
     int64_t b0 = timeline_bucket_ceil(start, L), b1 = timeline_bucket_of(end, L);
     if (b0 >= b1) return 0;
-    if (rundb_prepare(db, "SELECT name, n, total, self FROM tagg WHERE track = ? AND bucket >= ? AND bucket < ?", &st,
-                      e) < 0)
+    /* tagg: the rows unpacked, as a run stored before taggpack has them */
+    int packed = scan_has_table(db, "taggpack", e);
+    if (packed < 0 ||
+        rundb_prepare(db,
+                      packed
+                          /* the chunk holding b0 (the last to start at or before it) and those after, up to b1 */
+                          ? "SELECT bucket, n, rows FROM taggpack WHERE track = ?1 AND bucket < ?3 AND last >= ?2"
+                            " AND bucket >= coalesce((SELECT max(bucket) FROM taggpack WHERE track = ?1"
+                            " AND bucket <= ?2), ?2) ORDER BY bucket"
+                          : "SELECT name, n, total, self FROM tagg WHERE track = ? AND bucket >= ? AND bucket < ?",
+                      &st, e) < 0)
         return e->code;
     sqlite3_bind_int64(st, 1, track);
     sqlite3_bind_int64(st, 2, b0);
     sqlite3_bind_int64(st, 3, b1);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        add(ctx, (uint32_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-            sqlite3_column_int64(st, 3));
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (!packed) {
+            add(ctx, (uint32_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                sqlite3_column_int64(st, 3));
+            continue;
+        }
+        struct timeline_agg_chunk c;
+        struct timeline_agg_row r;
+        int got;
+        timeline_agg_chunk_begin(&c, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                                 sqlite3_column_blob(st, 2), (size_t)sqlite3_column_bytes(st, 2));
+        while ((got = timeline_agg_chunk_next(&c, &r)) == 1 && r.bucket < b1)
+            if (r.bucket >= b0) add(ctx, r.name, r.n, r.total, r.self);
+        if (got < 0) {
+            sqlite3_finalize(st);
+            return rundb_damaged(db, e, "timeline aggregates (chunk)");
+        }
+    }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) return rundb_db_error(db, e, "timeline aggregates (rows)");
     *lo = bucket_start(b0, L);

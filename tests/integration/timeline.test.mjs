@@ -348,7 +348,7 @@ test('aggregate: the precomputed buckets answer what a scan of the window does',
   const ask = () => Promise.all(windows.map(([a, b]) =>
     srv.json(`/api/runs/${id}/timeline/aggregate?start=${a.toFixed(3)}&end=${b.toFixed(3)}`)));
   const stored = await ask();
-  assert.ok(Number(srv.sql(id, 'SELECT count(*) FROM tagg')) > 0);
+  assert.ok(Number(srv.sql(id, 'SELECT count(*) FROM taggpack')) > 0);
   srv.sql(id, 'DROP TABLE tagg_level; DROP TABLE cagg_level');
   const scanned = await ask();
   for (let i = 0; i < windows.length; i++) {

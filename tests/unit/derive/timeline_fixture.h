@@ -3,8 +3,8 @@
  * text (out, slice, nest, with a fixed random sequence) and imported
  * through ingest_run into an open run database (import), a query's
  * integer (one), the rows two databases do not share (differ,
- * differ_all), and the chunks of lodpack, clodpack and gpubusypack as
- * rows (unpack_lod, unpack_clod, unpack_busy). */
+ * differ_all), and the chunks of lodpack, clodpack, gpubusypack and
+ * taggpack as rows (unpack_lod, unpack_clod, unpack_busy, unpack_tagg). */
 #ifndef TB_TIMELINE_FIXTURE_H
 #define TB_TIMELINE_FIXTURE_H
 
@@ -14,6 +14,7 @@
 #include "harness.h"
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
+#include "derive/timeline_agg.h"
 #include "derive/timeline_counters.h"
 #include "derive/timeline_lod.h"
 #include "derive/timeline_query.h"
@@ -284,6 +285,43 @@ static inline int64_t unpack_busy(sqlite3 *db, const char *schema)
         while ((got = timeline_busy_chunk_next(&c, &ts, &v)) == 1) {
             const int64_t row[4] = { sqlite3_column_int64(rd, 0), sqlite3_column_int64(rd, 1), ts, v };
             for (int i = 0; i < 4; i++) sqlite3_bind_int64(ins, i + 1, row[i]);
+            if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
+            sqlite3_reset(ins);
+            if (got < 0) break;
+            n++;
+        }
+        if (got < 0) n = -1;
+    }
+    sqlite3_finalize(rd);
+    sqlite3_finalize(ins);
+    return n;
+}
+
+/* The same for taggpack, into table tagg of schema. */
+static inline int64_t unpack_tagg(sqlite3 *db, const char *schema)
+{
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    char sql[512];
+    int64_t n = 0;
+    snprintf(sql, sizeof sql,
+             "DROP TABLE IF EXISTS %s.tagg; CREATE TABLE %s.tagg(track INTEGER, bucket INTEGER, name INTEGER,"
+             " n INTEGER, total INTEGER, self INTEGER, PRIMARY KEY(track, bucket, name)) WITHOUT ROWID",
+             schema, schema);
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
+    snprintf(sql, sizeof sql, "INSERT INTO %s.tagg VALUES(?,?,?,?,?,?)", schema);
+    if (sqlite3_prepare_v2(db, "SELECT track, bucket, n, rows FROM main.taggpack ORDER BY 1, 2", -1, &rd, NULL) !=
+            SQLITE_OK ||
+        sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
+        n = -1;
+    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
+        struct timeline_agg_chunk c;
+        struct timeline_agg_row r;
+        int got;
+        timeline_agg_chunk_begin(&c, sqlite3_column_int64(rd, 1), sqlite3_column_int64(rd, 2),
+                                 sqlite3_column_blob(rd, 3), (size_t)sqlite3_column_bytes(rd, 3));
+        while ((got = timeline_agg_chunk_next(&c, &r)) == 1) {
+            const int64_t row[6] = { sqlite3_column_int64(rd, 0), r.bucket, r.name, r.n, r.total, r.self };
+            for (int i = 0; i < 6; i++) sqlite3_bind_int64(ins, i + 1, row[i]);
             if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
             sqlite3_reset(ins);
             if (got < 0) break;

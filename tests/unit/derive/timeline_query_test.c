@@ -162,6 +162,21 @@ static int same_view(const struct timeline_view *a, const struct timeline_view *
     return 1;
 }
 
+/* The area selection's sums of a track, as timeline_agg_slices hands them. */
+struct sums {
+    int64_t v[4096][4];
+    size_t n;
+};
+
+static void add_sum(void *ctx, uint32_t name, int64_t n, int64_t total, int64_t self)
+{
+    struct sums *s = ctx;
+    if (s->n < 4096) {
+        s->v[s->n][0] = name, s->v[s->n][1] = n, s->v[s->n][2] = total, s->v[s->n][3] = self;
+        s->n++;
+    }
+}
+
 /* A run stored before lodpack, its level of detail in rows (table lod),
  * answers every view as the chunks do: a copy of db turned into one. */
 static void check_old_layout(sqlite3 *db)
@@ -174,8 +189,9 @@ static void check_old_layout(sqlite3 *db)
     CHECK(unpack_lod(od, "main") > 0);
     CHECK(unpack_clod(od, "main") > 0);
     CHECK(unpack_busy(od, "main") > 0);
-    REQUIRE(sqlite3_exec(od, "DROP TABLE lodpack; DROP TABLE clodpack; DROP TABLE gpubusypack", NULL, NULL, NULL) ==
-            SQLITE_OK);
+    CHECK(unpack_tagg(od, "main") > 0);
+    REQUIRE(sqlite3_exec(od, "DROP TABLE lodpack; DROP TABLE clodpack; DROP TABLE gpubusypack; DROP TABLE taggpack",
+                         NULL, NULL, NULL) == SQLITE_OK);
     CHECK_EQ_INT(timeline_present(od, &e), 1);
     int same = 0, n = 0;
     for (int i = 0; i < 60; i++) {
@@ -188,7 +204,17 @@ static void check_old_layout(sqlite3 *db)
         struct timeline_view *a = NULL, *b = NULL;
         REQUIRE(timeline_query_lanes(db, s, s + span, width, req, ntracks, NULL, 0, fine, &a, &e) == 0);
         REQUIRE(timeline_query_lanes(od, s, s + span, width, req, ntracks, NULL, 0, fine, &b, &e) == 0);
-        same += same_view(a, b);
+        int eq = same_view(a, b);
+        /* the area selection's whole buckets too */
+        static struct sums x, y;
+        for (size_t t = 0; eq && t < ntracks; t++) {
+            int64_t lx, hx, ly, hy;
+            x.n = y.n = 0;
+            REQUIRE(timeline_agg_slices(db, tracks[t], s, s + span, &lx, &hx, add_sum, &x, &e) == 0);
+            REQUIRE(timeline_agg_slices(od, tracks[t], s, s + span, &ly, &hy, add_sum, &y, &e) == 0);
+            eq = lx == ly && hx == hy && x.n == y.n && memcmp(x.v, y.v, x.n * sizeof x.v[0]) == 0;
+        }
+        same += eq;
         n++;
         timeline_view_free(a);
         timeline_view_free(b);

@@ -10,7 +10,7 @@
 #include "derive/timeline_lod.h"
 #include "derive/timeline_stream.h"
 
-static const char *const tables[] = { "lodpack", "lod_level", "tagg", "tagg_level", "topen", "cseries", "clodpack", "gpubusypack" };
+static const char *const tables[] = { "lodpack", "lod_level", "taggpack", "tagg_level", "topen", "cseries", "clodpack", "gpubusypack" };
 #define NTABLES (sizeof tables / sizeof tables[0])
 
 /* The stream's build of run into scratch, holding hold slices per track,

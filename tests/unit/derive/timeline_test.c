@@ -73,7 +73,7 @@ static void test_aside(void)
     CHECK_EQ_INT(rundb_detach_aside(dbb, &e), 0);
     CHECK_EQ_INT(timeline_build_analyses(dbb, &e), 0);
     sqlite3_close(dbb);
-    static const char *const tables[] = { "lodpack", "lod_level", "cseries", "clodpack", "gpubusypack", "tagg", "tagg_level", "topen", "cagg" };
+    static const char *const tables[] = { "lodpack", "lod_level", "cseries", "clodpack", "gpubusypack", "taggpack", "tagg_level", "topen", "cagg" };
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) CHECK(rows(da, tables[i]) > 0);
     CHECK_EQ_INT(differ_all(da, b, tables, sizeof tables / sizeof tables[0]), 0);
     sqlite3_close(da);

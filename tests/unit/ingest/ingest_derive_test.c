@@ -152,7 +152,7 @@ static void test_same_as_serial(void)
 }
 
 /* The timeline's tables, each compared whole with the serial derive's. */
-static const char *const timeline_tables[] = { "lodpack", "lod_level", "clodpack", "tagg", "topen", "gpubusypack" };
+static const char *const timeline_tables[] = { "lodpack", "lod_level", "clodpack", "taggpack", "topen", "gpubusypack" };
 
 /* The timeline and the summaries of the four ranks begun early, as an
  * import does (before the indexes, then the run's folder renamed under
