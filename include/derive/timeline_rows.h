@@ -2,9 +2,11 @@
  * timeline_rows.h — the batched INSERT of the timeline's builds: rows of
  * one table are buffered and written TIMELINE_ROWS_BATCH per statement
  * (one sqlite3_step for 32 rows instead of 32), the rest one by one at
- * timeline_rows_flush. The counters' level of detail writes ~130 k clod
- * rows for a 280 MB trace; row by row, the VM's per-statement work cost
- * about as much as computing them.
+ * timeline_rows_flush. Its users write rows SQL reads back by column: the
+ * analyses' samples (~120 k for a 280 MB trace) and mem_alloc; row by row,
+ * the VM's per-statement work cost about as much as computing them (the
+ * timeline's own tables are packed in chunks instead: timeline_lod.h,
+ * timeline_counters.h, timeline_agg.h).
  *
  * Invariants: rows reach the table in the order they were added, so a
  * table's content (and any rowid) is what row-by-row inserts give. A

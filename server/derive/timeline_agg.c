@@ -13,7 +13,6 @@
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
 #include "derive/timeline_query.h"
-#include "derive/timeline_rows.h"
 #include "store/scan.h"
 #include "store/rundb.h"
 
