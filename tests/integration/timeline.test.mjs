@@ -315,6 +315,36 @@ test('search: a run stored before name_ids (an index slice_name instead) answers
   assert.deepEqual(await answers(), now);
 });
 
+test('packed chunks that do not decode: run_damaged from the view that reads them, the rest keeps serving', async (t) => {
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const [file] = demoFiles('matmul_amp');
+  const id = await srv.uploadBody(readFileSync(file), basename(file), 'garbled chunks');
+  const tr = await srv.json(`/api/runs/${id}/timeline/tracks`);
+  const busy = tr.counters.find((c) => c.name === 'GPU busy (GPU 0)');
+  const cpu = tr.tracks.find((x) => x.kind !== 'gpu' && x.nslices > 1000);
+  const mid = (tr.t0_us + tr.t1_us) / 2;
+  // each view reads the table: the whole run reads the levels, a 20 µs window the samples
+  const views = {
+    lodpack: `timeline?width=100&tracks=${cpu.id}`,
+    clodpack: `timeline?width=100&counters=${busy.id}`,
+    gpubusypack: `timeline?start=${(mid - 10).toFixed(3)}&end=${(mid + 10).toFixed(3)}&width=8192&counters=${busy.id}`,
+    taggpack: `timeline/aggregate?start=${tr.t0_us}&end=${tr.t1_us}`,
+  };
+  for (const [table, path] of Object.entries(views)) {
+    const intact = await srv.json(`/api/runs/${id}/${path}`);
+    // an overlong varint where the rows begin: the reader must refuse it, not read past it
+    srv.sql(id, `CREATE TABLE keep AS SELECT * FROM ${table}; UPDATE ${table} SET rows = X'${'FF'.repeat(12)}';`);
+    const r = await srv.req(`/api/runs/${id}/${path}`);
+    const text = await r.text();
+    assert.equal(r.status, 500, `${table}: ${text}`);
+    assert.equal(JSON.parse(text).error.code, 'run_damaged', `${table}: ${text}`);
+    srv.sql(id, `DELETE FROM ${table}; INSERT INTO ${table} SELECT * FROM keep; DROP TABLE keep;`);
+    assert.deepEqual(await srv.json(`/api/runs/${id}/${path}`), intact, `${table} restored`);
+  }
+  // the server and the other runs are fine
+  await srv.json(`/api/runs/${amp}/timeline?width=100`);
+});
+
 test('aggregate: time by name over a window, counters', async () => {
   const a = await srv.json(`/api/runs/${evil}/timeline/aggregate?start=0&end=1000`);
   const by = Object.fromEntries(a.rows.map((r) => [r.name, r]));
