@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/varint.h"
 #include "derive/timeline.h"
 
 #define TIMELINE_AGG_BUCKETS 256
@@ -70,8 +71,8 @@ struct timeline_agg_row {
  * before (from the chunk's first bucket for the first), the name, then n,
  * total and self (zigzag), as LEB128 varints (base/varint.h). */
 struct timeline_agg_chunk {
-    const uint8_t *p, *end;
-    int64_t bucket, left;
+    struct varint_rows rows;
+    int64_t bucket;
 };
 
 /* Starts reading the chunk of n rows from bucket `bucket` in

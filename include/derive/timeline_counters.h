@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/varint.h"
 
 /* clod's rows (timeline.h) are stored packed, as lod's are (timeline_lod.h):
  * table clodpack(series, level, bucket, last, n, rows) WITHOUT ROWID, key
@@ -40,9 +41,9 @@ struct timeline_clod_row {
  * (base/varint.h), then min, max and last as 8-byte IEEE doubles, low byte
  * first. */
 struct timeline_clod_chunk {
-    const uint8_t *p, *end;
+    struct varint_rows rows;
     int level;
-    int64_t bucket, left;
+    int64_t bucket;
 };
 
 /* Starts reading the chunk of level's rows (n of them, first bucket
@@ -66,8 +67,8 @@ int timeline_clod_chunk_next(struct timeline_clod_chunk *c, struct timeline_clod
  * the one before (from the chunk's ts for the first) and its value
  * (zigzag), as LEB128 varints. */
 struct timeline_busy_chunk {
-    const uint8_t *p, *end;
-    int64_t ts, left;
+    struct varint_rows rows;
+    int64_t ts;
 };
 
 /* Starts reading the chunk of n samples from time ts in blob[0..size),

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/varint.h"
 #include "derive/timeline.h"
 
 /* The slices held per track before falling back to a second read: 1.5 M
@@ -79,9 +80,9 @@ struct timeline_lod_row {
  * (zigzag), n, ts past the bucket's start (below 2^level), te - ts and ldur
  * (zigzag both) and the name. */
 struct timeline_lod_chunk {
-    const uint8_t *p, *end;
+    struct varint_rows rows;
     int level;
-    int64_t bucket, fid, left;
+    int64_t bucket, fid;
 };
 
 /* Starts reading the chunk of level's rows (n of them, first bucket

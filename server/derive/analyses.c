@@ -154,8 +154,7 @@ int an_series(struct an_ctx *c, int kind, int64_t key, const char *name, const c
  * SQLite's inserts on the import's path, as blobs nothing. */
 struct an_wbuf {
     struct timeline_rows smp; /* series, ts, value (a double) */
-    uint8_t *seg;             /* the current step's segments, encoded */
-    size_t seglen, segcap;
+    struct varint_buf seg;    /* the current step's segments, encoded */
     int64_t nseg, t0, t1, last_ts, last_slice;
     int step;
 };
@@ -164,17 +163,11 @@ struct an_wbuf {
  * slice as zigzag deltas from the step's previous segment (from 0 for its
  * first), then dur, cat and track as they are. Time order makes the ts
  * deltas small, and a slice's pieces are mostly near each other. */
-static void put_u(struct an_wbuf *b, uint64_t v)
-{
-    if (b->segcap - b->seglen < VARINT_MAX) b->seg = xrealloc(b->seg, b->segcap = b->segcap ? b->segcap * 2 : 65536);
-    b->seglen += varint_put(b->seg + b->seglen, v);
-}
-
 /* a - prev as zigzag: small either way; wraps like two's complement, so
  * any pair of int64 round-trips through get_delta */
 static void put_delta(struct an_wbuf *b, int64_t a, int64_t prev)
 {
-    put_u(b, varint_zigzag((int64_t)((uint64_t)a - (uint64_t)prev)));
+    varint_buf_put(&b->seg, varint_zigzag((int64_t)((uint64_t)a - (uint64_t)prev)));
 }
 
 static int get_delta(const uint8_t **p, const uint8_t *end, int64_t prev, int64_t *v)
@@ -197,11 +190,11 @@ static int flush_segments(struct an_ctx *c, struct err *e)
     sqlite3_bind_int64(st, 3, b->t0);
     sqlite3_bind_int64(st, 4, b->t1);
     sqlite3_bind_int64(st, 5, b->nseg);
-    sqlite3_bind_blob(st, 6, b->seg, (int)b->seglen, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 6, b->seg.v, (int)b->seg.len, SQLITE_STATIC);
     int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : rundb_db_error(c->db, e, "analyses (critical path insert)");
     sqlite3_bind_null(st, 6); /* the buffer is reused */
     b->nseg = 0;
-    b->seglen = 0;
+    b->seg.len = 0;
     return rc;
 }
 
@@ -224,9 +217,9 @@ int an_segment(struct an_ctx *c, int step, int64_t ts, int64_t dur, int cat, uin
         b->last_ts = b->last_slice = 0;
     }
     put_delta(b, ts, b->last_ts);
-    put_u(b, (uint64_t)dur);
-    put_u(b, (uint64_t)cat);
-    put_u(b, track);
+    varint_buf_put(&b->seg, (uint64_t)dur);
+    varint_buf_put(&b->seg, (uint64_t)cat);
+    varint_buf_put(&b->seg, track);
     put_delta(b, slice, b->last_slice);
     b->last_ts = ts;
     b->last_slice = slice;
@@ -348,7 +341,7 @@ out:
     sqlite3_finalize(c.ins_series);
     sqlite3_finalize(c.ins_seg);
     timeline_rows_close(&c.wbuf->smp);
-    free(c.wbuf->seg);
+    varint_buf_free(&c.wbuf->seg);
     free(c.wbuf);
     if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         rc = rundb_db_error(db, e, "analyses (commit)");

@@ -100,9 +100,9 @@ static int sval_cmp(const void *x, const void *y)
  * then total and self (zigzag), LEB128 varints. */
 static int flush_track(sqlite3 *db, sqlite3_stmt *ins, int64_t track, struct hmap *m, struct err *e)
 {
-    size_t n = 0, pos = 0, len = 0, cap = 0;
+    size_t n = 0, pos = 0;
     struct sval *rows = xmalloc((m->n ? m->n : 1) * sizeof *rows), *v;
-    uint8_t *buf = NULL;
+    struct varint_buf buf = { NULL, 0, 0 };
     int64_t first = 0, last = 0, nrows = 0;
     while ((v = hmap_next(m, &pos, NULL, NULL))) rows[n++] = *v;
     xqsort(rows, n, sizeof *rows, sval_cmp);
@@ -113,25 +113,24 @@ static int flush_track(sqlite3 *db, sqlite3_stmt *ins, int64_t track, struct hma
             sqlite3_bind_int64(ins, 2, first);
             sqlite3_bind_int64(ins, 3, last);
             sqlite3_bind_int64(ins, 4, nrows);
-            sqlite3_bind_blob(ins, 5, buf, (int)len, SQLITE_STATIC);
+            sqlite3_bind_blob(ins, 5, buf.v, (int)buf.len, SQLITE_STATIC);
             int rc = sqlite3_step(ins);
             sqlite3_reset(ins);
             if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (insert)");
             nrows = 0;
-            len = 0;
+            buf.len = 0;
         }
         if (i == n || e->code) break;
         if (!nrows) first = last = rows[i].k.bucket;
-        if (cap - len < 5 * VARINT_MAX) buf = xrealloc(buf, cap = cap ? cap * 2 : 4096);
-        len += varint_put(buf + len, (uint64_t)(rows[i].k.bucket - last));
-        len += varint_put(buf + len, rows[i].k.name);
-        len += varint_put(buf + len, varint_zigzag(rows[i].n));
-        len += varint_put(buf + len, varint_zigzag(rows[i].total));
-        len += varint_put(buf + len, varint_zigzag(rows[i].self));
+        varint_buf_put(&buf, (uint64_t)(rows[i].k.bucket - last));
+        varint_buf_put(&buf, rows[i].k.name);
+        varint_buf_put(&buf, varint_zigzag(rows[i].n));
+        varint_buf_put(&buf, varint_zigzag(rows[i].total));
+        varint_buf_put(&buf, varint_zigzag(rows[i].self));
         last = rows[i].k.bucket;
         nrows++;
     }
-    free(buf);
+    varint_buf_free(&buf);
     free(rows);
     hmap_free(m, NULL);
     hmap_init(m, sizeof(struct sval), 1024);
@@ -140,30 +139,24 @@ static int flush_track(sqlite3 *db, sqlite3_stmt *ins, int64_t track, struct hma
 
 void timeline_agg_chunk_begin(struct timeline_agg_chunk *c, int64_t bucket, int64_t n, const void *blob, size_t size)
 {
-    c->p = blob;
-    c->end = c->p + size;
+    varint_rows_begin(&c->rows, blob, size, n);
     c->bucket = bucket;
-    c->left = n >= 0 ? n : -1;
 }
 
 int timeline_agg_chunk_next(struct timeline_agg_chunk *c, struct timeline_agg_row *r)
 {
     uint64_t v[5];
-    if (c->left < 0) return -1;
-    if (c->left == 0) return c->p == c->end ? 0 : -1;
-    for (int i = 0; i < 5; i++)
-        if (!varint_get(&c->p, c->end, &v[i])) goto bad;
-    if (v[0] > INT64_MAX || v[1] > UINT32_MAX || __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket)) goto bad;
+    int rc = varint_rows_next(&c->rows);
+    if (rc != 1) return rc;
+    if (!varint_rows_get(&c->rows, v, 5) || v[0] > INT64_MAX || v[1] > UINT32_MAX ||
+        __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket))
+        return varint_rows_fail(&c->rows);
     r->name = (uint32_t)v[1];
     r->n = varint_unzigzag(v[2]);
     r->total = varint_unzigzag(v[3]);
     r->self = varint_unzigzag(v[4]);
     c->bucket = r->bucket;
-    c->left--;
     return 1;
-bad:
-    c->left = -1; /* damaged for good: the next call must not read on from mid-row */
-    return -1;
 }
 
 struct open_slice {

@@ -38,8 +38,7 @@ struct sample {
 /* The open chunk of one level of the series being built. */
 struct cpack {
     int64_t bucket, last, n; /* bucket: the first row's; last: the last row's */
-    uint8_t *buf;
-    size_t len, cap;
+    struct varint_buf rows;
 };
 
 /* What one series' build keeps between series: the samples it holds (up to
@@ -52,8 +51,6 @@ struct cbuild {
     struct timeline_rows_held held; /* struct sample */
 };
 
-#define ROW_MAX (4 * VARINT_MAX + 24)
-
 static int cflush(struct cbuild *cb, int64_t series, int level, struct err *e)
 {
     struct cpack *p = &cb->pk[level];
@@ -63,11 +60,11 @@ static int cflush(struct cbuild *cb, int64_t series, int level, struct err *e)
     sqlite3_bind_int64(cb->ins, 3, p->bucket);
     sqlite3_bind_int64(cb->ins, 4, p->last);
     sqlite3_bind_int64(cb->ins, 5, p->n);
-    sqlite3_bind_blob(cb->ins, 6, p->buf, (int)p->len, SQLITE_STATIC);
+    sqlite3_bind_blob(cb->ins, 6, p->rows.v, (int)p->rows.len, SQLITE_STATIC);
     int rc = sqlite3_step(cb->ins);
     sqlite3_reset(cb->ins);
     p->n = 0;
-    p->len = 0;
+    p->rows.len = 0;
     return rc == SQLITE_DONE ? 0 : rundb_db_error(cb->db, e, "timeline (clod insert)");
 }
 
@@ -79,12 +76,14 @@ static int cflush_all(struct cbuild *cb, int64_t series, struct err *e)
     return 0;
 }
 
-static uint8_t *put_double(uint8_t *o, double d)
+/* d's 8 bytes, low byte first. */
+static void put_double(struct varint_buf *b, double d)
 {
     uint64_t u;
+    uint8_t *o = varint_buf_room(b, 8);
     memcpy(&u, &d, sizeof u);
-    for (int i = 0; i < 8; i++) *o++ = (uint8_t)(u >> (8 * i));
-    return o;
+    for (int i = 0; i < 8; i++) o[i] = (uint8_t)(u >> (8 * i));
+    b->len += 8;
 }
 
 /* A finished bucket of level, appended to its chunk (the buckets of a
@@ -94,19 +93,13 @@ static int cemit(struct cbuild *cb, int64_t series, int level, const struct cagg
     struct cpack *p = &cb->pk[level];
     if (p->n >= TIMELINE_CLOD_CHUNK_ROWS && cflush(cb, series, level, e) != 0) return e->code;
     if (!p->n) p->bucket = p->last = a->bucket;
-    if (p->cap - p->len < ROW_MAX) {
-        p->cap = p->cap ? p->cap * 2 : 4096;
-        p->buf = xrealloc(p->buf, p->cap);
-    }
-    uint8_t *o = p->buf + p->len;
-    o += varint_put(o, (uint64_t)(a->bucket - p->last));
-    o += varint_put(o, (uint64_t)a->n);
-    o += varint_put(o, (uint64_t)(a->fts - a->bucket * ((int64_t)1 << level))); /* in the bucket */
-    o += varint_put(o, varint_zigzag(a->lts - a->fts));
-    o = put_double(o, a->min);
-    o = put_double(o, a->max);
-    o = put_double(o, a->last);
-    p->len = (size_t)(o - p->buf);
+    varint_buf_put(&p->rows, (uint64_t)(a->bucket - p->last));
+    varint_buf_put(&p->rows, (uint64_t)a->n);
+    varint_buf_put(&p->rows, (uint64_t)(a->fts - a->bucket * ((int64_t)1 << level))); /* in the bucket */
+    varint_buf_put(&p->rows, varint_zigzag(a->lts - a->fts));
+    put_double(&p->rows, a->min);
+    put_double(&p->rows, a->max);
+    put_double(&p->rows, a->last);
     p->last = a->bucket;
     p->n++;
     return 0;
@@ -115,11 +108,9 @@ static int cemit(struct cbuild *cb, int64_t series, int level, const struct cagg
 void timeline_clod_chunk_begin(struct timeline_clod_chunk *c, int level, int64_t bucket, int64_t n, const void *blob,
                                size_t size)
 {
-    c->p = blob;
-    c->end = c->p + size;
+    varint_rows_begin(&c->rows, blob, size, level >= 0 && level < 62 ? n : -1);
     c->level = level;
     c->bucket = bucket;
-    c->left = level >= 0 && level < 62 && n >= 0 ? n : -1;
 }
 
 static double get_double(const uint8_t *p)
@@ -135,27 +126,21 @@ int timeline_clod_chunk_next(struct timeline_clod_chunk *c, struct timeline_clod
 {
     uint64_t v[4];
     int64_t start;
-    if (c->left < 0) return -1;
-    if (c->left == 0) return c->p == c->end ? 0 : -1;
-    for (int i = 0; i < 4; i++)
-        if (!varint_get(&c->p, c->end, &v[i])) goto bad;
-    if (c->end - c->p < 24 || v[0] > INT64_MAX || v[1] > INT64_MAX || v[2] >> c->level ||
-        __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket) ||
+    const uint8_t *d;
+    int rc = varint_rows_next(&c->rows);
+    if (rc != 1) return rc;
+    if (!varint_rows_get(&c->rows, v, 4) || !(d = varint_rows_take(&c->rows, 24)) || v[0] > INT64_MAX ||
+        v[1] > INT64_MAX || v[2] >> c->level || __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket) ||
         __builtin_mul_overflow(r->bucket, (int64_t)1 << c->level, &start) ||
         __builtin_add_overflow(start, (int64_t)v[2], &r->fts) ||
         __builtin_add_overflow(r->fts, varint_unzigzag(v[3]), &r->lts))
-        goto bad;
+        return varint_rows_fail(&c->rows);
     r->n = (int64_t)v[1];
-    r->min = get_double(c->p);
-    r->max = get_double(c->p + 8);
-    r->last = get_double(c->p + 16);
-    c->p += 24;
+    r->min = get_double(d);
+    r->max = get_double(d + 8);
+    r->last = get_double(d + 16);
     c->bucket = r->bucket;
-    c->left--;
     return 1;
-bad:
-    c->left = -1; /* damaged for good: the next call must not read on from mid-row */
-    return -1;
 }
 
 /* One sample into the open bucket a of level L. */
@@ -257,8 +242,7 @@ struct busyw {
     int64_t rank, dev, pt, pv, lastv, nrows;
     int pending;
     int64_t cts, clast, cn;
-    uint8_t *buf; /* kept from device to device */
-    size_t len, cap;
+    struct varint_buf rows; /* kept from device to device */
 };
 
 static int busy_chunk_flush(struct busyw *w, struct err *e)
@@ -269,11 +253,11 @@ static int busy_chunk_flush(struct busyw *w, struct err *e)
     sqlite3_bind_int64(w->ins, 3, w->cts);
     sqlite3_bind_int64(w->ins, 4, w->clast);
     sqlite3_bind_int64(w->ins, 5, w->cn);
-    sqlite3_bind_blob(w->ins, 6, w->buf, (int)w->len, SQLITE_STATIC);
+    sqlite3_bind_blob(w->ins, 6, w->rows.v, (int)w->rows.len, SQLITE_STATIC);
     int rc = sqlite3_step(w->ins);
     sqlite3_reset(w->ins);
     w->cn = 0;
-    w->len = 0;
+    w->rows.len = 0;
     return rc == SQLITE_DONE ? 0 : rundb_db_error(w->db, e, "timeline (gpubusy insert)");
 }
 
@@ -284,12 +268,8 @@ static int busy_flush(struct busyw *w, struct err *e)
     if (w->pv == w->lastv) return 0;
     if (w->cn == TIMELINE_BUSY_CHUNK_ROWS && busy_chunk_flush(w, e) != 0) return e->code;
     if (!w->cn) w->cts = w->clast = w->pt;
-    if (w->cap - w->len < 2 * VARINT_MAX) {
-        w->cap = w->cap ? w->cap * 2 : 4096;
-        w->buf = xrealloc(w->buf, w->cap);
-    }
-    w->len += varint_put(w->buf + w->len, (uint64_t)(w->pt - w->clast)); /* times only grow */
-    w->len += varint_put(w->buf + w->len, varint_zigzag(w->pv));
+    varint_buf_put(&w->rows, (uint64_t)(w->pt - w->clast)); /* times only grow */
+    varint_buf_put(&w->rows, varint_zigzag(w->pv));
     w->clast = w->pt;
     w->cn++;
     w->lastv = w->pv;
@@ -299,25 +279,19 @@ static int busy_flush(struct busyw *w, struct err *e)
 
 void timeline_busy_chunk_begin(struct timeline_busy_chunk *c, int64_t ts, int64_t n, const void *blob, size_t size)
 {
-    c->p = blob;
-    c->end = c->p + size;
+    varint_rows_begin(&c->rows, blob, size, n);
     c->ts = ts;
-    c->left = n >= 0 ? n : -1;
 }
 
 int timeline_busy_chunk_next(struct timeline_busy_chunk *c, int64_t *ts, int64_t *v)
 {
-    uint64_t gap, z;
-    if (c->left < 0) return -1;
-    if (c->left == 0) return c->p == c->end ? 0 : -1;
-    if (!varint_get(&c->p, c->end, &gap) || !varint_get(&c->p, c->end, &z) || gap > INT64_MAX ||
-        __builtin_add_overflow(c->ts, (int64_t)gap, &c->ts)) {
-        c->left = -1; /* damaged for good: the next call must not read on from mid-sample */
-        return -1;
-    }
+    uint64_t x[2];
+    int rc = varint_rows_next(&c->rows);
+    if (rc != 1) return rc;
+    if (!varint_rows_get(&c->rows, x, 2) || x[0] > INT64_MAX || __builtin_add_overflow(c->ts, (int64_t)x[0], &c->ts))
+        return varint_rows_fail(&c->rows);
     *ts = c->ts;
-    *v = varint_unzigzag(z);
-    c->left--;
+    *v = varint_unzigzag(x[1]);
     return 1;
 }
 
@@ -419,7 +393,7 @@ out:
     tmheap_free(&h);
     sqlite3_finalize(devs);
     sqlite3_finalize(w.ins);
-    free(w.buf);
+    varint_buf_free(&w.rows);
     sqlite3_finalize(t0q);
     sqlite3_finalize(ser);
     return e->code;
@@ -552,7 +526,7 @@ int timeline_counters_build(sqlite3 *db, int analyses, size_t hold, struct err *
 out:
     timeline_series_close(ser);
     sqlite3_finalize(cb.ins);
-    for (int L = 0; L < TIMELINE_NLEV; L++) free(cb.pk[L].buf);
+    for (int L = 0; L < TIMELINE_NLEV; L++) varint_buf_free(&cb.pk[L].rows);
     timeline_rows_held_free(&cb.held);
     sqlite3_finalize(list);
     return e->code;

@@ -13,8 +13,6 @@
 #include "derive/timeline_rows.h"
 #include "store/rundb.h"
 
-/* A chunk's bytes at most per row: eight varints. */
-#define ROW_MAX (8 * VARINT_MAX)
 
 struct agg {
     int64_t bucket, fid, n, ts, end, ldur;
@@ -48,8 +46,7 @@ struct pack {
     sqlite3_stmt *ins;                        /* INSERT INTO lodpack */
     int64_t track, bucket, last, fid, n;      /* bucket: the first row's; last, fid: the last row's */
     int level;
-    uint8_t *buf;
-    size_t len, cap;
+    struct varint_buf rows;
 };
 
 struct timeline_lod {
@@ -189,11 +186,11 @@ static int pack_flush(struct timeline_lod *b, struct err *e)
     sqlite3_bind_int64(p->ins, 3, p->bucket);
     sqlite3_bind_int64(p->ins, 4, p->last);
     sqlite3_bind_int64(p->ins, 5, p->n);
-    sqlite3_bind_blob(p->ins, 6, p->buf, (int)p->len, SQLITE_STATIC);
+    sqlite3_bind_blob(p->ins, 6, p->rows.v, (int)p->rows.len, SQLITE_STATIC);
     int rc = sqlite3_step(p->ins);
     sqlite3_reset(p->ins);
     p->n = 0;
-    p->len = 0;
+    p->rows.len = 0;
     return rc == SQLITE_DONE ? 0 : rundb_db_error(b->db, e, "timeline (lod insert)");
 }
 
@@ -216,21 +213,15 @@ static int write_row(struct timeline_lod *b, int level, int depth, const struct 
         return err_set(e, ERR_INTERNAL, "timeline (lod): rows out of order in track %lld",
                        (long long)b->track);
     }
-    if (p->cap - p->len < ROW_MAX) {
-        p->cap = p->cap ? p->cap * 2 : 4096;
-        p->buf = xrealloc(p->buf, p->cap);
-    }
-    uint8_t *o = p->buf + p->len;
     int64_t start = a->bucket * ((int64_t)1 << level);
-    o += varint_put(o, (uint64_t)(a->bucket - p->last));
-    o += varint_put(o, (uint64_t)depth);
-    o += varint_put(o, varint_zigzag(a->fid - p->fid));
-    o += varint_put(o, (uint64_t)a->n);
-    o += varint_put(o, (uint64_t)(a->ts - start)); /* in the bucket: [0, 2^level) */
-    o += varint_put(o, varint_zigzag(a->end - a->ts));
-    o += varint_put(o, varint_zigzag(a->ldur));
-    o += varint_put(o, a->name);
-    p->len = (size_t)(o - p->buf);
+    varint_buf_put(&p->rows, (uint64_t)(a->bucket - p->last));
+    varint_buf_put(&p->rows, (uint64_t)depth);
+    varint_buf_put(&p->rows, varint_zigzag(a->fid - p->fid));
+    varint_buf_put(&p->rows, (uint64_t)a->n);
+    varint_buf_put(&p->rows, (uint64_t)(a->ts - start)); /* in the bucket: [0, 2^level) */
+    varint_buf_put(&p->rows, varint_zigzag(a->end - a->ts));
+    varint_buf_put(&p->rows, varint_zigzag(a->ldur));
+    varint_buf_put(&p->rows, a->name);
     p->last = a->bucket;
     p->fid = a->fid;
     p->n++;
@@ -241,41 +232,32 @@ static int write_row(struct timeline_lod *b, int level, int depth, const struct 
 void timeline_lod_chunk_begin(struct timeline_lod_chunk *c, int level, int64_t bucket, int64_t n, const void *blob,
                               size_t size)
 {
-    c->p = blob;
-    c->end = c->p + size;
+    /* a level no bucket width fits is a damaged row: nothing is read */
+    varint_rows_begin(&c->rows, blob, size, level >= 0 && level < 62 ? n : -1);
     c->level = level;
     c->bucket = bucket;
     c->fid = 0;
-    /* a level no bucket width fits is a damaged row: nothing is read */
-    c->left = level >= 0 && level < 62 && n >= 0 ? n : -1;
 }
 
 int timeline_lod_chunk_next(struct timeline_lod_chunk *c, struct timeline_lod_row *r)
 {
     uint64_t v[8];
-    if (c->left < 0) return -1;
-    if (c->left == 0) return c->p == c->end ? 0 : -1;
-    for (int i = 0; i < 8; i++)
-        if (!varint_get(&c->p, c->end, &v[i])) {
-            c->left = -1; /* damaged for good: the next call must not read on from mid-row */
-            return -1;
-        }
-    int64_t start, fd = varint_unzigzag(v[2]), dte = varint_unzigzag(v[5]);
-    if (v[0] > INT64_MAX || v[1] > INT_MAX || v[3] > INT64_MAX || v[4] >> c->level || v[7] > UINT32_MAX ||
-        __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket) ||
-        __builtin_add_overflow(c->fid, fd, &r->fid) ||
+    int64_t start;
+    int rc = varint_rows_next(&c->rows);
+    if (rc != 1) return rc;
+    if (!varint_rows_get(&c->rows, v, 8) || v[0] > INT64_MAX || v[1] > INT_MAX || v[3] > INT64_MAX ||
+        v[4] >> c->level || v[7] > UINT32_MAX || __builtin_add_overflow(c->bucket, (int64_t)v[0], &r->bucket) ||
+        __builtin_add_overflow(c->fid, varint_unzigzag(v[2]), &r->fid) ||
         __builtin_mul_overflow(r->bucket, (int64_t)1 << c->level, &start) ||
-        __builtin_add_overflow(start, (int64_t)v[4], &r->ts) || __builtin_add_overflow(r->ts, dte, &r->te)) {
-        c->left = -1;
-        return -1;
-    }
+        __builtin_add_overflow(start, (int64_t)v[4], &r->ts) ||
+        __builtin_add_overflow(r->ts, varint_unzigzag(v[5]), &r->te))
+        return varint_rows_fail(&c->rows);
     r->depth = (int)v[1];
     r->n = (int64_t)v[3];
     r->ldur = varint_unzigzag(v[6]);
     r->name = (uint32_t)v[7];
     c->bucket = r->bucket;
     c->fid = r->fid;
-    c->left--;
     return 1;
 }
 
@@ -548,7 +530,7 @@ void timeline_lod_free(struct timeline_lod *b)
 {
     if (!b) return;
     sqlite3_finalize(b->pk.ins);
-    free(b->pk.buf);
+    varint_buf_free(&b->pk.rows);
     sqlite3_finalize(b->sort_ins);
     sqlite3_finalize(b->sort_out);
     sqlite3_finalize(b->sort_clear);

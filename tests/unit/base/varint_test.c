@@ -74,11 +74,83 @@ static void test_zigzag(void)
     }
 }
 
+/* A buffer grows past its first 4 KiB and keeps what was written. */
+static void test_buf(void)
+{
+    struct varint_buf b = { NULL, 0, 0 };
+    for (uint64_t i = 0; i < 3000; i++) varint_buf_put(&b, i * i * 977);
+    CHECK(b.len > 4096 && b.cap >= b.len);
+    const uint8_t *p = b.v;
+    uint64_t v;
+    int ok = 1;
+    for (uint64_t i = 0; i < 3000; i++) ok &= varint_get(&p, b.v + b.len, &v) && v == i * i * 977;
+    CHECK(ok && p == b.v + b.len);
+    uint8_t *room = varint_buf_room(&b, 100000);
+    CHECK(room == b.v + b.len && b.cap - b.len >= 100000);
+    varint_buf_free(&b);
+    CHECK(b.v == NULL && b.len == 0 && b.cap == 0);
+}
+
+/* Rows of a chunk: n rows then the end; past the n-th row nothing may be
+ * left; a field that does not decode or a short take damages the chunk for
+ * good. */
+static void test_rows(void)
+{
+    const uint8_t two[] = { 0x05, 0x81, 0x01, 0x07, 0x01, 0x02, 0x03, 0x04 }; /* (5, 129) (7) + 4 raw */
+    struct varint_rows r;
+    uint64_t v[2];
+    const uint8_t *raw;
+
+    varint_rows_begin(&r, two, sizeof two, 2);
+    CHECK_EQ_INT(varint_rows_next(&r), 1);
+    CHECK_EQ_INT(varint_rows_get(&r, v, 2), 1);
+    CHECK(v[0] == 5 && v[1] == 129);
+    CHECK_EQ_INT(varint_rows_next(&r), 1);
+    CHECK_EQ_INT(varint_rows_get(&r, v, 1), 1);
+    CHECK(v[0] == 7);
+    raw = varint_rows_take(&r, 4);
+    CHECK(raw == two + 4);
+    CHECK_EQ_INT(varint_rows_next(&r), 0);
+    CHECK_EQ_INT(varint_rows_next(&r), 0);
+
+    /* a row fewer than the bytes hold: the rest is damage */
+    varint_rows_begin(&r, two, sizeof two, 1);
+    CHECK_EQ_INT(varint_rows_next(&r), 1);
+    CHECK_EQ_INT(varint_rows_get(&r, v, 2), 1);
+    CHECK_EQ_INT(varint_rows_next(&r), -1);
+    CHECK_EQ_INT(varint_rows_next(&r), -1);
+
+    /* a field past the end, then nothing more is read */
+    varint_rows_begin(&r, two, 2, 3);
+    CHECK_EQ_INT(varint_rows_next(&r), 1);
+    CHECK_EQ_INT(varint_rows_get(&r, v, 2), 0);
+    CHECK_EQ_INT(varint_rows_next(&r), -1);
+    CHECK_EQ_INT(varint_rows_get(&r, v, 1), 0);
+
+    /* a take past the end */
+    varint_rows_begin(&r, two, sizeof two, 1);
+    CHECK_EQ_INT(varint_rows_next(&r), 1);
+    CHECK(varint_rows_take(&r, sizeof two + 1) == NULL);
+    CHECK_EQ_INT(varint_rows_next(&r), -1);
+
+    /* a value out of range, and a negative count */
+    varint_rows_begin(&r, two, sizeof two, 2);
+    CHECK_EQ_INT(varint_rows_next(&r), 1);
+    CHECK_EQ_INT(varint_rows_fail(&r), -1);
+    CHECK_EQ_INT(varint_rows_next(&r), -1);
+    varint_rows_begin(&r, two, sizeof two, -1);
+    CHECK_EQ_INT(varint_rows_next(&r), -1);
+    varint_rows_begin(&r, NULL, 0, 0);
+    CHECK_EQ_INT(varint_rows_next(&r), 0);
+}
+
 int main(void)
 {
     RUN(test_round_trip);
     RUN(test_bytes);
     RUN(test_refusals);
     RUN(test_zigzag);
+    RUN(test_buf);
+    RUN(test_rows);
     return harness_done("varint_test");
 }

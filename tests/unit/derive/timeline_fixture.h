@@ -23,6 +23,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <string.h>
 #include <math.h>
 #include <unistd.h>
 
@@ -172,166 +173,155 @@ static inline void fixture_end(void)
     free(buf);
 }
 
-/* lodpack's rows, unpacked by the reader's decoder into table lod of
- * schema (created, replacing one there) with the columns of lod as a run
- * stored before lodpack has them, so that checks are written over rows:
- * "temp" shadows lodpack's run for the checks, "main" with lodpack dropped
- * makes the run one stored before. Returns the rows, or -1. */
+/* A packed table's rows, unpacked by the readers' decoders into table
+ * `table` (columns cols, created replacing one there) of schema, so that
+ * checks are written over rows: "temp" shadows the run's packed table for
+ * the checks, "main" with the packed table dropped makes the run one stored
+ * before it. `select` reads the chunks; chunk() decodes the current one and
+ * inserts each row through ins, returning the rows or -1. Returns the rows
+ * in all, or -1. */
+static inline int64_t unpack(sqlite3 *db, const char *schema, const char *table, const char *cols, int ncol,
+                             const char *select, int64_t (*chunk)(sqlite3_stmt *rd, sqlite3_stmt *ins))
+{
+    sqlite3_stmt *rd = NULL, *ins = NULL;
+    char sql[512], marks[64] = "?";
+    int64_t n = 0;
+    for (int i = 1; i < ncol; i++) strcat(marks, ",?");
+    snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s.%s; CREATE TABLE %s.%s(%s) WITHOUT ROWID", schema, table,
+             schema, table, cols);
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
+    snprintf(sql, sizeof sql, "INSERT INTO %s.%s VALUES(%s)", schema, table, marks);
+    if (sqlite3_prepare_v2(db, select, -1, &rd, NULL) != SQLITE_OK || sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
+        n = -1;
+    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
+        int64_t got = chunk(rd, ins);
+        n = got < 0 ? -1 : n + got;
+    }
+    sqlite3_finalize(rd);
+    sqlite3_finalize(ins);
+    return n;
+}
+
+/* Inserts the row bound to ins: 0, or -1. */
+static inline int unpack_step(sqlite3_stmt *ins)
+{
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static inline void bind_ints(sqlite3_stmt *ins, const int64_t *v, int n)
+{
+    for (int i = 0; i < n; i++) sqlite3_bind_int64(ins, i + 1, v[i]);
+}
+
+/* rd: track, level, bucket, n, rows. */
+static inline int64_t lod_chunk(sqlite3_stmt *rd, sqlite3_stmt *ins)
+{
+    struct timeline_lod_chunk c;
+    struct timeline_lod_row r;
+    int64_t n = 0;
+    int got, level = sqlite3_column_int(rd, 1);
+    timeline_lod_chunk_begin(&c, level, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
+                             sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
+    while ((got = timeline_lod_chunk_next(&c, &r)) == 1) {
+        const int64_t v[10] = { sqlite3_column_int64(rd, 0), level, r.bucket, r.depth, r.fid, r.n, r.ts, r.te,
+                                r.ldur, r.name };
+        bind_ints(ins, v, 10);
+        if (unpack_step(ins) < 0) return -1;
+        n++;
+    }
+    return got < 0 ? -1 : n;
+}
+
+/* rd: series, level, bucket, n, rows. */
+static inline int64_t clod_chunk(sqlite3_stmt *rd, sqlite3_stmt *ins)
+{
+    struct timeline_clod_chunk c;
+    struct timeline_clod_row r;
+    int64_t n = 0;
+    int got, level = sqlite3_column_int(rd, 1);
+    timeline_clod_chunk_begin(&c, level, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
+                              sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
+    while ((got = timeline_clod_chunk_next(&c, &r)) == 1) {
+        const int64_t v[5] = { sqlite3_column_int64(rd, 0), level, r.bucket, r.n, r.fts };
+        bind_ints(ins, v, 5);
+        sqlite3_bind_double(ins, 6, r.min);
+        sqlite3_bind_double(ins, 7, r.max);
+        sqlite3_bind_double(ins, 8, r.last);
+        sqlite3_bind_int64(ins, 9, r.lts);
+        if (unpack_step(ins) < 0) return -1;
+        n++;
+    }
+    return got < 0 ? -1 : n;
+}
+
+/* rd: rank, dev, ts, n, rows. */
+static inline int64_t busy_chunk(sqlite3_stmt *rd, sqlite3_stmt *ins)
+{
+    struct timeline_busy_chunk c;
+    int64_t n = 0, ts, val;
+    int got;
+    timeline_busy_chunk_begin(&c, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
+                              sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
+    while ((got = timeline_busy_chunk_next(&c, &ts, &val)) == 1) {
+        const int64_t v[4] = { sqlite3_column_int64(rd, 0), sqlite3_column_int64(rd, 1), ts, val };
+        bind_ints(ins, v, 4);
+        if (unpack_step(ins) < 0) return -1;
+        n++;
+    }
+    return got < 0 ? -1 : n;
+}
+
+/* rd: track, bucket, n, rows. */
+static inline int64_t tagg_chunk(sqlite3_stmt *rd, sqlite3_stmt *ins)
+{
+    struct timeline_agg_chunk c;
+    struct timeline_agg_row r;
+    int64_t n = 0;
+    int got;
+    timeline_agg_chunk_begin(&c, sqlite3_column_int64(rd, 1), sqlite3_column_int64(rd, 2), sqlite3_column_blob(rd, 3),
+                             (size_t)sqlite3_column_bytes(rd, 3));
+    while ((got = timeline_agg_chunk_next(&c, &r)) == 1) {
+        const int64_t v[6] = { sqlite3_column_int64(rd, 0), r.bucket, r.name, r.n, r.total, r.self };
+        bind_ints(ins, v, 6);
+        if (unpack_step(ins) < 0) return -1;
+        n++;
+    }
+    return got < 0 ? -1 : n;
+}
+
+/* The rows of lodpack, clodpack, gpubusypack and taggpack as tables lod,
+ * clod, gpubusy and tagg have them in a run stored before the packs. */
 static inline int64_t unpack_lod(sqlite3 *db, const char *schema)
 {
-    sqlite3_stmt *rd = NULL, *ins = NULL;
-    char sql[512];
-    int64_t n = 0;
-    snprintf(sql, sizeof sql,
-             "DROP TABLE IF EXISTS %s.lod; CREATE TABLE %s.lod(track INTEGER, level INTEGER, bucket INTEGER,"
-             " depth INTEGER, fid INTEGER, n INTEGER, ts INTEGER, te INTEGER, ldur INTEGER, name INTEGER,"
-             " PRIMARY KEY(track, level, bucket, depth, fid)) WITHOUT ROWID",
-             schema, schema);
-    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
-    snprintf(sql, sizeof sql, "INSERT INTO %s.lod VALUES(?,?,?,?,?,?,?,?,?,?)", schema);
-    if (sqlite3_prepare_v2(db, "SELECT track, level, bucket, n, rows FROM main.lodpack ORDER BY 1, 2, 3", -1, &rd,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
-        n = -1;
-    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
-        struct timeline_lod_chunk c;
-        struct timeline_lod_row r;
-        int got, level = sqlite3_column_int(rd, 1);
-        timeline_lod_chunk_begin(&c, level, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
-                                 sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
-        while ((got = timeline_lod_chunk_next(&c, &r)) == 1) {
-            const int64_t v[10] = { sqlite3_column_int64(rd, 0), level, r.bucket, r.depth, r.fid, r.n, r.ts, r.te,
-                                    r.ldur, r.name };
-            for (int i = 0; i < 10; i++) sqlite3_bind_int64(ins, i + 1, v[i]);
-            if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
-            sqlite3_reset(ins);
-            if (got < 0) break;
-            n++;
-        }
-        if (got < 0) n = -1;
-    }
-    sqlite3_finalize(rd);
-    sqlite3_finalize(ins);
-    return n;
+    return unpack(db, schema, "lod",
+                  "track INTEGER, level INTEGER, bucket INTEGER, depth INTEGER, fid INTEGER, n INTEGER, ts INTEGER,"
+                  " te INTEGER, ldur INTEGER, name INTEGER, PRIMARY KEY(track, level, bucket, depth, fid)",
+                  10, "SELECT track, level, bucket, n, rows FROM main.lodpack ORDER BY 1, 2, 3", lod_chunk);
 }
 
-/* The same for clodpack, into table clod of schema. */
 static inline int64_t unpack_clod(sqlite3 *db, const char *schema)
 {
-    sqlite3_stmt *rd = NULL, *ins = NULL;
-    char sql[512];
-    int64_t n = 0;
-    snprintf(sql, sizeof sql,
-             "DROP TABLE IF EXISTS %s.clod; CREATE TABLE %s.clod(series INTEGER, level INTEGER, bucket INTEGER,"
-             " n INTEGER, fts INTEGER, min REAL, max REAL, last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket))"
-             " WITHOUT ROWID",
-             schema, schema);
-    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
-    snprintf(sql, sizeof sql, "INSERT INTO %s.clod VALUES(?,?,?,?,?,?,?,?,?)", schema);
-    if (sqlite3_prepare_v2(db, "SELECT series, level, bucket, n, rows FROM main.clodpack ORDER BY 1, 2, 3", -1, &rd,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
-        n = -1;
-    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
-        struct timeline_clod_chunk c;
-        struct timeline_clod_row r;
-        int got, level = sqlite3_column_int(rd, 1);
-        timeline_clod_chunk_begin(&c, level, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
-                                  sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
-        while ((got = timeline_clod_chunk_next(&c, &r)) == 1) {
-            sqlite3_bind_int64(ins, 1, sqlite3_column_int64(rd, 0));
-            sqlite3_bind_int(ins, 2, level);
-            sqlite3_bind_int64(ins, 3, r.bucket);
-            sqlite3_bind_int64(ins, 4, r.n);
-            sqlite3_bind_int64(ins, 5, r.fts);
-            sqlite3_bind_double(ins, 6, r.min);
-            sqlite3_bind_double(ins, 7, r.max);
-            sqlite3_bind_double(ins, 8, r.last);
-            sqlite3_bind_int64(ins, 9, r.lts);
-            if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
-            sqlite3_reset(ins);
-            if (got < 0) break;
-            n++;
-        }
-        if (got < 0) n = -1;
-    }
-    sqlite3_finalize(rd);
-    sqlite3_finalize(ins);
-    return n;
+    return unpack(db, schema, "clod",
+                  "series INTEGER, level INTEGER, bucket INTEGER, n INTEGER, fts INTEGER, min REAL, max REAL,"
+                  " last REAL, lts INTEGER, PRIMARY KEY(series, level, bucket)",
+                  9, "SELECT series, level, bucket, n, rows FROM main.clodpack ORDER BY 1, 2, 3", clod_chunk);
 }
 
-/* The same for gpubusypack, into table gpubusy of schema. */
 static inline int64_t unpack_busy(sqlite3 *db, const char *schema)
 {
-    sqlite3_stmt *rd = NULL, *ins = NULL;
-    char sql[512];
-    int64_t n = 0;
-    snprintf(sql, sizeof sql,
-             "DROP TABLE IF EXISTS %s.gpubusy; CREATE TABLE %s.gpubusy(rank INTEGER, dev INTEGER, ts INTEGER,"
-             " value INTEGER, PRIMARY KEY(rank, dev, ts)) WITHOUT ROWID",
-             schema, schema);
-    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
-    snprintf(sql, sizeof sql, "INSERT INTO %s.gpubusy VALUES(?,?,?,?)", schema);
-    if (sqlite3_prepare_v2(db, "SELECT rank, dev, ts, n, rows FROM main.gpubusypack ORDER BY 1, 2, 3", -1, &rd,
-                           NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
-        n = -1;
-    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
-        struct timeline_busy_chunk c;
-        int64_t ts, v;
-        int got;
-        timeline_busy_chunk_begin(&c, sqlite3_column_int64(rd, 2), sqlite3_column_int64(rd, 3),
-                                  sqlite3_column_blob(rd, 4), (size_t)sqlite3_column_bytes(rd, 4));
-        while ((got = timeline_busy_chunk_next(&c, &ts, &v)) == 1) {
-            const int64_t row[4] = { sqlite3_column_int64(rd, 0), sqlite3_column_int64(rd, 1), ts, v };
-            for (int i = 0; i < 4; i++) sqlite3_bind_int64(ins, i + 1, row[i]);
-            if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
-            sqlite3_reset(ins);
-            if (got < 0) break;
-            n++;
-        }
-        if (got < 0) n = -1;
-    }
-    sqlite3_finalize(rd);
-    sqlite3_finalize(ins);
-    return n;
+    return unpack(db, schema, "gpubusy",
+                  "rank INTEGER, dev INTEGER, ts INTEGER, value INTEGER, PRIMARY KEY(rank, dev, ts)", 4,
+                  "SELECT rank, dev, ts, n, rows FROM main.gpubusypack ORDER BY 1, 2, 3", busy_chunk);
 }
 
-/* The same for taggpack, into table tagg of schema. */
 static inline int64_t unpack_tagg(sqlite3 *db, const char *schema)
 {
-    sqlite3_stmt *rd = NULL, *ins = NULL;
-    char sql[512];
-    int64_t n = 0;
-    snprintf(sql, sizeof sql,
-             "DROP TABLE IF EXISTS %s.tagg; CREATE TABLE %s.tagg(track INTEGER, bucket INTEGER, name INTEGER,"
-             " n INTEGER, total INTEGER, self INTEGER, PRIMARY KEY(track, bucket, name)) WITHOUT ROWID",
-             schema, schema);
-    if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) return -1;
-    snprintf(sql, sizeof sql, "INSERT INTO %s.tagg VALUES(?,?,?,?,?,?)", schema);
-    if (sqlite3_prepare_v2(db, "SELECT track, bucket, n, rows FROM main.taggpack ORDER BY 1, 2", -1, &rd, NULL) !=
-            SQLITE_OK ||
-        sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK)
-        n = -1;
-    while (n >= 0 && sqlite3_step(rd) == SQLITE_ROW) {
-        struct timeline_agg_chunk c;
-        struct timeline_agg_row r;
-        int got;
-        timeline_agg_chunk_begin(&c, sqlite3_column_int64(rd, 1), sqlite3_column_int64(rd, 2),
-                                 sqlite3_column_blob(rd, 3), (size_t)sqlite3_column_bytes(rd, 3));
-        while ((got = timeline_agg_chunk_next(&c, &r)) == 1) {
-            const int64_t row[6] = { sqlite3_column_int64(rd, 0), r.bucket, r.name, r.n, r.total, r.self };
-            for (int i = 0; i < 6; i++) sqlite3_bind_int64(ins, i + 1, row[i]);
-            if (sqlite3_step(ins) != SQLITE_DONE) got = -1;
-            sqlite3_reset(ins);
-            if (got < 0) break;
-            n++;
-        }
-        if (got < 0) n = -1;
-    }
-    sqlite3_finalize(rd);
-    sqlite3_finalize(ins);
-    return n;
+    return unpack(db, schema, "tagg",
+                  "track INTEGER, bucket INTEGER, name INTEGER, n INTEGER, total INTEGER, self INTEGER,"
+                  " PRIMARY KEY(track, bucket, name)",
+                  6, "SELECT track, bucket, n, rows FROM main.taggpack ORDER BY 1, 2", tagg_chunk);
 }
 
 #endif
