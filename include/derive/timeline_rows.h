@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/varint.h"
 
 #define TIMELINE_ROWS_BATCH 32
 #define TIMELINE_ROWS_MAXCOL 10
@@ -71,6 +72,12 @@ int timeline_rows_flush(struct timeline_rows *w, struct err *e);
 
 /* Finalizes the statements (rows still buffered are dropped). */
 void timeline_rows_close(struct timeline_rows *w);
+
+/* One row of a packed table (lodpack, clodpack, gpubusypack, taggpack):
+ * ins's parameters are the nkeys keys, then the chunk's first and last
+ * key, its row count n and its rows; `what` names the table for errors. */
+int timeline_rows_chunk(sqlite3 *db, sqlite3_stmt *ins, const int64_t *keys, int nkeys, int64_t first, int64_t last,
+                        int64_t n, const struct varint_buf *rows, const char *what, struct err *e);
 
 /* Records of size bytes, at most hold of them; spilled: more were offered
  * since timeline_rows_held_reset (then v is NULL and n 0). */

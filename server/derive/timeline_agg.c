@@ -13,6 +13,7 @@
 #include "base/xmalloc.h"
 #include "derive/timeline.h"
 #include "derive/timeline_query.h"
+#include "derive/timeline_rows.h"
 #include "store/scan.h"
 #include "store/rundb.h"
 
@@ -109,14 +110,7 @@ static int flush_track(sqlite3 *db, sqlite3_stmt *ins, int64_t track, struct hma
     for (size_t i = 0; i <= n && !e->code; i++) {
         /* a chunk ends between buckets once it holds enough, and at the end */
         if (nrows && (i == n || (nrows >= TIMELINE_AGG_CHUNK_ROWS && rows[i].k.bucket != last))) {
-            sqlite3_bind_int64(ins, 1, track);
-            sqlite3_bind_int64(ins, 2, first);
-            sqlite3_bind_int64(ins, 3, last);
-            sqlite3_bind_int64(ins, 4, nrows);
-            sqlite3_bind_blob(ins, 5, buf.v, (int)buf.len, SQLITE_STATIC);
-            int rc = sqlite3_step(ins);
-            sqlite3_reset(ins);
-            if (rc != SQLITE_DONE) rundb_db_error(db, e, "timeline aggregates (insert)");
+            timeline_rows_chunk(db, ins, &track, 1, first, last, nrows, &buf, "timeline aggregates (insert)", e);
             nrows = 0;
             buf.len = 0;
         }

@@ -55,17 +55,12 @@ static int cflush(struct cbuild *cb, int64_t series, int level, struct err *e)
 {
     struct cpack *p = &cb->pk[level];
     if (!p->n) return 0;
-    sqlite3_bind_int64(cb->ins, 1, series);
-    sqlite3_bind_int(cb->ins, 2, level);
-    sqlite3_bind_int64(cb->ins, 3, p->bucket);
-    sqlite3_bind_int64(cb->ins, 4, p->last);
-    sqlite3_bind_int64(cb->ins, 5, p->n);
-    sqlite3_bind_blob(cb->ins, 6, p->rows.v, (int)p->rows.len, SQLITE_STATIC);
-    int rc = sqlite3_step(cb->ins);
-    sqlite3_reset(cb->ins);
+    const int64_t keys[2] = { series, level };
+    int rc = timeline_rows_chunk(cb->db, cb->ins, keys, 2, p->bucket, p->last, p->n, &p->rows, "timeline (clod insert)",
+                                 e);
     p->n = 0;
     p->rows.len = 0;
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(cb->db, e, "timeline (clod insert)");
+    return rc;
 }
 
 /* The series' last chunks, at its end. */
@@ -248,17 +243,12 @@ struct busyw {
 static int busy_chunk_flush(struct busyw *w, struct err *e)
 {
     if (!w->cn) return 0;
-    sqlite3_bind_int64(w->ins, 1, w->rank);
-    sqlite3_bind_int64(w->ins, 2, w->dev);
-    sqlite3_bind_int64(w->ins, 3, w->cts);
-    sqlite3_bind_int64(w->ins, 4, w->clast);
-    sqlite3_bind_int64(w->ins, 5, w->cn);
-    sqlite3_bind_blob(w->ins, 6, w->rows.v, (int)w->rows.len, SQLITE_STATIC);
-    int rc = sqlite3_step(w->ins);
-    sqlite3_reset(w->ins);
+    const int64_t keys[2] = { w->rank, w->dev };
+    int rc = timeline_rows_chunk(w->db, w->ins, keys, 2, w->cts, w->clast, w->cn, &w->rows,
+                                 "timeline (gpubusy insert)", e);
     w->cn = 0;
     w->rows.len = 0;
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(w->db, e, "timeline (gpubusy insert)");
+    return rc;
 }
 
 static int busy_flush(struct busyw *w, struct err *e)

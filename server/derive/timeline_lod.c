@@ -181,17 +181,11 @@ static int pack_flush(struct timeline_lod *b, struct err *e)
 {
     struct pack *p = &b->pk;
     if (!p->n) return 0;
-    sqlite3_bind_int64(p->ins, 1, p->track);
-    sqlite3_bind_int(p->ins, 2, p->level);
-    sqlite3_bind_int64(p->ins, 3, p->bucket);
-    sqlite3_bind_int64(p->ins, 4, p->last);
-    sqlite3_bind_int64(p->ins, 5, p->n);
-    sqlite3_bind_blob(p->ins, 6, p->rows.v, (int)p->rows.len, SQLITE_STATIC);
-    int rc = sqlite3_step(p->ins);
-    sqlite3_reset(p->ins);
+    const int64_t keys[2] = { p->track, p->level };
+    int rc = timeline_rows_chunk(b->db, p->ins, keys, 2, p->bucket, p->last, p->n, &p->rows, "timeline (lod insert)", e);
     p->n = 0;
     p->rows.len = 0;
-    return rc == SQLITE_DONE ? 0 : rundb_db_error(b->db, e, "timeline (lod insert)");
+    return rc;
 }
 
 /* Appends a row of the track's level: rows come in key order (bucket,

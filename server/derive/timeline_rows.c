@@ -76,6 +76,23 @@ void timeline_rows_close(struct timeline_rows *w)
     w->n = 0;
 }
 
+int timeline_rows_chunk(sqlite3 *db, sqlite3_stmt *ins, const int64_t *keys, int nkeys, int64_t first, int64_t last,
+                        int64_t n, const struct varint_buf *rows, const char *what, struct err *e)
+{
+    int c = 0;
+    while (c < nkeys) {
+        sqlite3_bind_int64(ins, c + 1, keys[c]);
+        c++;
+    }
+    sqlite3_bind_int64(ins, c + 1, first);
+    sqlite3_bind_int64(ins, c + 2, last);
+    sqlite3_bind_int64(ins, c + 3, n);
+    sqlite3_bind_blob(ins, c + 4, rows->v, (int)rows->len, SQLITE_STATIC);
+    int rc = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    return rc == SQLITE_DONE ? 0 : rundb_db_error(db, e, what);
+}
+
 void timeline_rows_held_reset(struct timeline_rows_held *h)
 {
     h->n = 0;

@@ -1,8 +1,11 @@
 /* timeline_rows_test — the batched INSERT of the timeline's builds: rows
  * reach the table in the order they were added (whole batches, then the
  * rest one by one at the flush), with their doubles and NULLs, and a
- * failing batch reports the writer's context; held records up to a cap. */
+ * failing batch reports the writer's context; held records up to a cap;
+ * a packed table's row with its keys, bounds, count and bytes. */
 #include <sqlite3.h>
+
+#include <string.h>
 
 #include "harness.h"
 #include "derive/timeline_rows.h"
@@ -105,10 +108,45 @@ static void test_held(void)
     timeline_rows_held_free(&h);
 }
 
+/* A packed table's row: the keys, the chunk's bounds and count, its
+ * bytes; a second row with the same key is refused with a message. */
+static void test_chunk(void)
+{
+    sqlite3 *db;
+    sqlite3_stmt *ins, *q;
+    struct err e;
+    struct varint_buf rows = { NULL, 0, 0 };
+    REQUIRE(sqlite3_open(":memory:", &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "CREATE TABLE p(a INTEGER, b INTEGER, first INTEGER, last INTEGER, n INTEGER, rows BLOB,"
+                         " PRIMARY KEY(a, b, first)) WITHOUT ROWID",
+                         NULL, NULL, NULL) == SQLITE_OK);
+    REQUIRE(sqlite3_prepare_v2(db, "INSERT INTO p VALUES(?,?,?,?,?,?)", -1, &ins, NULL) == SQLITE_OK);
+    varint_buf_put(&rows, 300);
+    varint_buf_put(&rows, 1);
+    const int64_t keys[2] = { 7, -3 };
+    CHECK_EQ_INT(timeline_rows_chunk(db, ins, keys, 2, 100, 140, 2, &rows, "test (chunk)", &e), 0);
+    REQUIRE(sqlite3_prepare_v2(db, "SELECT a, b, first, last, n, hex(rows) FROM p", -1, &q, NULL) == SQLITE_OK);
+    REQUIRE(sqlite3_step(q) == SQLITE_ROW);
+    CHECK_EQ_INT(sqlite3_column_int64(q, 0), 7);
+    CHECK_EQ_INT(sqlite3_column_int64(q, 1), -3);
+    CHECK_EQ_INT(sqlite3_column_int64(q, 2), 100);
+    CHECK_EQ_INT(sqlite3_column_int64(q, 3), 140);
+    CHECK_EQ_INT(sqlite3_column_int64(q, 4), 2);
+    CHECK_EQ_STR((const char *)sqlite3_column_text(q, 5), "AC0201");
+    sqlite3_finalize(q);
+    CHECK(timeline_rows_chunk(db, ins, keys, 2, 100, 150, 2, &rows, "test (chunk)", &e) != 0);
+    CHECK(strstr(e.msg, "test (chunk)") != NULL);
+    varint_buf_free(&rows);
+    sqlite3_finalize(ins);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     RUN(test_order);
     RUN(test_errors);
     RUN(test_held);
+    RUN(test_chunk);
     return harness_done("timeline_rows");
 }
