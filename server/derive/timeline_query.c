@@ -99,6 +99,7 @@ struct qstate {
      * fed to `deep`; depths >= fine merged per TIMELINE_COARSE_PX pixels */
     int dmin, dmax, fine;
     struct lane deep;
+    int clod_packed; /* clod is clodpack's chunks, else the rows of a run stored before it */
 };
 
 static int64_t col_of(const struct qstate *q, int64_t t)
@@ -556,10 +557,8 @@ static int query_counter(sqlite3 *db, struct qstate *q, int64_t series, struct t
     out->id = series;
     rc = timeline_series_open(db, series, &ser, e);
     if (rc) return rc < 0 ? rc : 0;
-    /* clod: the rows unpacked, as a run stored before clodpack has them */
-    int packed = scan_has_table(db, "clodpack", e);
-    if (packed < 0 ||
-        rundb_prepare(db,
+    int packed = q->clod_packed;
+    if (rundb_prepare(db,
                       packed ? "SELECT level FROM clodpack WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1"
                              : "SELECT level FROM clod WHERE series = ? AND level <= ? ORDER BY level DESC LIMIT 1",
                       &lv, e) < 0 ||
@@ -708,6 +707,7 @@ int timeline_query_lanes(sqlite3 *db, int64_t start, int64_t end, int width, con
         v->ntracks++;
         if (query_track(db, &s, &q, &tracks[i], &v->tracks[i], &v->rows_read, e) < 0) goto out;
     }
+    if (nseries && (q.clod_packed = scan_has_table(db, "clodpack", e)) < 0) goto out;
     for (size_t i = 0; i < nseries; i++) {
         v->ncounters++;
         if (query_counter(db, &q, series[i], &v->counters[i], &v->rows_read, e) < 0) goto out;
