@@ -55,7 +55,7 @@ void varint_buf_free(struct varint_buf *b)
 void varint_rows_begin(struct varint_rows *r, const void *blob, size_t size, int64_t n)
 {
     r->p = blob;
-    r->end = r->p + size;
+    r->end = size ? r->p + size : r->p; /* an empty blob comes as NULL: no offset on it */
     r->left = n >= 0 ? n : -1;
 }
 

@@ -508,7 +508,8 @@ static int critseg_read(sqlite3 *db, sqlite3_stmt *st, int64_t t0, int64_t t1, s
         }
         const int step = sqlite3_column_int(st, 0);
         const int64_t nseg = sqlite3_column_int64(st, 2);
-        const uint8_t *p = sqlite3_column_blob(st, 3), *end = p + sqlite3_column_bytes(st, 3);
+        /* an empty blob comes as NULL: no offset on it */
+        const uint8_t *p = sqlite3_column_blob(st, 3), *end = p ? p + sqlite3_column_bytes(st, 3) : p;
         int64_t ts = 0, slice = 0;
         for (int64_t k = 0; k < nseg; k++) {
             uint64_t dur, cat, track;
