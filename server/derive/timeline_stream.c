@@ -162,6 +162,7 @@ out:
 
 static void *stream_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "tb-tlstream");
     struct timeline_stream *ts = arg;
     sqlite3 *db = NULL;
     double t0 = log_now_s(), c0 = log_thread_cpu_s();

@@ -156,6 +156,7 @@ struct rank_pool {
 
 static void *rank_worker(void *arg)
 {
+    pthread_setname_np(pthread_self(), "tb-rank");
     struct rank_pool *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -319,6 +320,7 @@ struct writeback {
 
 static void *writeback_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "tb-writeback");
     struct writeback *wb = arg;
     double took = fsutil_writeback_start(wb->path);
     if (took >= 0) LOG_DEBUG("run.db's writeback queued in %.3f s", took);
@@ -378,6 +380,7 @@ struct hash_job {
 
 static void *hash_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "tb-hash");
     struct hash_job *h = arg;
     /* the hash is wanted once the indexes are built: it takes the cycles
      * the parse and the writer leave (Linux: per thread; ignored on failure) */

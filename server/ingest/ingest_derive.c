@@ -172,6 +172,7 @@ static void work(struct rank_pass *p, int until)
 
 static void *pass_worker(void *arg)
 {
+    pthread_setname_np(pthread_self(), "tb-derive");
     struct rank_pass *p = arg;
     nice_thread(p->nice);
     pthread_mutex_lock(&p->mu);
@@ -404,6 +405,7 @@ static int side_rules(struct side *s, sqlite3 *db, struct err *e)
 
 static void *side_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "tb-side");
     struct side *s = arg;
     sqlite3 *db = NULL;
     nice_thread(s->nice);

@@ -197,6 +197,7 @@ static int inflate_some(struct instream *s, void *buf, size_t cap, size_t *got, 
  * parser. Blocks cycle between the free list and the ready queue. */
 static void *zthread_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "tb-inflate");
     struct instream *s = arg;
     for (;;) {
         pthread_mutex_lock(&s->zmu);

@@ -625,6 +625,7 @@ static int apply_op(struct rundb_writer *w, const struct op_hdr *h, const char *
 
 static void *bg_main(void *arg)
 {
+    pthread_setname_np(pthread_self(), "tb-writer");
     struct rundb_writer *w = arg;
     pthread_mutex_lock(&w->bg_mu);
     for (;;) {
