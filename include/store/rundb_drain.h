@@ -146,7 +146,7 @@ struct bg_chunk {
 /* Rows inserted per statement by the writer thread: a statement's step,
  * reset and program start cost as much as a row's own work. */
 #define RUNDB_BATCH_ROWS 16
-#define RUNDB_BATCH_COLS 12 /* the widest row, a slice's */
+#define RUNDB_BATCH_COLS 11 /* the widest row, a slice's (its id left to SQLite) */
 
 /* Rows of one table (slices, flows, memory events) held on the writer
  * thread until RUNDB_BATCH_ROWS of them go in as one statement (many);
@@ -157,6 +157,12 @@ struct rundb_batch {
     const char *held[RUNDB_BATCH_ROWS];
     int n;
     void (*bind)(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d); /* row d at slot k */
+    /* the rowid row d must get, NULL: any. The slices' INSERT leaves the
+     * id to SQLite, which gives the next after the largest (the file is
+     * new and the drain numbers them 1, 2, ... across ranks): an explicit
+     * INTEGER PRIMARY KEY costs a uniqueness seek a row. Checked after
+     * each statement, so a row out of step fails the import. */
+    int64_t (*rowid)(const char *d);
     const char *what;                                                          /* for an error */
     /* what many's integer parameters hold (rundb_batch_int): set 1 for
      * bound's value, 2 for NULL, 0 unknown */
@@ -230,9 +236,11 @@ void rundb_spool_put(struct rundb_writer *w);
  * of a slice insert's cost). Defined in rundb_writer.c. */
 void rundb_batch_int(struct rundb_batch *b, sqlite3_stmt *st, int p, int64_t v, int null);
 
-/* Binds OP_ROW d's 12 columns at slot k of st (rundb_drain.c): the bind of
+/* Binds OP_ROW d's 11 columns (not its id) at slot k of st (rundb_drain.c): the bind of
  * w->slices. */
 void rundb_drain_bind_row(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d);
+/* The id the drain gave slice row d (rundb_batch.rowid). */
+int64_t rundb_drain_row_id(const char *d);
 
 /* Hands the name_ids chunks still held (every rank drained) to the writer
  * thread: before the rows are committed, so that a run open early finds

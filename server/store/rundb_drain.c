@@ -66,16 +66,23 @@ struct open_slice {
     int64_t end, id;
 };
 
+int64_t rundb_drain_row_id(const char *d)
+{
+    struct op_row r;
+    memcpy(&r, d, sizeof r);
+    return r.id;
+}
+
 void rundb_drain_bind_row(struct rundb_batch *b, sqlite3_stmt *st, int k, const char *d)
 {
     struct op_row r;
     memcpy(&r, d, sizeof r);
-    int c = 12 * k;
-    const int64_t v[11] = { r.id, r.track, r.ts, r.dur, r.depth, r.parent, r.name, r.cat, r.kind, r.corr, r.ext };
-    for (int i = 0; i < 11; i++) rundb_batch_int(b, st, c + i + 1, v[i], (i == 5 && !r.parent) || (i == 7 && !r.cat));
+    int c = 11 * k;
+    const int64_t v[10] = { r.track, r.ts, r.dur, r.depth, r.parent, r.name, r.cat, r.kind, r.corr, r.ext };
+    for (int i = 0; i < 10; i++) rundb_batch_int(b, st, c + i + 1, v[i], (i == 4 && !r.parent) || (i == 6 && !r.cat));
     /* always: the text lives in the chunk, which is reused */
-    if (r.args_len) sqlite3_bind_text(st, c + 12, d + sizeof r, (int)r.args_len, SQLITE_STATIC);
-    else sqlite3_bind_null(st, c + 12);
+    if (r.args_len) sqlite3_bind_text(st, c + 11, d + sizeof r, (int)r.args_len, SQLITE_STATIC);
+    else sqlite3_bind_null(st, c + 11);
 }
 
 /* A full name_ids chunk on its way to the writer thread. */

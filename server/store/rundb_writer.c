@@ -23,8 +23,8 @@
 
 /* The batched tables' inserts: the values of one row, and of a batch's
  * RUNDB_BATCH_ROWS rows. */
-#define SLICE_INSERT "INSERT INTO slice(id,track,ts,dur,depth,parent,name,cat,kind,corr,ext,args) VALUES"
-#define SLICE_ROW "(?,?,?,?,?,?,?,?,?,?,?,?)"
+#define SLICE_INSERT "INSERT INTO slice(track,ts,dur,depth,parent,name,cat,kind,corr,ext,args) VALUES"
+#define SLICE_ROW "(?,?,?,?,?,?,?,?,?,?,?)"
 #define FLOW_INSERT "INSERT INTO flow(rank,cat,name,fid,ph,bp,track,ts) VALUES"
 #define FLOW_ROW "(?,?,?,?,?,?,?,?)"
 #define MEM_INSERT "INSERT INTO mem(rank,track,ts,dev_type,dev_id,addr,bytes,total_alloc,total_reserved) VALUES"
@@ -304,7 +304,7 @@ int rundb_create(const char *path, uint64_t sort_memory, const char *tmp_dir, st
 
     w->spool_fd = -1;
     w->sort_memory = sort_memory ? (size_t)sort_memory : (64u << 20);
-    w->slices = (struct rundb_batch){ .bind = rundb_drain_bind_row, .what = "slice insert" };
+    w->slices = (struct rundb_batch){ .bind = rundb_drain_bind_row, .rowid = rundb_drain_row_id, .what = "slice insert" };
     w->flows = (struct rundb_batch){ .bind = bind_flow, .what = "flow insert" };
     w->mems = (struct rundb_batch){ .bind = bind_mem, .what = "memory event insert" };
     snprintf(w->tmp_dir, sizeof w->tmp_dir, "%s", tmp_dir ? tmp_dir : "/tmp");
@@ -534,6 +534,16 @@ static void bind_mem(struct rundb_batch *b, sqlite3_stmt *st, int k, const char 
     for (int i = 0; i < 9; i++) rundb_batch_int(b, st, c + i + 1, v[i], i >= 7 && v[i] < 0);
 }
 
+/* The rowid SQLite gave the row just inserted from d is the id the drain
+ * gave it (see rundb_batch.rowid). */
+static int rowid_check(struct rundb_writer *w, const struct rundb_batch *b, const char *d, struct err *e)
+{
+    if (!b->rowid) return 0;
+    int64_t want = b->rowid(d), got = sqlite3_last_insert_rowid(w->db);
+    if (got == want) return 0;
+    return err_set(e, ERR_INTERNAL, "%s: row %lld stored as %lld", b->what, (long long)want, (long long)got);
+}
+
 /* Holds op d of the current chunk; a full batch goes in as one statement
  * (flows and memory events went one a statement before the slices' batch
  * served them: tiled33's 182 k flows 0.39 -> 0.29 s of the writer's thread,
@@ -545,7 +555,8 @@ static int batch_add(struct rundb_writer *w, struct rundb_batch *b, const char *
     if (b->n < RUNDB_BATCH_ROWS) return 0;
     for (int k = 0; k < RUNDB_BATCH_ROWS; k++) b->bind(b, b->many, k, b->held[k]);
     b->n = 0;
-    return rundb_writer_step_done(w, b->many, e, b->what);
+    if (rundb_writer_step_done(w, b->many, e, b->what) != 0) return e->code;
+    return rowid_check(w, b, b->held[RUNDB_BATCH_ROWS - 1], e);
 }
 
 /* The rows b holds, one statement each: before their chunk is reused. */
@@ -556,6 +567,7 @@ static int batch_flush(struct rundb_writer *w, struct rundb_batch *b, struct err
     for (int k = 0; k < n && rc == 0; k++) {
         b->bind(b, b->one, 0, b->held[k]);
         rc = rundb_writer_step_done(w, b->one, e, b->what);
+        if (rc == 0) rc = rowid_check(w, b, b->held[k], e);
     }
     return rc;
 }
