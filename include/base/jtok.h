@@ -71,6 +71,13 @@ int jtok_expect(struct jtok *t, char c, const char *what, struct err *e);
  * "truncated" in the message; *truncated is set to 1 then (may be NULL). */
 int jtok_value_extent(struct jtok *t, const char **p, size_t *n, int *truncated, struct err *e);
 
+/* The unread bytes the window holds, read no further: OUT [*p, *end).
+ * For a caller that parses a value there in place with the span functions
+ * and then moves the cursor past it (jtok_consume, n at most *end - *p);
+ * a value that runs past *end is read with jtok_value_extent instead. */
+void jtok_window(const struct jtok *t, const char **p, const char **end);
+void jtok_consume(struct jtok *t, size_t n);
+
 /* --- spans (complete values in memory) --- */
 
 /* Iterates an object's members. *cur starts at the byte after '{' (or at
@@ -78,6 +85,14 @@ int jtok_value_extent(struct jtok *t, const char **p, size_t *n, int *truncated,
  * or a negative error. */
 int jtok_span_next_member(const char **cur, const char *end, struct jtok_val *key, struct jtok_val *val,
                           struct err *e);
+
+/* The same in two halves, for a caller that reads some values its own
+ * way: next_key returns 1 with key filled and *cur at its value (after
+ * the ':' and whitespace), 0 at the closing '}' (*cur past it), or a
+ * negative error; after the value, member_end checks that a ',' or '}'
+ * follows (*cur at it) and returns 0, else a negative error. */
+int jtok_span_next_key(const char **cur, const char *end, struct jtok_val *key, struct err *e);
+int jtok_span_member_end(const char **cur, const char *end, struct err *e);
 
 /* Parses one value at *cur (after whitespace) and advances past it. */
 int jtok_span_value(const char **cur, const char *end, struct jtok_val *val, struct err *e);

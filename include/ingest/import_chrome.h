@@ -87,6 +87,40 @@ struct import_chrome_ev {
     struct jtok_val ph, cat, name, pid, tid, ts, dur, id, bp, s, args, bind_id;
 };
 
+/* The integer members of an args object the importer reads: correlation
+ * and External id for slices, the [memory] fields for memory events;
+ * the last of a key wins, the rest stay as import_chrome_args_scan clears
+ * them (0, totals -1). */
+struct import_chrome_args {
+    int64_t corr, ext;
+    int64_t dev_type, dev_id, addr, bytes, total_alloc, total_reserved;
+    int has_bytes;
+};
+
+/* args's members up to the first that does not parse. */
+void import_chrome_args_scan(const struct jtok_val *args, struct import_chrome_args *a);
+
+/* The members of the event object [p, p + n) (cut out by
+ * jtok_value_extent); 0, or < 0 with e filled. */
+int import_chrome_event_members(const char *p, size_t n, struct import_chrome_ev *ev, struct err *e);
+
+/* An event read in one pass where its bytes lie (see
+ * import_chrome_event_fast). */
+struct import_chrome_event {
+    struct import_chrome_ev ev;
+    struct import_chrome_args a; /* of the last args object, when has_a */
+    int has_a;
+};
+
+/* The event object at p (its '{', else 0) read in place, the bytes ending
+ * at end (the window's end): 1 and *n its length when it ends before end and every
+ * member reads, the args object's integers read on the way; else 0, having
+ * done nothing. Where it returns 1, jtok_value_extent cuts out the same n
+ * bytes, import_chrome_event_members reads the same members from them and
+ * import_chrome_args_scan the same integers from its args object
+ * (chrome_event_fuzz checks it). */
+int import_chrome_event_fast(const char *p, const char *end, struct import_chrome_event *x, size_t *n);
+
 /* Decodes a string value into c's scratch (borrowed until the next call);
  * returns its length. */
 size_t import_chrome_str_decode(struct import_chrome *c, const struct jtok_val *v, const char **out);

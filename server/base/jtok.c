@@ -434,8 +434,7 @@ int jtok_span_value(const char **cur, const char *end, struct jtok_val *v, struc
     return span_err(c, end, "a value", e);
 }
 
-int jtok_span_next_member(const char **cur, const char *end, struct jtok_val *key, struct jtok_val *val,
-                          struct err *e)
+int jtok_span_next_key(const char **cur, const char *end, struct jtok_val *key, struct err *e)
 {
     const char *c = skip_ws(*cur, end);
 
@@ -449,12 +448,41 @@ int jtok_span_next_member(const char **cur, const char *end, struct jtok_val *ke
     if (span_string(&c, end, key, e) != 0) return e->code;
     c = skip_ws(c, end);
     if (c >= end || *c != ':') return span_err(c, end, "':'", e);
-    c++;
-    if (jtok_span_value(&c, end, val, e) != 0) return e->code;
-    c = skip_ws(c, end);
+    *cur = skip_ws(c + 1, end);
+    return 1;
+}
+
+int jtok_span_member_end(const char **cur, const char *end, struct err *e)
+{
+    const char *c = skip_ws(*cur, end);
     if (c >= end || (*c != ',' && *c != '}')) return span_err(c, end, "',' or '}'", e);
     *cur = c;
+    return 0;
+}
+
+int jtok_span_next_member(const char **cur, const char *end, struct jtok_val *key, struct jtok_val *val,
+                          struct err *e)
+{
+    const char *c = *cur;
+    int rc = jtok_span_next_key(&c, end, key, e);
+    if (rc <= 0) {
+        if (rc == 0) *cur = c;
+        return rc;
+    }
+    if (jtok_span_value(&c, end, val, e) != 0 || jtok_span_member_end(&c, end, e) != 0) return e->code;
+    *cur = c;
     return 1;
+}
+
+void jtok_window(const struct jtok *t, const char **p, const char **end)
+{
+    *p = t->buf + t->pos;
+    *end = t->buf + t->len;
+}
+
+void jtok_consume(struct jtok *t, size_t n)
+{
+    t->pos += n;
 }
 
 int jtok_str_eq(const struct jtok_val *v, const char *lit)

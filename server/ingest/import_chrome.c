@@ -92,53 +92,53 @@ static int note_drop(struct import_chrome *c, const char *reason, const struct i
     return 0;
 }
 
-/* Pulls integer members of an args object: correlation and External id for
- * slices, the [memory] fields for memory events. */
-struct args_ints {
-    int64_t corr, ext;
-    int64_t dev_type, dev_id, addr, bytes, total_alloc, total_reserved;
-    int has_bytes;
-};
+static void args_clear(struct import_chrome_args *a)
+{
+    a->corr = a->ext = a->dev_type = a->dev_id = a->addr = a->bytes = 0;
+    a->total_alloc = a->total_reserved = -1;
+    a->has_bytes = 0;
+}
 
-static void scan_args(const struct jtok_val *args, struct args_ints *a)
+static void args_member(struct import_chrome_args *a, const struct jtok_val *k, const struct jtok_val *v)
+{
+    if (v->type != JT_NUMBER || k->escaped) return;
+    /* the member's field first: most members (Python ids, shapes, grid)
+     * are none of them, and need no conversion */
+    int64_t *to = NULL;
+    switch (k->n) {
+    case 11:
+        if (memcmp(k->p, "correlation", 11) == 0) to = &a->corr;
+        else if (memcmp(k->p, "External id", 11) == 0) to = &a->ext;
+        else if (memcmp(k->p, "Device Type", 11) == 0) to = &a->dev_type;
+        break;
+    case 9:
+        if (memcmp(k->p, "Device Id", 9) == 0) to = &a->dev_id;
+        break;
+    case 4:
+        if (memcmp(k->p, "Addr", 4) == 0) to = &a->addr;
+        break;
+    case 5:
+        if (memcmp(k->p, "Bytes", 5) == 0) to = &a->bytes;
+        break;
+    case 15:
+        if (memcmp(k->p, "Total Allocated", 15) == 0) to = &a->total_alloc;
+        break;
+    case 14:
+        if (memcmp(k->p, "Total Reserved", 14) == 0) to = &a->total_reserved;
+        break;
+    }
+    if (!to || jtok_to_i64(v, to) != 0) return;
+    if (to == &a->bytes) a->has_bytes = 1;
+}
+
+void import_chrome_args_scan(const struct jtok_val *args, struct import_chrome_args *a)
 {
     const char *cur = args->p, *end = args->p + args->n;
     struct jtok_val k, v;
     struct err e;
 
-    a->corr = a->ext = a->dev_type = a->dev_id = a->addr = a->bytes = 0;
-    a->total_alloc = a->total_reserved = -1;
-    a->has_bytes = 0;
-    while (jtok_span_next_member(&cur, end, &k, &v, &e) == 1) {
-        if (v.type != JT_NUMBER || k.escaped) continue;
-        int64_t x;
-        if (jtok_to_i64(&v, &x) != 0) continue;
-        switch (k.n) {
-        case 11:
-            if (memcmp(k.p, "correlation", 11) == 0) a->corr = x;
-            else if (memcmp(k.p, "External id", 11) == 0) a->ext = x;
-            else if (memcmp(k.p, "Device Type", 11) == 0) a->dev_type = x;
-            break;
-        case 9:
-            if (memcmp(k.p, "Device Id", 9) == 0) a->dev_id = x;
-            break;
-        case 4:
-            if (memcmp(k.p, "Addr", 4) == 0) a->addr = x;
-            break;
-        case 5:
-            if (memcmp(k.p, "Bytes", 5) == 0) {
-                a->bytes = x;
-                a->has_bytes = 1;
-            }
-            break;
-        case 15:
-            if (memcmp(k.p, "Total Allocated", 15) == 0) a->total_alloc = x;
-            break;
-        case 14:
-            if (memcmp(k.p, "Total Reserved", 14) == 0) a->total_reserved = x;
-            break;
-        }
-    }
+    args_clear(a);
+    while (jtok_span_next_member(&cur, end, &k, &v, &e) == 1) args_member(a, &k, &v);
 }
 
 static uint32_t ev_track(struct import_chrome *c, const struct import_chrome_ev *ev)
@@ -160,7 +160,10 @@ static int ev_ts(struct import_chrome *c, const struct jtok_val *v, int64_t *out
 }
 
 
-static int do_slice(struct import_chrome *c, const struct import_chrome_ev *ev, int64_t ts, int64_t dur, struct err *e)
+/* ai: what import_chrome_args_scan finds in ev's args, read already (NULL:
+ * not yet). */
+static int do_slice(struct import_chrome *c, const struct import_chrome_ev *ev, const struct import_chrome_args *ai,
+                    int64_t ts, int64_t dur, struct err *e)
 {
     struct tb_slice s;
     const char *cs = "";
@@ -180,10 +183,10 @@ static int do_slice(struct import_chrome *c, const struct import_chrome_ev *ev, 
         s.args = ev->args.p;
         s.args_len = ev->args.n;
         if (s.kind != TB_K_OTHER && s.kind != TB_K_PYTHON) {
-            struct args_ints a;
-            scan_args(&ev->args, &a);
-            s.corr = a.corr;
-            s.ext = a.ext;
+            struct import_chrome_args a;
+            if (!ai) import_chrome_args_scan(&ev->args, &a);
+            s.corr = (ai ? ai : &a)->corr;
+            s.ext = (ai ? ai : &a)->ext;
         }
     }
     if (s.kind != TB_K_OTHER) c->saw_kineto = 1;
@@ -236,12 +239,14 @@ static int do_end(struct import_chrome *c, const struct import_chrome_ev *ev, in
     return note_drop(c, "'E' event without a matching 'B' on its thread", ev);
 }
 
-static int do_instant(struct import_chrome *c, const struct import_chrome_ev *ev, int64_t ts, struct err *e)
+static int do_instant(struct import_chrome *c, const struct import_chrome_ev *ev, const struct import_chrome_args *ai,
+                      int64_t ts, struct err *e)
 {
     uint32_t track = ev_track(c, ev);
     if (jtok_str_eq(&ev->name, "[memory]") && ev->args.type == JT_OBJECT) {
-        struct args_ints a;
-        scan_args(&ev->args, &a);
+        struct import_chrome_args a;
+        if (ai) a = *ai;
+        else import_chrome_args_scan(&ev->args, &a);
         if (!a.has_bytes) return note_drop(c, "[memory] event without Bytes", ev);
         struct tb_mem m = { track, ts, (int)a.dev_type, (int)a.dev_id, a.addr, a.bytes, a.total_alloc,
                             a.total_reserved };
@@ -336,82 +341,136 @@ static int do_metadata(struct import_chrome *c, const struct import_chrome_ev *e
     return 0;
 }
 
-/* One event object, complete in memory. */
-static int do_event(struct import_chrome *c, const char *p, size_t n, struct err *e)
+/* Keeps member (k, v) of an event where it is one of those read. */
+static void ev_member(struct import_chrome_ev *ev, const struct jtok_val *k, const struct jtok_val *v)
 {
-    struct import_chrome_ev ev;
+    if (k->escaped) return;
+    switch (k->n) {
+    case 2:
+        if (k->p[0] == 'p' && k->p[1] == 'h') ev->ph = *v;
+        else if (k->p[0] == 't' && k->p[1] == 's') ev->ts = *v;
+        else if (k->p[0] == 'i' && k->p[1] == 'd') ev->id = *v;
+        else if (k->p[0] == 'b' && k->p[1] == 'p') ev->bp = *v;
+        break;
+    case 3:
+        if (memcmp(k->p, "cat", 3) == 0) ev->cat = *v;
+        else if (memcmp(k->p, "pid", 3) == 0) ev->pid = *v;
+        else if (memcmp(k->p, "tid", 3) == 0) ev->tid = *v;
+        else if (memcmp(k->p, "dur", 3) == 0) ev->dur = *v;
+        break;
+    case 4:
+        if (memcmp(k->p, "name", 4) == 0) ev->name = *v;
+        else if (memcmp(k->p, "args", 4) == 0) ev->args = *v;
+        break;
+    case 1:
+        if (k->p[0] == 's') ev->s = *v;
+        break;
+    case 7:
+        if (memcmp(k->p, "bind_id", 7) == 0) ev->bind_id = *v;
+        break;
+    }
+}
+
+/* One pass over the event's bytes instead of three (the extent scan, the
+ * members, then its args object's members again): the args object, most
+ * of an event's bytes, is read member by member instead of skipped. Both
+ * find the same end where both read a whole object, as the members'
+ * strings and nested values are the scan's. */
+int import_chrome_event_fast(const char *p, const char *end, struct import_chrome_event *x, size_t *n)
+{
+    const char *cur = p;
+    struct jtok_val k, v;
+    struct err e;
+    int rc;
+
+    memset(x, 0, sizeof *x);
+    if (p >= end || *p != '{') return 0;
+    while ((rc = jtok_span_next_key(&cur, end, &k, &e)) == 1) {
+        if (cur < end && *cur == '{' && !k.escaped && k.n == 4 && memcmp(k.p, "args", 4) == 0) {
+            const char *a0 = cur;
+            struct jtok_val ak, av;
+            args_clear(&x->a);
+            while ((rc = jtok_span_next_member(&cur, end, &ak, &av, &e)) == 1) args_member(&x->a, &ak, &av);
+            if (rc < 0) return 0;
+            x->ev.args = (struct jtok_val){ JT_OBJECT, a0, (size_t)(cur - a0), 0 };
+            x->has_a = 1;
+        } else {
+            if (jtok_span_value(&cur, end, &v, &e) != 0) return 0;
+            ev_member(&x->ev, &k, &v);
+        }
+        if (jtok_span_member_end(&cur, end, &e) != 0) return 0;
+    }
+    if (rc < 0) return 0;
+    *n = (size_t)(cur - p);
+    return 1;
+}
+
+static int event_act(struct import_chrome *c, const struct import_chrome_ev *ev, const struct import_chrome_args *ai,
+                     struct err *e);
+
+int import_chrome_event_members(const char *p, size_t n, struct import_chrome_ev *ev, struct err *e)
+{
     const char *cur = p, *end = p + n;
     struct jtok_val k, v;
     int rc;
 
-    memset(&ev, 0, sizeof ev);
-    while ((rc = jtok_span_next_member(&cur, end, &k, &v, e)) == 1) {
-        if (k.escaped) continue;
-        switch (k.n) {
-        case 2:
-            if (k.p[0] == 'p' && k.p[1] == 'h') ev.ph = v;
-            else if (k.p[0] == 't' && k.p[1] == 's') ev.ts = v;
-            else if (k.p[0] == 'i' && k.p[1] == 'd') ev.id = v;
-            else if (k.p[0] == 'b' && k.p[1] == 'p') ev.bp = v;
-            break;
-        case 3:
-            if (memcmp(k.p, "cat", 3) == 0) ev.cat = v;
-            else if (memcmp(k.p, "pid", 3) == 0) ev.pid = v;
-            else if (memcmp(k.p, "tid", 3) == 0) ev.tid = v;
-            else if (memcmp(k.p, "dur", 3) == 0) ev.dur = v;
-            break;
-        case 4:
-            if (memcmp(k.p, "name", 4) == 0) ev.name = v;
-            else if (memcmp(k.p, "args", 4) == 0) ev.args = v;
-            break;
-        case 1:
-            if (k.p[0] == 's') ev.s = v;
-            break;
-        case 7:
-            if (memcmp(k.p, "bind_id", 7) == 0) ev.bind_id = v;
-            break;
-        }
-    }
-    if (rc < 0) return err_prefix(e, "event #%llu", (unsigned long long)c->events + 1);
+    memset(ev, 0, sizeof *ev);
+    while ((rc = jtok_span_next_member(&cur, end, &k, &v, e)) == 1) ev_member(ev, &k, &v);
+    return rc < 0 ? rc : 0;
+}
+
+/* One event object, complete in memory. */
+static int do_event(struct import_chrome *c, const char *p, size_t n, struct err *e)
+{
+    struct import_chrome_ev ev;
+    if (import_chrome_event_members(p, n, &ev, e) < 0)
+        return err_prefix(e, "event #%llu", (unsigned long long)c->events + 1);
+    return event_act(c, &ev, NULL, e);
+}
+
+/* What event ev does: ai, its args' integers when read (NULL: not yet). */
+static int event_act(struct import_chrome *c, const struct import_chrome_ev *ev, const struct import_chrome_args *ai,
+                     struct err *e)
+{
     c->events++;
-    if (ev.ph.type != JT_STRING || ev.ph.n != 1) {
+    if (ev->ph.type != JT_STRING || ev->ph.n != 1) {
         rundb_count_event(c->w, 0);
-        return note_drop(c, "event without a one-letter ph (phase)", &ev);
+        return note_drop(c, "event without a one-letter ph (phase)", ev);
     }
-    char ph = ev.ph.p[0];
+    char ph = ev->ph.p[0];
     rundb_count_event(c->w, ph == 'M');
-    if (ph == 'M') return do_metadata(c, &ev);
+    if (ph == 'M') return do_metadata(c, ev);
 
     int64_t ts;
-    if (ev.ts.type == JT_NONE) return note_drop(c, "event without ts", &ev);
-    if (ev_ts(c, &ev.ts, &ts) != 0) return note_drop(c, "event whose ts is not a finite number", &ev);
+    if (ev->ts.type == JT_NONE) return note_drop(c, "event without ts", ev);
+    if (ev_ts(c, &ev->ts, &ts) != 0) return note_drop(c, "event whose ts is not a finite number", ev);
 
     switch (ph) {
     case 'X': {
         int64_t dur = 0;
-        if (ev.dur.type == JT_NONE) {
+        if (ev->dur.type == JT_NONE) {
             rundb_note(c->w, TB_NOTE_REPAIRED, "complete event (X) without dur: taken as 0", NULL);
-        } else if (ev_ts(c, &ev.dur, &dur) != 0) {
-            return note_drop(c, "X event whose dur is not a finite number", &ev);
+        } else if (ev_ts(c, &ev->dur, &dur) != 0) {
+            return note_drop(c, "X event whose dur is not a finite number", ev);
         } else if (dur < 0) {
             rundb_note(c->w, TB_NOTE_REPAIRED, "negative dur: taken as 0", NULL);
             dur = 0;
         }
-        return do_slice(c, &ev, ts, dur, e);
+        return do_slice(c, ev, ai, ts, dur, e);
     }
-    case 'B': return do_begin(c, &ev, ts);
-    case 'E': return do_end(c, &ev, ts, e);
+    case 'B': return do_begin(c, ev, ts);
+    case 'E': return do_end(c, ev, ts, e);
     case 'i':
     case 'I':
-    case 'R': return do_instant(c, &ev, ts, e);
+    case 'R': return do_instant(c, ev, ai, ts, e);
     case 's':
     case 't':
-    case 'f': return do_flow(c, &ev, ph, ts, e);
-    case 'C': return do_counter(c, &ev, ts, e);
+    case 'f': return do_flow(c, ev, ph, ts, e);
+    case 'C': return do_counter(c, ev, ts, e);
     case 'b':
     case 'e':
-    case 'n': return note_drop(c, "async events (ph b/e/n) are not shown yet", &ev);
-    default: return note_drop(c, "events of an unknown phase", &ev);
+    case 'n': return note_drop(c, "async events (ph b/e/n) are not shown yet", ev);
+    default: return note_drop(c, "events of an unknown phase", ev);
     }
 }
 
@@ -440,11 +499,16 @@ static int events_array(struct import_chrome *c, struct jtok *t, int *truncated,
         }
         if (ch < 0) goto cut;
         int tr = 0;
-        if (jtok_value_extent(t, &p, &n, &tr, e) != 0) {
+        const char *wend;
+        struct import_chrome_event x;
+        jtok_window(t, &p, &wend);
+        if (ch == '{' && import_chrome_event_fast(p, wend, &x, &n)) {
+            jtok_consume(t, n);
+            if (event_act(c, &x.ev, x.has_a ? &x.a : NULL, e) != 0) return e->code;
+        } else if (jtok_value_extent(t, &p, &n, &tr, e) != 0) {
             if (tr) goto cut;
             return e->code;
-        }
-        if (p[0] == '{') {
+        } else if (p[0] == '{') {
             if (do_event(c, p, n, e) != 0) return e->code;
         } else {
             c->events++;

@@ -427,6 +427,74 @@ static void test_span_members(void)
     CHECK_EQ_INT(jtok_span_next_member(&cur, end, &k, &v, &e), 0);
 }
 
+/* next_key + a value read by the caller + member_end walk the members
+ * next_member walks, leaving the cursor where it does; a nested value can
+ * be walked in place (its end found by its own members). */
+static void test_span_keys(void)
+{
+    static const char obj[] = "{ \"a\" : 1, \"args\" : { \"x\" : [1,{\"y\":\"}\"}], \"z\":\"q\" } ,\"b\":\"}\" }";
+    size_t n = strlen(obj);
+    char *copy = xmalloc(n);
+    memcpy(copy, obj, n);
+    const char *end = copy + n, *c1 = copy, *c2 = copy;
+    struct jtok_val k1, v1, k2, v2;
+    struct err e;
+    int r1, members = 0, inner = 0;
+    while ((r1 = jtok_span_next_member(&c1, end, &k1, &v1, &e)) == 1) {
+        REQUIRE(jtok_span_next_key(&c2, end, &k2, &e) == 1);
+        CHECK(k1.p == k2.p && k1.n == k2.n);
+        /* at the value, past the ':' and the spaces (a string's text starts after its quote) */
+        CHECK(c2 == v1.p - (v1.type == JT_STRING));
+        if (jtok_str_eq(&k2, "args")) { /* walked member by member: the same end as the skip */
+            const char *a0 = c2;
+            while (jtok_span_next_member(&c2, end, &k2, &v2, &e) == 1) inner++;
+            CHECK(c2 == a0 + v1.n);
+        } else {
+            REQUIRE(jtok_span_value(&c2, end, &v2, &e) == 0);
+            CHECK(v2.p == v1.p && v2.n == v1.n && v2.type == v1.type);
+        }
+        CHECK_EQ_INT(jtok_span_member_end(&c2, end, &e), 0);
+        CHECK(c2 == c1 && (*c2 == ',' || *c2 == '}'));
+        members++;
+    }
+    CHECK_EQ_INT(r1, 0);
+    CHECK_EQ_INT(jtok_span_next_key(&c2, end, &k2, &e), 0);
+    CHECK(c2 == c1 && c1 == end);
+    CHECK_EQ_INT(members, 3);
+    CHECK_EQ_INT(inner, 2);
+    /* member_end wants ',' or '}' after the value, next_key ':' after the key */
+    const char *cur = "1 2", *bad_end = cur + 3;
+    cur++;
+    CHECK_EQ_INT(jtok_span_member_end(&cur, bad_end, &e), ERR_INVALID);
+    cur = "{\"a\" 1}";
+    CHECK_EQ_INT(jtok_span_next_key(&cur, cur + 7, &k1, &e), ERR_INVALID);
+    free(copy);
+}
+
+/* The window holds what was read and not consumed; consuming moves the
+ * cursor as a reader would. */
+static void test_window(void)
+{
+    static const char text[] = "[{\"a\":1},{\"b\":2}]";
+    struct feed f;
+    struct jtok t;
+    struct err e;
+    const char *p, *end, *q;
+    size_t n;
+    int c;
+    feed_open(&f, &t, text, strlen(text), 2, 1);
+    REQUIRE(jtok_expect(&t, '[', "'['", &e) == 0);
+    REQUIRE(jtok_peek(&t, &c, &e) == 0 && c == '{');
+    jtok_window(&t, &p, &end);
+    CHECK(end - p == (ptrdiff_t)strlen(text) - 1 && *p == '{');
+    jtok_consume(&t, 7);
+    CHECK_EQ_INT(jtok_offset(&t), 8);
+    REQUIRE(jtok_expect(&t, ',', "','", &e) == 0);
+    REQUIRE(jtok_value_extent(&t, &q, &n, NULL, &e) == 0);
+    CHECK(n == 7 && memcmp(q, "{\"b\":2}", 7) == 0);
+    jtok_free(&t);
+}
+
 static void test_span_errors(void)
 {
     static const char *bad[] = { "{\"a\"}", "{\"a\":}", "{\"a\":1 \"b\":2}", "{\"a\":\"x", "{\"a\":[1,2",
@@ -967,6 +1035,8 @@ int main(void)
     RUN(test_missing_value);
     RUN(test_expect_message);
     RUN(test_span_members);
+    RUN(test_span_keys);
+    RUN(test_window);
     RUN(test_span_errors);
     RUN(test_span_nested);
     RUN(test_span_whitespace);

@@ -6,6 +6,7 @@
  * [memory], B/E, counters, metadata, every repair note, truncation,
  * malformed input and the refusal of non-trace formats. JAX and
  * TensorFlow lanes are in import_chrome_xla_test.c. */
+#include "base/sbuf.h"
 #include "import_chrome_fixture.h"
 
 static void test_bare_array(void)
@@ -365,6 +366,37 @@ static void test_memory_events(void)
     CHECK_Q(r.db, 1, "SELECT dev_type FROM mem WHERE ts=6000");
     CHECK(notes(r.db, "dropped", "[memory] event without Bytes") == 1);
     CHECK_Q(r.db, 1, "SELECT count(*) FROM instant");
+    CHECK_IDENTITY(r.st);
+    result_close(&r);
+}
+
+/* Events are read in place where they lie whole in the reader's window
+ * (1 MiB at first) and cut out by the extent scan where one straddles its
+ * end: both give the same rows. 40 k events, each with its correlation and
+ * External id among other args (nested arrays, a string holding brackets
+ * and quotes), cross the window's end ~6 times, at a different member of
+ * an event each time. */
+static void test_events_across_windows(void)
+{
+    struct sbuf b = { 0 };
+    sbuf_add(&b, "{\"traceEvents\":[\n");
+    const int n = 40000;
+    for (int i = 0; i < n; i++)
+        sbuf_printf(&b,
+                    "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":\"op\\\"%d}\",\"pid\":1,\"tid\":%d,\"ts\":%d,"
+                    "\"dur\":1,\"args\":{\"Input Dims\":[[%d,2],[]],\"s\":\"]}\\\"{\",\"correlation\":%d,"
+                    "\"External id\":%d}}\n",
+                    i ? "," : "", i % 3 ? "cuda_runtime" : "cpu_op", i % 7, 1 + i % 2, i * 2, i, 100000 + i, 7 * i);
+    sbuf_add(&b, "]}");
+    REQUIRE(b.n > (3u << 20));
+    struct result r;
+    import_bytes("windows.json", b.p, b.n, &r);
+    free(b.p);
+    REQUIRE(r.rc == 0);
+    CHECK_EQ_INT(r.st.slices, n);
+    CHECK_Q(r.db, n, "SELECT count(*) FROM slice WHERE corr = 100000 + ts / 2000 AND ext = 7 * (ts / 2000)");
+    CHECK_Q(r.db, n, "SELECT count(*) FROM slice WHERE args LIKE '{\"Input Dims\":[[%%,2],[]],\"s\":\"]}\\\"{\",%%}'");
+    CHECK_Q(r.db, n, "SELECT count(*) FROM slice s JOIN str ON str.id = s.name WHERE str.s LIKE 'op\"_}'");
     CHECK_IDENTITY(r.st);
     result_close(&r);
 }
@@ -770,6 +802,7 @@ int main(void)
     RUN(test_names);
     RUN(test_flows);
     RUN(test_memory_events);
+    RUN(test_events_across_windows);
     RUN(test_begin_end);
     RUN(test_counters);
     RUN(test_metadata);
