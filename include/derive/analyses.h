@@ -220,9 +220,9 @@ struct analyses_pre;
 int analyses_run_then(sqlite3 *db, struct analyses_pre *pre, void (*series_done)(void *arg), void *arg,
                       struct err *e);
 
-/* The launch calls and host slices of rank read ahead of the analyses:
- * they need no steps, so ingest_derive.c reads them while the summary
- * that writes the steps is still running. pre (may be NULL) given to
+/* The launch calls, host slices and GPU ops of rank read ahead of the
+ * analyses: they need no steps, so ingest_derive.c reads them while the
+ * summary that writes the steps is still running. pre (may be NULL) given to
  * analyses_run_then is used instead of reading them again (the same
  * figures either way: the tests compare the two). db: a connection on
  * the run (read only here). The host slices are read from feed where it

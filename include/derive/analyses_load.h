@@ -22,9 +22,11 @@
 #include "derive/analyses.h"
 
 /* What analyses_preload (analyses.h) read of one rank: its launch calls
- * with their correlation index (base/corrix.h) and its host slices, as
- * analyses_load_rank would have put them in an an_ctx. Owned by it until
- * analyses_load_rank takes them (its fields then emptied). */
+ * with their correlation index (base/corrix.h), its host slices, and its
+ * GPU streams and ops paired with their launches, as analyses_load_rank
+ * would have put them in an an_ctx (with the name classes it looked up).
+ * Owned by it until analyses_load_rank takes them (its fields then
+ * emptied). */
 struct analyses_pre {
     int rank;
     size_t host_rows_max; /* the limit they were held under */
@@ -35,6 +37,8 @@ struct analyses_pre {
     size_t nhrows;
     struct an_hthread *hthreads;
     size_t nhthreads;
+    struct an_ctx *gpu;   /* its ops, mem_bytes, streams, by_stream, stream_ofs,
+                           * main_thread and name class cache; the rest empty */
 };
 
 /* Loads rank c->rank into c (c->db, c->names and c->host_rows_max set;

@@ -476,18 +476,29 @@ int analyses_preload(sqlite3 *db, int rank, const struct slice_feed *feed, struc
     *out = NULL;
     int rc = gpuscan_names_open(db, &c.names, e);
     if (rc == 0) rc = load_launches(&c, &ix, e);
+    if (rc == 0) rc = load_gpu(&c, ix, c.nlaunches, e);
+    if (rc == 0) {
+        sort_ops(&c);
+        group_streams(&c);
+        find_main_thread(&c);
+    }
     if (rc == 0 && gpuscan_names_error(c.names, e) < 0) rc = err_prefix(e, "analyses");
     gpuscan_names_close(c.names);
+    c.names = NULL;
     if (rc == 0) {
         struct analyses_pre *p = xcalloc(1, sizeof *p);
         *p = (struct analyses_pre){ rank,  c.host_rows_max, c.launches, c.nlaunches, ix,
-                                    c.hrows, c.nhrows,       c.hthreads,  c.nhthreads };
+                                    c.hrows, c.nhrows,       c.hthreads,  c.nhthreads, NULL };
         c.launches = NULL;
         c.hrows = NULL;
         c.hthreads = NULL;
+        c.nlaunches = c.nhrows = c.nhthreads = 0;
         ix = NULL;
+        p->gpu = xmalloc(sizeof *p->gpu);
+        *p->gpu = c; /* the GPU's arrays move with it */
+        memset(&c, 0, sizeof c);
         *out = p;
-        LOG_LAP(rank, "launch calls (read ahead)", &t);
+        LOG_LAP(rank, "launch calls and GPU ops (read ahead)", &t);
     }
     free(ix);
     analyses_load_free(&c);
@@ -501,11 +512,13 @@ void analyses_pre_free(struct analyses_pre *pre)
     free(pre->ix);
     free(pre->hrows);
     free(pre->hthreads);
+    if (pre->gpu) analyses_load_free(pre->gpu);
+    free(pre->gpu);
     free(pre);
 }
 
-/* pre's launch calls and host slices moved into c (whose are empty) and
- * *ix given pre's correlation index; pre emptied. */
+/* pre's launch calls, host slices, GPU streams and ops moved into c (whose
+ * are empty) and *ix given pre's correlation index; pre emptied. */
 static void take_pre(struct an_ctx *c, struct analyses_pre *pre, struct corrix **ix)
 {
     c->launches = pre->launches;
@@ -521,6 +534,23 @@ static void take_pre(struct an_ctx *c, struct analyses_pre *pre, struct corrix *
     pre->ix = NULL;
     pre->nlaunches = pre->nhrows = pre->nhthreads = 0;
     pre->rank = -1;
+    struct an_ctx *g = pre->gpu;
+    c->ops = g->ops;
+    c->nops = g->nops;
+    c->mem_bytes = g->mem_bytes;
+    c->nmem = g->nmem;
+    c->streams = g->streams;
+    c->nstreams = g->nstreams;
+    c->by_stream = g->by_stream;
+    c->stream_ofs = g->stream_ofs;
+    c->main_thread = g->main_thread;
+    c->ncache_id = g->ncache_id;
+    c->ncache_bits = g->ncache_bits;
+    c->ncache_cap = g->ncache_cap;
+    c->ncache_n = g->ncache_n;
+    memset(g, 0, sizeof *g);
+    free(g);
+    pre->gpu = NULL;
 }
 
 int analyses_load_rank(struct an_ctx *c, struct analyses_pre *pre, struct err *e)
@@ -529,17 +559,22 @@ int analyses_load_rank(struct an_ctx *c, struct analyses_pre *pre, struct err *e
     double t = log_now_s();
     struct corrix *ix = NULL;
     if ((rc = load_steps(c, e))) return rc;
-    /* the launches before the ops, so that each op finds its launch as it is read */
-    if (pre && pre->rank == c->rank && pre->host_rows_max == c->host_rows_max) take_pre(c, pre, &ix);
-    else if ((rc = load_launches(c, &ix, e))) return rc;
-    LOG_LAP(c->rank, "launch calls", &t);
-    rc = load_gpu(c, ix, c->nlaunches, e);
-    free(ix);
-    if (rc) return rc;
-    sort_ops(c);
-    group_streams(c);
-    find_main_thread(c);
-    LOG_LAP(c->rank, "steps and GPU ops", &t);
+    if (pre && pre->rank == c->rank && pre->host_rows_max == c->host_rows_max && pre->gpu) {
+        take_pre(c, pre, &ix);
+        free(ix);
+        LOG_LAP(c->rank, "steps", &t);
+    } else {
+        /* the launches before the ops, so that each op finds its launch as it is read */
+        if ((rc = load_launches(c, &ix, e))) return rc;
+        LOG_LAP(c->rank, "launch calls", &t);
+        rc = load_gpu(c, ix, c->nlaunches, e);
+        free(ix);
+        if (rc) return rc;
+        sort_ops(c);
+        group_streams(c);
+        find_main_thread(c);
+        LOG_LAP(c->rank, "steps and GPU ops", &t);
+    }
     if ((rc = load_gpu_peak(c, e))) return rc;
     if (c->nsteps) {
         c->w0 = c->steps[0].ts;

@@ -118,10 +118,23 @@ static void test_preload(void)
     REQUIRE(pre != NULL);
     CHECK_EQ_INT(pre->nlaunches, 3);
     CHECK_EQ_INT(pre->nhrows, read.nhrows);
+    REQUIRE(pre->gpu != NULL);
+    CHECK_EQ_INT(pre->gpu->nops, 3);
     const struct an_launch *want = pre->launches;
+    const struct an_op *want_ops = pre->gpu->ops;
     CHECK_EQ_INT(load_pre(db, AN_HOST_ROWS, pre, &took, &e), 0);
-    CHECK(took.launches == want); /* moved, not copied */
-    CHECK(pre->launches == NULL && pre->hrows == NULL && pre->ix == NULL && pre->nlaunches == 0);
+    CHECK(took.launches == want && took.ops == want_ops); /* moved, not copied */
+    CHECK(pre->launches == NULL && pre->hrows == NULL && pre->ix == NULL && pre->nlaunches == 0 && pre->gpu == NULL);
+    CHECK_EQ_INT(took.nstreams, read.nstreams);
+    if (took.nstreams == read.nstreams) {
+        CHECK(memcmp(took.stream_ofs, read.stream_ofs, (read.nstreams + 1) * sizeof *read.stream_ofs) == 0);
+        CHECK(memcmp(took.by_stream, read.by_stream, read.nops * sizeof *read.by_stream) == 0);
+        for (size_t i = 0; i < read.nstreams; i++) {
+            CHECK_EQ_INT(took.streams[i].track, read.streams[i].track);
+            CHECK_EQ_STR(took.streams[i].name, read.streams[i].name);
+        }
+    }
+    CHECK_EQ_INT(took.nmem, read.nmem);
     CHECK_EQ_INT(took.nlaunches, read.nlaunches);
     CHECK_EQ_INT(took.nops, read.nops);
     CHECK_EQ_INT(took.nhthreads, read.nhthreads);
