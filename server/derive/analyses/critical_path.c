@@ -77,18 +77,14 @@
 
 /* Segments stored per step; the category times stay exact beyond it. */
 #define CP_MAX_SEGS 50000
-/* Parent levels read to find the slices open at a step's start. */
+/* Parent levels read to find the slices open at a step's start, and the
+ * innermost slices of a chain that a stretch looks at. */
 #define CP_MAX_DEPTH 256
+/* Slices of a chain whose latest end is kept (struct cp_thread). */
+#define CP_BLOCK 32
 /* Ops looked back on one stream for one that ended before a time (ops on a
  * stream overlap only by clock rounding). */
 #define CP_SCAN_BACK 64
-/* Levels of the parent jump tables: 2^(CP_LIFT-1) = CP_MAX_DEPTH. */
-#define CP_LIFT 9
-_Static_assert(1 << (CP_LIFT - 1) == CP_MAX_DEPTH, "one top-level block is the whole chain");
-/* Slices of a chain walked one by one before the jump tables' blocks of
- * CP_MAX_DEPTH / 2, / 4 ... CP_DIRECT, which add up to CP_MAX_DEPTH. */
-#define CP_DIRECT 32
-_Static_assert((CP_DIRECT & (CP_DIRECT - 1)) == 0 && CP_DIRECT < CP_MAX_DEPTH, "a power of two below the depth");
 /* Moves without progress in time before jumps are refused (a guard: each
  * jump needs a strictly earlier time than the previous one anyway). */
 #define CP_MAX_STALL 8
@@ -115,13 +111,21 @@ struct cp_thread {
                             * time only decreases, so the answer only moves back) */
     struct cp_slice *s;    /* ascending id = start order, parents first */
     size_t n, cap;
-    /* jump tables over s (level i at [i * n]): up = the 2^i-th ancestor
-     * (-1 past the root), mx = the latest end of the 2^i slices from j up,
-     * so stretch() skips a run of closed ancestors in one step: a misnested
-     * chain is hundreds of parents that mostly ended long ago */
-    int32_t *up;
-    int64_t *mx;
-    size_t lcap;
+    /* The parent chain of the slice stretch() last asked about (chain_k),
+     * outermost first, with each one's end: the next stretch mostly asks
+     * about the same slice or a near one, whose chain is this one's with a
+     * few slices changed at the inner end (chain_set), so the chain is read
+     * from these arrays rather than walked by parent, hundreds of slices
+     * deep in a misnested capture. pos[j]: j's index in chain, -1 not in
+     * it (reset at each load); walk: chain_set's. The four hold pos_cap
+     * each, at least n: a chain is at most the slices loaded. block_end
+     * lets stretch() pass CP_BLOCK closed slices at once, as a misnested
+     * chain's outer hundreds mostly ended long ago. */
+    int32_t *chain, *pos, *walk;
+    int64_t *chain_end;
+    int64_t *block_end;    /* the latest end of chain[CP_BLOCK * b ..] (CP_BLOCK of them) */
+    size_t nchain, pos_cap;
+    int32_t chain_k;       /* -1: none yet */
 };
 
 struct cp_seg {
@@ -290,33 +294,58 @@ static int first_from(struct cp_walk *w, int64_t first, int64_t last, int64_t t,
     return 0;
 }
 
-/* The jump tables of h's loaded slices (see struct cp_thread). */
-static void build_lift(struct cp_thread *h)
+/* No chain yet over h's freshly loaded slices (see struct cp_thread). */
+static void chain_reset(struct cp_thread *h)
 {
-    size_t n = h->n;
-    if (!n) return;
-    if (h->lcap < n) {
-        free(h->up);
-        free(h->mx);
-        h->lcap = n * 2;
-        h->up = xmalloc(CP_LIFT * h->lcap * sizeof *h->up);
-        h->mx = xmalloc(CP_LIFT * h->lcap * sizeof *h->mx);
+    if (h->pos_cap < h->n) { /* a chain holds at most the slices loaded */
+        free(h->pos);
+        free(h->chain);
+        free(h->chain_end);
+        free(h->walk);
+        h->pos_cap = h->n * 2;
+        h->pos = xmalloc(h->pos_cap * sizeof *h->pos);
+        h->chain = xmalloc(h->pos_cap * sizeof *h->chain);
+        h->chain_end = xmalloc(h->pos_cap * sizeof *h->chain_end);
+        h->walk = xmalloc(h->pos_cap * sizeof *h->walk);
+        free(h->block_end);
+        h->block_end = xmalloc((h->pos_cap / CP_BLOCK + 1) * sizeof *h->block_end);
     }
-    for (size_t j = 0; j < n; j++) {
-        h->up[j] = h->s[j].parent;
-        h->mx[j] = h->s[j].end;
+    for (size_t j = 0; j < h->n; j++) h->pos[j] = -1;
+    h->nchain = 0;
+    h->chain_k = -1;
+}
+
+/* h->chain becomes slice k's parent chain: the part it shares with the
+ * chain held (from their lowest common ancestor out) is kept, the slices
+ * below it replaced by k's own. Each slice of a step enters and leaves the
+ * chain a few times, where walking the parents from k each time cost the
+ * depth of the stack. */
+static void chain_set(struct cp_thread *h, int32_t k)
+{
+    if (k == h->chain_k) return;
+    size_t nw = 0;
+    int32_t p = k;
+    for (; p >= 0 && h->pos[p] < 0; p = h->s[p].parent) h->walk[nw++] = p;
+    size_t keep = p >= 0 ? (size_t)h->pos[p] + 1 : 0;
+    for (size_t i = keep; i < h->nchain; i++) h->pos[h->chain[i]] = -1;
+    h->nchain = keep;
+    if (keep % CP_BLOCK) { /* the block cut short: its latest end again */
+        size_t b = keep / CP_BLOCK;
+        int64_t m = h->chain_end[b * CP_BLOCK];
+        for (size_t i = b * CP_BLOCK + 1; i < keep; i++)
+            if (h->chain_end[i] > m) m = h->chain_end[i];
+        h->block_end[b] = m;
     }
-    for (size_t i = 1; i < CP_LIFT; i++) {
-        const int32_t *pu = h->up + (i - 1) * n;
-        const int64_t *pm = h->mx + (i - 1) * n;
-        int32_t *u = h->up + i * n;
-        int64_t *m = h->mx + i * n;
-        for (size_t j = 0; j < n; j++) {
-            int32_t half = pu[j];
-            u[j] = half >= 0 ? pu[half] : -1;
-            m[j] = half >= 0 && pm[half] > pm[j] ? pm[half] : pm[j];
-        }
+    while (nw > 0) {
+        int32_t j = h->walk[--nw];
+        size_t i = h->nchain++;
+        int64_t end = h->s[j].end;
+        h->chain[i] = j;
+        h->chain_end[i] = end;
+        h->pos[j] = (int32_t)i;
+        if (i % CP_BLOCK == 0 || end > h->block_end[i / CP_BLOCK]) h->block_end[i / CP_BLOCK] = end;
     }
+    h->chain_k = k;
 }
 
 /* A held host slice (an_hrow) as run.db would give it (track not read: 0). */
@@ -398,7 +427,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
     const struct an_hthread *t = an_hthread_of(w->c, h->track);
     if (t) { /* held by the context: no read */
         thread_load_held(w, h, t);
-        build_lift(h);
+        chain_reset(h);
         h->before = (int32_t)h->n - 1;
         return 0;
     }
@@ -434,7 +463,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
     }
     slice_read_ids_end(w->ids);
     if (rc < 0) return rc;
-    build_lift(h);
+    chain_reset(h);
     h->before = (int32_t)h->n - 1;
     return 0;
 }
@@ -541,48 +570,33 @@ static int host_cat(const struct cp_thread *h, const int32_t *open, int n, int64
     return AN_CP_CPU;
 }
 
-/* The 2^i slices of the chain from j up: those open at t (end >= t) go
- * to open[], innermost first; the latest end before t raises *a. */
-static void chain_block(const struct cp_thread *h, int32_t j, int i, int64_t t, int64_t *a, int32_t *open, int *n)
-{
-    int64_t m = h->mx[(size_t)i * h->n + (size_t)j];
-    if (m < t) {
-        if (m > *a) *a = m;
-        return;
-    }
-    if (i == 0) {
-        open[(*n)++] = j;
-        return;
-    }
-    chain_block(h, j, i - 1, t, a, open, n);
-    int32_t u = h->up[(size_t)(i - 1) * h->n + (size_t)j];
-    if (u >= 0) chain_block(h, u, i - 1, t, a, open, n);
-}
-
 /* The stretch of h ending at t: *a receives where it starts (the latest
  * slice start or end before t, lo at the earliest) and open[] the slices
- * open over it, innermost first (at most CP_MAX_DEPTH); returns how many.
- * The last slice starting before t and its parent chain hold every slice
- * open then (the importer nests by start order). */
+ * open over it, innermost first (of the CP_MAX_DEPTH innermost of the
+ * chain); returns how many. The last slice starting before t and its
+ * parent chain hold every slice open then (the importer nests by start
+ * order). */
 static int stretch(struct cp_thread *h, int64_t t, int64_t lo, int64_t *a, int32_t *open)
 {
     int32_t k = started_before(h, t);
     int n = 0;
     *a = k >= 0 && h->s[k].ts > lo ? h->s[k].ts : lo;
-    /* the chain of k cut at CP_MAX_DEPTH slices: its first CP_DIRECT slices
-     * one by one (a stack of open frames is cheaper to walk than to search),
-     * the rest in blocks of 128, 64 ... CP_DIRECT, in chain order */
-    int32_t j = k;
-    for (int d = 0; j >= 0 && d < CP_DIRECT; d++, j = h->s[j].parent) {
-        if (h->s[j].end < t) {
-            if (h->s[j].end > *a) *a = h->s[j].end;
-        } else {
-            open[n++] = j;
+    if (k < 0) return 0;
+    chain_set(h, k);
+    size_t first = h->nchain > CP_MAX_DEPTH ? h->nchain - CP_MAX_DEPTH : 0;
+    for (size_t i = h->nchain; i-- > first;) {
+        /* a whole block inside the window, all ended before t: at once */
+        if (i % CP_BLOCK == CP_BLOCK - 1 && i + 1 - CP_BLOCK >= first && h->block_end[i / CP_BLOCK] < t) {
+            if (h->block_end[i / CP_BLOCK] > *a) *a = h->block_end[i / CP_BLOCK];
+            i -= CP_BLOCK - 1;
+            continue;
         }
-    }
-    for (int i = CP_LIFT - 2; j >= 0 && (1 << i) >= CP_DIRECT; i--) {
-        chain_block(h, j, i, t, a, open, &n);
-        j = h->up[(size_t)i * h->n + (size_t)j];
+        int64_t end = h->chain_end[i];
+        if (end < t) {
+            if (end > *a) *a = end;
+        } else {
+            open[n++] = h->chain[i];
+        }
     }
     return n;
 }
@@ -775,8 +789,11 @@ int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
     json_decref(steps);
     for (size_t i = 0; i < w.nth; i++) {
         free(w.th[i].s);
-        free(w.th[i].up);
-        free(w.th[i].mx);
+        free(w.th[i].chain);
+        free(w.th[i].chain_end);
+        free(w.th[i].walk);
+        free(w.th[i].pos);
+        free(w.th[i].block_end);
     }
     free(w.th);
     free(w.seg);
