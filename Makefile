@@ -46,7 +46,7 @@ SRCS := \
 	server/derive/timeline_flame.c server/derive/timeline_lod.c server/derive/timeline_rows.c server/derive/timeline_stream.c \
 	server/derive/diff.c server/derive/ranks.c server/derive/ranks_comm.c server/derive/rules.c server/derive/rules_cap.c server/derive/gpuscan.c \
 	$(sort $(wildcard server/derive/rules/*.c)) \
-	server/derive/analyses.c server/derive/analyses_load.c $(sort $(wildcard server/derive/analyses/*.c)) server/derive/cp_waits.c \
+	server/derive/analyses.c server/derive/analyses_load.c $(sort $(wildcard server/derive/analyses/*.c)) server/derive/cp_waits.c server/derive/cp_chain.c \
 	server/ingest/ingest_naming.c server/ingest/ingest.c server/ingest/ingest_derive.c server/ingest/ingest_eta.c server/ingest/ingest_service.c \
 	server/http/assets.c server/http/conntrack.c server/http/http_req.c server/http/http_auth.c server/http/http.c server/http/http_parse.c server/http/http_send.c server/http/qparam.c server/http/routes.c server/http/http_stream.c \
 	server/api/api_runs.c server/api/api_run.c server/api/api_table.c server/api/api_summary.c \

@@ -69,6 +69,7 @@
 
 #include "base/xmalloc.h"
 #include "derive/analyses.h"
+#include "derive/cp_chain.h"
 #include "derive/cp_waits.h"
 #include "store/model.h"
 #include "store/scan.h"
@@ -77,11 +78,9 @@
 
 /* Segments stored per step; the category times stay exact beyond it. */
 #define CP_MAX_SEGS 50000
-/* Parent levels read to find the slices open at a step's start, and the
- * innermost slices of a chain that a stretch looks at. */
-#define CP_MAX_DEPTH 256
-/* Slices of a chain whose latest end is kept (struct cp_thread). */
-#define CP_BLOCK 32
+/* Parent levels read to find the slices open at a step's start, as many as
+ * a stretch looks at. */
+#define CP_MAX_DEPTH CP_CHAIN_DEPTH
 /* Ops looked back on one stream for one that ended before a time (ops on a
  * stream overlap only by clock rounding). */
 #define CP_SCAN_BACK 64
@@ -90,11 +89,9 @@
 #define CP_MAX_STALL 8
 
 struct cp_slice {
-    int64_t id, ts, end;
-    int32_t parent;       /* index in the thread's array, -1 none; may end
-                           * before its child (a record_function entered in a
-                           * Python frame outlives it), so the walk reads the
-                           * whole chain, never stopping at a closed parent */
+    struct cp_node node;  /* end; parent: index in the thread's array, -1
+                           * none; may end before its child (cp_chain.h) */
+    int64_t id, ts;
     int32_t target;       /* blocking copy: index of the op it waits for, -1 */
     uint32_t stream;      /* stream sync: the stream track waited on, 0 any */
     int8_t act;           /* enum gpuscan_act, -1 says nothing */
@@ -111,21 +108,7 @@ struct cp_thread {
                             * time only decreases, so the answer only moves back) */
     struct cp_slice *s;    /* ascending id = start order, parents first */
     size_t n, cap;
-    /* The parent chain of the slice stretch() last asked about (chain_k),
-     * outermost first, with each one's end: the next stretch mostly asks
-     * about the same slice or a near one, whose chain is this one's with a
-     * few slices changed at the inner end (chain_set), so the chain is read
-     * from these arrays rather than walked by parent, hundreds of slices
-     * deep in a misnested capture. pos[j]: j's index in chain, -1 not in
-     * it (reset at each load); walk: chain_set's. The four hold pos_cap
-     * each, at least n: a chain is at most the slices loaded. block_end
-     * lets stretch() pass CP_BLOCK closed slices at once, as a misnested
-     * chain's outer hundreds mostly ended long ago. */
-    int32_t *chain, *pos, *walk;
-    int64_t *chain_end;
-    int64_t *block_end;    /* the latest end of chain[CP_BLOCK * b ..] (CP_BLOCK of them) */
-    size_t nchain, pos_cap;
-    int32_t chain_k;       /* -1: none yet */
+    struct cp_chain chain; /* the slices open at the walk's time (cp_chain.h) */
 };
 
 struct cp_seg {
@@ -250,8 +233,8 @@ static void push_row(struct cp_walk *w, struct cp_thread *h, const struct scan_s
     memset(s, 0, sizeof *s);
     s->id = row->id;
     s->ts = ts;
-    s->end = ts + (dur > 0 ? dur : 0);
-    s->parent = -1;
+    s->node.end = ts + (dur > 0 ? dur : 0);
+    s->node.parent = -1;
     s->target = -1;
     if (kind == TB_K_SYNC) {
         /* a cuda_sync event on the host's own track: the host is blocked */
@@ -269,7 +252,7 @@ static void push_row(struct cp_walk *w, struct cp_thread *h, const struct scan_s
         int32_t op = launched_op(c, s->id, ts);
         if (op >= 0) {
             const struct an_op *o = &c->ops[op];
-            if (o->kind == TB_K_MEMCPY && o->pinned != 1 && o->end > s->ts && o->end <= s->end) {
+            if (o->kind == TB_K_MEMCPY && o->pinned != 1 && o->end > s->ts && o->end <= s->node.end) {
                 s->sync = 1;
                 s->target = op;
             }
@@ -292,60 +275,6 @@ static int first_from(struct cp_walk *w, int64_t first, int64_t last, int64_t t,
     }
     *out = lo;
     return 0;
-}
-
-/* No chain yet over h's freshly loaded slices (see struct cp_thread). */
-static void chain_reset(struct cp_thread *h)
-{
-    if (h->pos_cap < h->n) { /* a chain holds at most the slices loaded */
-        free(h->pos);
-        free(h->chain);
-        free(h->chain_end);
-        free(h->walk);
-        h->pos_cap = h->n * 2;
-        h->pos = xmalloc(h->pos_cap * sizeof *h->pos);
-        h->chain = xmalloc(h->pos_cap * sizeof *h->chain);
-        h->chain_end = xmalloc(h->pos_cap * sizeof *h->chain_end);
-        h->walk = xmalloc(h->pos_cap * sizeof *h->walk);
-        free(h->block_end);
-        h->block_end = xmalloc((h->pos_cap / CP_BLOCK + 1) * sizeof *h->block_end);
-    }
-    for (size_t j = 0; j < h->n; j++) h->pos[j] = -1;
-    h->nchain = 0;
-    h->chain_k = -1;
-}
-
-/* h->chain becomes slice k's parent chain: the part it shares with the
- * chain held (from their lowest common ancestor out) is kept, the slices
- * below it replaced by k's own. Each slice of a step enters and leaves the
- * chain a few times, where walking the parents from k each time cost the
- * depth of the stack. */
-static void chain_set(struct cp_thread *h, int32_t k)
-{
-    if (k == h->chain_k) return;
-    size_t nw = 0;
-    int32_t p = k;
-    for (; p >= 0 && h->pos[p] < 0; p = h->s[p].parent) h->walk[nw++] = p;
-    size_t keep = p >= 0 ? (size_t)h->pos[p] + 1 : 0;
-    for (size_t i = keep; i < h->nchain; i++) h->pos[h->chain[i]] = -1;
-    h->nchain = keep;
-    if (keep % CP_BLOCK) { /* the block cut short: its latest end again */
-        size_t b = keep / CP_BLOCK;
-        int64_t m = h->chain_end[b * CP_BLOCK];
-        for (size_t i = b * CP_BLOCK + 1; i < keep; i++)
-            if (h->chain_end[i] > m) m = h->chain_end[i];
-        h->block_end[b] = m;
-    }
-    while (nw > 0) {
-        int32_t j = h->walk[--nw];
-        size_t i = h->nchain++;
-        int64_t end = h->s[j].end;
-        h->chain[i] = j;
-        h->chain_end[i] = end;
-        h->pos[j] = (int32_t)i;
-        if (i % CP_BLOCK == 0 || end > h->block_end[i / CP_BLOCK]) h->block_end[i / CP_BLOCK] = end;
-    }
-    h->chain_k = k;
 }
 
 /* A held host slice (an_hrow) as run.db would give it (track not read: 0). */
@@ -375,7 +304,7 @@ static void chain_order(struct cp_thread *h)
         h->s[i] = h->s[h->n - 1 - i];
         h->s[h->n - 1 - i] = t;
     }
-    for (size_t i = 1; i < h->n; i++) h->s[i].parent = (int32_t)(i - 1);
+    for (size_t i = 1; i < h->n; i++) h->s[i].node.parent = (int32_t)(i - 1);
 }
 
 /* thread_load from the slices the context holds (t): the same rows, read
@@ -408,7 +337,7 @@ static void thread_load_held(struct cp_walk *w, struct cp_thread *h, const struc
         hrow_slice(&r[i], &row);
         push_row(w, h, &row, &pid);
         struct cp_slice *x = &h->s[h->n - 1];
-        x->parent = pid ? index_of(h, pid) : -1;
+        x->node.parent = pid ? index_of(h, pid) : -1;
     }
 }
 
@@ -427,7 +356,7 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
     const struct an_hthread *t = an_hthread_of(w->c, h->track);
     if (t) { /* held by the context: no read */
         thread_load_held(w, h, t);
-        chain_reset(h);
+        cp_chain_reset(&h->chain, h->n);
         h->before = (int32_t)h->n - 1;
         return 0;
     }
@@ -459,11 +388,11 @@ static int thread_load(struct cp_walk *w, struct cp_thread *h, struct err *e)
         if (row.ts >= s->end) break;
         push_row(w, h, &row, &pid);
         struct cp_slice *x = &h->s[h->n - 1];
-        x->parent = pid ? index_of(h, pid) : -1;
+        x->node.parent = pid ? index_of(h, pid) : -1;
     }
     slice_read_ids_end(w->ids);
     if (rc < 0) return rc;
-    chain_reset(h);
+    cp_chain_reset(&h->chain, h->n);
     h->before = (int32_t)h->n - 1;
     return 0;
 }
@@ -572,33 +501,12 @@ static int host_cat(const struct cp_thread *h, const int32_t *open, int n, int64
 
 /* The stretch of h ending at t: *a receives where it starts (the latest
  * slice start or end before t, lo at the earliest) and open[] the slices
- * open over it, innermost first (of the CP_MAX_DEPTH innermost of the
- * chain); returns how many. The last slice starting before t and its
- * parent chain hold every slice open then (the importer nests by start
- * order). */
+ * open over it, innermost first (cp_chain.h); returns how many. */
 static int stretch(struct cp_thread *h, int64_t t, int64_t lo, int64_t *a, int32_t *open)
 {
     int32_t k = started_before(h, t);
-    int n = 0;
     *a = k >= 0 && h->s[k].ts > lo ? h->s[k].ts : lo;
-    if (k < 0) return 0;
-    chain_set(h, k);
-    size_t first = h->nchain > CP_MAX_DEPTH ? h->nchain - CP_MAX_DEPTH : 0;
-    for (size_t i = h->nchain; i-- > first;) {
-        /* a whole block inside the window, all ended before t: at once */
-        if (i % CP_BLOCK == CP_BLOCK - 1 && i + 1 - CP_BLOCK >= first && h->block_end[i / CP_BLOCK] < t) {
-            if (h->block_end[i / CP_BLOCK] > *a) *a = h->block_end[i / CP_BLOCK];
-            i -= CP_BLOCK - 1;
-            continue;
-        }
-        int64_t end = h->chain_end[i];
-        if (end < t) {
-            if (end > *a) *a = end;
-        } else {
-            open[n++] = h->chain[i];
-        }
-    }
-    return n;
+    return k >= 0 ? cp_chain_open(&h->chain, h->s, sizeof *h->s, k, t, a, open) : 0;
 }
 
 enum where { AT_GPU, AT_HOST, AT_NONE };
@@ -789,11 +697,7 @@ int an_critical_path(struct an_ctx *c, json_t *out, struct err *e)
     json_decref(steps);
     for (size_t i = 0; i < w.nth; i++) {
         free(w.th[i].s);
-        free(w.th[i].chain);
-        free(w.th[i].chain_end);
-        free(w.th[i].walk);
-        free(w.th[i].pos);
-        free(w.th[i].block_end);
+        cp_chain_free(&w.th[i].chain);
     }
     free(w.th);
     free(w.seg);
