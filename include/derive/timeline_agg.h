@@ -6,9 +6,9 @@
  * ingest: the slices' with the level of detail of the trace (fed to
  * timeline_agg_build_push by the import's merge, timeline_stream.h, or by
  * timeline_build_trace's scan; aside on a scratch database at ingest, then
- * timeline_adopt copies them), the counters' after
- * the analyses' counter series (timeline_build_analyses calls
- * timeline_agg_build_counters, on run.db itself).
+ * timeline_adopt copies them), the counters' with the trace's counter
+ * series (timeline_build_trace and _rest), then the analyses' series'
+ * with their lanes (timeline_build_analyses).
  *
  * Owns five tables of run.db (times integer ns, like slice.ts):
  *   tagg_level(track, level) and
@@ -115,12 +115,19 @@ void timeline_agg_build_free(struct timeline_agg_build *b);
 int timeline_agg_adopt_slices(sqlite3 *db, struct err *e);
 
 /* cagg_level and cagg copied likewise when the scratch holds them (the
- * analyses' lanes were built aside, timeline_build_analyses on it). */
+ * trace's counters were built aside, and the analyses' lanes too when
+ * timeline_build_analyses ran on it). */
 int timeline_agg_adopt_counters(sqlite3 *db, struct err *e);
 
-/* Creates and fills cagg_level and cagg (after every counter series of
- * cseries exists, the analyses' too); one transaction. */
+/* Creates cagg_level and cagg anew and fills them for every counter series
+ * of cseries; one transaction. Each series' rows depend on its samples
+ * alone: the trace's are built with its counters, the analyses' added with
+ * their lanes (timeline_agg_add_counters), off the import's last stage. */
 int timeline_agg_build_counters(sqlite3 *db, struct err *e);
+
+/* The same for the series of cseries that have none yet (the tables
+ * created when missing); one transaction. */
+int timeline_agg_add_counters(sqlite3 *db, struct err *e);
 
 /* The whole buckets of track inside [start, end): *lo and *hi (ns, lo <=
  * hi) bound them, and add(ctx, name, n, total, self) is called for each

@@ -170,22 +170,25 @@ static int build_analyses(sqlite3 *db, const void *arg, struct err *e)
     return timeline_counters_build(db, 1, TIMELINE_COUNTERS_HOLD, e);
 }
 
+/* The counters' window aggregates are per series: the trace's built with
+ * its counters, the analyses' with their lanes, the import's last stage. */
 int timeline_build_trace(sqlite3 *db, struct err *e)
 {
-    return in_txn(db, schema_sql, build_trace, NULL, "timeline (tables)", e);
+    int rc = in_txn(db, schema_sql, build_trace, NULL, "timeline (tables)", e);
+    return rc ? rc : timeline_agg_build_counters(db, e);
 }
 
 int timeline_build_trace_rest(sqlite3 *db, const int64_t *tracks, size_t n, struct err *e)
 {
     struct long_tracks lt = { tracks, n };
-    return in_txn(db, COUNTERS_SCHEMA, build_rest, &lt, "timeline (tables)", e);
+    int rc = in_txn(db, COUNTERS_SCHEMA, build_rest, &lt, "timeline (tables)", e);
+    return rc ? rc : timeline_agg_build_counters(db, e);
 }
 
 int timeline_build_analyses(sqlite3 *db, struct err *e)
 {
     int rc = in_txn(db, "", build_analyses, NULL, "timeline (analyses' series)", e);
-    /* the counters' window aggregates sum every series, the analyses' too */
-    return rc ? rc : timeline_agg_build_counters(db, e);
+    return rc ? rc : timeline_agg_add_counters(db, e);
 }
 
 int timeline_build(sqlite3 *db, struct err *e)

@@ -35,6 +35,11 @@ static const char counters_schema_sql[] =
     "CREATE TABLE main.cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL, area REAL,"
     " covered INTEGER, PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
 
+static const char counters_add_schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS main.cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);"
+    "CREATE TABLE IF NOT EXISTS main.cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL,"
+    " area REAL, covered INTEGER, PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
+
 /* The bucket level for a span: under TIMELINE_AGG_BUCKETS buckets. */
 static int level_for(int64_t t0, int64_t t1)
 {
@@ -421,12 +426,15 @@ static int build_series(sqlite3 *db, sqlite3_stmt *ins, sqlite3_stmt *setl, int6
     return e->code;
 }
 
+/* The series of cseries without aggregates yet (none in cagg_level). */
 static int build_counters(sqlite3 *db, struct err *e)
 {
     sqlite3_stmt *ser = NULL, *ins = NULL, *setl = NULL;
     int rc;
 
-    if (rundb_prepare(db, "SELECT s.id, coalesce(r.t1, 0) FROM cseries s LEFT JOIN rank r ON r.rank = s.rank ORDER BY s.id",
+    if (rundb_prepare(db,
+                      "SELECT s.id, coalesce(r.t1, 0) FROM cseries s LEFT JOIN rank r ON r.rank = s.rank"
+                      " WHERE s.id NOT IN (SELECT series FROM cagg_level) ORDER BY s.id",
                       &ser, e) < 0 ||
         rundb_prepare(db, "INSERT INTO cagg(series, bucket, n, min, max, area, covered) VALUES (?, ?, ?, ?, ?, ?, ?)",
                       &ins, e) < 0 ||
@@ -472,13 +480,13 @@ int timeline_agg_adopt_counters(sqlite3 *db, struct err *e)
     return 0;
 }
 
-int timeline_agg_build_counters(sqlite3 *db, struct err *e)
+static int build_counters_in_txn(sqlite3 *db, const char *schema, struct err *e)
 {
     double t0 = log_now_s();
 
     err_clear(e);
     if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(db, counters_schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) {
         rundb_db_error(db, e, "timeline aggregates (tables)");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
@@ -492,8 +500,18 @@ int timeline_agg_build_counters(sqlite3 *db, struct err *e)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         return e->code;
     }
-    LOG_INFO("window aggregates of the counters built: %.2f s", log_now_s() - t0);
+    LOG_DEBUG("window aggregates of the counters built: %.2f s", log_now_s() - t0);
     return 0;
+}
+
+int timeline_agg_build_counters(sqlite3 *db, struct err *e)
+{
+    return build_counters_in_txn(db, counters_schema_sql, e);
+}
+
+int timeline_agg_add_counters(sqlite3 *db, struct err *e)
+{
+    return build_counters_in_txn(db, counters_add_schema_sql, e);
 }
 
 /* ====================================================================== */
