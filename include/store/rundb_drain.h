@@ -26,6 +26,7 @@
 #include "store/model.h"
 #include "store/nameids.h"
 #include "store/rundb.h"
+#include "store/rundb_schema.h"
 #include "store/rundb_writer.h"
 
 /* The parse's ops wait for the writer thread in up to BG_QUEUE chunks of
@@ -203,6 +204,12 @@ struct rundb_writer {
     size_t nnotes;
     struct sorter *sorter;
     size_t sort_memory;
+    /* every drained slice with a correlation id, for corr_ids
+     * (rundb_schema_finish), while they fit a quarter of sort_memory;
+     * corr_over once they did not (NULL then: index slice_corr instead) */
+    struct rundb_corr *corr;
+    size_t ncorr, corr_cap;
+    int corr_over;
     char tmp_dir[1024];
     uint64_t seq;
     int64_t next_slice_id;

@@ -20,6 +20,11 @@
  *   mem(id, rank, ts, dev_type, dev_id, addr, bytes, total_alloc,
  *       total_reserved, track)            `[memory]` events
  *   note(rank, level, reason, count, example)  what ingest dropped/repaired
+ *   corr_ids(corr, id)                    the slices with a correlation id,
+ *                                         by it (a run stored before, or one
+ *                                         with more of them than the
+ *                                         writer's budget: index slice_corr
+ *                                         on slice(corr) instead)
  *
  *
  * The numbers stored in slice.kind and track.kind are enum tb_kind and enum
@@ -30,6 +35,8 @@
 #define TB_RUNDB_SCHEMA_H
 
 #include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "base/err.h"
 
@@ -41,10 +48,19 @@
  * "cannot initialise the run database: ...". */
 int rundb_schema_create(sqlite3 *db, struct err *e);
 
+/* A slice's correlation id and its id: the rows of corr_ids. */
+struct rundb_corr {
+    int64_t corr, id;
+};
+
 /* After the bulk load, inside its transaction: records the schema version
- * and builds the slices' indexes (cheaper once than row by row), one statement
- * each, logging each one's time at debug level. An error is
- * rundb_db_error's "cannot finish the run database". */
-int rundb_schema_finish(sqlite3 *db, struct err *e);
+ * and builds the slices' lookups (cheaper once than row by row), one
+ * statement each, logging each one's time at debug level: with kept,
+ * corr_ids from the n pairs corr (sorted here; every slice with a
+ * correlation id, as the writer kept them; corr may be NULL when n is 0),
+ * else index slice_corr (the writer kept none: too many), which reads the
+ * whole table. An error is rundb_db_error's "cannot finish the run
+ * database". */
+int rundb_schema_finish(sqlite3 *db, int kept, struct rundb_corr *corr, size_t n, struct err *e);
 
 #endif

@@ -6,7 +6,8 @@
  * the host code use it instead of walking parent chains themselves.
  *
  * Reads slice, track and str through the indexes the store builds
- * (name_ids for the slices of a name, slice_corr on corr) and the clustered
+ * (name_ids for the slices of a name, corr_ids by correlation id; a run
+ * stored before: index slice_corr) and the clustered
  * slice ids: one track's slices are one id range in (ts, -dur) order, so the
  * slices inside a span are the ids after it, up to the first that starts at
  * or after its end. Kinds are bound, never written in the SQL.

@@ -22,6 +22,7 @@
 #include "store/catalog.h"
 #include "store/model.h"
 #include "store/rundb.h"
+#include "store/scan.h"
 
 void api_slice_read(sqlite3_stmt *st, struct api_slice_row *s)
 {
@@ -163,11 +164,18 @@ static int corr_peers(struct api_run *r, const struct api_slice_row *s, int gpu_
 
     *n = 0;
     if (!s->corr) return 0;
+    int by_ids = scan_has_table(r->db, "corr_ids", e);
+    if (by_ids < 0) return by_ids;
+    /* corr_ids, or a run stored before it (index slice_corr) */
     if (rundb_prepare(r->db,
-                      "SELECT s.id, s.track, s.ts, s.dur, s.depth, coalesce(s.parent, 0), s.name, coalesce(s.cat, 0),"
-                      " s.kind, s.corr FROM slice s JOIN track t ON t.id = s.track WHERE s.corr = ? AND s.corr != 0 "
-                      "AND t.rank = ?"
-                      " AND (t.kind = 1) = ? AND s.id != ? ORDER BY s.ts, s.id LIMIT ?",
+                      by_ids ? "SELECT s.id, s.track, s.ts, s.dur, s.depth, coalesce(s.parent, 0), s.name,"
+                               " coalesce(s.cat, 0), s.kind, s.corr FROM corr_ids c JOIN slice s ON s.id = c.id"
+                               " JOIN track t ON t.id = s.track WHERE c.corr = ? AND t.rank = ?"
+                               " AND (t.kind = 1) = ? AND s.id != ? ORDER BY s.ts, s.id LIMIT ?"
+                             : "SELECT s.id, s.track, s.ts, s.dur, s.depth, coalesce(s.parent, 0), s.name,"
+                               " coalesce(s.cat, 0), s.kind, s.corr FROM slice s JOIN track t ON t.id = s.track"
+                               " WHERE s.corr = ? AND s.corr != 0 AND t.rank = ?"
+                               " AND (t.kind = 1) = ? AND s.id != ? ORDER BY s.ts, s.id LIMIT ?",
                       &st, e) < 0)
         return e->code;
     sqlite3_bind_int64(st, 1, s->corr);

@@ -60,9 +60,14 @@ int comm_read_launch_open(sqlite3 *db, struct comm_read_launch **out, struct err
 {
     struct comm_read_launch *l = xcalloc(1, sizeof *l);
     const int64_t kinds[] = { 0, 0, 0, TB_K_RUNTIME, TB_K_DRIVER };
-    int rc = scan_prepare_args(db,
-                               "SELECT parent FROM slice WHERE corr = ?1 AND corr != 0 AND kind IN (?4, ?5)"
-                               " AND id BETWEEN ?2 AND ?3 LIMIT 1",
+    int by_ids = scan_has_table(db, "corr_ids", e), rc = by_ids < 0 ? by_ids : 0;
+    /* corr_ids, or a run stored before it (index slice_corr): the first by id */
+    if (!rc)
+        rc = scan_prepare_args(db,
+                               by_ids ? "SELECT s.parent FROM corr_ids c JOIN slice s ON s.id = c.id WHERE c.corr = ?1"
+                                        " AND c.id BETWEEN ?2 AND ?3 AND s.kind IN (?4, ?5) ORDER BY c.id LIMIT 1"
+                                      : "SELECT parent FROM slice WHERE corr = ?1 AND corr != 0 AND kind IN (?4, ?5)"
+                                        " AND id BETWEEN ?2 AND ?3 LIMIT 1",
                                kinds, 5, &l->by_corr, e);
     if (!rc) rc = rundb_prepare(db, "SELECT name, args, parent FROM slice WHERE id = ?1", &l->by_id, e);
     if (rc) {

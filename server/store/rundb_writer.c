@@ -786,6 +786,7 @@ static void free_writer(struct rundb_writer *w)
         pthread_mutex_destroy(&w->bg_mu);
     }
     free(w->cur_buf);
+    free(w->corr);
     json_decref(w->rank_header);
     sqlite3_stmt *sts[] = { w->ins_str,    w->slices.one, w->slices.many, w->ins_nameids, w->flows.one,
                             w->flows.many, w->ins_instant, w->ins_counter, w->mems.one,    w->mems.many,
@@ -883,7 +884,7 @@ int rundb_close_writer(struct rundb_writer *w, struct err *e)
      * 98 and 222 MB, the index no slower. The bulk load before needed the
      * larger cache. */
     sqlite3_exec(w->db, "PRAGMA cache_size=-8192", NULL, NULL, NULL);
-    if (rundb_schema_finish(w->db, e) != 0) {
+    if (rundb_schema_finish(w->db, !w->corr_over, w->corr, w->ncorr, e) != 0) {
         rc = e->code;
         goto out;
     }

@@ -32,8 +32,12 @@ void scan_span_close(struct scan_span *c)
 int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
 {
     struct scan_span *c = xcalloc(1, sizeof *c);
-    int rc;
+    int rc, by_ids = scan_has_table(db, "corr_ids", e);
     *out = NULL;
+    if (by_ids < 0) {
+        free(c);
+        return by_ids;
+    }
     c->rank = rank;
     /* the names from str (small beside slice), the prefix matched with a
      * range on s so that no LIKE escaping applies: s >= prefix AND s <
@@ -45,10 +49,14 @@ int scan_span_open(sqlite3 *db, int rank, struct scan_span **out, struct err *e)
         (rc = nameids_open(db, &c->ids, e)) || (rc = scan_slice_range(db, rank, &c->lo, &c->hi, e)) < 0 ||
         (rc = rundb_prepare(db, "SELECT " SCAN_SLICE_COLS " FROM slice s WHERE s.id > ?1 ORDER BY s.id", &c->inside,
                             e)) ||
+        /* corr_ids, or a run stored before it (index slice_corr) */
         (rc = rundb_prepare(db,
-                            "SELECT " SCAN_SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
-                            " WHERE s.corr = ?1 AND s.corr != 0 AND t.kind = ?2 AND (?3 < 0 OR t.rank = ?3)"
-                            " AND s.kind IN (?4, ?5, ?6) ORDER BY s.ts",
+                            by_ids ? "SELECT " SCAN_SLICE_COLS " FROM corr_ids c JOIN slice s ON s.id = c.id"
+                                     " JOIN track t ON t.id = s.track WHERE c.corr = ?1 AND t.kind = ?2"
+                                     " AND (?3 < 0 OR t.rank = ?3) AND s.kind IN (?4, ?5, ?6) ORDER BY s.ts"
+                                   : "SELECT " SCAN_SLICE_COLS " FROM slice s JOIN track t ON t.id = s.track"
+                                     " WHERE s.corr = ?1 AND s.corr != 0 AND t.kind = ?2 AND (?3 < 0 OR t.rank = ?3)"
+                                     " AND s.kind IN (?4, ?5, ?6) ORDER BY s.ts",
                             &c->ops, e)) ||
         (rc = rundb_prepare(db, "SELECT s FROM str WHERE id = ?1", &c->str, e))) {
         scan_span_close(c);

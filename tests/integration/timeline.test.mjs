@@ -237,6 +237,35 @@ test('slice details: args, parents, launch and kernel both ways, flows', async (
   await srv.json(`/api/runs/${evil}/timeline/slice?track=${cpu.id}&ts=10&dur=201`, 404);
 });
 
+test('slice details: a run stored before corr_ids (an index slice_corr instead) answers the same', async (t) => {
+  if (!HAVE_SQLITE) { t.skip('sqlite3 CLI not installed'); return; }
+  const ev = [];
+  for (let i = 0; i < 6; i++) {
+    ev.push({ ph: 'X', cat: 'cpu_op', name: 'aten::mm', pid: 1, tid: 1, ts: 100 * i, dur: 40, args: { 'External id': i } });
+    ev.push({ ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts: 100 * i + 10, dur: 5,
+      args: { correlation: 7 + (i % 3), 'External id': i } });
+    ev.push({ ph: 'X', cat: 'kernel', name: `k${i}`, pid: 0, tid: 7, ts: 100 * i + 20, dur: 30,
+      args: { correlation: 7 + (i % 3), device: 0, stream: 7 } });
+  }
+  const id = await srv.uploadBody(Buffer.from(JSON.stringify({ traceEvents: ev })), 'corr.json', 'corr');
+  const tr = await srv.json(`/api/runs/${id}/timeline/tracks`);
+  const gpu = tr.tracks.find((x) => x.kind === 'gpu');
+  const cpu = tr.tracks.find((x) => x.kind === 'cpu' && x.nslices > 0);
+  const answers = async () => {
+    const out = [];
+    for (let i = 0; i < 6; i++) {
+      out.push(await srv.json(`/api/runs/${id}/timeline/slice?track=${gpu.id}&ts=${100 * i + 20}&dur=30`));
+      out.push(await srv.json(`/api/runs/${id}/timeline/slice?track=${cpu.id}&ts=${100 * i + 10}&dur=5`));
+    }
+    return out;
+  };
+  const now = await answers();
+  assert.equal(now[0].launcher.name, 'cudaLaunchKernel');
+  assert.deepEqual(now[1].launched.map((x) => x.name), ['k0', 'k3'], 'both kernels of correlation id 7');
+  srv.sql(id, 'DROP TABLE corr_ids; CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0;');
+  assert.deepEqual(await answers(), now);
+});
+
 test('search: literal substring, case-insensitive, by time, windowed', async () => {
   const a = await srv.json(`/api/runs/${evil}/timeline/search?q=%25`);
   assert.deepEqual(a.hits.map((h) => h.name), ['100%_done']);

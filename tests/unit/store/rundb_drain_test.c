@@ -28,6 +28,47 @@ static void test_many_slices_spill(void)
     free(path);
 }
 
+/* The slices with a correlation id go to corr_ids while their pairs fit a
+ * quarter of the sort budget (1 MiB here: 16 k pairs); past that the
+ * index on slice(corr) is built instead. Both find the same slices, across
+ * ranks. */
+static void test_corr_lookup(void)
+{
+    for (int big = 0; big < 2; big++) {
+        struct rundb_writer *w;
+        struct err e;
+        char *path = fixture_path(big ? "corr-index.db" : "corr-ids.db");
+        REQUIRE(rundb_create(path, 1 << 20, fixture_root, &w, &e) == 0);
+        int per = big ? 12000 : 3000;
+        for (int r = 0; r < 2; r++) {
+            REQUIRE(rundb_begin_rank(w, r, "r.json", 1, &e) == 0);
+            uint32_t t = rundb_track(w, "1", 1, "1", 1), g = rundb_track(w, "0", 1, "7", 1);
+            uint32_t n = rundb_intern(w, "op", 2);
+            rundb_track_set_kind(w, g, TB_TRACK_GPU);
+            for (int i = 0; i < per; i++) {
+                add_kind(w, t, n, TB_K_RUNTIME, (int64_t)i * 100, 10, 1 + i % 5000);
+                add_kind(w, g, n, TB_K_KERNEL, (int64_t)i * 100 + 20, 50, 1 + i % 5000);
+                add(w, t, n, (int64_t)i * 100 + 50, 5); /* no correlation id */
+            }
+            REQUIRE(rundb_finish_rank(w, NULL, &e) == 0);
+        }
+        REQUIRE(rundb_close_writer(w, &e) == 0);
+        sqlite3 *db;
+        REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+        CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'corr_ids'"), !big);
+        CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'slice_corr'"), big);
+        if (!big) {
+            CHECK_EQ_INT(q1(db, "SELECT count(*) FROM corr_ids"), 4 * per);
+            CHECK_EQ_INT(q1(db, "SELECT count(*) FROM corr_ids c JOIN slice s ON s.id = c.id WHERE s.corr != c.corr"), 0);
+            CHECK_EQ_INT(q1(db, "SELECT count(*) FROM corr_ids WHERE corr = 7"), 4);
+        } else {
+            CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE corr = 7"), 4 * ((per - 7) / 5000 + 1));
+        }
+        sqlite3_close(db);
+        free(path);
+    }
+}
+
 static void test_misnested(void)
 {
     struct rundb_writer *w;
@@ -259,6 +300,7 @@ int main(void)
 {
     if (fixture_dir() != 0) return 1;
     RUN(test_many_slices_spill);
+    RUN(test_corr_lookup);
     RUN(test_misnested);
     RUN(test_rows_across_chunks);
     RUN(test_rows_rebound);

@@ -97,11 +97,15 @@ static void test_commit_rows(void)
     sqlite3 *db;
     REQUIRE(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
     CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice"), 2);
-    /* the slices by name are committed with the rows, before the indexes */
+    /* the slices by name are committed with the rows, before the lookups by corr */
     CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'slice_corr'"), 0);
     CHECK_EQ_INT(q1(db, "SELECT n FROM name_ids WHERE name = (SELECT id FROM str WHERE s = 'op')"), 2);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'corr_ids'"), 0);
     REQUIRE(rundb_close_writer(w, &e) == 0);
-    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'slice_corr'"), 1);
+    /* no slice with a correlation id: corr_ids empty, no index */
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'corr_ids'"), 1);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM corr_ids"), 0);
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM sqlite_master WHERE name = 'slice_corr'"), 0);
     sqlite3_close(db);
     REQUIRE(rundb_open_ro(path, &db, &e) == 0);
     CHECK_EQ_INT(q1(db, "SELECT count(*) FROM slice WHERE name = (SELECT id FROM str WHERE s = 'op')"), 2);

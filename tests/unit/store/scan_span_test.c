@@ -69,6 +69,18 @@ static void test_walks(sqlite3 *db)
     scan_span_close(c);
 }
 
+static int64_t q_count(sqlite3 *db, const char *from)
+{
+    char *sql = sqlite3_mprintf("SELECT count(*) FROM %s", from);
+    sqlite3_stmt *st;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    return n;
+}
+
 static void test_span(void)
 {
     char *path = fixture_path("run.db");
@@ -76,6 +88,14 @@ static void test_span(void)
     sqlite3 *db;
     REQUIRE(fixture_run(path, 2) == 0);
     REQUIRE(rundb_open_ro(path, &db, &e) == 0);
+    test_walks(db);
+    sqlite3_close(db);
+
+    /* as a run stored before corr_ids: index slice_corr instead */
+    REQUIRE(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK_EQ_INT(q_count(db, "corr_ids"), q_count(db, "slice WHERE corr != 0"));
+    REQUIRE(sqlite3_exec(db, "DROP TABLE corr_ids; CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0", NULL, NULL,
+                         NULL) == SQLITE_OK);
     test_walks(db);
     sqlite3_close(db);
 
