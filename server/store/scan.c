@@ -356,13 +356,21 @@ int scan_launch_open(sqlite3 *db, int rank, struct scan_launch **out, struct err
     *out = NULL;
     l->db = db;
     l->rank = rank;
-    /* the corr index finds the few slices of an id; the rank's tracks (a
-     * handful) are held here, and the earliest call chosen here too: a
-     * join and a sort per lookup cost as much as the lookup itself, and
-     * the rules look up one launch per GPU op */
+    /* corr_ids (or, in a run stored before it, index slice_corr) finds the
+     * few slices of an id; the rank's tracks (a handful) are held here, and
+     * the earliest call chosen here too: a join and a sort per lookup cost
+     * as much as the lookup itself, and the rules look up one launch per
+     * GPU op */
+    int by_ids = scan_has_table(db, "corr_ids", e);
+    if (by_ids < 0) {
+        scan_launch_close(l);
+        return by_ids;
+    }
     if ((rc = rundb_prepare(db,
-                            "SELECT " SLICE_COLS " FROM slice s"
-                            " WHERE s.corr = ?1 AND s.corr != 0 AND s.kind IN (?2, ?3)",
+                            by_ids ? "SELECT " SLICE_COLS " FROM corr_ids c JOIN slice s ON s.id = c.id"
+                                     " WHERE c.corr = ?1 AND s.kind IN (?2, ?3)"
+                                   : "SELECT " SLICE_COLS " FROM slice s"
+                                     " WHERE s.corr = ?1 AND s.corr != 0 AND s.kind IN (?2, ?3)",
                             &l->st, e)) ||
         (rc = scan_prepare_args(db, "SELECT id, coalesce(kind != ?2, 0) FROM track WHERE rank = ?1 ORDER BY id", args, 2, &tr,
                                 e)) ||

@@ -234,6 +234,14 @@ static void launch_both(sqlite3 *db, int rank, int64_t corr, int want, int64_t t
 /* Several launch calls share a correlation id: the earliest, then the
  * longest, then the first stored, of the rank's own, whether looked up or
  * preloaded. Each rank's host track holds launches of corr 11 and 12. */
+/* corr_ids made to follow slice.corr changed by hand, as the writer fills
+ * it (a run stored before it has none: nothing to do). */
+static void corr_sync(sqlite3 *db)
+{
+    sqlite3_exec(db, "DELETE FROM corr_ids; INSERT INTO corr_ids SELECT corr, id FROM slice WHERE corr != 0", NULL, NULL,
+                 NULL);
+}
+
 static void test_launch_ties(const char *path)
 {
     sqlite3 *db;
@@ -255,6 +263,7 @@ static void test_launch_ties(const char *path)
              "UPDATE slice SET corr = 79 WHERE kind = 6 AND corr = 12",
              (long long)id[1][0], (long long)id[1][1], (long long)id[0][0]);
     REQUIRE(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+    corr_sync(db);
     launch_both(db, 1, 77, 1, 200, 30); /* rank 0's earlier call is not rank 1's */
     launch_both(db, 0, 77, 1, 50, 5);
     launch_both(db, 1, 79, 0, 0, 0); /* a kernel is no launch call */
@@ -263,6 +272,7 @@ static void test_launch_ties(const char *path)
     snprintf(sql, sizeof sql, "UPDATE slice SET corr = 78, ts = 200, dur = 10 WHERE id IN (%lld, %lld)",
              (long long)id[1][0], (long long)id[1][1]);
     REQUIRE(sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK);
+    corr_sync(db);
     launch_both(db, 1, 78, 1, 200, 10);
     struct scan_launch *l;
     struct scan_slice s;
@@ -396,6 +406,20 @@ static void test_scan(void)
     test_count_matches_cursor(db);
     sqlite3_close(db);
     test_launch_ties(path);
+    /* a run stored before corr_ids (index slice_corr): the same launches */
+    char *p4 = fixture_path("before-corr.db");
+    REQUIRE(fixture_run(p4, 2) == 0);
+    REQUIRE(sqlite3_open(p4, &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "DROP TABLE corr_ids; CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0", NULL, NULL,
+                         NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    db = open_run(p4);
+    REQUIRE(db != NULL);
+    test_cursors(db);
+    test_launch_acts(db);
+    sqlite3_close(db);
+    test_launch_ties(p4);
+    free(p4);
     test_dropped_table(p2);
     test_garbled(p3);
     free(path);
