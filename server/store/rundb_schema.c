@@ -40,7 +40,7 @@ static const char schema_sql[] =
  * correlation id are looked up in corr_ids, filled in order from the pairs
  * the writer kept as it drained the slices: an index on slice(corr) read
  * the 145 MB of tiled33's slice table back (0.10-0.14 s on the import's
- * path, where corr_ids takes ~0.02 s); it is built when the pairs were too
+ * path, where corr_ids takes ~0.05 s); it is built when the pairs were too
  * many to keep. */
 static const char index_sql[] = "CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0;";
 static const char corr_sql[] =
