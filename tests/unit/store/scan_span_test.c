@@ -2,7 +2,8 @@
  * rank asked for; through name_ids, and through slice_name as in a run
  * stored before it), the slices nested in one on its own track (stopping at
  * its end, never crossing into the next track), the GPU ops of a launch by
- * correlation id (GPU tracks only, corr 0 never), names by id; and a run
+ * correlation id (GPU tracks only, corr 0 never; through corr_ids, and
+ * through slice_corr as in a run stored before it), names by id; and a run
  * without its slice table fails to open with the SQLite message. */
 #include "rundb_fixture.h"
 #include "store/scan_span.h"
@@ -69,18 +70,6 @@ static void test_walks(sqlite3 *db)
     scan_span_close(c);
 }
 
-static int64_t q_count(sqlite3 *db, const char *from)
-{
-    char *sql = sqlite3_mprintf("SELECT count(*) FROM %s", from);
-    sqlite3_stmt *st;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_free(sql);
-    return n;
-}
-
 static void test_span(void)
 {
     char *path = fixture_path("run.db");
@@ -93,7 +82,7 @@ static void test_span(void)
 
     /* as a run stored before corr_ids: index slice_corr instead */
     REQUIRE(sqlite3_open(path, &db) == SQLITE_OK);
-    CHECK_EQ_INT(q_count(db, "corr_ids"), q_count(db, "slice WHERE corr != 0"));
+    CHECK_EQ_INT(q1(db, "SELECT count(*) FROM corr_ids"), q1(db, "SELECT count(*) FROM slice WHERE corr != 0"));
     REQUIRE(sqlite3_exec(db, "DROP TABLE corr_ids; CREATE INDEX slice_corr ON slice(corr) WHERE corr != 0", NULL, NULL,
                          NULL) == SQLITE_OK);
     test_walks(db);
