@@ -66,6 +66,16 @@ static const char *harness_current;
         fn();                                                                                           \
     } while (0)
 
+/* xorshift64: reproducible pseudo-random numbers for generated inputs;
+ * *state must not start at 0. */
+static inline unsigned long long harness_rand(unsigned long long *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
 static inline const char *harness_shared(void)
 {
     const char *s = getenv("TB_SHARED");

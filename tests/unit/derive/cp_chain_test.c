@@ -29,13 +29,10 @@ static int plain_open(const struct slice *s, int32_t k, int64_t t, int64_t *a, i
     return n;
 }
 
-static uint64_t seed = 0x9E3779B97F4A7C15ULL;
+static unsigned long long seed = 0x9E3779B97F4A7C15ULL;
 static uint64_t rnd(void)
 {
-    seed ^= seed << 13;
-    seed ^= seed >> 7;
-    seed ^= seed << 17;
-    return seed;
+    return harness_rand(&seed);
 }
 
 /* n slices of one of five shapes, parented as rundb_drain does: the latest

@@ -46,13 +46,10 @@ static int payload_ok(const uint8_t *p, uint32_t n, uint64_t seq)
     return 1;
 }
 
-static uint64_t rng = 88172645463325252ULL;
+static unsigned long long rng = 88172645463325252ULL;
 static uint64_t next_rand(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return harness_rand(&rng);
 }
 
 static int dir_is_empty(const char *path)
