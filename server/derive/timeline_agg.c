@@ -28,17 +28,15 @@ static const char slices_schema_sql[] =
     "CREATE TABLE main.topen(track INTEGER, bucket INTEGER, id INTEGER, PRIMARY KEY(track, bucket, id)) WITHOUT ROWID;";
 
 /* main.: built on a scratch database (the analyses' lanes aside) a bare
- * name would reach the attached run's table. */
+ * name would reach the attached run's table. The tables when missing (the
+ * series added to them); anew after the drop. */
+#define COUNTERS_TABLES \
+    "CREATE TABLE IF NOT EXISTS main.cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);" \
+    "CREATE TABLE IF NOT EXISTS main.cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL," \
+    " area REAL, covered INTEGER, PRIMARY KEY(series, bucket)) WITHOUT ROWID;"
+static const char counters_add_schema_sql[] = COUNTERS_TABLES;
 static const char counters_schema_sql[] =
-    "DROP TABLE IF EXISTS main.cagg; DROP TABLE IF EXISTS main.cagg_level;"
-    "CREATE TABLE main.cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);"
-    "CREATE TABLE main.cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL, area REAL,"
-    " covered INTEGER, PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
-
-static const char counters_add_schema_sql[] =
-    "CREATE TABLE IF NOT EXISTS main.cagg_level(series INTEGER PRIMARY KEY, level INTEGER, last INTEGER);"
-    "CREATE TABLE IF NOT EXISTS main.cagg(series INTEGER, bucket INTEGER, n INTEGER, min REAL, max REAL,"
-    " area REAL, covered INTEGER, PRIMARY KEY(series, bucket)) WITHOUT ROWID;";
+    "DROP TABLE IF EXISTS main.cagg; DROP TABLE IF EXISTS main.cagg_level;" COUNTERS_TABLES;
 
 /* The bucket level for a span: under TIMELINE_AGG_BUCKETS buckets. */
 static int level_for(int64_t t0, int64_t t1)
